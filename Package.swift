@@ -1,0 +1,32 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+  name: "migrun",
+  platforms: [.macOS(.v13)],
+  products: [
+    .library(name: "MigrunKit", targets: ["MigrunKit"]),
+    .executable(name: "migrun", targets: ["MigrunCLI"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+    .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+  ],
+  targets: [
+    .target(
+      name: "MigrunKit",
+      dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+    ),
+    .executableTarget(
+      name: "MigrunCLI",
+      dependencies: [
+        "MigrunKit",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]
+    ),
+    .target(name: "TestSupport", dependencies: ["MigrunKit"], path: "Tests/TestSupport"),
+    .testTarget(name: "MigrunKitTests", dependencies: ["MigrunKit", "TestSupport"]),
+    .testTarget(name: "MigrunCLITests", dependencies: ["MigrunCLI", "TestSupport"]),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,71 @@
+/// An attribute of an entity: Core Data's `NSAttributeDescription` (and `NSDerivedAttributeDescription`
+/// when ``derivation`` is set).
+///
+/// ```swift
+/// var title = Attribute(name: "title", type: .string)
+/// title.isOptional = true
+/// ```
+public struct Attribute: Property {
+  public var name: String
+  public var type: AttributeType
+  public var isOptional: Bool
+  public var isTransient: Bool
+  public var isReadOnly: Bool
+  public var versionHashModifier: String?
+  public var renamingIdentifier: String?
+  public var userInfo: [String: String]
+  /// The default value as Xcode writes it (`defaultValueString`), unparsed.
+  public var defaultValueString: String?
+  public var allowsExternalBinaryDataStorage: Bool
+  /// Xcode's "Preserve After Deletion" (persistent history keeps the value in tombstones).
+  public var preservesValueInHistoryOnDeletion: Bool
+  /// Set for a derived attribute: the value is computed by the store, never written.
+  public var derivation: Derivation?
+  /// Xcode's "Indexed" checkbox (an index on the attribute's column).
+  public var isIndexed: Bool
+  public var valueTransformerName: String?
+  public var customClassName: String?
+  /// Validation rules as written in the model (`minValueString`, `maxValueString`, `regularExpressionString`…).
+  /// Not part of identity.
+  public var validation: [String: String]
+
+  public init(
+    name: String, type: AttributeType, isOptional: Bool = false, isTransient: Bool = false,
+    isReadOnly: Bool = false, versionHashModifier: String? = nil, renamingIdentifier: String? = nil,
+    userInfo: [String: String] = [:], defaultValueString: String? = nil,
+    allowsExternalBinaryDataStorage: Bool = false, preservesValueInHistoryOnDeletion: Bool = false,
+    derivation: Derivation? = nil, isIndexed: Bool = false, valueTransformerName: String? = nil,
+    customClassName: String? = nil, validation: [String: String] = [:]
+  ) {
+    self.name = name
+    self.type = type
+    self.isOptional = isOptional
+    self.isTransient = isTransient
+    self.isReadOnly = isReadOnly
+    self.versionHashModifier = versionHashModifier
+    self.renamingIdentifier = renamingIdentifier
+    self.userInfo = userInfo
+    self.defaultValueString = defaultValueString
+    self.allowsExternalBinaryDataStorage = allowsExternalBinaryDataStorage
+    self.preservesValueInHistoryOnDeletion = preservesValueInHistoryOnDeletion
+    self.derivation = derivation
+    self.isIndexed = isIndexed
+    self.valueTransformerName = valueTransformerName
+    self.customClassName = customClassName
+    self.validation = validation
+  }
+}
+
+/// How a derived attribute computes its value: Core Data's `derivationExpression` (an `NSExpression`)
+/// and optional filtering predicate.
+public struct Derivation: Sendable, Hashable {
+  /// The expression as written in the model, e.g. `pages.@count`.
+  public var expression: String
+  /// The filtering predicate's format string, when the model has one.
+  public var filterPredicate: String?
+
+  public init(expression: String, filterPredicate: String? = nil) {
+    self.expression = expression
+    self.filterPredicate = filterPredicate
+  }
+}

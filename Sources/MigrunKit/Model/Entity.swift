@@ -1,0 +1,82 @@
+/// An entity of a managed object model: Core Data's `NSEntityDescription`.
+///
+/// An entity holds only the properties it declares; ``ObjectModel`` resolves inheritance
+/// (``ObjectModel/properties(of:)``). Identity — what the version hash covers — is the name, the
+/// abstract flag, the parent, the non-transient properties, ``versionHashModifier`` and
+/// ``uniquenessConstraints``; everything else (class name, userInfo, indexes) is not.
+public struct Entity: Sendable, Hashable {
+  public var name: String
+  /// The superentity's name.
+  public var parentName: String?
+  public var isAbstract: Bool
+  public var attributes: [Attribute]
+  public var relationships: [Relationship]
+  /// Kept with the entity, never hashed or stored.
+  public var fetchedProperties: [FetchedProperty]
+  public var versionHashModifier: String?
+  /// The name this entity had in an earlier version (Xcode: "Renaming ID", XML `elementID`).
+  public var renamingIdentifier: String?
+  /// Each constraint is a list of property names whose values together are unique.
+  public var uniquenessConstraints: [[String]]
+  public var className: String?
+  public var userInfo: [String: String]
+  /// Compound indexes (`<compoundIndexes>`), each a list of property names.
+  public var compoundIndexes: [[String]]
+  /// Fetch indexes (`<fetchIndex>`), the modern form of indexes.
+  public var fetchIndexes: [FetchIndex]
+
+  public init(
+    name: String, parentName: String? = nil, isAbstract: Bool = false, attributes: [Attribute] = [],
+    relationships: [Relationship] = [], fetchedProperties: [FetchedProperty] = [],
+    versionHashModifier: String? = nil, renamingIdentifier: String? = nil,
+    uniquenessConstraints: [[String]] = [], className: String? = nil, userInfo: [String: String] = [:],
+    compoundIndexes: [[String]] = [], fetchIndexes: [FetchIndex] = []
+  ) {
+    self.name = name
+    self.parentName = parentName
+    self.isAbstract = isAbstract
+    self.attributes = attributes
+    self.relationships = relationships
+    self.fetchedProperties = fetchedProperties
+    self.versionHashModifier = versionHashModifier
+    self.renamingIdentifier = renamingIdentifier
+    self.uniquenessConstraints = uniquenessConstraints
+    self.className = className
+    self.userInfo = userInfo
+    self.compoundIndexes = compoundIndexes
+    self.fetchIndexes = fetchIndexes
+  }
+
+  /// The name a migration matches this entity by in an earlier version.
+  public var canonicalName: String { renamingIdentifier ?? name }
+
+  /// The attribute or relationship this entity itself declares with that name.
+  public func declaredProperty(named name: String) -> (any Property)? {
+    if let attribute = attributes.first(where: { $0.name == name }) { return attribute }
+    return relationships.first(where: { $0.name == name })
+  }
+}
+
+/// A fetch index: Core Data's `NSFetchIndexDescription`.
+public struct FetchIndex: Sendable, Hashable {
+  public struct Element: Sendable, Hashable {
+    public var property: String
+    /// `Binary` or `R-Tree`, as Xcode writes it.
+    public var type: String
+    public var isAscending: Bool
+
+    public init(property: String, type: String = "Binary", isAscending: Bool = true) {
+      self.property = property
+      self.type = type
+      self.isAscending = isAscending
+    }
+  }
+
+  public var name: String
+  public var elements: [Element]
+
+  public init(name: String, elements: [Element]) {
+    self.name = name
+    self.elements = elements
+  }
+}

@@ -1,0 +1,149 @@
+import Foundation
+
+/// The versions of one model: an `.xcdatamodeld` folder (or a single `.xcdatamodel`).
+///
+/// Versions are the `NAME.xcdatamodel` folders inside; the current one is named by
+/// `.xccurrentversion` (an XML plist whose `_XCCurrentVersionName` names it). Versions are listed in
+/// natural order of their names (`Moody` < `Moody 2` < `Moody 10`): Xcode keeps no order of its own,
+/// so that order is a convention (``isOrderGuessed``).
+///
+/// ```swift
+/// let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: "Moody.xcdatamodeld"))
+/// bundle.versionNames          // ["Moody", "Moody 2", …, "Moody 6"]
+/// bundle.currentVersionName    // "Moody 6"
+/// let v2 = try bundle.model(named: "Moody 2")
+/// ```
+public struct ModelBundle: Sendable {
+  /// The folder or file read.
+  public let url: URL
+  /// The bundle's name: the folder name without its extension.
+  public let name: String
+  /// Every version's name, in natural order.
+  public let versionNames: [String]
+  /// The version Xcode marks as current (the last in natural order when `.xccurrentversion` is missing).
+  public let currentVersionName: String
+  /// Whether ``versionNames``' order comes from names alone (always, for Xcode's format).
+  public let isOrderGuessed: Bool
+
+  /// The current version's model.
+  public let currentModel: ObjectModel
+
+  private let modelsByName: [String: ObjectModel]
+
+  /// Reads every version at `url`: an `.xcdatamodeld` folder, an `.xcdatamodel` folder or a `contents` file.
+  public init(contentsOf url: URL) throws(ModelError) {
+    self.url = url
+    name = url.deletingPathExtension().lastPathComponent
+    guard FileManager.default.fileExists(atPath: url.path) else {
+      throw ModelError(.unreadable, file: url.path, reason: "no such file or folder")
+    }
+    guard url.pathExtension == "xcdatamodeld" else {
+      let model = try XcdatamodelReader.read(contentsOf: url)
+      let versionName = model.versionName ?? name
+      modelsByName = [versionName: model]
+      versionNames = [versionName]
+      currentVersionName = versionName
+      currentModel = model
+      isOrderGuessed = false
+      return
+    }
+    let folders: [String]
+    do {
+      folders = try FileManager.default.contentsOfDirectory(atPath: url.path)
+        .filter { $0.hasSuffix(".xcdatamodel") }
+    } catch {
+      throw ModelError(.unreadable, file: url.path, reason: "cannot list the folder (\(error.localizedDescription))")
+    }
+    guard !folders.isEmpty else {
+      throw ModelError(.noVersions, file: url.path, reason: "the folder holds no .xcdatamodel versions")
+    }
+    var models: [String: ObjectModel] = [:]
+    for folder in folders {
+      let versionName = String(folder.dropLast(".xcdatamodel".count))
+      models[versionName] = try XcdatamodelReader.read(
+        contentsOf: url.appendingPathComponent(folder), versionName: versionName)
+    }
+    modelsByName = models
+    versionNames = models.keys.sorted(by: NaturalOrder.precedes)
+    isOrderGuessed = versionNames.count > 1
+    let named = try Self.readCurrentVersionName(in: url)
+    let current = named ?? versionNames[versionNames.count - 1]
+    guard let currentModel = models[current] else {
+      throw ModelError(
+        .unknownVersion, file: url.appendingPathComponent(".xccurrentversion").path,
+        reason: "names current version '\(current)', which the folder does not hold")
+    }
+    currentVersionName = current
+    self.currentModel = currentModel
+  }
+
+  /// The version named `name` (without `.xcdatamodel`).
+  public func model(named name: String) throws(ModelError) -> ObjectModel {
+    guard let model = modelsByName[name] else {
+      let known = versionNames.map { "'\($0)'" }.joined(separator: ", ")
+      throw ModelError(.unknownVersion, file: url.path, reason: "no version named '\(name)' (versions: \(known))")
+    }
+    return model
+  }
+
+  /// Every version, in ``versionNames`` order.
+  public var models: [ObjectModel] { versionNames.compactMap { modelsByName[$0] } }
+
+  // MARK: - Non public
+
+  private static func readCurrentVersionName(in bundle: URL) throws(ModelError) -> String? {
+    let file = bundle.appendingPathComponent(".xccurrentversion")
+    guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
+    let plist: Any
+    do {
+      plist = try PropertyListSerialization.propertyList(from: data, format: nil)
+    } catch {
+      throw ModelError(.notAModel, file: file.path, reason: "not a property list")
+    }
+    guard let name = (plist as? [String: Any])?["_XCCurrentVersionName"] as? String else { return nil }
+    return name.hasSuffix(".xcdatamodel") ? String(name.dropLast(".xcdatamodel".count)) : name
+  }
+}
+
+/// Natural order of version names: digit runs compare as numbers, so `Moody 2` < `Moody 10`.
+public enum NaturalOrder {
+  public static func precedes(_ lhs: String, _ rhs: String) -> Bool {
+    let left = chunks(lhs)
+    let right = chunks(rhs)
+    for (a, b) in zip(left, right) where a != b {
+      switch (a, b) {
+      case (.number(let x), .number(let y)): return x < y
+      case (.number, .text): return true
+      case (.text, .number): return false
+      case (.text(let x), .text(let y)): return x.utf16.lexicographicallyPrecedes(y.utf16)
+      }
+    }
+    return left.count < right.count
+  }
+
+  private enum Chunk: Equatable {
+    case text(String)
+    case number(Double)
+  }
+
+  private static func chunks(_ string: String) -> [Chunk] {
+    var result: [Chunk] = []
+    var current = ""
+    var inDigits = false
+    func flush() {
+      guard !current.isEmpty else { return }
+      result.append(inDigits ? .number(Double(current) ?? 0) : .text(current))
+      current = ""
+    }
+    for character in string {
+      let isDigit = character.isASCII && character.isNumber
+      if isDigit != inDigits {
+        flush()
+        inDigits = isDigit
+      }
+      current.append(character)
+    }
+    flush()
+    return result
+  }
+}

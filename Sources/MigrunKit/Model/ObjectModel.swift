@@ -1,0 +1,217 @@
+import Foundation
+
+/// A managed object model: a validated set of entities, Core Data's `NSManagedObjectModel`.
+///
+/// A model is checked when it is made — every parent, destination and inverse exists, inheritance
+/// has no cycle, no entity declares a property twice — so code that holds an `ObjectModel` can rely
+/// on its references. Its version hashes (``entityVersionHashes``) are computed once, at that point.
+///
+/// ```swift
+/// let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: "Moody.xcdatamodeld"))
+/// let model = try bundle.model(named: "Moody 2")
+/// model.entityVersionHashes["Mood"]?.base64   // as Core Data stores it
+/// ```
+public struct ObjectModel: Sendable, Hashable {
+  /// The version's name within its `.xcdatamodeld` (e.g. `Moody 2`), when it has one.
+  public let versionName: String?
+  /// Xcode's "Model Version Identifier": hints for people, never used for compatibility.
+  public let versionIdentifiers: [String]
+  /// Every entity, sorted by name in UTF-16 code-unit order (Core Data's order).
+  public let entities: [Entity]
+  /// Configuration name → names of the entities in it.
+  public let configurations: [String: [String]]
+  /// Fetch request templates, kept as written.
+  public let fetchRequests: [FetchRequestTemplate]
+  /// Entity name → its version hash.
+  public private(set) var entityVersionHashes: [String: VersionHash]
+
+  private let positions: [String: Int]
+
+  /// Makes a model from entities, refusing one that Core Data could not load.
+  public init(
+    entities: [Entity], versionName: String? = nil, versionIdentifiers: [String] = [],
+    configurations: [String: [String]] = [:], fetchRequests: [FetchRequestTemplate] = []
+  ) throws(ModelError) {
+    let sorted = entities.sorted { $0.name.utf16.lexicographicallyPrecedes($1.name.utf16) }
+    var positions: [String: Int] = [:]
+    for (position, entity) in sorted.enumerated() {
+      guard positions.updateValue(position, forKey: entity.name) == nil else {
+        throw ModelError(.duplicateEntity, entity: entity.name, reason: "the model declares this entity twice")
+      }
+    }
+    self.versionName = versionName
+    self.versionIdentifiers = versionIdentifiers
+    self.entities = sorted
+    self.configurations = configurations
+    self.fetchRequests = fetchRequests
+    self.positions = positions
+    self.entityVersionHashes = [:]
+    try validate()
+    entityVersionHashes = VersionHasher(model: self).entityHashes()
+  }
+
+  /// The entity with that name.
+  public func entity(named name: String) -> Entity? {
+    positions[name].map { entities[$0] }
+  }
+
+  /// The entity's ancestors, nearest first.
+  public func ancestors(of entity: Entity) -> [Entity] {
+    var chain: [Entity] = []
+    var next = entity.parentName.flatMap(self.entity(named:))
+    while let current = next {
+      chain.append(current)
+      next = current.parentName.flatMap(self.entity(named:))
+    }
+    return chain
+  }
+
+  /// The root of the entity's inheritance hierarchy (the entity itself when it has no parent).
+  public func root(of entity: Entity) -> Entity {
+    ancestors(of: entity).last ?? entity
+  }
+
+  /// The entities whose parent is `entity`, sorted by name.
+  public func subentities(of entity: Entity) -> [Entity] {
+    entities.filter { $0.parentName == entity.name }
+  }
+
+  /// Whether `entity` is `ancestor` or inherits from it.
+  public func entity(_ entity: Entity, isKindOf ancestor: String) -> Bool {
+    entity.name == ancestor || ancestors(of: entity).contains { $0.name == ancestor }
+  }
+
+  /// Every attribute of the entity, inherited ones first; a redeclared property replaces the inherited one.
+  public func attributes(of entity: Entity) -> [Attribute] {
+    resolved(entity, \.attributes)
+  }
+
+  /// Every relationship of the entity, inherited ones first; a redeclared one replaces the inherited one.
+  public func relationships(of entity: Entity) -> [Relationship] {
+    resolved(entity, \.relationships)
+  }
+
+  /// The attribute or relationship named `name` that `entity` has, declared or inherited.
+  public func property(named name: String, of entity: Entity) -> (any Property)? {
+    if let own = entity.declaredProperty(named: name) { return own }
+    for ancestor in ancestors(of: entity) {
+      if let inherited = ancestor.declaredProperty(named: name) { return inherited }
+    }
+    return nil
+  }
+
+  /// The entity that declares the relationship `name` that `entity` has (itself or the nearest ancestor).
+  public func declaringEntity(ofRelationship name: String, in entity: Entity) -> Entity? {
+    ([entity] + ancestors(of: entity)).first { own in own.relationships.contains { $0.name == name } }
+  }
+
+  /// The inverse of `relationship` (declared on its destination or one of the destination's ancestors).
+  public func inverse(of relationship: Relationship) -> Relationship? {
+    guard let inverseName = relationship.inverseName,
+      let destination = entity(named: relationship.destinationEntity)
+    else { return nil }
+    return relationships(of: destination).first { $0.name == inverseName }
+  }
+
+  /// Core Data's `NSStoreModelVersionHashesDigest`: base64 of SHA-512 over each entity's name and
+  /// version hash, entities in name order.
+  public var versionHashesDigest: String { VersionHasher.digest(of: entityVersionHashes) }
+
+  /// Core Data's `NSStoreModelVersionChecksumKey`: base64 of SHA-256 over the entity version hashes
+  /// in name order.
+  public var versionChecksum: String { VersionHasher.checksum(of: entityVersionHashes) }
+
+  // MARK: - Non public
+
+  private func resolved<P: Property>(_ entity: Entity, _ declared: KeyPath<Entity, [P]>) -> [P] {
+    var result: [P] = []
+    for level in ([entity] + ancestors(of: entity)).reversed() {
+      for property in level[keyPath: declared] {
+        if let existing = result.firstIndex(where: { $0.name == property.name }) {
+          result[existing] = property
+        } else {
+          result.append(property)
+        }
+      }
+    }
+    return result
+  }
+
+  private func validate() throws(ModelError) {
+    for entity in entities {
+      try validateInheritance(of: entity)
+    }
+    for entity in entities {
+      try validateProperties(of: entity)
+    }
+  }
+
+  private func validateInheritance(of entity: Entity) throws(ModelError) {
+    var chain = [entity.name]
+    var current = entity
+    while let parentName = current.parentName {
+      guard let parent = self.entity(named: parentName) else {
+        throw ModelError(
+          .missingParentEntity, entity: current.name, reason: "parent entity '\(parentName)' does not exist")
+      }
+      guard !chain.contains(parentName) else {
+        let cycle = (chain + [parentName]).joined(separator: " → ")
+        throw ModelError(.inheritanceCycle, entity: entity.name, reason: "inheritance cycle: \(cycle)")
+      }
+      chain.append(parentName)
+      current = parent
+    }
+  }
+
+  private func validateProperties(of entity: Entity) throws(ModelError) {
+    var names: Set<String> = []
+    let declared =
+      entity.attributes.map(\.name) + entity.relationships.map(\.name) + entity.fetchedProperties.map(\.name)
+    for name in declared where !names.insert(name).inserted {
+      throw ModelError(
+        .duplicateProperty, entity: entity.name, property: name, reason: "the entity declares this property twice")
+    }
+    for relationship in entity.relationships {
+      try validate(relationship, of: entity)
+    }
+    for constraint in entity.uniquenessConstraints {
+      for name in constraint where property(named: name, of: entity) == nil {
+        throw ModelError(
+          .unknownConstraintProperty, entity: entity.name, property: name,
+          reason: "uniqueness constraint names a property the entity does not have")
+      }
+    }
+  }
+
+  private func validate(_ relationship: Relationship, of entity: Entity) throws(ModelError) {
+    guard let destination = self.entity(named: relationship.destinationEntity) else {
+      throw ModelError(
+        .missingDestinationEntity, entity: entity.name, property: relationship.name,
+        reason: "destination entity '\(relationship.destinationEntity)' does not exist")
+    }
+    guard let inverseName = relationship.inverseName else { return }
+    if let inverseEntity = relationship.inverseEntity, self.entity(named: inverseEntity) == nil {
+      throw ModelError(
+        .missingDestinationEntity, entity: entity.name, property: relationship.name,
+        reason: "inverse entity '\(inverseEntity)' does not exist")
+    }
+    guard relationships(of: destination).contains(where: { $0.name == inverseName }) else {
+      throw ModelError(
+        .missingInverseRelationship, entity: entity.name, property: relationship.name,
+        reason: "inverse relationship '\(inverseName)' does not exist on '\(destination.name)'")
+    }
+  }
+}
+
+/// A fetch request template stored in a model (`<fetchRequest>`), kept as written.
+public struct FetchRequestTemplate: Sendable, Hashable {
+  public var name: String
+  public var entity: String
+  public var predicate: String?
+
+  public init(name: String, entity: String, predicate: String? = nil) {
+    self.name = name
+    self.entity = entity
+    self.predicate = predicate
+  }
+}

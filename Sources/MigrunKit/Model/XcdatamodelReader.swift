@@ -1,0 +1,271 @@
+import Foundation
+
+#if canImport(FoundationXML)
+  import FoundationXML
+#endif
+
+/// Reads one model version in Xcode's format: an `.xcdatamodel` folder or the `contents` XML inside it.
+///
+/// Every element and attribute Core Data's model compiler reads is read; elements it does not know
+/// (layout `<elements>`, tool versions) are ignored. A model that cannot be valid is refused with a
+/// ``ModelError`` naming the file, the entity and the property.
+///
+/// ```swift
+/// let model = try XcdatamodelReader.read(contentsOf: URL(fileURLWithPath: "Moody 2.xcdatamodel"))
+/// ```
+public enum XcdatamodelReader {
+  /// Reads `url`: an `.xcdatamodel` folder or a `contents` file. The version name defaults to the
+  /// folder's name without its extension.
+  public static func read(contentsOf url: URL, versionName: String? = nil) throws(ModelError) -> ObjectModel {
+    let file = isDirectory(url) ? url.appendingPathComponent("contents") : url
+    let name = versionName ?? defaultVersionName(for: file)
+    let data: Data
+    do {
+      data = try Data(contentsOf: file)
+    } catch {
+      throw ModelError(.unreadable, file: file.path, reason: "cannot read the model file (\(reasonText(error)))")
+    }
+    return try parse(data, file: file.path, versionName: name)
+  }
+
+  /// Parses model XML; `file` only names the source in errors.
+  public static func parse(_ data: Data, file: String, versionName: String? = nil) throws(ModelError)
+    -> ObjectModel
+  {
+    let parser = XMLParser(data: data)
+    let builder = ModelXMLBuilder()
+    parser.delegate = builder
+    let parsed = parser.parse()
+    if let error = builder.failure {
+      throw error.inFile(file)
+    }
+    guard parsed else {
+      let detail = parser.parserError.map { reasonText($0) } ?? "unknown parser error"
+      throw ModelError(
+        .malformedXML, file: file,
+        reason: "not well-formed XML at line \(parser.lineNumber), column \(parser.columnNumber) (\(detail))")
+    }
+    guard builder.sawModel else {
+      throw ModelError(.notAModel, file: file, reason: "no <model> element: this is not a Core Data model")
+    }
+    do {
+      return try ObjectModel(
+        entities: builder.entities, versionName: versionName, versionIdentifiers: builder.versionIdentifiers,
+        configurations: builder.configurations, fetchRequests: builder.fetchRequests)
+    } catch {
+      throw error.inFile(file)
+    }
+  }
+
+  // MARK: - Non public
+
+  static func isDirectory(_ url: URL) -> Bool {
+    var directory: ObjCBool = false
+    return FileManager.default.fileExists(atPath: url.path, isDirectory: &directory) && directory.boolValue
+  }
+
+  static func defaultVersionName(for contentsFile: URL) -> String? {
+    let folder = contentsFile.lastPathComponent == "contents" ? contentsFile.deletingLastPathComponent() : contentsFile
+    guard folder.pathExtension == "xcdatamodel" else { return nil }
+    return folder.deletingPathExtension().lastPathComponent
+  }
+
+  static func reasonText(_ error: any Error) -> String {
+    let nsError = error as NSError
+    if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError {
+      return underlying.localizedDescription
+    }
+    return nsError.localizedDescription
+  }
+}
+
+/// Builds entities from the SAX events of one `contents` file.
+private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
+  var sawModel = false
+  var versionIdentifiers: [String] = []
+  var entities: [Entity] = []
+  var configurations: [String: [String]] = [:]
+  var fetchRequests: [FetchRequestTemplate] = []
+  var failure: ModelError?
+
+  private var entity: Entity?
+  private var attribute: Attribute?
+  private var relationship: Relationship?
+  private var fetchedProperty: FetchedProperty?
+  private var constraint: [String]?
+  private var compoundIndex: [String]?
+  private var fetchIndex: FetchIndex?
+  private var configuration: String?
+
+  func parser(
+    _ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?,
+    attributes values: [String: String] = [:]
+  ) {
+    guard failure == nil else { return }
+    do {
+      try start(element, values)
+    } catch {
+      failure = error
+      parser.abortParsing()
+    }
+  }
+
+  func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
+    guard failure == nil else { return }
+    end(element)
+  }
+
+  private func start(_ element: String, _ values: [String: String]) throws(ModelError) {
+    switch element {
+    case "model":
+      sawModel = true
+      if let identifier = values["userDefinedModelVersionIdentifier"] { versionIdentifiers = [identifier] }
+    case "entity":
+      guard let name = values["name"], !name.isEmpty else {
+        throw ModelError(.notAModel, reason: "an <entity> has no name")
+      }
+      entity = Entity(
+        name: name, parentName: values["parentEntity"], isAbstract: flag(values["isAbstract"]),
+        versionHashModifier: values["versionHashModifier"], renamingIdentifier: values["elementID"],
+        className: values["representedClassName"])
+    case "attribute":
+      attribute = try readAttribute(values)
+    case "relationship":
+      relationship = try readRelationship(values)
+    case "fetchedProperty":
+      fetchedProperty = FetchedProperty(name: try name(of: element, values))
+    case "fetchRequest":
+      if fetchedProperty != nil {
+        fetchedProperty?.fetchEntity = values["entity"]
+        fetchedProperty?.predicate = values["predicateString"]
+      } else if let name = values["name"], let entityName = values["entity"] {
+        fetchRequests.append(FetchRequestTemplate(name: name, entity: entityName, predicate: values["predicateString"]))
+      }
+    case "uniquenessConstraint": constraint = []
+    case "constraint": if let value = values["value"] { constraint?.append(value) }
+    case "compoundIndex": compoundIndex = []
+    case "index": if let value = values["value"] { compoundIndex?.append(value) }
+    case "fetchIndex": fetchIndex = FetchIndex(name: values["name"] ?? "", elements: [])
+    case "fetchIndexElement":
+      guard let property = values["property"] else { return }
+      fetchIndex?.elements.append(
+        FetchIndex.Element(
+          property: property, type: values["type"] ?? "Binary", isAscending: values["order"] != "descending"))
+    case "configuration": configuration = values["name"]
+    case "memberEntity":
+      if let configuration, let name = values["name"] { configurations[configuration, default: []].append(name) }
+    case "entry":
+      if let key = values["key"] { addUserInfo(key, values["value"] ?? "") }
+    default:
+      break
+    }
+  }
+
+  private func end(_ element: String) {
+    switch element {
+    case "entity":
+      if let entity { entities.append(entity) }
+      entity = nil
+    case "attribute":
+      if let attribute { entity?.attributes.append(attribute) }
+      attribute = nil
+    case "relationship":
+      if let relationship { entity?.relationships.append(relationship) }
+      relationship = nil
+    case "fetchedProperty":
+      if let fetchedProperty { entity?.fetchedProperties.append(fetchedProperty) }
+      fetchedProperty = nil
+    case "uniquenessConstraint":
+      if let constraint, !constraint.isEmpty { entity?.uniquenessConstraints.append(constraint) }
+      constraint = nil
+    case "compoundIndex":
+      if let compoundIndex, !compoundIndex.isEmpty { entity?.compoundIndexes.append(compoundIndex) }
+      compoundIndex = nil
+    case "fetchIndex":
+      if let fetchIndex { entity?.fetchIndexes.append(fetchIndex) }
+      fetchIndex = nil
+    case "configuration": configuration = nil
+    default: break
+    }
+  }
+
+  private func readAttribute(_ values: [String: String]) throws(ModelError) -> Attribute {
+    let name = try name(of: "attribute", values)
+    let typeName = values["attributeType"] ?? "Undefined"
+    guard let type = AttributeType(xmlName: typeName) else {
+      let known = AttributeType.allCases.map(\.xmlName).joined(separator: ", ")
+      throw ModelError(
+        .unknownAttributeType, entity: entity?.name, property: name,
+        reason: "unknown attribute type '\(typeName)' (known: \(known))")
+    }
+    var derivation: Derivation?
+    if flag(values["derived"]), let expression = values["derivationExpression"] {
+      derivation = Derivation(expression: expression, filterPredicate: values["derivationFilterPredicate"])
+    }
+    let validationKeys = ["minValueString", "maxValueString", "regularExpressionString"]
+    return Attribute(
+      name: name, type: type, isOptional: flag(values["optional"]), isTransient: flag(values["transient"]),
+      isReadOnly: derivation != nil, versionHashModifier: values["versionHashModifier"],
+      renamingIdentifier: values["elementID"], defaultValueString: values["defaultValueString"],
+      allowsExternalBinaryDataStorage: flag(values["allowsExternalBinaryDataStorage"]),
+      preservesValueInHistoryOnDeletion: flag(values["preserveAfterDeletion"]), derivation: derivation,
+      isIndexed: flag(values["indexed"]), valueTransformerName: values["valueTransformerName"],
+      customClassName: values["customClassName"],
+      validation: values.filter { validationKeys.contains($0.key) })
+  }
+
+  private func readRelationship(_ values: [String: String]) throws(ModelError) -> Relationship {
+    let name = try name(of: "relationship", values)
+    guard let destination = values["destinationEntity"], !destination.isEmpty else {
+      throw ModelError(
+        .missingDestinationEntity, entity: entity?.name, property: name, reason: "the relationship has no destination entity")
+    }
+    let toMany = flag(values["toMany"])
+    let maxCount = try count(values["maxCount"], "maxCount", property: name) ?? (toMany ? 0 : 1)
+    let minCount = try count(values["minCount"], "minCount", property: name) ?? 0
+    var deleteRule = DeleteRule.nullify
+    if let ruleName = values["deletionRule"] {
+      guard let rule = DeleteRule(rawValue: ruleName) else {
+        throw ModelError(
+          .invalidValue, entity: entity?.name, property: name, reason: "unknown deletion rule '\(ruleName)'")
+      }
+      deleteRule = rule
+    }
+    return Relationship(
+      name: name, destinationEntity: destination, inverseName: values["inverseName"],
+      inverseEntity: values["inverseEntity"], minCount: minCount, maxCount: maxCount,
+      isOrdered: flag(values["ordered"]), deleteRule: deleteRule, isOptional: flag(values["optional"]),
+      isTransient: flag(values["transient"]), versionHashModifier: values["versionHashModifier"],
+      renamingIdentifier: values["elementID"])
+  }
+
+  private func count(_ text: String?, _ key: String, property: String) throws(ModelError) -> Int32? {
+    guard let text else { return nil }
+    guard let value = Int32(text) else {
+      throw ModelError(.invalidValue, entity: entity?.name, property: property, reason: "\(key) '\(text)' is not a number")
+    }
+    return value
+  }
+
+  private func name(of element: String, _ values: [String: String]) throws(ModelError) -> String {
+    guard let name = values["name"], !name.isEmpty else {
+      throw ModelError(.notAModel, entity: entity?.name, reason: "an <\(element)> has no name")
+    }
+    return name
+  }
+
+  private func addUserInfo(_ key: String, _ value: String) {
+    if attribute != nil {
+      attribute?.userInfo[key] = value
+    } else if relationship != nil {
+      relationship?.userInfo[key] = value
+    } else if fetchedProperty != nil {
+      fetchedProperty?.userInfo[key] = value
+    } else {
+      entity?.userInfo[key] = value
+    }
+  }
+
+  /// Xcode writes booleans as `YES`; a missing one means NO.
+  private func flag(_ value: String?) -> Bool { value == "YES" }
+}

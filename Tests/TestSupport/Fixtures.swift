@@ -1,0 +1,53 @@
+import Foundation
+
+/// Paths of the real Core Data fixtures in `../shared/fixtures/coredata` (or `$MIGRUN_FIXTURES`).
+///
+/// The fixtures are read where they are, never copied into the repository. When they cannot be
+/// found the tests that need them fail with that message — they are never skipped.
+public enum Fixtures {
+  /// The repository's root folder.
+  public static let repositoryRoot: URL = {
+    var url = URL(fileURLWithPath: #filePath)
+    for _ in 0..<3 { url.deleteLastPathComponent() }
+    return url
+  }()
+
+  /// The `coredata` fixtures folder.
+  public static let coreData: URL = {
+    if let override = ProcessInfo.processInfo.environment["MIGRUN_FIXTURES"] {
+      return URL(fileURLWithPath: override)
+    }
+    return repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures/coredata")
+  }()
+
+  /// A path inside the fixtures folder.
+  public static func url(_ relativePath: String) -> URL {
+    coreData.appendingPathComponent(relativePath)
+  }
+
+  /// Whether the fixtures are where they should be.
+  public static var areAvailable: Bool {
+    FileManager.default.fileExists(atPath: coreData.appendingPathComponent("expected_store_hashes.json").path)
+  }
+
+  /// Every `.xcdatamodeld` folder in the fixtures.
+  public static func modelBundles() throws -> [URL] {
+    try find { $0.pathExtension == "xcdatamodeld" }
+  }
+
+  /// Every compiled model's `VersionInfo.plist` (inside `.momd` folders).
+  public static func versionInfoPlists() throws -> [URL] {
+    try find { $0.lastPathComponent == "VersionInfo.plist" && $0.deletingLastPathComponent().pathExtension == "momd" }
+  }
+
+  private static func find(_ match: (URL) -> Bool) throws -> [URL] {
+    guard let walker = FileManager.default.enumerator(at: coreData, includingPropertiesForKeys: nil) else {
+      return []
+    }
+    var found: [URL] = []
+    for case let url as URL in walker where match(url) {
+      found.append(url)
+    }
+    return found.sorted { $0.path < $1.path }
+  }
+}
