@@ -39,8 +39,9 @@ public enum XcdatamodelReader {
     if let error = builder.failure {
       throw error.inFile(file)
     }
-    guard parsed else {
-      let detail = parser.parserError.map { reasonText($0) } ?? "unknown parser error"
+    // Foundation's parser on Linux reports some truncated documents as parsed: the element stack tells.
+    guard parsed, !builder.sawModel || builder.closedModel else {
+      let detail = parser.parserError.map { reasonText($0) } ?? "the document ends inside <model>: truncated?"
       throw ModelError(
         .malformedXML, file: file,
         reason: "not well-formed XML at line \(parser.lineNumber), column \(parser.columnNumber) (\(detail))")
@@ -82,6 +83,7 @@ public enum XcdatamodelReader {
 /// Builds entities from the SAX events of one `contents` file.
 private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
   var sawModel = false
+  var closedModel = false
   var versionIdentifiers: [String] = []
   var entities: [Entity] = []
   var configurations: [String: [String]] = [:]
@@ -163,6 +165,7 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
 
   private func end(_ element: String) {
     switch element {
+    case "model": closedModel = true
     case "entity":
       if let entity { entities.append(entity) }
       entity = nil
@@ -218,7 +221,8 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
     let name = try name(of: "relationship", values)
     guard let destination = values["destinationEntity"], !destination.isEmpty else {
       throw ModelError(
-        .missingDestinationEntity, entity: entity?.name, property: name, reason: "the relationship has no destination entity")
+        .missingDestinationEntity, entity: entity?.name, property: name,
+        reason: "the relationship has no destination entity")
     }
     let toMany = flag(values["toMany"])
     let maxCount = try count(values["maxCount"], "maxCount", property: name) ?? (toMany ? 0 : 1)
@@ -242,7 +246,8 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
   private func count(_ text: String?, _ key: String, property: String) throws(ModelError) -> Int32? {
     guard let text else { return nil }
     guard let value = Int32(text) else {
-      throw ModelError(.invalidValue, entity: entity?.name, property: property, reason: "\(key) '\(text)' is not a number")
+      throw ModelError(
+        .invalidValue, entity: entity?.name, property: property, reason: "\(key) '\(text)' is not a number")
     }
     return value
   }
