@@ -6,6 +6,7 @@ let package = Package(
   platforms: [.macOS(.v13)],
   products: [
     .library(name: "MigrunKit", targets: ["MigrunKit"]),
+    .library(name: "LuaHost", targets: ["LuaHost"]),
     .executable(name: "migrun", targets: ["MigrunCLI"]),
   ],
   dependencies: [
@@ -13,6 +14,9 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
   ],
   targets: [
+    .systemLibrary(name: "CLua", pkgConfig: "lua5.4", providers: [.apt(["liblua5.4-dev"])]),
+    .target(name: "CLuaShim", dependencies: ["CLua"], cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]),
+    .target(name: "LuaHost", dependencies: ["CLuaShim"]),
     .target(
       name: "MigrunKit",
       dependencies: [.product(name: "Crypto", package: "swift-crypto")]
@@ -26,6 +30,7 @@ let package = Package(
     ),
     .target(name: "TestSupport", dependencies: ["MigrunKit"], path: "Tests/TestSupport"),
     .testTarget(name: "MigrunKitTests", dependencies: ["MigrunKit", "TestSupport"]),
+    .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "TestSupport"]),
     .testTarget(name: "MigrunCLITests", dependencies: ["MigrunCLI", "TestSupport"]),
   ],
   swiftLanguageModes: [.v6]

@@ -1,0 +1,103 @@
+// migrun's C shim over Lua 5.4. Every function that can raise a Lua error (longjmp) runs here,
+// inside a protected call; Swift only calls the mr_* functions below, which never raise.
+// Values cross the boundary as a flat, pre-order list of mr_val records (see mr_buf).
+#ifndef MIGRUN_CLUASHIM_H
+#define MIGRUN_CLUASHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// The kind of one value in an mr_buf.
+typedef enum mr_tag {
+  MR_NIL = 0,
+  MR_FALSE = 1,
+  MR_TRUE = 2,
+  MR_INT = 3,    ///< i
+  MR_NUM = 4,    ///< d
+  MR_STR = 5,    ///< bytes[off ..< off+len]
+  MR_TABLE = 6,  ///< followed by `count` key/value pairs, each a value tree
+  MR_NULL = 7,   ///< the sandbox's NULL (SQL NULL)
+  MR_FUNC = 8,   ///< i: a registry reference owned by the host (release with mr_vm_unref)
+} mr_tag;
+
+typedef struct mr_val {
+  int32_t tag;
+  int32_t count;
+  int64_t i;
+  double d;
+  size_t off;
+  size_t len;
+} mr_val;
+
+/// A growable list of values plus the bytes of their strings. Owned by whoever made it.
+typedef struct mr_buf {
+  mr_val *vals;
+  size_t count, cap;
+  char *bytes;
+  size_t blen, bcap;
+} mr_buf;
+
+/// How a call ended.
+typedef enum mr_status {
+  MR_OK = 0,
+  MR_ERR_SYNTAX = 1,
+  MR_ERR_RUNTIME = 2,
+  MR_ERR_INSTRUCTIONS = 3,
+  MR_ERR_MEMORY = 4,
+  MR_ERR_DEADLINE = 5,
+  MR_ERR_RECURSION = 6,
+  MR_ERR_INPUT = 7,  ///< a built-in refused input whose worst case is too costly (pattern matching)
+  MR_ERR_VALUE = 8,  ///< a value that cannot cross to the host (a coroutine, a cyclic table…)
+  MR_ERR_FILE = 9,   ///< a script file that cannot be read
+} mr_status;
+
+typedef struct mr_limits {
+  int64_t instructions;   ///< VM instructions per call (checked every `hook_step`)
+  size_t memory;          ///< bytes the whole VM may hold
+  int32_t call_depth;     ///< Lua call levels per call
+  double seconds;         ///< wall-clock seconds per call
+  double pattern_cost;    ///< worst-case steps a pattern match may take
+  int64_t seed;           ///< math.random seed
+} mr_limits;
+
+/// The host's functions, called from Lua. Arguments are in `args`; results go to `out`.
+/// Returns 0, or non-zero with one MR_STR in `out` holding the error message.
+typedef int (*mr_host_fn)(void *host, int32_t fn_id, const mr_buf *args, mr_buf *out);
+
+typedef struct mr_vm mr_vm;
+
+/// A new sandboxed VM, or NULL when out of memory.
+mr_vm *mr_vm_new(const mr_limits *limits, mr_host_fn host_fn, void *host);
+void mr_vm_free(mr_vm *vm);
+/// Sets the pointer handed to the host function (when it was not known at mr_vm_new).
+void mr_vm_set_host(mr_vm *vm, void *host);
+void mr_vm_set_limits(mr_vm *vm, const mr_limits *limits);
+/// Adds a folder that `require` searches (in the order added).
+mr_status mr_vm_add_module_path(mr_vm *vm, const char *folder);
+/// Makes host function `fn_id` callable as `module.name`, or as the global `name` when module is NULL.
+mr_status mr_vm_register(mr_vm *vm, const char *module, const char *name, int32_t fn_id);
+/// Runs a chunk of Lua text in a fresh environment; its results go to `out`.
+mr_status mr_vm_run(mr_vm *vm, const char *source, size_t len, const char *chunkname, mr_buf *out);
+/// Calls the function `ref` (an MR_FUNC) with the top-level values of `args`; results go to `out`.
+mr_status mr_vm_call(mr_vm *vm, int64_t ref, const mr_buf *args, mr_buf *out);
+/// Calls field `field` of the table `ref` (method-free: no self), as mr_vm_call.
+mr_status mr_vm_call_field(mr_vm *vm, int64_t ref, const char *field, const mr_buf *args, mr_buf *out);
+void mr_vm_unref(mr_vm *vm, int64_t ref);
+/// The last error's message (with "chunk:line:" where Lua gave one) and traceback.
+const char *mr_vm_error(const mr_vm *vm);
+const char *mr_vm_traceback(const mr_vm *vm);
+/// Bytes the VM holds now.
+size_t mr_vm_memory(const mr_vm *vm);
+/// Runs a full garbage collection.
+void mr_vm_collect(mr_vm *vm);
+
+void mr_buf_reset(mr_buf *buf);
+void mr_buf_free(mr_buf *buf);
+/// Appends a value; for MR_STR copies `len` bytes from `bytes`. Returns 0, or -1 when out of memory.
+int mr_buf_add(mr_buf *buf, int32_t tag, int32_t count, int64_t i, double d, const void *bytes, size_t len);
+
+/// Worst-case step estimate for matching `pattern` against a subject of `subject_len` bytes (exposed
+/// for tests). `anchored_ok` is 0 for gmatch/gsub-style iteration.
+double mr_pattern_cost(const char *pattern, size_t plen, size_t subject_len, int anchored_ok);
+
+#endif

@@ -1,0 +1,47 @@
+// Internal to the shim: the VM record and the helpers its files share.
+#ifndef MIGRUN_CLUASHIM_INTERNAL_H
+#define MIGRUN_CLUASHIM_INTERNAL_H
+
+#include "CLuaShim.h"
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#define MR_HOOK_STEP 1000
+#define MR_MAX_NESTING 64
+
+struct mr_vm {
+  lua_State *L;
+  mr_limits limits;
+  size_t used;               // bytes held by the Lua state
+  int armed;                 // limits apply: a host call is running
+  int mem_tripped;           // growth refused until the operation ends
+  int tripped;               // the mr_status of the limit that tripped in this call, or 0
+  int value_error;           // a value could not cross to the host
+  int64_t instructions_left;
+  double deadline;
+  char trip_message[512];
+  mr_host_fn host_fn;
+  void *host;
+  mr_buf host_args, host_out;
+  char *error, *traceback;
+  int make_env_ref, base_ref, hostlibs_ref, paths_ref, null_ref;
+};
+
+/// The VM a state (or any of its threads) belongs to.
+static inline mr_vm *mr_vm_of(lua_State *L) { return *(mr_vm **)lua_getextraspace(L); }
+
+/// Records that a limit tripped and raises it as a Lua error; every later hook raises it again.
+/// `level` is the stack level whose position prefixes the message (0 in a hook, 1 in a C function).
+int mr_trip(lua_State *L, int level, int kind, const char *message);
+/// Reads the value at `index` into `buf` (raises on values that cannot cross, or too deep nesting).
+void mr_read_value(lua_State *L, int index, mr_buf *buf, int depth);
+/// Pushes every top-level value of `buf`; returns how many.
+int mr_push_values(lua_State *L, const mr_buf *buf);
+/// Opens the libraries and builds the sandbox (runs inside a protected call).
+void mr_sandbox_setup(lua_State *L, mr_vm *vm);
+double mr_now(void);
+/// The C function behind every host function: calls the host with the arguments, pushes its results.
+int mr_host_trampoline(lua_State *L);
+
+#endif

@@ -1,0 +1,368 @@
+// The sandbox: which libraries scripts see, per-script environments, `require` from named folders
+// only, the NULL value, host functions, and the guard on pattern matching.
+#include "internal.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// Runs once per VM with the real libraries as arguments; returns the function that makes a fresh,
+// sealed environment for each script. Everything it hands to scripts is either a copy, a
+// read-only view or a vetted function.
+static const char bootstrap[] =
+  "local G, NULL, hostlibs, base, findmodule, gccount = ...\n"
+  "local next, type, tostring, error, setmetatable, rawget, pcall =\n"
+  "  next, type, tostring, error, setmetatable, rawget, pcall\n"
+  "local function readonly(t, name)\n"
+  "  return setmetatable({}, {\n"
+  "    __index = t,\n"
+  "    __newindex = function(_, k)\n"
+  "      error(\"attempt to modify read-only table '\" .. name .. \"' (field '\" .. tostring(k) .. \"')\", 2)\n"
+  "    end,\n"
+  "    __pairs = function() return next, t, nil end,\n"
+  "    __len = function() return #t end,\n"
+  "    __metatable = false,\n"
+  "  })\n"
+  "end\n"
+  "for _, k in next, { 'assert', 'error', 'ipairs', 'next', 'pairs', 'pcall', 'rawequal', 'rawget', 'rawlen',\n"
+  "    'rawset', 'select', 'tonumber', 'tostring', 'type', 'xpcall', 'getmetatable', '_VERSION' } do\n"
+  "  base[k] = G[k]\n"
+  "end\n"
+  "base.setmetatable = function(t, mt)\n"
+  "  if type(mt) == 'table' and rawget(mt, '__gc') ~= nil then\n"
+  "    error('__gc metamethods are not allowed in the sandbox', 2)\n"
+  "  end\n"
+  "  return setmetatable(t, mt)\n"
+  "end\n"
+  "base.collectgarbage = function(option)\n"
+  "  if option == nil or option == 'count' then return gccount() end\n"
+  "  error(\"collectgarbage('\" .. tostring(option) .. \"') is not allowed in the sandbox (only 'count')\", 2)\n"
+  "end\n"
+  "base.NULL = NULL\n"
+  "local libs = { string = G.string, table = G.table, math = G.math, utf8 = G.utf8, coroutine = G.coroutine,\n"
+  "  os = { time = G.os.time, clock = G.os.clock, date = G.os.date } }\n"
+  "local envmeta = {\n"
+  "  __index = function(_, k) error(\"undefined global '\" .. tostring(k) .. \"'\", 2) end,\n"
+  "  __metatable = false,\n"
+  "}\n"
+  "local function make_env()\n"
+  "  local env = {}\n"
+  "  for k, v in next, base do env[k] = v end\n"
+  "  for k, v in next, libs do env[k] = readonly(v, k) end\n"
+  "  for k, v in next, hostlibs do env[k] = readonly(v, k) end\n"
+  "  env._G = env\n"
+  "  return setmetatable(env, envmeta)\n"
+  "end\n"
+  "local loaded, LOADING = {}, {}\n"
+  "base.require = function(name)\n"
+  "  if type(name) ~= 'string' then\n"
+  "    error(\"bad argument #1 to 'require' (module name expected, got \" .. type(name) .. ')', 2)\n"
+  "  end\n"
+  "  local value = loaded[name]\n"
+  "  if value == LOADING then error(\"circular require of module '\" .. name .. \"'\", 2) end\n"
+  "  if value ~= nil then return value end\n"
+  "  if hostlibs[name] ~= nil then\n"
+  "    value = readonly(hostlibs[name], name)\n"
+  "    loaded[name] = value\n"
+  "    return value\n"
+  "  end\n"
+  "  local chunk, path = findmodule(name, make_env())\n"
+  "  loaded[name] = LOADING\n"
+  "  local ok, result = pcall(chunk, name, path)\n"
+  "  if not ok then\n"
+  "    loaded[name] = nil\n"
+  "    error(result, 0)\n"
+  "  end\n"
+  "  if result == nil then result = true end\n"
+  "  loaded[name] = result\n"
+  "  return result\n"
+  "end\n"
+  "return make_env\n";
+
+// A module name is dot-separated identifiers: no slashes, no "..", no absolute paths.
+static int valid_module_name(const char *name, size_t len) {
+  if (len == 0 || len > 200) return 0;
+  int at_start = 1;
+  for (size_t i = 0; i < len; i++) {
+    char c = name[i];
+    if (c == '.') {
+      if (at_start) return 0;
+      at_start = 1;
+      continue;
+    }
+    int letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    int digit = c >= '0' && c <= '9';
+    if (!letter && !(digit && !at_start)) return 0;
+    at_start = 0;
+  }
+  return !at_start;
+}
+
+// Reads a whole module file into a userdata on the stack (collected with it); NULL when unreadable.
+static const char *read_file(lua_State *L, FILE *file, size_t *len) {
+  if (fseek(file, 0, SEEK_END) != 0) return NULL;
+  long size = ftell(file);
+  if (size < 0 || size > 16 * 1024 * 1024 || fseek(file, 0, SEEK_SET) != 0) return NULL;
+  char *bytes = lua_newuserdatauv(L, (size_t)size + 1, 0);
+  *len = fread(bytes, 1, (size_t)size, file);
+  return ferror(file) ? NULL : bytes;
+}
+
+// findmodule(name, env) -> chunk, path. Looks for NAME (dots as folders) + ".lua" in each folder.
+static int find_module(lua_State *L) {
+  size_t len;
+  const char *name = luaL_checklstring(L, 1, &len);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  if (!valid_module_name(name, len)) {
+    return luaL_error(L, "invalid module name '%s': use dot-separated identifiers such as 'codec.hex'", name);
+  }
+  mr_vm *vm = mr_vm_of(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, vm->paths_ref);
+  int folders = lua_gettop(L);
+  lua_Integer count = (lua_Integer)lua_rawlen(L, folders);
+  if (count == 0) return luaL_error(L, "module '%s' not found: no policy folders were given", name);
+  const char *relative = luaL_gsub(L, name, ".", "/");
+  char searched[1024] = "";
+  for (lua_Integer i = 1; i <= count; i++) {
+    lua_rawgeti(L, folders, i);
+    const char *path = lua_pushfstring(L, "%s/%s.lua", lua_tostring(L, -1), relative);
+    FILE *file = fopen(path, "rb");
+    if (!file) {
+      size_t used = strlen(searched);
+      snprintf(searched + used, sizeof searched - used, "\n\t%s", path);
+      lua_pop(L, 2);
+      continue;
+    }
+    size_t source_len = 0;
+    const char *source = read_file(L, file, &source_len);
+    fclose(file);
+    if (!source) return luaL_error(L, "cannot read module file %s", path);
+    const char *chunkname = lua_pushfstring(L, "@%s", path);
+    if (luaL_loadbufferx(L, source, source_len, chunkname, "t") != LUA_OK) return lua_error(L);
+    lua_pushvalue(L, 2);
+    if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1);
+    lua_pushstring(L, path);
+    return 2;
+  }
+  return luaL_error(L, "module '%s' not found in the policy folders; searched:%s", name, searched);
+}
+
+static int gc_count(lua_State *L) {
+  lua_pushnumber(L, (lua_Number)lua_gc(L, LUA_GCCOUNT) + (lua_Number)lua_gc(L, LUA_GCCOUNTB) / 1024.0);
+  return 1;
+}
+
+static int null_tostring(lua_State *L) {
+  lua_pushliteral(L, "NULL");
+  return 1;
+}
+
+static int null_index(lua_State *L) {
+  return luaL_error(L, "attempt to index NULL (a SQL NULL value) with '%s'", luaL_tolstring(L, 2, NULL));
+}
+
+// math.randomseed() with no argument seeds with the VM's fixed seed, so runs repeat.
+static int fixed_randomseed(lua_State *L) {
+  if (lua_gettop(L) == 0) lua_pushinteger(L, (lua_Integer)mr_vm_of(L)->limits.seed);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+double mr_pattern_cost(const char *p, size_t plen, size_t subject_len, int anchored_ok) {
+  double n = (double)subject_len + 1.0;
+  if (strcspn(p, "^$*+?.([%-") >= plen) return n;  // plain text: a linear search
+  size_t i = 0;
+  int anchored = anchored_ok && plen > 0 && p[0] == '^';
+  if (anchored) i = 1;
+  int backtracking = 0, pending = 0;
+  while (i < plen) {
+    char c = p[i];
+    if (c == '(' || c == ')') {
+      i++;
+      continue;
+    }
+    if (c == '$' && i + 1 == plen) {
+      backtracking += pending;
+      break;
+    }
+    int expanding = 0;
+    if (c == '%' && i + 1 < plen && p[i + 1] == 'b') {
+      i += 4;
+      expanding = 1;
+    } else if (c == '%' && i + 1 < plen && p[i + 1] == 'f') {
+      i += 2;
+      if (i < plen && p[i] == '[') {
+        i++;
+        do {
+          if (i < plen && p[i] == '%') i++;
+          i++;
+        } while (i < plen && p[i] != ']');
+        i++;
+      }
+    } else if (c == '%') {
+      i += 2;
+    } else if (c == '[') {
+      i++;
+      if (i < plen && p[i] == '^') i++;
+      do {
+        if (i < plen && p[i] == '%') i++;
+        i++;
+      } while (i < plen && p[i] != ']');
+      i++;
+    } else {
+      i++;
+    }
+    backtracking += pending;
+    pending = expanding;
+    if (i < plen && (p[i] == '*' || p[i] == '+' || p[i] == '-')) {
+      pending = 1;
+      i++;
+    } else if (i < plen && p[i] == '?') {
+      i++;
+    }
+  }
+  double cost = anchored ? 1.0 : n;
+  for (int k = 0; k < backtracking && cost < 1e300; k++) cost *= n;
+  return cost;
+}
+
+// string.find/match/gmatch/gsub, refused when the pattern's worst case on this subject is too costly:
+// pattern matching runs in C, where no instruction count or deadline can stop it.
+static int guarded_pattern(lua_State *L) {
+  size_t subject_len, pattern_len;
+  luaL_checklstring(L, 1, &subject_len);
+  const char *pattern = luaL_checklstring(L, 2, &pattern_len);
+  int is_find = (int)lua_tointeger(L, lua_upvalueindex(2)) == 1;
+  int iterates = (int)lua_tointeger(L, lua_upvalueindex(2)) == 2;
+  if (!(is_find && lua_toboolean(L, 4))) {
+    mr_vm *vm = mr_vm_of(L);
+    double cost = mr_pattern_cost(pattern, pattern_len, subject_len, !iterates);
+    if (cost > vm->limits.pattern_cost) {
+      char message[256];
+      snprintf(message, sizeof message,
+        "pattern '%.40s' on a %zu-byte string could take ~%.1e steps (limit %.1e): shorten the string, "
+        "anchor or simplify the pattern, or use plain find", pattern, subject_len, cost, vm->limits.pattern_cost);
+      return mr_trip(L, 1, MR_ERR_INPUT, message);
+    }
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+int mr_host_trampoline(lua_State *L) {
+  mr_vm *vm = mr_vm_of(L);
+  int32_t id = (int32_t)lua_tointeger(L, lua_upvalueindex(1));
+  mr_buf_reset(&vm->host_args);
+  int count = lua_gettop(L);
+  for (int index = 1; index <= count; index++) mr_read_value(L, index, &vm->host_args, 0);
+  mr_buf_reset(&vm->host_out);
+  if (vm->host_fn(vm->host, id, &vm->host_args, &vm->host_out) != 0) {
+    const mr_val *message = vm->host_out.count ? &vm->host_out.vals[0] : NULL;
+    if (message && message->tag == MR_STR) {
+      luaL_where(L, 1);
+      lua_pushlstring(L, vm->host_out.bytes + message->off, message->len);
+      lua_concat(L, 2);
+    } else {
+      lua_pushliteral(L, "host function failed");
+    }
+    return lua_error(L);
+  }
+  return mr_push_values(L, &vm->host_out);
+}
+
+static void open_library(lua_State *L, const char *name, lua_CFunction open) {
+  luaL_requiref(L, name, open, 1);
+  lua_pop(L, 1);
+}
+
+static void guard(lua_State *L, int string_table, const char *name, int kind) {
+  lua_getfield(L, string_table, name);
+  lua_pushinteger(L, kind);
+  lua_pushcclosure(L, guarded_pattern, 2);
+  lua_setfield(L, string_table, name);
+}
+
+static int new_ref_table(lua_State *L) {
+  lua_newtable(L);
+  return luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+void mr_sandbox_setup(lua_State *L, mr_vm *vm) {
+  open_library(L, LUA_GNAME, luaopen_base);
+  open_library(L, LUA_TABLIBNAME, luaopen_table);
+  open_library(L, LUA_STRLIBNAME, luaopen_string);
+  open_library(L, LUA_MATHLIBNAME, luaopen_math);
+  open_library(L, LUA_UTF8LIBNAME, luaopen_utf8);
+  open_library(L, LUA_COLIBNAME, luaopen_coroutine);
+  open_library(L, LUA_OSLIBNAME, luaopen_os);
+
+  // Strings' metatable is shared by every script: hide it.
+  lua_pushliteral(L, "");
+  lua_getmetatable(L, -1);
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 2);
+
+  lua_getglobal(L, LUA_STRLIBNAME);
+  int string_table = lua_gettop(L);
+  lua_pushnil(L);
+  lua_setfield(L, string_table, "dump");
+  guard(L, string_table, "find", 1);
+  guard(L, string_table, "match", 0);
+  guard(L, string_table, "gmatch", 2);
+  guard(L, string_table, "gsub", 2);
+  lua_pop(L, 1);
+
+  lua_getglobal(L, LUA_MATHLIBNAME);
+  lua_getfield(L, -1, "randomseed");
+  lua_pushvalue(L, -1);
+  lua_pushinteger(L, (lua_Integer)vm->limits.seed);
+  lua_call(L, 1, 0);
+  lua_pushcclosure(L, fixed_randomseed, 1);
+  lua_setfield(L, -2, "randomseed");
+  lua_pop(L, 1);
+
+  // Nothing that reaches files, processes or bytecode stays in the real globals either.
+  static const char *const removed[] = {"load", "loadfile", "dofile", "collectgarbage", "print", NULL};
+  for (const char *const *name = removed; *name; name++) {
+    lua_pushnil(L);
+    lua_setglobal(L, *name);
+  }
+  lua_getglobal(L, LUA_OSLIBNAME);
+  static const char *const os_removed[] = {"execute", "exit", "getenv", "remove", "rename", "tmpname", "setlocale", NULL};
+  for (const char *const *name = os_removed; *name; name++) {
+    lua_pushnil(L);
+    lua_setfield(L, -2, *name);
+  }
+  lua_pop(L, 1);
+
+  lua_newuserdatauv(L, 0, 0);
+  luaL_newmetatable(L, "NULL");
+  lua_pushcfunction(L, null_tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pushcfunction(L, null_index);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, null_index);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+  vm->null_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+
+  vm->hostlibs_ref = new_ref_table(L);
+  vm->base_ref = new_ref_table(L);
+  vm->paths_ref = new_ref_table(L);
+
+  if (luaL_loadbufferx(L, bootstrap, sizeof bootstrap - 1, "=sandbox", "t") != LUA_OK) lua_error(L);
+  lua_pushglobaltable(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, vm->null_ref);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, vm->hostlibs_ref);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, vm->base_ref);
+  lua_pushcfunction(L, find_module);
+  lua_pushcfunction(L, gc_count);
+  lua_call(L, 6, 1);
+  vm->make_env_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}

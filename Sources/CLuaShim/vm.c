@@ -1,0 +1,306 @@
+// The VM: state creation with a capped allocator, limits armed per call, protected operations.
+#include "internal.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double mr_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+// Growth beyond the cap fails, and keeps failing until the operation ends (so pcall cannot
+// swallow it); shrinking and freeing always work.
+static void *mr_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  mr_vm *vm = ud;
+  size_t old = ptr ? osize : 0;
+  if (nsize == 0) {
+    free(ptr);
+    vm->used -= old;
+    return NULL;
+  }
+  if (nsize > old && (vm->mem_tripped || vm->used - old + nsize > vm->limits.memory)) {
+    vm->mem_tripped = 1;
+    if (vm->armed && !vm->tripped) {
+      vm->tripped = MR_ERR_MEMORY;
+      snprintf(vm->trip_message, sizeof vm->trip_message, "memory limit of %zu bytes exceeded", vm->limits.memory);
+    }
+    return NULL;
+  }
+  void *block = realloc(ptr, nsize);
+  if (block) vm->used = vm->used - old + nsize;
+  return block;
+}
+
+int mr_trip(lua_State *L, int level, int kind, const char *message) {
+  mr_vm *vm = mr_vm_of(L);
+  if (!vm->tripped) {
+    vm->tripped = kind;
+    luaL_where(L, level);
+    snprintf(vm->trip_message, sizeof vm->trip_message, "%s%s", lua_tostring(L, -1), message);
+    lua_pop(L, 1);
+  }
+  lua_sethook(L, lua_gethook(L), LUA_MASKCOUNT, 1);
+  lua_pushstring(L, vm->trip_message);
+  return lua_error(L);
+}
+
+static void mr_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  mr_vm *vm = mr_vm_of(L);
+  if (!vm->armed) return;
+  char message[160];
+  if (vm->tripped) {
+    lua_sethook(L, mr_hook, LUA_MASKCOUNT, 1);
+    lua_pushstring(L, vm->trip_message);
+    lua_error(L);
+  }
+  vm->instructions_left -= lua_gethookcount(L);
+  if (vm->instructions_left < 0) {
+    snprintf(message, sizeof message, "instruction limit of %lld exceeded", (long long)vm->limits.instructions);
+    mr_trip(L, 0, MR_ERR_INSTRUCTIONS, message);
+  }
+  if (mr_now() > vm->deadline) {
+    snprintf(message, sizeof message, "time limit of %g s exceeded", vm->limits.seconds);
+    mr_trip(L, 0, MR_ERR_DEADLINE, message);
+  }
+  lua_Debug deep;
+  if (lua_getstack(L, vm->limits.call_depth, &deep)) {
+    snprintf(message, sizeof message, "call depth limit of %d exceeded (runaway recursion?)", (int)vm->limits.call_depth);
+    mr_trip(L, 0, MR_ERR_RECURSION, message);
+  }
+}
+
+static int mr_panic(lua_State *L) {
+  fprintf(stderr, "migrun: unprotected Lua error: %s\n", lua_tostring(L, -1));
+  abort();
+}
+
+// Message handler: the error message followed by a traceback.
+static int mr_message_handler(lua_State *L) {
+  const char *message = lua_tostring(L, 1);
+  if (message == NULL) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) {
+      message = lua_tostring(L, -1);
+    } else {
+      message = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+  }
+  luaL_traceback(L, L, message, 1);
+  return 1;
+}
+
+static void mr_set_error(mr_vm *vm, const char *message) {
+  free(vm->error);
+  free(vm->traceback);
+  vm->error = NULL;
+  vm->traceback = NULL;
+  if (!message) return;
+  const char *marker = strstr(message, "\nstack traceback:\n");
+  size_t length = marker ? (size_t)(marker - message) : strlen(message);
+  vm->error = strndup(message, length);
+  if (marker) vm->traceback = strdup(marker + 1);
+}
+
+enum { OP_SETUP, OP_RUN, OP_CALL, OP_ADD_PATH, OP_REGISTER, OP_UNREF };
+
+typedef struct op_ctx {
+  mr_vm *vm;
+  int op;
+  const char *source, *name, *module;
+  size_t len;
+  int64_t ref;
+  const mr_buf *args;
+  mr_buf *out;
+  int status;
+} op_ctx;
+
+static void arm(mr_vm *vm) {
+  vm->tripped = 0;
+  vm->mem_tripped = 0;
+  vm->instructions_left = vm->limits.instructions;
+  vm->deadline = mr_now() + vm->limits.seconds;
+  vm->armed = 1;
+  lua_sethook(vm->L, mr_hook, LUA_MASKCOUNT, MR_HOOK_STEP);
+}
+
+static void disarm(mr_vm *vm) {
+  vm->armed = 0;
+  vm->mem_tripped = 0;
+  lua_sethook(vm->L, NULL, 0, 0);
+}
+
+// Runs the function below `nargs` arguments on the stack, under the limits, and reads its results.
+static void run_limited(lua_State *L, op_ctx *ctx, int handler, int nargs) {
+  mr_vm *vm = ctx->vm;
+  arm(vm);
+  int status = lua_pcall(L, nargs, LUA_MULTRET, handler);
+  disarm(vm);
+  if (vm->tripped) {
+    ctx->status = vm->tripped;
+    const char *traceback = status == LUA_OK ? NULL : lua_tostring(L, -1);
+    mr_set_error(vm, vm->trip_message);
+    if (traceback && (traceback = strstr(traceback, "\nstack traceback:\n"))) vm->traceback = strdup(traceback + 1);
+    return;
+  }
+  if (status == LUA_ERRMEM) {
+    ctx->status = MR_ERR_MEMORY;
+    mr_set_error(vm, "not enough memory");
+    return;
+  }
+  if (status != LUA_OK) {
+    ctx->status = MR_ERR_RUNTIME;
+    mr_set_error(vm, lua_tostring(L, -1));
+    return;
+  }
+  for (int index = handler + 1; index <= lua_gettop(L); index++) mr_read_value(L, index, ctx->out, 0);
+}
+
+static int op_main(lua_State *L) {
+  op_ctx *ctx = lua_touserdata(L, 1);
+  mr_vm *vm = ctx->vm;
+  switch (ctx->op) {
+  case OP_SETUP:
+    mr_sandbox_setup(L, vm);
+    return 0;
+  case OP_ADD_PATH:
+    lua_rawgeti(L, LUA_REGISTRYINDEX, vm->paths_ref);
+    lua_pushstring(L, ctx->source);
+    lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+    return 0;
+  case OP_REGISTER:
+    if (ctx->module) {
+      lua_rawgeti(L, LUA_REGISTRYINDEX, vm->hostlibs_ref);
+      if (lua_getfield(L, -1, ctx->module) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, ctx->module);
+      }
+    } else {
+      lua_rawgeti(L, LUA_REGISTRYINDEX, vm->base_ref);
+    }
+    lua_pushinteger(L, ctx->ref);
+    lua_pushcclosure(L, mr_host_trampoline, 1);
+    lua_setfield(L, -2, ctx->name);
+    return 0;
+  case OP_UNREF:
+    luaL_unref(L, LUA_REGISTRYINDEX, (int)ctx->ref);
+    return 0;
+  default:
+    break;
+  }
+  lua_pushcfunction(L, mr_message_handler);
+  int handler = lua_gettop(L);
+  if (ctx->op == OP_RUN) {
+    int status = luaL_loadbufferx(L, ctx->source, ctx->len, ctx->name, "t");
+    if (status != LUA_OK) {
+      ctx->status = status == LUA_ERRMEM ? MR_ERR_MEMORY : MR_ERR_SYNTAX;
+      mr_set_error(vm, lua_tostring(L, -1));
+      return 0;
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, vm->make_env_ref);
+    lua_call(L, 0, 1);
+    if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1);
+    run_limited(L, ctx, handler, 0);
+    return 0;
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, (int)ctx->ref);
+  if (lua_type(L, -1) != LUA_TFUNCTION) {
+    ctx->status = MR_ERR_VALUE;
+    mr_set_error(vm, "the value called is not a function");
+    return 0;
+  }
+  int nargs = ctx->args ? mr_push_values(L, ctx->args) : 0;
+  run_limited(L, ctx, handler, nargs);
+  return 0;
+}
+
+static mr_status protected_op(mr_vm *vm, op_ctx *ctx) {
+  lua_State *L = vm->L;
+  int top = lua_gettop(L);
+  ctx->vm = vm;
+  ctx->status = MR_OK;
+  vm->value_error = 0;
+  mr_set_error(vm, NULL);
+  lua_pushcfunction(L, op_main);
+  lua_pushlightuserdata(L, ctx);
+  int status = lua_pcall(L, 1, 0, 0);
+  if (status != LUA_OK) {
+    ctx->status = vm->value_error ? MR_ERR_VALUE : status == LUA_ERRMEM ? MR_ERR_MEMORY : MR_ERR_RUNTIME;
+    mr_set_error(vm, status == LUA_ERRMEM ? "not enough memory" : lua_tostring(L, -1));
+    if (ctx->out) mr_buf_reset(ctx->out);
+  }
+  lua_settop(L, top);
+  vm->mem_tripped = 0;
+  if (ctx->status == MR_ERR_MEMORY) lua_gc(L, LUA_GCCOLLECT);
+  return (mr_status)ctx->status;
+}
+
+mr_vm *mr_vm_new(const mr_limits *limits, mr_host_fn host_fn, void *host) {
+  mr_vm *vm = calloc(1, sizeof *vm);
+  if (!vm) return NULL;
+  vm->limits = *limits;
+  vm->host_fn = host_fn;
+  vm->host = host;
+  vm->L = lua_newstate(mr_alloc, vm);
+  if (!vm->L) {
+    free(vm);
+    return NULL;
+  }
+  *(mr_vm **)lua_getextraspace(vm->L) = vm;
+  lua_atpanic(vm->L, mr_panic);
+  op_ctx ctx = {.op = OP_SETUP};
+  if (protected_op(vm, &ctx) != MR_OK) {
+    fprintf(stderr, "migrun: cannot set up the Lua sandbox: %s\n", vm->error ? vm->error : "?");
+    mr_vm_free(vm);
+    return NULL;
+  }
+  return vm;
+}
+
+void mr_vm_free(mr_vm *vm) {
+  if (!vm) return;
+  if (vm->L) lua_close(vm->L);
+  mr_buf_free(&vm->host_args);
+  mr_buf_free(&vm->host_out);
+  free(vm->error);
+  free(vm->traceback);
+  free(vm);
+}
+
+void mr_vm_set_limits(mr_vm *vm, const mr_limits *limits) { vm->limits = *limits; }
+
+void mr_vm_set_host(mr_vm *vm, void *host) { vm->host = host; }
+
+mr_status mr_vm_add_module_path(mr_vm *vm, const char *folder) {
+  op_ctx ctx = {.op = OP_ADD_PATH, .source = folder};
+  return protected_op(vm, &ctx);
+}
+
+mr_status mr_vm_run(mr_vm *vm, const char *source, size_t len, const char *chunkname, mr_buf *out) {
+  op_ctx ctx = {.op = OP_RUN, .source = source, .len = len, .name = chunkname, .out = out};
+  return protected_op(vm, &ctx);
+}
+
+mr_status mr_vm_call(mr_vm *vm, int64_t ref, const mr_buf *args, mr_buf *out) {
+  op_ctx ctx = {.op = OP_CALL, .ref = ref, .args = args, .out = out};
+  return protected_op(vm, &ctx);
+}
+
+mr_status mr_vm_register(mr_vm *vm, const char *module, const char *name, int32_t fn_id) {
+  op_ctx ctx = {.op = OP_REGISTER, .module = module, .name = name, .ref = fn_id};
+  return protected_op(vm, &ctx);
+}
+
+void mr_vm_unref(mr_vm *vm, int64_t ref) {
+  op_ctx ctx = {.op = OP_UNREF, .ref = ref};
+  protected_op(vm, &ctx);
+}
+
+const char *mr_vm_error(const mr_vm *vm) { return vm->error ? vm->error : ""; }
+const char *mr_vm_traceback(const mr_vm *vm) { return vm->traceback ? vm->traceback : ""; }
+size_t mr_vm_memory(const mr_vm *vm) { return vm->used; }
+void mr_vm_collect(mr_vm *vm) { lua_gc(vm->L, LUA_GCCOLLECT); }

@@ -1,0 +1,93 @@
+/// A script that failed: it did not compile, raised an error, or ran into a limit.
+///
+/// ``description`` is one line that names the script and line where Lua knows them:
+///
+/// ```
+/// policies/recipes/Recipes 2-Recipes 3.lua:12: attempt to index a nil value (field 'photo')
+/// policies/loop.lua:3: instruction limit of 50000000 exceeded
+/// ```
+///
+/// Match on ``kind`` to tell limits from errors:
+///
+/// ```swift
+/// catch let error as LuaError where error.kind == .instructionLimit { … }
+/// ```
+public struct LuaError: Error, Sendable, Hashable, CustomStringConvertible {
+  public enum Kind: String, Sendable, Hashable {
+    /// The script is not valid Lua text.
+    case syntax
+    /// The script raised an error (`error`, a failed `assert`, a bad operation).
+    case runtime
+    case instructionLimit
+    case memoryLimit
+    case deadline
+    case recursionLimit
+    /// A built-in refused input whose worst case is too costly (a pattern on a huge string).
+    case inputLimit
+    /// A value that cannot cross between Lua and Swift (a coroutine, a table nested too deep).
+    case badValue
+    /// A script file that cannot be read.
+    case file
+  }
+
+  public let kind: Kind
+  /// What went wrong, without the position.
+  public let message: String
+  /// The script (its chunk name, e.g. `policies/x.lua`) where it happened, when known.
+  public let script: String?
+  public let line: Int?
+  /// Lua's stack traceback, when there is one.
+  public let traceback: String?
+
+  public init(kind: Kind, message: String, script: String? = nil, line: Int? = nil, traceback: String? = nil) {
+    self.kind = kind
+    self.message = message
+    self.script = script
+    self.line = line
+    self.traceback = traceback
+  }
+
+  /// Whether a limit stopped the script (as opposed to an error in it).
+  public var isLimit: Bool {
+    [.instructionLimit, .memoryLimit, .deadline, .recursionLimit, .inputLimit].contains(kind)
+  }
+
+  public var description: String {
+    switch (script, line) {
+    case (let script?, let line?): "\(script):\(line): \(message)"
+    case (let script?, nil): "\(script): \(message)"
+    default: message
+    }
+  }
+
+  /// Splits Lua's "chunk:line: message" form.
+  init(kind: Kind, luaMessage: String, defaultScript: String?, traceback: String?) {
+    var script = defaultScript
+    var line: Int?
+    var message = luaMessage
+    if let position = Self.position(in: luaMessage) {
+      script = position.script
+      line = position.line
+      message = position.message
+    }
+    self.init(kind: kind, message: message, script: script, line: line, traceback: traceback)
+  }
+
+  private static func position(in text: String) -> (script: String, line: Int, message: String)? {
+    // "name:12: message": the first ":<digits>: " after a non-empty name.
+    let characters = Array(text)
+    var index = characters.startIndex
+    while let colon = characters[index...].firstIndex(of: ":") {
+      var end = colon + 1
+      while end < characters.count, characters[end].isASCII, characters[end].isNumber { end += 1 }
+      if end > colon + 1, end < characters.count, characters[end] == ":", colon > 0,
+        let line = Int(String(characters[(colon + 1)..<end]))
+      {
+        let rest = String(characters[(end + 1)...])
+        return (String(characters[..<colon]), line, rest.hasPrefix(" ") ? String(rest.dropFirst()) : rest)
+      }
+      index = colon + 1
+    }
+    return nil
+  }
+}
