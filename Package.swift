@@ -16,7 +16,8 @@ let package = Package(
   targets: [
     .systemLibrary(name: "CLua", pkgConfig: "lua5.4", providers: [.apt(["liblua5.4-dev"])]),
     .target(name: "CLuaShim", dependencies: ["CLua"], cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]),
-    .target(name: "LuaHost", dependencies: ["CLuaShim"]),
+    .target(name: "PropertyList"),
+    .target(name: "LuaHost", dependencies: ["CLuaShim", "PropertyList"]),
     .target(
       name: "MigrunKit",
       dependencies: [.product(name: "Crypto", package: "swift-crypto")]
@@ -31,6 +32,7 @@ let package = Package(
     .target(name: "TestSupport", dependencies: ["MigrunKit"], path: "Tests/TestSupport"),
     .testTarget(name: "MigrunKitTests", dependencies: ["MigrunKit", "TestSupport"]),
     .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "TestSupport"]),
+    .testTarget(name: "PropertyListTests", dependencies: ["PropertyList", "TestSupport"]),
     .testTarget(name: "MigrunCLITests", dependencies: ["MigrunCLI", "TestSupport"]),
   ],
   swiftLanguageModes: [.v6]

@@ -68,13 +68,15 @@ public final class LuaVM {
     defer { isCalling = false }
     mr_buf_reset(&results)
     let chunkName = "=" + name
-    let status = source.utf8.withContiguousStorageIfAvailable { bytes in
-      bytes.withMemoryRebound(to: CChar.self) { text in
+    let status =
+      source.utf8.withContiguousStorageIfAvailable { bytes in
+        bytes.withMemoryRebound(to: CChar.self) { text in
+          mr_vm_run(state, text.baseAddress, text.count, chunkName, &results)
+        }
+      }
+      ?? Array(source.utf8CString.dropLast()).withUnsafeBufferPointer { text in
         mr_vm_run(state, text.baseAddress, text.count, chunkName, &results)
       }
-    } ?? Array(source.utf8CString.dropLast()).withUnsafeBufferPointer { text in
-      mr_vm_run(state, text.baseAddress, text.count, chunkName, &results)
-    }
     try check(status, script: name)
     return decodeResults(script: name)
   }
@@ -206,7 +208,9 @@ public final class LuaVM {
     case .integer(let number): return mr_buf_add(&buffer, Int32(MR_INT.rawValue), 0, number, 0, nil, 0) == 0
     case .number(let number): return mr_buf_add(&buffer, Int32(MR_NUM.rawValue), 0, 0, number, nil, 0) == 0
     case .string(let bytes):
-      return bytes.withUnsafeBytes { mr_buf_add(&buffer, Int32(MR_STR.rawValue), 0, 0, 0, $0.baseAddress, $0.count) == 0 }
+      return bytes.withUnsafeBytes {
+        mr_buf_add(&buffer, Int32(MR_STR.rawValue), 0, 0, 0, $0.baseAddress, $0.count) == 0
+      }
     case .null: return mr_buf_add(&buffer, Int32(MR_NULL.rawValue), 0, 0, 0, nil, 0) == 0
     case .function(let function):
       return mr_buf_add(&buffer, Int32(MR_FUNC.rawValue), 0, function.reference, 0, nil, 0) == 0
@@ -234,7 +238,8 @@ public final class LuaVM {
     return vm.callHost(Int(id), arguments, results)
   }
 
-  private func callHost(_ id: Int, _ arguments: UnsafePointer<mr_buf>, _ results: UnsafeMutablePointer<mr_buf>) -> Int32 {
+  private func callHost(_ id: Int, _ arguments: UnsafePointer<mr_buf>, _ results: UnsafeMutablePointer<mr_buf>) -> Int32
+  {
     var input = arguments.pointee
     var values: [LuaValue] = []
     var position = 0

@@ -44,6 +44,7 @@ enum HostLibraries {
       return [.bytes(withUnsafeBytes(of: uuid.uuid) { Array($0) })]
     }
     CoreDataDate.register(in: vm)
+    PlistLibrary.register(in: vm)
   }
 
   /// Argument `index`, or an error naming the function.

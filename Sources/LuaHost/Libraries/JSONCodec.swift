@@ -190,7 +190,9 @@ enum JSONCodec {
       index += 1
       var scalars = String.UnicodeScalarView()
       var start = index
-      func flush(_ parser: Parser) { scalars.append(contentsOf: String(decoding: parser.bytes[start..<parser.index], as: UTF8.self).unicodeScalars) }
+      func flush(_ parser: Parser) {
+        scalars.append(contentsOf: String(decoding: parser.bytes[start..<parser.index], as: UTF8.self).unicodeScalars)
+      }
       while index < bytes.count {
         let byte = bytes[index]
         if byte == UInt8(ascii: "\"") {
@@ -234,7 +236,8 @@ enum JSONCodec {
     }
 
     mutating func hex4() throws -> UInt32 {
-      guard index + 4 <= bytes.count, let code = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16)
+      guard index + 4 <= bytes.count,
+        let code = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16)
       else { throw failure("invalid \\u escape") }
       index += 4
       return code
@@ -245,7 +248,9 @@ enum JSONCodec {
       var isFloat = false
       while index < bytes.count {
         let byte = bytes[index]
-        if (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+") {
+        if (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-")
+          || byte == UInt8(ascii: "+")
+        {
           index += 1
         } else if byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
           isFloat = true

@@ -1,0 +1,69 @@
+/// A property list value, exactly as the file holds it: integers and reals apart, data apart from
+/// strings, and keyed-archive UIDs kept as such.
+///
+/// ```swift
+/// let value = try PropertyListValue(decoding: bytes)   // binary (bplist00) or XML
+/// value["NSStoreType"]                                 // .string("SQLite")
+/// let binary = value.binaryEncoded()
+/// ```
+public enum PropertyListValue: Sendable, Hashable {
+  case string(String)
+  case integer(Int64)
+  case real(Double)
+  case boolean(Bool)
+  /// Seconds since 2001-01-01 00:00:00 UTC.
+  case date(Double)
+  case data([UInt8])
+  case array([PropertyListValue])
+  case dictionary([String: PropertyListValue])
+  /// A keyed archive's object reference (`CF$UID`).
+  case uid(UInt64)
+
+  /// Reads a binary (`bplist00`) or XML property list.
+  public init(decoding bytes: [UInt8]) throws(PropertyListError) {
+    if bytes.starts(with: Array("bplist00".utf8)) {
+      var reader = BinaryPropertyListReader(bytes: bytes)
+      self = try reader.read()
+    } else {
+      self = try XMLPropertyListReader.read(bytes)
+    }
+  }
+
+  /// The value of `key` in a dictionary, or `nil`.
+  public subscript(key: String) -> PropertyListValue? {
+    if case .dictionary(let entries) = self { return entries[key] }
+    return nil
+  }
+
+  public var stringValue: String? {
+    if case .string(let text) = self { return text }
+    return nil
+  }
+
+  public var integerValue: Int64? {
+    if case .integer(let number) = self { return number }
+    return nil
+  }
+
+  public var dataValue: [UInt8]? {
+    if case .data(let bytes) = self { return bytes }
+    return nil
+  }
+
+  public var arrayValue: [PropertyListValue]? {
+    if case .array(let elements) = self { return elements }
+    return nil
+  }
+
+  public var dictionaryValue: [String: PropertyListValue]? {
+    if case .dictionary(let entries) = self { return entries }
+    return nil
+  }
+}
+
+/// A property list that cannot be read or written.
+public struct PropertyListError: Error, Sendable, Hashable, CustomStringConvertible {
+  public let description: String
+
+  public init(_ description: String) { self.description = description }
+}

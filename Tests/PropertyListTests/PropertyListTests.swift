@@ -1,0 +1,138 @@
+import Foundation
+import PropertyList
+import TestSupport
+import Testing
+
+@Suite struct PropertyListTests {
+  static let sample: PropertyListValue = .dictionary([
+    "NSStoreType": .string("SQLite"),
+    "NSPersistenceFrameworkVersion": .integer(1344),
+    "negative": .integer(-5),
+    "big": .integer(Int64.max),
+    "ratio": .real(0.25),
+    "flag": .boolean(true),
+    "off": .boolean(false),
+    "when": .date(700_000_000.5),
+    "blob": .data([0, 1, 2, 255]),
+    "unicode": .string("Crème brûlée ☕"),
+    "NSStoreModelVersionHashes": .dictionary(["Mood": .data(Array(repeating: 7, count: 32))]),
+    "list": .array((0..<20).map { .integer(Int64($0 * 1000)) }),
+    "empty": .array([]),
+  ])
+
+  @Test func binaryRoundTripKeepsEveryType() throws {
+    let bytes = Self.sample.binaryEncoded()
+    #expect(bytes.starts(with: Array("bplist00".utf8)))
+    #expect(try PropertyListValue(decoding: bytes) == Self.sample)
+  }
+
+  @Test func xmlRoundTripKeepsEveryType() throws {
+    let bytes = Self.sample.xmlEncoded()
+    #expect(try PropertyListValue(decoding: bytes) == Self.sample)
+  }
+
+  @Test func foundationReadsWhatWeWrite() throws {
+    let plist = try PropertyListSerialization.propertyList(from: Data(Self.sample.binaryEncoded()), format: nil)
+    let dictionary = try #require(plist as? [String: Any])
+    #expect(dictionary["NSStoreType"] as? String == "SQLite")
+    #expect(dictionary["NSPersistenceFrameworkVersion"] as? Int == 1344)
+    #expect(dictionary["unicode"] as? String == "Crème brûlée ☕")
+    #expect(dictionary["blob"] as? Data == Data([0, 1, 2, 255]))
+    #expect((dictionary["list"] as? [Int])?.last == 19_000)
+  }
+
+  @Test func weReadWhatFoundationWrites() throws {
+    let foundation: [String: Any] = ["name": "Ada", "age": 36, "score": 2.5, "tags": ["a", "b"], "raw": Data([9, 8])]
+    let bytes = try PropertyListSerialization.data(fromPropertyList: foundation, format: .binary, options: 0)
+    let value = try PropertyListValue(decoding: Array(bytes))
+    #expect(value["name"] == .string("Ada"))
+    #expect(value["age"] == .integer(36))
+    #expect(value["score"] == .real(2.5))
+    #expect(value["tags"] == .array([.string("a"), .string("b")]))
+    #expect(value["raw"] == .data([9, 8]))
+  }
+
+  /// Apple's momc wrote these VersionInfo.plist files.
+  @Test func readsApplesCompiledModelVersionInfo() throws {
+    for url in try Fixtures.versionInfoPlists() {
+      let value = try PropertyListValue(decoding: Array(try Data(contentsOf: url)))
+      let hashes = try #require(value["NSManagedObjectModel_VersionHashes"]?.dictionaryValue)
+      #expect(hashes.count == 3)
+      for (_, entities) in hashes {
+        for (_, hash) in try #require(entities.dictionaryValue) {
+          #expect(hash.dataValue?.count == 32)
+        }
+      }
+    }
+  }
+
+  /// A compiled model (.mom) is an NSKeyedArchiver archive of NSManagedObjectModel, written by Apple.
+  @Test func unarchivesApplesCompiledModel() throws {
+    let url = Fixtures.url("coredataplus-samplemodels/SampleModel3/Fixtures/SampleModel3.momd/SampleModel3_v2.mom")
+    let root = try KeyedArchive.unarchive(Array(try Data(contentsOf: url)))
+    guard case .object(let className, let fields) = root else {
+      Issue.record("root is not an object: \(root)")
+      return
+    }
+    #expect(className == "NSManagedObjectModel")
+    guard case .dictionary(let entities)? = fields["NSEntities"] else {
+      Issue.record("no NSEntities")
+      return
+    }
+    #expect(Set(entities.keys) == [.string("Pet"), .string("User")])
+    guard case .object(let entityClass, let entity)? = entities[.string("Pet")] else {
+      Issue.record("Pet is not an object")
+      return
+    }
+    #expect(entityClass == "NSEntityDescription")
+    #expect(entity["NSEntityName"] == .string("Pet"))
+    guard case .dictionary(let properties)? = entity["NSProperties"],
+      case .object(_, let owner)? = properties[.string("owner")]
+    else {
+      Issue.record("Pet has no owner property")
+      return
+    }
+    // The relationship points back at its entity, which is being decoded: a reference, not a loop.
+    if case .reference = owner["NSEntity"] {
+    } else {
+      Issue.record("NSEntity is \(String(describing: owner["NSEntity"]))")
+    }
+  }
+
+  @Test func unarchivesFoundationsKeyedArchives() throws {
+    let object: NSDictionary = [
+      "name": "Ada", "count": 3, "ratio": 0.5, "items": ["x", "y"] as NSArray, "blob": Data([1, 2]) as NSData,
+      "nothing": NSNull(), "id": NSUUID(uuidString: "E7350B5D-5058-46F7-90B9-DCA517BBAF92") ?? NSUUID(),
+    ]
+    let archive = try NSKeyedArchiver.archivedData(withRootObject: object, requiringSecureCoding: false)
+    let value = try KeyedArchive.unarchive(Array(archive))
+    guard case .dictionary(let entries) = value else {
+      Issue.record("not a dictionary: \(value)")
+      return
+    }
+    #expect(entries[.string("name")] == .string("Ada"))
+    #expect(entries[.string("count")] == .integer(3))
+    #expect(entries[.string("ratio")] == .real(0.5))
+    #expect(entries[.string("items")] == .array([.string("x"), .string("y")]))
+    #expect(entries[.string("blob")] == .data([1, 2]))
+    #expect(entries[.string("nothing")] == .null)
+    #expect(
+      entries[.string("id")]
+        == .uuid([0xE7, 0x35, 0x0B, 0x5D, 0x50, 0x58, 0x46, 0xF7, 0x90, 0xB9, 0xDC, 0xA5, 0x17, 0xBB, 0xAF, 0x92]))
+  }
+
+  @Test func damagedInputFailsWithAnErrorNeverACrash() throws {
+    let good = Self.sample.binaryEncoded()
+    for length in 0..<good.count {
+      #expect(throws: PropertyListError.self) { try PropertyListValue(decoding: Array(good.prefix(length))) }
+    }
+    var flipped = good
+    for index in stride(from: 8, to: good.count, by: 3) {
+      flipped[index] ^= 0xFF
+      _ = try? PropertyListValue(decoding: flipped)  // any answer but a crash
+      flipped[index] ^= 0xFF
+    }
+    #expect(throws: PropertyListError.self) { try PropertyListValue(decoding: Array("not a plist".utf8)) }
+    #expect(throws: PropertyListError.self) { try KeyedArchive.unarchive(Self.sample) }
+  }
+}
