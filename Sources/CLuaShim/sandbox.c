@@ -9,7 +9,7 @@
 // sealed environment for each script. Everything it hands to scripts is either a copy, a
 // read-only view or a vetted function.
 static const char bootstrap[] =
-  "local G, NULL, hostlibs, base, findmodule, gccount = ...\n"
+  "local G, NULL, hostlibs, base, findmodule, gccount, tripped = ...\n"
   "local next, type, tostring, error, setmetatable, rawget, pcall =\n"
   "  next, type, tostring, error, setmetatable, rawget, pcall\n"
   "local function readonly(t, name)\n"
@@ -24,14 +24,26 @@ static const char bootstrap[] =
   "  })\n"
   "end\n"
   "for _, k in next, { 'assert', 'error', 'ipairs', 'next', 'pairs', 'pcall', 'rawequal', 'rawget', 'rawlen',\n"
-  "    'rawset', 'select', 'tonumber', 'tostring', 'type', 'xpcall', 'getmetatable', '_VERSION' } do\n"
+  "    'rawset', 'select', 'tonumber', 'tostring', 'type', 'getmetatable', '_VERSION' } do\n"
   "  base[k] = G[k]\n"
   "end\n"
+  // A limit's error is raised from the count hook, and Lua runs a message handler in the hook's
+  // context, where hooks are off: once a limit has tripped, the script's handler must not run.
+  "local xpcall = G.xpcall\n"
+  "base.xpcall = function(f, handler, ...)\n"
+  "  return xpcall(f, function(message)\n"
+  "    if tripped() then return message end\n"
+  "    return handler(message)\n"
+  "  end, ...)\n"
+  "end\n"
+  "local function unplaced(message) return (tostring(message):gsub('^[^:]*:%d+: ', '')) end\n"
   "base.setmetatable = function(t, mt)\n"
   "  if type(mt) == 'table' and rawget(mt, '__gc') ~= nil then\n"
   "    error('__gc metamethods are not allowed in the sandbox', 2)\n"
   "  end\n"
-  "  return setmetatable(t, mt)\n"
+  "  local ok, result = pcall(setmetatable, t, mt)\n"
+  "  if not ok then error(unplaced(result), 2) end\n"
+  "  return result\n"
   "end\n"
   "base.collectgarbage = function(option)\n"
   "  if option == nil or option == 'count' then return gccount() end\n"
@@ -65,7 +77,8 @@ static const char bootstrap[] =
   "    loaded[name] = value\n"
   "    return value\n"
   "  end\n"
-  "  local chunk, path = findmodule(name, make_env())\n"
+  "  local chunk, path, placed = findmodule(name, make_env())\n"
+  "  if not chunk then error(path, placed and 0 or 2) end\n"
   "  loaded[name] = LOADING\n"
   "  local ok, result = pcall(chunk, name, path)\n"
   "  if not ok then\n"
@@ -113,13 +126,19 @@ static int find_module(lua_State *L) {
   const char *name = luaL_checklstring(L, 1, &len);
   luaL_checktype(L, 2, LUA_TTABLE);
   if (!valid_module_name(name, len)) {
-    return luaL_error(L, "invalid module name '%s': use dot-separated identifiers such as 'codec.hex'", name);
+    lua_pushnil(L);
+    lua_pushfstring(L, "invalid module name '%s': use dot-separated identifiers such as 'codec.hex'", name);
+    return 2;
   }
   mr_vm *vm = mr_vm_of(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, vm->paths_ref);
   int folders = lua_gettop(L);
   lua_Integer count = (lua_Integer)lua_rawlen(L, folders);
-  if (count == 0) return luaL_error(L, "module '%s' not found: no policy folders were given", name);
+  if (count == 0) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "module '%s' not found: no policy folders were given", name);
+    return 2;
+  }
   const char *relative = luaL_gsub(L, name, ".", "/");
   char searched[1024] = "";
   for (lua_Integer i = 1; i <= count; i++) {
@@ -135,19 +154,38 @@ static int find_module(lua_State *L) {
     size_t source_len = 0;
     const char *source = read_file(L, file, &source_len);
     fclose(file);
-    if (!source) return luaL_error(L, "cannot read module file %s", path);
-    const char *chunkname = lua_pushfstring(L, "@%s", path);
-    if (luaL_loadbufferx(L, source, source_len, chunkname, "t") != LUA_OK) return lua_error(L);
+    if (!source) {
+      lua_pushnil(L);
+      lua_pushfstring(L, "cannot read module file %s", path);
+      return 2;
+    }
+    // Named "<folder name>/<module path>.lua": short enough that Lua's messages never truncate it.
+    const char *folder = lua_tostring(L, -3);
+    const char *slash = strrchr(folder, '/');
+    const char *chunkname = lua_pushfstring(L, "@%s/%s.lua", slash && slash[1] ? slash + 1 : folder, relative);
+    if (luaL_loadbufferx(L, source, source_len, chunkname, "t") != LUA_OK) {
+      lua_pushnil(L);
+      lua_insert(L, -2);
+      lua_pushboolean(L, 1);
+      return 3;
+    }
     lua_pushvalue(L, 2);
     if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1);
     lua_pushstring(L, path);
     return 2;
   }
-  return luaL_error(L, "module '%s' not found in the policy folders; searched:%s", name, searched);
+  lua_pushnil(L);
+  lua_pushfstring(L, "module '%s' not found in the policy folders; searched:%s", name, searched);
+  return 2;
 }
 
 static int gc_count(lua_State *L) {
   lua_pushnumber(L, (lua_Number)lua_gc(L, LUA_GCCOUNT) + (lua_Number)lua_gc(L, LUA_GCCOUNTB) / 1024.0);
+  return 1;
+}
+
+static int is_tripped(lua_State *L) {
+  lua_pushboolean(L, mr_vm_of(L)->tripped != 0);
   return 1;
 }
 
@@ -363,6 +401,7 @@ void mr_sandbox_setup(lua_State *L, mr_vm *vm) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, vm->base_ref);
   lua_pushcfunction(L, find_module);
   lua_pushcfunction(L, gc_count);
-  lua_call(L, 6, 1);
+  lua_pushcfunction(L, is_tripped);
+  lua_call(L, 7, 1);
   vm->make_env_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }

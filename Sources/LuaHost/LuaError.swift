@@ -66,7 +66,16 @@ public struct LuaError: Error, Sendable, Hashable, CustomStringConvertible {
     var line: Int?
     var message = luaMessage
     if let position = Self.position(in: luaMessage) {
-      script = position.script
+      // Lua shortens long chunk names ("...tail" for files, the head for other names): give back
+      // the whole name when it is the script's.
+      let tail = position.script.hasPrefix("...") ? String(position.script.dropFirst(3)) : nil
+      if let defaultScript, defaultScript != position.script,
+        tail.map(defaultScript.hasSuffix) ?? defaultScript.hasPrefix(position.script)
+      {
+        script = defaultScript
+      } else {
+        script = position.script
+      }
       line = position.line
       message = position.message
     }
