@@ -8,6 +8,7 @@ let package = Package(
     .library(name: "MigrunKit", targets: ["MigrunKit"]),
     .library(name: "LuaHost", targets: ["LuaHost"]),
     .executable(name: "migrun", targets: ["MigrunCLI"]),
+    .executable(name: "migrun-bench", targets: ["MigrunBench"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
@@ -29,6 +30,7 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
+    .executableTarget(name: "MigrunBench", dependencies: ["LuaHost"], path: "Benchmarks/MigrunBench"),
     .target(name: "TestSupport", dependencies: ["MigrunKit"], path: "Tests/TestSupport"),
     .testTarget(name: "MigrunKitTests", dependencies: ["MigrunKit", "TestSupport"]),
     .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "TestSupport"]),

@@ -36,6 +36,8 @@ static inline mr_vm *mr_vm_of(lua_State *L) { return *(mr_vm **)lua_getextraspac
 int mr_trip(lua_State *L, int level, int kind, const char *message);
 /// Reads the value at `index` into `buf` (raises on values that cannot cross, or too deep nesting).
 void mr_read_value(lua_State *L, int index, mr_buf *buf, int depth);
+/// Pushes the value tree at *position and moves past it.
+void mr_push_value(lua_State *L, const mr_buf *buf, size_t *position);
 /// Pushes every top-level value of `buf`; returns how many.
 int mr_push_values(lua_State *L, const mr_buf *buf);
 /// Opens the libraries and builds the sandbox (runs inside a protected call).

@@ -103,7 +103,7 @@ void mr_read_value(lua_State *L, int index, mr_buf *buf, int depth) {
   }
 }
 
-static void push_value(lua_State *L, const mr_buf *buf, size_t *position) {
+void mr_push_value(lua_State *L, const mr_buf *buf, size_t *position) {
   const mr_val *value = &buf->vals[(*position)++];
   luaL_checkstack(L, 3, "values nested too deep");
   switch (value->tag) {
@@ -118,8 +118,8 @@ static void push_value(lua_State *L, const mr_buf *buf, size_t *position) {
     int array = value->count > 0 && buf->vals[*position].tag == MR_INT && buf->vals[*position].i == 1;
     lua_createtable(L, array ? value->count : 0, array ? 0 : value->count);
     for (int32_t pair = 0; pair < value->count; pair++) {
-      push_value(L, buf, position);
-      push_value(L, buf, position);
+      mr_push_value(L, buf, position);
+      mr_push_value(L, buf, position);
       if (lua_isnil(L, -2)) {
         lua_pop(L, 2);
         continue;
@@ -136,7 +136,7 @@ int mr_push_values(lua_State *L, const mr_buf *buf) {
   size_t position = 0;
   int pushed = 0;
   while (position < buf->count) {
-    push_value(L, buf, &position);
+    mr_push_value(L, buf, &position);
     pushed++;
   }
   return pushed;

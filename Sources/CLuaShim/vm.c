@@ -104,14 +104,14 @@ static void mr_set_error(mr_vm *vm, const char *message) {
   if (marker) vm->traceback = strdup(marker + 1);
 }
 
-enum { OP_SETUP, OP_RUN, OP_CALL, OP_ADD_PATH, OP_REGISTER, OP_UNREF };
+enum { OP_SETUP, OP_RUN, OP_CALL, OP_ADD_PATH, OP_REGISTER, OP_UNREF, OP_KEYS, OP_ROW };
 
 typedef struct op_ctx {
   mr_vm *vm;
   int op;
   const char *source, *name, *module;
   size_t len;
-  int64_t ref;
+  int64_t ref, in_keys, out_keys;
   const mr_buf *args;
   mr_buf *out;
   int status;
@@ -155,7 +155,26 @@ static void run_limited(lua_State *L, op_ctx *ctx, int handler, int nargs) {
     mr_set_error(vm, lua_tostring(L, -1));
     return;
   }
-  for (int index = handler + 1; index <= lua_gettop(L); index++) mr_read_value(L, index, ctx->out, 0);
+  if (ctx->op != OP_ROW) {
+    for (int index = handler + 1; index <= lua_gettop(L); index++) mr_read_value(L, index, ctx->out, 0);
+    return;
+  }
+  if (lua_gettop(L) == handler || lua_isnil(L, handler + 1)) return;
+  if (!lua_istable(L, handler + 1)) {
+    ctx->status = MR_ERR_VALUE;
+    lua_pushfstring(L, "the function returned a %s where a table of values was expected", luaL_typename(L, handler + 1));
+    mr_set_error(vm, lua_tostring(L, -1));
+    return;
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, (int)ctx->out_keys);
+  int keys = lua_gettop(L);
+  lua_Integer count = (lua_Integer)lua_rawlen(L, keys);
+  for (lua_Integer k = 1; k <= count; k++) {
+    lua_rawgeti(L, keys, k);
+    lua_rawget(L, handler + 1);
+    mr_read_value(L, -1, ctx->out, 0);
+    lua_pop(L, 1);
+  }
 }
 
 static int op_main(lua_State *L) {
@@ -189,6 +208,15 @@ static int op_main(lua_State *L) {
   case OP_UNREF:
     luaL_unref(L, LUA_REGISTRYINDEX, (int)ctx->ref);
     return 0;
+  case OP_KEYS:
+    lua_createtable(L, (int)ctx->args->count, 0);
+    for (size_t k = 0; k < ctx->args->count; k++) {
+      const mr_val *name = &ctx->args->vals[k];
+      lua_pushlstring(L, ctx->args->bytes ? ctx->args->bytes + name->off : "", name->len);
+      lua_rawseti(L, -2, (lua_Integer)k + 1);
+    }
+    ctx->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    return 0;
   default:
     break;
   }
@@ -213,7 +241,24 @@ static int op_main(lua_State *L) {
     mr_set_error(vm, "the value called is not a function");
     return 0;
   }
-  int nargs = ctx->args ? mr_push_values(L, ctx->args) : 0;
+  int nargs;
+  if (ctx->op == OP_ROW) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, (int)ctx->in_keys);
+    int keys = lua_gettop(L);
+    lua_createtable(L, 0, (int)lua_rawlen(L, keys));
+    size_t position = 0;
+    for (lua_Integer k = 1; position < ctx->args->count; k++) {
+      lua_rawgeti(L, keys, k);
+      if (lua_isnil(L, -1)) return luaL_error(L, "more values than keys");
+      mr_push_value(L, ctx->args, &position);
+      if (lua_isnil(L, -1)) lua_pop(L, 2);
+      else lua_rawset(L, -3);
+    }
+    lua_remove(L, keys);
+    nargs = 1;
+  } else {
+    nargs = ctx->args ? mr_push_values(L, ctx->args) : 0;
+  }
   run_limited(L, ctx, handler, nargs);
   return 0;
 }
@@ -292,6 +337,18 @@ mr_status mr_vm_call(mr_vm *vm, int64_t ref, const mr_buf *args, mr_buf *out) {
 
 mr_status mr_vm_register(mr_vm *vm, const char *module, const char *name, int32_t fn_id) {
   op_ctx ctx = {.op = OP_REGISTER, .module = module, .name = name, .ref = fn_id};
+  return protected_op(vm, &ctx);
+}
+
+mr_status mr_vm_keys(mr_vm *vm, const mr_buf *names, int64_t *ref) {
+  op_ctx ctx = {.op = OP_KEYS, .args = names};
+  mr_status status = protected_op(vm, &ctx);
+  *ref = ctx.ref;
+  return status;
+}
+
+mr_status mr_vm_call_row(mr_vm *vm, int64_t ref, int64_t in_keys, const mr_buf *values, int64_t out_keys, mr_buf *out) {
+  op_ctx ctx = {.op = OP_ROW, .ref = ref, .in_keys = in_keys, .out_keys = out_keys, .args = values, .out = out};
   return protected_op(vm, &ctx);
 }
 

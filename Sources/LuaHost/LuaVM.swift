@@ -29,11 +29,13 @@ public final class LuaVM {
   /// Bytes the VM holds now.
   public var memoryUsed: Int { mr_vm_memory(state) }
 
-  private let state: OpaquePointer
+  let state: OpaquePointer
   private var hostFunctions: [HostFunction] = []
   private var scriptOfFunction: [Int64: String] = [:]
-  private var arguments = mr_buf()
-  private var results = mr_buf()
+  // Behind pointers: the buffers are reused on every call, and stored properties would pay for
+  // Swift's dynamic exclusivity checks on each access.
+  private let arguments = UnsafeMutablePointer<mr_buf>.allocate(capacity: 1)
+  private let results = UnsafeMutablePointer<mr_buf>.allocate(capacity: 1)
   private var isCalling = false
 
   /// A VM whose `require` finds modules in `modulePaths` (searched in order) and nowhere else.
@@ -41,6 +43,8 @@ public final class LuaVM {
   /// `hostLibraries` is false.
   public init(limits: LuaLimits = LuaLimits(), modulePaths: [URL] = [], hostLibraries: Bool = true) throws(LuaError) {
     self.limits = limits
+    arguments.initialize(to: mr_buf())
+    results.initialize(to: mr_buf())
     var cLimits = Self.cLimits(limits)
     // The VM is made before `self` is complete; the host pointer is set right after.
     guard let state = mr_vm_new(&cLimits, LuaVM.hostTrampoline, nil) else {
@@ -56,8 +60,10 @@ public final class LuaVM {
 
   deinit {
     mr_vm_free(state)
-    mr_buf_free(&arguments)
-    mr_buf_free(&results)
+    mr_buf_free(arguments)
+    mr_buf_free(results)
+    arguments.deallocate()
+    results.deallocate()
   }
 
   /// Runs Lua text as a script named `name` (shown in messages as `name:LINE:`) in a fresh
@@ -66,16 +72,16 @@ public final class LuaVM {
   public func run(source: String, name: String) throws(LuaError) -> [LuaValue] {
     try guardReentry()
     defer { isCalling = false }
-    mr_buf_reset(&results)
+    mr_buf_reset(results)
     let chunkName = "=" + name
     let status =
       source.utf8.withContiguousStorageIfAvailable { bytes in
         bytes.withMemoryRebound(to: CChar.self) { text in
-          mr_vm_run(state, text.baseAddress, text.count, chunkName, &results)
+          mr_vm_run(state, text.baseAddress, text.count, chunkName, results)
         }
       }
       ?? Array(source.utf8CString.dropLast()).withUnsafeBufferPointer { text in
-        mr_vm_run(state, text.baseAddress, text.count, chunkName, &results)
+        mr_vm_run(state, text.baseAddress, text.count, chunkName, results)
       }
     try check(status, script: name)
     return decodeResults(script: name)
@@ -97,21 +103,9 @@ public final class LuaVM {
   /// Calls a function a script returned, under ``limits``.
   @discardableResult
   public func call(_ function: LuaFunction, _ arguments: [LuaValue] = []) throws(LuaError) -> [LuaValue] {
-    guard function.vm == ObjectIdentifier(self) else {
-      throw LuaError(kind: .badValue, message: "the function belongs to another Lua VM")
+    try withCallBuffers(function: function, values: arguments) { (arguments, results) in
+      mr_vm_call(state, function.reference, arguments, results)
     }
-    try guardReentry()
-    defer { isCalling = false }
-    let script = scriptOfFunction[function.reference]
-    mr_buf_reset(&self.arguments)
-    for argument in arguments {
-      guard Self.encode(argument, into: &self.arguments) else {
-        throw LuaError(kind: .memoryLimit, message: "out of memory while passing arguments", script: script)
-      }
-    }
-    mr_buf_reset(&results)
-    try check(mr_vm_call(state, function.reference, &self.arguments, &results), script: script)
-    return decodeResults(script: script)
   }
 
   /// Makes `body` callable from scripts as `module.name` (or the global `name`). Register before
@@ -135,6 +129,42 @@ public final class LuaVM {
   public func collectGarbage() { mr_vm_collect(state) }
 
   // MARK: - Non public
+
+  /// Encodes `values`, runs `body` with the argument and result buffers, checks its status and
+  /// decodes the results.
+  func withCallBuffers(
+    function: LuaFunction, values: [LuaValue],
+    _ body: (UnsafeMutablePointer<mr_buf>, UnsafeMutablePointer<mr_buf>) -> mr_status
+  ) throws(LuaError) -> [LuaValue] {
+    guard function.vm == ObjectIdentifier(self) else {
+      throw LuaError(kind: .badValue, message: "the function belongs to another Lua VM")
+    }
+    try guardReentry()
+    defer { isCalling = false }
+    let script = scriptOfFunction[function.reference]
+    mr_buf_reset(arguments)
+    for value in values {
+      guard Self.encode(value, into: &arguments.pointee) else {
+        throw LuaError(kind: .memoryLimit, message: "out of memory while passing arguments", script: script)
+      }
+    }
+    mr_buf_reset(results)
+    try check(body(arguments, results), script: script)
+    return decodeResults(script: script)
+  }
+
+  func internKeys(_ keys: [String]) throws(LuaError) -> Int64 {
+    var names = mr_buf()
+    defer { mr_buf_free(&names) }
+    for key in keys {
+      guard Self.encode(.text(key), into: &names) else {
+        throw LuaError(kind: .memoryLimit, message: "out of memory while preparing keys")
+      }
+    }
+    var reference: Int64 = 0
+    try check(mr_vm_keys(state, &names, &reference), script: nil)
+    return reference
+  }
 
   private func guardReentry() throws(LuaError) {
     guard !isCalling else {
@@ -166,8 +196,8 @@ public final class LuaVM {
   private func decodeResults(script: String?) -> [LuaValue] {
     var decoded: [LuaValue] = []
     var position = 0
-    while position < results.count {
-      decoded.append(decode(&results, at: &position, script: script))
+    while position < results.pointee.count {
+      decoded.append(decode(&results.pointee, at: &position, script: script))
     }
     return decoded
   }

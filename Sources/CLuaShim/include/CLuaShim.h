@@ -82,6 +82,12 @@ mr_status mr_vm_run(mr_vm *vm, const char *source, size_t len, const char *chunk
 mr_status mr_vm_call(mr_vm *vm, int64_t ref, const mr_buf *args, mr_buf *out);
 /// Calls field `field` of the table `ref` (method-free: no self), as mr_vm_call.
 mr_status mr_vm_call_field(mr_vm *vm, int64_t ref, const char *field, const mr_buf *args, mr_buf *out);
+/// Interns the strings of `names` as a key list for mr_vm_call_row; *ref receives its reference.
+mr_status mr_vm_keys(mr_vm *vm, const mr_buf *names, int64_t *ref);
+/// Calls function `ref` with one table built from `values` under the keys `in_keys` (by position),
+/// and reads the fields `out_keys` of the table it returns into `out` (by position; nil when absent).
+/// A function that returns nothing leaves `out` empty.
+mr_status mr_vm_call_row(mr_vm *vm, int64_t ref, int64_t in_keys, const mr_buf *values, int64_t out_keys, mr_buf *out);
 void mr_vm_unref(mr_vm *vm, int64_t ref);
 /// The last error's message (with "chunk:line:" where Lua gave one) and traceback.
 const char *mr_vm_error(const mr_vm *vm);
