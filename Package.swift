@@ -13,15 +13,21 @@ let package = Package(
   dependencies: [
     .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
   ],
   targets: [
     .systemLibrary(name: "CLua", pkgConfig: "lua5.4", providers: [.apt(["liblua5.4-dev"])]),
     .target(name: "CLuaShim", dependencies: ["CLua"], cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]),
     .target(name: "PropertyList"),
     .target(name: "LuaHost", dependencies: ["CLuaShim", "PropertyList"]),
+    .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
     .target(
       name: "MigrunKit",
-      dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+      dependencies: [
+        "PropertyList", "CZlib",
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "GRDB", package: "GRDB.swift"),
+      ]
     ),
     .executableTarget(
       name: "MigrunCLI",
@@ -31,7 +37,9 @@ let package = Package(
       ]
     ),
     .executableTarget(name: "MigrunBench", dependencies: ["LuaHost"], path: "Benchmarks/MigrunBench"),
-    .target(name: "TestSupport", dependencies: ["MigrunKit"], path: "Tests/TestSupport"),
+    .target(
+      name: "TestSupport", dependencies: ["MigrunKit", .product(name: "GRDB", package: "GRDB.swift")],
+      path: "Tests/TestSupport"),
     .testTarget(name: "MigrunKitTests", dependencies: ["MigrunKit", "TestSupport"]),
     .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "TestSupport"]),
     .testTarget(name: "PropertyListTests", dependencies: ["PropertyList", "TestSupport"]),

@@ -1,5 +1,5 @@
 /// A value decoded from an `NSKeyedArchiver` archive, with Foundation's classes turned into plain
-/// values: NSDictionary → ``dictionary``, NSArray/NSSet/NSOrderedSet → ``array``, NSString,
+/// values: NSDictionary (and Foundation's NSKnownKeysDictionary1) → ``dictionary``, NSArray/NSSet/NSOrderedSet → ``array``, NSString,
 /// NSNumber, NSData, NSDate, NSUUID, NSURL, NSNull → their values; any other class → ``object``
 /// with its encoded fields. A back-reference to an object being decoded is a ``reference``.
 public indirect enum ArchivedValue: Sendable, Hashable {
@@ -30,15 +30,22 @@ public indirect enum ArchivedValue: Sendable, Hashable {
 /// ```
 public enum KeyedArchive {
   /// Decodes the archive's root object (or, when `$top` has no `root`, a dictionary of its entries).
-  public static func unarchive(_ bytes: [UInt8]) throws(PropertyListError) -> ArchivedValue {
-    try unarchive(PropertyListValue(decoding: bytes))
+  ///
+  /// Fields named in `linkKeys` that point at another object are not followed: they decode as
+  /// ``ArchivedValue/reference(_:)``. Use it for back-links in object graphs (an attribute's
+  /// `NSEntity`), which would otherwise be expanded again and again.
+  public static func unarchive(_ bytes: [UInt8], linkKeys: Set<String> = []) throws(PropertyListError) -> ArchivedValue
+  {
+    try unarchive(PropertyListValue(decoding: bytes), linkKeys: linkKeys)
   }
 
-  public static func unarchive(_ archive: PropertyListValue) throws(PropertyListError) -> ArchivedValue {
+  public static func unarchive(_ archive: PropertyListValue, linkKeys: Set<String> = []) throws(PropertyListError)
+    -> ArchivedValue
+  {
     guard archive["$archiver"]?.stringValue == "NSKeyedArchiver", let objects = archive["$objects"]?.arrayValue,
       let top = archive["$top"]?.dictionaryValue
     else { throw PropertyListError("not an NSKeyedArchiver archive ($archiver, $objects or $top missing)") }
-    var decoder = Decoder(objects: objects)
+    var decoder = Decoder(objects: objects, linkKeys: linkKeys)
     if let root = top["root"] { return try decoder.value(root, depth: 0) }
     var entries: [ArchivedValue: ArchivedValue] = [:]
     for (key, value) in top { entries[.string(key)] = try decoder.value(value, depth: 0) }
@@ -47,7 +54,10 @@ public enum KeyedArchive {
 
   private struct Decoder {
     let objects: [PropertyListValue]
+    let linkKeys: Set<String>
     var visiting = Set<UInt64>()
+    /// Objects already decoded: each is decoded once, however many fields point at it.
+    var decoded: [UInt64: ArchivedValue] = [:]
 
     mutating func value(_ item: PropertyListValue, depth: Int) throws(PropertyListError) -> ArchivedValue {
       guard depth < 200 else { throw PropertyListError("archive nested more than 200 deep") }
@@ -74,14 +84,24 @@ public enum KeyedArchive {
       guard reference < objects.count else { throw PropertyListError("archive refers to missing object \(reference)") }
       let item = objects[Int(reference)]
       if item.stringValue == "$null" { return .null }
-      guard case .dictionary(let fields) = item, case .uid(let classReference)? = fields["$class"] else {
+      guard case .dictionary(let fields) = item, case .uid? = fields["$class"] else {
         return try value(item, depth: depth + 1)
       }
+      if let known = decoded[reference] { return known }
       guard visiting.insert(reference).inserted else { return .reference(reference) }
       defer { visiting.remove(reference) }
+      let value = try decodeObject(fields, depth: depth)
+      decoded[reference] = value
+      return value
+    }
+
+    mutating func decodeObject(_ fields: [String: PropertyListValue], depth: Int)
+      throws(PropertyListError) -> ArchivedValue
+    {
+      guard case .uid(let classReference)? = fields["$class"] else { return .null }
       guard classReference < objects.count, let className = objects[Int(classReference)]["$classname"]?.stringValue
       else {
-        throw PropertyListError("archive object \(reference) has no class name")
+        throw PropertyListError("an archived object has no class name")
       }
       func field(_ name: String) throws(PropertyListError) -> ArchivedValue {
         guard let raw = fields[name] else { return .null }
@@ -98,6 +118,12 @@ public enum KeyedArchive {
         let keys = try list("NS.keys")
         let values = try list("NS.objects")
         guard keys.count == values.count else { throw PropertyListError("archived dictionary keys and values differ") }
+        return .dictionary(Dictionary(zip(keys, values), uniquingKeysWith: { _, last in last }))
+      case "NSKnownKeysDictionary1":
+        // Foundation's dictionary with a shared key list: searchMapping.keys and values, by position.
+        guard case .object(_, let mapping) = try field("searchMapping"), case .array(let keys)? = mapping["keys"],
+          case .array(let values) = try field("values"), keys.count <= values.count
+        else { throw PropertyListError("archived NSKnownKeysDictionary1 is malformed") }
         return .dictionary(Dictionary(zip(keys, values), uniquingKeysWith: { _, last in last }))
       case "NSArray", "NSMutableArray", "NSSet", "NSMutableSet", "NSOrderedSet", "NSMutableOrderedSet":
         return .array(try list("NS.objects"))
@@ -122,7 +148,15 @@ public enum KeyedArchive {
         return .null
       default:
         var decoded: [String: ArchivedValue] = [:]
-        for (key, raw) in fields where key != "$class" { decoded[key] = try value(raw, depth: depth + 1) }
+        for (key, raw) in fields where key != "$class" {
+          if linkKeys.contains(key), case .uid(let link) = raw {
+            decoded[key] =
+              objects.indices.contains(Int(link)) && objects[Int(link)].stringValue == "$null"
+              ? .null : .reference(link)
+          } else {
+            decoded[key] = try value(raw, depth: depth + 1)
+          }
+        }
         return .object(className: className, fields: decoded)
       }
     }

@@ -4,8 +4,13 @@ import Foundation
 public final class TemporaryDirectory: @unchecked Sendable {
   public let url: URL
 
-  public init() throws {
-    url = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-test-\(UUID().uuidString)")
+  public convenience init() throws {
+    try self.init(
+      url: FileManager.default.temporaryDirectory.appendingPathComponent("migrun-test-\(UUID().uuidString)"))
+  }
+
+  private init(url: URL) throws {
+    self.url = url
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
   }
 

@@ -1,0 +1,204 @@
+import CZlib
+import PropertyList
+
+/// A store's own model: `Z_MODELCACHE.Z_CONTENT`, raw DEFLATE around an NSKeyedArchiver archive of
+/// the `NSManagedObjectModel` that wrote the store. With it, a store can be described, exported and
+/// identified without its model file.
+enum ModelCache {
+  /// Back-links of the archived object graph, left as references (names are read instead).
+  static let links: Set<String> = [
+    "NSEntity", "NSSuperentity", "NSDestinationEntity", "NSInverseRelationship", "NSManagedObjectModel",
+  ]
+
+  static func model(fromCompressed bytes: [UInt8]) throws(StoreError) -> ObjectModel {
+    let archive: ArchivedValue
+    do {
+      archive = try KeyedArchive.unarchive(try inflate(bytes), linkKeys: links)
+    } catch let error as StoreError {
+      throw error
+    } catch {
+      throw StoreError(.badModelCache, reason: "Z_MODELCACHE is not an archived model (\(error))")
+    }
+    return try model(from: archive)
+  }
+
+  /// Inflates raw DEFLATE data (no zlib or gzip header) with the system zlib.
+  static func inflate(_ bytes: [UInt8]) throws(StoreError) -> [UInt8] {
+    var stream = z_stream()
+    guard inflateInit2_(&stream, -15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+      throw StoreError(.badModelCache, reason: "zlib could not start")
+    }
+    defer { inflateEnd(&stream) }
+    var output: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    var input = bytes
+    var status: Int32 = Z_OK
+    input.withUnsafeMutableBufferPointer { inputBuffer in
+      stream.next_in = inputBuffer.baseAddress
+      stream.avail_in = uInt(inputBuffer.count)
+      repeat {
+        chunk.withUnsafeMutableBufferPointer { chunkBuffer in
+          stream.next_out = chunkBuffer.baseAddress
+          stream.avail_out = uInt(chunkBuffer.count)
+          status = CZlib.inflate(&stream, Z_NO_FLUSH)
+          output.append(contentsOf: chunkBuffer.prefix(chunkBuffer.count - Int(stream.avail_out)))
+        }
+      } while status == Z_OK && output.count < 256 << 20
+    }
+    guard status == Z_STREAM_END else {
+      throw StoreError(.badModelCache, reason: "Z_MODELCACHE is not valid DEFLATE data (zlib status \(status))")
+    }
+    return output
+  }
+
+  static func model(from archive: ArchivedValue) throws(StoreError) -> ObjectModel {
+    guard case .object("NSManagedObjectModel", let fields) = archive,
+      case .dictionary(let archivedEntities)? = fields["NSEntities"]
+    else { throw StoreError(.badModelCache, reason: "Z_MODELCACHE does not hold an NSManagedObjectModel") }
+    var parents: [String: String] = [:]
+    var entities: [Entity] = []
+    for case (.string(let name), .object(_, let entityFields)) in archivedEntities {
+      if case .dictionary(let subentities)? = entityFields["NSSubentities"] {
+        for case .string(let child) in subentities.keys { parents[child] = name }
+      }
+      entities.append(try entity(named: name, entityFields))
+    }
+    for index in entities.indices { entities[index].parentName = parents[entities[index].name] }
+    entities = withoutInheritedCopies(entities)
+    var identifiers: [String] = []
+    if case .array(let values)? = fields["NSVersionIdentifiers"] {
+      identifiers = values.compactMap { if case .string(let text) = $0 { text } else { nil } }.sorted()
+    }
+    do {
+      return try ObjectModel(entities: entities, versionIdentifiers: identifiers)
+    } catch {
+      throw StoreError(.badModelCache, reason: "the store's model cannot be loaded: \(error)")
+    }
+  }
+
+  /// A compiled model repeats every inherited property in each subentity; keep only what an entity
+  /// declares itself (a property equal to the inherited one is a copy, a different one a redeclaration).
+  static func withoutInheritedCopies(_ entities: [Entity]) -> [Entity] {
+    let byName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    func ancestors(of entity: Entity) -> [Entity] {
+      var chain: [Entity] = []
+      var next = entity.parentName.flatMap { byName[$0] }
+      while let current = next, chain.count < entities.count {
+        chain.append(current)
+        next = current.parentName.flatMap { byName[$0] }
+      }
+      return chain
+    }
+    return entities.map { entity in
+      let inherited = ancestors(of: entity)
+      guard !inherited.isEmpty else { return entity }
+      var own = entity
+      own.attributes.removeAll { attribute in inherited.contains { $0.attributes.contains(attribute) } }
+      own.relationships.removeAll { relationship in inherited.contains { $0.relationships.contains(relationship) } }
+      own.fetchedProperties.removeAll { fetched in inherited.contains { $0.fetchedProperties.contains(fetched) } }
+      own.uniquenessConstraints.removeAll { constraint in
+        inherited.contains { $0.uniquenessConstraints.contains(constraint) }
+      }
+      return own
+    }
+  }
+
+  static func entity(named name: String, _ fields: [String: ArchivedValue]) throws(StoreError) -> Entity {
+    var entity = Entity(
+      name: name, isAbstract: fields["NSIsAbstract"] == .boolean(true),
+      versionHashModifier: string(fields["NSVersionHashModifier"]),
+      renamingIdentifier: string(fields["NSRenamingIdentifier"]).flatMap { $0 == name ? nil : $0 },
+      className: string(fields["NSClassNameForEntity"]))
+    if case .array(let tuples)? = fields["NSUniqueTuples"] {
+      entity.uniquenessConstraints = tuples.compactMap { tuple in
+        guard case .array(let names) = tuple else { return nil }
+        return names.compactMap { string($0) }
+      }
+    }
+    guard case .dictionary(let properties)? = fields["NSProperties"] else { return entity }
+    for case (.string(let propertyName), .object(let className, let property)) in properties {
+      let renaming = string(property["NSRenamingIdentifier"]).flatMap { $0 == propertyName ? nil : $0 }
+      let flags = (
+        optional: property["NSIsOptional"] == .boolean(true), transient: property["NSIsTransient"] == .boolean(true),
+        readOnly: property["NSIsReadOnly"] == .boolean(true)
+      )
+      switch className {
+      case "NSAttributeDescription", "NSDerivedAttributeDescription":
+        guard case .integer(let code)? = property["NSAttributeType"],
+          let type = AttributeType(rawValue: UInt32(clamping: code))
+        else {
+          throw StoreError(.badModelCache, entity: name, reason: "attribute '\(propertyName)' has an unknown type")
+        }
+        let attributeFlags = integer(property["NSFlagsKey"]) ?? 0
+        var derivation: Derivation?
+        if className == "NSDerivedAttributeDescription", let expression = property["NSDerivationExpression"] {
+          derivation = Derivation(expression: ExpressionFormat.format(expression))
+        }
+        entity.attributes.append(
+          Attribute(
+            name: propertyName, type: type, isOptional: flags.optional, isTransient: flags.transient,
+            isReadOnly: flags.readOnly, versionHashModifier: string(property["NSVersionHashModifier"]),
+            renamingIdentifier: renaming, allowsExternalBinaryDataStorage: attributeFlags & 1 != 0,
+            preservesValueInHistoryOnDeletion: attributeFlags & 16 != 0, derivation: derivation,
+            valueTransformerName: string(property["NSValueTransformerName"])))
+      case "NSRelationshipDescription":
+        guard let destination = string(property["_NSDestinationEntityName"]) else {
+          throw StoreError(.badModelCache, entity: name, reason: "relationship '\(propertyName)' has no destination")
+        }
+        let maxCount = integer(property["NSMaxCount"]) ?? 0
+        let deleteRules: [Int64: DeleteRule] = [0: .noAction, 1: .nullify, 2: .cascade, 3: .deny]
+        entity.relationships.append(
+          Relationship(
+            name: propertyName, destinationEntity: destination,
+            inverseName: string(property["_NSInverseRelationshipName"]),
+            minCount: Int32(clamping: integer(property["NSMinCount"]) ?? 0),
+            // Kept as archived: a model built in code may say -1 for "unbounded", and Core Data
+            // hashes that -1 (SampleModel2's stores), where Xcode's models say 0.
+            maxCount: Int32(clamping: maxCount), isOrdered: property["NSIsOrdered"] == .boolean(true),
+            deleteRule: deleteRules[integer(property["NSDeleteRule"]) ?? 1] ?? .nullify, isOptional: flags.optional,
+            isTransient: flags.transient, isReadOnly: flags.readOnly,
+            versionHashModifier: string(property["NSVersionHashModifier"]), renamingIdentifier: renaming))
+      case "NSFetchedPropertyDescription":
+        entity.fetchedProperties.append(
+          FetchedProperty(name: propertyName, fetchEntity: string(property["_NSFetchRequestEntityName"])))
+      default:
+        continue
+      }
+    }
+    return entity
+  }
+
+  static func string(_ value: ArchivedValue?) -> String? {
+    if case .string(let text)? = value { return text }
+    return nil
+  }
+
+  static func integer(_ value: ArchivedValue?) -> Int64? {
+    if case .integer(let number)? = value { return number }
+    return nil
+  }
+}
+
+/// Prints an archived NSExpression the way `NSExpression.description` does, for derived attributes:
+/// key paths as written, functions as `name:(arguments)`.
+enum ExpressionFormat {
+  static func format(_ expression: ArchivedValue) -> String {
+    guard case .object(_, let fields) = expression else { return "" }
+    let selector = ModelCache.string(fields["NSSelectorName"])
+    var arguments: [String] = []
+    if case .array(let values)? = fields["NSArguments"] { arguments = values.map(format) }
+    if let keyPath = ModelCache.string(fields["NSKeyPath"]) { return keyPath }
+    // A key-path expression: NSSelfExpression receiving valueForKey:/valueForKeyPath: with the path.
+    if selector == "valueForKey:" || selector == "valueForKeyPath:" { return arguments.joined(separator: ".") }
+    if let selector { return "\(selector)(\(arguments.joined(separator: ", ")))" }
+    if let constant = fields["NSConstantValue"] {
+      switch constant {
+      case .string(let text): return "\"\(text)\""
+      case .integer(let number): return String(number)
+      case .real(let number): return String(number)
+      default: return ""
+      }
+    }
+    return ""
+  }
+}

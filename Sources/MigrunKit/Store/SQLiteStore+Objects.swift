@@ -1,0 +1,303 @@
+import Foundation
+import GRDB
+
+/// Turns rows of one store into objects, with their to-many members.
+struct SQLiteObjectReader {
+  let store: SQLiteStore
+  let db: Database
+
+  func object(from row: Row) throws -> StoredObject {
+    let number: Int = row["Z_ENT"]
+    let primaryKey: Int64 = row["Z_PK"]
+    guard let layout = store.schema.layout(number: number) else {
+      throw StoreError(
+        .badValue, primaryKey: primaryKey, reason: "row has Z_ENT \(number), which the model does not have")
+    }
+    guard let entity = store.model.entity(named: layout.name) else {
+      throw StoreError(.unknownEntity, entity: layout.name, reason: "the model has no such entity")
+    }
+    var object = StoredObject(id: ObjectID(entity: layout.name, primaryKey: primaryKey), version: row["Z_OPT"] ?? 0)
+    for attribute in store.model.attributes(of: entity) {
+      guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
+      object.attributes[attribute.name] = StoreValueCoding.value(
+        row[column.name] as DatabaseValue, type: attribute.type)
+    }
+    for relationship in store.model.relationships(of: entity) {
+      switch layout.properties[relationship.name] {
+      case .toOne(let key, let entityColumn, _)?:
+        guard let target: Int64 = row[key.name] else { continue }
+        let targetEntity = entityColumn.flatMap { column in
+          (row[column.name] as Int?).flatMap { store.schema.layout(number: $0)?.name }
+        }
+        object.toOne[relationship.name] = ObjectID(
+          entity: targetEntity ?? relationship.destinationEntity, primaryKey: target)
+      case .toManyThroughInverse(let destination, let inverse)?:
+        object.toMany[relationship.name] = try membersThroughInverse(
+          primaryKey, destination: destination, inverse: inverse)
+      case .manyToMany(let table, let own, let other)?:
+        object.toMany[relationship.name] = try joinMembers(
+          primaryKey, table: table, own: own, other: other, destination: relationship.destinationEntity,
+          ordered: relationship.isOrdered)
+      default:
+        continue
+      }
+    }
+    return object
+  }
+
+  private func membersThroughInverse(_ primaryKey: Int64, destination: String, inverse: String) throws -> [ObjectID] {
+    guard let layout = store.schema.layout(of: destination),
+      case .toOne(let key, _, let order)? = layout.properties[inverse]
+    else { return [] }
+    let sql = """
+      SELECT Z_PK, Z_ENT FROM \(layout.table) WHERE \(key.name) = ? AND Z_ENT IN (\(SQLiteStore.list(layout.kindNumbers)))
+      ORDER BY \(order.map { "\($0.name), " } ?? "")Z_PK
+      """
+    return try members(sql, primaryKey)
+  }
+
+  private func joinMembers(
+    _ primaryKey: Int64, table: String, own: String, other: String, destination: String, ordered: Bool
+  ) throws -> [ObjectID] {
+    guard let layout = store.schema.layout(of: destination) else { return [] }
+    let order = ordered ? "j.Z_FOK_\(other.dropFirst(other == "REFLEXIVE" ? 0 : 2)), " : ""
+    let sql = """
+      SELECT d.Z_PK, d.Z_ENT FROM \(table) j JOIN \(layout.table) d ON d.Z_PK = j.\(other)
+      WHERE j.\(own) = ? ORDER BY \(order)d.Z_PK
+      """
+    return try members(sql, primaryKey)
+  }
+
+  private func members(_ sql: String, _ primaryKey: Int64) throws -> [ObjectID] {
+    let statement = try db.cachedStatement(sql: sql)
+    var result: [ObjectID] = []
+    let rows = try Row.fetchCursor(statement, arguments: [primaryKey])
+    while let row = try rows.next() {
+      let number: Int = row[1]
+      guard let entity = store.schema.layout(number: number)?.name else { continue }
+      result.append(ObjectID(entity: entity, primaryKey: row[0]))
+    }
+    return result
+  }
+}
+
+/// Writes objects inside one transaction of a store.
+final class SQLiteObjectWriter: StoreWriter {
+  let store: SQLiteStore
+  let db: Database
+  private(set) var newMetadata: StoreMetadata?
+
+  init(store: SQLiteStore, db: Database) {
+    self.store = store
+    self.db = db
+  }
+
+  func newPrimaryKey(for entity: String) throws -> Int64 {
+    let root = try rootNumber(entity)
+    try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + 1 WHERE Z_ENT = ?", arguments: [root])
+    return try Int64.fetchOne(db, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", arguments: [root]) ?? 1
+  }
+
+  func insert(_ object: StoredObject) throws {
+    let (layout, entity) = try resolve(object.id)
+    var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
+    var values: [DatabaseValue] = [
+      object.id.primaryKey.databaseValue, layout.number.databaseValue, object.version.databaseValue,
+    ]
+    try appendColumns(of: object, layout: layout, entity: entity, to: &columns, &values)
+    let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+    try execute(
+      "INSERT INTO \(layout.table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))", values, object.id)
+    try db.execute(
+      sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?",
+      arguments: [object.id.primaryKey, try rootNumber(object.id.entity)])
+  }
+
+  func update(_ object: StoredObject) throws {
+    let (layout, entity) = try resolve(object.id)
+    var columns = ["Z_OPT"]
+    var values: [DatabaseValue] = [(object.version + 1).databaseValue]
+    try appendColumns(of: object, layout: layout, entity: entity, to: &columns, &values)
+    values.append(object.id.primaryKey.databaseValue)
+    try execute(
+      "UPDATE \(layout.table) SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE Z_PK = ?", values,
+      object.id)
+  }
+
+  func setToMany(_ id: ObjectID, _ relationship: String, _ members: [ObjectID]) throws {
+    let (layout, _) = try resolve(id)
+    switch layout.properties[relationship] {
+    case .toManyThroughInverse(let destination, let inverse)?:
+      guard let target = store.schema.layout(of: destination),
+        case .toOne(let key, let entityColumn, let order)? = target.properties[inverse]
+      else { return }
+      var clear = ["\(key.name) = NULL"]
+      if let entityColumn { clear.append("\(entityColumn.name) = NULL") }
+      if let order { clear.append("\(order.name) = NULL") }
+      try db.execute(
+        sql: "UPDATE \(target.table) SET \(clear.joined(separator: ", ")) WHERE \(key.name) = ?",
+        arguments: [id.primaryKey])
+      for (index, member) in members.enumerated() {
+        var sets = ["\(key.name) = ?"]
+        var values: [DatabaseValue] = [id.primaryKey.databaseValue]
+        if let entityColumn {
+          sets.append("\(entityColumn.name) = ?")
+          values.append(layout.number.databaseValue)
+        }
+        if let order {
+          sets.append("\(order.name) = ?")
+          values.append((index + 1).databaseValue)
+        }
+        values.append(member.primaryKey.databaseValue)
+        try execute("UPDATE \(target.table) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ?", values, id)
+      }
+    case .manyToMany(let table, let own, let other)?:
+      let reflexive = other == "REFLEXIVE"
+      try db.execute(
+        sql: "DELETE FROM \(table) WHERE \(own) = ?\(reflexive ? " OR REFLEXIVE = ?" : "")",
+        arguments: reflexive ? [id.primaryKey, id.primaryKey] : [id.primaryKey])
+      let ordered =
+        store.model.entity(named: id.entity).flatMap { entity in
+          store.model.relationships(of: entity).first { $0.name == relationship }?.isOrdered
+        } ?? false
+      for (index, member) in members.enumerated() {
+        if ordered {
+          let fok = "Z_FOK_\(other.dropFirst(reflexive ? 0 : 2))"
+          try db.execute(
+            sql: "INSERT OR REPLACE INTO \(table) (\(own), \(other), \(fok)) VALUES (?, ?, ?)",
+            arguments: [id.primaryKey, member.primaryKey, index + 1])
+        } else {
+          try db.execute(
+            sql: "INSERT OR IGNORE INTO \(table) (\(own), \(other)) VALUES (?, ?)",
+            arguments: [id.primaryKey, member.primaryKey])
+        }
+        if reflexive {
+          try db.execute(
+            sql: "INSERT OR IGNORE INTO \(table) (\(own), \(other)) VALUES (?, ?)",
+            arguments: [member.primaryKey, id.primaryKey])
+        }
+      }
+    default:
+      throw StoreError(.unknownProperty, entity: id.entity, reason: "'\(relationship)' is not a to-many relationship")
+    }
+  }
+
+  func delete(_ id: ObjectID) throws {
+    let (layout, _) = try resolve(id)
+    try db.execute(sql: "DELETE FROM \(layout.table) WHERE Z_PK = ?", arguments: [id.primaryKey])
+    for storage in layout.properties.values {
+      switch storage {
+      case .manyToMany(let table, let own, let other):
+        try db.execute(
+          sql: "DELETE FROM \(table) WHERE \(own) = ? OR \(other) = ?", arguments: [id.primaryKey, id.primaryKey])
+      case .toManyThroughInverse(let destination, let inverse):
+        if let target = store.schema.layout(of: destination), case .toOne(let key, _, _)? = target.properties[inverse] {
+          try db.execute(
+            sql: "UPDATE \(target.table) SET \(key.name) = NULL WHERE \(key.name) = ?", arguments: [id.primaryKey])
+        }
+      default: break
+      }
+    }
+  }
+
+  func setMetadata(_ metadata: StoreMetadata) throws {
+    try db.execute(
+      sql: "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ? WHERE Z_VERSION = (SELECT min(Z_VERSION) FROM Z_METADATA)",
+      arguments: [metadata.uuid, Data(metadata.plist.binaryEncoded())])
+    newMetadata = metadata
+  }
+
+  // MARK: - Non public
+
+  private func resolve(_ id: ObjectID) throws -> (StoreSchema.EntityLayout, Entity) {
+    guard let layout = store.schema.layout(of: id.entity), let entity = store.model.entity(named: id.entity) else {
+      throw StoreError(
+        .unknownEntity, entity: id.entity, primaryKey: id.primaryKey, reason: "the model has no such entity")
+    }
+    return (layout, entity)
+  }
+
+  private func rootNumber(_ entity: String) throws -> Int {
+    guard let found = store.model.entity(named: entity),
+      let root = store.schema.layout(of: store.model.root(of: found).name)
+    else { throw StoreError(.unknownEntity, entity: entity, reason: "the model has no such entity") }
+    return root.number
+  }
+
+  private func appendColumns(
+    of object: StoredObject, layout: StoreSchema.EntityLayout, entity: Entity, to columns: inout [String],
+    _ values: inout [DatabaseValue]
+  ) throws {
+    for attribute in store.model.attributes(of: entity) where attribute.derivation == nil {
+      guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
+      columns.append(column.name)
+      values.append(StoreValueCoding.databaseValue(object.attributes[attribute.name] ?? .null))
+    }
+    for relationship in store.model.relationships(of: entity) {
+      guard case .toOne(let key, let entityColumn, _)? = layout.properties[relationship.name] else { continue }
+      let target = object.toOne[relationship.name]
+      columns.append(key.name)
+      values.append(target?.primaryKey.databaseValue ?? .null)
+      if let entityColumn {
+        columns.append(entityColumn.name)
+        values.append(target.flatMap { store.schema.layout(of: $0.entity)?.number.databaseValue } ?? .null)
+      }
+    }
+  }
+
+  private func execute(_ sql: String, _ values: [DatabaseValue], _ id: ObjectID) throws {
+    do {
+      try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(values))
+    } catch let error as DatabaseError {
+      throw StoreError(
+        error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE ? .constraint : .sqlite, entity: id.entity,
+        primaryKey: id.primaryKey, reason: error.message ?? "\(error)")
+    }
+  }
+}
+
+/// Store values ↔ SQLite values, by attribute type.
+enum StoreValueCoding {
+  static func value(_ stored: DatabaseValue, type: AttributeType) -> StoreValue {
+    switch stored.storage {
+    case .null:
+      return .null
+    case .int64(let number):
+      switch type {
+      case .boolean: return .boolean(number != 0)
+      case .double, .float, .decimal: return .double(Double(number))
+      case .date: return .date(Double(number))
+      default: return .integer(number)
+      }
+    case .double(let number):
+      switch type {
+      case .date: return .date(number)
+      case .integer16, .integer32, .integer64, .boolean:
+        return number.rounded() == number && abs(number) < 9.2e18 ? .integer(Int64(number)) : .double(number)
+      default: return .double(number)
+      }
+    case .string(let text):
+      switch type {
+      case .binary, .transformable, .uuid: return .data(Array(text.utf8))
+      default: return .string(text)
+      }
+    case .blob(let data):
+      switch type {
+      case .uuid where data.count == 16: return .uuid(Array(data))
+      case .string, .uri: return .string(String(decoding: data, as: UTF8.self))
+      default: return .data(Array(data))
+      }
+    }
+  }
+
+  static func databaseValue(_ value: StoreValue) -> DatabaseValue {
+    switch value {
+    case .null: .null
+    case .integer(let number): number.databaseValue
+    case .boolean(let flag): (flag ? 1 : 0).databaseValue
+    case .double(let number), .date(let number): number.databaseValue
+    case .string(let text): text.databaseValue
+    case .data(let bytes), .uuid(let bytes): Data(bytes).databaseValue
+    }
+  }
+}

@@ -1,0 +1,274 @@
+import Foundation
+import GRDB
+import PropertyList
+
+/// A Core Data SQLite store: Apple's own file layout, opened, read, written and created.
+///
+/// ```swift
+/// let store = try SQLiteStore(url: storeURL, model: model)         // checks the hashes
+/// let described = try SQLiteStore(url: storeURL)                     // the store's own model (Z_MODELCACHE)
+/// try store.forEachObject(of: "Mood", includingSubentities: true) { mood in … }
+/// ```
+///
+/// Opening read-only never changes the file: without a `-wal` beside it the store is opened
+/// immutable (no lock or side files); with one, read-only.
+public final class SQLiteStore: ObjectStore {
+  public enum Access: Sendable {
+    case readOnly
+    case readWrite
+  }
+
+  public let url: URL
+  public let model: ObjectModel
+  public let schema: StoreSchema
+  public private(set) var metadata: StoreMetadata
+  /// Whether ``model`` came from the store's own `Z_MODELCACHE` rather than from the caller.
+  public let modelIsFromCache: Bool
+
+  let queue: DatabaseQueue
+
+  /// Opens the store at `url`. With a model, the store's entity hashes must equal the model's
+  /// (``StoreError/Code/incompatibleModel`` lists the differences); without one, the store's own
+  /// model (`Z_MODELCACHE`) is used.
+  public init(url: URL, model: ObjectModel? = nil, access: Access = .readOnly) throws {
+    self.url = url
+    let queue = try Self.openQueue(url, access: access)
+    let metadata = try Self.readMetadata(queue, file: url.path)
+    if let model {
+      let differences = metadata.differences(from: model)
+      guard differences.isEmpty else {
+        throw StoreError(
+          .incompatibleModel, file: url.path,
+          reason: "the store does not fit model version '\(model.versionName ?? "?")':\n  "
+            + differences.map(\.description).joined(separator: "\n  "))
+      }
+      self.model = model
+      modelIsFromCache = false
+    } else {
+      guard let cached = try Self.readCachedModel(queue, file: url.path) else {
+        throw StoreError(
+          .noModel, file: url.path, reason: "the store has no model cache (Z_MODELCACHE): give its model")
+      }
+      self.model = cached
+      modelIsFromCache = true
+    }
+    self.queue = queue
+    self.metadata = metadata
+    schema = StoreSchema(model: self.model)
+  }
+
+  /// The store's metadata alone — no entity table is read. Answers "does this store need
+  /// migrating?" cheaply.
+  public static func metadata(at url: URL) throws -> StoreMetadata {
+    try readMetadata(try openQueue(url, access: .readOnly), file: url.path)
+  }
+
+  /// The model the store carries in `Z_MODELCACHE`, or `nil` when it has none.
+  public static func cachedModel(at url: URL) throws -> ObjectModel? {
+    try readCachedModel(try openQueue(url, access: .readOnly), file: url.path)
+  }
+
+  /// Creates an empty store for `model` at `url` (which must not exist), with Core Data's tables,
+  /// columns, join tables and indexes, and metadata carrying the model's hashes.
+  @discardableResult
+  public static func create(at url: URL, model: ObjectModel, metadata: StoreMetadata? = nil) throws -> SQLiteStore {
+    guard !FileManager.default.fileExists(atPath: url.path) else {
+      throw StoreError(.io, file: url.path, reason: "a file is already there; migrun does not overwrite it")
+    }
+    let schema = StoreSchema(model: model)
+    let storeMetadata = metadata ?? StoreMetadata(model: model)
+    do {
+      let queue = try DatabaseQueue(path: url.path, configuration: configuration(readOnly: false))
+      try queue.writeWithoutTransaction { db in
+        try db.execute(sql: "PRAGMA auto_vacuum = 2")
+        try db.inTransaction {
+          try db.execute(
+            sql: "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)"
+          )
+          try db.execute(
+            sql: "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
+          try db.execute(sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
+          for statement in schema.createStatements { try db.execute(sql: statement) }
+          for layout in schema.entities {
+            try db.execute(
+              sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
+              arguments: [layout.number, layout.name, layout.superNumber])
+          }
+          try db.execute(
+            sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
+            arguments: [storeMetadata.uuid, Data(storeMetadata.plist.binaryEncoded())])
+          return .commit
+        }
+      }
+    } catch let error as StoreError {
+      throw error
+    } catch {
+      try? FileManager.default.removeItem(at: url)
+      throw StoreError(.sqlite, file: url.path, reason: "cannot create the store (\(error))")
+    }
+    return try SQLiteStore(url: url, model: model, access: .readWrite)
+  }
+
+  // MARK: - ObjectStore
+
+  public func count(of entity: String, includingSubentities: Bool) throws -> Int {
+    let layout = try layout(entity)
+    let kinds = includingSubentities ? layout.kindNumbers : [layout.number]
+    return try read { db in
+      try Int.fetchOne(db, sql: "SELECT count(*) FROM \(layout.table) WHERE Z_ENT IN (\(Self.list(kinds)))") ?? 0
+    }
+  }
+
+  public func forEachObject(of entity: String, includingSubentities: Bool, _ body: (StoredObject) throws -> Void) throws
+  {
+    let layout = try layout(entity)
+    let kinds = includingSubentities ? layout.kindNumbers : [layout.number]
+    try read { db in
+      let reader = SQLiteObjectReader(store: self, db: db)
+      let rows = try Row.fetchCursor(
+        db, sql: "SELECT * FROM \(layout.table) WHERE Z_ENT IN (\(Self.list(kinds))) ORDER BY Z_PK")
+      while let row = try rows.next() {
+        try body(try reader.object(from: row))
+      }
+    }
+  }
+
+  public func object(_ id: ObjectID) throws -> StoredObject? {
+    let layout = try layout(id.entity)
+    return try read { db in
+      guard
+        let row = try Row.fetchOne(
+          db, sql: "SELECT * FROM \(layout.table) WHERE Z_PK = ? AND Z_ENT IN (\(Self.list(layout.kindNumbers)))",
+          arguments: [id.primaryKey])
+      else { return nil }
+      return try SQLiteObjectReader(store: self, db: db).object(from: row)
+    }
+  }
+
+  public func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T {
+    do {
+      return try queue.write { db in
+        let writer = SQLiteObjectWriter(store: self, db: db)
+        let result = try body(writer)
+        if let metadata = writer.newMetadata { self.metadata = metadata }
+        return result
+      }
+    } catch let error as StoreError {
+      throw error.inFile(url.lastPathComponent)
+    } catch let error as DatabaseError {
+      throw StoreError(
+        error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE ? .constraint : .sqlite, file: url.lastPathComponent,
+        reason: error.message ?? "\(error)")
+    }
+  }
+
+  /// Object counts per entity (exactly that entity's `Z_ENT`), for every entity of the model.
+  public func entityCounts() throws -> [String: Int] {
+    var counts: [String: Int] = [:]
+    for layout in schema.entities {
+      counts[layout.name] = try count(of: layout.name, includingSubentities: false)
+    }
+    return counts
+  }
+
+  // MARK: - Non public
+
+  func layout(_ entity: String) throws -> StoreSchema.EntityLayout {
+    guard let layout = schema.layout(of: entity) else {
+      throw StoreError(
+        .unknownEntity, file: url.lastPathComponent, entity: entity, reason: "the model has no such entity")
+    }
+    return layout
+  }
+
+  func read<T>(_ body: (Database) throws -> T) throws -> T {
+    do {
+      return try queue.read(body)
+    } catch let error as StoreError {
+      throw error.inFile(url.lastPathComponent)
+    } catch {
+      throw StoreError(.sqlite, file: url.lastPathComponent, reason: "\(error)")
+    }
+  }
+
+  static func list(_ numbers: [Int]) -> String { numbers.map(String.init).joined(separator: ",") }
+
+  static func configuration(readOnly: Bool) -> Configuration {
+    var configuration = Configuration()
+    configuration.readonly = readOnly
+    configuration.label = "migrun"
+    configuration.prepareDatabase { db in
+      // Core Data's derived-attribute triggers call this function; writes to such stores need it.
+      db.add(function: DatabaseFunction("NSCoreDataDATriggerUpdatedAffectedObjectValue", pure: false) { _ in nil })
+    }
+    return configuration
+  }
+
+  static func openQueue(_ url: URL, access: Access) throws -> DatabaseQueue {
+    guard FileManager.default.fileExists(atPath: url.path) else {
+      throw StoreError(.notFound, file: url.path, reason: "no such file")
+    }
+    let hasWAL = FileManager.default.fileExists(atPath: url.path + "-wal")
+    var path = url.path
+    if access == .readOnly && !hasWAL {
+      let encoded = url.path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? url.path
+      path = "file:\(encoded)?immutable=1"
+    }
+    do {
+      let queue = try DatabaseQueue(path: path, configuration: configuration(readOnly: access == .readOnly))
+      _ = try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
+      return queue
+    } catch {
+      let detail = (error as? DatabaseError)?.message ?? "\(error)"
+      throw StoreError(.notSQLite, file: url.path, reason: "not a SQLite database (\(detail))")
+    }
+  }
+
+  static func readMetadata(_ queue: DatabaseQueue, file: String) throws -> StoreMetadata {
+    let row: Row?
+    do {
+      row = try queue.read { db -> Row? in
+        guard try db.tableExists("Z_METADATA") else { return nil }
+        return try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
+      }
+    } catch {
+      throw StoreError(.notSQLite, file: file, reason: "cannot read the store (\(error))")
+    }
+    guard let row else {
+      throw StoreError(.notACoreDataStore, file: file, reason: "not a Core Data store: it has no Z_METADATA")
+    }
+    let uuid: String = row["Z_UUID"] ?? ""
+    guard let data: Data = row["Z_PLIST"] else {
+      throw StoreError(.badMetadata, file: file, reason: "Z_METADATA has no property list")
+    }
+    let plist: PropertyListValue
+    do {
+      plist = try PropertyListValue(decoding: Array(data))
+    } catch {
+      throw StoreError(.badMetadata, file: file, reason: "Z_METADATA.Z_PLIST is not a property list (\(error))")
+    }
+    do {
+      return try StoreMetadata(uuid: uuid, plist: plist)
+    } catch {
+      throw error.inFile(file)
+    }
+  }
+
+  static func readCachedModel(_ queue: DatabaseQueue, file: String) throws -> ObjectModel? {
+    let data: Data?
+    do {
+      data = try queue.read { db -> Data? in
+        guard try db.tableExists("Z_MODELCACHE") else { return nil }
+        return try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1")
+      }
+    } catch {
+      throw StoreError(.sqlite, file: file, reason: "cannot read Z_MODELCACHE (\(error))")
+    }
+    guard let data, !data.isEmpty else { return nil }
+    do {
+      return try ModelCache.model(fromCompressed: Array(data))
+    } catch {
+      throw error.inFile(file)
+    }
+  }
+}

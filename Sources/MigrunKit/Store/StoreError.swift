@@ -1,0 +1,60 @@
+/// A store that cannot be opened, read or written, or that does not fit a model.
+///
+/// The message names the store file and, where known, the entity and the object:
+///
+/// ```
+/// Moody.sqlite: not a SQLite database (file is not a database)
+/// Moody.sqlite: entity 'Mood', object 12: NOT NULL constraint failed: ZMOOD.ZDATE
+/// ```
+public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+  public enum Code: String, Sendable, Hashable {
+    case notFound
+    case notSQLite
+    /// A SQLite file without Core Data's tables (`Z_METADATA`, `Z_PRIMARYKEY`).
+    case notACoreDataStore
+    case badMetadata
+    /// The store's entity version hashes differ from the model's.
+    case incompatibleModel
+    /// No model was given and the store carries none (`Z_MODELCACHE`).
+    case noModel
+    case badModelCache
+    case unknownEntity
+    case unknownProperty
+    case badValue
+    /// A write broke a uniqueness constraint.
+    case constraint
+    case readOnly
+    case sqlite
+    case io
+  }
+
+  public let code: Code
+  public let file: String?
+  public let entity: String?
+  /// The object's primary key (`Z_PK`), when one object is concerned.
+  public let primaryKey: Int64?
+  public let reason: String
+
+  public init(_ code: Code, file: String? = nil, entity: String? = nil, primaryKey: Int64? = nil, reason: String) {
+    self.code = code
+    self.file = file
+    self.entity = entity
+    self.primaryKey = primaryKey
+    self.reason = reason
+  }
+
+  public var description: String {
+    var parts: [String] = []
+    if let file { parts.append(file) }
+    var place: [String] = []
+    if let entity { place.append("entity '\(entity)'") }
+    if let primaryKey { place.append("object \(primaryKey)") }
+    if !place.isEmpty { parts.append(place.joined(separator: ", ")) }
+    parts.append(reason)
+    return parts.joined(separator: ": ")
+  }
+
+  func inFile(_ path: String) -> StoreError {
+    file == nil ? StoreError(code, file: path, entity: entity, primaryKey: primaryKey, reason: reason) : self
+  }
+}

@@ -1,0 +1,97 @@
+/// An object's identity in a store: its entity and primary key (`Z_PK`), as Core Data's
+/// `NSManagedObjectID` (whose URI form is `x-coredata://STORE-UUID/Entity/pN`).
+public struct ObjectID: Sendable, Hashable, Comparable, CustomStringConvertible {
+  public let entity: String
+  public let primaryKey: Int64
+
+  public init(entity: String, primaryKey: Int64) {
+    self.entity = entity
+    self.primaryKey = primaryKey
+  }
+
+  /// Core Data's URI form for a store with `storeUUID`.
+  public func uri(storeUUID: String) -> String { "x-coredata://\(storeUUID)/\(entity)/p\(primaryKey)" }
+
+  public var description: String { "\(entity)/p\(primaryKey)" }
+
+  public static func < (lhs: ObjectID, rhs: ObjectID) -> Bool {
+    (lhs.entity, lhs.primaryKey) < (rhs.entity, rhs.primaryKey)
+  }
+}
+
+/// An attribute's value as the store holds it, typed by the attribute's type.
+///
+/// | attribute type | value |
+/// |---|---|
+/// | Integer 16/32/64 | `integer` |
+/// | Boolean | `boolean` |
+/// | Double, Float, Decimal | `double` (Core Data stores decimals as REAL) |
+/// | String, URI | `string` |
+/// | Date | `date`, seconds since 2001-01-01 00:00:00 UTC |
+/// | Binary, Transformable | `data` |
+/// | UUID | `uuid`, 16 bytes |
+public enum StoreValue: Sendable, Hashable {
+  case null
+  case integer(Int64)
+  case boolean(Bool)
+  case double(Double)
+  case string(String)
+  case date(Double)
+  case data([UInt8])
+  case uuid([UInt8])
+
+  public var isNull: Bool { self == .null }
+}
+
+/// One object's persistent state: attributes, to-one targets and to-many members.
+public struct StoredObject: Sendable, Hashable {
+  public var id: ObjectID
+  /// `Z_OPT`: 1 on insert, +1 on each update (optimistic locking).
+  public var version: Int64
+  /// Attribute name → value (every stored attribute; `.null` where the row holds NULL).
+  public var attributes: [String: StoreValue]
+  /// To-one relationship name → target; absent when the relationship is empty.
+  public var toOne: [String: ObjectID]
+  /// To-many relationship name → members, in order for ordered relationships, else by primary key.
+  public var toMany: [String: [ObjectID]]
+
+  public init(
+    id: ObjectID, version: Int64 = 1, attributes: [String: StoreValue] = [:], toOne: [String: ObjectID] = [:],
+    toMany: [String: [ObjectID]] = [:]
+  ) {
+    self.id = id
+    self.version = version
+    self.attributes = attributes
+    self.toOne = toOne
+    self.toMany = toMany
+  }
+}
+
+/// What every store offers: the same behaviour over SQLite and in memory.
+public protocol ObjectStore: AnyObject {
+  var model: ObjectModel { get }
+  var metadata: StoreMetadata { get }
+  /// Objects whose entity is exactly `entity` (or also its subentities).
+  func count(of entity: String, includingSubentities: Bool) throws -> Int
+  /// Every object of `entity` (and its subentities when asked), by primary key, streamed: one at a time.
+  func forEachObject(of entity: String, includingSubentities: Bool, _ body: (StoredObject) throws -> Void) throws
+  func object(_ id: ObjectID) throws -> StoredObject?
+  /// Runs `body` in one transaction: all its writes land, or none.
+  func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T
+}
+
+/// Writes inside one store transaction.
+public protocol StoreWriter {
+  /// A primary key not used yet in `entity`'s hierarchy (Z_PRIMARYKEY.Z_MAX kept right).
+  func newPrimaryKey(for entity: String) throws -> Int64
+  /// Inserts the object's row and to-one columns; `toMany` is written by ``setToMany(_:_:_:)``.
+  func insert(_ object: StoredObject) throws
+  /// Writes the object's attributes and to-one columns, and `Z_OPT` = its version + 1.
+  func update(_ object: StoredObject) throws
+  /// Replaces a to-many relationship's members (join rows, or the members' inverse column).
+  func setToMany(_ id: ObjectID, _ relationship: String, _ members: [ObjectID]) throws
+  /// Removes the object's row and its join rows (delete rules are the context's business).
+  func delete(_ id: ObjectID) throws
+  /// Replaces the store's metadata.
+  func setMetadata(_ metadata: StoreMetadata) throws
+}
