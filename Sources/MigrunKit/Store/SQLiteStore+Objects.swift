@@ -188,8 +188,12 @@ final class SQLiteObjectWriter: StoreWriter {
     for storage in layout.properties.values {
       switch storage {
       case .manyToMany(let table, let own, let other):
+        // Only this object's own column (the other holds the destination's keys) — or both for a
+        // self-inverse relationship, whose pairs hold this entity on each side.
+        let reflexive = other == "REFLEXIVE"
         try db.execute(
-          sql: "DELETE FROM \(table) WHERE \(own) = ? OR \(other) = ?", arguments: [id.primaryKey, id.primaryKey])
+          sql: "DELETE FROM \(table) WHERE \(own) = ?\(reflexive ? " OR REFLEXIVE = ?" : "")",
+          arguments: reflexive ? [id.primaryKey, id.primaryKey] : [id.primaryKey])
       case .toManyThroughInverse(let destination, let inverse):
         if let target = store.schema.layout(of: destination), case .toOne(let key, _, _)? = target.properties[inverse] {
           try db.execute(

@@ -30,6 +30,8 @@ public struct ObjectID: Sendable, Hashable, Comparable, CustomStringConvertible 
 /// | Date | `date`, seconds since 2001-01-01 00:00:00 UTC |
 /// | Binary, Transformable | `data` |
 /// | UUID | `uuid`, 16 bytes |
+///
+/// SQLite cannot store a NaN: it becomes NULL (in every store kind, as in Core Data's SQLite store).
 public enum StoreValue: Sendable, Hashable {
   case null
   case integer(Int64)

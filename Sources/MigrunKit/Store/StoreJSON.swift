@@ -1,0 +1,233 @@
+import Foundation
+
+/// A store's objects as JSON, for fixtures, diffs and reviews — and back.
+///
+/// ```json
+/// { "format": "migrun-store/1", "uuid": "…", "versionHashes": { "Book": "…" },
+///   "entities": { "Book": [ { "pk": 1, "version": 2,
+///       "attributes": { "title": "Soup", "published": 737057651.5, "photo": "AAEC", "id": "E7350B5D-…" },
+///       "relationships": { "author": "Author/p1", "pages": ["Page/p3", "Page/p4"] } } ] } }
+/// ```
+///
+/// Entities and keys are sorted and objects listed by primary key, so the same store always gives
+/// the same text. Values follow the attribute's type: integers, booleans, floats (shortest exact
+/// form; `"NaN"`, `"Infinity"`, `"-Infinity"` as strings), strings, dates as seconds since
+/// 2001-01-01, Binary and Transformable as base64, UUIDs as text. Relationships name objects as
+/// `Entity/pN`.
+public enum StoreJSON {
+  public static let format = "migrun-store/1"
+
+  /// Writes every object of `store` to `output`, one object at a time (memory stays flat).
+  public static func export(_ store: any ObjectStore, to output: (String) throws -> Void) throws {
+    let hashes = store.metadata.versionHashes.sorted { $0.key < $1.key }
+      .map { "    \(quote($0.key)): \(quote($0.value.base64))" }.joined(separator: ",\n")
+    try output("{\n  \"format\": \(quote(format)),\n  \"uuid\": \(quote(store.metadata.uuid)),\n")
+    try output("  \"versionHashes\": {\n\(hashes)\n  },\n  \"entities\": {")
+    let entities = store.model.entities.map(\.name).sorted()
+    for (index, name) in entities.enumerated() {
+      try output(index == 0 ? "\n" : ",\n")
+      try output("    \(quote(name)): [")
+      var first = true
+      try store.forEachObject(of: name, includingSubentities: false) { object in
+        try output((first ? "\n" : ",\n") + "      " + encode(object, model: store.model))
+        first = false
+      }
+      try output(first ? "]" : "\n    ]")
+    }
+    try output("\n  }\n}\n")
+  }
+
+  /// The JSON text of `store`.
+  public static func export(_ store: any ObjectStore) throws -> String {
+    var text = ""
+    try export(store) { text += $0 }
+    return text
+  }
+
+  /// Writes the objects of `json` into `store` (which must be empty and fit the export's hashes),
+  /// in one transaction: rows first, then to-many members.
+  public static func importObjects(_ json: Data, into store: any ObjectStore) throws {
+    let parsed: Any
+    do {
+      parsed = try JSONSerialization.jsonObject(with: json)
+    } catch {
+      throw StoreError(.badValue, reason: "not JSON (\(error.localizedDescription))")
+    }
+    guard let root = parsed as? [String: Any], root["format"] as? String == format,
+      let entities = root["entities"] as? [String: [[String: Any]]]
+    else { throw StoreError(.badValue, reason: "not a migrun store export (\"format\": \"\(format)\" missing)") }
+    if let hashes = root["versionHashes"] as? [String: String] {
+      let mismatched = hashes.filter { store.model.entityVersionHashes[$0.key]?.base64 != $0.value }.keys.sorted()
+      guard mismatched.isEmpty, hashes.count == store.model.entityVersionHashes.count else {
+        throw StoreError(
+          .incompatibleModel,
+          reason:
+            "the export was made with another model version (entities that differ: \(mismatched.joined(separator: ", ")))"
+        )
+      }
+    }
+    var objects: [StoredObject] = []
+    for (name, list) in entities.sorted(by: { $0.key < $1.key }) {
+      guard let entity = store.model.entity(named: name) else {
+        throw StoreError(.unknownEntity, entity: name, reason: "the model has no such entity")
+      }
+      for entry in list { objects.append(try decode(entry, entity: entity, model: store.model)) }
+    }
+    try store.write { writer in
+      if let uuid = root["uuid"] as? String {
+        var metadata = store.metadata
+        metadata.uuid = uuid
+        try writer.setMetadata(metadata)
+      }
+      for object in objects { try writer.insert(object) }
+      for object in objects {
+        for (relationship, members) in object.toMany.sorted(by: { $0.key < $1.key }) {
+          try writer.setToMany(object.id, relationship, members)
+        }
+      }
+    }
+  }
+
+  // MARK: - Non public
+
+  static func encode(_ object: StoredObject, model: ObjectModel) -> String {
+    guard let entity = model.entity(named: object.id.entity) else { return "{}" }
+    let attributes = model.attributes(of: entity).filter { !$0.isTransient }.sorted { $0.name < $1.name }.map {
+      attribute in
+      "\(quote(attribute.name)): \(encode(object.attributes[attribute.name] ?? .null))"
+    }
+    var relationships: [String] = []
+    for relationship in model.relationships(of: entity).filter({ !$0.isTransient }).sorted(by: { $0.name < $1.name }) {
+      if relationship.isToMany {
+        let members = (object.toMany[relationship.name] ?? []).map { quote(reference($0)) }
+        relationships.append("\(quote(relationship.name)): [\(members.joined(separator: ", "))]")
+      } else {
+        relationships.append(
+          "\(quote(relationship.name)): \(object.toOne[relationship.name].map { quote(reference($0)) } ?? "null")")
+      }
+    }
+    return
+      "{\"pk\": \(object.id.primaryKey), \"version\": \(object.version), \"attributes\": {\(attributes.joined(separator: ", "))}, "
+      + "\"relationships\": {\(relationships.joined(separator: ", "))}}"
+  }
+
+  static func encode(_ value: StoreValue) -> String {
+    switch value {
+    case .null: "null"
+    case .integer(let number): String(number)
+    case .boolean(let flag): flag ? "true" : "false"
+    case .double(let number), .date(let number):
+      number.isNaN ? "\"NaN\"" : number.isInfinite ? (number > 0 ? "\"Infinity\"" : "\"-Infinity\"") : "\(number)"
+    case .string(let text): quote(text)
+    case .data(let bytes): quote(Data(bytes).base64EncodedString())
+    case .uuid(let bytes):
+      bytes.count == 16
+        ? quote(bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }.uuidString)
+        : quote(Data(bytes).base64EncodedString())
+    }
+  }
+
+  static func reference(_ id: ObjectID) -> String { "\(id.entity)/p\(id.primaryKey)" }
+
+  static func quote(_ text: String) -> String {
+    var result = "\""
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "\"": result += "\\\""
+      case "\\": result += "\\\\"
+      case "\n": result += "\\n"
+      case "\r": result += "\\r"
+      case "\t": result += "\\t"
+      case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
+      default: result.unicodeScalars.append(scalar)
+      }
+    }
+    return result + "\""
+  }
+
+  static func decode(_ entry: [String: Any], entity: Entity, model: ObjectModel) throws -> StoredObject {
+    guard let primaryKey = (entry["pk"] as? NSNumber)?.int64Value else {
+      throw StoreError(.badValue, entity: entity.name, reason: "an object has no \"pk\"")
+    }
+    var object = StoredObject(
+      id: ObjectID(entity: entity.name, primaryKey: primaryKey),
+      version: (entry["version"] as? NSNumber)?.int64Value ?? 1)
+    let attributes = entry["attributes"] as? [String: Any] ?? [:]
+    for attribute in model.attributes(of: entity) where !attribute.isTransient {
+      guard let raw = attributes[attribute.name] else { continue }
+      object.attributes[attribute.name] = try value(
+        raw, attribute: attribute, entity: entity.name, primaryKey: primaryKey)
+    }
+    let relationships = entry["relationships"] as? [String: Any] ?? [:]
+    for relationship in model.relationships(of: entity) where !relationship.isTransient {
+      guard let raw = relationships[relationship.name], !(raw is NSNull) else { continue }
+      if relationship.isToMany {
+        guard let list = raw as? [String] else {
+          throw StoreError(
+            .badValue, entity: entity.name, primaryKey: primaryKey, reason: "'\(relationship.name)' is not a list")
+        }
+        object.toMany[relationship.name] = try list.map {
+          try objectID($0, entity: entity.name, primaryKey: primaryKey)
+        }
+      } else {
+        guard let text = raw as? String else {
+          throw StoreError(
+            .badValue, entity: entity.name, primaryKey: primaryKey, reason: "'\(relationship.name)' is not a reference")
+        }
+        object.toOne[relationship.name] = try objectID(text, entity: entity.name, primaryKey: primaryKey)
+      }
+    }
+    return object
+  }
+
+  static func objectID(_ text: String, entity: String, primaryKey: Int64) throws -> ObjectID {
+    guard let slash = text.lastIndex(of: "/"), text[text.index(after: slash)...].hasPrefix("p"),
+      let key = Int64(text[text.index(slash, offsetBy: 2)...])
+    else {
+      throw StoreError(
+        .badValue, entity: entity, primaryKey: primaryKey, reason: "'\(text)' is not an Entity/pN reference")
+    }
+    return ObjectID(entity: String(text[..<slash]), primaryKey: key)
+  }
+
+  static func value(_ raw: Any, attribute: Attribute, entity: String, primaryKey: Int64) throws -> StoreValue {
+    if raw is NSNull { return .null }
+    func bad() -> StoreError {
+      StoreError(
+        .badValue, entity: entity, primaryKey: primaryKey,
+        reason: "'\(attribute.name)' holds \(raw) where \(attribute.type.xmlName) was expected")
+    }
+    switch attribute.type {
+    case .integer16, .integer32, .integer64:
+      guard let number = raw as? NSNumber, number.doubleValue.rounded() == number.doubleValue else { throw bad() }
+      return .integer(number.int64Value)
+    case .boolean:
+      guard let flag = raw as? Bool else { throw bad() }
+      return .boolean(flag)
+    case .double, .float, .decimal, .date:
+      let number: Double
+      if let text = raw as? String {
+        guard let special = ["NaN": Double.nan, "Infinity": .infinity, "-Infinity": -.infinity][text] else {
+          throw bad()
+        }
+        number = special
+      } else if let value = raw as? NSNumber {
+        number = value.doubleValue
+      } else {
+        throw bad()
+      }
+      return attribute.type == .date ? .date(number) : .double(number)
+    case .string, .uri:
+      guard let text = raw as? String else { throw bad() }
+      return .string(text)
+    case .uuid:
+      guard let text = raw as? String else { throw bad() }
+      if let uuid = UUID(uuidString: text) { return .uuid(withUnsafeBytes(of: uuid.uuid) { Array($0) }) }
+      guard let data = Data(base64Encoded: text) else { throw bad() }
+      return .uuid(Array(data))
+    default:
+      guard let text = raw as? String, let data = Data(base64Encoded: text) else { throw bad() }
+      return .data(Array(data))
+    }
+  }
+}
