@@ -70,3 +70,11 @@ public func isPersistentHistory(_ name: String) -> Bool {
   }
     || name.hasPrefix("Z_DA_")
 }
+
+/// A SQLite database made with plain SQL, for stores that are wrong on purpose.
+public func makeDatabase(_ url: URL, _ statements: [String]) throws {
+  let queue = try DatabaseQueue(path: url.path)
+  try queue.write { db in
+    for statement in statements { try db.execute(sql: statement) }
+  }
+}

@@ -227,7 +227,7 @@ final class InMemoryWriter: StoreWriter {
       throw StoreError(.unknownEntity, entity: object.id.entity, reason: "the model has no such entity")
     }
     var values: [String: StoreValue] = [:]
-    for attribute in store.model.attributes(of: entity) where !attribute.isTransient && attribute.derivation == nil {
+    for attribute in store.model.attributes(of: entity) where !attribute.isTransient {
       switch object.attributes[attribute.name] ?? .null {
       // SQLite stores NaN as NULL: so does this store.
       case .double(let number) where number.isNaN: values[attribute.name] = .null

@@ -232,7 +232,10 @@ final class SQLiteObjectWriter: StoreWriter {
     of object: StoredObject, layout: StoreSchema.EntityLayout, entity: Entity, to columns: inout [String],
     _ values: inout [DatabaseValue]
   ) throws {
-    for attribute in store.model.attributes(of: entity) where attribute.derivation == nil {
+    // A derived attribute's column is written when the object carries a value for it (an import
+    // restores what Core Data computed); migrun does not yet recompute derivations itself.
+    for attribute in store.model.attributes(of: entity)
+    where attribute.derivation == nil || object.attributes[attribute.name] != nil {
       guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
       columns.append(column.name)
       values.append(StoreValueCoding.databaseValue(object.attributes[attribute.name] ?? .null))

@@ -47,16 +47,17 @@ public enum StoreJSON {
   /// Writes the objects of `json` into `store` (which must be empty and fit the export's hashes),
   /// in one transaction: rows first, then to-many members.
   public static func importObjects(_ json: Data, into store: any ObjectStore) throws {
-    let parsed: Any
+    let parsed: JSONValue
     do {
-      parsed = try JSONSerialization.jsonObject(with: json)
+      parsed = try JSONDecoder().decode(JSONValue.self, from: json)
     } catch {
       throw StoreError(.badValue, reason: "not JSON (\(error.localizedDescription))")
     }
-    guard let root = parsed as? [String: Any], root["format"] as? String == format,
-      let entities = root["entities"] as? [String: [[String: Any]]]
+    guard case .object(let root) = parsed, root["format"]?.string == format,
+      case .object(let entityLists)? = root["entities"]
     else { throw StoreError(.badValue, reason: "not a migrun store export (\"format\": \"\(format)\" missing)") }
-    if let hashes = root["versionHashes"] as? [String: String] {
+    if case .object(let stored)? = root["versionHashes"] {
+      let hashes = stored.compactMapValues(\.string)
       let mismatched = hashes.filter { store.model.entityVersionHashes[$0.key]?.base64 != $0.value }.keys.sorted()
       guard mismatched.isEmpty, hashes.count == store.model.entityVersionHashes.count else {
         throw StoreError(
@@ -67,14 +68,17 @@ public enum StoreJSON {
       }
     }
     var objects: [StoredObject] = []
-    for (name, list) in entities.sorted(by: { $0.key < $1.key }) {
+    for (name, list) in entityLists.sorted(by: { $0.key < $1.key }) {
       guard let entity = store.model.entity(named: name) else {
         throw StoreError(.unknownEntity, entity: name, reason: "the model has no such entity")
       }
-      for entry in list { objects.append(try decode(entry, entity: entity, model: store.model)) }
+      guard case .array(let entries) = list else {
+        throw StoreError(.badValue, entity: name, reason: "not a list of objects")
+      }
+      for case .object(let entry) in entries { objects.append(try decode(entry, entity: entity, model: store.model)) }
     }
     try store.write { writer in
-      if let uuid = root["uuid"] as? String {
+      if let uuid = root["uuid"]?.string {
         var metadata = store.metadata
         metadata.uuid = uuid
         try writer.setMetadata(metadata)
@@ -145,36 +149,39 @@ public enum StoreJSON {
     return result + "\""
   }
 
-  static func decode(_ entry: [String: Any], entity: Entity, model: ObjectModel) throws -> StoredObject {
-    guard let primaryKey = (entry["pk"] as? NSNumber)?.int64Value else {
+  static func decode(_ entry: [String: JSONValue], entity: Entity, model: ObjectModel) throws -> StoredObject {
+    guard case .integer(let primaryKey)? = entry["pk"] else {
       throw StoreError(.badValue, entity: entity.name, reason: "an object has no \"pk\"")
     }
-    var object = StoredObject(
-      id: ObjectID(entity: entity.name, primaryKey: primaryKey),
-      version: (entry["version"] as? NSNumber)?.int64Value ?? 1)
-    let attributes = entry["attributes"] as? [String: Any] ?? [:]
-    for attribute in model.attributes(of: entity) where !attribute.isTransient {
-      guard let raw = attributes[attribute.name] else { continue }
-      object.attributes[attribute.name] = try value(
-        raw, attribute: attribute, entity: entity.name, primaryKey: primaryKey)
+    var version: Int64 = 1
+    if case .integer(let stored)? = entry["version"] { version = stored }
+    var object = StoredObject(id: ObjectID(entity: entity.name, primaryKey: primaryKey), version: version)
+    if case .object(let attributes)? = entry["attributes"] {
+      for attribute in model.attributes(of: entity) where !attribute.isTransient {
+        guard let raw = attributes[attribute.name] else { continue }
+        object.attributes[attribute.name] = try value(
+          raw, attribute: attribute, entity: entity.name, primaryKey: primaryKey)
+      }
     }
-    let relationships = entry["relationships"] as? [String: Any] ?? [:]
+    guard case .object(let relationships)? = entry["relationships"] else { return object }
     for relationship in model.relationships(of: entity) where !relationship.isTransient {
-      guard let raw = relationships[relationship.name], !(raw is NSNull) else { continue }
-      if relationship.isToMany {
-        guard let list = raw as? [String] else {
-          throw StoreError(
-            .badValue, entity: entity.name, primaryKey: primaryKey, reason: "'\(relationship.name)' is not a list")
+      guard let raw = relationships[relationship.name], raw != .null else { continue }
+      switch (relationship.isToMany, raw) {
+      case (true, .array(let list)):
+        object.toMany[relationship.name] = try list.map { item in
+          guard let text = item.string else {
+            throw StoreError(
+              .badValue, entity: entity.name, primaryKey: primaryKey,
+              reason: "'\(relationship.name)' holds a non-reference")
+          }
+          return try objectID(text, entity: entity.name, primaryKey: primaryKey)
         }
-        object.toMany[relationship.name] = try list.map {
-          try objectID($0, entity: entity.name, primaryKey: primaryKey)
-        }
-      } else {
-        guard let text = raw as? String else {
-          throw StoreError(
-            .badValue, entity: entity.name, primaryKey: primaryKey, reason: "'\(relationship.name)' is not a reference")
-        }
+      case (false, .string(let text)):
         object.toOne[relationship.name] = try objectID(text, entity: entity.name, primaryKey: primaryKey)
+      default:
+        throw StoreError(
+          .badValue, entity: entity.name, primaryKey: primaryKey,
+          reason: "'\(relationship.name)' is not \(relationship.isToMany ? "a list of references" : "a reference")")
       }
     }
     return object
@@ -190,44 +197,90 @@ public enum StoreJSON {
     return ObjectID(entity: String(text[..<slash]), primaryKey: key)
   }
 
-  static func value(_ raw: Any, attribute: Attribute, entity: String, primaryKey: Int64) throws -> StoreValue {
-    if raw is NSNull { return .null }
+  static func value(_ raw: JSONValue, attribute: Attribute, entity: String, primaryKey: Int64) throws -> StoreValue {
+    if raw == .null { return .null }
     func bad() -> StoreError {
       StoreError(
         .badValue, entity: entity, primaryKey: primaryKey,
         reason: "'\(attribute.name)' holds \(raw) where \(attribute.type.xmlName) was expected")
     }
-    switch attribute.type {
-    case .integer16, .integer32, .integer64:
-      guard let number = raw as? NSNumber, number.doubleValue.rounded() == number.doubleValue else { throw bad() }
-      return .integer(number.int64Value)
-    case .boolean:
-      guard let flag = raw as? Bool else { throw bad() }
+    switch (attribute.type, raw) {
+    case (.integer16, .integer(let number)), (.integer32, .integer(let number)), (.integer64, .integer(let number)):
+      return .integer(number)
+    case (.boolean, .boolean(let flag)):
       return .boolean(flag)
-    case .double, .float, .decimal, .date:
+    case (.double, _), (.float, _), (.decimal, _), (.date, _):
       let number: Double
-      if let text = raw as? String {
+      switch raw {
+      case .integer(let integer): number = Double(integer)
+      case .number(let double): number = double
+      case .string(let text):
         guard let special = ["NaN": Double.nan, "Infinity": .infinity, "-Infinity": -.infinity][text] else {
           throw bad()
         }
         number = special
-      } else if let value = raw as? NSNumber {
-        number = value.doubleValue
-      } else {
-        throw bad()
+      default: throw bad()
       }
       return attribute.type == .date ? .date(number) : .double(number)
-    case .string, .uri:
-      guard let text = raw as? String else { throw bad() }
+    case (.string, .string(let text)), (.uri, .string(let text)):
       return .string(text)
-    case .uuid:
-      guard let text = raw as? String else { throw bad() }
+    case (.uuid, .string(let text)):
       if let uuid = UUID(uuidString: text) { return .uuid(withUnsafeBytes(of: uuid.uuid) { Array($0) }) }
       guard let data = Data(base64Encoded: text) else { throw bad() }
       return .uuid(Array(data))
-    default:
-      guard let text = raw as? String, let data = Data(base64Encoded: text) else { throw bad() }
+    case (.binary, .string(let text)), (.transformable, .string(let text)), (.undefined, .string(let text)),
+      (.objectID, .string(let text)), (.composite, .string(let text)):
+      guard let data = Data(base64Encoded: text) else { throw bad() }
       return .data(Array(data))
+    default:
+      throw bad()
+    }
+  }
+}
+
+/// JSON as read back: integers apart from other numbers, and doubles parsed exactly.
+enum JSONValue: Decodable, Equatable, CustomStringConvertible {
+  case null
+  case boolean(Bool)
+  case integer(Int64)
+  case number(Double)
+  case string(String)
+  case array([JSONValue])
+  case object([String: JSONValue])
+
+  init(from decoder: any Decoder) throws {
+    let container = try decoder.singleValueContainer()
+    if container.decodeNil() {
+      self = .null
+    } else if let flag = try? container.decode(Bool.self) {
+      self = .boolean(flag)
+    } else if let integer = try? container.decode(Int64.self) {
+      self = .integer(integer)
+    } else if let number = try? container.decode(Double.self) {
+      self = .number(number)
+    } else if let text = try? container.decode(String.self) {
+      self = .string(text)
+    } else if let array = try? container.decode([JSONValue].self) {
+      self = .array(array)
+    } else {
+      self = .object(try container.decode([String: JSONValue].self))
+    }
+  }
+
+  var string: String? {
+    if case .string(let text) = self { return text }
+    return nil
+  }
+
+  var description: String {
+    switch self {
+    case .null: "null"
+    case .boolean(let flag): String(flag)
+    case .integer(let number): String(number)
+    case .number(let number): String(number)
+    case .string(let text): "\"\(text)\""
+    case .array: "a list"
+    case .object: "an object"
     }
   }
 }
