@@ -11,7 +11,7 @@ struct Migrun: ParsableCommand {
       Exit codes: 0 success, 1 failure (the message says why), 64 bad command line.
       """,
     version: "0.1.0",
-    subcommands: [HashCommand.self]
+    subcommands: [HashCommand.self, InspectCommand.self, CreateCommand.self, ExportCommand.self, ImportCommand.self]
   )
 }
 
@@ -25,6 +25,8 @@ extension MigrunCommand {
     do {
       try execute()
     } catch let error as ModelError {
+      fail(error.description)
+    } catch let error as StoreError {
       fail(error.description)
     } catch let error as CLIError {
       fail(error.message)

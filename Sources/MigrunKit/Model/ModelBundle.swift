@@ -89,6 +89,18 @@ public struct ModelBundle: Sendable {
   /// Every version, in ``versionNames`` order.
   public var models: [ObjectModel] { versionNames.compactMap { modelsByName[$0] } }
 
+  /// The version whose entity hashes are exactly `hashes` (a store's metadata), if any.
+  public func version(matching hashes: [String: VersionHash]) -> ObjectModel? {
+    models.first { $0.entityVersionHashes == hashes }
+  }
+
+  /// Versions ordered by how many of `hashes` they share, closest first (for "no version matches").
+  public func closestVersions(to hashes: [String: VersionHash]) -> [(name: String, matchingEntities: Int)] {
+    models.map { model in
+      (model.versionName ?? "?", hashes.filter { model.entityVersionHashes[$0.key] == $0.value }.count)
+    }.sorted { $0.matchingEntities > $1.matchingEntities }
+  }
+
   // MARK: - Non public
 
   private static func readCurrentVersionName(in bundle: URL) throws(ModelError) -> String? {

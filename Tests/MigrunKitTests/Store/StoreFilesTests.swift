@@ -1,0 +1,75 @@
+import Foundation
+import GRDB
+import MigrunKit
+import TestSupport
+import Testing
+
+@Suite struct StoreFilesTests {
+  @Test func backupNamesPutTheTildeBeforeTheExtension() {
+    let folder = URL(fileURLWithPath: "/data")
+    #expect(
+      StoreFiles.backupURL(for: folder.appendingPathComponent("Moody.sqlite")).lastPathComponent == "Moody~.sqlite")
+    #expect(
+      StoreFiles.backupURL(for: folder.appendingPathComponent("Moody 2.moody")).lastPathComponent == "Moody 2~.moody")
+    #expect(StoreFiles.backupURL(for: folder.appendingPathComponent("Store")).lastPathComponent == "Store~")
+  }
+
+  /// A WAL store whose latest rows live only in its -wal file (copied while its writer is open).
+  static func walStore(in folder: TemporaryDirectory) throws -> URL {
+    let live = try folder.folder("live").appendingPathComponent("live.sqlite")
+    var configuration = Configuration()
+    configuration.journalMode = .wal
+    let pool = try DatabasePool(path: live.path, configuration: configuration)
+    try pool.write { db in
+      try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
+      try db.execute(sql: "CREATE TABLE t (x INTEGER)")
+      for value in 1...100 { try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [value]) }
+    }
+    let copy = try folder.folder("copy").appendingPathComponent("store.sqlite")
+    for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: live.path + suffix) {
+      try FileManager.default.copyItem(atPath: live.path + suffix, toPath: copy.path + suffix)
+    }
+    try pool.close()
+    return copy
+  }
+
+  static func sum(_ url: URL) throws -> Int {
+    try DatabaseQueue(path: url.path).read { try Int.fetchOne($0, sql: "SELECT sum(x) FROM t") ?? -1 }
+  }
+
+  @Test func copyTakesTheWALAlongAndLeavesOneFile() throws {
+    let folder = try TemporaryDirectory()
+    let store = try Self.walStore(in: folder)
+    #expect(!StoreFiles.sidecars(of: store).isEmpty, "the fixture has its content in -wal")
+    let before = try Data(contentsOf: store)
+    let copy = folder.url.appendingPathComponent("copy.sqlite")
+    try StoreFiles.copy(store, to: copy)
+    #expect(StoreFiles.sidecars(of: copy).isEmpty)
+    #expect(try Self.sum(copy) == 5050)
+    #expect(try Data(contentsOf: store) == before, "the source is only read")
+  }
+
+  @Test func replaceKeepsTheOriginalAsBackupAndSwapsInTheNewStore() throws {
+    let folder = try TemporaryDirectory()
+    let store = try Self.walStore(in: folder)
+    let working = store.deletingLastPathComponent().appendingPathComponent(".store.migrun-work")
+    try makeDatabase(working, ["CREATE TABLE t (x INTEGER)", "INSERT INTO t VALUES (7)"])
+    let backup = try #require(try StoreFiles.replace(store, with: working, keepBackup: true))
+    #expect(backup.lastPathComponent == "store~.sqlite")
+    #expect(try Self.sum(store) == 7)
+    #expect(try Self.sum(backup) == 5050, "the backup holds the original's WAL content too")
+    let left = try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path).sorted()
+    #expect(left == ["store.sqlite", "store~.sqlite"])
+  }
+
+  @Test func replaceWithoutBackupLeavesOnlyTheNewStore() throws {
+    let folder = try TemporaryDirectory()
+    let store = try folder.folder("s").appendingPathComponent("s.sqlite")
+    try makeDatabase(store, ["CREATE TABLE t (x INTEGER)", "INSERT INTO t VALUES (1)"])
+    let working = store.deletingLastPathComponent().appendingPathComponent("work.sqlite")
+    try makeDatabase(working, ["CREATE TABLE t (x INTEGER)", "INSERT INTO t VALUES (2)"])
+    #expect(try StoreFiles.replace(store, with: working, keepBackup: false) == nil)
+    #expect(try Self.sum(store) == 2)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path) == ["s.sqlite"])
+  }
+}
