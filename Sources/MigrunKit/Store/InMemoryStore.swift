@@ -57,6 +57,14 @@ public final class InMemoryStore: ObjectStore {
     return object
   }
 
+  public func maxPrimaryKey(inHierarchyOf entity: String) throws -> Int64 {
+    guard let found = model.entity(named: entity) else {
+      throw StoreError(.unknownEntity, entity: entity, reason: "the model has no such entity")
+    }
+    let kinds = try kinds(of: model.root(of: found).name, includingSubentities: true)
+    return state.rows.keys.filter { kinds.contains($0.entity) }.map(\.primaryKey).max() ?? 0
+  }
+
   public func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T {
     let saved = (state, metadata)
     do {
@@ -157,6 +165,18 @@ final class InMemoryWriter: StoreWriter {
     row.attributes = try storedAttributes(object)
     row.toOne = object.toOne
     store.state.rows[object.id] = row
+  }
+
+  func reservePrimaryKeys(for entity: String, through key: Int64) throws {
+    let root = try rootName(entity)
+    store.state.maxKeys[root] = max(store.state.maxKeys[root] ?? 0, key)
+  }
+
+  func setToOne(_ id: ObjectID, _ relationship: String, _ target: ObjectID?) throws {
+    guard store.state.rows[id] != nil else {
+      throw StoreError(.unknownEntity, entity: id.entity, primaryKey: id.primaryKey, reason: "no such object")
+    }
+    store.state.rows[id]?.toOne[relationship] = target
   }
 
   func setToMany(_ id: ObjectID, _ relationshipName: String, _ members: [ObjectID]) throws {

@@ -124,6 +124,26 @@ final class SQLiteObjectWriter: StoreWriter {
       object.id)
   }
 
+  func reservePrimaryKeys(for entity: String, through key: Int64) throws {
+    try db.execute(
+      sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?", arguments: [key, try rootNumber(entity)])
+  }
+
+  func setToOne(_ id: ObjectID, _ relationship: String, _ target: ObjectID?) throws {
+    let (layout, _) = try resolve(id)
+    guard case .toOne(let key, let entityColumn, _)? = layout.properties[relationship] else {
+      throw StoreError(.unknownProperty, entity: id.entity, reason: "'\(relationship)' is not a to-one relationship")
+    }
+    var sets = ["\(key.name) = ?"]
+    var values: [DatabaseValue] = [target?.primaryKey.databaseValue ?? .null]
+    if let entityColumn {
+      sets.append("\(entityColumn.name) = ?")
+      values.append(target.flatMap { store.schema.layout(of: $0.entity)?.number.databaseValue } ?? .null)
+    }
+    values.append(id.primaryKey.databaseValue)
+    try execute("UPDATE \(layout.table) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ?", values, id)
+  }
+
   func setToMany(_ id: ObjectID, _ relationship: String, _ members: [ObjectID]) throws {
     let (layout, _) = try resolve(id)
     switch layout.properties[relationship] {

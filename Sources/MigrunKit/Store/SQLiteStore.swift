@@ -26,13 +26,18 @@ public final class SQLiteStore: ObjectStore {
   public let modelIsFromCache: Bool
 
   let queue: DatabaseQueue
+  static let pageSize = 500
 
   /// Opens the store at `url`. With a model, the store's entity hashes must equal the model's
   /// (``StoreError/Code/incompatibleModel`` lists the differences); without one, the store's own
   /// model (`Z_MODELCACHE`) is used.
-  public init(url: URL, model: ObjectModel? = nil, access: Access = .readOnly) throws {
+  public convenience init(url: URL, model: ObjectModel? = nil, access: Access = .readOnly) throws {
+    try self.init(url: url, model: model, access: access, fastWrites: false)
+  }
+
+  init(url: URL, model: ObjectModel?, access: Access, fastWrites: Bool) throws {
     self.url = url
-    let queue = try Self.openQueue(url, access: access)
+    let queue = try Self.openQueue(url, access: access, fastWrites: fastWrites)
     let metadata = try Self.readMetadata(queue, file: url.path)
     if let model {
       let differences = metadata.differences(from: model)
@@ -72,6 +77,13 @@ public final class SQLiteStore: ObjectStore {
   /// columns, join tables and indexes, and metadata carrying the model's hashes.
   @discardableResult
   public static func create(at url: URL, model: ObjectModel, metadata: StoreMetadata? = nil) throws -> SQLiteStore {
+    try create(at: url, model: model, metadata: metadata, fastWrites: false)
+  }
+
+  /// `fastWrites`: no rollback journal and no fsync per transaction — for a migration's working
+  /// copy, which is thrown away on any failure and synced once when complete.
+  static func create(at url: URL, model: ObjectModel, metadata: StoreMetadata?, fastWrites: Bool) throws -> SQLiteStore
+  {
     guard !FileManager.default.fileExists(atPath: url.path) else {
       throw StoreError(.io, file: url.path, reason: "a file is already there; migrun does not overwrite it")
     }
@@ -106,7 +118,7 @@ public final class SQLiteStore: ObjectStore {
       try? FileManager.default.removeItem(at: url)
       throw StoreError(.sqlite, file: url.path, reason: "cannot create the store (\(error))")
     }
-    return try SQLiteStore(url: url, model: model, access: .readWrite)
+    return try SQLiteStore(url: url, model: model, access: .readWrite, fastWrites: fastWrites)
   }
 
   // MARK: - ObjectStore
@@ -123,14 +135,29 @@ public final class SQLiteStore: ObjectStore {
   {
     let layout = try layout(entity)
     let kinds = includingSubentities ? layout.kindNumbers : [layout.number]
-    try read { db in
-      let reader = SQLiteObjectReader(store: self, db: db)
-      let rows = try Row.fetchCursor(
-        db, sql: "SELECT * FROM \(layout.table) WHERE Z_ENT IN (\(Self.list(kinds))) ORDER BY Z_PK")
-      while let row = try rows.next() {
-        try body(try reader.object(from: row))
+    let sql =
+      "SELECT * FROM \(layout.table) WHERE Z_ENT IN (\(Self.list(kinds))) AND Z_PK > ? ORDER BY Z_PK LIMIT \(Self.pageSize)"
+    var after: Int64 = .min
+    while true {
+      // A page is read, then handed out outside the read: `body` may use this store again.
+      let page = try read { db -> [StoredObject] in
+        let reader = SQLiteObjectReader(store: self, db: db)
+        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [after]).map { try reader.object(from: $0) }
       }
+      for object in page { try body(object) }
+      guard page.count == Self.pageSize, let last = page.last else { return }
+      after = last.id.primaryKey
     }
+  }
+
+  public func maxPrimaryKey(inHierarchyOf entity: String) throws -> Int64 {
+    let layout = try layout(entity)
+    return try read { db in try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM \(layout.table)") ?? 0 }
+  }
+
+  /// Closes the connection; the store cannot be used afterwards.
+  public func close() throws {
+    try queue.close()
   }
 
   public func object(_ id: ObjectID) throws -> StoredObject? {
@@ -193,18 +220,22 @@ public final class SQLiteStore: ObjectStore {
 
   static func list(_ numbers: [Int]) -> String { numbers.map(String.init).joined(separator: ",") }
 
-  static func configuration(readOnly: Bool) -> Configuration {
+  static func configuration(readOnly: Bool, fastWrites: Bool = false) -> Configuration {
     var configuration = Configuration()
     configuration.readonly = readOnly
     configuration.label = "migrun"
     configuration.prepareDatabase { db in
       // Core Data's derived-attribute triggers call this function; writes to such stores need it.
       db.add(function: DatabaseFunction("NSCoreDataDATriggerUpdatedAffectedObjectValue", pure: false) { _ in nil })
+      if fastWrites {
+        try db.execute(sql: "PRAGMA journal_mode = OFF")
+        try db.execute(sql: "PRAGMA synchronous = OFF")
+      }
     }
     return configuration
   }
 
-  static func openQueue(_ url: URL, access: Access) throws -> DatabaseQueue {
+  static func openQueue(_ url: URL, access: Access, fastWrites: Bool = false) throws -> DatabaseQueue {
     guard FileManager.default.fileExists(atPath: url.path) else {
       throw StoreError(.notFound, file: url.path, reason: "no such file")
     }
@@ -215,7 +246,8 @@ public final class SQLiteStore: ObjectStore {
       path = "file:\(encoded)?immutable=1"
     }
     do {
-      let queue = try DatabaseQueue(path: path, configuration: configuration(readOnly: access == .readOnly))
+      let queue = try DatabaseQueue(
+        path: path, configuration: configuration(readOnly: access == .readOnly, fastWrites: fastWrites))
       _ = try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
       return queue
     } catch {

@@ -75,9 +75,12 @@ public protocol ObjectStore: AnyObject {
   var metadata: StoreMetadata { get }
   /// Objects whose entity is exactly `entity` (or also its subentities).
   func count(of entity: String, includingSubentities: Bool) throws -> Int
-  /// Every object of `entity` (and its subentities when asked), by primary key, streamed: one at a time.
+  /// Every object of `entity` (and its subentities when asked), by primary key, streamed: one at a
+  /// time, read in pages, so `body` may read this store again.
   func forEachObject(of entity: String, includingSubentities: Bool, _ body: (StoredObject) throws -> Void) throws
   func object(_ id: ObjectID) throws -> StoredObject?
+  /// The largest primary key used in `entity`'s hierarchy (0 when empty).
+  func maxPrimaryKey(inHierarchyOf entity: String) throws -> Int64
   /// Runs `body` in one transaction: all its writes land, or none.
   func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T
 }
@@ -90,6 +93,10 @@ public protocol StoreWriter {
   func insert(_ object: StoredObject) throws
   /// Writes the object's attributes and to-one columns, and `Z_OPT` = its version + 1.
   func update(_ object: StoredObject) throws
+  /// Keys up to `key` count as used in `entity`'s hierarchy: later ``newPrimaryKey(for:)`` go above.
+  func reservePrimaryKeys(for entity: String, through key: Int64) throws
+  /// Writes a to-one relationship's columns only (the version is not bumped).
+  func setToOne(_ id: ObjectID, _ relationship: String, _ target: ObjectID?) throws
   /// Replaces a to-many relationship's members (join rows, or the members' inverse column).
   func setToMany(_ id: ObjectID, _ relationship: String, _ members: [ObjectID]) throws
   /// Removes the object's row and its join rows (delete rules are the context's business).

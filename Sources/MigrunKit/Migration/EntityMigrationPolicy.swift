@@ -1,0 +1,46 @@
+/// Core Data's `NSEntityMigrationPolicy`: the seven hooks a migration calls for each entity
+/// mapping. Every hook has a default; a policy implements the ones it needs (the Lua policies of
+/// MigrunScripting implement them with scripts).
+///
+/// Stage 1 calls ``begin(_:_:)``, ``createDestinationInstances(for:_:_:)`` per source object and
+/// ``endInstanceCreation(_:_:)``; stage 2 ``createRelationships(for:_:_:)`` per destination object
+/// and ``endRelationshipCreation(_:_:)``; stage 3 ``performCustomValidation(_:_:)`` and ``end(_:_:)``.
+public protocol EntityMigrationPolicy: AnyObject {
+  func begin(_ mapping: EntityMapping, _ manager: MigrationManager) throws
+  /// Creates 0, 1 or many destination objects for `source` and associates them with it.
+  func createDestinationInstances(for source: StoredObject, _ mapping: EntityMapping, _ manager: MigrationManager)
+    throws
+  func endInstanceCreation(_ mapping: EntityMapping, _ manager: MigrationManager) throws
+  /// Sets `destination`'s relationships.
+  func createRelationships(for destination: ObjectID, _ mapping: EntityMapping, _ manager: MigrationManager) throws
+  func endRelationshipCreation(_ mapping: EntityMapping, _ manager: MigrationManager) throws
+  func performCustomValidation(_ mapping: EntityMapping, _ manager: MigrationManager) throws
+  /// Core Data's `end(_:manager:)`.
+  func end(_ mapping: EntityMapping, _ manager: MigrationManager) throws
+}
+
+extension EntityMigrationPolicy {
+  public func begin(_ mapping: EntityMapping, _ manager: MigrationManager) throws {}
+  public func createDestinationInstances(
+    for source: StoredObject, _ mapping: EntityMapping, _ manager: MigrationManager
+  )
+    throws
+  {
+    try manager.createDefaultDestination(for: source, mapping)
+  }
+  public func endInstanceCreation(_ mapping: EntityMapping, _ manager: MigrationManager) throws {}
+  public func createRelationships(for destination: ObjectID, _ mapping: EntityMapping, _ manager: MigrationManager)
+    throws
+  {
+    try manager.createDefaultRelationships(for: destination, mapping)
+  }
+  public func endRelationshipCreation(_ mapping: EntityMapping, _ manager: MigrationManager) throws {}
+  public func performCustomValidation(_ mapping: EntityMapping, _ manager: MigrationManager) throws {}
+  public func end(_ mapping: EntityMapping, _ manager: MigrationManager) throws {}
+}
+
+/// The policy of every mapping without one: copy by the mapping's attribute sources, rebuild
+/// relationships through the associations.
+public final class DefaultMigrationPolicy: EntityMigrationPolicy {
+  public init() {}
+}

@@ -1,0 +1,143 @@
+extension MappingModel {
+  /// The mapping Core Data's lightweight migration would infer, or the reason there is none.
+  ///
+  /// Inferred (SPEC §3.4): added and removed attributes, relationships and entities; optional made
+  /// required when the attribute has a default; renames through renaming identifiers (matched by
+  /// name or by the identifier both versions carry, so skipped versions work); to-one ↔ to-many and
+  /// ordering changes; new parents or children and properties moved along the hierarchy; an entity
+  /// taken out of a hierarchy. Refused: type changes, new required values without a default,
+  /// merging two hierarchies.
+  public static func inferred(from source: ObjectModel, to destination: ObjectModel) throws(MigrationError)
+    -> MappingModel
+  {
+    var mappings: [EntityMapping] = []
+    var matchedSources: Set<String> = []
+    var destinationRootOfSourceRoot: [String: String] = [:]
+    var sourceRootOfDestinationRoot: [String: String] = [:]
+
+    for entity in destination.entities {
+      guard let origin = try match(entity, in: source) else {
+        mappings.append(
+          EntityMapping(
+            name: EntityMapping.name(source: nil, destination: entity.name), kind: .add, sourceEntity: nil,
+            destinationEntity: entity.name))
+        continue
+      }
+      matchedSources.insert(origin.name)
+      // Two source hierarchies may not end up in one destination hierarchy (one table).
+      let sourceRoot = source.root(of: origin).name
+      let destinationRoot = destination.root(of: entity).name
+      if let other = sourceRootOfDestinationRoot[destinationRoot], other != sourceRoot {
+        throw MigrationError(
+          .notInferable, entity: entity.name,
+          reason:
+            "merges the hierarchies of '\(other)' and '\(sourceRoot)' into one ('\(destinationRoot)'); write a mapping script"
+        )
+      }
+      sourceRootOfDestinationRoot[destinationRoot] = sourceRoot
+      destinationRootOfSourceRoot[sourceRoot] = destinationRoot
+      guard !origin.isAbstract || !entity.isAbstract else { continue }
+      mappings.append(try entityMapping(from: origin, to: entity, source: source, destination: destination))
+    }
+    for entity in source.entities where !matchedSources.contains(entity.name) && !entity.isAbstract {
+      mappings.append(
+        EntityMapping(
+          name: EntityMapping.name(source: entity.name, destination: nil), kind: .remove, sourceEntity: entity.name,
+          destinationEntity: nil))
+    }
+    return MappingModel(source: source, destination: destination, entityMappings: mappings)
+  }
+
+  /// The source entity a destination entity continues: same name, the name its renaming identifier
+  /// gives, or the same renaming identifier.
+  static func match(_ entity: Entity, in source: ObjectModel) throws(MigrationError) -> Entity? {
+    let candidates = source.entities.filter { candidate in
+      candidate.name == (entity.renamingIdentifier ?? entity.name) || candidate.canonicalName == entity.canonicalName
+    }
+    guard candidates.count <= 1 else {
+      throw MigrationError(
+        .notInferable, entity: entity.name,
+        reason:
+          "continues several source entities (\(candidates.map(\.name).joined(separator: ", "))); write a mapping script"
+      )
+    }
+    return candidates.first
+  }
+
+  static func entityMapping(from origin: Entity, to entity: Entity, source: ObjectModel, destination: ObjectModel)
+    throws(MigrationError)
+    -> EntityMapping
+  {
+    let sourceAttributes = source.attributes(of: origin).filter { !$0.isTransient }
+    let sourceRelationships = source.relationships(of: origin).filter { !$0.isTransient }
+    var attributes: [String: AttributeSource] = [:]
+    var relationships: [String: String] = [:]
+    var isCopy =
+      origin.name == entity.name
+      && sourceAttributes.count == destination.attributes(of: entity).filter({ !$0.isTransient }).count
+      && sourceRelationships.count == destination.relationships(of: entity).filter({ !$0.isTransient }).count
+
+    for attribute in destination.attributes(of: entity) where !attribute.isTransient {
+      let matches = sourceAttributes.filter {
+        $0.name == (attribute.renamingIdentifier ?? attribute.name) || $0.canonicalName == attribute.canonicalName
+      }
+      guard let old = matches.first else {
+        isCopy = false
+        if attribute.derivation != nil || attribute.isOptional {
+          attributes[attribute.name] = .constant(attribute.defaultValue)
+        } else if attribute.defaultValue != .null {
+          attributes[attribute.name] = .constant(attribute.defaultValue)
+        } else {
+          throw MigrationError(
+            .notInferable, entity: entity.name, property: attribute.name,
+            reason: "is new and required without a default value; give it a default or write a mapping script")
+        }
+        continue
+      }
+      if old.name != attribute.name { isCopy = false }
+      guard old.type == attribute.type else {
+        throw MigrationError(
+          .notInferable, entity: entity.name, property: attribute.name,
+          reason: "changes type from \(old.type.xmlName) to \(attribute.type.xmlName); write a mapping script")
+      }
+      if old.isOptional && !attribute.isOptional && attribute.derivation == nil {
+        guard attribute.defaultValue != .null else {
+          throw MigrationError(
+            .notInferable, entity: entity.name, property: attribute.name,
+            reason:
+              "becomes required without a default value for rows that hold NULL; give it a default or write a mapping script"
+          )
+        }
+        attributes[attribute.name] = .propertyOrDefault(old.name, attribute.defaultValue)
+        isCopy = false
+      } else {
+        attributes[attribute.name] = .property(old.name)
+      }
+    }
+
+    for relationship in destination.relationships(of: entity) where !relationship.isTransient {
+      let matches = sourceRelationships.filter {
+        $0.name == (relationship.renamingIdentifier ?? relationship.name)
+          || $0.canonicalName == relationship.canonicalName
+      }
+      guard let old = matches.first else {
+        isCopy = false
+        if relationship.minCount > 0 || (!relationship.isOptional && !relationship.isToMany) {
+          throw MigrationError(
+            .notInferable, entity: entity.name, property: relationship.name,
+            reason: "is a new required relationship: nothing can fill it; write a mapping script")
+        }
+        continue
+      }
+      if old.name != relationship.name || old.isToMany != relationship.isToMany
+        || old.isOrdered != relationship.isOrdered
+      {
+        isCopy = false
+      }
+      relationships[relationship.name] = old.name
+    }
+    return EntityMapping(
+      name: EntityMapping.name(source: origin.name, destination: entity.name), kind: isCopy ? .copy : .transform,
+      sourceEntity: origin.name, destinationEntity: entity.name, attributes: attributes, relationships: relationships)
+  }
+}

@@ -1,0 +1,326 @@
+import Foundation
+
+/// Runs one mapping model from a source store into a destination store, in Core Data's three
+/// stages, and answers policies' questions: Core Data's `NSMigrationManager`.
+///
+/// 1. For each entity mapping, every source object (streamed) gets destination objects, associated
+///    with it (``EntityMigrationPolicy/createDestinationInstances(for:_:_:)``).
+/// 2. For each destination object, relationships are rebuilt through the associations.
+/// 3. Model rules are validated (required values, relationship counts), then custom validation runs.
+///
+/// Validation is off while copying; each stage's writes are one transaction per entity mapping.
+public final class MigrationManager {
+  public let mapping: MappingModel
+  public let source: any ObjectStore
+  public let destination: any ObjectStore
+  /// The entity mapping being run.
+  public private(set) var currentMapping: EntityMapping?
+  public var progress: ((MigrationProgress) -> Void)?
+
+  let associations: AssociationTable
+  let policies: [String: any EntityMigrationPolicy]
+  private var writer: (any StoreWriter)?
+  /// Destination roots whose objects keep their source primary keys (fed by one source hierarchy).
+  private var keepsKeys: Set<String> = []
+  private let defaultPolicy = DefaultMigrationPolicy()
+
+  /// `associationsFile`: where the association table lives (nil: in memory).
+  public init(
+    mapping: MappingModel, source: any ObjectStore, destination: any ObjectStore, associationsFile: URL? = nil,
+    policies: [String: any EntityMigrationPolicy] = [:]
+  ) throws {
+    self.mapping = mapping
+    self.source = source
+    self.destination = destination
+    self.policies = policies
+    associations = try AssociationTable(at: associationsFile)
+  }
+
+  /// Runs the three stages. The destination holds the result when it returns.
+  public func migrate() throws {
+    defer { try? associations.close() }
+    let active = mapping.entityMappings.filter { $0.kind != .remove && $0.kind != .add && $0.sourceEntity != nil }
+    try prepareKeys(active)
+    for entityMapping in active {
+      try run(entityMapping, stage: .instances) { policy in
+        try policy.begin(entityMapping, self)
+        let total = try source.count(of: entityMapping.sourceEntity ?? "", includingSubentities: false)
+        var done = 0
+        try source.forEachObject(of: entityMapping.sourceEntity ?? "", includingSubentities: false) { object in
+          do {
+            try policy.createDestinationInstances(for: object, entityMapping, self)
+          } catch {
+            throw Self.located(error, mapping: entityMapping, object: object.id)
+          }
+          done += 1
+          if done % 1000 == 0 || done == total { report(.instances, entityMapping, done, total) }
+        }
+        if total == 0 { report(.instances, entityMapping, 0, 0) }
+        try policy.endInstanceCreation(entityMapping, self)
+      }
+    }
+    for entityMapping in active {
+      try run(entityMapping, stage: .relationships) { policy in
+        var after: Int64 = 0
+        var done = 0
+        while true {
+          let page = try associations.destinationsPage(mapping: entityMapping.name, after: after, limit: 500)
+          for (row, id) in page {
+            do {
+              try policy.createRelationships(for: id, entityMapping, self)
+            } catch {
+              throw Self.located(error, mapping: entityMapping, object: id)
+            }
+            after = row
+            done += 1
+          }
+          if page.count < 500 { break }
+        }
+        report(.relationships, entityMapping, done, done)
+        try policy.endRelationshipCreation(entityMapping, self)
+      }
+    }
+    try validate()
+    for entityMapping in active {
+      try run(entityMapping, stage: .validation) { policy in
+        try policy.performCustomValidation(entityMapping, self)
+        try policy.end(entityMapping, self)
+      }
+    }
+  }
+
+  // MARK: - For policies
+
+  /// Inserts a destination object of `entity` with `attributes` (others NULL) and returns it.
+  @discardableResult
+  public func insert(_ entity: String, attributes: [String: StoreValue] = [:]) throws -> ObjectID {
+    try insert(entity, attributes: attributes, primaryKey: nil, version: 1)
+  }
+
+  func insert(_ entity: String, attributes: [String: StoreValue], primaryKey: Int64?, version: Int64) throws -> ObjectID
+  {
+    let writer = try activeWriter()
+    guard let found = mapping.destination.entity(named: entity) else {
+      throw MigrationError(.badMapping, entity: entity, reason: "the destination model has no such entity")
+    }
+    let unknown = attributes.keys.filter { name in
+      !mapping.destination.attributes(of: found).contains { $0.name == name }
+    }
+    guard unknown.isEmpty else {
+      throw MigrationError(
+        .badMapping, entity: entity, property: unknown.sorted()[0],
+        reason: "the destination entity has no such attribute")
+    }
+    let id = ObjectID(entity: entity, primaryKey: try primaryKey ?? writer.newPrimaryKey(for: entity))
+    try writer.insert(StoredObject(id: id, version: version, attributes: attributes))
+    return id
+  }
+
+  /// Records that `destination` was made from `source` by the current entity mapping.
+  public func associate(source: ObjectID, destination: ObjectID) throws {
+    try associations.add(mapping: currentMapping?.name ?? "", source: source, destination: destination)
+  }
+
+  /// Destination objects made from `source` by the mapping named `mappingName` (any mapping when nil):
+  /// Core Data's `destinationInstances(forEntityMappingName:sourceInstances:)`.
+  public func destinations(of source: ObjectID, mapping mappingName: String? = nil) throws -> [ObjectID] {
+    try associations.destinations(of: source, mapping: mappingName)
+  }
+
+  /// Source objects `destination` was made from: Core Data's `sourceInstances(forEntityMappingName:destinationInstances:)`.
+  public func sources(of destination: ObjectID, mapping mappingName: String? = nil) throws -> [ObjectID] {
+    try associations.sources(of: destination, mapping: mappingName)
+  }
+
+  public func sourceObject(_ id: ObjectID) throws -> StoredObject? { try source.object(id) }
+
+  public func destinationObject(_ id: ObjectID) throws -> StoredObject? { try destination.object(id) }
+
+  /// Writes a destination object's attributes and to-one relationships.
+  public func update(_ object: StoredObject) throws {
+    var unbumped = object
+    unbumped.version -= 1
+    try activeWriter().update(unbumped)
+  }
+
+  public func setToOne(_ id: ObjectID, _ relationship: String, _ target: ObjectID?) throws {
+    try activeWriter().setToOne(id, relationship, target)
+  }
+
+  public func setToMany(_ id: ObjectID, _ relationship: String, _ members: [ObjectID]) throws {
+    try activeWriter().setToMany(id, relationship, members)
+  }
+
+  /// The default of stage 1: one destination object, attributes from the mapping's sources, associated.
+  @discardableResult
+  public func createDefaultDestination(for object: StoredObject, _ entityMapping: EntityMapping) throws -> ObjectID? {
+    guard let entity = entityMapping.destinationEntity else { return nil }
+    var values: [String: StoreValue] = [:]
+    for (name, attributeSource) in entityMapping.attributes {
+      switch attributeSource {
+      case .property(let from): values[name] = object.attributes[from] ?? .null
+      case .propertyOrDefault(let from, let fallback):
+        let value = object.attributes[from] ?? .null
+        values[name] = value == .null ? fallback : value
+      case .constant(let value): values[name] = value
+      }
+    }
+    let root = mapping.destination.entity(named: entity).map { mapping.destination.root(of: $0).name } ?? entity
+    let key = keepsKeys.contains(root) ? object.id.primaryKey : nil
+    let created = try insert(entity, attributes: values, primaryKey: key, version: key == nil ? 1 : object.version)
+    try associate(source: object.id, destination: created)
+    return created
+  }
+
+  /// The default of stage 2: each mapped relationship gets the destinations of the source's targets.
+  public func createDefaultRelationships(for id: ObjectID, _ entityMapping: EntityMapping) throws {
+    guard let destinationEntity = mapping.destination.entity(named: id.entity) else { return }
+    let relationships = mapping.destination.relationships(of: destinationEntity)
+    for origin in try sources(of: id, mapping: entityMapping.name).prefix(1) {
+      guard let sourceObject = try source.object(origin) else { continue }
+      for (name, from) in entityMapping.relationships.sorted(by: { $0.key < $1.key }) {
+        guard let relationship = relationships.first(where: { $0.name == name }) else { continue }
+        let targets = sourceObject.toMany[from] ?? sourceObject.toOne[from].map { [$0] } ?? []
+        var mapped: [ObjectID] = []
+        for target in targets {
+          for candidate in try destinations(of: target)
+          where isKind(candidate.entity, of: relationship.destinationEntity) {
+            if !mapped.contains(candidate) { mapped.append(candidate) }
+          }
+        }
+        if !relationship.isToMany {
+          try setToOne(id, name, mapped.first)
+        } else if !isSetFromInverse(relationship) {
+          try setToMany(id, name, mapped)
+        }
+      }
+    }
+  }
+
+  // MARK: - Non public
+
+  /// An unordered to-many whose inverse is to-one lives in the inverse's column: it is written when
+  /// the mapping of the inverse's entity sets the to-one side, so it is not written twice.
+  private func isSetFromInverse(_ relationship: Relationship) -> Bool {
+    guard !relationship.isOrdered, let inverse = mapping.destination.inverse(of: relationship), !inverse.isToMany else {
+      return false
+    }
+    return mapping.entityMappings.contains { other in
+      guard let name = other.destinationEntity, let entity = mapping.destination.entity(named: name) else {
+        return false
+      }
+      return mapping.destination.entity(entity, isKindOf: relationship.destinationEntity)
+        && other.relationships[inverse.name] != nil
+    }
+  }
+
+  private func isKind(_ entity: String, of ancestor: String) -> Bool {
+    mapping.destination.entity(named: entity).map { mapping.destination.entity($0, isKindOf: ancestor) } ?? false
+  }
+
+  private func activeWriter() throws -> any StoreWriter {
+    guard let writer else {
+      throw MigrationError(.badMapping, reason: "destination objects can only be written inside a migration stage")
+    }
+    return writer
+  }
+
+  private func run(
+    _ entityMapping: EntityMapping, stage: MigrationProgress.Stage, _ body: (any EntityMigrationPolicy) throws -> Void
+  )
+    throws
+  {
+    currentMapping = entityMapping
+    defer {
+      currentMapping = nil
+      writer = nil
+    }
+    let policy = policies[entityMapping.name] ?? defaultPolicy
+    try destination.write { writer in
+      self.writer = writer
+      try body(policy)
+    }
+  }
+
+  private func report(_ stage: MigrationProgress.Stage, _ entityMapping: EntityMapping, _ done: Int, _ total: Int) {
+    progress?(MigrationProgress(stage: stage, mapping: entityMapping.name, done: done, total: total))
+  }
+
+  /// Keys are kept where one source hierarchy feeds a destination hierarchy; other keys start above them.
+  private func prepareKeys(_ active: [EntityMapping]) throws {
+    var feeders: [String: Set<String>] = [:]
+    for entityMapping in active {
+      guard let from = entityMapping.sourceEntity.flatMap(mapping.source.entity(named:)),
+        let to = entityMapping.destinationEntity.flatMap(mapping.destination.entity(named:))
+      else { continue }
+      feeders[mapping.destination.root(of: to).name, default: []].insert(mapping.source.root(of: from).name)
+    }
+    keepsKeys = Set(feeders.filter { $0.value.count == 1 }.keys)
+    try destination.write { writer in
+      for (root, sources) in feeders {
+        for sourceRoot in sources {
+          try writer.reservePrimaryKeys(for: root, through: try source.maxPrimaryKey(inHierarchyOf: sourceRoot))
+        }
+      }
+    }
+  }
+
+  /// Stage 3: the model's rules on every destination object.
+  private func validate() throws {
+    var problems: [String] = []
+    for entity in mapping.destination.entities where !entity.isAbstract {
+      let attributes = mapping.destination.attributes(of: entity).filter {
+        !$0.isOptional && !$0.isTransient && $0.derivation == nil
+      }
+      let relationships = mapping.destination.relationships(of: entity).filter { !$0.isTransient }
+      try destination.forEachObject(of: entity.name, includingSubentities: false) { object in
+        guard problems.count < 20 else { return }
+        for attribute in attributes where (object.attributes[attribute.name] ?? .null) == .null {
+          problems.append("\(object.id): '\(attribute.name)' is required but NULL")
+        }
+        for relationship in relationships {
+          let count =
+            relationship.isToMany
+            ? object.toMany[relationship.name]?.count ?? 0 : (object.toOne[relationship.name] == nil ? 0 : 1)
+          if !relationship.isOptional && count == 0 {
+            problems.append("\(object.id): '\(relationship.name)' is required but empty")
+          } else if count > 0 && count < Int(relationship.minCount) {
+            problems.append(
+              "\(object.id): '\(relationship.name)' has \(count), at least \(relationship.minCount) required")
+          } else if relationship.isToMany && relationship.maxCount > 0 && count > Int(relationship.maxCount) {
+            problems.append(
+              "\(object.id): '\(relationship.name)' has \(count), at most \(relationship.maxCount) allowed")
+          }
+        }
+      }
+      report(
+        .validation, EntityMapping(name: entity.name, kind: .copy, sourceEntity: nil, destinationEntity: entity.name),
+        1, 1)
+    }
+    guard problems.isEmpty else {
+      throw MigrationError(
+        .validation,
+        reason:
+          "\(problems.count == 20 ? "20+" : String(problems.count)) objects break the destination model's rules:\n  "
+          + problems.joined(separator: "\n  "))
+    }
+  }
+
+  static func located(_ error: any Error, mapping: EntityMapping, object: ObjectID) -> any Error {
+    if let migration = error as? MigrationError { return migration }
+    return MigrationError(.policy, entity: object.entity, reason: "mapping \(mapping.name), object \(object): \(error)")
+  }
+}
+
+/// Where a migration is: stage, entity mapping, objects done of total.
+public struct MigrationProgress: Sendable, Hashable {
+  public enum Stage: String, Sendable, Hashable {
+    case instances, relationships, validation
+  }
+
+  public var step: String?
+  public var stage: Stage
+  public var mapping: String
+  public var done: Int
+  public var total: Int
+}

@@ -1,0 +1,122 @@
+import Foundation
+
+/// Runs a plan on a store file: each step writes a new file beside the store; the original is
+/// untouched until the last step is complete and validated, then swapped in atomically (the
+/// original kept as `NAME~.EXT` unless told otherwise). Any failure removes the working files and
+/// leaves the original exactly as it was.
+public final class StoreMigrator {
+  public struct Options: Sendable {
+    public var keepBackup = true
+    /// Run every step on scratch files, report, and delete them.
+    public var dryRun = false
+
+    public init(keepBackup: Bool = true, dryRun: Bool = false) {
+      self.keepBackup = keepBackup
+      self.dryRun = dryRun
+    }
+  }
+
+  public struct Report: Sendable {
+    public struct Step: Sendable {
+      public let name: String
+      public let kind: MigrationStep.Kind
+      /// Destination entity → objects after the step.
+      public let counts: [String: Int]
+    }
+
+    public var steps: [Step] = []
+    public var backup: URL?
+  }
+
+  public let store: URL
+  public let plan: MigrationPlan
+  public let options: Options
+  public var progress: ((MigrationProgress) -> Void)?
+  /// Supplies the mapping and policies of a scripted step (MigrunScripting's Lua runtime).
+  public var scriptedStep: ((MigrationStep) throws -> (MappingModel, [String: any EntityMigrationPolicy]))?
+
+  public init(store: URL, plan: MigrationPlan, options: Options = Options()) {
+    self.store = store
+    self.plan = plan
+    self.options = options
+  }
+
+  /// Working files of earlier runs that were killed (removed by ``run()``).
+  public static func staleFiles(beside store: URL) -> [URL] {
+    let folder = store.deletingLastPathComponent()
+    let prefix = ".\(store.lastPathComponent).migrun-"
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+    return names.filter { $0.hasPrefix(prefix) }.map { folder.appendingPathComponent($0) }
+  }
+
+  @discardableResult
+  public func run() throws -> Report {
+    for stale in Self.staleFiles(beside: store) { try? FileManager.default.removeItem(at: stale) }
+    var report = Report()
+    var created: [URL] = []
+    defer { for file in created { StoreFiles.remove(file) } }
+    var current = store
+    for (index, step) in plan.steps.enumerated() {
+      let working = scratch("step\(index + 1)")
+      let associations = scratch("assoc\(index + 1)")
+      created += [working, associations]
+      do {
+        let (mapping, policies) = try mappingAndPolicies(for: step)
+        let source = try SQLiteStore(url: current, model: step.source, access: .readOnly)
+        let destination = try SQLiteStore.create(
+          at: working, model: step.destination, metadata: source.metadata.describing(step.destination), fastWrites: true
+        )
+        let manager = try MigrationManager(
+          mapping: mapping, source: source, destination: destination, associationsFile: associations, policies: policies
+        )
+        manager.progress = progress.map { report in
+          {
+            var progress = $0; progress.step = step.name; report(progress)
+          }
+        }
+        try manager.migrate()
+        report.steps.append(Report.Step(name: step.name, kind: step.kind, counts: try destination.entityCounts()))
+        try source.close()
+        try destination.close()
+      } catch let error as MigrationError {
+        throw error.inStep(step.name)
+      } catch let error as StoreError {
+        throw MigrationError(.store, step: step.name, reason: error.description)
+      } catch {
+        throw MigrationError(.policy, step: step.name, reason: "\(error)")
+      }
+      if current != store { StoreFiles.remove(current) }
+      current = working
+    }
+    guard current != store, !options.dryRun else { return report }
+    do {
+      try StoreFiles.sync(current)
+      report.backup = try StoreFiles.replace(store, with: current, keepBackup: options.keepBackup)
+    } catch {
+      throw MigrationError(.store, reason: "the migrated store is complete but could not be put in place: \(error)")
+    }
+    return report
+  }
+
+  private func mappingAndPolicies(for step: MigrationStep) throws -> (MappingModel, [String: any EntityMigrationPolicy])
+  {
+    switch step.kind {
+    case .inferred:
+      guard let mapping = step.inferredMapping else {
+        throw MigrationError(.notInferable, step: step.name, reason: "no inferred mapping")
+      }
+      return (mapping, [:])
+    case .scripted(let file):
+      guard let scriptedStep else {
+        throw MigrationError(
+          .badMapping, step: step.name, reason: "\(file.lastPathComponent) needs the Lua policy runtime")
+      }
+      return try scriptedStep(step)
+    }
+  }
+
+  private func scratch(_ label: String) -> URL {
+    store.deletingLastPathComponent().appendingPathComponent(
+      ".\(store.lastPathComponent).migrun-\(ProcessInfo.processInfo.processIdentifier)-\(label)")
+  }
+}

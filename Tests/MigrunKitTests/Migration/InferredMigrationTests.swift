@@ -1,0 +1,231 @@
+import Foundation
+import MigrunKit
+import TestSupport
+import Testing
+
+@Suite struct InferredMigrationTests {
+  static let moody = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld")
+  static let sampleModel = Fixtures.url("coredataplus-samplemodels/SampleModel/SampleModel.xcdatamodeld")
+
+  /// Migrates a copy of `store` to `destination` with inferred steps only; returns the copy, the
+  /// plan and a copy of the original (to compare against).
+  static func migrate(_ store: String, bundle bundleURL: URL, to destination: String, in folder: TemporaryDirectory)
+    throws
+    -> (migrated: URL, original: URL, plan: MigrationPlan)
+  {
+    let url = try copyOfFixture(store, into: folder)
+    let original = try copyOfFixture(store, into: folder)
+    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let order = try MigrationPlanner.versionOrder(bundle, policyFolders: [], override: nil)
+    let plan = try MigrationPlanner.plan(
+      bundle: bundle, storeHashes: try SQLiteStore.metadata(at: url).versionHashes, destination: destination,
+      order: order.names, orderIsGuessed: order.guessed)
+    try StoreMigrator(store: url, plan: plan).run()
+    return (url, original, plan)
+  }
+
+  /// Every source object has a destination object with the same key, its attributes taken as the
+  /// mapping says and its relationships pointing at the same keys.
+  static func expectObjectsSurvived(_ mapping: MappingModel, source: SQLiteStore, destination: SQLiteStore) throws
+    -> Int
+  {
+    var checked = 0
+    for entityMapping in mapping.entityMappings {
+      guard let from = entityMapping.sourceEntity, let to = entityMapping.destinationEntity else { continue }
+      try source.forEachObject(of: from, includingSubentities: false) { old in
+        let migrated = try destination.object(ObjectID(entity: to, primaryKey: old.id.primaryKey))
+        guard let new = migrated else {
+          Issue.record("\(old.id) has no \(to) in the migrated store")
+          return
+        }
+        for (name, attributeSource) in entityMapping.attributes {
+          switch attributeSource {
+          case .property(let origin):
+            #expect(new.attributes[name] == old.attributes[origin], "\(old.id).\(origin) → \(name)")
+          case .propertyOrDefault(let origin, let fallback):
+            let value = old.attributes[origin] ?? .null
+            #expect(new.attributes[name] == (value == .null ? fallback : value))
+          case .constant(let value): #expect(new.attributes[name] == value, "\(new.id).\(name)")
+          }
+        }
+        for (name, origin) in entityMapping.relationships {
+          let oldTargets = (old.toMany[origin] ?? old.toOne[origin].map { [$0] } ?? []).map(\.primaryKey).sorted()
+          let newTargets = (new.toMany[name] ?? new.toOne[name].map { [$0] } ?? []).map(\.primaryKey).sorted()
+          #expect(newTargets == oldTargets, "\(old.id).\(origin) → \(name)")
+        }
+        checked += 1
+      }
+    }
+    return checked
+  }
+
+  @Test func moody1To2RenamesThroughTheRenamingIdentifierAndAddsRatingWithItsDefault() throws {
+    let folder = try TemporaryDirectory()
+    let (migrated, original, plan) = try Self.migrate(
+      "objcio-core-data-moody/stores/Moody.moody.sqlite", bundle: Self.moody, to: "Moody 2", in: folder)
+    #expect(plan.steps.map(\.name) == ["Moody → Moody 2"])
+    let bundle = try ModelBundle(contentsOf: Self.moody)
+    let v2 = try bundle.model(named: "Moody 2")
+    let metadata = try SQLiteStore.metadata(at: migrated)
+    #expect(metadata.isCompatible(with: v2))
+    #expect(metadata.uuid == (try SQLiteStore.metadata(at: original)).uuid)
+    #expect(metadata.otherKeys["io.objc.Moody.CloudKitUserID"] != nil, "user metadata survives")
+    let apple = try SchemaSnapshot(of: Fixtures.url("objcio-core-data-moody/stores/Moody 2.moody.sqlite"))
+    let ours = try SchemaSnapshot(of: migrated)
+    #expect(ours.tables == apple.tables)
+    // Apple's Moody stores spell uniqueness the old way (CONSTRAINT … UNIQUE, no named index); a
+    // migrated store gets the modern unique index: compare uniqueness by columns, other indexes by name.
+    #expect(ours.indexes.filter { !$0.contains("_UNIQUE_") } == apple.indexes)
+    #expect(ours.uniqueness == apple.uniqueness)
+    let mapping = try #require(plan.steps.first?.inferredMapping)
+    #expect(mapping.mapping(named: "MoodToMood")?.attributes["remoteID"] == .property("remoteIdentifier"))
+    #expect(mapping.mapping(named: "MoodToMood")?.attributes["rating"] == .constant(.integer(0)))
+    let checked = try Self.expectObjectsSurvived(
+      mapping, source: SQLiteStore(url: original, model: try bundle.model(named: "Moody")),
+      destination: SQLiteStore(url: migrated, model: v2))
+    #expect(checked == 9, "2 continents, 3 countries, 4 moods")
+    let backup = StoreFiles.backupURL(for: migrated)
+    #expect(try Data(contentsOf: backup) == (try Data(contentsOf: original)), "the original is kept as NAME~.EXT")
+  }
+
+  @Test func sampleModelV1ToV2RenamesAnEntityAndDropsAttributes() throws {
+    let folder = try TemporaryDirectory()
+    let (migrated, original, plan) = try Self.migrate(
+      "coredataplus-samplemodels/SampleModel/Fixtures/SampleModel_V1.sqlite", bundle: Self.sampleModel,
+      to: "SampleModel2", in: folder)
+    let bundle = try ModelBundle(contentsOf: Self.sampleModel)
+    let v2 = try bundle.model(named: "SampleModel2")
+    #expect(try SQLiteStore.metadata(at: migrated).isCompatible(with: v2))
+    let apple = try SchemaSnapshot(
+      of: Fixtures.url("coredataplus-samplemodels/SampleModel/Fixtures/SampleModel_V2.sqlite"))
+    let ours = try SchemaSnapshot(of: migrated)
+    #expect(ours.tables == apple.tables)
+    #expect(ours.indexes == apple.indexes)
+    #expect(ours.uniqueness == apple.uniqueness)
+    let mapping = try #require(plan.steps.first?.inferredMapping)
+    #expect(mapping.mapping(named: "ExpensiveSportCarToLuxuryCar") != nil)
+    let checked = try Self.expectObjectsSurvived(
+      mapping, source: SQLiteStore(url: original, model: try bundle.model(named: "SampleModel")),
+      destination: SQLiteStore(url: migrated, model: v2))
+    #expect(checked > 0)
+  }
+
+  /// Apple's TestModel store is empty: the step is checked on its layout and hashes.
+  @Test func bigNerdRanchAddsAnEntity() throws {
+    let folder = try TemporaryDirectory()
+    let bundleURL = Fixtures.url("bignerdranch-coredatastack/Sample Model/Deprecated/Sample.xcdatamodeld")
+    let (migrated, original, plan) = try Self.migrate(
+      "bignerdranch-coredatastack/Sample Model/Deprecated/TestModel.sqlite", bundle: bundleURL, to: "TestModel 2",
+      in: folder)
+    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let mapping = try #require(plan.steps.first?.inferredMapping)
+    #expect(mapping.mapping(named: "AddPublisher")?.kind == .add)
+    _ = original
+    let v2 = try bundle.model(named: "TestModel 2")
+    #expect(try SQLiteStore.metadata(at: migrated).isCompatible(with: v2))
+    let ours = try SchemaSnapshot(of: migrated)
+    #expect(ours.tables["ZPUBLISHER"] == ["Z_PK", "Z_ENT", "Z_OPT", "ZNAME"])
+    #expect(ours.tables["ZBOOK"]?.contains("ZPUBLISHER") == true)
+    #expect(ours.tables["Z_1BOOKS"] == ["Z_1AUTHORS", "Z_2BOOKS"])
+  }
+
+  @Test func whatCannotBeInferredIsRefusedWithTheReasonBeforeAnythingRuns() throws {
+    let folder = try TemporaryDirectory()
+    try folder.write(
+      #"<model><entity name="E"><attribute name="a" optional="YES" attributeType="Integer 16"/></entity></model>"#,
+      to: "M.xcdatamodeld/M.xcdatamodel/contents")
+    try folder.write(
+      #"<model><entity name="E"><attribute name="a" optional="YES" attributeType="Integer 32"/></entity></model>"#,
+      to: "M.xcdatamodeld/M 2.xcdatamodel/contents")
+    try folder.write(
+      #"<model><entity name="E"><attribute name="a" optional="YES" attributeType="String"/></entity></model>"#,
+      to: "M.xcdatamodeld/M 3.xcdatamodel/contents")
+    let bundle = try ModelBundle(contentsOf: folder.url.appendingPathComponent("M.xcdatamodeld"))
+    let order = try MigrationPlanner.versionOrder(bundle, policyFolders: [], override: nil)
+    let hashes = try bundle.model(named: "M").entityVersionHashes
+    let error = try #require(throws: MigrationError.self) {
+      try MigrationPlanner.plan(bundle: bundle, storeHashes: hashes, order: order.names, orderIsGuessed: order.guessed)
+    }
+    #expect(error.code == .notInferable)
+    #expect(error.step == "M → M 2", "the first step that cannot be inferred is named")
+    #expect(error.entity == "E" && error.property == "a")
+    #expect(error.description.contains("changes type from Integer 16 to Integer 32"))
+    #expect(
+      error.description.contains("no mapping file M-M 2.lua in the policy folders (version order guessed from names)"))
+    // A mapping file for the step makes it scripted.
+    let plan = try MigrationPlanner.plan(
+      bundle: bundle, storeHashes: hashes, destination: "M 2", order: order.names, orderIsGuessed: order.guessed,
+      script: { from, to in folder.url.appendingPathComponent("\(from)-\(to).lua") })
+    #expect(plan.steps.map(\.kind) == [.scripted(folder.url.appendingPathComponent("M-M 2.lua"))])
+  }
+
+  @Test func theVersionOrderComesFromAChainFileOrTheCommandLine() throws {
+    let folder = try TemporaryDirectory()
+    let bundle = try ModelBundle(contentsOf: Self.moody)
+    try folder.write("# oldest first\nMoody\nMoody 2\n\nMoody 3\n", to: "policies/chain")
+    let fromFile = try MigrationPlanner.versionOrder(
+      bundle, policyFolders: [folder.url.appendingPathComponent("policies")], override: nil)
+    #expect(fromFile.names == ["Moody", "Moody 2", "Moody 3"] && !fromFile.guessed)
+    let guessed = try MigrationPlanner.versionOrder(bundle, policyFolders: [], override: nil)
+    #expect(guessed.guessed)
+    let error = try #require(throws: MigrationError.self) {
+      try MigrationPlanner.versionOrder(bundle, policyFolders: [], override: ["Moody", "Moody 7"])
+    }
+    #expect(error.description.contains("--chain names version 'Moody 7'"))
+    let backwards = try #require(throws: MigrationError.self) {
+      try MigrationPlanner.plan(
+        bundle: bundle, storeHashes: try bundle.model(named: "Moody 3").entityVersionHashes, destination: "Moody 2",
+        order: guessed.names, orderIsGuessed: true)
+    }
+    #expect(backwards.code == .backwards)
+  }
+
+  @Test func inferenceRulesRefuseTypeChangesAndRequiredValuesWithoutDefaults() throws {
+    func model(_ attribute: String) throws -> ObjectModel {
+      try XcdatamodelReader.parse(Data("<model><entity name=\"E\">\(attribute)</entity></model>".utf8), file: "m")
+    }
+    let optionalInt = try model(#"<attribute name="a" optional="YES" attributeType="Integer 16"/>"#)
+    let cases: [(String, String)] = [
+      (#"<attribute name="a" optional="YES" attributeType="String"/>"#, "changes type from Integer 16 to String"),
+      (#"<attribute name="a" attributeType="Integer 16"/>"#, "becomes required without a default value"),
+      (
+        #"<attribute name="a" optional="YES" attributeType="Integer 16"/><attribute name="b" attributeType="Date"/>"#,
+        "is new and required without a default value"
+      ),
+    ]
+    for (destination, reason) in cases {
+      let error = try #require(throws: MigrationError.self) {
+        try MappingModel.inferred(from: optionalInt, to: try model(destination))
+      }
+      #expect(error.description.contains(reason), "\(error)")
+    }
+    let withDefault = try MappingModel.inferred(
+      from: optionalInt, to: try model(#"<attribute name="a" attributeType="Integer 16" defaultValueString="5"/>"#))
+    #expect(withDefault.entityMappings.first?.attributes["a"] == .propertyOrDefault("a", .integer(5)))
+  }
+
+  @Test func validationFailureLeavesTheOriginalByteIdenticalAndNoStrayFiles() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    let before = try Data(contentsOf: store)
+    let bundle = try ModelBundle(contentsOf: Self.moody)
+    // A hand-made mapping that leaves a required attribute NULL: stage 3 must refuse it.
+    var mapping = try MappingModel.inferred(
+      from: try bundle.model(named: "Moody"), to: try bundle.model(named: "Moody 2"))
+    if let index = mapping.entityMappings.firstIndex(where: { $0.name == "MoodToMood" }) {
+      mapping.entityMappings[index].attributes["date"] = .constant(.null)
+    }
+    let step = MigrationStep(
+      from: "Moody", to: "Moody 2", kind: .inferred, inferredMapping: mapping, source: try bundle.model(named: "Moody"),
+      destination: try bundle.model(named: "Moody 2"))
+    let plan = MigrationPlan(sourceVersion: "Moody", destinationVersion: "Moody 2", steps: [step], orderIsGuessed: true)
+    let error = try #require(throws: MigrationError.self) { try StoreMigrator(store: store, plan: plan).run() }
+    #expect(error.code == .validation)
+    #expect(error.description.contains("'date' is required but NULL"))
+    #expect(try Data(contentsOf: store) == before)
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path) == [
+        store.lastPathComponent
+      ])
+  }
+}
