@@ -8,10 +8,14 @@ struct Migrun: ParsableCommand {
     commandName: "migrun",
     abstract: "Core Data–compatible models, stores and migrations, with policies in Lua.",
     discussion: """
-      Exit codes: 0 success, 1 failure (the message says why), 64 bad command line.
+      Exit codes: 0 success, 1 failure (the message says why), 10 the store needs migrating
+      (status), 64 bad command line.
       """,
     version: "0.1.0",
-    subcommands: [HashCommand.self, InspectCommand.self, CreateCommand.self, ExportCommand.self, ImportCommand.self]
+    subcommands: [
+      HashCommand.self, InspectCommand.self, CreateCommand.self, ExportCommand.self, ImportCommand.self,
+      StatusCommand.self, PlanCommand.self, DiffCommand.self, MigrateCommand.self,
+    ]
   )
 }
 
@@ -27,6 +31,8 @@ extension MigrunCommand {
     } catch let error as ModelError {
       fail(error.description)
     } catch let error as StoreError {
+      fail(error.description)
+    } catch let error as MigrationError {
       fail(error.description)
     } catch let error as CLIError {
       fail(error.message)

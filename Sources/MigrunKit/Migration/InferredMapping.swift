@@ -122,7 +122,9 @@ extension MappingModel {
       }
       guard let old = matches.first else {
         isCopy = false
-        if relationship.minCount > 0 || (!relationship.isOptional && !relationship.isToMany) {
+        // A non-optional relationship must hold at least one object (to-many included, as Core
+        // Data validates it): a new one cannot be filled by inference.
+        if relationship.minCount > 0 || !relationship.isOptional {
           throw MigrationError(
             .notInferable, entity: entity.name, property: relationship.name,
             reason: "is a new required relationship: nothing can fill it; write a mapping script")

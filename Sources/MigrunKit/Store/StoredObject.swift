@@ -45,6 +45,21 @@ public enum StoreValue: Sendable, Hashable {
   public var isNull: Bool { self == .null }
 }
 
+extension StoreValue: CustomStringConvertible {
+  public var description: String {
+    switch self {
+    case .null: "NULL"
+    case .integer(let number): String(number)
+    case .boolean(let flag): flag ? "YES" : "NO"
+    case .double(let number): String(number)
+    case .string(let text): "\"\(text)\""
+    case .date(let seconds): "date \(seconds)"
+    case .data(let bytes): "\(bytes.count) bytes"
+    case .uuid(let bytes): "UUID (\(bytes.count) bytes)"
+    }
+  }
+}
+
 /// One object's persistent state: attributes, to-one targets and to-many members.
 public struct StoredObject: Sendable, Hashable {
   public var id: ObjectID

@@ -1,0 +1,268 @@
+import ArgumentParser
+import Foundation
+import MigrunKit
+
+/// The options every migration command shares.
+struct ChainOptions: ParsableArguments {
+  @Option(help: "A .xcdatamodeld with the model's versions.") var model: String
+  @Option(help: "The destination version (default: the current version).") var to: String?
+  @Option(
+    help:
+      "The version order, oldest first, comma-separated (default: a chain file in a policy folder, else natural order of names)."
+  )
+  var chain: String?
+  @Option(name: .customLong("policies"), help: "A folder of Lua mapping files <From>-<To>.lua (repeatable).")
+  var policyFolders: [String] = []
+
+  var policyURLs: [URL] { policyFolders.map { URL(fileURLWithPath: $0) } }
+
+  /// The plan for `store`, and the bundle.
+  func plan(for store: URL) throws -> (MigrationPlan, ModelBundle) {
+    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: model))
+    let override = chain.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
+    let order = try MigrationPlanner.versionOrder(bundle, policyFolders: policyURLs, override: override)
+    let metadata = try SQLiteStore.metadata(at: store)
+    let folders = policyURLs
+    let plan = try MigrationPlanner.plan(
+      bundle: bundle, storeHashes: metadata.versionHashes, destination: to, order: order.names,
+      orderIsGuessed: order.guessed,
+      script: { from, to in
+        folders.map { $0.appendingPathComponent("\(from)-\(to).lua") }.first {
+          FileManager.default.fileExists(atPath: $0.path)
+        }
+      })
+    return (plan, bundle)
+  }
+}
+
+struct StatusCommand: MigrunCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "status",
+    abstract: "Does a store need migrating? Exit 0 when it is at the destination version, 10 when it needs migrating.",
+    discussion: "Reads the store's metadata only (no entity table), so it is cheap on any store.")
+
+  @Argument(help: "The store.") var store: String
+  @OptionGroup var chain: ChainOptions
+
+  func execute() throws {
+    let (plan, _) = try chain.plan(for: URL(fileURLWithPath: store))
+    guard plan.needsMigration else {
+      print("\(store): at \(plan.destinationVersion); no migration needed")
+      return
+    }
+    let path = [plan.sourceVersion] + plan.steps.map(\.to)
+    print(
+      "\(store): at \(plan.sourceVersion); needs migrating: \(path.joined(separator: " → ")) (\(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s"))"
+    )
+    throw ExitCode(10)
+  }
+}
+
+struct PlanCommand: MigrunCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "plan",
+    abstract: "Show the chain of steps that would migrate a store, with each step's entity mappings; runs nothing.")
+
+  @Argument(help: "The store.") var store: String
+  @OptionGroup var chain: ChainOptions
+  @Flag(help: "Print the plan as JSON.") var json = false
+
+  func execute() throws {
+    let url = URL(fileURLWithPath: store)
+    let (plan, bundle) = try chain.plan(for: url)
+    let counts = try SQLiteStore(url: url, model: try bundle.model(named: plan.sourceVersion)).entityCounts()
+    if json {
+      try printJSONObject(PlanReport.json(plan, counts: counts))
+      return
+    }
+    print("Store   \(url.lastPathComponent) at \(plan.sourceVersion) (\(counts.values.reduce(0, +)) objects)")
+    print("Target  \(plan.destinationVersion)")
+    if plan.orderIsGuessed { print("Order   guessed from version names: give --chain or a chain file if it is wrong") }
+    if !plan.needsMigration { print("Nothing to do: the store is at the destination version.") }
+    for (index, step) in plan.steps.enumerated() {
+      switch step.kind {
+      case .inferred: print("Step \(index + 1)  \(step.name)  inferred")
+      case .scripted(let file): print("Step \(index + 1)  \(step.name)  scripted (\(file.path))")
+      }
+      for mapping in step.inferredMapping?.entityMappings ?? [] {
+        let objects = index == 0 ? mapping.sourceEntity.flatMap { counts[$0] }.map { "\($0) objects" } ?? "" : ""
+        print(
+          "          \(mapping.name.padding(toLength: 32, withPad: " ", startingAt: 0)) \(mapping.kind.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(objects)"
+        )
+        let changes = PlanReport.changes(mapping)
+        if !changes.isEmpty { print("            \(changes.joined(separator: "; "))") }
+      }
+    }
+  }
+}
+
+struct DiffCommand: MigrunCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "diff",
+    abstract: "Show the mapping Core Data would infer between two model versions, or why there is none.")
+
+  @Argument(help: "A .xcdatamodeld.") var model: String
+  @Option(help: "The older version.") var from: String
+  @Option(help: "The newer version.") var to: String
+  @Flag(help: "Print the mapping as JSON.") var json = false
+
+  func execute() throws {
+    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: model))
+    let mapping: MappingModel
+    do {
+      mapping = try MappingModel.inferred(from: try bundle.model(named: from), to: try bundle.model(named: to))
+    } catch let error as MigrationError {
+      throw CLIError(message: "\(from) → \(to) cannot be inferred: \(error.description)")
+    }
+    if json {
+      try printJSONObject(["from": from, "to": to, "mappings": mapping.entityMappings.map(PlanReport.json)])
+      return
+    }
+    print("\(from) → \(to): inferred")
+    for entityMapping in mapping.entityMappings {
+      print("  \(entityMapping.name) (\(entityMapping.kind.rawValue))")
+      for change in PlanReport.changes(entityMapping) { print("    \(change)") }
+    }
+  }
+}
+
+struct MigrateCommand: MigrunCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "migrate",
+    abstract: "Migrate a store to the destination version, step by step, with progress.",
+    discussion: """
+      Each step writes a new file beside the store; the original is untouched until the last step is
+      complete and validated, then replaced atomically and kept as NAME~.EXT (unless --no-backup).
+      Any failure leaves the original exactly as it was.
+      """)
+
+  @Argument(help: "The store.") var store: String
+  @OptionGroup var chain: ChainOptions
+  @Flag(help: "Run every step on scratch files, report, and delete them.") var dryRun = false
+  @Flag(help: "Do not keep the original as NAME~.EXT.") var noBackup = false
+  @Flag(help: "Progress and result as JSON lines on standard output.") var json = false
+
+  func execute() throws {
+    let url = URL(fileURLWithPath: store)
+    let (plan, _) = try chain.plan(for: url)
+    guard plan.needsMigration else {
+      if json {
+        try printJSONLine(["result": "unchanged", "version": plan.destinationVersion])
+      } else {
+        print("\(store): already at \(plan.destinationVersion)")
+      }
+      return
+    }
+    let migrator = StoreMigrator(store: url, plan: plan, options: .init(keepBackup: !noBackup, dryRun: dryRun))
+    let bar = ProgressBar(enabled: !json && isatty(STDERR_FILENO) != 0)
+    migrator.progress = { progress in
+      if json {
+        try? printJSONLine([
+          "step": progress.step ?? "", "stage": progress.stage.rawValue, "mapping": progress.mapping,
+          "done": progress.done,
+          "total": progress.total,
+        ])
+      } else {
+        bar.show(progress)
+      }
+    }
+    if !json {
+      print(
+        "Migrating \(url.lastPathComponent): \(([plan.sourceVersion] + plan.steps.map(\.to)).joined(separator: " → "))")
+    }
+    let report = try migrator.run()
+    bar.finish()
+    if json {
+      try printJSONLine([
+        "result": dryRun ? "dry-run" : "migrated", "version": plan.destinationVersion,
+        "steps": report.steps.map { ["step": $0.name, "counts": $0.counts] }, "backup": report.backup?.path ?? NSNull(),
+      ])
+      return
+    }
+    for step in report.steps {
+      let total = step.counts.values.reduce(0, +)
+      print(
+        "  \(step.name): \(total) objects (\(step.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))"
+      )
+    }
+    if dryRun {
+      print("Dry run: every step ran on scratch files, now deleted; \(store) is unchanged.")
+    } else {
+      print(
+        "Done: \(store) is at \(plan.destinationVersion)."
+          + (report.backup.map { " The original is kept as \($0.lastPathComponent)." } ?? ""))
+    }
+  }
+}
+
+/// A one-line progress bar on standard error, redrawn in place.
+final class ProgressBar {
+  let enabled: Bool
+  private var drawn = false
+
+  init(enabled: Bool) { self.enabled = enabled }
+
+  func show(_ progress: MigrationProgress) {
+    guard enabled else { return }
+    let width = 24
+    let filled = progress.total > 0 ? width * progress.done / progress.total : width
+    let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+    let line =
+      "  \(progress.step ?? "") \(progress.stage.rawValue) \(progress.mapping) [\(bar)] \(progress.done)/\(progress.total)"
+    FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+    drawn = true
+  }
+
+  func finish() {
+    if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+  }
+}
+
+enum PlanReport {
+  static func changes(_ mapping: EntityMapping) -> [String] {
+    var lines: [String] = []
+    for (name, source) in mapping.attributes.sorted(by: { $0.key < $1.key }) {
+      switch source {
+      case .property(let origin) where origin == name: continue
+      default: lines.append("\(name) ← \(source)")
+      }
+    }
+    for (name, origin) in mapping.relationships.sorted(by: { $0.key < $1.key }) where origin != name {
+      lines.append("\(name) ← \(origin)")
+    }
+    return lines
+  }
+
+  static func json(_ mapping: EntityMapping) -> [String: Any] {
+    [
+      "name": mapping.name, "kind": mapping.kind.rawValue, "source": mapping.sourceEntity ?? NSNull(),
+      "destination": mapping.destinationEntity ?? NSNull(), "attributes": mapping.attributes.mapValues(\.description),
+      "relationships": mapping.relationships,
+    ]
+  }
+
+  static func json(_ plan: MigrationPlan, counts: [String: Int]) -> [String: Any] {
+    [
+      "source": plan.sourceVersion, "destination": plan.destinationVersion, "orderIsGuessed": plan.orderIsGuessed,
+      "objects": counts,
+      "steps": plan.steps.map { step -> [String: Any] in
+        var entry: [String: Any] = [
+          "from": step.from, "to": step.to, "mappings": (step.inferredMapping?.entityMappings ?? []).map(json),
+        ]
+        switch step.kind {
+        case .inferred: entry["kind"] = "inferred"
+        case .scripted(let file):
+          entry["kind"] = "scripted"
+          entry["script"] = file.path
+        }
+        return entry
+      },
+    ]
+  }
+}
+
+/// One JSON object on one line.
+func printJSONLine(_ value: [String: Any]) throws {
+  let data = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])
+  FileHandle.standardOutput.write(data + Data("\n".utf8))
+}

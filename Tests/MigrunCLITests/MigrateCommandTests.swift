@@ -1,0 +1,107 @@
+import Foundation
+import TestSupport
+import Testing
+
+@Suite struct MigrateCommandTests {
+  static let moody = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path
+
+  @Test func statusExitsTenWhenAStoreNeedsMigratingAndZeroWhenNot() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    let needs = try MigrunProcess.run(["status", store.path, "--model", Self.moody, "--to", "Moody 2"])
+    #expect(needs.status == 10)
+    #expect(needs.stdout.contains("needs migrating: Moody → Moody 2 (1 step)"))
+    let current = try MigrunProcess.run(["status", store.path, "--model", Self.moody, "--to", "Moody"])
+    #expect(current.status == 0)
+  }
+
+  @Test func planShowsStepsAndMappingsAndRunsNothing() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    let before = try Data(contentsOf: store)
+    let result = try MigrunProcess.run(["plan", store.path, "--model", Self.moody, "--to", "Moody 2", "--json"])
+    #expect(result.status == 0, "\(result.stderr)")
+    let plan = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    #expect(plan["source"] as? String == "Moody")
+    let steps = try #require(plan["steps"] as? [[String: Any]])
+    #expect(steps.count == 1)
+    #expect(steps.first?["kind"] as? String == "inferred")
+    let mappings = try #require(steps.first?["mappings"] as? [[String: Any]])
+    let mood = try #require(mappings.first { $0["name"] as? String == "MoodToMood" })
+    #expect((mood["attributes"] as? [String: String])?["remoteID"] == "remoteIdentifier")
+    #expect(try Data(contentsOf: store) == before)
+  }
+
+  @Test func aStepThatCannotBeInferredIsRefusedByPlanAndMigrateAlike() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)
+    let before = try Data(contentsOf: store)
+    for command in ["plan", "migrate"] {
+      let result = try MigrunProcess.run([command, store.path, "--model", Self.moody])
+      #expect(result.status == 1)
+      #expect(
+        result.errorLines.first?.contains("step Moody 2 → Moody 3: entity 'Continent', property 'moods'") == true,
+        "\(result.stderr)")
+      #expect(result.stderr.contains("no mapping file Moody 2-Moody 3.lua"))
+    }
+    #expect(try Data(contentsOf: store) == before)
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path) == [
+        store.lastPathComponent
+      ])
+  }
+
+  @Test func migrateReportsProgressAsJSONLinesAndKeepsABackup() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    let original = try Data(contentsOf: store)
+    let result = try MigrunProcess.run(["migrate", store.path, "--model", Self.moody, "--to", "Moody 2", "--json"])
+    #expect(result.status == 0, "\(result.stderr)")
+    let lines = try result.stdout.split(separator: "\n").map {
+      try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+    }
+    #expect(
+      lines.contains {
+        $0["stage"] as? String == "instances" && $0["mapping"] as? String == "MoodToMood" && $0["done"] as? Int == 4
+      })
+    #expect(lines.last?["result"] as? String == "migrated")
+    let backup = store.deletingLastPathComponent().appendingPathComponent("Moody.moody~.sqlite")
+    #expect(try Data(contentsOf: backup) == original)
+    let status = try MigrunProcess.run(["status", store.path, "--model", Self.moody, "--to", "Moody 2"])
+    #expect(status.status == 0)
+  }
+
+  @Test func dryRunAndNoBackupDoWhatTheySay() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    let original = try Data(contentsOf: store)
+    let dry = try MigrunProcess.run(["migrate", store.path, "--model", Self.moody, "--to", "Moody 2", "--dry-run"])
+    #expect(dry.status == 0, "\(dry.stderr)")
+    #expect(dry.stdout.contains("Dry run"))
+    #expect(try Data(contentsOf: store) == original)
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path) == [
+        store.lastPathComponent
+      ])
+    let real = try MigrunProcess.run(["migrate", store.path, "--model", Self.moody, "--to", "Moody 2", "--no-backup"])
+    #expect(real.status == 0, "\(real.stderr)")
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path) == [
+        store.lastPathComponent
+      ])
+    #expect(try Data(contentsOf: store) != original)
+  }
+
+  @Test func diffShowsTheInferredMappingOrWhyThereIsNone() throws {
+    let inferred = try MigrunProcess.run(["diff", Self.moody, "--from", "Moody", "--to", "Moody 2"])
+    #expect(inferred.status == 0)
+    #expect(inferred.stdout.contains("remoteID ← remoteIdentifier"))
+    #expect(inferred.stdout.contains("rating ← default 0"))
+    let refused = try MigrunProcess.run(["diff", Self.moody, "--from", "Moody 2", "--to", "Moody 3"])
+    #expect(refused.status == 1)
+    #expect(
+      refused.errorLines == [
+        "migrun: error: Moody 2 → Moody 3 cannot be inferred: entity 'Continent', property 'moods': is a new required relationship: nothing can fill it; write a mapping script"
+      ])
+  }
+}
