@@ -29,10 +29,11 @@ let package = Package(
         .product(name: "GRDB", package: "GRDB.swift"),
       ]
     ),
+    .target(name: "MigrunScripting", dependencies: ["MigrunKit", "LuaHost"]),
     .executableTarget(
       name: "MigrunCLI",
       dependencies: [
-        "MigrunKit",
+        "MigrunKit", "MigrunScripting",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
@@ -42,6 +43,7 @@ let package = Package(
       path: "Tests/TestSupport"),
     .testTarget(name: "MigrunKitTests", dependencies: ["MigrunKit", "TestSupport"]),
     .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "TestSupport"]),
+    .testTarget(name: "MigrunScriptingTests", dependencies: ["MigrunScripting", "LuaHost", "TestSupport"]),
     .testTarget(name: "PropertyListTests", dependencies: ["PropertyList", "TestSupport"]),
     .testTarget(name: "MigrunCLITests", dependencies: ["MigrunCLI", "TestSupport"]),
   ],

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MigrunKit
+import MigrunScripting
 
 /// The options every migration command shares.
 struct ChainOptions: ParsableArguments {
@@ -154,6 +155,11 @@ struct MigrateCommand: MigrunCommand {
       return
     }
     let migrator = StoreMigrator(store: url, plan: plan, options: .init(keepBackup: !noBackup, dryRun: dryRun))
+    let folders = chain.policyURLs
+    migrator.scriptedStep = { step in
+      guard case .scripted(let file) = step.kind else { throw CLIError(message: "\(step.name) is not scripted") }
+      return try LuaMappingFile.load(step, file: file, policyFolders: folders)
+    }
     let bar = ProgressBar(enabled: !json && isatty(STDERR_FILENO) != 0)
     migrator.progress = { progress in
       if json {

@@ -50,7 +50,7 @@ extension MappingModel {
 
   /// The source entity a destination entity continues: same name, the name its renaming identifier
   /// gives, or the same renaming identifier.
-  static func match(_ entity: Entity, in source: ObjectModel) throws(MigrationError) -> Entity? {
+  public static func match(_ entity: Entity, in source: ObjectModel) throws(MigrationError) -> Entity? {
     let candidates = source.entities.filter { candidate in
       candidate.name == (entity.renamingIdentifier ?? entity.name) || candidate.canonicalName == entity.canonicalName
     }
@@ -64,10 +64,13 @@ extension MappingModel {
     return candidates.first
   }
 
-  static func entityMapping(from origin: Entity, to entity: Entity, source: ObjectModel, destination: ObjectModel)
-    throws(MigrationError)
-    -> EntityMapping
-  {
+  /// The inferred mapping of one entity (its properties matched by name or renaming identifier).
+  /// `requiredRelationshipsMayBeFilled`: a script may fill a new required relationship (through its
+  /// inverse, say), so it is left to validation instead of refused.
+  public static func entityMapping(
+    from origin: Entity, to entity: Entity, source: ObjectModel, destination: ObjectModel,
+    requiredRelationshipsMayBeFilled: Bool = false
+  ) throws(MigrationError) -> EntityMapping {
     let sourceAttributes = source.attributes(of: origin).filter { !$0.isTransient }
     let sourceRelationships = source.relationships(of: origin).filter { !$0.isTransient }
     var attributes: [String: AttributeSource] = [:]
@@ -124,7 +127,7 @@ extension MappingModel {
         isCopy = false
         // A non-optional relationship must hold at least one object (to-many included, as Core
         // Data validates it): a new one cannot be filled by inference.
-        if relationship.minCount > 0 || !relationship.isOptional {
+        if !requiredRelationshipsMayBeFilled && (relationship.minCount > 0 || !relationship.isOptional) {
           throw MigrationError(
             .notInferable, entity: entity.name, property: relationship.name,
             reason: "is a new required relationship: nothing can fill it; write a mapping script")

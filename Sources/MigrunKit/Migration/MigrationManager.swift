@@ -134,7 +134,15 @@ public final class MigrationManager {
 
   public func sourceObject(_ id: ObjectID) throws -> StoredObject? { try source.object(id) }
 
-  public func destinationObject(_ id: ObjectID) throws -> StoredObject? { try destination.object(id) }
+  /// A destination object (inside a stage, as written so far).
+  public func destinationObject(_ id: ObjectID) throws -> StoredObject? {
+    try writer?.object(id) ?? destination.object(id)
+  }
+
+  /// The first destination object of `entity` whose attributes equal `values`, for find-or-create.
+  public func find(_ entity: String, _ values: [String: StoreValue]) throws -> ObjectID? {
+    try activeWriter().firstObject(of: entity, matching: values)
+  }
 
   /// Writes a destination object's attributes and to-one relationships.
   public func update(_ object: StoredObject) throws {
@@ -153,7 +161,9 @@ public final class MigrationManager {
 
   /// The default of stage 1: one destination object, attributes from the mapping's sources, associated.
   @discardableResult
-  public func createDefaultDestination(for object: StoredObject, _ entityMapping: EntityMapping) throws -> ObjectID? {
+  public func createDefaultDestination(
+    for object: StoredObject, _ entityMapping: EntityMapping, overriding overrides: [String: StoreValue] = [:]
+  ) throws -> ObjectID? {
     guard let entity = entityMapping.destinationEntity else { return nil }
     var values: [String: StoreValue] = [:]
     for (name, attributeSource) in entityMapping.attributes {
@@ -165,6 +175,7 @@ public final class MigrationManager {
       case .constant(let value): values[name] = value
       }
     }
+    values.merge(overrides) { _, override in override }
     let root = mapping.destination.entity(named: entity).map { mapping.destination.root(of: $0).name } ?? entity
     let key = keepsKeys.contains(root) ? object.id.primaryKey : nil
     let created = try insert(entity, attributes: values, primaryKey: key, version: key == nil ? 1 : object.version)
@@ -173,12 +184,14 @@ public final class MigrationManager {
   }
 
   /// The default of stage 2: each mapped relationship gets the destinations of the source's targets.
-  public func createDefaultRelationships(for id: ObjectID, _ entityMapping: EntityMapping) throws {
+  public func createDefaultRelationships(
+    for id: ObjectID, _ entityMapping: EntityMapping, skipping skipped: Set<String> = []
+  ) throws {
     guard let destinationEntity = mapping.destination.entity(named: id.entity) else { return }
     let relationships = mapping.destination.relationships(of: destinationEntity)
     for origin in try sources(of: id, mapping: entityMapping.name).prefix(1) {
       guard let sourceObject = try source.object(origin) else { continue }
-      for (name, from) in entityMapping.relationships.sorted(by: { $0.key < $1.key }) {
+      for (name, from) in entityMapping.relationships.sorted(by: { $0.key < $1.key }) where !skipped.contains(name) {
         guard let relationship = relationships.first(where: { $0.name == name }) else { continue }
         let targets = sourceObject.toMany[from] ?? sourceObject.toOne[from].map { [$0] } ?? []
         var mapped: [ObjectID] = []

@@ -233,6 +233,16 @@ final class InMemoryWriter: StoreWriter {
     store.metadata = metadata
   }
 
+  func object(_ id: ObjectID) throws -> StoredObject? {
+    try store.object(id)
+  }
+
+  func firstObject(of entity: String, matching values: [String: StoreValue]) throws -> ObjectID? {
+    let kinds = try store.kinds(of: entity, includingSubentities: true)
+    return store.state.rows.filter { kinds.contains($0.key.entity) }.sorted { $0.key.primaryKey < $1.key.primaryKey }
+      .first { row in values.allSatisfy { (row.value.attributes[$0.key] ?? .null) == $0.value } }?.key
+  }
+
   // MARK: - Non public
 
   private func rootName(_ entity: String) throws -> String {

@@ -224,6 +224,42 @@ final class SQLiteObjectWriter: StoreWriter {
     }
   }
 
+  func object(_ id: ObjectID) throws -> StoredObject? {
+    let (layout, _) = try resolve(id)
+    guard
+      let row = try Row.fetchOne(
+        db, sql: "SELECT * FROM \(layout.table) WHERE Z_PK = ? AND Z_ENT IN (\(SQLiteStore.list(layout.kindNumbers)))",
+        arguments: [id.primaryKey])
+    else { return nil }
+    return try SQLiteObjectReader(store: store, db: db).object(from: row)
+  }
+
+  func firstObject(of entity: String, matching values: [String: StoreValue]) throws -> ObjectID? {
+    guard let layout = store.schema.layout(of: entity) else {
+      throw StoreError(.unknownEntity, entity: entity, reason: "the model has no such entity")
+    }
+    var conditions = ["Z_ENT IN (\(SQLiteStore.list(layout.kindNumbers)))"]
+    var arguments: [DatabaseValue] = []
+    for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+      guard case .attribute(let column)? = layout.properties[name] else {
+        throw StoreError(.unknownProperty, entity: entity, reason: "'\(name)' is not an attribute")
+      }
+      if value == .null {
+        conditions.append("\(column.name) IS NULL")
+      } else {
+        conditions.append("\(column.name) = ?")
+        arguments.append(StoreValueCoding.databaseValue(value))
+      }
+    }
+    let sql =
+      "SELECT Z_PK, Z_ENT FROM \(layout.table) WHERE \(conditions.joined(separator: " AND ")) ORDER BY Z_PK LIMIT 1"
+    guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments)) else {
+      return nil
+    }
+    let number: Int = row[1]
+    return store.schema.layout(number: number).map { ObjectID(entity: $0.name, primaryKey: row[0]) }
+  }
+
   func setMetadata(_ metadata: StoreMetadata) throws {
     try db.execute(
       sql: "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ? WHERE Z_VERSION = (SELECT min(Z_VERSION) FROM Z_METADATA)",

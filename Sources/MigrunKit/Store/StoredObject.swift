@@ -118,4 +118,8 @@ public protocol StoreWriter {
   func delete(_ id: ObjectID) throws
   /// Replaces the store's metadata.
   func setMetadata(_ metadata: StoreMetadata) throws
+  /// Reads an object inside the transaction (sees its writes).
+  func object(_ id: ObjectID) throws -> StoredObject?
+  /// The first object of `entity` (or a subentity), by primary key, whose attributes equal `values`.
+  func firstObject(of entity: String, matching values: [String: StoreValue]) throws -> ObjectID?
 }

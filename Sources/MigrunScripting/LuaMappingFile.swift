@@ -1,0 +1,253 @@
+import Foundation
+import LuaHost
+import MigrunKit
+
+/// A Lua mapping file, `<From>-<To>.lua`: a table keyed by destination entity, turned into a
+/// mapping model and Lua migration policies. Entities the file does not mention are inferred as
+/// Core Data would; source entities nothing maps are removed.
+///
+/// ```lua
+/// return {
+///   Country = {
+///     attributes = { isoContinent = function(src) return src.continent ~= NULL and src.continent.numericISO3166Code or NULL end },
+///   },
+///   AuditEntry = "remove",
+/// }
+/// ```
+public enum LuaMappingFile {
+  static let entryKeys: Set<String> = [
+    "from", "kind", "filter", "attributes", "relationships", "begin", "createDestinationInstances",
+    "endInstanceCreation", "createRelationships", "endRelationshipCreation", "performCustomValidation", "finish",
+  ]
+  static let hookNames = [
+    "begin", "createDestinationInstances", "endInstanceCreation", "createRelationships", "endRelationshipCreation",
+    "performCustomValidation", "finish",
+  ]
+
+  /// Loads `file` for `step`; `require` finds modules in `policyFolders`.
+  public static func load(_ step: MigrationStep, file: URL, policyFolders: [URL], limits: LuaLimits = LuaLimits())
+    throws
+    -> (MappingModel, [String: any EntityMigrationPolicy])
+  {
+    let name = file.path
+    let vm = try LuaVM(limits: limits, modulePaths: policyFolders)
+    let bridge = MigrationBridge(vm: vm, file: name)
+    guard let invoke = try vm.run(source: Prelude.source, name: "migrun prelude").first?.functionValue else {
+      throw MigrationError(.badMapping, reason: "the migration prelude did not load")
+    }
+    let returned = try vm.run(file: file, name: name)
+    guard case .table(let table)? = returned.first else {
+      throw MigrationError(
+        .badMapping,
+        reason: "\(name) must return a table of entity mappings, not \(returned.first?.typeName ?? "nothing")")
+    }
+    var builder = Builder(step: step, file: name, bridge: bridge, invoke: invoke)
+    for (key, value) in table.fields.sorted(by: { ($0.key.stringValue ?? "") < ($1.key.stringValue ?? "") }) {
+      guard let entity = key.stringValue else {
+        throw MigrationError(.badMapping, reason: "\(name): keys are entity names, not \(key.typeName)s")
+      }
+      try builder.add(entity, value)
+    }
+    if !table.array.isEmpty {
+      throw MigrationError(.badMapping, reason: "\(name): entries are keyed by entity name (found a list)")
+    }
+    return try builder.finish()
+  }
+
+  struct Builder {
+    let step: MigrationStep
+    let file: String
+    let bridge: MigrationBridge
+    let invoke: LuaFunction
+    var mappings: [EntityMapping] = []
+    var policies: [String: any EntityMigrationPolicy] = [:]
+    var handledDestinations: Set<String> = []
+    var removedSources: Set<String> = []
+
+    var source: ObjectModel { step.source }
+    var destination: ObjectModel { step.destination }
+
+    func fail(_ entity: String, _ property: String? = nil, _ reason: String) -> MigrationError {
+      MigrationError(.badMapping, entity: entity, property: property, reason: "\(file): \(reason)")
+    }
+
+    mutating func add(_ name: String, _ value: LuaValue) throws {
+      switch value {
+      case .string:
+        switch value.stringValue {
+        case "remove":
+          guard source.entity(named: name) != nil else {
+            throw fail(name, nil, "\"remove\" names a source entity; the source model has no '\(name)'")
+          }
+          removedSources.insert(name)
+          mappings.append(
+            EntityMapping(
+              name: EntityMapping.name(source: name, destination: nil), kind: .remove, sourceEntity: name,
+              destinationEntity: nil))
+        case "copy", "add", "transform":
+          try addEntry(name, LuaTable(fields: [.text("kind"): value]))
+        default:
+          throw fail(name, nil, "\"\(value.stringValue ?? "")\" is not a mapping kind (remove, copy, add, or a table)")
+        }
+      case .table(let entry):
+        try addEntry(name, entry)
+      default:
+        throw fail(
+          name, nil, "an entity's mapping is a table or one of \"copy\", \"remove\", \"add\", not a \(value.typeName)")
+      }
+    }
+
+    mutating func addEntry(_ name: String, _ entry: LuaTable) throws {
+      guard let target = destination.entity(named: name) else {
+        throw fail(name, nil, "the destination model (\(step.to)) has no entity '\(name)'")
+      }
+      for key in entry.fields.keys {
+        guard let text = key.stringValue, LuaMappingFile.entryKeys.contains(text) else {
+          throw fail(
+            name, nil,
+            "unknown field '\(key.stringValue ?? key.typeName)' (fields: \(LuaMappingFile.entryKeys.sorted().joined(separator: ", ")))"
+          )
+        }
+      }
+      let kindName = entry["kind"]?.stringValue
+      var origin: Entity?
+      if let from = entry["from"]?.stringValue {
+        guard let found = source.entity(named: from) else {
+          throw fail(name, nil, "from: the source model (\(step.from)) has no entity '\(from)'")
+        }
+        origin = found
+      } else if kindName != "add" {
+        origin = try MappingModel.match(target, in: source)
+      }
+      let kind: EntityMapping.Kind =
+        switch kindName {
+        case "add": .add
+        case "copy": .copy
+        case "custom": .custom
+        case nil, "transform": .transform
+        default: throw fail(name, nil, "kind '\(kindName ?? "")' is not add, copy, transform or custom")
+        }
+      var mapping = EntityMapping(
+        name: EntityMapping.name(source: origin?.name, destination: name), kind: kind, sourceEntity: origin?.name,
+        destinationEntity: name)
+      var attributeFunctions: [String: LuaFunction] = [:]
+      let scriptAttributes = entry["attributes"]?.tableValue?.fields ?? [:]
+      let scriptRelationships = entry["relationships"]?.tableValue?.fields ?? [:]
+      for key in scriptAttributes.keys
+      where !destination.attributes(of: target).contains(where: { $0.name == key.stringValue }) {
+        throw fail(name, key.stringValue, "attributes: the destination entity has no such attribute")
+      }
+      for key in scriptRelationships.keys
+      where !destination.relationships(of: target).contains(where: { $0.name == key.stringValue }) {
+        throw fail(name, key.stringValue, "relationships: the destination entity has no such relationship")
+      }
+      if let origin, kind != .custom {
+        let sourceAttributes = source.attributes(of: origin)
+        for attribute in destination.attributes(of: target) where !attribute.isTransient {
+          switch scriptAttributes[.text(attribute.name)] {
+          case .string(let bytes)?:
+            let from = String(decoding: bytes, as: UTF8.self)
+            guard sourceAttributes.contains(where: { $0.name == from }) else {
+              throw fail(
+                name, attribute.name, "attributes: the source entity '\(origin.name)' has no attribute '\(from)'")
+            }
+            mapping.attributes[attribute.name] = .property(from)
+          case .function(let function)?:
+            attributeFunctions[attribute.name] = function
+          case nil:
+            let old = sourceAttributes.first {
+              !$0.isTransient
+                && ($0.name == (attribute.renamingIdentifier ?? attribute.name)
+                  || $0.canonicalName == attribute.canonicalName)
+            }
+            if let old, old.type == attribute.type {
+              mapping.attributes[attribute.name] =
+                old.isOptional && !attribute.isOptional && attribute.defaultValue != .null
+                ? .propertyOrDefault(old.name, attribute.defaultValue) : .property(old.name)
+            } else if let old {
+              throw fail(
+                name, attribute.name,
+                "changes type from \(old.type.xmlName) to \(attribute.type.xmlName): give it a function in attributes")
+            } else {
+              mapping.attributes[attribute.name] = .constant(attribute.defaultValue)
+            }
+          case let other?:
+            throw fail(
+              name, attribute.name, "attributes: give a source attribute's name or a function, not a \(other.typeName)")
+          }
+        }
+        let sourceRelationships = source.relationships(of: origin)
+        for relationship in destination.relationships(of: target) where !relationship.isTransient {
+          switch scriptRelationships[.text(relationship.name)] {
+          case .string(let bytes)?:
+            let from = String(decoding: bytes, as: UTF8.self)
+            guard sourceRelationships.contains(where: { $0.name == from }) else {
+              throw fail(
+                name, relationship.name,
+                "relationships: the source entity '\(origin.name)' has no relationship '\(from)'")
+            }
+            mapping.relationships[relationship.name] = from
+          case nil:
+            if let old = sourceRelationships.first(where: {
+              $0.name == (relationship.renamingIdentifier ?? relationship.name)
+                || $0.canonicalName == relationship.canonicalName
+            }) {
+              mapping.relationships[relationship.name] = old.name
+            }
+          case let other?:
+            throw fail(
+              name, relationship.name, "relationships: give a source relationship's name, not a \(other.typeName)")
+          }
+        }
+      }
+      var hooks: [String: LuaFunction] = [:]
+      for hook in LuaMappingFile.hookNames {
+        switch entry[hook] {
+        case .function(let function)?: hooks[hook] = function
+        case nil: continue
+        case let other?: throw fail(name, nil, "\(hook) must be a function, not a \(other.typeName)")
+        }
+      }
+      var filter: LuaFunction?
+      if let value = entry["filter"] {
+        guard case .function(let function) = value else { throw fail(name, nil, "filter must be a function") }
+        filter = function
+      }
+      mappings.append(mapping)
+      handledDestinations.insert(name)
+      policies[mapping.name] = LuaEntityPolicy(
+        bridge: bridge, invoke: invoke, file: file, step: step, hooks: hooks, attributeFunctions: attributeFunctions,
+        filter: filter)
+    }
+
+    /// Unmentioned entities, inferred one by one; unmapped sources removed.
+    mutating func finish() throws -> (MappingModel, [String: any EntityMigrationPolicy]) {
+      for entity in destination.entities where !handledDestinations.contains(entity.name) {
+        guard let origin = try MappingModel.match(entity, in: source) else {
+          mappings.append(
+            EntityMapping(
+              name: EntityMapping.name(source: nil, destination: entity.name), kind: .add, sourceEntity: nil,
+              destinationEntity: entity.name))
+          continue
+        }
+        guard !origin.isAbstract else { continue }
+        do {
+          mappings.append(
+            try MappingModel.entityMapping(
+              from: origin, to: entity, source: source, destination: destination, requiredRelationshipsMayBeFilled: true
+            ))
+        } catch {
+          throw fail(entity.name, error.property, "not mentioned, and it cannot be inferred: \(error.reason)")
+        }
+      }
+      let mapped = Set(mappings.compactMap(\.sourceEntity))
+      for entity in source.entities where !entity.isAbstract && !mapped.contains(entity.name) {
+        mappings.append(
+          EntityMapping(
+            name: EntityMapping.name(source: entity.name, destination: nil), kind: .remove, sourceEntity: entity.name,
+            destinationEntity: nil))
+      }
+      return (MappingModel(source: source, destination: destination, entityMappings: mappings), policies)
+    }
+  }
+}

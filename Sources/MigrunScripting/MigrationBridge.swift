@@ -1,0 +1,247 @@
+import Foundation
+import LuaHost
+import MigrunKit
+
+/// The host functions behind the prelude: object reads and writes, inserts, associations and
+/// look-ups, on the migration manager of the step being run.
+final class MigrationBridge {
+  let vm: LuaVM
+  let file: String
+  var manager: MigrationManager?
+  /// Relationships a hook wrote per destination object (the default then leaves them alone).
+  var writtenRelationships: [ObjectID: Set<String>] = [:]
+  /// Associations made since the counter was last read (did a hook create anything?).
+  var associationsMade = 0
+  var log: [String] = []
+  private var cachedSource: StoredObject?
+
+  init(vm: LuaVM, file: String) {
+    self.vm = vm
+    self.file = file
+    register()
+  }
+
+  func activeManager() throws -> MigrationManager {
+    guard let manager else { throw HostError("the migration manager is only available while the step runs") }
+    return manager
+  }
+
+  /// The view table of a source object: its attributes up front, relationships on demand.
+  func sourceTable(_ object: StoredObject) -> LuaValue {
+    cachedSource = object
+    var table = LuaTable()
+    table["__side"] = "src"
+    table["__entity"] = .text(object.id.entity)
+    table["__pk"] = .integer(object.id.primaryKey)
+    for (name, value) in object.attributes { table[name] = Self.lua(value) }
+    return .table(table)
+  }
+
+  static func destinationTable(_ id: ObjectID) -> LuaValue {
+    ["__side": "dst", "__entity": .text(id.entity), "__pk": .integer(id.primaryKey)]
+  }
+
+  // MARK: - Values
+
+  static func lua(_ value: StoreValue) -> LuaValue {
+    switch value {
+    case .null: .null
+    case .integer(let number): .integer(number)
+    case .boolean(let flag): .integer(flag ? 1 : 0)
+    case .double(let number), .date(let number): .number(number)
+    case .string(let text): .text(text)
+    case .data(let bytes), .uuid(let bytes): .bytes(bytes)
+    }
+  }
+
+  static func store(_ value: LuaValue, for attribute: Attribute, entity: String) throws -> StoreValue {
+    func bad() -> HostError {
+      HostError("\(entity).\(attribute.name) is \(attribute.type.xmlName); a \(value.typeName) cannot be stored in it")
+    }
+    switch (value, attribute.type) {
+    case (.null, _), (.nil, _): return .null
+    case (.integer(let number), .integer16), (.integer(let number), .integer32), (.integer(let number), .integer64):
+      return .integer(number)
+    case (.number(let number), .integer16), (.number(let number), .integer32), (.number(let number), .integer64):
+      guard number.rounded() == number else { throw bad() }
+      return .integer(Int64(number))
+    case (.boolean(let flag), .boolean): return .boolean(flag)
+    case (.integer(let number), .boolean): return .boolean(number != 0)
+    case (_, .double), (_, .float), (_, .decimal):
+      guard let number = value.doubleValue else { throw bad() }
+      return .double(number)
+    case (_, .date):
+      guard let number = value.doubleValue else { throw bad() }
+      return .date(number)
+    case (.string(let bytes), .string), (.string(let bytes), .uri):
+      return .string(String(decoding: bytes, as: UTF8.self))
+    case (.string(let bytes), .uuid):
+      guard bytes.count == 16 else {
+        throw HostError("\(entity).\(attribute.name) is a UUID: give 16 bytes (uuid.bytes(text))")
+      }
+      return .uuid(bytes)
+    case (.string(let bytes), _): return .data(bytes)
+    default: throw bad()
+    }
+  }
+
+  static func descriptor(_ id: ObjectID, side: String) -> LuaValue {
+    ["__side": .text(side), "__entity": .text(id.entity), "__pk": .integer(id.primaryKey)]
+  }
+
+  static func objectID(_ value: LuaValue) throws -> ObjectID {
+    guard let entity = value["__entity"].stringValue, let key = value["__pk"].integerValue else {
+      throw HostError("expected an object, got a \(value.typeName)")
+    }
+    return ObjectID(entity: entity, primaryKey: key)
+  }
+
+  // MARK: - Host functions
+
+  private func register() {
+    vm.register("get", in: "__migrun") { [unowned self] arguments in [try self.get(arguments)] }
+    vm.register("values", in: "__migrun") { [unowned self] arguments in
+      guard arguments.count == 3, let side = arguments[0].stringValue else {
+        throw HostError("values(side, entity, pk)")
+      }
+      let object = try self.object(side: side, try Self.objectID(["__entity": arguments[1], "__pk": arguments[2]]))
+      return [
+        .table(
+          LuaTable(
+            fields: Dictionary(uniqueKeysWithValues: object.attributes.map { (.text($0.key), Self.lua($0.value)) })))
+      ]
+    }
+    vm.register("set", in: "__migrun") { [unowned self] arguments in
+      try self.set(arguments)
+      return []
+    }
+    vm.register("insert", in: "__migrun") { [unowned self] arguments in
+      guard let entity = arguments.first?.stringValue else {
+        throw HostError("m:insert(entity, values): give an entity name")
+      }
+      let manager = try self.activeManager()
+      guard let found = manager.mapping.destination.entity(named: entity) else {
+        throw HostError("m:insert: the destination model has no entity '\(entity)'")
+      }
+      var attributes: [String: StoreValue] = [:]
+      var relationships: [(String, LuaValue)] = []
+      for (key, value) in (arguments.count > 1 ? arguments[1].tableValue : nil)?.fields ?? [:] {
+        guard let name = key.stringValue else { continue }
+        if let attribute = manager.mapping.destination.attributes(of: found).first(where: { $0.name == name }) {
+          attributes[name] = try Self.store(value, for: attribute, entity: entity)
+        } else if manager.mapping.destination.relationships(of: found).contains(where: { $0.name == name }) {
+          relationships.append((name, value))
+        } else {
+          throw HostError("m:insert: entity '\(entity)' has no property '\(name)'")
+        }
+      }
+      let id = try manager.insert(entity, attributes: attributes)
+      for (name, value) in relationships {
+        try self.set([.text(id.entity), .integer(id.primaryKey), .text(name), value])
+      }
+      return [Self.descriptor(id, side: "dst")]
+    }
+    vm.register("associate", in: "__migrun") { [unowned self] arguments in
+      guard arguments.count == 2 else { throw HostError("m:associate(src, dst)") }
+      try self.activeManager().associate(
+        source: try Self.objectID(arguments[0]), destination: try Self.objectID(arguments[1]))
+      self.associationsMade += 1
+      return []
+    }
+    vm.register("destinations", in: "__migrun") { [unowned self] arguments in
+      guard arguments.count == 2 else { throw HostError("m:destinations(mappingName, objects)") }
+      let found = try self.activeManager().destinations(
+        of: try Self.objectID(arguments[1]), mapping: arguments[0].stringValue)
+      return [.table(LuaTable(array: found.map { Self.descriptor($0, side: "dst") }))]
+    }
+    vm.register("sources", in: "__migrun") { [unowned self] arguments in
+      guard arguments.count == 2 else { throw HostError("m:sources(mappingName, objects)") }
+      let found = try self.activeManager().sources(
+        of: try Self.objectID(arguments[1]), mapping: arguments[0].stringValue)
+      return [.table(LuaTable(array: found.map { Self.descriptor($0, side: "src") }))]
+    }
+    vm.register("find", in: "__migrun") { [unowned self] arguments in
+      guard let entity = arguments.first?.stringValue else { throw HostError("m:find(entity, values)") }
+      let manager = try self.activeManager()
+      guard let found = manager.mapping.destination.entity(named: entity) else {
+        throw HostError("m:find: the destination model has no entity '\(entity)'")
+      }
+      var values: [String: StoreValue] = [:]
+      for (key, value) in (arguments.count > 1 ? arguments[1].tableValue : nil)?.fields ?? [:] {
+        guard let name = key.stringValue,
+          let attribute = manager.mapping.destination.attributes(of: found).first(where: { $0.name == name })
+        else { throw HostError("m:find: entity '\(entity)' has no attribute '\(key.stringValue ?? key.typeName)'") }
+        values[name] = try Self.store(value, for: attribute, entity: entity)
+      }
+      return [try manager.find(entity, values).map { Self.descriptor($0, side: "dst") } ?? .nil]
+    }
+    vm.register("uri", in: "__migrun") { [unowned self] arguments in
+      let id = try Self.objectID([
+        "__entity": arguments.first ?? .nil, "__pk": arguments.count > 1 ? arguments[1] : .nil,
+      ])
+      return [.text(id.uri(storeUUID: try self.activeManager().destination.metadata.uuid))]
+    }
+    vm.register("log", in: "__migrun") { [unowned self] arguments in
+      self.log.append(arguments.first?.stringValue ?? "")
+      return []
+    }
+  }
+
+  private func object(side: String, _ id: ObjectID) throws -> StoredObject {
+    let manager = try activeManager()
+    if side == "src", let cachedSource, cachedSource.id == id { return cachedSource }
+    let found = side == "src" ? try manager.sourceObject(id) : try manager.destinationObject(id)
+    guard let found else {
+      throw HostError("\(id) does not exist in the \(side == "src" ? "source" : "destination") store")
+    }
+    if side == "src" { cachedSource = found }
+    return found
+  }
+
+  private func get(_ arguments: [LuaValue]) throws -> LuaValue {
+    guard arguments.count == 4, let side = arguments[0].stringValue, let key = arguments[3].stringValue else {
+      throw HostError("get(side, entity, pk, key)")
+    }
+    let id = try Self.objectID(["__entity": arguments[1], "__pk": arguments[2]])
+    let object = try object(side: side, id)
+    if let value = object.attributes[key] { return Self.lua(value) }
+    let manager = try activeManager()
+    let model = side == "src" ? manager.mapping.source : manager.mapping.destination
+    guard let entity = model.entity(named: id.entity),
+      let relationship = model.relationships(of: entity).first(where: { $0.name == key })
+    else {
+      throw HostError("entity '\(id.entity)' has no property '\(key)'")
+    }
+    if relationship.isToMany {
+      return .table(LuaTable(array: (object.toMany[key] ?? []).map { Self.descriptor($0, side: side) }))
+    }
+    return object.toOne[key].map { Self.descriptor($0, side: side) } ?? .null
+  }
+
+  private func set(_ arguments: [LuaValue]) throws {
+    guard arguments.count == 4, let key = arguments[2].stringValue else {
+      throw HostError("set(entity, pk, key, value)")
+    }
+    let id = try Self.objectID(["__entity": arguments[0], "__pk": arguments[1]])
+    let manager = try activeManager()
+    let model = manager.mapping.destination
+    guard let entity = model.entity(named: id.entity) else { throw HostError("no destination entity '\(id.entity)'") }
+    if let attribute = model.attributes(of: entity).first(where: { $0.name == key }) {
+      guard var object = try manager.destinationObject(id) else { throw HostError("\(id) does not exist") }
+      object.attributes[key] = try Self.store(arguments[3], for: attribute, entity: id.entity)
+      try manager.update(object)
+      return
+    }
+    guard let relationship = model.relationships(of: entity).first(where: { $0.name == key }) else {
+      throw HostError("entity '\(id.entity)' has no property '\(key)'")
+    }
+    writtenRelationships[id, default: []].insert(key)
+    let value = arguments[3]
+    if relationship.isToMany {
+      let members = try (value.tableValue?.array ?? []).map(Self.objectID)
+      try manager.setToMany(id, key, members)
+    } else {
+      try manager.setToOne(id, key, value == .null || value == .nil ? nil : try Self.objectID(value))
+    }
+  }
+}

@@ -1,0 +1,84 @@
+/// Lua run once per mapping VM: object views (`src.name`, `dst.name = v`, `obj:entity()`,
+/// `obj:id()`, `obj:values()`) and the manager `m`, over the host functions in `__migrun`.
+/// Returns `invoke(hook, mappingName, info, object)`, through which every hook is called.
+enum Prelude {
+  static let source = #"""
+    local host, NULL = __migrun, NULL
+    local setmetatable, rawget, type, error, ipairs, tostring = setmetatable, rawget, type, error, ipairs, tostring
+
+    local methods = {}
+    local View = { __metatable = false }
+
+    local function wrap(value)
+      if type(value) ~= "table" then return value end
+      if rawget(value, "__entity") ~= nil then return setmetatable(value, View) end
+      for index, item in ipairs(value) do value[index] = wrap(item) end
+      return value
+    end
+
+    local function unwrap(value)
+      if type(value) ~= "table" then return value end
+      local entity = rawget(value, "__entity")
+      if entity ~= nil then return { __entity = entity, __pk = rawget(value, "__pk") } end
+      local copy = {}
+      for key, item in pairs(value) do copy[key] = unwrap(item) end
+      return copy
+    end
+
+    function methods.entity(self) return rawget(self, "__entity") end
+    function methods.id(self) return host.uri(rawget(self, "__entity"), rawget(self, "__pk")) end
+    function methods.values(self) return host.values(rawget(self, "__side"), rawget(self, "__entity"), rawget(self, "__pk")) end
+
+    View.__index = function(self, key)
+      local method = methods[key]
+      if method ~= nil then return method end
+      return wrap(host.get(rawget(self, "__side"), rawget(self, "__entity"), rawget(self, "__pk"), key))
+    end
+    View.__newindex = function(self, key, value)
+      if rawget(self, "__side") ~= "dst" then
+        error("source objects are read-only (" .. rawget(self, "__entity") .. "." .. tostring(key) .. ")", 2)
+      end
+      host.set(rawget(self, "__entity"), rawget(self, "__pk"), key, unwrap(value))
+    end
+    View.__tostring = function(self) return rawget(self, "__entity") .. "/p" .. rawget(self, "__pk") end
+    View.__eq = function(a, b)
+      return rawget(a, "__entity") == rawget(b, "__entity") and rawget(a, "__pk") == rawget(b, "__pk")
+    end
+
+    local Manager = {}
+    Manager.__index = Manager
+    Manager.__metatable = false
+    function Manager:insert(entity, values)
+      return wrap(host.insert(entity, unwrap(values or {})))
+    end
+    function Manager:associate(src, dst) host.associate(unwrap(src), unwrap(dst)) end
+    local function each(objects, lookup, mapping)
+      if objects == nil or objects == NULL then return {} end
+      if rawget(objects, "__entity") ~= nil then return wrap(lookup(mapping, unwrap(objects))) end
+      local all = {}
+      for _, object in ipairs(objects) do
+        for _, found in ipairs(lookup(mapping, unwrap(object))) do all[#all + 1] = found end
+      end
+      return wrap(all)
+    end
+    function Manager:destinations(mapping, objects) return each(objects, host.destinations, mapping) end
+    function Manager:sources(mapping, objects) return each(objects, host.sources, mapping) end
+    function Manager:find(entity, values)
+      local found = host.find(entity, unwrap(values))
+      if found == nil then return nil end
+      return wrap(found)
+    end
+    function Manager:log(message) host.log(tostring(message)) end
+
+    local managers = {}
+    return function(hook, name, info, object)
+      local m = managers[name]
+      if m == nil then
+        m = setmetatable({ mapping = info.mapping, from = info.from, to = info.to }, Manager)
+        managers[name] = m
+      end
+      if object == nil then return hook(m) end
+      return hook(wrap(object), m)
+    end
+    """#
+}
