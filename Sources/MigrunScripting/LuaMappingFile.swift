@@ -29,7 +29,8 @@ public enum LuaMappingFile {
     throws
     -> (MappingModel, [String: any EntityMigrationPolicy])
   {
-    let name = file.path
+    // "<folder>/<file>": what messages show (Lua shortens long chunk names, so not the whole path).
+    let name = "\(file.deletingLastPathComponent().lastPathComponent)/\(file.lastPathComponent)"
     let vm = try LuaVM(limits: limits, modulePaths: policyFolders)
     let bridge = MigrationBridge(vm: vm, file: name)
     guard let invoke = try vm.run(source: Prelude.source, name: "migrun prelude").first?.functionValue else {

@@ -319,8 +319,14 @@ public final class MigrationManager {
     }
   }
 
+  /// The error, naming the entity mapping and the object it happened on.
   static func located(_ error: any Error, mapping: EntityMapping, object: ObjectID) -> any Error {
-    if let migration = error as? MigrationError { return migration }
+    if let migration = error as? MigrationError {
+      guard migration.code == .policy, !migration.reason.contains("object \(object)") else { return migration }
+      return MigrationError(
+        .policy, step: migration.step, entity: migration.entity, property: migration.property,
+        reason: "\(migration.reason) (object \(object))")
+    }
     return MigrationError(.policy, entity: object.entity, reason: "mapping \(mapping.name), object \(object): \(error)")
   }
 }

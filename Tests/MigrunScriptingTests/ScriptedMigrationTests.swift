@@ -1,0 +1,136 @@
+import Foundation
+import MigrunKit
+import MigrunScripting
+import TestSupport
+import Testing
+
+/// A generated recipe store: version 1, and version 2 whose photo format changed (a version hash
+/// modifier forces the step; a Lua transform rewrites the bytes).
+@Suite struct ScriptedMigrationTests {
+  static let v1 = """
+    <model><entity name="Recipe">
+      <attribute name="n" attributeType="Integer 64" defaultValueString="0"/>
+      <attribute name="name" optional="YES" attributeType="String"/>
+      <attribute name="photo" optional="YES" attributeType="Binary"/>
+    </entity></model>
+    """
+  static let v2 = """
+    <model><entity name="Recipe">
+      <attribute name="n" attributeType="Integer 64" defaultValueString="0"/>
+      <attribute name="name" optional="YES" attributeType="String"/>
+      <attribute name="photo" optional="YES" attributeType="Binary" versionHashModifier="PHO1"/>
+    </entity></model>
+    """
+
+  /// A folder with Recipes.xcdatamodeld (two versions), a store of `count` recipes at version 1,
+  /// and a policies folder holding `script` as the 1→2 mapping.
+  static func setUp(_ folder: TemporaryDirectory, count: Int, script: String) throws -> (store: URL, bundle: URL, policies: URL) {
+    try folder.write(v1, to: "Recipes.xcdatamodeld/Recipes.xcdatamodel/contents")
+    try folder.write(v2, to: "Recipes.xcdatamodeld/Recipes 2.xcdatamodel/contents")
+    let policies = try folder.folder("policies")
+    try folder.write(script, to: "policies/Recipes-Recipes 2.lua")
+    let bundleURL = folder.url.appendingPathComponent("Recipes.xcdatamodeld")
+    let store = try folder.folder("data").appendingPathComponent("recipes.sqlite")
+    let created = try SQLiteStore.create(at: store, model: try ModelBundle(contentsOf: bundleURL).model(named: "Recipes"))
+    try created.write { writer in
+      for index in 1...count {
+        try writer.insert(
+          StoredObject(
+            id: ObjectID(entity: "Recipe", primaryKey: Int64(index)),
+            attributes: ["n": .integer(Int64(index)), "name": .string("recipe \(index)"), "photo": .data([0, UInt8(index % 256), 0xFF])]))
+      }
+    }
+    try created.close()
+    return (store, bundleURL, policies)
+  }
+
+  static func migrate(_ store: URL, bundle bundleURL: URL, policies: URL) throws {
+    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let plan = try MigrationPlanner.plan(
+      bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes, order: bundle.versionNames, orderIsGuessed: false,
+      script: { from, to in policies.appendingPathComponent("\(from)-\(to).lua") })
+    let migrator = StoreMigrator(store: store, plan: plan)
+    migrator.scriptedStep = { step in
+      guard case .scripted(let file) = step.kind else { throw MigrationError(.badMapping, reason: "not scripted") }
+      return try LuaMappingFile.load(step, file: file, policyFolders: [policies])
+    }
+    try migrator.run()
+  }
+
+  @Test func aOneLineBlobTransformRunsEndToEnd() throws {
+    let folder = try TemporaryDirectory()
+    let (store, bundleURL, policies) = try Self.setUp(
+      folder, count: 300, script: #"return { Recipe = { attributes = { photo = function(src) return "PHO1" .. src.photo end } } }"#)
+    let bundle = try ModelBundle(contentsOf: bundleURL)
+    #expect(try bundle.model(named: "Recipes").entityVersionHashes != bundle.model(named: "Recipes 2").entityVersionHashes)
+    try Self.migrate(store, bundle: bundleURL, policies: policies)
+    let migrated = try SQLiteStore(url: store, model: try bundle.model(named: "Recipes 2"))
+    var checked = 0
+    try migrated.forEachObject(of: "Recipe", includingSubentities: false) { recipe in
+      let index = UInt8(recipe.id.primaryKey % 256)
+      #expect(recipe.attributes["photo"] == .data(Array("PHO1".utf8) + [0, index, 0xFF]))
+      #expect(recipe.attributes["name"] == .string("recipe \(recipe.id.primaryKey)"))
+      checked += 1
+    }
+    #expect(checked == 300)
+  }
+
+  @Test func aScriptErrorAtObject500LeavesTheOriginalByteIdentical() throws {
+    let folder = try TemporaryDirectory()
+    let script = """
+      return {
+        Recipe = {
+          attributes = {
+            photo = function(src)
+              if src.n == 500 then error("cannot convert photo of recipe " .. src.n) end
+              return "PHO1" .. src.photo
+            end,
+          },
+        },
+      }
+      """
+    let (store, bundleURL, policies) = try Self.setUp(folder, count: 1000, script: script)
+    let before = try Data(contentsOf: store)
+    let error = try #require(throws: MigrationError.self) { try Self.migrate(store, bundle: bundleURL, policies: policies) }
+    #expect(error.code == .policy)
+    #expect(error.description.contains("policies/Recipes-Recipes 2.lua:5: cannot convert photo of recipe 500"), "\(error)")
+    #expect(error.description.contains("RecipeToRecipe") && error.description.contains("Recipe/p500"), "\(error)")
+    #expect(try Data(contentsOf: store) == before)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path) == [store.lastPathComponent])
+  }
+
+  @Test func aRunawayScriptIsStoppedByItsLimitsAndNamed() throws {
+    let folder = try TemporaryDirectory()
+    let (store, bundleURL, policies) = try Self.setUp(
+      folder, count: 10, script: "return { Recipe = { attributes = { name = function(src) while true do end end } } }")
+    let before = try Data(contentsOf: store)
+    let error = try #require(throws: MigrationError.self) { try Self.migrate(store, bundle: bundleURL, policies: policies) }
+    #expect(error.description.contains("instruction limit"), "\(error)")
+    #expect(error.description.contains("Recipe/p1"), "\(error)")
+    #expect(try Data(contentsOf: store) == before)
+  }
+
+  @Test func mappingFileMistakesAreReportedBeforeAnythingRuns() throws {
+    let cases: [(String, String)] = [
+      ("return 42", "must return a table of entity mappings"),
+      ("return { Recipe = { atributes = {} } }", "unknown field 'atributes'"),
+      ("return { Recipes = {} }", "the destination model (Recipes 2) has no entity 'Recipes'"),
+      ("return { Recipe = { attributes = { title = 'name' } } }", "attributes: the destination entity has no such attribute"),
+      ("return { Recipe = { attributes = { name = 'title' } } }", "the source entity 'Recipe' has no attribute 'title'"),
+      ("return { Recipe = { begin = 3 } }", "begin must be a function"),
+      ("return {", "unexpected symbol near <eof>"),
+    ]
+    for (script, message) in cases {
+      let folder = try TemporaryDirectory()
+      let (store, bundleURL, policies) = try Self.setUp(folder, count: 3, script: script)
+      let before = try Data(contentsOf: store)
+      do {
+        try Self.migrate(store, bundle: bundleURL, policies: policies)
+        Issue.record("\(script): not refused")
+      } catch {
+        #expect("\(error)".contains(message), "\(script): \(error)")
+      }
+      #expect(try Data(contentsOf: store) == before)
+    }
+  }
+}
