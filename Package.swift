@@ -45,7 +45,7 @@ let package = Package(
     .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "TestSupport"]),
     .testTarget(name: "MigrunScriptingTests", dependencies: ["MigrunScripting", "LuaHost", "TestSupport"]),
     .testTarget(name: "PropertyListTests", dependencies: ["PropertyList", "TestSupport"]),
-    .testTarget(name: "MigrunCLITests", dependencies: ["MigrunCLI", "TestSupport"]),
+    .testTarget(name: "MigrunCLITests", dependencies: ["MigrunCLI", "MigrunKit", "TestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

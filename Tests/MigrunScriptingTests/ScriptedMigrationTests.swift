@@ -24,20 +24,26 @@ import Testing
 
   /// A folder with Recipes.xcdatamodeld (two versions), a store of `count` recipes at version 1,
   /// and a policies folder holding `script` as the 1→2 mapping.
-  static func setUp(_ folder: TemporaryDirectory, count: Int, script: String) throws -> (store: URL, bundle: URL, policies: URL) {
+  static func setUp(_ folder: TemporaryDirectory, count: Int, script: String) throws -> (
+    store: URL, bundle: URL, policies: URL
+  ) {
     try folder.write(v1, to: "Recipes.xcdatamodeld/Recipes.xcdatamodel/contents")
     try folder.write(v2, to: "Recipes.xcdatamodeld/Recipes 2.xcdatamodel/contents")
     let policies = try folder.folder("policies")
     try folder.write(script, to: "policies/Recipes-Recipes 2.lua")
     let bundleURL = folder.url.appendingPathComponent("Recipes.xcdatamodeld")
     let store = try folder.folder("data").appendingPathComponent("recipes.sqlite")
-    let created = try SQLiteStore.create(at: store, model: try ModelBundle(contentsOf: bundleURL).model(named: "Recipes"))
+    let created = try SQLiteStore.create(
+      at: store, model: try ModelBundle(contentsOf: bundleURL).model(named: "Recipes"))
     try created.write { writer in
       for index in 1...count {
         try writer.insert(
           StoredObject(
             id: ObjectID(entity: "Recipe", primaryKey: Int64(index)),
-            attributes: ["n": .integer(Int64(index)), "name": .string("recipe \(index)"), "photo": .data([0, UInt8(index % 256), 0xFF])]))
+            attributes: [
+              "n": .integer(Int64(index)), "name": .string("recipe \(index)"),
+              "photo": .data([0, UInt8(index % 256), 0xFF]),
+            ]))
       }
     }
     try created.close()
@@ -47,7 +53,8 @@ import Testing
   static func migrate(_ store: URL, bundle bundleURL: URL, policies: URL) throws {
     let bundle = try ModelBundle(contentsOf: bundleURL)
     let plan = try MigrationPlanner.plan(
-      bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes, order: bundle.versionNames, orderIsGuessed: false,
+      bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes, order: bundle.versionNames,
+      orderIsGuessed: false,
       script: { from, to in policies.appendingPathComponent("\(from)-\(to).lua") })
     let migrator = StoreMigrator(store: store, plan: plan)
     migrator.scriptedStep = { step in
@@ -60,9 +67,11 @@ import Testing
   @Test func aOneLineBlobTransformRunsEndToEnd() throws {
     let folder = try TemporaryDirectory()
     let (store, bundleURL, policies) = try Self.setUp(
-      folder, count: 300, script: #"return { Recipe = { attributes = { photo = function(src) return "PHO1" .. src.photo end } } }"#)
+      folder, count: 300,
+      script: #"return { Recipe = { attributes = { photo = function(src) return "PHO1" .. src.photo end } } }"#)
     let bundle = try ModelBundle(contentsOf: bundleURL)
-    #expect(try bundle.model(named: "Recipes").entityVersionHashes != bundle.model(named: "Recipes 2").entityVersionHashes)
+    #expect(
+      try bundle.model(named: "Recipes").entityVersionHashes != bundle.model(named: "Recipes 2").entityVersionHashes)
     try Self.migrate(store, bundle: bundleURL, policies: policies)
     let migrated = try SQLiteStore(url: store, model: try bundle.model(named: "Recipes 2"))
     var checked = 0
@@ -91,12 +100,18 @@ import Testing
       """
     let (store, bundleURL, policies) = try Self.setUp(folder, count: 1000, script: script)
     let before = try Data(contentsOf: store)
-    let error = try #require(throws: MigrationError.self) { try Self.migrate(store, bundle: bundleURL, policies: policies) }
+    let error = try #require(throws: MigrationError.self) {
+      try Self.migrate(store, bundle: bundleURL, policies: policies)
+    }
     #expect(error.code == .policy)
-    #expect(error.description.contains("policies/Recipes-Recipes 2.lua:5: cannot convert photo of recipe 500"), "\(error)")
+    #expect(
+      error.description.contains("policies/Recipes-Recipes 2.lua:5: cannot convert photo of recipe 500"), "\(error)")
     #expect(error.description.contains("RecipeToRecipe") && error.description.contains("Recipe/p500"), "\(error)")
     #expect(try Data(contentsOf: store) == before)
-    #expect(try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path) == [store.lastPathComponent])
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path) == [
+        store.lastPathComponent
+      ])
   }
 
   @Test func aRunawayScriptIsStoppedByItsLimitsAndNamed() throws {
@@ -104,7 +119,9 @@ import Testing
     let (store, bundleURL, policies) = try Self.setUp(
       folder, count: 10, script: "return { Recipe = { attributes = { name = function(src) while true do end end } } }")
     let before = try Data(contentsOf: store)
-    let error = try #require(throws: MigrationError.self) { try Self.migrate(store, bundle: bundleURL, policies: policies) }
+    let error = try #require(throws: MigrationError.self) {
+      try Self.migrate(store, bundle: bundleURL, policies: policies)
+    }
     #expect(error.description.contains("instruction limit"), "\(error)")
     #expect(error.description.contains("Recipe/p1"), "\(error)")
     #expect(try Data(contentsOf: store) == before)
@@ -115,8 +132,13 @@ import Testing
       ("return 42", "must return a table of entity mappings"),
       ("return { Recipe = { atributes = {} } }", "unknown field 'atributes'"),
       ("return { Recipes = {} }", "the destination model (Recipes 2) has no entity 'Recipes'"),
-      ("return { Recipe = { attributes = { title = 'name' } } }", "attributes: the destination entity has no such attribute"),
-      ("return { Recipe = { attributes = { name = 'title' } } }", "the source entity 'Recipe' has no attribute 'title'"),
+      (
+        "return { Recipe = { attributes = { title = 'name' } } }",
+        "attributes: the destination entity has no such attribute"
+      ),
+      (
+        "return { Recipe = { attributes = { name = 'title' } } }", "the source entity 'Recipe' has no attribute 'title'"
+      ),
       ("return { Recipe = { begin = 3 } }", "begin must be a function"),
       ("return {", "unexpected symbol near <eof>"),
     ]
