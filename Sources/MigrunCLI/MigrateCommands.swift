@@ -72,8 +72,17 @@ struct PlanCommand: MigrunCommand {
     let url = URL(fileURLWithPath: store)
     let (plan, bundle) = try chain.plan(for: url)
     let counts = try SQLiteStore(url: url, model: try bundle.model(named: plan.sourceVersion)).entityCounts()
+    // A scripted step shows its script's mapping; loading it also checks the file before anything runs.
+    var mappings: [[EntityMapping]] = []
+    for step in plan.steps {
+      if case .scripted(let file) = step.kind {
+        mappings.append(try LuaMappingFile.load(step, file: file, policyFolders: chain.policyURLs).0.entityMappings)
+      } else {
+        mappings.append(step.inferredMapping?.entityMappings ?? [])
+      }
+    }
     if json {
-      try printJSONObject(PlanReport.json(plan, counts: counts))
+      try printJSONObject(PlanReport.json(plan, mappings: mappings, counts: counts))
       return
     }
     print("Store   \(url.lastPathComponent) at \(plan.sourceVersion) (\(counts.values.reduce(0, +)) objects)")
@@ -85,7 +94,7 @@ struct PlanCommand: MigrunCommand {
       case .inferred: print("Step \(index + 1)  \(step.name)  inferred")
       case .scripted(let file): print("Step \(index + 1)  \(step.name)  scripted (\(file.path))")
       }
-      for mapping in step.inferredMapping?.entityMappings ?? [] {
+      for mapping in mappings[index] {
         let objects = index == 0 ? mapping.sourceEntity.flatMap { counts[$0] }.map { "\($0) objects" } ?? "" : ""
         print(
           "          \(mapping.name.padding(toLength: 32, withPad: " ", startingAt: 0)) \(mapping.kind.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(objects)"
@@ -247,7 +256,7 @@ enum PlanReport {
     ]
   }
 
-  static func json(_ plan: MigrationPlan, counts: [String: Int]) -> [String: Any] {
+  static func json(_ plan: MigrationPlan, mappings: [[EntityMapping]], counts: [String: Int]) -> [String: Any] {
     [
       "source": plan.sourceVersion, "destination": plan.destinationVersion, "orderIsGuessed": plan.orderIsGuessed,
       "objects": counts,

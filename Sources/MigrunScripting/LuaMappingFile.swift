@@ -155,6 +155,7 @@ public enum LuaMappingFile {
             mapping.attributes[attribute.name] = .property(from)
           case .function(let function)?:
             attributeFunctions[attribute.name] = function
+            mapping.attributes[attribute.name] = .computed
           case nil:
             let old = sourceAttributes.first {
               !$0.isTransient

@@ -74,12 +74,15 @@ public enum AttributeSource: Sendable, Hashable, CustomStringConvertible {
   case propertyOrDefault(String, StoreValue)
   /// A constant: the attribute's default value, or NULL.
   case constant(StoreValue)
+  /// Computed by the entity mapping's policy (a script's function).
+  case computed
 
   public var description: String {
     switch self {
     case .property(let name): name
     case .propertyOrDefault(let name, let value): "\(name) (NULL → \(value))"
     case .constant(let value): value == .null ? "NULL" : "default \(value)"
+    case .computed: "computed by the script"
     }
   }
 }

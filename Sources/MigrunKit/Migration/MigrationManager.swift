@@ -173,6 +173,7 @@ public final class MigrationManager {
         let value = object.attributes[from] ?? .null
         values[name] = value == .null ? fallback : value
       case .constant(let value): values[name] = value
+      case .computed: continue
       }
     }
     values.merge(overrides) { _, override in override }

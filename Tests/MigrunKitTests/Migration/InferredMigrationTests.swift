@@ -46,6 +46,7 @@ import Testing
             let value = old.attributes[origin] ?? .null
             #expect(new.attributes[name] == (value == .null ? fallback : value))
           case .constant(let value): #expect(new.attributes[name] == value, "\(new.id).\(name)")
+          case .computed: Issue.record("an inferred mapping computes nothing: \(name)")
           }
         }
         for (name, origin) in entityMapping.relationships {
