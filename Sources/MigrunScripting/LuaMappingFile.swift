@@ -157,11 +157,7 @@ public enum LuaMappingFile {
             attributeFunctions[attribute.name] = function
             mapping.attributes[attribute.name] = .computed
           case nil:
-            let old = sourceAttributes.first {
-              !$0.isTransient
-                && ($0.name == (attribute.renamingIdentifier ?? attribute.name)
-                  || $0.canonicalName == attribute.canonicalName)
-            }
+            let old = MappingModel.continued(attribute, in: sourceAttributes)
             if let old, old.type == attribute.type {
               mapping.attributes[attribute.name] =
                 old.isOptional && !attribute.isOptional && attribute.defaultValue != .null
@@ -190,10 +186,7 @@ public enum LuaMappingFile {
             }
             mapping.relationships[relationship.name] = from
           case nil:
-            if let old = sourceRelationships.first(where: {
-              $0.name == (relationship.renamingIdentifier ?? relationship.name)
-                || $0.canonicalName == relationship.canonicalName
-            }) {
+            if let old = MappingModel.continued(relationship, in: sourceRelationships) {
               mapping.relationships[relationship.name] = old.name
             }
           case let other?:

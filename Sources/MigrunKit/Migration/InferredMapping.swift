@@ -48,6 +48,16 @@ extension MappingModel {
     return MappingModel(source: source, destination: destination, entityMappings: mappings)
   }
 
+  /// The source property a destination property continues: the one named by its renaming identifier
+  /// (or its own name), or the one with the same renaming identifier.
+  public static func continued<P: Property>(_ property: some Property, in candidates: [P]) -> P? {
+    candidates.first { candidate in
+      !candidate.isTransient
+        && (candidate.name == (property.renamingIdentifier ?? property.name)
+          || candidate.canonicalName == property.canonicalName)
+    }
+  }
+
   /// The source entity a destination entity continues: same name, the name its renaming identifier
   /// gives, or the same renaming identifier.
   public static func match(_ entity: Entity, in source: ObjectModel) throws(MigrationError) -> Entity? {
@@ -81,10 +91,7 @@ extension MappingModel {
       && sourceRelationships.count == destination.relationships(of: entity).filter({ !$0.isTransient }).count
 
     for attribute in destination.attributes(of: entity) where !attribute.isTransient {
-      let matches = sourceAttributes.filter {
-        $0.name == (attribute.renamingIdentifier ?? attribute.name) || $0.canonicalName == attribute.canonicalName
-      }
-      guard let old = matches.first else {
+      guard let old = continued(attribute, in: sourceAttributes) else {
         isCopy = false
         if attribute.derivation != nil || attribute.isOptional {
           attributes[attribute.name] = .constant(attribute.defaultValue)
@@ -119,11 +126,7 @@ extension MappingModel {
     }
 
     for relationship in destination.relationships(of: entity) where !relationship.isTransient {
-      let matches = sourceRelationships.filter {
-        $0.name == (relationship.renamingIdentifier ?? relationship.name)
-          || $0.canonicalName == relationship.canonicalName
-      }
-      guard let old = matches.first else {
+      guard let old = continued(relationship, in: sourceRelationships) else {
         isCopy = false
         // A non-optional relationship must hold at least one object (to-many included, as Core
         // Data validates it): a new one cannot be filled by inference.
