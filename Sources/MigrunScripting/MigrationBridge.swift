@@ -203,7 +203,7 @@ final class MigrationBridge {
       throw HostError("get(side, entity, pk, key)")
     }
     let id = try Self.objectID(["__entity": arguments[1], "__pk": arguments[2]])
-    let object = try object(side: side, id)
+    var object = try object(side: side, id)
     if let value = object.attributes[key] { return Self.lua(value) }
     let manager = try activeManager()
     let model = side == "src" ? manager.mapping.source : manager.mapping.destination
@@ -213,6 +213,14 @@ final class MigrationBridge {
       throw HostError("entity '\(id.entity)' has no property '\(key)'")
     }
     if relationship.isToMany {
+      // Stage 1 hands objects out without their to-many members: look them up when a script asks.
+      if object.toMany[key] == nil {
+        guard let full = side == "src" ? try manager.sourceObject(id) : try manager.destinationObject(id) else {
+          throw HostError("\(id) does not exist")
+        }
+        object = full
+        if side == "src" { cachedSource = full }
+      }
       return .table(LuaTable(array: (object.toMany[key] ?? []).map { Self.descriptor($0, side: side) }))
     }
     return object.toOne[key].map { Self.descriptor($0, side: side) } ?? .null

@@ -10,6 +10,7 @@ import Testing
   static let bundleURL = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld")
   static let policies = Fixtures.repositoryRoot.appendingPathComponent("Tests/Fixtures/moody")
 
+  @discardableResult
   static func migrate(_ store: URL, to destination: String? = nil) throws -> StoreMigrator.Report {
     let bundle = try ModelBundle(contentsOf: bundleURL)
     let order = try MigrationPlanner.versionOrder(bundle, policyFolders: [policies], override: nil)

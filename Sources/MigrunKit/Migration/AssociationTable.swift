@@ -39,24 +39,20 @@ final class AssociationTable {
 
   /// Destination objects made from `source` (by any mapping when `mapping` is nil).
   func destinations(of source: ObjectID, mapping: String?) throws -> [ObjectID] {
-    try queue.read { db in
-      let sql =
-        "SELECT destination_entity, destination_pk FROM association WHERE source_entity = ? AND source_pk = ?"
-        + (mapping == nil ? "" : " AND mapping = ?") + " ORDER BY rowid"
-      var arguments: StatementArguments = [source.entity, source.primaryKey]
-      if let mapping { arguments += [mapping] }
-      return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map {
-        ObjectID(entity: $0[0], primaryKey: $0[1])
-      }
-    }
+    try lookUp(source, from: "source", to: "destination", mapping: mapping)
   }
 
+  /// Source objects `destination` was made from (by any mapping when `mapping` is nil).
   func sources(of destination: ObjectID, mapping: String?) throws -> [ObjectID] {
+    try lookUp(destination, from: "destination", to: "source", mapping: mapping)
+  }
+
+  private func lookUp(_ id: ObjectID, from side: String, to other: String, mapping: String?) throws -> [ObjectID] {
     try queue.read { db in
       let sql =
-        "SELECT source_entity, source_pk FROM association WHERE destination_entity = ? AND destination_pk = ?"
+        "SELECT \(other)_entity, \(other)_pk FROM association WHERE \(side)_entity = ? AND \(side)_pk = ?"
         + (mapping == nil ? "" : " AND mapping = ?") + " ORDER BY rowid"
-      var arguments: StatementArguments = [destination.entity, destination.primaryKey]
+      var arguments: StatementArguments = [id.entity, id.primaryKey]
       if let mapping { arguments += [mapping] }
       return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map {
         ObjectID(entity: $0[0], primaryKey: $0[1])

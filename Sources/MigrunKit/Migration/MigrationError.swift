@@ -36,14 +36,7 @@ public struct MigrationError: Error, Sendable, Hashable, CustomStringConvertible
   }
 
   public var description: String {
-    var parts: [String] = []
-    if let step { parts.append("step \(step)") }
-    var place: [String] = []
-    if let entity { place.append("entity '\(entity)'") }
-    if let property { place.append("property '\(property)'") }
-    if !place.isEmpty { parts.append(place.joined(separator: ", ")) }
-    parts.append(reason)
-    return parts.joined(separator: ": ")
+    ErrorMessage.line(step.map { "step \($0)" }, entity: entity, detail: property.map { "property '\($0)'" }, reason)
   }
 
   func inStep(_ name: String) -> MigrationError {

@@ -20,7 +20,8 @@ public final class MigrationManager {
   let associations: AssociationTable
   let policies: [String: any EntityMigrationPolicy]
   private var writer: (any StoreWriter)?
-  /// Destination roots whose objects keep their source primary keys (fed by one source hierarchy).
+  /// Destination entities whose objects keep their source primary keys (their hierarchy is fed by
+  /// one source hierarchy), decided once before stage 1.
   private var keepsKeys: Set<String> = []
   private let defaultPolicy = DefaultMigrationPolicy()
 
@@ -46,7 +47,10 @@ public final class MigrationManager {
         try policy.begin(entityMapping, self)
         let total = try source.count(of: entityMapping.sourceEntity ?? "", includingSubentities: false)
         var done = 0
-        try source.forEachObject(of: entityMapping.sourceEntity ?? "", includingSubentities: false) { object in
+        // Stage 1 needs attributes and to-ones only: to-many members are not looked up per object (a
+        // policy that reads one gets it on demand).
+        try source.forEachObject(of: entityMapping.sourceEntity ?? "", includingSubentities: false, withToMany: false) {
+          object in
           do {
             try policy.createDestinationInstances(for: object, entityMapping, self)
           } catch {
@@ -94,23 +98,21 @@ public final class MigrationManager {
   /// Inserts a destination object of `entity` with `attributes` (others NULL) and returns it.
   @discardableResult
   public func insert(_ entity: String, attributes: [String: StoreValue] = [:]) throws -> ObjectID {
-    try insert(entity, attributes: attributes, primaryKey: nil, version: 1)
+    // A policy names attributes itself: check them (the default path takes them from the mapping).
+    guard let found = mapping.destination.entity(named: entity) else {
+      throw MigrationError(.badMapping, entity: entity, reason: "the destination model has no such entity")
+    }
+    let attributeNames = Set(mapping.destination.attributes(of: found).map(\.name))
+    if let unknown = attributes.keys.filter({ !attributeNames.contains($0) }).sorted().first {
+      throw MigrationError(
+        .badMapping, entity: entity, property: unknown, reason: "the destination entity has no such attribute")
+    }
+    return try insert(entity, attributes: attributes, primaryKey: nil, version: 1)
   }
 
   func insert(_ entity: String, attributes: [String: StoreValue], primaryKey: Int64?, version: Int64) throws -> ObjectID
   {
     let writer = try activeWriter()
-    guard let found = mapping.destination.entity(named: entity) else {
-      throw MigrationError(.badMapping, entity: entity, reason: "the destination model has no such entity")
-    }
-    let unknown = attributes.keys.filter { name in
-      !mapping.destination.attributes(of: found).contains { $0.name == name }
-    }
-    guard unknown.isEmpty else {
-      throw MigrationError(
-        .badMapping, entity: entity, property: unknown.sorted()[0],
-        reason: "the destination entity has no such attribute")
-    }
     let id = ObjectID(entity: entity, primaryKey: try primaryKey ?? writer.newPrimaryKey(for: entity))
     try writer.insert(StoredObject(id: id, version: version, attributes: attributes))
     return id
@@ -146,9 +148,7 @@ public final class MigrationManager {
 
   /// Writes a destination object's attributes and to-one relationships.
   public func update(_ object: StoredObject) throws {
-    var unbumped = object
-    unbumped.version -= 1
-    try activeWriter().update(unbumped)
+    try activeWriter().update(object, bumpingVersion: false)
   }
 
   public func setToOne(_ id: ObjectID, _ relationship: String, _ target: ObjectID?) throws {
@@ -177,8 +177,7 @@ public final class MigrationManager {
       }
     }
     values.merge(overrides) { _, override in override }
-    let root = mapping.destination.entity(named: entity).map { mapping.destination.root(of: $0).name } ?? entity
-    let key = keepsKeys.contains(root) ? object.id.primaryKey : nil
+    let key = keepsKeys.contains(entity) ? object.id.primaryKey : nil
     let created = try insert(entity, attributes: values, primaryKey: key, version: key == nil ? 1 : object.version)
     try associate(source: object.id, destination: created)
     return created
@@ -269,7 +268,9 @@ public final class MigrationManager {
       else { continue }
       feeders[mapping.destination.root(of: to).name, default: []].insert(mapping.source.root(of: from).name)
     }
-    keepsKeys = Set(feeders.filter { $0.value.count == 1 }.keys)
+    let keepingRoots = Set(feeders.filter { $0.value.count == 1 }.keys)
+    keepsKeys = Set(
+      mapping.destination.entities.filter { keepingRoots.contains(mapping.destination.root(of: $0).name) }.map(\.name))
     try destination.write { writer in
       for (root, sources) in feeders {
         for sourceRoot in sources {

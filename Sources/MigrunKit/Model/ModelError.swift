@@ -56,12 +56,7 @@ public struct ModelError: Error, Sendable, Hashable, CustomStringConvertible {
 
   /// One line: `file: entity 'E', property 'p': reason`.
   public var description: String {
-    var place: [String] = []
-    if let entity { place.append("entity '\(entity)'") }
-    if let property { place.append("property '\(property)'") }
-    let location = place.joined(separator: ", ")
-    let prefix = [file, location.isEmpty ? nil : location].compactMap { $0 }.joined(separator: ": ")
-    return prefix.isEmpty ? reason : "\(prefix): \(reason)"
+    ErrorMessage.line(file, entity: entity, detail: property.map { "property '\($0)'" }, reason)
   }
 
   /// The same error, attributed to `file` when it did not name one yet.

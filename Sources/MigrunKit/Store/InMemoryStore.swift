@@ -36,22 +36,28 @@ public final class InMemoryStore: ObjectStore {
     return state.rows.keys.filter { kinds.contains($0.entity) }.count
   }
 
-  public func forEachObject(of entity: String, includingSubentities: Bool, _ body: (StoredObject) throws -> Void) throws
-  {
+  public func forEachObject(
+    of entity: String, includingSubentities: Bool, withToMany: Bool, _ body: (StoredObject) throws -> Void
+  ) throws {
     let kinds = try kinds(of: entity, includingSubentities: includingSubentities)
     for id in state.rows.keys.filter({ kinds.contains($0.entity) }).sorted(by: { $0.primaryKey < $1.primaryKey }) {
-      if let object = try object(id) { try body(object) }
+      if let object = object(id, withToMany: withToMany) { try body(object) }
     }
   }
 
   public func object(_ id: ObjectID) throws -> StoredObject? {
+    object(id, withToMany: true)
+  }
+
+  func object(_ id: ObjectID, withToMany: Bool) -> StoredObject? {
     guard let row = state.rows[id], let entity = model.entity(named: id.entity) else { return nil }
     var object = StoredObject(id: id, version: row.version, attributes: row.attributes, toOne: row.toOne)
     for attribute in model.attributes(of: entity)
     where !attribute.isTransient && object.attributes[attribute.name] == nil {
       object.attributes[attribute.name] = .null
     }
-    for relationship in model.relationships(of: entity) where relationship.isToMany && !relationship.isTransient {
+    for relationship in model.relationships(of: entity)
+    where withToMany && relationship.isToMany && !relationship.isTransient {
       object.toMany[relationship.name] = members(of: id, relationship)
     }
     return object
@@ -155,13 +161,13 @@ final class InMemoryWriter: StoreWriter {
     store.state.maxKeys[root] = max(store.state.maxKeys[root] ?? 0, object.id.primaryKey)
   }
 
-  func update(_ object: StoredObject) throws {
+  func update(_ object: StoredObject, bumpingVersion: Bool) throws {
     guard var row = store.state.rows[object.id] else {
       throw StoreError(
         .unknownEntity, entity: object.id.entity, primaryKey: object.id.primaryKey, reason: "no such object")
     }
     try checkUniqueness(object)
-    row.version = object.version + 1
+    row.version = bumpingVersion ? object.version + 1 : object.version
     row.attributes = try storedAttributes(object)
     row.toOne = object.toOne
     store.state.rows[object.id] = row

@@ -6,7 +6,15 @@ struct SQLiteObjectReader {
   let store: SQLiteStore
   let db: Database
 
-  func object(from row: Row) throws -> StoredObject {
+  /// The object with that key in `layout`'s table, if it is of `layout`'s entity or a subentity.
+  func object(_ id: ObjectID, layout: StoreSchema.EntityLayout, withToMany: Bool = true) throws -> StoredObject? {
+    let sql = "SELECT * FROM \(layout.table) WHERE Z_PK = ? AND Z_ENT IN (\(SQLiteStore.list(layout.kindNumbers)))"
+    guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [id.primaryKey]) else { return nil }
+    return try object(from: row, withToMany: withToMany)
+  }
+
+  /// The object a row holds; `withToMany: false` leaves ``StoredObject/toMany`` empty (no member queries).
+  func object(from row: Row, withToMany: Bool = true) throws -> StoredObject {
     let number: Int = row["Z_ENT"]
     let primaryKey: Int64 = row["Z_PK"]
     guard let layout = store.schema.layout(number: number) else {
@@ -31,10 +39,10 @@ struct SQLiteObjectReader {
         }
         object.toOne[relationship.name] = ObjectID(
           entity: targetEntity ?? relationship.destinationEntity, primaryKey: target)
-      case .toManyThroughInverse(let destination, let inverse)?:
+      case .toManyThroughInverse(let destination, let inverse)? where withToMany:
         object.toMany[relationship.name] = try membersThroughInverse(
           primaryKey, destination: destination, inverse: inverse)
-      case .manyToMany(let table, let own, let other)?:
+      case .manyToMany(let table, let own, let other)? where withToMany:
         object.toMany[relationship.name] = try joinMembers(
           primaryKey, table: table, own: own, other: other, destination: relationship.destinationEntity,
           ordered: relationship.isOrdered)
@@ -99,29 +107,22 @@ final class SQLiteObjectWriter: StoreWriter {
   }
 
   func insert(_ object: StoredObject) throws {
-    let (layout, entity) = try resolve(object.id)
-    var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
+    let plan = try store.rowPlan(for: object.id.entity)
     var values: [DatabaseValue] = [
-      object.id.primaryKey.databaseValue, layout.number.databaseValue, object.version.databaseValue,
+      object.id.primaryKey.databaseValue, plan.layout.number.databaseValue, object.version.databaseValue,
     ]
-    try appendColumns(of: object, layout: layout, entity: entity, to: &columns, &values)
-    let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-    try execute(
-      "INSERT INTO \(layout.table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))", values, object.id)
-    try db.execute(
-      sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?",
-      arguments: [object.id.primaryKey, try rootNumber(object.id.entity)])
+    appendValues(of: object, plan, to: &values)
+    try execute(plan.insertSQL, values, object.id)
+    try db.cachedStatement(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?")
+      .execute(arguments: [object.id.primaryKey, plan.rootNumber])
   }
 
-  func update(_ object: StoredObject) throws {
-    let (layout, entity) = try resolve(object.id)
-    var columns = ["Z_OPT"]
-    var values: [DatabaseValue] = [(object.version + 1).databaseValue]
-    try appendColumns(of: object, layout: layout, entity: entity, to: &columns, &values)
+  func update(_ object: StoredObject, bumpingVersion: Bool) throws {
+    let plan = try store.rowPlan(for: object.id.entity)
+    var values: [DatabaseValue] = [(bumpingVersion ? object.version + 1 : object.version).databaseValue]
+    appendValues(of: object, plan, to: &values)
     values.append(object.id.primaryKey.databaseValue)
-    try execute(
-      "UPDATE \(layout.table) SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE Z_PK = ?", values,
-      object.id)
+    try execute(plan.updateSQL, values, object.id)
   }
 
   func reservePrimaryKeys(for entity: String, through key: Int64) throws {
@@ -225,13 +226,7 @@ final class SQLiteObjectWriter: StoreWriter {
   }
 
   func object(_ id: ObjectID) throws -> StoredObject? {
-    let (layout, _) = try resolve(id)
-    guard
-      let row = try Row.fetchOne(
-        db, sql: "SELECT * FROM \(layout.table) WHERE Z_PK = ? AND Z_ENT IN (\(SQLiteStore.list(layout.kindNumbers)))",
-        arguments: [id.primaryKey])
-    else { return nil }
-    return try SQLiteObjectReader(store: store, db: db).object(from: row)
+    try SQLiteObjectReader(store: store, db: db).object(id, layout: try resolve(id).0)
   }
 
   func firstObject(of entity: String, matching values: [String: StoreValue]) throws -> ObjectID? {
@@ -284,25 +279,15 @@ final class SQLiteObjectWriter: StoreWriter {
     return root.number
   }
 
-  private func appendColumns(
-    of object: StoredObject, layout: StoreSchema.EntityLayout, entity: Entity, to columns: inout [String],
-    _ values: inout [DatabaseValue]
-  ) throws {
-    // A derived attribute's column is written when the object carries a value for it (an import
-    // restores what Core Data computed); migrun does not yet recompute derivations itself.
-    for attribute in store.model.attributes(of: entity)
-    where attribute.derivation == nil || object.attributes[attribute.name] != nil {
-      guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
-      columns.append(column.name)
-      values.append(StoreValueCoding.databaseValue(object.attributes[attribute.name] ?? .null))
+  /// The attribute and to-one values of `object`, in the plan's column order.
+  private func appendValues(of object: StoredObject, _ plan: SQLiteStore.RowPlan, to values: inout [DatabaseValue]) {
+    for attribute in plan.attributes {
+      values.append(StoreValueCoding.databaseValue(object.attributes[attribute] ?? .null))
     }
-    for relationship in store.model.relationships(of: entity) {
-      guard case .toOne(let key, let entityColumn, _)? = layout.properties[relationship.name] else { continue }
+    for relationship in plan.toOnes {
       let target = object.toOne[relationship.name]
-      columns.append(key.name)
       values.append(target?.primaryKey.databaseValue ?? .null)
-      if let entityColumn {
-        columns.append(entityColumn.name)
+      if relationship.hasEntityColumn {
         values.append(target.flatMap { store.schema.layout(of: $0.entity)?.number.databaseValue } ?? .null)
       }
     }

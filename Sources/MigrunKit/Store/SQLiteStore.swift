@@ -28,6 +28,49 @@ public final class SQLiteStore: ObjectStore {
   let queue: DatabaseQueue
   static let pageSize = 500
 
+  /// How one entity's rows are written: its columns and SQL, worked out once per entity.
+  struct RowPlan {
+    let layout: StoreSchema.EntityLayout
+    let rootNumber: Int
+    /// Stored attributes (derived ones included), in column order.
+    let attributes: [String]
+    let toOnes: [(name: String, hasEntityColumn: Bool)]
+    let insertSQL: String
+    let updateSQL: String
+  }
+
+  private var rowPlans: [String: RowPlan] = [:]
+
+  func rowPlan(for entityName: String) throws -> RowPlan {
+    if let plan = rowPlans[entityName] { return plan }
+    guard let layout = schema.layout(of: entityName), let entity = model.entity(named: entityName),
+      let root = schema.layout(of: model.root(of: entity).name)
+    else { throw StoreError(.unknownEntity, entity: entityName, reason: "the model has no such entity") }
+    var columns: [String] = []
+    var attributes: [String] = []
+    for attribute in model.attributes(of: entity) {
+      guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
+      columns.append(column.name)
+      attributes.append(attribute.name)
+    }
+    var toOnes: [(name: String, hasEntityColumn: Bool)] = []
+    for relationship in model.relationships(of: entity) {
+      guard case .toOne(let key, let entityColumn, _)? = layout.properties[relationship.name] else { continue }
+      columns.append(key.name)
+      if let entityColumn { columns.append(entityColumn.name) }
+      toOnes.append((relationship.name, entityColumn != nil))
+    }
+    let inserted = ["Z_PK", "Z_ENT", "Z_OPT"] + columns
+    let placeholders = inserted.map { _ in "?" }.joined(separator: ", ")
+    let assignments = (["Z_OPT"] + columns).map { "\($0) = ?" }.joined(separator: ", ")
+    let plan = RowPlan(
+      layout: layout, rootNumber: root.number, attributes: attributes, toOnes: toOnes,
+      insertSQL: "INSERT INTO \(layout.table) (\(inserted.joined(separator: ", "))) VALUES (\(placeholders))",
+      updateSQL: "UPDATE \(layout.table) SET \(assignments) WHERE Z_PK = ?")
+    rowPlans[entityName] = plan
+    return plan
+  }
+
   /// Opens the store at `url`. With a model, the store's entity hashes must equal the model's
   /// (``StoreError/Code/incompatibleModel`` lists the differences); without one, the store's own
   /// model (`Z_MODELCACHE`) is used.
@@ -131,8 +174,9 @@ public final class SQLiteStore: ObjectStore {
     }
   }
 
-  public func forEachObject(of entity: String, includingSubentities: Bool, _ body: (StoredObject) throws -> Void) throws
-  {
+  public func forEachObject(
+    of entity: String, includingSubentities: Bool, withToMany: Bool, _ body: (StoredObject) throws -> Void
+  ) throws {
     let layout = try layout(entity)
     let kinds = includingSubentities ? layout.kindNumbers : [layout.number]
     let sql =
@@ -142,7 +186,9 @@ public final class SQLiteStore: ObjectStore {
       // A page is read, then handed out outside the read: `body` may use this store again.
       let page = try read { db -> [StoredObject] in
         let reader = SQLiteObjectReader(store: self, db: db)
-        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [after]).map { try reader.object(from: $0) }
+        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [after]).map {
+          try reader.object(from: $0, withToMany: withToMany)
+        }
       }
       for object in page { try body(object) }
       guard page.count == Self.pageSize, let last = page.last else { return }
@@ -162,14 +208,7 @@ public final class SQLiteStore: ObjectStore {
 
   public func object(_ id: ObjectID) throws -> StoredObject? {
     let layout = try layout(id.entity)
-    return try read { db in
-      guard
-        let row = try Row.fetchOne(
-          db, sql: "SELECT * FROM \(layout.table) WHERE Z_PK = ? AND Z_ENT IN (\(Self.list(layout.kindNumbers)))",
-          arguments: [id.primaryKey])
-      else { return nil }
-      return try SQLiteObjectReader(store: self, db: db).object(from: row)
-    }
+    return try read { db in try SQLiteObjectReader(store: self, db: db).object(id, layout: layout) }
   }
 
   public func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T {

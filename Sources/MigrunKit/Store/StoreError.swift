@@ -44,14 +44,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
   }
 
   public var description: String {
-    var parts: [String] = []
-    if let file { parts.append(file) }
-    var place: [String] = []
-    if let entity { place.append("entity '\(entity)'") }
-    if let primaryKey { place.append("object \(primaryKey)") }
-    if !place.isEmpty { parts.append(place.joined(separator: ", ")) }
-    parts.append(reason)
-    return parts.joined(separator: ": ")
+    ErrorMessage.line(file, entity: entity, detail: primaryKey.map { "object \($0)" }, reason)
   }
 
   func inFile(_ path: String) -> StoreError {

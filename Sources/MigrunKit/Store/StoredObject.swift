@@ -91,8 +91,11 @@ public protocol ObjectStore: AnyObject {
   /// Objects whose entity is exactly `entity` (or also its subentities).
   func count(of entity: String, includingSubentities: Bool) throws -> Int
   /// Every object of `entity` (and its subentities when asked), by primary key, streamed: one at a
-  /// time, read in pages, so `body` may read this store again.
-  func forEachObject(of entity: String, includingSubentities: Bool, _ body: (StoredObject) throws -> Void) throws
+  /// time, read in pages, so `body` may read this store again. Without `withToMany`, the objects'
+  /// ``StoredObject/toMany`` stays empty and no member is looked up (attributes and to-ones only).
+  func forEachObject(
+    of entity: String, includingSubentities: Bool, withToMany: Bool, _ body: (StoredObject) throws -> Void
+  ) throws
   func object(_ id: ObjectID) throws -> StoredObject?
   /// The largest primary key used in `entity`'s hierarchy (0 when empty).
   func maxPrimaryKey(inHierarchyOf entity: String) throws -> Int64
@@ -106,8 +109,10 @@ public protocol StoreWriter {
   func newPrimaryKey(for entity: String) throws -> Int64
   /// Inserts the object's row and to-one columns; `toMany` is written by ``setToMany(_:_:_:)``.
   func insert(_ object: StoredObject) throws
-  /// Writes the object's attributes and to-one columns, and `Z_OPT` = its version + 1.
-  func update(_ object: StoredObject) throws
+  /// Writes the object's attributes and to-one columns, and `Z_OPT`: its version + 1 when
+  /// `bumpingVersion` (a change, for optimistic locking), else its version as it is (a migration
+  /// filling in an object it made).
+  func update(_ object: StoredObject, bumpingVersion: Bool) throws
   /// Keys up to `key` count as used in `entity`'s hierarchy: later ``newPrimaryKey(for:)`` go above.
   func reservePrimaryKeys(for entity: String, through key: Int64) throws
   /// Writes a to-one relationship's columns only (the version is not bumped).
@@ -122,4 +127,19 @@ public protocol StoreWriter {
   func object(_ id: ObjectID) throws -> StoredObject?
   /// The first object of `entity` (or a subentity), by primary key, whose attributes equal `values`.
   func firstObject(of entity: String, matching values: [String: StoreValue]) throws -> ObjectID?
+}
+
+extension ObjectStore {
+  /// Every object with its to-many members (see ``forEachObject(of:includingSubentities:withToMany:_:)``).
+  public func forEachObject(of entity: String, includingSubentities: Bool, _ body: (StoredObject) throws -> Void) throws
+  {
+    try forEachObject(of: entity, includingSubentities: includingSubentities, withToMany: true, body)
+  }
+}
+
+extension StoreWriter {
+  /// Writes the object as changed: `Z_OPT` becomes its version + 1.
+  public func update(_ object: StoredObject) throws {
+    try update(object, bumpingVersion: true)
+  }
 }
