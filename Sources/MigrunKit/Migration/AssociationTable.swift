@@ -11,6 +11,8 @@ final class AssociationTable {
   init(at url: URL?) throws {
     self.url = url
     var configuration = Configuration()
+    // The table's one transaction spans every access (see init).
+    configuration.allowsUnsafeTransactions = true
     configuration.prepareDatabase { db in
       try db.execute(sql: "PRAGMA journal_mode = OFF")
       try db.execute(sql: "PRAGMA synchronous = OFF")
@@ -18,7 +20,10 @@ final class AssociationTable {
     queue =
       try url.map { try DatabaseQueue(path: $0.path, configuration: configuration) }
       ?? DatabaseQueue(configuration: configuration)
-    try queue.write { db in
+    // One transaction for the table's whole life: it is a throwaway side file (no journal, deleted
+    // at the end), so a transaction per association would only add a commit per migrated object.
+    try queue.inDatabase { db in
+      try db.beginTransaction()
       try db.execute(
         sql: """
           CREATE TABLE association (mapping TEXT NOT NULL, source_entity TEXT NOT NULL, source_pk INTEGER NOT NULL,
@@ -31,7 +36,7 @@ final class AssociationTable {
   }
 
   func add(mapping: String, source: ObjectID, destination: ObjectID) throws {
-    try queue.write { db in
+    try queue.inDatabase { db in
       try db.cachedStatement(sql: "INSERT INTO association VALUES (?, ?, ?, ?, ?)")
         .execute(arguments: [mapping, source.entity, source.primaryKey, destination.entity, destination.primaryKey])
     }
@@ -48,7 +53,7 @@ final class AssociationTable {
   }
 
   private func lookUp(_ id: ObjectID, from side: String, to other: String, mapping: String?) throws -> [ObjectID] {
-    try queue.read { db in
+    try queue.inDatabase { db in
       let sql =
         "SELECT \(other)_entity, \(other)_pk FROM association WHERE \(side)_entity = ? AND \(side)_pk = ?"
         + (mapping == nil ? "" : " AND mapping = ?") + " ORDER BY rowid"
@@ -63,7 +68,7 @@ final class AssociationTable {
   /// The destination objects of `mapping`, each once (the first association counts), a page at a
   /// time after row `after`.
   func destinationsPage(mapping: String, after: Int64, limit: Int) throws -> [(row: Int64, id: ObjectID)] {
-    try queue.read { db in
+    try queue.inDatabase { db in
       try Row.fetchAll(
         db.cachedStatement(
           sql: """
