@@ -282,41 +282,15 @@ public final class MigrationManager {
 
   /// Stage 3: the model's rules on every destination object.
   private func validate() throws {
-    var problems: [String] = []
-    for entity in mapping.destination.entities where !entity.isAbstract {
-      let attributes = mapping.destination.attributes(of: entity).filter {
-        !$0.isOptional && !$0.isTransient && $0.derivation == nil
-      }
-      let relationships = mapping.destination.relationships(of: entity).filter { !$0.isTransient }
-      try destination.forEachObject(of: entity.name, includingSubentities: false) { object in
-        guard problems.count < 20 else { return }
-        for attribute in attributes where (object.attributes[attribute.name] ?? .null) == .null {
-          problems.append("\(object.id): '\(attribute.name)' is required but NULL")
-        }
-        for relationship in relationships {
-          let count =
-            relationship.isToMany
-            ? object.toMany[relationship.name]?.count ?? 0 : (object.toOne[relationship.name] == nil ? 0 : 1)
-          if !relationship.isOptional && count == 0 {
-            problems.append("\(object.id): '\(relationship.name)' is required but empty")
-          } else if count > 0 && count < Int(relationship.minCount) {
-            problems.append(
-              "\(object.id): '\(relationship.name)' has \(count), at least \(relationship.minCount) required")
-          } else if relationship.isToMany && relationship.maxCount > 0 && count > Int(relationship.maxCount) {
-            problems.append(
-              "\(object.id): '\(relationship.name)' has \(count), at most \(relationship.maxCount) allowed")
-          }
-        }
-      }
-      report(
-        .validation, EntityMapping(name: entity.name, kind: .copy, sourceEntity: nil, destinationEntity: entity.name),
-        1, 1)
-    }
+    let limit = 20
+    let problems = try destination.ruleViolations(limit: limit)
+    report(
+      .validation, EntityMapping(name: "model rules", kind: .copy, sourceEntity: nil, destinationEntity: nil), 1, 1)
     guard problems.isEmpty else {
       throw MigrationError(
         .validation,
         reason:
-          "\(problems.count == 20 ? "20+" : String(problems.count)) objects break the destination model's rules:\n  "
+          "\(problems.count == limit ? "\(limit)+" : String(problems.count)) objects break the destination model's rules:\n  "
           + problems.joined(separator: "\n  "))
     }
   }

@@ -71,6 +71,10 @@ public final class InMemoryStore: ObjectStore {
     return state.rows.keys.filter { kinds.contains($0.entity) }.map(\.primaryKey).max() ?? 0
   }
 
+  public func ruleViolations(limit: Int) throws -> [String] {
+    try ModelRules(model: model).violations(in: self, limit: limit)
+  }
+
   public func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T {
     let saved = (state, metadata)
     do {

@@ -99,6 +99,9 @@ public protocol ObjectStore: AnyObject {
   func object(_ id: ObjectID) throws -> StoredObject?
   /// The largest primary key used in `entity`'s hierarchy (0 when empty).
   func maxPrimaryKey(inHierarchyOf entity: String) throws -> Int64
+  /// Objects that break the model's rules (required values, relationship counts), at most `limit`,
+  /// one line each.
+  func ruleViolations(limit: Int) throws -> [String]
   /// Runs `body` in one transaction: all its writes land, or none.
   func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T
 }

@@ -165,3 +165,58 @@ import Testing
     #expect(!first.contains("NaN"), "a NaN is stored as NULL, as SQLite does")
   }
 }
+
+/// Model rules (required values, relationship counts) found the same way by every store kind:
+/// SQLite answers by SQL, the in-memory store object by object.
+@Suite struct ModelRuleTests {
+  static let rules = """
+    <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+    <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+      <entity name="Team">
+        <attribute name="name" attributeType="String"/>
+        <relationship name="players" optional="YES" toMany="YES" minCount="2" maxCount="3" deletionRule="Nullify" destinationEntity="Player" inverseName="team" inverseEntity="Player"/>
+        <relationship name="sponsors" toMany="YES" deletionRule="Nullify" destinationEntity="Sponsor" inverseName="teams" inverseEntity="Sponsor"/>
+      </entity>
+      <entity name="Player">
+        <attribute name="number" optional="YES" attributeType="Integer 16"/>
+        <relationship name="team" maxCount="1" deletionRule="Nullify" destinationEntity="Team" inverseName="players" inverseEntity="Team"/>
+      </entity>
+      <entity name="Sponsor">
+        <relationship name="teams" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Team" inverseName="sponsors" inverseEntity="Team"/>
+      </entity>
+    </model>
+    """
+
+  @Test(arguments: StoreBehaviourTests.Kind.allCases)
+  func everyBrokenRuleIsNamedWithItsObject(_ kind: StoreBehaviourTests.Kind) throws {
+    let folder = try TemporaryDirectory()
+    let model = try XcdatamodelReader.parse(Data(Self.rules.utf8), file: "Rules.xcdatamodel/contents")
+    let store: any ObjectStore =
+      kind == .sqlite
+      ? try SQLiteStore.create(at: folder.url.appendingPathComponent("rules.sqlite"), model: model)
+      : InMemoryStore(model: model)
+    func id(_ entity: String, _ key: Int64) -> ObjectID { ObjectID(entity: entity, primaryKey: key) }
+    try store.write { writer in
+      // Team 1 keeps every rule; team 2 has no name, one player and no sponsor; team 3 has four players.
+      for (key, name) in [(1, "ok"), (2, nil), (3, "crowded")] as [(Int64, String?)] {
+        try writer.insert(
+          StoredObject(id: id("Team", key), attributes: ["name": name.map(StoreValue.string) ?? .null]))
+      }
+      try writer.insert(StoredObject(id: id("Sponsor", 1)))
+      for key in Int64(1)...8 { try writer.insert(StoredObject(id: id("Player", key))) }
+      try writer.setToMany(id("Team", 1), "players", [id("Player", 1), id("Player", 2)])
+      try writer.setToMany(id("Team", 2), "players", [id("Player", 3)])
+      try writer.setToMany(id("Team", 3), "players", (4...7).map { id("Player", $0) })
+      try writer.setToMany(id("Sponsor", 1), "teams", [id("Team", 1), id("Team", 3)])
+    }
+    let expected = [
+      "Team/p2: 'name' is required but NULL",
+      "Team/p2: 'players' has 1, at least 2 required",
+      "Team/p2: 'sponsors' is required but empty",
+      "Team/p3: 'players' has 4, at most 3 allowed",
+      "Player/p8: 'team' is required but empty",
+    ]
+    #expect(Set(try store.ruleViolations(limit: 20)) == Set(expected))
+    #expect(try store.ruleViolations(limit: 2).count == 2)
+  }
+}

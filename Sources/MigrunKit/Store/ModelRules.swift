@@ -1,0 +1,122 @@
+import GRDB
+
+/// The rules of a model every stored object must keep (Core Data's validation of model rules):
+/// required attributes hold a value, required relationships hold an object, and to-many counts
+/// stay within their minimum and maximum.
+struct ModelRules {
+  struct EntityRules {
+    let entity: Entity
+    let requiredAttributes: [Attribute]
+    /// Relationships with a rule: required, or with a minimum or maximum count.
+    let relationships: [Relationship]
+  }
+
+  let entities: [EntityRules]
+
+  init(model: ObjectModel) {
+    entities = model.entities.filter { !$0.isAbstract }.map { entity in
+      EntityRules(
+        entity: entity,
+        requiredAttributes: model.attributes(of: entity).filter {
+          !$0.isOptional && !$0.isTransient && $0.derivation == nil
+        },
+        relationships: model.relationships(of: entity).filter {
+          !$0.isTransient && (!$0.isOptional || $0.minCount > 0 || ($0.isToMany && $0.maxCount > 0))
+        })
+    }
+  }
+
+  /// What is wrong with a relationship holding `count` objects, or nil.
+  static func problem(_ relationship: Relationship, count: Int) -> String? {
+    if !relationship.isOptional && count == 0 { return "'\(relationship.name)' is required but empty" }
+    if count > 0 && count < Int(relationship.minCount) {
+      return "'\(relationship.name)' has \(count), at least \(relationship.minCount) required"
+    }
+    if relationship.isToMany && relationship.maxCount > 0 && count > Int(relationship.maxCount) {
+      return "'\(relationship.name)' has \(count), at most \(relationship.maxCount) allowed"
+    }
+    return nil
+  }
+
+  /// The rules checked object by object (any store).
+  func violations(in store: any ObjectStore, limit: Int) throws -> [String] {
+    var problems: [String] = []
+    for rules in entities where problems.count < limit {
+      try store.forEachObject(of: rules.entity.name, includingSubentities: false, withToMany: true) { object in
+        guard problems.count < limit else { return }
+        for attribute in rules.requiredAttributes where (object.attributes[attribute.name] ?? .null) == .null {
+          problems.append("\(object.id): '\(attribute.name)' is required but NULL")
+        }
+        for relationship in rules.relationships {
+          let count =
+            relationship.isToMany
+            ? object.toMany[relationship.name]?.count ?? 0 : (object.toOne[relationship.name] == nil ? 0 : 1)
+          if let problem = Self.problem(relationship, count: count) { problems.append("\(object.id): \(problem)") }
+        }
+      }
+    }
+    return Array(problems.prefix(limit))
+  }
+}
+
+extension SQLiteStore {
+  /// Objects that break the model's rules (at most `limit`), found by SQL: a query per rule, no
+  /// object loaded. The to-many counts use the relationship columns' indexes.
+  public func ruleViolations(limit: Int) throws -> [String] {
+    var problems: [String] = []
+    try read { db in
+      for rules in ModelRules(model: model).entities {
+        guard problems.count < limit, let layout = schema.layout(of: rules.entity.name) else { continue }
+        let own = "o.Z_ENT = \(layout.number)"
+        for attribute in rules.requiredAttributes {
+          guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
+          let sql = "SELECT o.Z_PK FROM \(layout.table) o WHERE \(own) AND o.\(column.name) IS NULL ORDER BY o.Z_PK"
+          for key in try Int64.fetchAll(db, sql: sql + " LIMIT \(limit - problems.count)") {
+            problems.append(
+              "\(ObjectID(entity: layout.name, primaryKey: key)): '\(attribute.name)' is required but NULL")
+          }
+        }
+        for relationship in rules.relationships {
+          guard let count = countExpression(of: relationship, in: layout) else { continue }
+          var broken: [String] = []
+          if !relationship.isOptional { broken.append("n = 0") }
+          if relationship.minCount > 1 { broken.append("(n > 0 AND n < \(relationship.minCount))") }
+          if relationship.isToMany && relationship.maxCount > 0 { broken.append("n > \(relationship.maxCount)") }
+          guard !broken.isEmpty else { continue }
+          let rows = try Row.fetchAll(
+            db,
+            sql: """
+              SELECT pk, n FROM (SELECT o.Z_PK AS pk, \(count) AS n FROM \(layout.table) o WHERE \(own))
+              WHERE \(broken.joined(separator: " OR ")) ORDER BY pk LIMIT \(limit - problems.count)
+              """)
+          for row in rows {
+            let key: Int64 = row[0]
+            let found: Int = row[1]
+            if let problem = ModelRules.problem(relationship, count: found) {
+              problems.append("\(ObjectID(entity: layout.name, primaryKey: key)): \(problem)")
+            }
+          }
+        }
+      }
+    }
+    return Array(problems.prefix(limit))
+  }
+
+  /// SQL counting the objects `relationship` of the row `o` holds.
+  private func countExpression(of relationship: Relationship, in layout: StoreSchema.EntityLayout) -> String? {
+    switch layout.properties[relationship.name] {
+    case .toOne(let key, _, _)?:
+      return "o.\(key.name) IS NOT NULL"
+    case .toManyThroughInverse(let destination, let inverse)?:
+      guard let target = schema.layout(of: destination),
+        case .toOne(let key, _, _)? = target.properties[inverse]
+      else { return nil }
+      return
+        "(SELECT count(*) FROM \(target.table) t WHERE t.\(key.name) = o.Z_PK AND t.Z_ENT IN (\(Self.list(target.kindNumbers))))"
+    case .manyToMany(let table, let ownColumn, _)?:
+      return "(SELECT count(*) FROM \(table) j WHERE j.\(ownColumn) = o.Z_PK)"
+    default:
+      return nil
+    }
+  }
+}
