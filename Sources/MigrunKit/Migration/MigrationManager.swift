@@ -282,10 +282,15 @@ public final class MigrationManager {
 
   /// Stage 3: the model's rules on every destination object.
   private func validate() throws {
-    let limit = 20
-    let problems = try destination.ruleViolations(limit: limit)
+    try Self.checkRules(of: destination)
     report(
       .validation, EntityMapping(name: "model rules", kind: .copy, sourceEntity: nil, destinationEntity: nil), 1, 1)
+  }
+
+  /// Fails with up to 20 objects that break `store`'s model rules, one per line.
+  static func checkRules(of store: any ObjectStore) throws {
+    let limit = 20
+    let problems = try store.ruleViolations(limit: limit)
     guard problems.isEmpty else {
       throw MigrationError(
         .validation,

@@ -9,10 +9,14 @@ public final class StoreMigrator {
     public var keepBackup = true
     /// Run every step on scratch files, report, and delete them.
     public var dryRun = false
+    /// Run inferred steps as SQL where their changes allow it (else object by object, as scripted
+    /// steps run). Off only to compare the two paths.
+    public var inferredAsSQL = true
 
-    public init(keepBackup: Bool = true, dryRun: Bool = false) {
+    public init(keepBackup: Bool = true, dryRun: Bool = false, inferredAsSQL: Bool = true) {
       self.keepBackup = keepBackup
       self.dryRun = dryRun
+      self.inferredAsSQL = inferredAsSQL
     }
   }
 
@@ -22,6 +26,8 @@ public final class StoreMigrator {
       public let kind: MigrationStep.Kind
       /// Destination entity → objects after the step.
       public let counts: [String: Int]
+      /// Whether the step ran as SQL (an inferred step whose changes allow it).
+      public let asSQL: Bool
     }
 
     public var steps: [Step] = []
@@ -61,22 +67,32 @@ public final class StoreMigrator {
       let associations = scratch("assoc\(index + 1)")
       created += [working, associations]
       do {
-        let (mapping, policies) = try mappingAndPolicies(for: step)
-        let source = try SQLiteStore(url: current, model: step.source, access: .readOnly)
-        let destination = try SQLiteStore.create(
-          at: working, model: step.destination, metadata: source.metadata.describing(step.destination), fastWrites: true
-        )
-        let manager = try MigrationManager(
-          mapping: mapping, source: source, destination: destination, associationsFile: associations, policies: policies
-        )
-        manager.progress = progress.map { report in
-          {
-            var progress = $0; progress.step = step.name; report(progress)
-          }
+        let stepProgress: (MigrationProgress) -> Void = { [progress] in
+          var reported = $0
+          reported.step = step.name
+          progress?(reported)
         }
-        try manager.migrate()
-        report.steps.append(Report.Step(name: step.name, kind: step.kind, counts: try destination.entityCounts()))
-        try source.close()
+        let source = try SQLiteStore(url: current, model: step.source, access: .readOnly)
+        let metadata = source.metadata.describing(step.destination)
+        let asSQL = sqlCopy(for: step)
+        let destination = try SQLiteStore.create(
+          at: working, model: step.destination, metadata: metadata, fastWrites: true, withIndexes: asSQL == nil)
+        if let asSQL {
+          try source.close()
+          try asSQL.run(from: current, into: destination, progress: stepProgress)
+          try MigrationManager.checkRules(of: destination)
+          stepProgress(MigrationProgress(stage: .validation, mapping: "model rules", done: 1, total: 1))
+        } else {
+          let (mapping, policies) = try mappingAndPolicies(for: step)
+          let manager = try MigrationManager(
+            mapping: mapping, source: source, destination: destination, associationsFile: associations,
+            policies: policies)
+          manager.progress = stepProgress
+          try manager.migrate()
+          try source.close()
+        }
+        report.steps.append(
+          Report.Step(name: step.name, kind: step.kind, counts: try destination.entityCounts(), asSQL: asSQL != nil))
         try destination.close()
       } catch let error as MigrationError {
         throw error.inStep(step.name)
@@ -96,6 +112,14 @@ public final class StoreMigrator {
       throw MigrationError(.store, reason: "the migrated store is complete but could not be put in place: \(error)")
     }
     return report
+  }
+
+  /// The SQL form of an inferred step, when it has one and it is wanted.
+  private func sqlCopy(for step: MigrationStep) -> InferredSQL? {
+    guard options.inferredAsSQL, case .inferred = step.kind, let mapping = step.inferredMapping else { return nil }
+    return InferredSQL(
+      mapping: mapping, sourceSchema: StoreSchema(model: step.source),
+      destinationSchema: StoreSchema(model: step.destination))
   }
 
   private func mappingAndPolicies(for step: MigrationStep) throws -> (MappingModel, [String: any EntityMigrationPolicy])

@@ -125,8 +125,10 @@ public final class SQLiteStore: ObjectStore {
 
   /// `fastWrites`: no rollback journal and no fsync per transaction — for a migration's working
   /// copy, which is thrown away on any failure and synced once when complete.
-  static func create(at url: URL, model: ObjectModel, metadata: StoreMetadata?, fastWrites: Bool) throws -> SQLiteStore
-  {
+  /// `withIndexes: false` leaves the indexes out (a bulk copy builds them after the rows).
+  static func create(
+    at url: URL, model: ObjectModel, metadata: StoreMetadata?, fastWrites: Bool, withIndexes: Bool = true
+  ) throws -> SQLiteStore {
     guard !FileManager.default.fileExists(atPath: url.path) else {
       throw StoreError(.io, file: url.path, reason: "a file is already there; migrun does not overwrite it")
     }
@@ -143,7 +145,10 @@ public final class SQLiteStore: ObjectStore {
           try db.execute(
             sql: "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
           try db.execute(sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
-          for statement in schema.createStatements { try db.execute(sql: statement) }
+          for table in schema.tables { try db.execute(sql: table.createStatement) }
+          if withIndexes {
+            for index in schema.indexes { try db.execute(sql: index.createStatement) }
+          }
           for layout in schema.entities {
             try db.execute(
               sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
@@ -278,12 +283,7 @@ public final class SQLiteStore: ObjectStore {
     guard FileManager.default.fileExists(atPath: url.path) else {
       throw StoreError(.notFound, file: url.path, reason: "no such file")
     }
-    let hasWAL = FileManager.default.fileExists(atPath: url.path + "-wal")
-    var path = url.path
-    if access == .readOnly && !hasWAL {
-      let encoded = url.path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? url.path
-      path = "file:\(encoded)?immutable=1"
-    }
+    let path = access == .readOnly ? readOnlyPath(url) : url.path
     do {
       let queue = try DatabaseQueue(
         path: path, configuration: configuration(readOnly: access == .readOnly, fastWrites: fastWrites))
@@ -292,6 +292,25 @@ public final class SQLiteStore: ObjectStore {
     } catch {
       let detail = (error as? DatabaseError)?.message ?? "\(error)"
       throw StoreError(.notSQLite, file: url.path, reason: "not a SQLite database (\(detail))")
+    }
+  }
+
+  /// The path that opens `url` without ever changing it: immutable (no lock, no side files) when
+  /// no `-wal` is beside it, else read-only (a WAL is read, never checkpointed).
+  static func readOnlyPath(_ url: URL) -> String {
+    let encoded = url.path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? url.path
+    let hasWAL = FileManager.default.fileExists(atPath: url.path + "-wal")
+    return "file:\(encoded)?\(hasWAL ? "mode=ro" : "immutable=1")"
+  }
+
+  /// Runs `body` on the connection outside any transaction (for ATTACH, which needs that).
+  func withConnection<T>(_ body: (Database) throws -> T) throws -> T {
+    do {
+      return try queue.writeWithoutTransaction(body)
+    } catch let error as StoreError {
+      throw error.inFile(url.lastPathComponent)
+    } catch let error as DatabaseError {
+      throw StoreError(.sqlite, file: url.lastPathComponent, reason: error.message ?? "\(error)")
     }
   }
 

@@ -9,10 +9,10 @@ import Testing
 
   /// Migrates a copy of `store` to `destination` with inferred steps only; returns the copy, the
   /// plan and a copy of the original (to compare against).
-  static func migrate(_ store: String, bundle bundleURL: URL, to destination: String, in folder: TemporaryDirectory)
-    throws
-    -> (migrated: URL, original: URL, plan: MigrationPlan)
-  {
+  /// `asSQL`: the step runs as SQL (it must be able to), or object by object.
+  static func migrate(
+    _ store: String, bundle bundleURL: URL, to destination: String, in folder: TemporaryDirectory, asSQL: Bool
+  ) throws -> (migrated: URL, original: URL, plan: MigrationPlan) {
     let url = try copyOfFixture(store, into: folder)
     let original = try copyOfFixture(store, into: folder)
     let bundle = try ModelBundle(contentsOf: bundleURL)
@@ -20,7 +20,8 @@ import Testing
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: try SQLiteStore.metadata(at: url).versionHashes, destination: destination,
       order: order.names, orderIsGuessed: order.guessed)
-    try StoreMigrator(store: url, plan: plan).run()
+    let report = try StoreMigrator(store: url, plan: plan, options: .init(inferredAsSQL: asSQL)).run()
+    #expect(report.steps.map(\.asSQL) == plan.steps.map { _ in asSQL }, "every step ran as SQL: \(asSQL)")
     return (url, original, plan)
   }
 
@@ -60,10 +61,12 @@ import Testing
     return checked
   }
 
-  @Test func moody1To2RenamesThroughTheRenamingIdentifierAndAddsRatingWithItsDefault() throws {
+  @Test(arguments: [true, false]) func moody1To2RenamesThroughTheRenamingIdentifierAndAddsRatingWithItsDefault(
+    asSQL: Bool
+  ) throws {
     let folder = try TemporaryDirectory()
     let (migrated, original, plan) = try Self.migrate(
-      "objcio-core-data-moody/stores/Moody.moody.sqlite", bundle: Self.moody, to: "Moody 2", in: folder)
+      "objcio-core-data-moody/stores/Moody.moody.sqlite", bundle: Self.moody, to: "Moody 2", in: folder, asSQL: asSQL)
     #expect(plan.steps.map(\.name) == ["Moody → Moody 2"])
     let bundle = try ModelBundle(contentsOf: Self.moody)
     let v2 = try bundle.model(named: "Moody 2")
@@ -89,11 +92,11 @@ import Testing
     #expect(try Data(contentsOf: backup) == (try Data(contentsOf: original)), "the original is kept as NAME~.EXT")
   }
 
-  @Test func sampleModelV1ToV2RenamesAnEntityAndDropsAttributes() throws {
+  @Test(arguments: [true, false]) func sampleModelV1ToV2RenamesAnEntityAndDropsAttributes(asSQL: Bool) throws {
     let folder = try TemporaryDirectory()
     let (migrated, original, plan) = try Self.migrate(
       "coredataplus-samplemodels/SampleModel/Fixtures/SampleModel_V1.sqlite", bundle: Self.sampleModel,
-      to: "SampleModel2", in: folder)
+      to: "SampleModel2", in: folder, asSQL: asSQL)
     let bundle = try ModelBundle(contentsOf: Self.sampleModel)
     let v2 = try bundle.model(named: "SampleModel2")
     #expect(try SQLiteStore.metadata(at: migrated).isCompatible(with: v2))
@@ -112,12 +115,12 @@ import Testing
   }
 
   /// Apple's TestModel store is empty: the step is checked on its layout and hashes.
-  @Test func bigNerdRanchAddsAnEntity() throws {
+  @Test(arguments: [true, false]) func bigNerdRanchAddsAnEntity(asSQL: Bool) throws {
     let folder = try TemporaryDirectory()
     let bundleURL = Fixtures.url("bignerdranch-coredatastack/Sample Model/Deprecated/Sample.xcdatamodeld")
     let (migrated, original, plan) = try Self.migrate(
       "bignerdranch-coredatastack/Sample Model/Deprecated/TestModel.sqlite", bundle: bundleURL, to: "TestModel 2",
-      in: folder)
+      in: folder, asSQL: asSQL)
     let bundle = try ModelBundle(contentsOf: bundleURL)
     let mapping = try #require(plan.steps.first?.inferredMapping)
     #expect(mapping.mapping(named: "AddPublisher")?.kind == .add)

@@ -1,0 +1,227 @@
+import Foundation
+import GRDB
+
+/// An inferred step done as SQL (SPEC §3.4): the source store attached to the destination's
+/// connection, each entity mapping one `INSERT … SELECT` (run in key ranges, for progress), join
+/// tables copied, indexes built after the rows, the model's rules checked — all in one transaction,
+/// no object loaded.
+///
+/// It applies when every destination row is a source row with columns kept, renamed, dropped or
+/// given a default: keys are kept (one source hierarchy feeds each destination hierarchy, which
+/// inference guarantees) and every relationship is stored the same way on both sides (a to-one
+/// column stays a to-one column, a join table a join table). The other inferred changes — to-one ↔
+/// to-many, unordered ↔ ordered — take the object path; ``init(mapping:sourceSchema:destinationSchema:)``
+/// returns nil for them.
+struct InferredSQL {
+  struct Copy {
+    let mapping: EntityMapping
+    let sourceTable: String
+    let sourceNumber: Int
+    /// `INSERT … SELECT … WHERE Z_ENT = n AND Z_PK > ? AND Z_PK <= ?`, constants bound first.
+    let insert: String
+    let constants: [DatabaseValue]
+  }
+
+  /// Rows copied per statement, so progress moves on a large entity.
+  static let chunk: Int64 = 50_000
+
+  let copies: [Copy]
+  /// `INSERT … SELECT` per join table.
+  let joins: [String]
+  /// Destination root entity → the source table whose keys it keeps.
+  let keyTables: [String: String]
+
+  init?(mapping: MappingModel, sourceSchema: StoreSchema, destinationSchema: StoreSchema) {
+    let source = mapping.source
+    let destination = mapping.destination
+    let active = mapping.entityMappings.filter { $0.kind == .copy || $0.kind == .transform }
+    guard
+      mapping.entityMappings.allSatisfy({ [.copy, .transform, .add, .remove].contains($0.kind) }),
+      active.allSatisfy({ $0.attributes.values.allSatisfy { $0 != .computed } })
+    else { return nil }
+
+    // Source entity number → destination entity number; one source hierarchy per destination one.
+    var entityNumbers: [Int: Int] = [:]
+    var keyRoots: [String: String] = [:]
+    var keyTables: [String: String] = [:]
+    for entityMapping in active {
+      guard let from = entityMapping.sourceEntity.flatMap(source.entity(named:)),
+        let to = entityMapping.destinationEntity.flatMap(destination.entity(named:)),
+        let fromLayout = sourceSchema.layout(of: from.name), let toLayout = destinationSchema.layout(of: to.name)
+      else { return nil }
+      let sourceRoot = source.root(of: from).name
+      let destinationRoot = destination.root(of: to).name
+      if let other = keyRoots[destinationRoot], other != sourceRoot { return nil }
+      keyRoots[destinationRoot] = sourceRoot
+      keyTables[destinationRoot] = fromLayout.table
+      entityNumbers[fromLayout.number] = toLayout.number
+    }
+
+    var copies: [Copy] = []
+    var joins: [String: String] = [:]
+    for entityMapping in active {
+      guard let from = entityMapping.sourceEntity.flatMap(source.entity(named:)),
+        let to = entityMapping.destinationEntity.flatMap(destination.entity(named:)),
+        let fromLayout = sourceSchema.layout(of: from.name), let toLayout = destinationSchema.layout(of: to.name)
+      else { return nil }
+      var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
+      var values = ["Z_PK", "\(toLayout.number)", "Z_OPT"]
+      var constants: [DatabaseValue] = []
+
+      for attribute in destination.attributes(of: to) {
+        guard case .attribute(let column)? = toLayout.properties[attribute.name] else { continue }
+        let value: String
+        switch entityMapping.attributes[attribute.name] {
+        case .property(let name)?:
+          guard case .attribute(let old)? = fromLayout.properties[name] else { return nil }
+          value = old.name
+        case .propertyOrDefault(let name, let fallback)?:
+          guard case .attribute(let old)? = fromLayout.properties[name] else { return nil }
+          value = "coalesce(\(old.name), ?)"
+          constants.append(StoreValueCoding.databaseValue(fallback))
+        case .constant(let constant)?:
+          value = "?"
+          constants.append(StoreValueCoding.databaseValue(constant))
+        case .computed?:
+          return nil
+        case nil:
+          value = "NULL"
+        }
+        columns.append(column.name)
+        values.append(value)
+      }
+
+      for relationship in destination.relationships(of: to) {
+        let storage = toLayout.properties[relationship.name]
+        let sourceName = entityMapping.relationships[relationship.name]
+        let oldRelationship = sourceName.flatMap { name in source.relationships(of: from).first { $0.name == name } }
+        let oldStorage = sourceName.flatMap { fromLayout.properties[$0] }
+        switch storage {
+        case .toOne(let key, let entityColumn, let order)?:
+          guard let oldRelationship, case .toOne(let oldKey, let oldEntityColumn, let oldOrder)? = oldStorage else {
+            if sourceName != nil { return nil }
+            continue  // a new relationship: NULL
+          }
+          guard order == nil || oldOrder != nil,
+            let targetEntity = source.entity(named: oldRelationship.destinationEntity),
+            let targetLayout = sourceSchema.layout(of: targetEntity.name)
+          else { return nil }
+          // The target's destination entity number, NULL when its entity is not migrated (or no
+          // longer fits the relationship): the key is dropped with it.
+          let fitting = targetLayout.kindNumbers.compactMap { number -> (Int, Int)? in
+            guard let mapped = entityNumbers[number], let name = destinationSchema.layout(number: mapped)?.name,
+              let mappedEntity = destination.entity(named: name),
+              destination.entity(mappedEntity, isKindOf: relationship.destinationEntity)
+            else { return nil }
+            return (number, mapped)
+          }
+          let oldEntity = oldEntityColumn?.name ?? "\(targetLayout.number)"
+          let whens = fitting.map { "WHEN \($0.0) THEN \($0.1)" }.joined(separator: " ")
+          let mappedEntity = fitting.isEmpty ? "NULL" : "CASE \(oldEntity) \(whens) END"
+          let isIdentity = fitting.count == targetLayout.kindNumbers.count && fitting.allSatisfy { $0.0 == $0.1 }
+          columns.append(key.name)
+          values.append(
+            isIdentity ? oldKey.name : "CASE WHEN \(mappedEntity) IS NULL THEN NULL ELSE \(oldKey.name) END")
+          if let entityColumn {
+            columns.append(entityColumn.name)
+            values.append(isIdentity && oldEntityColumn != nil ? oldEntity : mappedEntity)
+          }
+          if let order, let oldOrder {
+            columns.append(order.name)
+            values.append(oldOrder.name)
+          }
+        case .toManyThroughInverse(let target, let inverse)?:
+          // Written by the inverse's column, which the target's mapping copies.
+          guard sourceName != nil else { continue }
+          guard case .toManyThroughInverse(_, let oldInverse)? = oldStorage,
+            oldRelationship?.isOrdered == relationship.isOrdered,
+            active.contains(where: { other in
+              other.destinationEntity.flatMap(destination.entity(named:)).map {
+                destination.entity($0, isKindOf: target) && other.relationships[inverse] == oldInverse
+              } ?? false
+            })
+          else { return nil }
+        case .manyToMany(let table, let own, let other)?:
+          guard sourceName != nil else { continue }
+          guard case .manyToMany(let oldTable, let oldOwn, let oldOther)? = oldStorage,
+            oldRelationship?.isOrdered == relationship.isOrdered,
+            let targetLayout = destinationSchema.layout(of: relationship.destinationEntity)
+          else { return nil }
+          guard joins[table] == nil else { continue }
+          var joinColumns = [own, other]
+          var joinValues = [oldOwn, oldOther]
+          if relationship.isOrdered || (destination.inverse(of: relationship)?.isOrdered ?? false) {
+            joinColumns += [Self.orderColumn(own), Self.orderColumn(other)]
+            joinValues += [Self.orderColumn(oldOwn), Self.orderColumn(oldOther)]
+          }
+          // Only pairs whose both ends were migrated (the rows are in place when joins run).
+          joins[table] = """
+            INSERT OR IGNORE INTO main.\(table) (\(joinColumns.joined(separator: ", ")))
+            SELECT \(joinValues.joined(separator: ", ")) FROM src.\(oldTable)
+            WHERE \(oldOwn) IN (SELECT Z_PK FROM main.\(toLayout.table) WHERE Z_ENT IN (\(SQLiteStore.list(toLayout.kindNumbers))))
+            AND \(oldOther) IN (SELECT Z_PK FROM main.\(targetLayout.table) WHERE Z_ENT IN (\(SQLiteStore.list(targetLayout.kindNumbers))))
+            """
+        default:
+          if sourceName != nil { return nil }
+        }
+      }
+      copies.append(
+        Copy(
+          mapping: entityMapping, sourceTable: fromLayout.table, sourceNumber: fromLayout.number,
+          insert: """
+            INSERT INTO main.\(toLayout.table) (\(columns.joined(separator: ", ")))
+            SELECT \(values.joined(separator: ", ")) FROM src.\(fromLayout.table)
+            WHERE Z_ENT = \(fromLayout.number) AND Z_PK > ? AND Z_PK <= ?
+            """,
+          constants: constants))
+    }
+    self.copies = copies
+    self.joins = joins.keys.sorted().compactMap { joins[$0] }
+    self.keyTables = keyTables
+  }
+
+  /// A join table's order column for one of its key columns (`Z_3TAGS` → `Z_FOK_3TAGS`).
+  static func orderColumn(_ column: String) -> String {
+    column == "REFLEXIVE" ? "Z_FOK_REFLEXIVE" : "Z_FOK_\(column.dropFirst(2))"
+  }
+
+  /// Copies the source store at `sourceURL` into `destination` (created empty, without indexes),
+  /// then builds the indexes and checks the model's rules. One transaction: on any error nothing
+  /// of it is left in the destination.
+  func run(from sourceURL: URL, into destination: SQLiteStore, progress: (MigrationProgress) -> Void) throws {
+    try destination.withConnection { db in
+      try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [SQLiteStore.readOnlyPath(sourceURL)])
+      defer { try? db.execute(sql: "DETACH DATABASE src") }
+      try db.inTransaction {
+        for copy in copies {
+          let total =
+            try Int.fetchOne(
+              db, sql: "SELECT count(*) FROM src.\(copy.sourceTable) WHERE Z_ENT = \(copy.sourceNumber)") ?? 0
+          let last = try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM src.\(copy.sourceTable)") ?? 0
+          let statement = try db.makeStatement(sql: copy.insert)
+          var done = 0
+          var low: Int64 = .min
+          progress(MigrationProgress(stage: .instances, mapping: copy.mapping.name, done: 0, total: total))
+          while low < last {
+            let high = low == .min ? Self.chunk : low + Self.chunk
+            try statement.execute(
+              arguments: StatementArguments(copy.constants + [low.databaseValue, high.databaseValue]))
+            done += db.changesCount
+            low = high
+            progress(MigrationProgress(stage: .instances, mapping: copy.mapping.name, done: done, total: total))
+          }
+        }
+        for join in joins { try db.execute(sql: join) }
+        for (root, table) in keyTables.sorted(by: { $0.key < $1.key }) {
+          guard let layout = destination.schema.layout(of: root) else { continue }
+          try db.execute(
+            sql:
+              "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, (SELECT coalesce(max(Z_PK), 0) FROM src.\(table))) WHERE Z_ENT = ?",
+            arguments: [layout.number])
+        }
+        for index in destination.schema.indexes { try db.execute(sql: index.createStatement) }
+        return .commit
+      }
+    }
+  }
+}
