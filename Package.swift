@@ -27,6 +27,7 @@ let package = Package(
         "PropertyList", "CZlib",
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "GRDBSQLite", package: "GRDB.swift"),
       ]
     ),
     .target(name: "MigrunScripting", dependencies: ["MigrunKit", "LuaHost"]),
@@ -37,7 +38,10 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
-    .executableTarget(name: "MigrunBench", dependencies: ["LuaHost"], path: "Benchmarks/MigrunBench"),
+    .executableTarget(
+      name: "MigrunBench",
+      dependencies: ["LuaHost", "MigrunKit", .product(name: "GRDB", package: "GRDB.swift")],
+      path: "Benchmarks/MigrunBench"),
     .target(
       name: "TestSupport", dependencies: ["MigrunKit", .product(name: "GRDB", package: "GRDB.swift")],
       path: "Tests/TestSupport"),

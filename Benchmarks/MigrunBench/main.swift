@@ -1,9 +1,13 @@
 import Foundation
+import GRDB
 import LuaHost
+import MigrunKit
 
 // migrun-bench: measurements for scripts/bench (never a test). Prints one JSON object.
 //   migrun-bench lua-call SCRIPT [CALLS] [REPEATS]   calls/s of LuaVM.call with an 8-field row (LuaValue table)
 //   migrun-bench lua-row SCRIPT [CALLS] [REPEATS]    the same through a prepared LuaRowCall
+//   migrun-bench recipe-store REFERENCE OUT MODEL    a Core Data store of MODEL's first version holding
+//                                                    the reference generator's rows (same data as the C runs)
 
 func now() -> Double {
   var time = timespec()
@@ -59,7 +63,62 @@ func luaRowCall(script: String, calls: Int, repeats: Int) throws -> [String: Dou
   return ["calls_per_second": median(rates), "sink": Double(sink % 2)]
 }
 
+/// A real Core Data store (metadata, Z_PRIMARYKEY, indexes) of the bench model's first version,
+/// holding the rows `gen` wrote to `reference`, plus the 5,000 authors they point at.
+func recipeStore(reference: String, output: String, model bundlePath: String) throws {
+  let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: bundlePath))
+  guard let first = bundle.versionNames.first else { throw HostError("\(bundlePath) has no versions") }
+  let url = URL(fileURLWithPath: output)
+  try? FileManager.default.removeItem(at: url)
+  let store = try SQLiteStore.create(at: url, model: try bundle.model(named: first))
+  guard let recipe = store.schema.layout(of: "Recipe"), let author = store.schema.layout(of: "Author") else {
+    throw HostError("the bench model needs Recipe and Author")
+  }
+  func column(_ layout: StoreSchema.EntityLayout, _ name: String) throws -> String {
+    switch layout.properties[name] {
+    case .attribute(let column)?: return column.name
+    case .toOne(let key, _, _)?: return key.name
+    default: throw HostError("the bench model's \(layout.name) has no stored '\(name)'")
+    }
+  }
+  try store.close()
+  let queue = try DatabaseQueue(path: output)
+  try queue.writeWithoutTransaction { db in
+    try db.execute(sql: "ATTACH DATABASE ? AS ref", arguments: [reference])
+    try db.inTransaction {
+      try db.execute(
+        sql: """
+          WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < 5000)
+          INSERT INTO \(author.table) (Z_PK, Z_ENT, Z_OPT, \(try column(author, "name")))
+          SELECT k, \(author.number), 1, 'author ' || k FROM n
+          """)
+      let columns = try ["name", "cookMinutes", "rating", "created", "photo", "author"].map { try column(recipe, $0) }
+      try db.execute(
+        sql: """
+          INSERT INTO \(recipe.table) (Z_PK, Z_ENT, Z_OPT, \(columns.joined(separator: ", ")))
+          SELECT Z_PK, \(recipe.number), Z_OPT, ZNAME, ZCOOKMINUTES, ZRATING, ZCREATED, ZPHOTO, ZAUTHOR FROM ref.ZRECIPE
+          """)
+      for layout in [author, recipe] {
+        try db.execute(
+          sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT max(Z_PK) FROM \(layout.table)) WHERE Z_ENT = ?",
+          arguments: [layout.number])
+      }
+      return .commit
+    }
+    try db.execute(sql: "DETACH DATABASE ref")
+  }
+}
+
 let arguments = CommandLine.arguments
+if arguments.count == 5 && arguments[1] == "recipe-store" {
+  do {
+    try recipeStore(reference: arguments[2], output: arguments[3], model: arguments[4])
+    exit(0)
+  } catch {
+    FileHandle.standardError.write(Data("migrun-bench: \(error)\n".utf8))
+    exit(1)
+  }
+}
 guard arguments.count >= 3, ["lua-call", "lua-row"].contains(arguments[1]) else {
   FileHandle.standardError.write(Data("usage: migrun-bench lua-call|lua-row SCRIPT [CALLS] [REPEATS]\n".utf8))
   exit(2)

@@ -190,14 +190,15 @@ struct MigrateCommand: MigrunCommand {
     if json {
       try printJSONLine([
         "result": dryRun ? "dry-run" : "migrated", "version": plan.destinationVersion,
-        "steps": report.steps.map { ["step": $0.name, "counts": $0.counts] }, "backup": report.backup?.path ?? NSNull(),
+        "steps": report.steps.map { ["step": $0.name, "counts": $0.counts, "bulkCopy": $0.bulkCopy] },
+        "backup": report.backup?.path ?? NSNull(),
       ])
       return
     }
     for step in report.steps {
       let total = step.counts.values.reduce(0, +)
       print(
-        "  \(step.name): \(total) objects (\(step.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))"
+        "  \(step.name): \(total) objects, \(step.bulkCopy ? "bulk copy" : "object by object") (\(step.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))"
       )
     }
     if dryRun {

@@ -58,6 +58,33 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
     try manager.createDefaultDestination(for: source, mapping, overriding: computed)
   }
 
+  /// Only attribute functions (no hook, no filter): the policy is a function of the source row.
+  func rowTransform(for mapping: EntityMapping, inputs: [String], _ manager: MigrationManager) throws
+    -> (any RowTransform)?
+  {
+    guard hooks.isEmpty, filter == nil, let rows = bridge.rows, let entityName = mapping.destinationEntity,
+      let sourceEntity = mapping.sourceEntity, let entity = manager.mapping.destination.entity(named: entityName)
+    else { return nil }
+    bridge.manager = manager
+    let attributes = manager.mapping.destination.attributes(of: entity)
+    let outputs = attributeFunctions.keys.sorted().compactMap { name in attributes.first { $0.name == name } }
+    var functions = LuaTable()
+    for output in outputs { functions[output.name] = attributeFunctions[output.name].map(LuaValue.function) ?? .nil }
+    do {
+      let made = try bridge.vm.call(
+        rows,
+        [
+          .text(sourceEntity), .table(LuaTable(array: outputs.map { .text($0.name) })), .table(functions),
+          .text(mapping.name), info(mapping),
+        ])
+      guard case .function(let function)? = made.first else { return nil }
+      let call = try bridge.vm.prepareRowCall(function, inputKeys: ["__pk"] + inputs, outputKeys: outputs.map(\.name))
+      return LuaRowTransform(policy: self, mapping: mapping, call: call, outputAttributes: outputs)
+    } catch {
+      throw MigrationError(.policy, entity: entityName, reason: "mapping \(mapping.name): \(error)")
+    }
+  }
+
   func endInstanceCreation(_ mapping: EntityMapping, _ manager: MigrationManager) throws {
     try call("endInstanceCreation", mapping, manager, nil)
   }
@@ -91,15 +118,19 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
     _ = try callLua(function, mapping, object)
   }
 
-  private func callLua(_ function: LuaFunction, _ mapping: EntityMapping, _ object: LuaValue?) throws -> LuaValue {
-    let info: LuaValue = [
+  /// What the manager `m` shows of the mapping and step.
+  private func info(_ mapping: EntityMapping) -> LuaValue {
+    [
       "mapping": [
         "name": .text(mapping.name), "source": mapping.sourceEntity.map(LuaValue.text) ?? .null,
         "destination": mapping.destinationEntity.map(LuaValue.text) ?? .null,
       ],
       "from": .text(step.from), "to": .text(step.to),
     ]
-    var arguments: [LuaValue] = [.function(function), .text(mapping.name), info]
+  }
+
+  private func callLua(_ function: LuaFunction, _ mapping: EntityMapping, _ object: LuaValue?) throws -> LuaValue {
+    var arguments: [LuaValue] = [.function(function), .text(mapping.name), info(mapping)]
     if let object { arguments.append(object) }
     do {
       return try bridge.vm.call(invoke, arguments).first ?? .nil
@@ -113,5 +144,48 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
     case .nil, .boolean(false): false
     default: true
     }
+  }
+}
+
+/// A Lua policy's attribute functions as one row function (see ``LuaEntityPolicy/rowTransform(for:inputs:_:)``):
+/// values in and out by position, no object built.
+final class LuaRowTransform: RowTransform {
+  let policy: LuaEntityPolicy
+  let mapping: EntityMapping
+  let call: LuaRowCall
+  let outputAttributes: [Attribute]
+  var outputs: [String] { outputAttributes.map(\.name) }
+  private var values: [LuaValue] = []
+
+  init(policy: LuaEntityPolicy, mapping: EntityMapping, call: LuaRowCall, outputAttributes: [Attribute]) {
+    self.policy = policy
+    self.mapping = mapping
+    self.call = call
+    self.outputAttributes = outputAttributes
+  }
+
+  func transform(_ id: ObjectID, _ attributes: [StoreValue]) throws -> [StoreValue] {
+    values.removeAll(keepingCapacity: true)
+    values.append(.integer(id.primaryKey))
+    for attribute in attributes { values.append(MigrationBridge.lua(attribute)) }
+    let results: [LuaValue]
+    do {
+      results = try policy.bridge.vm.call(call, values) ?? []
+    } catch {
+      throw MigrationError(
+        .policy, entity: mapping.destinationEntity, reason: "mapping \(mapping.name): \(error) (object \(id))")
+    }
+    var stored: [StoreValue] = []
+    stored.reserveCapacity(outputAttributes.count)
+    for (index, attribute) in outputAttributes.enumerated() {
+      let value = index < results.count ? results[index] : .nil
+      do {
+        stored.append(try MigrationBridge.store(value, for: attribute, entity: mapping.destinationEntity ?? ""))
+      } catch let error as HostError {
+        throw MigrationError(
+          .policy, entity: id.entity, property: attribute.name, reason: "\(policy.file): \(error) (object \(id))")
+      }
+    }
+    return stored
   }
 }

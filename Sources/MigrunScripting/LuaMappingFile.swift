@@ -33,9 +33,11 @@ public enum LuaMappingFile {
     let name = "\(file.deletingLastPathComponent().lastPathComponent)/\(file.lastPathComponent)"
     let vm = try LuaVM(limits: limits, modulePaths: policyFolders)
     let bridge = MigrationBridge(vm: vm, file: name)
-    guard let invoke = try vm.run(source: Prelude.source, name: "migrun prelude").first?.functionValue else {
+    let prelude = try vm.run(source: Prelude.source, name: "migrun prelude")
+    guard let invoke = prelude.first?.functionValue, let rows = prelude.dropFirst().first?.functionValue else {
       throw MigrationError(.badMapping, reason: "the migration prelude did not load")
     }
+    bridge.rows = rows
     let returned = try vm.run(file: file, name: name)
     guard case .table(let table)? = returned.first else {
       throw MigrationError(

@@ -13,6 +13,8 @@ final class MigrationBridge {
   /// Associations made since the counter was last read (did a hook create anything?).
   var associationsMade = 0
   var log: [String] = []
+  /// The prelude's maker of bulk-copy row functions.
+  var rows: LuaFunction?
   private var cachedSource: StoredObject?
 
   init(vm: LuaVM, file: String) {

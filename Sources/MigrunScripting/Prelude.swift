@@ -1,6 +1,8 @@
 /// Lua run once per mapping VM: object views (`src.name`, `dst.name = v`, `obj:entity()`,
 /// `obj:id()`, `obj:values()`) and the manager `m`, over the host functions in `__migrun`.
-/// Returns `invoke(hook, mappingName, info, object)`, through which every hook is called.
+/// Returns `invoke(hook, mappingName, info, object)`, through which every hook is called, and
+/// `rows(entity, names, functions, mappingName, info)`, which makes the row function of a bulk
+/// copy: it takes a source row (attributes and `__pk`) and returns the computed attributes.
 enum Prelude {
   static let source = #"""
     local host, NULL = __migrun, NULL
@@ -71,14 +73,35 @@ enum Prelude {
     function Manager:log(message) host.log(tostring(message)) end
 
     local managers = {}
-    return function(hook, name, info, object)
+    local function manager(name, info)
       local m = managers[name]
       if m == nil then
         m = setmetatable({ mapping = info.mapping, from = info.from, to = info.to }, Manager)
         managers[name] = m
       end
+      return m
+    end
+
+    local function invoke(hook, name, info, object)
+      local m = manager(name, info)
       if object == nil then return hook(m) end
       return hook(wrap(object), m)
     end
+
+    local function rows(entity, names, functions, name, info)
+      local m, count = manager(name, info), #names
+      return function(row)
+        row.__side, row.__entity = "src", entity
+        local view = setmetatable(row, View)
+        local out = {}
+        for index = 1, count do
+          local key = names[index]
+          out[key] = functions[key](view, m)
+        end
+        return out
+      end
+    end
+
+    return invoke, rows
     """#
 }

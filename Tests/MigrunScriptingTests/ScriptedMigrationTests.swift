@@ -50,21 +50,25 @@ import Testing
     return (store, bundleURL, policies)
   }
 
-  static func migrate(_ store: URL, bundle bundleURL: URL, policies: URL) throws {
+  /// `bulkCopy`: let attribute-only policies run as a row loop (the default) or force object by object.
+  @discardableResult
+  static func migrate(_ store: URL, bundle bundleURL: URL, policies: URL, bulkCopy: Bool = true) throws
+    -> StoreMigrator.Report
+  {
     let bundle = try ModelBundle(contentsOf: bundleURL)
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes, order: bundle.versionNames,
       orderIsGuessed: false,
       script: { from, to in policies.appendingPathComponent("\(from)-\(to).lua") })
-    let migrator = StoreMigrator(store: store, plan: plan)
+    let migrator = StoreMigrator(store: store, plan: plan, options: .init(bulkCopy: bulkCopy))
     migrator.scriptedStep = { step in
       guard case .scripted(let file) = step.kind else { throw MigrationError(.badMapping, reason: "not scripted") }
       return try LuaMappingFile.load(step, file: file, policyFolders: [policies])
     }
-    try migrator.run()
+    return try migrator.run()
   }
 
-  @Test func aOneLineBlobTransformRunsEndToEnd() throws {
+  @Test(arguments: [true, false]) func aOneLineBlobTransformRunsEndToEnd(bulkCopy: Bool) throws {
     let folder = try TemporaryDirectory()
     let (store, bundleURL, policies) = try Self.setUp(
       folder, count: 300,
@@ -72,7 +76,8 @@ import Testing
     let bundle = try ModelBundle(contentsOf: bundleURL)
     #expect(
       try bundle.model(named: "Recipes").entityVersionHashes != bundle.model(named: "Recipes 2").entityVersionHashes)
-    try Self.migrate(store, bundle: bundleURL, policies: policies)
+    let report = try Self.migrate(store, bundle: bundleURL, policies: policies, bulkCopy: bulkCopy)
+    #expect(report.steps.map(\.bulkCopy) == [bulkCopy])
     let migrated = try SQLiteStore(url: store, model: try bundle.model(named: "Recipes 2"))
     var checked = 0
     try migrated.forEachObject(of: "Recipe", includingSubentities: false) { recipe in
@@ -84,7 +89,7 @@ import Testing
     #expect(checked == 300)
   }
 
-  @Test func aScriptErrorAtObject500LeavesTheOriginalByteIdentical() throws {
+  @Test(arguments: [true, false]) func aScriptErrorAtObject500LeavesTheOriginalByteIdentical(bulkCopy: Bool) throws {
     let folder = try TemporaryDirectory()
     let script = """
       return {
@@ -101,7 +106,7 @@ import Testing
     let (store, bundleURL, policies) = try Self.setUp(folder, count: 1000, script: script)
     let before = try Data(contentsOf: store)
     let error = try #require(throws: MigrationError.self) {
-      try Self.migrate(store, bundle: bundleURL, policies: policies)
+      try Self.migrate(store, bundle: bundleURL, policies: policies, bulkCopy: bulkCopy)
     }
     #expect(error.code == .policy)
     #expect(
@@ -114,13 +119,13 @@ import Testing
       ])
   }
 
-  @Test func aRunawayScriptIsStoppedByItsLimitsAndNamed() throws {
+  @Test(arguments: [true, false]) func aRunawayScriptIsStoppedByItsLimitsAndNamed(bulkCopy: Bool) throws {
     let folder = try TemporaryDirectory()
     let (store, bundleURL, policies) = try Self.setUp(
       folder, count: 10, script: "return { Recipe = { attributes = { name = function(src) while true do end end } } }")
     let before = try Data(contentsOf: store)
     let error = try #require(throws: MigrationError.self) {
-      try Self.migrate(store, bundle: bundleURL, policies: policies)
+      try Self.migrate(store, bundle: bundleURL, policies: policies, bulkCopy: bulkCopy)
     }
     #expect(error.description.contains("instruction limit"), "\(error)")
     #expect(error.description.contains("Recipe/p1"), "\(error)")

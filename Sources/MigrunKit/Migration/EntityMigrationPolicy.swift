@@ -17,9 +17,18 @@ public protocol EntityMigrationPolicy: AnyObject {
   func performCustomValidation(_ mapping: EntityMapping, _ manager: MigrationManager) throws
   /// Core Data's `end(_:manager:)`.
   func end(_ mapping: EntityMapping, _ manager: MigrationManager) throws
+  /// The policy as a function of one source row — when all it does is compute attributes of the
+  /// one destination object each source object gets (no hook of its own) — so the step can run as
+  /// a bulk copy. `inputs`: the source attributes the transform receives, in order. nil (the
+  /// default): the step runs object by object.
+  func rowTransform(for mapping: EntityMapping, inputs: [String], _ manager: MigrationManager) throws
+    -> (any RowTransform)?
 }
 
 extension EntityMigrationPolicy {
+  public func rowTransform(for mapping: EntityMapping, inputs: [String], _ manager: MigrationManager) throws
+    -> (any RowTransform)?
+  { nil }
   public func begin(_ mapping: EntityMapping, _ manager: MigrationManager) throws {}
   public func createDestinationInstances(
     for source: StoredObject, _ mapping: EntityMapping, _ manager: MigrationManager
@@ -43,4 +52,14 @@ extension EntityMigrationPolicy {
 /// relationships through the associations.
 public final class DefaultMigrationPolicy: EntityMigrationPolicy {
   public init() {}
+}
+
+/// A policy reduced to a function of one source row: what the bulk copy of a step calls when an
+/// entity mapping's policy only computes attributes (see ``EntityMigrationPolicy/rowTransform(for:inputs:_:)``).
+public protocol RowTransform: AnyObject {
+  /// The destination attributes it computes, in the order ``transform(_:_:)`` returns them.
+  var outputs: [String] { get }
+  /// The computed values for the source object `id`, whose attributes come in the order of the
+  /// `inputs` the transform was made for.
+  func transform(_ id: ObjectID, _ attributes: [StoreValue]) throws -> [StoreValue]
 }

@@ -9,14 +9,15 @@ public final class StoreMigrator {
     public var keepBackup = true
     /// Run every step on scratch files, report, and delete them.
     public var dryRun = false
-    /// Run inferred steps as SQL where their changes allow it (else object by object, as scripted
-    /// steps run). Off only to compare the two paths.
-    public var inferredAsSQL = true
+    /// Run steps as bulk SQL copies where their mappings allow it (inferred steps, and scripted
+    /// ones whose policies only compute attributes); else object by object. Off only to compare
+    /// the two paths.
+    public var bulkCopy = true
 
-    public init(keepBackup: Bool = true, dryRun: Bool = false, inferredAsSQL: Bool = true) {
+    public init(keepBackup: Bool = true, dryRun: Bool = false, bulkCopy: Bool = true) {
       self.keepBackup = keepBackup
       self.dryRun = dryRun
-      self.inferredAsSQL = inferredAsSQL
+      self.bulkCopy = bulkCopy
     }
   }
 
@@ -26,8 +27,8 @@ public final class StoreMigrator {
       public let kind: MigrationStep.Kind
       /// Destination entity → objects after the step.
       public let counts: [String: Int]
-      /// Whether the step ran as SQL (an inferred step whose changes allow it).
-      public let asSQL: Bool
+      /// Whether the step ran as a bulk SQL copy (see ``Options/bulkCopy``).
+      public let bulkCopy: Bool
     }
 
     public var steps: [Step] = []
@@ -73,26 +74,26 @@ public final class StoreMigrator {
           progress?(reported)
         }
         let source = try SQLiteStore(url: current, model: step.source, access: .readOnly)
-        let metadata = source.metadata.describing(step.destination)
-        let asSQL = sqlCopy(for: step)
+        defer { try? source.close() }
         let destination = try SQLiteStore.create(
-          at: working, model: step.destination, metadata: metadata, fastWrites: true, withIndexes: asSQL == nil)
-        if let asSQL {
-          try source.close()
-          try asSQL.run(from: current, into: destination, progress: stepProgress)
+          at: working, model: step.destination, metadata: source.metadata.describing(step.destination),
+          fastWrites: true, withIndexes: false)
+        let (mapping, policies) = try mappingAndPolicies(for: step)
+        let manager = try MigrationManager(
+          mapping: mapping, source: source, destination: destination, associationsFile: associations,
+          policies: policies)
+        manager.progress = stepProgress
+        let bulk = try bulkCopy(mapping, policies, manager)
+        if let bulk {
+          try bulk.run(from: current, into: destination, progress: stepProgress)
           try MigrationManager.checkRules(of: destination)
           stepProgress(MigrationProgress(stage: .validation, mapping: "model rules", done: 1, total: 1))
         } else {
-          let (mapping, policies) = try mappingAndPolicies(for: step)
-          let manager = try MigrationManager(
-            mapping: mapping, source: source, destination: destination, associationsFile: associations,
-            policies: policies)
-          manager.progress = stepProgress
+          try destination.createIndexes()
           try manager.migrate()
-          try source.close()
         }
         report.steps.append(
-          Report.Step(name: step.name, kind: step.kind, counts: try destination.entityCounts(), asSQL: asSQL != nil))
+          Report.Step(name: step.name, kind: step.kind, counts: try destination.entityCounts(), bulkCopy: bulk != nil))
         try destination.close()
       } catch let error as MigrationError {
         throw error.inStep(step.name)
@@ -114,12 +115,26 @@ public final class StoreMigrator {
     return report
   }
 
-  /// The SQL form of an inferred step, when it has one and it is wanted.
-  private func sqlCopy(for step: MigrationStep) -> InferredSQL? {
-    guard options.inferredAsSQL, case .inferred = step.kind, let mapping = step.inferredMapping else { return nil }
-    return InferredSQL(
-      mapping: mapping, sourceSchema: StoreSchema(model: step.source),
-      destinationSchema: StoreSchema(model: step.destination))
+  /// The step as a bulk copy, when it is wanted and the mapping and every policy allow it.
+  private func bulkCopy(
+    _ mapping: MappingModel, _ policies: [String: any EntityMigrationPolicy], _ manager: MigrationManager
+  ) throws -> BulkCopy? {
+    guard options.bulkCopy else { return nil }
+    let sourceSchema = StoreSchema(model: mapping.source)
+    var transforms: [String: any RowTransform] = [:]
+    for entityMapping in mapping.entityMappings {
+      guard let policy = policies[entityMapping.name] else { continue }
+      guard entityMapping.kind == .copy || entityMapping.kind == .transform,
+        let entity = entityMapping.sourceEntity.flatMap(mapping.source.entity(named:)),
+        let layout = sourceSchema.layout(of: entity.name)
+      else { return nil }
+      let inputs = BulkCopy.inputs(of: entity, in: mapping.source, layout: layout).map(\.name)
+      guard let transform = try policy.rowTransform(for: entityMapping, inputs: inputs, manager) else { return nil }
+      transforms[entityMapping.name] = transform
+    }
+    return BulkCopy(
+      mapping: mapping, sourceSchema: sourceSchema, destinationSchema: StoreSchema(model: mapping.destination),
+      transforms: transforms)
   }
 
   private func mappingAndPolicies(for step: MigrationStep) throws -> (MappingModel, [String: any EntityMigrationPolicy])

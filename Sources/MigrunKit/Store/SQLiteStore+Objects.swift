@@ -308,33 +308,44 @@ final class SQLiteObjectWriter: StoreWriter {
 enum StoreValueCoding {
   static func value(_ stored: DatabaseValue, type: AttributeType) -> StoreValue {
     switch stored.storage {
-    case .null:
-      return .null
-    case .int64(let number):
-      switch type {
-      case .boolean: return .boolean(number != 0)
-      case .double, .float, .decimal: return .double(Double(number))
-      case .date: return .date(Double(number))
-      default: return .integer(number)
-      }
-    case .double(let number):
-      switch type {
-      case .date: return .date(number)
-      case .integer16, .integer32, .integer64, .boolean:
-        return number.rounded() == number && abs(number) < 9.2e18 ? .integer(Int64(number)) : .double(number)
-      default: return .double(number)
-      }
-    case .string(let text):
-      switch type {
-      case .binary, .transformable, .uuid: return .data(Array(text.utf8))
-      default: return .string(text)
-      }
-    case .blob(let data):
-      switch type {
-      case .uuid where data.count == 16: return .uuid(Array(data))
-      case .string, .uri: return .string(String(decoding: data, as: UTF8.self))
-      default: return .data(Array(data))
-      }
+    case .null: .null
+    case .int64(let number): value(integer: number, type: type)
+    case .double(let number): value(double: number, type: type)
+    case .string(let text): value(text: text, type: type)
+    case .blob(let data): value(bytes: Array(data), type: type)
+    }
+  }
+
+  static func value(integer number: Int64, type: AttributeType) -> StoreValue {
+    switch type {
+    case .boolean: .boolean(number != 0)
+    case .double, .float, .decimal: .double(Double(number))
+    case .date: .date(Double(number))
+    default: .integer(number)
+    }
+  }
+
+  static func value(double number: Double, type: AttributeType) -> StoreValue {
+    switch type {
+    case .date: return .date(number)
+    case .integer16, .integer32, .integer64, .boolean:
+      return number.rounded() == number && abs(number) < 9.2e18 ? .integer(Int64(number)) : .double(number)
+    default: return .double(number)
+    }
+  }
+
+  static func value(text: String, type: AttributeType) -> StoreValue {
+    switch type {
+    case .binary, .transformable, .uuid: .data(Array(text.utf8))
+    default: .string(text)
+    }
+  }
+
+  static func value(bytes: [UInt8], type: AttributeType) -> StoreValue {
+    switch type {
+    case .uuid where bytes.count == 16: .uuid(bytes)
+    case .string, .uri: .string(String(decoding: bytes, as: UTF8.self))
+    default: .data(bytes)
     }
   }
 

@@ -303,6 +303,16 @@ public final class SQLiteStore: ObjectStore {
     return "file:\(encoded)?\(hasWAL ? "mode=ro" : "immutable=1")"
   }
 
+  /// Creates the schema's indexes (a store made `withIndexes: false`).
+  func createIndexes() throws {
+    try withConnection { db in
+      try db.inTransaction {
+        for index in schema.indexes { try db.execute(sql: index.createStatement) }
+        return .commit
+      }
+    }
+  }
+
   /// Runs `body` on the connection outside any transaction (for ATTACH, which needs that).
   func withConnection<T>(_ body: (Database) throws -> T) throws -> T {
     do {

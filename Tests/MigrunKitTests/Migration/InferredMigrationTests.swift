@@ -20,8 +20,8 @@ import Testing
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: try SQLiteStore.metadata(at: url).versionHashes, destination: destination,
       order: order.names, orderIsGuessed: order.guessed)
-    let report = try StoreMigrator(store: url, plan: plan, options: .init(inferredAsSQL: asSQL)).run()
-    #expect(report.steps.map(\.asSQL) == plan.steps.map { _ in asSQL }, "every step ran as SQL: \(asSQL)")
+    let report = try StoreMigrator(store: url, plan: plan, options: .init(bulkCopy: asSQL)).run()
+    #expect(report.steps.map(\.bulkCopy) == plan.steps.map { _ in asSQL }, "every step ran as SQL: \(asSQL)")
     return (url, original, plan)
   }
 

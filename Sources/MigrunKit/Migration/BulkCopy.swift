@@ -1,18 +1,20 @@
 import Foundation
 import GRDB
 
-/// An inferred step done as SQL (SPEC §3.4): the source store attached to the destination's
-/// connection, each entity mapping one `INSERT … SELECT` (run in key ranges, for progress), join
-/// tables copied, indexes built after the rows, the model's rules checked — all in one transaction,
-/// no object loaded.
+/// A step done as a bulk copy between the two SQLite files: the source store attached to the
+/// destination's connection, each entity mapping one `INSERT … SELECT` (run in key ranges, for
+/// progress) — or, where a script computes attributes, one row loop calling its ``RowTransform`` —
+/// join tables copied, indexes built after the rows, all in one transaction, no object loaded.
+/// This is how an inferred step runs "as SQL" (SPEC §3.4), and how a scripted step whose policies
+/// only compute attributes runs at the speed of a hand-written loop.
 ///
-/// It applies when every destination row is a source row with columns kept, renamed, dropped or
-/// given a default: keys are kept (one source hierarchy feeds each destination hierarchy, which
-/// inference guarantees) and every relationship is stored the same way on both sides (a to-one
-/// column stays a to-one column, a join table a join table). The other inferred changes — to-one ↔
-/// to-many, unordered ↔ ordered — take the object path; ``init(mapping:sourceSchema:destinationSchema:)``
-/// returns nil for them.
-struct InferredSQL {
+/// It applies when every destination row is a source row with columns kept, renamed, dropped,
+/// given a default or computed from the row: keys are kept (one source hierarchy feeds each
+/// destination hierarchy) and every relationship is stored the same way on both sides (a to-one
+/// column stays a to-one column, a join table a join table). Otherwise — to-one ↔ to-many,
+/// unordered ↔ ordered, policies with hooks — the step runs object by object, and
+/// ``init(mapping:sourceSchema:destinationSchema:transforms:)`` returns nil.
+struct BulkCopy {
   struct Copy {
     let mapping: EntityMapping
     let sourceTable: String
@@ -20,6 +22,18 @@ struct InferredSQL {
     /// `INSERT … SELECT … WHERE Z_ENT = n AND Z_PK > ? AND Z_PK <= ?`, constants bound first.
     let insert: String
     let constants: [DatabaseValue]
+    /// Set where a transform computes attributes: the copy is a row loop instead.
+    let rows: RowLoop?
+  }
+
+  /// A copy through a ``RowTransform``: `select` gives the plain values (Z_PK first) then the
+  /// transform's inputs; `insert` takes the plain values then the transform's outputs.
+  struct RowLoop {
+    let select: String
+    let insert: String
+    let plainCount: Int
+    let inputTypes: [AttributeType]
+    let transform: any RowTransform
   }
 
   /// Rows copied per statement, so progress moves on a large entity.
@@ -31,13 +45,20 @@ struct InferredSQL {
   /// Destination root entity → the source table whose keys it keeps.
   let keyTables: [String: String]
 
-  init?(mapping: MappingModel, sourceSchema: StoreSchema, destinationSchema: StoreSchema) {
+  /// `transforms`: entity mapping name → the transform computing its `.computed` attributes.
+  init?(
+    mapping: MappingModel, sourceSchema: StoreSchema, destinationSchema: StoreSchema,
+    transforms: [String: any RowTransform] = [:]
+  ) {
     let source = mapping.source
     let destination = mapping.destination
     let active = mapping.entityMappings.filter { $0.kind == .copy || $0.kind == .transform }
     guard
       mapping.entityMappings.allSatisfy({ [.copy, .transform, .add, .remove].contains($0.kind) }),
-      active.allSatisfy({ $0.attributes.values.allSatisfy { $0 != .computed } })
+      active.allSatisfy({ entityMapping in
+        let computed = Set(entityMapping.attributes.filter { $0.value == .computed }.keys)
+        return computed.isEmpty || computed == Set(transforms[entityMapping.name]?.outputs ?? [])
+      })
     else { return nil }
 
     // Source entity number → destination entity number; one source hierarchy per destination one.
@@ -67,6 +88,7 @@ struct InferredSQL {
       var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
       var values = ["Z_PK", "\(toLayout.number)", "Z_OPT"]
       var constants: [DatabaseValue] = []
+      var computed: [(column: String, attribute: String)] = []
 
       for attribute in destination.attributes(of: to) {
         guard case .attribute(let column)? = toLayout.properties[attribute.name] else { continue }
@@ -83,7 +105,8 @@ struct InferredSQL {
           value = "?"
           constants.append(StoreValueCoding.databaseValue(constant))
         case .computed?:
-          return nil
+          computed.append((column.name, attribute.name))
+          continue
         case nil:
           value = "NULL"
         }
@@ -165,6 +188,23 @@ struct InferredSQL {
           if sourceName != nil { return nil }
         }
       }
+      var rows: RowLoop?
+      if let transform = transforms[entityMapping.name], !computed.isEmpty {
+        // The transform's outputs in its own order, its inputs every stored source attribute.
+        let outputColumns = transform.outputs.compactMap { name in computed.first { $0.attribute == name }?.column }
+        let inputs = Self.inputs(of: from, in: source, layout: fromLayout)
+        let allColumns = columns + outputColumns
+        rows = RowLoop(
+          select: """
+            SELECT \((values + inputs.map(\.column)).joined(separator: ", ")) FROM src.\(fromLayout.table)
+            WHERE Z_ENT = \(fromLayout.number) ORDER BY Z_PK
+            """,
+          insert: """
+            INSERT INTO main.\(toLayout.table) (\(allColumns.joined(separator: ", ")))
+            VALUES (\(allColumns.map { _ in "?" }.joined(separator: ", ")))
+            """,
+          plainCount: values.count, inputTypes: inputs.map(\.type), transform: transform)
+      }
       copies.append(
         Copy(
           mapping: entityMapping, sourceTable: fromLayout.table, sourceNumber: fromLayout.number,
@@ -173,11 +213,21 @@ struct InferredSQL {
             SELECT \(values.joined(separator: ", ")) FROM src.\(fromLayout.table)
             WHERE Z_ENT = \(fromLayout.number) AND Z_PK > ? AND Z_PK <= ?
             """,
-          constants: constants))
+          constants: constants, rows: rows))
     }
     self.copies = copies
     self.joins = joins.keys.sorted().compactMap { joins[$0] }
     self.keyTables = keyTables
+  }
+
+  /// The stored attributes of a source entity a transform receives, in model order.
+  static func inputs(of entity: Entity, in model: ObjectModel, layout: StoreSchema.EntityLayout) -> [(
+    name: String, column: String, type: AttributeType
+  )] {
+    model.attributes(of: entity).compactMap { attribute in
+      guard case .attribute(let column)? = layout.properties[attribute.name] else { return nil }
+      return (attribute.name, column.name, attribute.type)
+    }
   }
 
   /// A join table's order column for one of its key columns (`Z_3TAGS` → `Z_FOK_3TAGS`).
@@ -198,6 +248,10 @@ struct InferredSQL {
             try Int.fetchOne(
               db, sql: "SELECT count(*) FROM src.\(copy.sourceTable) WHERE Z_ENT = \(copy.sourceNumber)") ?? 0
           let last = try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM src.\(copy.sourceTable)") ?? 0
+          if let rows = copy.rows {
+            try run(rows, of: copy, total: total, db, progress)
+            continue
+          }
           let statement = try db.makeStatement(sql: copy.insert)
           var done = 0
           var low: Int64 = .min
@@ -221,6 +275,48 @@ struct InferredSQL {
         }
         for index in destination.schema.indexes { try db.execute(sql: index.createStatement) }
         return .commit
+      }
+    }
+  }
+
+  /// The row loop of a copy through a transform: read a source row, compute, insert.
+  private func run(
+    _ rows: RowLoop, of copy: Copy, total: Int, _ db: Database, _ progress: (MigrationProgress) -> Void
+  ) throws {
+    let selectStatement = try db.makeStatement(sql: rows.select)
+    try selectStatement.setArguments(StatementArguments(copy.constants))
+    let insertStatement = try db.makeStatement(sql: rows.insert)
+    guard let connection = db.sqliteConnection else { throw StoreError(.sqlite, reason: "the store is closed") }
+    let select = RawStatement(handle: selectStatement.sqliteStatement, connection: connection)
+    let insert = RawStatement(handle: insertStatement.sqliteStatement, connection: connection)
+    defer { select.reset() }
+    let entity = copy.mapping.sourceEntity ?? ""
+    let plainCount = Int32(rows.plainCount)
+    var done = 0
+    var inputs: [StoreValue] = []
+    progress(MigrationProgress(stage: .instances, mapping: copy.mapping.name, done: 0, total: total))
+    while try select.step() {
+      for column in 0..<plainCount { insert.bind(columnOf: select, column, at: column + 1) }
+      inputs.removeAll(keepingCapacity: true)
+      for (offset, type) in rows.inputTypes.enumerated() {
+        inputs.append(select.value(plainCount + Int32(offset), type: type))
+      }
+      let id = ObjectID(entity: entity, primaryKey: select.integer(0))
+      do {
+        var index = plainCount + 1
+        for value in try rows.transform.transform(id, inputs) {
+          insert.bind(value, at: index)
+          index += 1
+        }
+        try insert.run()
+      } catch let error as StoreError {
+        throw StoreError(error.code, entity: id.entity, primaryKey: id.primaryKey, reason: error.reason)
+      } catch {
+        throw MigrationManager.located(error, mapping: copy.mapping, object: id)
+      }
+      done += 1
+      if done % 10_000 == 0 || done == total {
+        progress(MigrationProgress(stage: .instances, mapping: copy.mapping.name, done: done, total: total))
       }
     }
   }

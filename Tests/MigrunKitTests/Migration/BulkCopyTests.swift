@@ -5,7 +5,7 @@ import Testing
 
 /// An inferred step run as SQL gives the same store as the same step run object by object, through
 /// hierarchies, ordered to-many, many-to-many and reflexive join tables, removed subentities and renames.
-@Suite struct InferredSQLTests {
+@Suite struct BulkCopyTests {
   /// Gallery 2: Square is gone, Tag is Label (and Shape.tags is labels), Person.email is mail,
   /// Circle gains an optional color with a default, Canvas.title becomes required with a default.
   static let gallery2 = SampleModels.gallery
@@ -84,9 +84,9 @@ import Testing
       let url = folder.url.appendingPathComponent("gallery-\(asSQL).sqlite")
       try Self.makeStore(at: url, model: v1)
       let report = try StoreMigrator(
-        store: url, plan: plan, options: .init(keepBackup: false, inferredAsSQL: asSQL)
+        store: url, plan: plan, options: .init(keepBackup: false, bulkCopy: asSQL)
       ).run()
-      #expect(report.steps.first?.asSQL == asSQL)
+      #expect(report.steps.first?.bulkCopy == asSQL)
       let migrated = try SQLiteStore(url: url, model: v2, access: .readWrite)
       // Each run's source store has its own UUID; everything else must match.
       exports.append(try StoreJSON.export(migrated).split(separator: "\n").filter { !$0.contains("\"uuid\"") }.joined())
@@ -130,7 +130,7 @@ import Testing
     let plan = MigrationPlan(
       sourceVersion: "Gallery", destinationVersion: "Gallery 2", steps: [step], orderIsGuessed: false)
     let report = try StoreMigrator(store: url, plan: plan, options: .init(keepBackup: false)).run()
-    #expect(report.steps.first?.asSQL == false)
+    #expect(report.steps.first?.bulkCopy == false)
     let migrated = try SQLiteStore(url: url, model: v2)
     #expect(try migrated.object(Self.id("Circle", 3))?.toMany["canvas"] == [Self.id("Canvas", 2)])
   }

@@ -1,0 +1,82 @@
+import GRDBSQLite
+
+/// A prepared statement driven through SQLite's C API: the bulk copy's row loop, where GRDB's
+/// generic argument and row handling cost more than the copy itself.
+struct RawStatement {
+  let handle: OpaquePointer
+  let connection: OpaquePointer
+
+  /// SQLite copies what is bound (the value may go away before the statement runs).
+  private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+  /// Steps once: true while it yields a row.
+  func step() throws -> Bool {
+    switch sqlite3_step(handle) {
+    case SQLITE_ROW: return true
+    case SQLITE_DONE: return false
+    default: throw StoreError(.sqlite, reason: String(cString: sqlite3_errmsg(connection)))
+    }
+  }
+
+  /// Runs a statement that yields no rows and makes it ready to run again.
+  func run() throws {
+    defer {
+      sqlite3_reset(handle)
+      sqlite3_clear_bindings(handle)
+    }
+    let result = sqlite3_step(handle)
+    guard result == SQLITE_DONE else {
+      let code: StoreError.Code = (result & 0xFF) == SQLITE_CONSTRAINT ? .constraint : .sqlite
+      throw StoreError(code, reason: String(cString: sqlite3_errmsg(connection)))
+    }
+  }
+
+  func reset() { sqlite3_reset(handle) }
+
+  /// Binds column `column` of the row `row` is on, unchanged, as parameter `index` (1-based).
+  func bind(columnOf row: RawStatement, _ column: Int32, at index: Int32) {
+    sqlite3_bind_value(handle, index, sqlite3_column_value(row.handle, column))
+  }
+
+  func bind(_ value: StoreValue, at index: Int32) {
+    switch value {
+    case .null: sqlite3_bind_null(handle, index)
+    case .integer(let number): sqlite3_bind_int64(handle, index, number)
+    case .boolean(let flag): sqlite3_bind_int64(handle, index, flag ? 1 : 0)
+    case .double(let number), .date(let number): sqlite3_bind_double(handle, index, number)
+    case .string(let text): sqlite3_bind_text(handle, index, text, -1, Self.transient)
+    case .data(let bytes), .uuid(let bytes):
+      bytes.withUnsafeBytes { buffer in
+        // An empty BLOB stays a BLOB (a nil base address would bind NULL).
+        if let base = buffer.baseAddress {
+          sqlite3_bind_blob(handle, index, base, Int32(buffer.count), Self.transient)
+        } else {
+          sqlite3_bind_zeroblob(handle, index, 0)
+        }
+      }
+    }
+  }
+
+  /// Column `column` of the current row as a store value of `type`.
+  func value(_ column: Int32, type: AttributeType) -> StoreValue {
+    switch sqlite3_column_type(handle, column) {
+    case SQLITE_NULL:
+      return .null
+    case SQLITE_INTEGER:
+      return StoreValueCoding.value(integer: sqlite3_column_int64(handle, column), type: type)
+    case SQLITE_FLOAT:
+      return StoreValueCoding.value(double: sqlite3_column_double(handle, column), type: type)
+    case SQLITE_TEXT:
+      let count = Int(sqlite3_column_bytes(handle, column))
+      guard let text = sqlite3_column_text(handle, column) else { return .string("") }
+      return StoreValueCoding.value(
+        text: String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self), type: type)
+    default:
+      let count = Int(sqlite3_column_bytes(handle, column))
+      guard let blob = sqlite3_column_blob(handle, column) else { return StoreValueCoding.value(bytes: [], type: type) }
+      return StoreValueCoding.value(bytes: Array(UnsafeRawBufferPointer(start: blob, count: count)), type: type)
+    }
+  }
+
+  func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+}
