@@ -6,6 +6,8 @@ import MigrunKit
 // migrun-bench: measurements for scripts/bench (never a test). Prints one JSON object.
 //   migrun-bench lua-call SCRIPT [CALLS] [REPEATS]   calls/s of LuaVM.call with an 8-field row (LuaValue table)
 //   migrun-bench lua-row SCRIPT [CALLS] [REPEATS]    the same through a prepared LuaRowCall
+//   migrun-bench example-store OUT COUNT MODEL       the policies/examples/recipes v1 store: COUNT recipes
+//                                                    with ingredients, archived info, photos, ~COUNT/20 authors
 //   migrun-bench recipe-store REFERENCE OUT MODEL    a Core Data store of MODEL's first version holding
 //                                                    the reference generator's rows (same data as the C runs)
 
@@ -109,7 +111,92 @@ func recipeStore(reference: String, output: String, model bundlePath: String) th
   }
 }
 
+/// A realistic, deterministic v1 store of the example recipe book.
+func exampleStore(output: String, count: Int, model bundlePath: String) throws {
+  var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+  func next() -> UInt64 {
+    state ^= state >> 12
+    state ^= state << 25
+    state ^= state >> 27
+    return state &* 0x2545_F491_4F6C_DD1D
+  }
+  func pick<T>(_ list: [T]) -> T { list[Int(next() % UInt64(list.count))] }
+  let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: bundlePath))
+  guard let first = bundle.versionNames.first else { throw HostError("\(bundlePath) has no versions") }
+  let url = URL(fileURLWithPath: output)
+  try? FileManager.default.removeItem(at: url)
+  let store = try SQLiteStore.create(at: url, model: try bundle.model(named: first))
+  let dishes = [
+    "lentil soup", "chicken curry", "mushroom risotto", "beef stew", "tomato pasta", "fish tacos",
+    "pumpkin pie", "pad thai", "bean chili", "apple crumble", "banana bread", "falafel wrap",
+  ]
+  let styles = ["spicy", "creamy", "smoky", "quick", "classic", "rustic", "lemony", "hearty"]
+  let cuisines = ["thai", "italian", "mexican", "indian", "french", "levantine", "american"]
+  let firstNames = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken", "Margaret", "Niklaus"]
+  let lastNames = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Allen", "Thompson", "Hamilton"]
+  let ingredients: [(String, [String])] = [
+    ("flour", ["cup", "g", "oz"]), ("butter", ["tbsp", "oz", "g"]), ("sugar", ["cup", "tsp"]),
+    ("garlic", ["tsp", "g"]), ("milk", ["cup", "ml", "floz"]), ("rice", ["lb", "cup", "g"]),
+    ("chicken", ["lb", "g"]), ("lentils", ["cup", "oz"]), ("salt", ["tsp", "g"]), ("tomatoes", ["oz", "lb"]),
+  ]
+  let authors = (0..<max(1, count / 20)).map { index -> (String, String) in
+    let name = "\(firstNames[index % firstNames.count]) \(lastNames[(index / firstNames.count) % lastNames.count])"
+    return (name, "\(name.lowercased().replacingOccurrences(of: " ", with: "."))\(index)@example.org")
+  }
+  try store.write { writer in
+    var ingredientKey: Int64 = 0
+    for index in 1...count {
+      let id = ObjectID(entity: "Recipe", primaryKey: Int64(index))
+      let info: NSDictionary = [
+        "cuisine": pick(cuisines), "servings": Int(2 + next() % 6),
+        "tags": [pick(styles), pick(["vegan", "weeknight", "party", "kids"])],
+      ]
+      let archived = try NSKeyedArchiver.archivedData(withRootObject: info, requiringSecureCoding: false)
+      let author = authors[Int(next() % UInt64(authors.count))]
+      var photo = [UInt8]("PHO0".utf8)
+      for _ in 0..<(200 + Int(next() % 800)) { photo.append(UInt8(truncatingIfNeeded: next())) }
+      try writer.insert(
+        StoredObject(
+          id: id,
+          attributes: [
+            "name": .string("\(pick(styles)) \(pick(dishes)) #\(index)"),
+            "cookMinutes": .integer(Int64(5 + next() % 180)),
+            "created": .date(600_000_000 + Double(next() % 150_000_000)), "photo": .data(photo),
+            "info": .data(Array(archived)), "authorName": next() % 25 == 0 ? .null : .string(author.0),
+            "authorEmail": .string(author.1),
+          ]))
+      var members: [ObjectID] = []
+      for _ in 0..<(3 + Int(next() % 6)) {
+        ingredientKey += 1
+        let (name, units) = pick(ingredients)
+        let member = ObjectID(entity: "Ingredient", primaryKey: ingredientKey)
+        try writer.insert(
+          StoredObject(
+            id: member,
+            attributes: [
+              "name": .string(name), "quantity": .double(Double(1 + next() % 40) / 4), "unit": .string(pick(units)),
+            ]))
+        members.append(member)
+      }
+      try writer.setToMany(id, "ingredients", members)
+    }
+    try writer.reservePrimaryKeys(for: "Recipe", through: Int64(count))
+    try writer.reservePrimaryKeys(for: "Ingredient", through: ingredientKey)
+  }
+  try store.close()
+  print("generated \(output): \(count) recipes, \(authors.count) authors")
+}
+
 let arguments = CommandLine.arguments
+if arguments.count == 5 && arguments[1] == "example-store" {
+  do {
+    try exampleStore(output: arguments[2], count: Int(arguments[3]) ?? 2000, model: arguments[4])
+    exit(0)
+  } catch {
+    FileHandle.standardError.write(Data("migrun-bench: \(error)\n".utf8))
+    exit(1)
+  }
+}
 if arguments.count == 5 && arguments[1] == "recipe-store" {
   do {
     try recipeStore(reference: arguments[2], output: arguments[3], model: arguments[4])

@@ -1,0 +1,245 @@
+import Foundation
+import LuaHost
+import MigrunKit
+
+/// `migrun test`: runs the `*_test.lua` files of a policy library, each in its own sandboxed VM
+/// (the limits of a migration), with the assertion API of ``TestPrelude`` and the `migrate{…}`
+/// fixture, which runs a mapping file on objects given in the test.
+public enum PolicyTests {
+  public struct Result: Sendable {
+    /// The test file as shown (relative to the folder it was found under, that folder's name first).
+    public let file: String
+    public let name: String
+    public let passed: Bool
+    /// Why it failed: `file:line: message` and the diff.
+    public let message: String?
+  }
+
+  /// The `*_test.lua` files under `paths` (files or folders), each with the folder `require`
+  /// searches for it (the folder given), sorted by path.
+  public static func files(under paths: [URL]) throws -> [(file: URL, root: URL)] {
+    var found: [(URL, URL)] = []
+    for path in paths {
+      var isFolder: ObjCBool = false
+      guard FileManager.default.fileExists(atPath: path.path, isDirectory: &isFolder) else {
+        throw MigrationError(.badMapping, reason: "\(path.path): no such file or folder")
+      }
+      guard isFolder.boolValue else {
+        found.append((path, path.deletingLastPathComponent()))
+        continue
+      }
+      let enumerator = FileManager.default.enumerator(at: path, includingPropertiesForKeys: nil)
+      while let file = enumerator?.nextObject() as? URL {
+        if file.lastPathComponent.hasSuffix("_test.lua") { found.append((file.standardizedFileURL, path)) }
+      }
+    }
+    return found.sorted { $0.0.path < $1.0.path }
+  }
+
+  /// Runs every test of `file`; a file that does not load is one failed test.
+  public static func run(file: URL, root: URL, limits: LuaLimits = LuaLimits()) -> [Result] {
+    let shown = displayName(file, root: root)
+    do {
+      let vm = try LuaVM(limits: limits, modulePaths: [root])
+      vm.register("migrate") { arguments in
+        [try FixtureMigration.run(arguments.first ?? .nil, root: root, testFile: file, limits: limits)]
+      }
+      guard let runner = try vm.run(source: TestPrelude.source, name: "migrun test").first?.functionValue else {
+        return [Result(file: shown, name: "(load)", passed: false, message: "the test prelude did not load")]
+      }
+      _ = try vm.run(file: file, name: shown)
+      let count = Int(try vm.call(runner).first?.integerValue ?? 0)
+      guard count > 0 else {
+        return [Result(file: shown, name: "(load)", passed: false, message: "\(shown) declares no test(...)")]
+      }
+      return (1...count).map { index in
+        do {
+          let outcome = try vm.call(runner, [.integer(Int64(index))])
+          let name = outcome.first?.stringValue ?? "test \(index)"
+          let passed = outcome.count > 1 && outcome[1] == .boolean(true)
+          return Result(
+            file: shown, name: name, passed: passed, message: passed ? nil : outcome.dropFirst(2).first?.stringValue)
+        } catch {
+          return Result(file: shown, name: "test \(index)", passed: false, message: "\(error)")
+        }
+      }
+    } catch {
+      return [Result(file: shown, name: "(load)", passed: false, message: "\(error)")]
+    }
+  }
+
+  /// JUnit XML for CI: one suite per file.
+  public static func junit(_ results: [Result]) -> String {
+    func escape(_ text: String) -> String {
+      text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+        .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+    var files: [String] = []
+    var byFile: [String: [Result]] = [:]
+    for result in results {
+      if byFile[result.file] == nil { files.append(result.file) }
+      byFile[result.file, default: []].append(result)
+    }
+    let failures = results.filter { !$0.passed }.count
+    var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    xml += "<testsuites name=\"migrun test\" tests=\"\(results.count)\" failures=\"\(failures)\">\n"
+    for file in files {
+      let suite = byFile[file] ?? []
+      xml +=
+        "  <testsuite name=\"\(escape(file))\" tests=\"\(suite.count)\" failures=\"\(suite.filter { !$0.passed }.count)\">\n"
+      for result in suite {
+        xml += "    <testcase classname=\"\(escape(file))\" name=\"\(escape(result.name))\""
+        if result.passed {
+          xml += "/>\n"
+        } else {
+          let message = result.message ?? "failed"
+          let first = message.split(separator: "\n").first.map(String.init) ?? message
+          xml += ">\n      <failure message=\"\(escape(first))\">\(escape(message))</failure>\n    </testcase>\n"
+        }
+      }
+      xml += "  </testsuite>\n"
+    }
+    return xml + "</testsuites>\n"
+  }
+
+  static func displayName(_ file: URL, root: URL) -> String {
+    let rootPath = root.standardizedFileURL.path
+    let path = file.standardizedFileURL.path
+    guard path.hasPrefix(rootPath + "/") else { return file.lastPathComponent }
+    return root.lastPathComponent + "/" + path.dropFirst(rootPath.count + 1)
+  }
+}
+
+/// `migrate{ mapping = "…/A-B.lua", source = { Entity = { {…}, … } } [, model = "….xcdatamodeld"] }`:
+/// the mapping run (object by object, in memory) on the given source objects; returns the
+/// destination objects by entity, in key order, each a table of its attributes, `_id`
+/// (`"Entity/pN"`) and its relationships as ids. Source objects may carry `_id = "label"`, and
+/// relationship fields name other source objects by label.
+enum FixtureMigration {
+  static func run(_ argument: LuaValue, root: URL, testFile: URL, limits: LuaLimits) throws -> LuaValue {
+    guard case .table(let options) = argument, let mappingPath = options["mapping"]?.stringValue else {
+      throw HostError("migrate{ mapping = \"From-To.lua\", source = { Entity = { … } } }: give a mapping file")
+    }
+    let mapping = try locate(mappingPath, root: root, testFile: testFile)
+    let bundleURL =
+      try options["model"]?.stringValue.map { try locate($0, root: root, testFile: testFile) }
+      ?? findModel(near: mapping, root: root)
+    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let stem = mapping.deletingPathExtension().lastPathComponent
+    guard
+      let (from, to) = bundle.versionNames.lazy.compactMap({ from -> (String, String)? in
+        let prefix = from + "-"
+        guard stem.hasPrefix(prefix) else { return nil }
+        let to = String(stem.dropFirst(prefix.count))
+        return bundle.versionNames.contains(to) ? (from, to) : nil
+      }).first
+    else {
+      throw HostError(
+        "migrate: \(mapping.lastPathComponent) is not named <From>-<To>.lua after versions of \(bundleURL.lastPathComponent)"
+      )
+    }
+    let sourceModel = try bundle.model(named: from)
+    let destinationModel = try bundle.model(named: to)
+    let source = InMemoryStore(model: sourceModel)
+    try fill(source, from: options["source"] ?? .nil)
+    let destination = InMemoryStore(model: destinationModel)
+    let step = MigrationStep(
+      from: from, to: to, kind: .scripted(mapping), inferredMapping: nil, source: sourceModel,
+      destination: destinationModel)
+    let (mappingModel, policies) = try LuaMappingFile.load(
+      step, file: mapping, policyFolders: [root], limits: limits)
+    try MigrationManager(mapping: mappingModel, source: source, destination: destination, policies: policies).migrate()
+    return try objects(of: destination)
+  }
+
+  static func locate(_ path: String, root: URL, testFile: URL) throws -> URL {
+    for base in [root, testFile.deletingLastPathComponent()] {
+      let url = base.appendingPathComponent(path)
+      if FileManager.default.fileExists(atPath: url.path) { return url }
+    }
+    throw HostError("migrate: no \(path) in \(root.lastPathComponent)/ or beside the test")
+  }
+
+  /// The one `.xcdatamodeld` in the mapping's folder or a folder above it (up to the library root).
+  static func findModel(near mapping: URL, root: URL) throws -> URL {
+    var folder = mapping.deletingLastPathComponent().standardizedFileURL
+    let top = root.standardizedFileURL.path
+    while true {
+      let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+      let models = names.filter { $0.hasSuffix(".xcdatamodeld") }.sorted()
+      if let model = models.first { return folder.appendingPathComponent(model) }
+      guard folder.path.count > top.count, folder.path != "/" else { break }
+      folder = folder.deletingLastPathComponent()
+    }
+    throw HostError("migrate: no .xcdatamodeld near \(mapping.lastPathComponent); give model = \"….xcdatamodeld\"")
+  }
+
+  /// Inserts the fixture's objects: attributes by the model's types, relationships by label.
+  static func fill(_ store: InMemoryStore, from value: LuaValue) throws {
+    guard case .table(let byEntity) = value else { throw HostError("migrate: source = { Entity = { {…}, … } }") }
+    let model = store.model
+    var labels: [String: ObjectID] = [:]
+    var pending: [(ObjectID, Entity, LuaTable)] = []
+    try store.write { writer in
+      for (key, list) in byEntity.fields.sorted(by: { ($0.key.stringValue ?? "") < ($1.key.stringValue ?? "") }) {
+        guard let name = key.stringValue, let entity = model.entity(named: name) else {
+          throw HostError("migrate: the source model has no entity '\(key.stringValue ?? "?")'")
+        }
+        for item in list.tableValue?.array ?? [] {
+          guard case .table(let fields) = item else { throw HostError("migrate: \(name) objects are tables") }
+          let id = ObjectID(entity: name, primaryKey: try writer.newPrimaryKey(for: name))
+          var attributes: [String: StoreValue] = [:]
+          for attribute in model.attributes(of: entity) where !attribute.isTransient {
+            let given = fields[attribute.name] ?? .nil
+            attributes[attribute.name] =
+              given == .nil ? attribute.defaultValue : try MigrationBridge.store(given, for: attribute, entity: name)
+          }
+          for field in fields.fields.keys.compactMap(\.stringValue) where field != "_id" {
+            guard
+              model.attributes(of: entity).contains(where: { $0.name == field })
+                || model.relationships(of: entity).contains(where: { $0.name == field })
+            else { throw HostError("migrate: entity '\(name)' has no property '\(field)'") }
+          }
+          try writer.insert(StoredObject(id: id, attributes: attributes))
+          if let label = fields["_id"]?.stringValue { labels[label] = id }
+          pending.append((id, entity, fields))
+        }
+      }
+      for (id, entity, fields) in pending {
+        for relationship in model.relationships(of: entity) {
+          guard let given = fields[relationship.name], given != .nil, given != .null else { continue }
+          let names =
+            given.tableValue.map { $0.array.compactMap(\.stringValue) } ?? given.stringValue.map { [$0] } ?? []
+          let targets = try names.map { label -> ObjectID in
+            guard let target = labels[label] else { throw HostError("migrate: no source object labelled '\(label)'") }
+            return target
+          }
+          if relationship.isToMany {
+            try writer.setToMany(id, relationship.name, targets)
+          } else {
+            try writer.setToOne(id, relationship.name, targets.first)
+          }
+        }
+      }
+    }
+  }
+
+  static func objects(of store: InMemoryStore) throws -> LuaValue {
+    var byEntity = LuaTable()
+    for entity in store.model.entities where !entity.isAbstract {
+      var list: [LuaValue] = []
+      try store.forEachObject(of: entity.name, includingSubentities: false) { object in
+        var fields = LuaTable()
+        fields["_id"] = .text(object.id.description)
+        for (name, value) in object.attributes { fields[name] = MigrationBridge.lua(value) }
+        for (name, target) in object.toOne { fields[name] = .text(target.description) }
+        for (name, members) in object.toMany {
+          fields[name] = .table(LuaTable(array: members.map { .text($0.description) }))
+        }
+        list.append(.table(fields))
+      }
+      byEntity[entity.name] = .table(LuaTable(array: list))
+    }
+    return .table(byEntity)
+  }
+}
