@@ -44,10 +44,16 @@ public enum PolicyTests {
       vm.register("migrate") { arguments in
         [try FixtureMigration.run(arguments.first ?? .nil, root: root, testFile: file, limits: limits)]
       }
-      guard let runner = try vm.run(source: TestPrelude.source, name: "migrun test").first?.functionValue else {
-        return [Result(file: shown, name: "(load)", passed: false, message: "the test prelude did not load")]
+      let text: String
+      do {
+        text = try String(contentsOf: file, encoding: .utf8)
+      } catch {
+        return [Result(file: shown, name: "(load)", passed: false, message: "cannot read \(shown): \(error)")]
       }
-      _ = try vm.run(file: file, name: shown)
+      guard let runner = try vm.run(source: TestPrelude.chunk(wrapping: text), name: shown).first?.functionValue
+      else {
+        return [Result(file: shown, name: "(load)", passed: false, message: "\(shown) did not load")]
+      }
       let count = Int(try vm.call(runner).first?.integerValue ?? 0)
       guard count > 0 else {
         return [Result(file: shown, name: "(load)", passed: false, message: "\(shown) declares no test(...)")]

@@ -1,12 +1,22 @@
 /// The Lua side of `migrun test`: `test`, `expect(…)`, `expect_error`, deep comparison with a
-/// readable diff. Run before a test file; returns the runner the host calls once per test.
+/// readable diff. ``chunk(wrapping:)`` puts it, on one line, in front of a test file's text (so the
+/// file's line numbers stay right); the chunk returns the runner the host calls once per test.
 enum TestPrelude {
+  /// The prelude and the test file as one chunk: the API is local to it (each chunk of the sandbox
+  /// has its own globals), the file's lines keep their numbers.
+  static func chunk(wrapping test: String) -> String {
+    let line = source.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+      .filter { !$0.isEmpty && !$0.hasPrefix("--") }.joined(separator: " ")
+    return line + " do " + test + "\nend return __runner"
+  }
+
   static let source = #"""
     local NULL, type, pairs, tostring, error, pcall, select = NULL, type, pairs, tostring, error, pcall, select
     local mtype, sort, concat, format = math.type, table.sort, table.concat, string.format
     local tests = {}
 
-    function test(name, body)
+    local test, expect, expect_error
+    test = function(name, body)
       if type(name) ~= "string" or type(body) ~= "function" then
         error("test(name, function) expects a name and a function", 2)
       end
@@ -23,7 +33,10 @@ enum TestPrelude {
         return format("%q", value)
       end
       if kind == "number" then
-        return mtype(value) == "integer" and tostring(value) or format("%.17g (float)", value)
+        if mtype(value) == "integer" then return tostring(value) end
+        local text = format("%.17g", value)
+        if not text:find("[%.eni]") then text = text .. ".0" end
+        return text .. " (float)"
       end
       if kind == "table" then
         local keys = {}
@@ -108,9 +121,9 @@ enum TestPrelude {
       return self
     end
 
-    function expect(value) return setmetatable({ value = value }, Expectation) end
+    expect = function(value) return setmetatable({ value = value }, Expectation) end
 
-    function expect_error(body, pattern)
+    expect_error = function(body, pattern)
       local ok, message = pcall(body)
       if ok then error("expected an error" .. (pattern and (" matching " .. format("%q", pattern)) or "") .. ", none was raised", 2) end
       message = tostring(message)
@@ -125,7 +138,7 @@ enum TestPrelude {
     end
 
     -- The host's runner: how many tests, and running test `index` → name, ok, message.
-    return function(index)
+    local __runner = function(index)
       if index == nil then return #tests end
       local entry = tests[index]
       local ok, message = xpcall(entry.body, handler)

@@ -1,0 +1,66 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `migrun test` on the project's policy library, and on a copy with one expectation changed.
+@Suite struct TestCommandTests {
+  static let library = Fixtures.repositoryRoot.appendingPathComponent("policies")
+
+  @Test func theLibraryPassesWithAtLeastSixtyTests() throws {
+    let folder = try TemporaryDirectory()
+    let junit = folder.url.appendingPathComponent("junit.xml")
+    let result = try MigrunProcess.run(["test", Self.library.path, "--junit", junit.path])
+    #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    let summary = try #require(result.stdout.split(separator: "\n").last.map(String.init))
+    let passed = Int(summary.split(separator: " ").first ?? "") ?? 0
+    #expect(passed >= 60, "\(summary)")
+    #expect(summary.contains(" passed, 0 failed"))
+    let xml = try String(contentsOf: junit, encoding: .utf8)
+    #expect(xml.contains("<testsuites name=\"migrun test\" tests=\"\(passed)\" failures=\"0\">"))
+  }
+
+  @Test func aChangedExpectationFailsWithFileLineAndDiff() throws {
+    let folder = try TemporaryDirectory()
+    let copy = folder.url.appendingPathComponent("policies")
+    try FileManager.default.copyItem(at: Self.library, to: copy)
+    let test = copy.appendingPathComponent("text/names_test.lua")
+    let text = try String(contentsOf: test, encoding: .utf8)
+    let changed = text.replacingOccurrences(
+      of: #"expect(names.split("Ada Lovelace")):equals({ first = "Ada", middle = NULL, last = "Lovelace" })"#,
+      with: #"expect(names.split("Ada Lovelace")):equals({ first = "Ada", middle = NULL, last = "Byron" })"#)
+    #expect(changed != text)
+    try changed.write(to: test, atomically: true, encoding: .utf8)
+    let junit = folder.url.appendingPathComponent("junit.xml")
+    let result = try MigrunProcess.run(["test", copy.path, "--junit", junit.path])
+    #expect(result.status == 1)
+    #expect(result.stdout.contains("FAIL policies/text/names_test.lua: first and last"), "\(result.stdout)")
+    #expect(result.stdout.contains("policies/text/names_test.lua:4: not equal:"), "\(result.stdout)")
+    #expect(result.stdout.contains(#"value.last: expected "Byron", got "Lovelace""#), "\(result.stdout)")
+    #expect(result.stdout.contains(" passed, 1 failed"))
+    #expect(try String(contentsOf: junit, encoding: .utf8).contains("<failure message="))
+  }
+
+  @Test func integersAndFloatsAndNullAreTold() throws {
+    let folder = try TemporaryDirectory()
+    try folder.write(
+      """
+      test("int vs float", function() expect({ a = 1 }):equals({ a = 1.0 }) end)
+      test("NULL vs missing", function() expect({ a = NULL }):equals({}) end)
+      test("errors are expected", function() expect_error(function() end) end)
+      test("passes", function() expect(NULL):is_null() end)
+      """, to: "lib/sample_test.lua")
+    let result = try MigrunProcess.run(["test", folder.url.appendingPathComponent("lib").path])
+    #expect(result.status == 1)
+    #expect(result.stdout.contains("value.a: expected 1.0 (float), got 1"), "\(result.stdout)")
+    #expect(result.stdout.contains("value.a: not expected, got NULL"), "\(result.stdout)")
+    #expect(result.stdout.contains("lib/sample_test.lua:3: expected an error, none was raised"), "\(result.stdout)")
+    #expect(result.stdout.contains("1 passed, 3 failed"))
+  }
+
+  @Test func noTestsIsAnError() throws {
+    let folder = try TemporaryDirectory()
+    let result = try MigrunProcess.run(["test", folder.url.path])
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("no *_test.lua under"))
+  }
+}
