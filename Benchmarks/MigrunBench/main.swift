@@ -188,34 +188,27 @@ func exampleStore(output: String, count: Int, model bundlePath: String) throws {
 }
 
 let arguments = CommandLine.arguments
-if arguments.count == 5 && arguments[1] == "example-store" {
-  do {
-    try exampleStore(output: arguments[2], count: Int(arguments[3]) ?? 2000, model: arguments[4])
-    exit(0)
-  } catch {
-    FileHandle.standardError.write(Data("migrun-bench: \(error)\n".utf8))
-    exit(1)
-  }
-}
-if arguments.count == 5 && arguments[1] == "recipe-store" {
-  do {
-    try recipeStore(reference: arguments[2], output: arguments[3], model: arguments[4])
-    exit(0)
-  } catch {
-    FileHandle.standardError.write(Data("migrun-bench: \(error)\n".utf8))
-    exit(1)
-  }
-}
-guard arguments.count >= 3, ["lua-call", "lua-row"].contains(arguments[1]) else {
-  FileHandle.standardError.write(Data("usage: migrun-bench lua-call|lua-row SCRIPT [CALLS] [REPEATS]\n".utf8))
-  exit(2)
-}
-let calls = arguments.count > 3 ? Int(arguments[3]) ?? 1_000_000 : 1_000_000
-let repeats = arguments.count > 4 ? Int(arguments[4]) ?? 5 : 5
+let usage = """
+  usage: migrun-bench lua-call|lua-row SCRIPT [CALLS] [REPEATS]
+         migrun-bench example-store OUT COUNT MODEL
+         migrun-bench recipe-store REFERENCE OUT MODEL
+  """
 do {
-  let measure = arguments[1] == "lua-row" ? luaRowCall : luaCall
-  let result = try measure(arguments[2], calls, repeats)
-  print(String(format: "%.0f", result["calls_per_second"] ?? 0))
+  switch (arguments.dropFirst().first, arguments.count) {
+  case ("example-store", 5):
+    try exampleStore(output: arguments[2], count: Int(arguments[3]) ?? 2000, model: arguments[4])
+  case ("recipe-store", 5):
+    try recipeStore(reference: arguments[2], output: arguments[3], model: arguments[4])
+  case ("lua-call", 3...), ("lua-row", 3...):
+    let calls = arguments.count > 3 ? Int(arguments[3]) ?? 1_000_000 : 1_000_000
+    let repeats = arguments.count > 4 ? Int(arguments[4]) ?? 5 : 5
+    let measure = arguments[1] == "lua-row" ? luaRowCall : luaCall
+    let result = try measure(arguments[2], calls, repeats)
+    print(String(format: "%.0f", result["calls_per_second"] ?? 0))
+  default:
+    FileHandle.standardError.write(Data((usage + "\n").utf8))
+    exit(2)
+  }
 } catch {
   FileHandle.standardError.write(Data("migrun-bench: \(error)\n".utf8))
   exit(1)

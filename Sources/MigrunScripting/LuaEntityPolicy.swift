@@ -12,20 +12,32 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
   let file: String
   let step: MigrationStep
   let hooks: [String: LuaFunction]
-  let attributeFunctions: [String: LuaFunction]
+  /// Destination attributes computed by the script's functions, by name.
+  let computed: [(attribute: Attribute, function: LuaFunction)]
   let filter: LuaFunction?
+  /// What the manager `m` shows of the mapping and step, made once (it is passed on every call).
+  let info: LuaValue
+  let destinationEntity: String
 
   init(
-    bridge: MigrationBridge, invoke: LuaFunction, file: String, step: MigrationStep, hooks: [String: LuaFunction],
-    attributeFunctions: [String: LuaFunction], filter: LuaFunction?
+    bridge: MigrationBridge, invoke: LuaFunction, file: String, step: MigrationStep, mapping: EntityMapping,
+    hooks: [String: LuaFunction], computed: [(attribute: Attribute, function: LuaFunction)], filter: LuaFunction?
   ) {
     self.bridge = bridge
     self.invoke = invoke
     self.file = file
     self.step = step
     self.hooks = hooks
-    self.attributeFunctions = attributeFunctions
+    self.computed = computed
     self.filter = filter
+    destinationEntity = mapping.destinationEntity ?? ""
+    info = [
+      "mapping": [
+        "name": .text(mapping.name), "source": mapping.sourceEntity.map(LuaValue.text) ?? .null,
+        "destination": mapping.destinationEntity.map(LuaValue.text) ?? .null,
+      ],
+      "from": .text(step.from), "to": .text(step.to),
+    ]
   }
 
   func begin(_ mapping: EntityMapping, _ manager: MigrationManager) throws { try call("begin", mapping, manager, nil) }
@@ -41,21 +53,11 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
       let result = try callLua(hook, mapping, view)
       if result == .boolean(false) || bridge.associationsMade > 0 { return }
     }
-    var computed: [String: StoreValue] = [:]
-    if let entityName = mapping.destinationEntity, let entity = manager.mapping.destination.entity(named: entityName) {
-      for (name, function) in attributeFunctions.sorted(by: { $0.key < $1.key }) {
-        guard let attribute = manager.mapping.destination.attributes(of: entity).first(where: { $0.name == name })
-        else { continue }
-        do {
-          computed[name] = try MigrationBridge.store(
-            try callLua(function, mapping, view), for: attribute, entity: entityName)
-        } catch let error as HostError {
-          throw MigrationError(
-            .policy, entity: source.id.entity, property: name, reason: "\(file): \(error) (object \(source.id))")
-        }
-      }
+    var values: [String: StoreValue] = [:]
+    for (attribute, function) in computed {
+      values[attribute.name] = try stored(try callLua(function, mapping, view), for: attribute, object: source.id)
     }
-    try manager.createDefaultDestination(for: source, mapping, overriding: computed)
+    try manager.createDefaultDestination(for: source, mapping, overriding: values)
   }
 
   /// Only attribute functions (no hook, no filter): the policy is a function of the source row.
@@ -63,23 +65,22 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
     -> (any RowTransform)?
   {
     guard hooks.isEmpty, filter == nil, let rows = bridge.rows, let entityName = mapping.destinationEntity,
-      let sourceEntity = mapping.sourceEntity, let entity = manager.mapping.destination.entity(named: entityName)
+      let sourceEntity = mapping.sourceEntity
     else { return nil }
     bridge.manager = manager
-    let attributes = manager.mapping.destination.attributes(of: entity)
-    let outputs = attributeFunctions.keys.sorted().compactMap { name in attributes.first { $0.name == name } }
     var functions = LuaTable()
-    for output in outputs { functions[output.name] = attributeFunctions[output.name].map(LuaValue.function) ?? .nil }
+    for (attribute, function) in computed { functions[attribute.name] = .function(function) }
     do {
       let made = try bridge.vm.call(
         rows,
         [
-          .text(sourceEntity), .table(LuaTable(array: outputs.map { .text($0.name) })), .table(functions),
-          .text(mapping.name), info(mapping),
+          .text(sourceEntity), .table(LuaTable(array: computed.map { .text($0.attribute.name) })),
+          .table(functions), .text(mapping.name), info,
         ])
       guard case .function(let function)? = made.first else { return nil }
-      let call = try bridge.vm.prepareRowCall(function, inputKeys: ["__pk"] + inputs, outputKeys: outputs.map(\.name))
-      return LuaRowTransform(policy: self, mapping: mapping, call: call, outputAttributes: outputs)
+      let call = try bridge.vm.prepareRowCall(
+        function, inputKeys: ["__pk"] + inputs, outputKeys: computed.map(\.attribute.name))
+      return LuaRowTransform(policy: self, mapping: mapping, call: call)
     } catch {
       throw MigrationError(.policy, entity: entityName, reason: "mapping \(mapping.name): \(error)")
     }
@@ -118,19 +119,18 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
     _ = try callLua(function, mapping, object)
   }
 
-  /// What the manager `m` shows of the mapping and step.
-  private func info(_ mapping: EntityMapping) -> LuaValue {
-    [
-      "mapping": [
-        "name": .text(mapping.name), "source": mapping.sourceEntity.map(LuaValue.text) ?? .null,
-        "destination": mapping.destinationEntity.map(LuaValue.text) ?? .null,
-      ],
-      "from": .text(step.from), "to": .text(step.to),
-    ]
+  /// A script's value for `attribute` as stored, or an error naming the object and property.
+  func stored(_ value: LuaValue, for attribute: Attribute, object id: ObjectID) throws -> StoreValue {
+    do {
+      return try MigrationBridge.store(value, for: attribute, entity: destinationEntity)
+    } catch let error as HostError {
+      throw MigrationError(
+        .policy, entity: id.entity, property: attribute.name, reason: "\(file): \(error) (object \(id))")
+    }
   }
 
   private func callLua(_ function: LuaFunction, _ mapping: EntityMapping, _ object: LuaValue?) throws -> LuaValue {
-    var arguments: [LuaValue] = [.function(function), .text(mapping.name), info(mapping)]
+    var arguments: [LuaValue] = [.function(function), .text(mapping.name), info]
     if let object { arguments.append(object) }
     do {
       return try bridge.vm.call(invoke, arguments).first ?? .nil
@@ -153,15 +153,13 @@ final class LuaRowTransform: RowTransform {
   let policy: LuaEntityPolicy
   let mapping: EntityMapping
   let call: LuaRowCall
-  let outputAttributes: [Attribute]
-  var outputs: [String] { outputAttributes.map(\.name) }
+  var outputs: [String] { call.outputKeys }
   private var values: [LuaValue] = []
 
-  init(policy: LuaEntityPolicy, mapping: EntityMapping, call: LuaRowCall, outputAttributes: [Attribute]) {
+  init(policy: LuaEntityPolicy, mapping: EntityMapping, call: LuaRowCall) {
     self.policy = policy
     self.mapping = mapping
     self.call = call
-    self.outputAttributes = outputAttributes
   }
 
   func transform(_ id: ObjectID, _ attributes: [StoreValue]) throws -> [StoreValue] {
@@ -175,17 +173,8 @@ final class LuaRowTransform: RowTransform {
       throw MigrationError(
         .policy, entity: mapping.destinationEntity, reason: "mapping \(mapping.name): \(error) (object \(id))")
     }
-    var stored: [StoreValue] = []
-    stored.reserveCapacity(outputAttributes.count)
-    for (index, attribute) in outputAttributes.enumerated() {
-      let value = index < results.count ? results[index] : .nil
-      do {
-        stored.append(try MigrationBridge.store(value, for: attribute, entity: mapping.destinationEntity ?? ""))
-      } catch let error as HostError {
-        throw MigrationError(
-          .policy, entity: id.entity, property: attribute.name, reason: "\(policy.file): \(error) (object \(id))")
-      }
+    return try policy.computed.enumerated().map { index, output in
+      try policy.stored(index < results.count ? results[index] : .nil, for: output.attribute, object: id)
     }
-    return stored
   }
 }

@@ -133,7 +133,7 @@ public enum LuaMappingFile {
       var mapping = EntityMapping(
         name: EntityMapping.name(source: origin?.name, destination: name), kind: kind, sourceEntity: origin?.name,
         destinationEntity: name)
-      var attributeFunctions: [String: LuaFunction] = [:]
+      var computed: [(attribute: Attribute, function: LuaFunction)] = []
       let scriptAttributes = entry["attributes"]?.tableValue?.fields ?? [:]
       let scriptRelationships = entry["relationships"]?.tableValue?.fields ?? [:]
       for key in scriptAttributes.keys
@@ -156,7 +156,7 @@ public enum LuaMappingFile {
             }
             mapping.attributes[attribute.name] = .property(from)
           case .function(let function)?:
-            attributeFunctions[attribute.name] = function
+            computed.append((attribute, function))
             mapping.attributes[attribute.name] = .computed
           case nil:
             let old = MappingModel.continued(attribute, in: sourceAttributes)
@@ -213,8 +213,8 @@ public enum LuaMappingFile {
       mappings.append(mapping)
       handledDestinations.insert(name)
       policies[mapping.name] = LuaEntityPolicy(
-        bridge: bridge, invoke: invoke, file: file, step: step, hooks: hooks, attributeFunctions: attributeFunctions,
-        filter: filter)
+        bridge: bridge, invoke: invoke, file: file, step: step, mapping: mapping, hooks: hooks,
+        computed: computed.sorted { $0.attribute.name < $1.attribute.name }, filter: filter)
     }
 
     /// Unmentioned entities, inferred one by one; unmapped sources removed.

@@ -97,18 +97,13 @@ enum TestPrelude {
       end
       return self
     end
-    function Expectation:is_null()
-      if self.value ~= NULL then fail("expected NULL, got " .. show(self.value)) end
+    local function is(self, expected, label)
+      if self.value ~= expected then fail("expected " .. label .. ", got " .. show(self.value)) end
       return self
     end
-    function Expectation:is_true()
-      if self.value ~= true then fail("expected true, got " .. show(self.value)) end
-      return self
-    end
-    function Expectation:is_false()
-      if self.value ~= false then fail("expected false, got " .. show(self.value)) end
-      return self
-    end
+    function Expectation:is_null() return is(self, NULL, "NULL") end
+    function Expectation:is_true() return is(self, true, "true") end
+    function Expectation:is_false() return is(self, false, "false") end
     function Expectation:matches(pattern)
       if type(self.value) ~= "string" or not self.value:find(pattern) then
         fail(format("expected a string matching %q, got %s", pattern, show(self.value)))

@@ -64,3 +64,19 @@ import Testing
     #expect(result.stderr.contains("no *_test.lua under"))
   }
 }
+
+extension TestCommandTests {
+  @Test func failedChecksPointAtTheTestsLine() throws {
+    let folder = try TemporaryDirectory()
+    try folder.write(
+      """
+      test("null", function()
+        expect(1):is_null()
+      end)
+      test("true", function() expect(NULL):is_true() end)
+      """, to: "lib/lines_test.lua")
+    let result = try MigrunProcess.run(["test", folder.url.appendingPathComponent("lib").path])
+    #expect(result.stdout.contains("lib/lines_test.lua:2: expected NULL, got 1"), "\(result.stdout)")
+    #expect(result.stdout.contains("lib/lines_test.lua:4: expected true, got NULL"), "\(result.stdout)")
+  }
+}

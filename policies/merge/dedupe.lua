@@ -19,19 +19,16 @@ function M.keep_newest(a, b, field)
   return (y > x) and b or a
 end
 
-function M.max(a, b, field)
+-- The value of `field` that `choose` (math.max or math.min) picks; NULL only when both are NULL.
+local function pick(a, b, field, choose)
   local x, y = a[field], b[field]
   if not present(x) then return present(y) and y or NULL end
   if not present(y) then return x end
-  return math.max(x, y)
+  return choose(x, y)
 end
 
-function M.min(a, b, field)
-  local x, y = a[field], b[field]
-  if not present(x) then return present(y) and y or NULL end
-  if not present(y) then return x end
-  return math.min(x, y)
-end
+function M.max(a, b, field) return pick(a, b, field, math.max) end
+function M.min(a, b, field) return pick(a, b, field, math.min) end
 
 function M.union(first, second)
   local out, seen = {}, {}

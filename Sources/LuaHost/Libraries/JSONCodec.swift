@@ -1,4 +1,5 @@
 import Foundation
+import PropertyList
 
 /// `json.encode(value [, pretty])` and `json.decode(text)`, NULL-aware and exact about numbers.
 ///
@@ -45,7 +46,7 @@ enum JSONCodec {
       guard let text = String(validating: bytes, as: UTF8.self) else {
         throw HostError("json.encode: a string is not valid UTF-8 (encode binary data with base64 first)")
       }
-      writeString(text, to: &output)
+      JSONText.appendQuoted(text, to: &output)
     case .function: throw HostError("json.encode: a function has no JSON form")
     case .table(let table):
       let indent = pretty ? "\n" + String(repeating: "  ", count: depth + 1) : ""
@@ -74,28 +75,12 @@ enum JSONCodec {
       for (index, member) in members.enumerated() {
         if index > 0 { output += "," }
         output += indent
-        writeString(member.0, to: &output)
+        JSONText.appendQuoted(member.0, to: &output)
         output += pretty ? ": " : ":"
         try write(member.1, to: &output, depth: depth + 1, pretty: pretty)
       }
       output += (members.isEmpty ? "" : closing) + "}"
     }
-  }
-
-  private static func writeString(_ text: String, to output: inout String) {
-    output += "\""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\"": output += "\\\""
-      case "\\": output += "\\\\"
-      case "\n": output += "\\n"
-      case "\r": output += "\\r"
-      case "\t": output += "\\t"
-      case _ where scalar.value < 0x20: output += String(format: "\\u%04x", scalar.value)
-      default: output.unicodeScalars.append(scalar)
-      }
-    }
-    output += "\""
   }
 
   private struct Parser {

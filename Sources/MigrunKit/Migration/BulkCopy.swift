@@ -13,7 +13,7 @@ import GRDB
 /// destination hierarchy) and every relationship is stored the same way on both sides (a to-one
 /// column stays a to-one column, a join table a join table). Otherwise — to-one ↔ to-many,
 /// unordered ↔ ordered, policies with hooks — the step runs object by object, and
-/// ``init(mapping:sourceSchema:destinationSchema:transforms:)`` returns nil.
+/// ``init(mapping:policies:manager:)`` returns nil.
 struct BulkCopy {
   struct Copy {
     let mapping: EntityMapping
@@ -45,46 +45,72 @@ struct BulkCopy {
   /// Destination root entity → the source table whose keys it keeps.
   let keyTables: [String: String]
 
-  /// `transforms`: entity mapping name → the transform computing its `.computed` attributes.
+  /// One copy/transform entity mapping with its entities and their layouts.
+  private struct Resolved {
+    let mapping: EntityMapping
+    let from: Entity
+    let to: Entity
+    let fromLayout: StoreSchema.EntityLayout
+    let toLayout: StoreSchema.EntityLayout
+  }
+
+  /// The step as a bulk copy, or nil when it must run object by object. An entity mapping with a
+  /// policy takes part only when the policy offers a ``RowTransform`` computing exactly its
+  /// `.computed` attributes from the source row.
   init?(
-    mapping: MappingModel, sourceSchema: StoreSchema, destinationSchema: StoreSchema,
-    transforms: [String: any RowTransform] = [:]
-  ) {
+    mapping: MappingModel, policies: [String: any EntityMigrationPolicy] = [:], manager: MigrationManager? = nil
+  ) throws {
     let source = mapping.source
     let destination = mapping.destination
-    let active = mapping.entityMappings.filter { $0.kind == .copy || $0.kind == .transform }
-    guard
-      mapping.entityMappings.allSatisfy({ [.copy, .transform, .add, .remove].contains($0.kind) }),
-      active.allSatisfy({ entityMapping in
-        let computed = Set(entityMapping.attributes.filter { $0.value == .computed }.keys)
-        return computed.isEmpty || computed == Set(transforms[entityMapping.name]?.outputs ?? [])
-      })
-    else { return nil }
+    let sourceSchema = StoreSchema(model: source)
+    let destinationSchema = StoreSchema(model: destination)
+    guard mapping.entityMappings.allSatisfy({ [.copy, .transform, .add, .remove].contains($0.kind) }) else {
+      return nil
+    }
+    var active: [Resolved] = []
+    for entityMapping in mapping.entityMappings where entityMapping.kind == .copy || entityMapping.kind == .transform {
+      guard let from = entityMapping.sourceEntity.flatMap(source.entity(named:)),
+        let to = entityMapping.destinationEntity.flatMap(destination.entity(named:)),
+        let fromLayout = sourceSchema.layout(of: from.name), let toLayout = destinationSchema.layout(of: to.name)
+      else { return nil }
+      active.append(Resolved(mapping: entityMapping, from: from, to: to, fromLayout: fromLayout, toLayout: toLayout))
+    }
+    // A policy anywhere else (an added entity's hooks, say) needs the object path.
+    guard policies.keys.allSatisfy({ name in active.contains { $0.mapping.name == name } }) else { return nil }
+
+    var transforms: [String: (transform: any RowTransform, inputs: [Input])] = [:]
+    for entry in active {
+      let computed = Set(entry.mapping.attributes.filter { $0.value == .computed }.keys)
+      guard let policy = policies[entry.mapping.name] else {
+        if computed.isEmpty { continue } else { return nil }
+      }
+      let inputs = Self.inputs(of: entry.from, in: source, layout: entry.fromLayout)
+      guard let manager,
+        let transform = try policy.rowTransform(for: entry.mapping, inputs: inputs.map(\.name), manager),
+        Set(transform.outputs) == computed
+      else { return nil }
+      transforms[entry.mapping.name] = (transform, inputs)
+    }
 
     // Source entity number → destination entity number; one source hierarchy per destination one.
     var entityNumbers: [Int: Int] = [:]
     var keyRoots: [String: String] = [:]
     var keyTables: [String: String] = [:]
-    for entityMapping in active {
-      guard let from = entityMapping.sourceEntity.flatMap(source.entity(named:)),
-        let to = entityMapping.destinationEntity.flatMap(destination.entity(named:)),
-        let fromLayout = sourceSchema.layout(of: from.name), let toLayout = destinationSchema.layout(of: to.name)
-      else { return nil }
-      let sourceRoot = source.root(of: from).name
-      let destinationRoot = destination.root(of: to).name
+    for entry in active {
+      let sourceRoot = source.root(of: entry.from).name
+      let destinationRoot = destination.root(of: entry.to).name
       if let other = keyRoots[destinationRoot], other != sourceRoot { return nil }
       keyRoots[destinationRoot] = sourceRoot
-      keyTables[destinationRoot] = fromLayout.table
-      entityNumbers[fromLayout.number] = toLayout.number
+      keyTables[destinationRoot] = entry.fromLayout.table
+      entityNumbers[entry.fromLayout.number] = entry.toLayout.number
     }
 
     var copies: [Copy] = []
     var joins: [String: String] = [:]
-    for entityMapping in active {
-      guard let from = entityMapping.sourceEntity.flatMap(source.entity(named:)),
-        let to = entityMapping.destinationEntity.flatMap(destination.entity(named:)),
-        let fromLayout = sourceSchema.layout(of: from.name), let toLayout = destinationSchema.layout(of: to.name)
-      else { return nil }
+    for entry in active {
+      let (entityMapping, from, to, fromLayout, toLayout) = (
+        entry.mapping, entry.from, entry.to, entry.fromLayout, entry.toLayout
+      )
       var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
       var values = ["Z_PK", "\(toLayout.number)", "Z_OPT"]
       var constants: [DatabaseValue] = []
@@ -159,9 +185,7 @@ struct BulkCopy {
           guard case .toManyThroughInverse(_, let oldInverse)? = oldStorage,
             oldRelationship?.isOrdered == relationship.isOrdered,
             active.contains(where: { other in
-              other.destinationEntity.flatMap(destination.entity(named:)).map {
-                destination.entity($0, isKindOf: target) && other.relationships[inverse] == oldInverse
-              } ?? false
+              destination.entity(other.to, isKindOf: target) && other.mapping.relationships[inverse] == oldInverse
             })
           else { return nil }
         case .manyToMany(let table, let own, let other)?:
@@ -189,10 +213,9 @@ struct BulkCopy {
         }
       }
       var rows: RowLoop?
-      if let transform = transforms[entityMapping.name], !computed.isEmpty {
+      if let (transform, inputs) = transforms[entityMapping.name], !computed.isEmpty {
         // The transform's outputs in its own order, its inputs every stored source attribute.
         let outputColumns = transform.outputs.compactMap { name in computed.first { $0.attribute == name }?.column }
-        let inputs = Self.inputs(of: from, in: source, layout: fromLayout)
         let allColumns = columns + outputColumns
         rows = RowLoop(
           select: """
@@ -220,10 +243,11 @@ struct BulkCopy {
     self.keyTables = keyTables
   }
 
+  /// A source attribute a transform receives: its name, column and type.
+  typealias Input = (name: String, column: String, type: AttributeType)
+
   /// The stored attributes of a source entity a transform receives, in model order.
-  static func inputs(of entity: Entity, in model: ObjectModel, layout: StoreSchema.EntityLayout) -> [(
-    name: String, column: String, type: AttributeType
-  )] {
+  static func inputs(of entity: Entity, in model: ObjectModel, layout: StoreSchema.EntityLayout) -> [Input] {
     model.attributes(of: entity).compactMap { attribute in
       guard case .attribute(let column)? = layout.properties[attribute.name] else { return nil }
       return (attribute.name, column.name, attribute.type)
@@ -273,7 +297,7 @@ struct BulkCopy {
               "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, (SELECT coalesce(max(Z_PK), 0) FROM src.\(table))) WHERE Z_ENT = ?",
             arguments: [layout.number])
         }
-        for index in destination.schema.indexes { try db.execute(sql: index.createStatement) }
+        try SQLiteStore.createIndexes(db, destination.schema)
         return .commit
       }
     }

@@ -187,30 +187,56 @@ public final class MigrationManager {
   public func createDefaultRelationships(
     for id: ObjectID, _ entityMapping: EntityMapping, skipping skipped: Set<String> = []
   ) throws {
-    guard let destinationEntity = mapping.destination.entity(named: id.entity) else { return }
-    let relationships = mapping.destination.relationships(of: destinationEntity)
+    let plan = relationshipPlan(of: entityMapping, for: id.entity)
+    guard !plan.isEmpty else { return }
     for origin in try sources(of: id, mapping: entityMapping.name).prefix(1) {
       guard let sourceObject = try source.object(origin) else { continue }
-      for (name, from) in entityMapping.relationships.sorted(by: { $0.key < $1.key }) where !skipped.contains(name) {
-        guard let relationship = relationships.first(where: { $0.name == name }) else { continue }
-        let targets = sourceObject.toMany[from] ?? sourceObject.toOne[from].map { [$0] } ?? []
+      for step in plan where !skipped.contains(step.relationship.name) {
+        let targets = sourceObject.toMany[step.source] ?? sourceObject.toOne[step.source].map { [$0] } ?? []
         var mapped: [ObjectID] = []
         for target in targets {
           for candidate in try destinations(of: target)
-          where isKind(candidate.entity, of: relationship.destinationEntity) {
+          where isKind(candidate.entity, of: step.relationship.destinationEntity) {
             if !mapped.contains(candidate) { mapped.append(candidate) }
           }
         }
-        if !relationship.isToMany {
-          try setToOne(id, name, mapped.first)
-        } else if !isSetFromInverse(relationship) {
-          try setToMany(id, name, mapped)
+        if !step.relationship.isToMany {
+          try setToOne(id, step.relationship.name, mapped.first)
+        } else if !step.isSetFromInverse {
+          try setToMany(id, step.relationship.name, mapped)
         }
       }
     }
   }
 
   // MARK: - Non public
+
+  /// One relationship stage 2's default fills: from which source relationship, and whether the
+  /// inverse's mapping writes it (see ``isSetFromInverse(_:)``).
+  private struct RelationshipStep {
+    let relationship: Relationship
+    let source: String
+    let isSetFromInverse: Bool
+  }
+
+  /// Per entity mapping and destination entity: worked out once, used for every object.
+  private var relationshipPlans: [String: [RelationshipStep]] = [:]
+
+  private func relationshipPlan(of entityMapping: EntityMapping, for entityName: String) -> [RelationshipStep] {
+    let key = "\(entityMapping.name)\u{0}\(entityName)"
+    if let plan = relationshipPlans[key] { return plan }
+    var plan: [RelationshipStep] = []
+    if let entity = mapping.destination.entity(named: entityName) {
+      let relationships = mapping.destination.relationships(of: entity)
+      for (name, from) in entityMapping.relationships.sorted(by: { $0.key < $1.key }) {
+        guard let relationship = relationships.first(where: { $0.name == name }) else { continue }
+        plan.append(
+          RelationshipStep(relationship: relationship, source: from, isSetFromInverse: isSetFromInverse(relationship)))
+      }
+    }
+    relationshipPlans[key] = plan
+    return plan
+  }
 
   /// An unordered to-many whose inverse is to-one lives in the inverse's column: it is written when
   /// the mapping of the inverse's entity sets the to-one side, so it is not written twice.
@@ -280,8 +306,8 @@ public final class MigrationManager {
     }
   }
 
-  /// Stage 3: the model's rules on every destination object.
-  private func validate() throws {
+  /// Stage 3: the model's rules on every destination object (also after a bulk copy).
+  func validate() throws {
     try Self.checkRules(of: destination)
     report(
       .validation, EntityMapping(name: "model rules", kind: .copy, sourceEntity: nil, destinationEntity: nil), 1, 1)

@@ -83,11 +83,10 @@ public final class StoreMigrator {
           mapping: mapping, source: source, destination: destination, associationsFile: associations,
           policies: policies)
         manager.progress = stepProgress
-        let bulk = try bulkCopy(mapping, policies, manager)
+        let bulk = options.bulkCopy ? try BulkCopy(mapping: mapping, policies: policies, manager: manager) : nil
         if let bulk {
           try bulk.run(from: current, into: destination, progress: stepProgress)
-          try MigrationManager.checkRules(of: destination)
-          stepProgress(MigrationProgress(stage: .validation, mapping: "model rules", done: 1, total: 1))
+          try manager.validate()
         } else {
           try destination.createIndexes()
           try manager.migrate()
@@ -113,28 +112,6 @@ public final class StoreMigrator {
       throw MigrationError(.store, reason: "the migrated store is complete but could not be put in place: \(error)")
     }
     return report
-  }
-
-  /// The step as a bulk copy, when it is wanted and the mapping and every policy allow it.
-  private func bulkCopy(
-    _ mapping: MappingModel, _ policies: [String: any EntityMigrationPolicy], _ manager: MigrationManager
-  ) throws -> BulkCopy? {
-    guard options.bulkCopy else { return nil }
-    let sourceSchema = StoreSchema(model: mapping.source)
-    var transforms: [String: any RowTransform] = [:]
-    for entityMapping in mapping.entityMappings {
-      guard let policy = policies[entityMapping.name] else { continue }
-      guard entityMapping.kind == .copy || entityMapping.kind == .transform,
-        let entity = entityMapping.sourceEntity.flatMap(mapping.source.entity(named:)),
-        let layout = sourceSchema.layout(of: entity.name)
-      else { return nil }
-      let inputs = BulkCopy.inputs(of: entity, in: mapping.source, layout: layout).map(\.name)
-      guard let transform = try policy.rowTransform(for: entityMapping, inputs: inputs, manager) else { return nil }
-      transforms[entityMapping.name] = transform
-    }
-    return BulkCopy(
-      mapping: mapping, sourceSchema: sourceSchema, destinationSchema: StoreSchema(model: mapping.destination),
-      transforms: transforms)
   }
 
   private func mappingAndPolicies(for step: MigrationStep) throws -> (MappingModel, [String: any EntityMigrationPolicy])

@@ -26,6 +26,10 @@ public struct ObjectModel: Sendable, Hashable {
   public private(set) var entityVersionHashes: [String: VersionHash]
 
   private let positions: [String: Int]
+  /// Each entity's attributes and relationships with the inherited ones, by position: resolved once,
+  /// as they are asked for per object during a migration.
+  private var resolvedAttributes: [[Attribute]] = []
+  private var resolvedRelationships: [[Relationship]] = []
 
   /// Makes a model from entities, refusing one that Core Data could not load.
   public init(
@@ -47,6 +51,8 @@ public struct ObjectModel: Sendable, Hashable {
     self.positions = positions
     self.entityVersionHashes = [:]
     try validate()
+    resolvedAttributes = sorted.map { resolved($0, \.attributes) }
+    resolvedRelationships = sorted.map { resolved($0, \.relationships) }
     entityVersionHashes = VersionHasher(model: self).entityHashes()
   }
 
@@ -83,12 +89,18 @@ public struct ObjectModel: Sendable, Hashable {
 
   /// Every attribute of the entity, inherited ones first; a redeclared property replaces the inherited one.
   public func attributes(of entity: Entity) -> [Attribute] {
-    resolved(entity, \.attributes)
+    guard let position = positions[entity.name], position < resolvedAttributes.count else {
+      return resolved(entity, \.attributes)
+    }
+    return resolvedAttributes[position]
   }
 
   /// Every relationship of the entity, inherited ones first; a redeclared one replaces the inherited one.
   public func relationships(of entity: Entity) -> [Relationship] {
-    resolved(entity, \.relationships)
+    guard let position = positions[entity.name], position < resolvedRelationships.count else {
+      return resolved(entity, \.relationships)
+    }
+    return resolvedRelationships[position]
   }
 
   /// The attribute or relationship named `name` that `entity` has, declared or inherited.

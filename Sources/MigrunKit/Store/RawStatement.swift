@@ -18,12 +18,10 @@ struct RawStatement {
     }
   }
 
-  /// Runs a statement that yields no rows and makes it ready to run again.
+  /// Runs a statement that yields no rows and makes it ready to run again (its bindings stay until
+  /// rebound: the row loop binds every parameter each time).
   func run() throws {
-    defer {
-      sqlite3_reset(handle)
-      sqlite3_clear_bindings(handle)
-    }
+    defer { sqlite3_reset(handle) }
     let result = sqlite3_step(handle)
     guard result == SQLITE_DONE else {
       let code: StoreError.Code = (result & 0xFF) == SQLITE_CONSTRAINT ? .constraint : .sqlite

@@ -146,9 +146,7 @@ public final class SQLiteStore: ObjectStore {
             sql: "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
           try db.execute(sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
           for table in schema.tables { try db.execute(sql: table.createStatement) }
-          if withIndexes {
-            for index in schema.indexes { try db.execute(sql: index.createStatement) }
-          }
+          if withIndexes { try createIndexes(db, schema) }
           for layout in schema.entities {
             try db.execute(
               sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
@@ -224,12 +222,8 @@ public final class SQLiteStore: ObjectStore {
         if let metadata = writer.newMetadata { self.metadata = metadata }
         return result
       }
-    } catch let error as StoreError {
-      throw error.inFile(url.lastPathComponent)
-    } catch let error as DatabaseError {
-      throw StoreError(
-        error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE ? .constraint : .sqlite, file: url.lastPathComponent,
-        reason: error.message ?? "\(error)")
+    } catch {
+      throw writeError(error)
     }
   }
 
@@ -307,20 +301,34 @@ public final class SQLiteStore: ObjectStore {
   func createIndexes() throws {
     try withConnection { db in
       try db.inTransaction {
-        for index in schema.indexes { try db.execute(sql: index.createStatement) }
+        try Self.createIndexes(db, schema)
         return .commit
       }
     }
+  }
+
+  static func createIndexes(_ db: Database, _ schema: StoreSchema) throws {
+    for index in schema.indexes { try db.execute(sql: index.createStatement) }
   }
 
   /// Runs `body` on the connection outside any transaction (for ATTACH, which needs that).
   func withConnection<T>(_ body: (Database) throws -> T) throws -> T {
     do {
       return try queue.writeWithoutTransaction(body)
-    } catch let error as StoreError {
-      throw error.inFile(url.lastPathComponent)
-    } catch let error as DatabaseError {
-      throw StoreError(.sqlite, file: url.lastPathComponent, reason: error.message ?? "\(error)")
+    } catch {
+      throw writeError(error)
+    }
+  }
+
+  /// A write's failure as a store error naming this file (a unique-index violation as a constraint).
+  private func writeError(_ error: any Error) -> any Error {
+    switch error {
+    case let error as StoreError: error.inFile(url.lastPathComponent)
+    case let error as DatabaseError:
+      StoreError(
+        error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE ? .constraint : .sqlite, file: url.lastPathComponent,
+        reason: error.message ?? "\(error)")
+    default: error
     }
   }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PropertyList
 
 /// A store's objects as JSON, for fixtures, diffs and reviews — and back.
 ///
@@ -133,21 +134,7 @@ public enum StoreJSON {
 
   static func reference(_ id: ObjectID) -> String { "\(id.entity)/p\(id.primaryKey)" }
 
-  static func quote(_ text: String) -> String {
-    var result = "\""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\"": result += "\\\""
-      case "\\": result += "\\\\"
-      case "\n": result += "\\n"
-      case "\r": result += "\\r"
-      case "\t": result += "\\t"
-      case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
-      default: result.unicodeScalars.append(scalar)
-      }
-    }
-    return result + "\""
-  }
+  static func quote(_ text: String) -> String { JSONText.quoted(text) }
 
   static func decode(_ entry: [String: JSONValue], entity: Entity, model: ObjectModel) throws -> StoredObject {
     guard case .integer(let primaryKey)? = entry["pk"] else {

@@ -80,17 +80,17 @@ import Testing
     let plan = MigrationPlan(
       sourceVersion: "Gallery", destinationVersion: "Gallery 2", steps: [step], orderIsGuessed: false)
     var exports: [String] = []
-    for asSQL in [true, false] {
-      let url = folder.url.appendingPathComponent("gallery-\(asSQL).sqlite")
+    for bulkCopy in [true, false] {
+      let url = folder.url.appendingPathComponent("gallery-\(bulkCopy).sqlite")
       try Self.makeStore(at: url, model: v1)
       let report = try StoreMigrator(
-        store: url, plan: plan, options: .init(keepBackup: false, bulkCopy: asSQL)
+        store: url, plan: plan, options: .init(keepBackup: false, bulkCopy: bulkCopy)
       ).run()
-      #expect(report.steps.first?.bulkCopy == asSQL)
+      #expect(report.steps.first?.bulkCopy == bulkCopy)
       let migrated = try SQLiteStore(url: url, model: v2, access: .readWrite)
       // Each run's source store has its own UUID; everything else must match.
       exports.append(try StoreJSON.export(migrated).split(separator: "\n").filter { !$0.contains("\"uuid\"") }.joined())
-      if asSQL {
+      if bulkCopy {
         #expect(
           try migrated.object(Self.id("Canvas", 1))?.toMany["shapes"] == [Self.id("Circle", 5), Self.id("Circle", 1)])
         #expect(try migrated.object(Self.id("Canvas", 2))?.attributes["title"] == .string("untitled"))

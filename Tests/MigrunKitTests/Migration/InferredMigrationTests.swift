@@ -9,9 +9,9 @@ import Testing
 
   /// Migrates a copy of `store` to `destination` with inferred steps only; returns the copy, the
   /// plan and a copy of the original (to compare against).
-  /// `asSQL`: the step runs as SQL (it must be able to), or object by object.
+  /// `bulkCopy`: the step runs as SQL (it must be able to), or object by object.
   static func migrate(
-    _ store: String, bundle bundleURL: URL, to destination: String, in folder: TemporaryDirectory, asSQL: Bool
+    _ store: String, bundle bundleURL: URL, to destination: String, in folder: TemporaryDirectory, bulkCopy: Bool
   ) throws -> (migrated: URL, original: URL, plan: MigrationPlan) {
     let url = try copyOfFixture(store, into: folder)
     let original = try copyOfFixture(store, into: folder)
@@ -20,8 +20,8 @@ import Testing
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: try SQLiteStore.metadata(at: url).versionHashes, destination: destination,
       order: order.names, orderIsGuessed: order.guessed)
-    let report = try StoreMigrator(store: url, plan: plan, options: .init(bulkCopy: asSQL)).run()
-    #expect(report.steps.map(\.bulkCopy) == plan.steps.map { _ in asSQL }, "every step ran as SQL: \(asSQL)")
+    let report = try StoreMigrator(store: url, plan: plan, options: .init(bulkCopy: bulkCopy)).run()
+    #expect(report.steps.map(\.bulkCopy) == plan.steps.map { _ in bulkCopy }, "every step ran as SQL: \(bulkCopy)")
     return (url, original, plan)
   }
 
@@ -62,11 +62,12 @@ import Testing
   }
 
   @Test(arguments: [true, false]) func moody1To2RenamesThroughTheRenamingIdentifierAndAddsRatingWithItsDefault(
-    asSQL: Bool
+    bulkCopy: Bool
   ) throws {
     let folder = try TemporaryDirectory()
     let (migrated, original, plan) = try Self.migrate(
-      "objcio-core-data-moody/stores/Moody.moody.sqlite", bundle: Self.moody, to: "Moody 2", in: folder, asSQL: asSQL)
+      "objcio-core-data-moody/stores/Moody.moody.sqlite", bundle: Self.moody, to: "Moody 2", in: folder,
+      bulkCopy: bulkCopy)
     #expect(plan.steps.map(\.name) == ["Moody → Moody 2"])
     let bundle = try ModelBundle(contentsOf: Self.moody)
     let v2 = try bundle.model(named: "Moody 2")
@@ -92,11 +93,11 @@ import Testing
     #expect(try Data(contentsOf: backup) == (try Data(contentsOf: original)), "the original is kept as NAME~.EXT")
   }
 
-  @Test(arguments: [true, false]) func sampleModelV1ToV2RenamesAnEntityAndDropsAttributes(asSQL: Bool) throws {
+  @Test(arguments: [true, false]) func sampleModelV1ToV2RenamesAnEntityAndDropsAttributes(bulkCopy: Bool) throws {
     let folder = try TemporaryDirectory()
     let (migrated, original, plan) = try Self.migrate(
       "coredataplus-samplemodels/SampleModel/Fixtures/SampleModel_V1.sqlite", bundle: Self.sampleModel,
-      to: "SampleModel2", in: folder, asSQL: asSQL)
+      to: "SampleModel2", in: folder, bulkCopy: bulkCopy)
     let bundle = try ModelBundle(contentsOf: Self.sampleModel)
     let v2 = try bundle.model(named: "SampleModel2")
     #expect(try SQLiteStore.metadata(at: migrated).isCompatible(with: v2))
@@ -115,12 +116,12 @@ import Testing
   }
 
   /// Apple's TestModel store is empty: the step is checked on its layout and hashes.
-  @Test(arguments: [true, false]) func bigNerdRanchAddsAnEntity(asSQL: Bool) throws {
+  @Test(arguments: [true, false]) func bigNerdRanchAddsAnEntity(bulkCopy: Bool) throws {
     let folder = try TemporaryDirectory()
     let bundleURL = Fixtures.url("bignerdranch-coredatastack/Sample Model/Deprecated/Sample.xcdatamodeld")
     let (migrated, original, plan) = try Self.migrate(
       "bignerdranch-coredatastack/Sample Model/Deprecated/TestModel.sqlite", bundle: bundleURL, to: "TestModel 2",
-      in: folder, asSQL: asSQL)
+      in: folder, bulkCopy: bulkCopy)
     let bundle = try ModelBundle(contentsOf: bundleURL)
     let mapping = try #require(plan.steps.first?.inferredMapping)
     #expect(mapping.mapping(named: "AddPublisher")?.kind == .add)
