@@ -262,6 +262,11 @@ public final class SQLiteStore: ObjectStore {
     var configuration = Configuration()
     configuration.readonly = readOnly
     configuration.label = "migrun"
+    if !readOnly {
+      // Several processes may write one store: a write waits its turn (up to 30 s). GRDB begins
+      // write transactions IMMEDIATE, so a read-then-write save cannot deadlock with another.
+      configuration.busyMode = .timeout(30)
+    }
     configuration.prepareDatabase { db in
       // Core Data's derived-attribute triggers call this function; writes to such stores need it.
       db.add(function: DatabaseFunction("NSCoreDataDATriggerUpdatedAffectedObjectValue", pure: false) { _ in nil })

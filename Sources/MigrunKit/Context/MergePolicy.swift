@@ -1,0 +1,185 @@
+/// How a context resolves conflicts found on save: Core Data's `NSMergePolicy` kinds, or a rule
+/// of the user's (a Lua merge rule file, through ``MergeRule``).
+///
+/// ```swift
+/// let context = coordinator.newContext(mergePolicy: .mergeByPropertyObjectTrump)
+/// ```
+public enum MergePolicy: Sendable {
+  /// The save fails with ``ContextError/conflicts``; nothing is written (Core Data's default).
+  case error
+  /// Property by property: where both the context and the store changed a property, the store wins.
+  case mergeByPropertyStoreTrump
+  /// Property by property: where both changed a property, the context wins.
+  case mergeByPropertyObjectTrump
+  /// The context's whole state of the object replaces the stored one.
+  case overwrite
+  /// The context's changes to a conflicting object are discarded; the store's state is kept.
+  case rollback
+  /// A user's rule decides per conflict (see ``MergeRule``).
+  case rule(any MergeRule)
+
+  /// The standard policy a name such as `"objectTrump"` or `"mergeByPropertyObjectTrump"` gives.
+  public init?(name: String) {
+    switch name {
+    case "error": self = .error
+    case "storeTrump", "mergeByPropertyStoreTrump": self = .mergeByPropertyStoreTrump
+    case "objectTrump", "mergeByPropertyObjectTrump": self = .mergeByPropertyObjectTrump
+    case "overwrite": self = .overwrite
+    case "rollback": self = .rollback
+    default: return nil
+    }
+  }
+
+  public var name: String {
+    switch self {
+    case .error: "error"
+    case .mergeByPropertyStoreTrump: "mergeByPropertyStoreTrump"
+    case .mergeByPropertyObjectTrump: "mergeByPropertyObjectTrump"
+    case .overwrite: "overwrite"
+    case .rollback: "rollback"
+    case .rule: "rule"
+    }
+  }
+}
+
+/// A user's merge rule: given a conflict, the state that is saved.
+///
+/// Return the object's state to save (its ``StoredObject/attributes``, ``StoredObject/toOne`` and
+/// ``StoredObject/toMany``; the version is the store's), `nil` for "no object" (it is deleted, or
+/// stays deleted), or throw to fail the save. ``MergeConflict/resolved(by:)`` gives a standard
+/// policy's answer to start from. A rule without an answer for the entity returns
+/// ``MergeDecision/unhandled`` and the save fails as under ``MergePolicy/error``.
+public protocol MergeRule: AnyObject, Sendable {
+  func resolve(_ conflict: MergeConflict) throws -> MergeDecision
+}
+
+public enum MergeDecision: Sendable {
+  case save(StoredObject?)
+  case unhandled
+}
+
+/// One conflict found on save (Core Data's `NSMergeConflict` / `NSConstraintConflict`).
+public struct MergeConflict: Sendable, CustomStringConvertible {
+  public enum Kind: String, Sendable {
+    /// The context changed the object; someone else changed its row since the context read it.
+    case update
+    /// The context deleted the object; someone else changed its row since.
+    case delete
+    /// The context changed the object; its row is gone from the store.
+    case storeDeleted
+    /// The object's values equal another object's on a uniqueness constraint.
+    case uniqueness
+  }
+
+  public let kind: Kind
+  public let id: ObjectID
+  /// The context's state of the object; `nil` when the context deleted it.
+  public let object: StoredObject?
+  /// The values the context read (attributes and to-one targets); `nil` for a new object.
+  public let snapshot: StoredObject?
+  /// The store's row now; for a uniqueness conflict, the object already holding the values.
+  public let store: StoredObject?
+  /// The properties the context changed.
+  public let changed: Set<String>
+  /// The version the context read (`Z_OPT`), 0 for a new object.
+  public let oldVersion: Int64
+  /// The store's version now, 0 when its row is gone.
+  public let newVersion: Int64
+  /// For a uniqueness conflict: the constrained properties.
+  public let constraint: [String]
+
+  public init(
+    kind: Kind, id: ObjectID, object: StoredObject?, snapshot: StoredObject?, store: StoredObject?,
+    changed: Set<String>, constraint: [String] = []
+  ) {
+    self.kind = kind
+    self.id = id
+    self.object = object
+    self.snapshot = snapshot
+    self.store = store
+    self.changed = changed
+    self.oldVersion = snapshot?.version ?? 0
+    self.newVersion = store?.version ?? 0
+    self.constraint = constraint
+  }
+
+  public var description: String {
+    switch kind {
+    case .update:
+      "\(id): changed in the store since it was read (version \(oldVersion) → \(newVersion))\(differences)"
+    case .delete:
+      "\(id): deleted here, changed in the store since it was read (version \(oldVersion) → \(newVersion))"
+    case .storeDeleted: "\(id): changed here, deleted from the store since it was read (version \(oldVersion))"
+    case .uniqueness:
+      "\(id): \(constraint.map { "\($0) = \(object?.attributes[$0]?.description ?? "NULL")" }.joined(separator: ", ")) "
+        + "already belongs to \(store.map { "\($0.id)" } ?? "another object") "
+        + "(uniqueness constraint (\(constraint.joined(separator: ", "))))"
+    }
+  }
+
+  /// The properties whose values differ between snapshot, store and object, one per line.
+  private var differences: String {
+    guard let snapshot, let store, let object else { return "" }
+    var lines: [String] = []
+    for name in Set(snapshot.attributes.keys).union(store.attributes.keys).sorted() {
+      let (read, now, mine) = (snapshot.attributes[name], store.attributes[name], object.attributes[name])
+      guard read != now || read != mine else { continue }
+      lines.append(
+        "\(name): read \(read?.description ?? "NULL"), store \(now?.description ?? "NULL"), here \(mine?.description ?? "NULL")"
+      )
+    }
+    for name in Set(snapshot.toOne.keys).union(store.toOne.keys).union(object.toOne.keys).sorted() {
+      let (read, now, mine) = (snapshot.toOne[name], store.toOne[name], object.toOne[name])
+      guard read != now || read != mine else { continue }
+      lines.append(
+        "\(name): read \(read?.description ?? "nil"), store \(now?.description ?? "nil"), here \(mine?.description ?? "nil")"
+      )
+    }
+    return lines.isEmpty ? "" : "\n    " + lines.joined(separator: "\n    ")
+  }
+
+  /// What `policy` saves for this conflict (`nil`: no object). ``MergePolicy/error`` and
+  /// ``MergePolicy/rule(_:)`` give the object's own state.
+  public func resolved(by policy: MergePolicy) -> StoredObject? {
+    switch (kind, policy) {
+    case (.uniqueness, .mergeByPropertyStoreTrump), (.uniqueness, .rollback):
+      return store
+    case (.uniqueness, _):
+      guard var merged = store, let object else { return store }
+      // The new object's values land on the existing one; its relationships join the existing ones.
+      for (name, value) in object.attributes where !object.isNew || value != .null { merged.attributes[name] = value }
+      for (name, target) in object.toOne { merged.toOne[name] = target }
+      for (name, members) in object.toMany {
+        merged.toMany[name] = (merged.toMany[name] ?? []) + members.filter { !(merged.toMany[name] ?? []).contains($0) }
+      }
+      return merged
+    case (.delete, .mergeByPropertyStoreTrump), (.delete, .rollback), (.storeDeleted, .mergeByPropertyStoreTrump),
+      (.storeDeleted, .rollback):
+      return store
+    case (.delete, _), (.storeDeleted, _):
+      return object
+    case (.update, .rollback):
+      return store
+    case (.update, .overwrite), (.update, .error), (.update, .rule):
+      return object
+    case (.update, .mergeByPropertyStoreTrump), (.update, .mergeByPropertyObjectTrump):
+      guard var merged = store, let object, let snapshot else { return object }
+      let objectWins = { if case .mergeByPropertyObjectTrump = policy { true } else { false } }()
+      for name in changed {
+        if let value = object.attributes[name] {
+          if objectWins || store?.attributes[name] == snapshot.attributes[name] { merged.attributes[name] = value }
+        } else if object.toMany[name] != nil || merged.toMany[name] != nil {
+          merged.toMany[name] = object.toMany[name]
+        } else if objectWins || store?.toOne[name] == snapshot.toOne[name] {
+          merged.toOne[name] = object.toOne[name]
+        }
+      }
+      return merged
+    }
+  }
+}
+
+extension StoredObject {
+  /// A new object (never saved) has version 0 in a context.
+  var isNew: Bool { version == 0 }
+}
