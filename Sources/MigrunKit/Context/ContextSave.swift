@@ -174,9 +174,15 @@ struct SaveTransaction {
     var decided = decided
     decided.id = row.id
     decided.version = row.version
-    let sameToMany = decided.toMany.allSatisfy { row.toMany[$0.key] == $0.value }
-    return decided.attributes == row.attributes && decided.toOne == row.toOne && sameToMany
-      ? .keep(row) : .update(decided, toMany: Set(decided.toMany.keys))
+    let toMany = Self.changedToMany(decided, from: row)
+    return decided.attributes == row.attributes && decided.toOne == row.toOne && toMany.isEmpty
+      ? .keep(row) : .update(decided, toMany: toMany)
+  }
+
+  /// The to-many relationships whose members differ (only those are written: rewriting the others
+  /// would undo members joining them in this save).
+  private static func changedToMany(_ state: StoredObject, from row: StoredObject) -> Set<String> {
+    Set(state.toMany.keys.filter { row.toMany[$0] != state.toMany[$0] })
   }
 
   /// The state the merge policy saves for `conflict`, `nil` for "no object"; a conflict the policy
@@ -263,11 +269,10 @@ struct SaveTransaction {
     var survivor = decided ?? existing
     survivor.id = other
     survivor.version = existing.version
-    let newMembers = Set(survivor.toMany.keys)
     if let plan = plans[other], case .insert = plan {
       plans[other] = .insert(survivor)
     } else {
-      plans[other] = .update(survivor, toMany: newMembers)
+      plans[other] = .update(survivor, toMany: Self.changedToMany(survivor, from: existing))
     }
     plans[object.id] = object.isInserted ? .gone : .delete
     changes.merged[object.id] = other
@@ -276,7 +281,7 @@ struct SaveTransaction {
   // MARK: - Writing
 
   private mutating func write(_ writer: any StoreWriter) throws {
-    let redirect = permanent.merging(changes.merged) { first, _ in first }
+    let redirect = changes.merged.merging(permanent) { merged, _ in merged }
     func resolve(_ id: ObjectID) -> ObjectID {
       var id = id
       while let next = redirect[id], next != id { id = next }

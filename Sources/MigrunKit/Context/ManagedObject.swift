@@ -10,12 +10,13 @@
 /// ```
 ///
 /// An object lives as long as someone holds it: a context keeps unchanged objects weakly, so
-/// fetched objects that are let go take their snapshots with them.
+/// fetched objects that are let go take their snapshots with them. An object keeps its context
+/// alive (a context's pending objects keep it alive until saved, rolled back or reset).
 public final class ManagedObject: CustomStringConvertible {
   /// Entity and primary key; a new object's key is negative (temporary) until it is saved.
   public internal(set) var id: ObjectID
   public let entity: Entity
-  weak var context: ObjectContext?
+  var context: ObjectContext?
   /// The registry holding ``snapshot`` (released with the object).
   let registry: SnapshotRegistry
   /// The persistent values read from the store (attributes and to-one targets); `nil` when new.
@@ -51,9 +52,12 @@ public final class ManagedObject: CustomStringConvertible {
     isInserted || isDeleted || !changedAttributes.isEmpty || !changedToOne.isEmpty || !changedToMany.isEmpty
   }
 
-  /// Names of the properties changed since the last save.
+  /// Attributes of a new object that still hold the model's default.
+  var defaulted: Set<String> = []
+
+  /// Names of the properties changed since the last save (for a new object: given a value).
   public var changedProperties: Set<String> {
-    Set(changedAttributes.keys).union(changedToOne.keys).union(changedToMany.keys)
+    Set(changedAttributes.keys).subtracting(defaulted).union(changedToOne.keys).union(changedToMany.keys)
   }
 
   /// The values read from the store (Core Data's `committedValues`); `nil` for a new object.
@@ -89,6 +93,7 @@ public final class ManagedObject: CustomStringConvertible {
   public func set(_ name: String, _ value: StoreValue) throws {
     let attribute = try attribute(name)
     let converted = try ObjectContext.convert(value, to: attribute, entity: entity.name)
+    defaulted.remove(name)
     guard !attribute.isTransient else {
       changedAttributes[name] = converted
       return

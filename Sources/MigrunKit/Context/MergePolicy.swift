@@ -111,7 +111,7 @@ public struct MergeConflict: Sendable, CustomStringConvertible {
       "\(id): deleted here, changed in the store since it was read (version \(oldVersion) → \(newVersion))"
     case .storeDeleted: "\(id): changed here, deleted from the store since it was read (version \(oldVersion))"
     case .uniqueness:
-      "\(id): \(constraint.map { "\($0) = \(object?.attributes[$0]?.description ?? "NULL")" }.joined(separator: ", ")) "
+      "\(id.primaryKey < 0 ? "a new \(id.entity)" : id.description): \(constraint.map { "\($0) = \(object?.attributes[$0]?.description ?? "NULL")" }.joined(separator: ", ")) "
         + "already belongs to \(store.map { "\($0.id)" } ?? "another object") "
         + "(uniqueness constraint (\(constraint.joined(separator: ", "))))"
     }
@@ -146,11 +146,16 @@ public struct MergeConflict: Sendable, CustomStringConvertible {
       return store
     case (.uniqueness, _):
       guard var merged = store, let object else { return store }
-      // The new object's values land on the existing one; its relationships join the existing ones.
-      for (name, value) in object.attributes where !object.isNew || value != .null { merged.attributes[name] = value }
-      for (name, target) in object.toOne { merged.toOne[name] = target }
-      for (name, members) in object.toMany {
-        merged.toMany[name] = (merged.toMany[name] ?? []) + members.filter { !(merged.toMany[name] ?? []).contains($0) }
+      // The other object's changed values land on the existing one; its members join the existing ones.
+      for name in changed {
+        if let value = object.attributes[name] {
+          merged.attributes[name] = value
+        } else if let members = object.toMany[name] {
+          let existing = merged.toMany[name] ?? []
+          merged.toMany[name] = existing + members.filter { !existing.contains($0) }
+        } else {
+          merged.toOne[name] = object.toOne[name]
+        }
       }
       return merged
     case (.delete, .mergeByPropertyStoreTrump), (.delete, .rollback), (.storeDeleted, .mergeByPropertyStoreTrump),
@@ -177,9 +182,4 @@ public struct MergeConflict: Sendable, CustomStringConvertible {
       return merged
     }
   }
-}
-
-extension StoredObject {
-  /// A new object (never saved) has version 0 in a context.
-  var isNew: Bool { version == 0 }
 }

@@ -179,6 +179,7 @@ public final class ObjectContext {
     object.isInserted = true
     for attribute in model.attributes(of: entity) where !attribute.isTransient {
       object.changedAttributes[attribute.name] = attribute.defaultValue
+      object.defaulted.insert(attribute.name)
     }
     register(object)
     pending[object.id] = object
@@ -307,9 +308,13 @@ public final class ObjectContext {
   }
 
   func toOneTarget(_ object: ManagedObject, _ relationship: Relationship) throws -> ObjectID? {
-    let target = object.changedToOne[relationship.name] ?? object.snapshot?.toOne[relationship.name]
-    guard let target else { return nil }
+    guard let target = storedTarget(object, relationship.name) else { return nil }
     return registeredObject(target)?.isDeleted == true ? nil : target
+  }
+
+  /// The to-one target as the object holds it, deleted or not.
+  func storedTarget(_ object: ManagedObject, _ name: String) -> ObjectID? {
+    object.changedToOne[name] ?? object.snapshot?.toOne[name]
   }
 
   /// Members as this context sees them: the committed list (read once), with this context's
@@ -522,7 +527,7 @@ public final class ObjectContext {
     guard let inverse = model.inverse(of: relationship) else { return }
     if !relationship.isToMany {
       guard let target = try toOneTarget(object, relationship), !inverse.isToMany,
-        let other = try? self.object(with: target), try toOneTarget(other, inverse) == object.id
+        let other = try? self.object(with: target), storedTarget(other, inverse.name) == object.id
       else { return }
       record(other, inverse.name, nil)
       return
@@ -530,7 +535,7 @@ public final class ObjectContext {
     for id in try members(object, relationship) {
       let member = try self.object(with: id)
       if !inverse.isToMany {
-        if try toOneTarget(member, inverse) == object.id { record(member, inverse.name, nil) }
+        if storedTarget(member, inverse.name) == object.id { record(member, inverse.name, nil) }
       } else if let list = member.changedToMany[inverse.name] {
         member.changedToMany[inverse.name] = list.filter { $0 != object.id }
       }
