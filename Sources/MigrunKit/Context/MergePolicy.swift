@@ -4,7 +4,7 @@
 /// ```swift
 /// let context = coordinator.newContext(mergePolicy: .mergeByPropertyObjectTrump)
 /// ```
-public enum MergePolicy: Sendable {
+public enum MergePolicy {
   /// The save fails with ``ContextError/conflicts``; nothing is written (Core Data's default).
   case error
   /// Property by property: where both the context and the store changed a property, the store wins.
@@ -49,11 +49,11 @@ public enum MergePolicy: Sendable {
 /// stays deleted), or throw to fail the save. ``MergeConflict/resolved(by:)`` gives a standard
 /// policy's answer to start from. A rule without an answer for the entity returns
 /// ``MergeDecision/unhandled`` and the save fails as under ``MergePolicy/error``.
-public protocol MergeRule: AnyObject, Sendable {
+public protocol MergeRule: AnyObject {
   func resolve(_ conflict: MergeConflict) throws -> MergeDecision
 }
 
-public enum MergeDecision: Sendable {
+public enum MergeDecision {
   case save(StoredObject?)
   case unhandled
 }
