@@ -151,6 +151,11 @@ struct MigrateCommand: MigrunCommand {
   @Flag(help: "Run every step on scratch files, report, and delete them.") var dryRun = false
   @Flag(help: "Do not keep the original as NAME~.EXT.") var noBackup = false
   @Flag(help: "Progress and result as JSON lines on standard output.") var json = false
+  @Option(
+    help: ArgumentHelp(
+      "Lua merge rules for uniqueness collisions in every step (a mapping file's own `merge` table comes first).",
+      valueName: "file"))
+  var mergeRules: String?
 
   func execute() throws {
     let url = URL(fileURLWithPath: store)
@@ -165,9 +170,23 @@ struct MigrateCommand: MigrunCommand {
     }
     let migrator = StoreMigrator(store: url, plan: plan, options: .init(keepBackup: !noBackup, dryRun: dryRun))
     let folders = chain.policyURLs
+    let fileRules = mergeRules.map { URL(fileURLWithPath: $0) }
+    if let fileRules, !FileManager.default.fileExists(atPath: fileRules.path) {
+      throw CLIError(message: "--merge-rules: no such file \(fileRules.path)")
+    }
+    let mappingRules = MappingRules()
     migrator.scriptedStep = { step in
       guard case .scripted(let file) = step.kind else { throw CLIError(message: "\(step.name) is not scripted") }
-      return try LuaMappingFile.load(step, file: file, policyFolders: folders)
+      let loaded = try LuaMappingFile.loadStep(step, file: file, policyFolders: folders)
+      mappingRules.byStep[step.name] = loaded.mergeRules
+      return (loaded.mapping, loaded.policies)
+    }
+    migrator.mergeRules = { step in
+      var rules: [any MigrationMergeRule] = mappingRules.byStep[step.name].map { [$0] } ?? []
+      if let fileRules {
+        rules.append(try LuaMigrationMergeRules(file: fileRules, destination: step.destination, policyFolders: folders))
+      }
+      return rules
     }
     let bar = ProgressBar(enabled: !json && isatty(STDERR_FILENO) != 0)
     migrator.progress = { progress in
@@ -190,7 +209,9 @@ struct MigrateCommand: MigrunCommand {
     if json {
       try printJSONLine([
         "result": dryRun ? "dry-run" : "migrated", "version": plan.destinationVersion,
-        "steps": report.steps.map { ["step": $0.name, "counts": $0.counts, "bulkCopy": $0.bulkCopy] },
+        "steps": report.steps.map {
+          ["step": $0.name, "counts": $0.counts, "bulkCopy": $0.bulkCopy, "merged": $0.merged] as [String: Any]
+        },
         "backup": report.backup?.path ?? NSNull(),
       ])
       return
@@ -199,6 +220,7 @@ struct MigrateCommand: MigrunCommand {
       let total = step.counts.values.reduce(0, +)
       print(
         "  \(step.name): \(total) objects, \(step.bulkCopy ? "bulk copy" : "object by object") (\(step.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))"
+          + (step.merged > 0 ? ", \(step.merged) merged by merge rules" : "")
       )
     }
     if dryRun {
@@ -281,4 +303,9 @@ enum PlanReport {
 func printJSONLine(_ value: [String: Any]) throws {
   let data = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])
   FileHandle.standardOutput.write(data + Data("\n".utf8))
+}
+
+/// The merge rules each step's mapping file carried, kept from loading the file to running the step.
+final class MappingRules {
+  var byStep: [String: LuaMigrationMergeRules] = [:]
 }

@@ -29,6 +29,22 @@ public enum LuaMappingFile {
     throws
     -> (MappingModel, [String: any EntityMigrationPolicy])
   {
+    let loaded = try loadStep(step, file: file, policyFolders: policyFolders, limits: limits)
+    return (loaded.mapping, loaded.policies)
+  }
+
+  /// A mapping file's whole content: mapping model, policies and its `merge` rules.
+  public struct Loaded {
+    public let mapping: MappingModel
+    public let policies: [String: any EntityMigrationPolicy]
+    /// The file's `merge` table, if it has one.
+    public let mergeRules: LuaMigrationMergeRules?
+  }
+
+  /// Loads `file` for `step` with its merge rules; `require` finds modules in `policyFolders`.
+  public static func loadStep(
+    _ step: MigrationStep, file: URL, policyFolders: [URL], limits: LuaLimits = LuaLimits()
+  ) throws -> Loaded {
     // "<folder>/<file>": what messages show (Lua shortens long chunk names, so not the whole path).
     let name = "\(file.deletingLastPathComponent().lastPathComponent)/\(file.lastPathComponent)"
     let vm = try LuaVM(limits: limits, modulePaths: policyFolders)
@@ -45,16 +61,27 @@ public enum LuaMappingFile {
         reason: "\(name) must return a table of entity mappings, not \(returned.first?.typeName ?? "nothing")")
     }
     var builder = Builder(step: step, file: name, bridge: bridge, invoke: invoke)
+    var mergeRules: LuaMigrationMergeRules?
     for (key, value) in table.fields.sorted(by: { ($0.key.stringValue ?? "") < ($1.key.stringValue ?? "") }) {
       guard let entity = key.stringValue else {
         throw MigrationError(.badMapping, reason: "\(name): keys are entity names, not \(key.typeName)s")
+      }
+      if entity == "merge", step.destination.entity(named: "merge") == nil {
+        guard case .table(let rules) = value else {
+          throw MigrationError(
+            .badMapping, reason: "\(name): merge is a table of merge rules by entity, not a \(value.typeName)")
+        }
+        mergeRules = try LuaMigrationMergeRules(
+          vm: vm, file: name, table: rules, destination: step.destination, strict: true)
+        continue
       }
       try builder.add(entity, value)
     }
     if !table.array.isEmpty {
       throw MigrationError(.badMapping, reason: "\(name): entries are keyed by entity name (found a list)")
     }
-    return try builder.finish()
+    let (mapping, policies) = try builder.finish()
+    return Loaded(mapping: mapping, policies: policies, mergeRules: mergeRules)
   }
 
   struct Builder {

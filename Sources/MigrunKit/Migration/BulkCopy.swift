@@ -54,6 +54,25 @@ struct BulkCopy {
     let toLayout: StoreSchema.EntityLayout
   }
 
+  /// Whether every uniqueness constraint of `to` (and its ancestors) is one `from` already had, on
+  /// the attributes its values are copied from: then copied rows cannot collide.
+  static func keepsConstraints(
+    _ entityMapping: EntityMapping, from: Entity, in source: ObjectModel, to: Entity, in destination: ObjectModel
+  ) -> Bool {
+    func origin(_ name: String) -> String? {
+      switch entityMapping.attributes[name] {
+      case .property(let old)?, .propertyOrDefault(let old, _)?: old
+      default: nil
+      }
+    }
+    let existing = Set(([from] + source.ancestors(of: from)).flatMap(\.uniquenessConstraints).map { Set($0) })
+    for constraint in ([to] + destination.ancestors(of: to)).flatMap(\.uniquenessConstraints) {
+      let mapped = constraint.compactMap(origin)
+      guard mapped.count == constraint.count, existing.contains(Set(mapped)) else { return false }
+    }
+    return true
+  }
+
   /// The step as a bulk copy, or nil when it must run object by object. An entity mapping with a
   /// policy takes part only when the policy offers a ``RowTransform`` computing exactly its
   /// `.computed` attributes from the source row.
@@ -73,6 +92,9 @@ struct BulkCopy {
         let to = entityMapping.destinationEntity.flatMap(destination.entity(named:)),
         let fromLayout = sourceSchema.layout(of: from.name), let toLayout = destinationSchema.layout(of: to.name)
       else { return nil }
+      // A uniqueness constraint the source did not have may see collisions: those are resolved
+      // (or reported with both source objects) object by object.
+      guard Self.keepsConstraints(entityMapping, from: from, in: source, to: to, in: destination) else { return nil }
       active.append(Resolved(mapping: entityMapping, from: from, to: to, fromLayout: fromLayout, toLayout: toLayout))
     }
     // A policy anywhere else (an added entity's hooks, say) needs the object path.

@@ -63,3 +63,14 @@ public protocol RowTransform: AnyObject {
   /// `inputs` the transform was made for.
   func transform(_ id: ObjectID, _ attributes: [StoreValue]) throws -> [StoreValue]
 }
+
+/// Decides what survives when two destination objects of a migration collide on a uniqueness
+/// constraint (two source objects mapped to one unique destination object).
+public protocol MigrationMergeRule: AnyObject {
+  /// Whether the rule has an answer for `entity` (a destination entity, or an ancestor of one).
+  func handles(_ entity: String) -> Bool
+  /// The attribute values the surviving object (`existing`, already written) takes when `incoming`
+  /// (not written) collides with it; attributes left out keep `existing`'s value. Relationships of
+  /// both sources are joined in stage 2 (to-many: the union; to-one: the first source's target).
+  func merge(entity: String, existing: StoredObject, incoming: StoredObject) throws -> [String: StoreValue]
+}

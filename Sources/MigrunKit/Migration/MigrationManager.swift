@@ -19,6 +19,15 @@ public final class MigrationManager {
 
   let associations: AssociationTable
   let policies: [String: any EntityMigrationPolicy]
+  /// Rules for destination objects that collide on a uniqueness constraint (first that has one for
+  /// the entity or an ancestor wins). Without one, a collision fails the step.
+  public var mergeRules: [any MigrationMergeRule] = []
+  /// Collisions resolved by a merge rule so far.
+  public private(set) var mergedCount = 0
+  /// The source object stage 1 is working on (named when a collision fails the step).
+  private var currentSource: ObjectID?
+  /// Per destination entity: its (and its ancestors') uniqueness constraints on attributes.
+  private var constraintsByEntity: [String: [(level: String, names: [String])]] = [:]
   private var writer: (any StoreWriter)?
   /// Destination entities whose objects keep their source primary keys (their hierarchy is fed by
   /// one source hierarchy), decided once before stage 1.
@@ -51,6 +60,8 @@ public final class MigrationManager {
         // policy that reads one gets it on demand).
         try source.forEachObject(of: entityMapping.sourceEntity ?? "", includingSubentities: false, withToMany: false) {
           object in
+          currentSource = object.id
+          defer { currentSource = nil }
           do {
             try policy.createDestinationInstances(for: object, entityMapping, self)
           } catch {
@@ -113,9 +124,78 @@ public final class MigrationManager {
   func insert(_ entity: String, attributes: [String: StoreValue], primaryKey: Int64?, version: Int64) throws -> ObjectID
   {
     let writer = try activeWriter()
+    if let existing = try collision(entity, attributes, writer) {
+      return try merge(entity, attributes, into: existing, writer)
+    }
     let id = ObjectID(entity: entity, primaryKey: try primaryKey ?? writer.newPrimaryKey(for: entity))
     try writer.insert(StoredObject(id: id, version: version, attributes: attributes))
     return id
+  }
+
+  /// The destination object that already holds `attributes`' values on a uniqueness constraint.
+  private func collision(_ entity: String, _ attributes: [String: StoreValue], _ writer: any StoreWriter) throws
+    -> (id: ObjectID, constraint: [String])?
+  {
+    let constraints: [(level: String, names: [String])]
+    if let known = constraintsByEntity[entity] {
+      constraints = known
+    } else {
+      guard let found = mapping.destination.entity(named: entity) else { return nil }
+      let attributeNames = Set(mapping.destination.attributes(of: found).map(\.name))
+      constraints = ([found] + mapping.destination.ancestors(of: found)).flatMap { level in
+        level.uniquenessConstraints.filter { $0.allSatisfy(attributeNames.contains) }.map { (level.name, $0) }
+      }
+      constraintsByEntity[entity] = constraints
+    }
+    for (level, names) in constraints {
+      let values = names.map { attributes[$0] ?? .null }
+      guard !values.contains(.null) else { continue }
+      if let existing = try writer.firstObject(
+        of: level, matching: Dictionary(uniqueKeysWithValues: zip(names, values)))
+      {
+        return (existing, names)
+      }
+    }
+    return nil
+  }
+
+  /// Folds a new destination object into `existing` by the entity's merge rule; without a rule the
+  /// step fails naming both source objects.
+  private func merge(
+    _ entity: String, _ attributes: [String: StoreValue], into existing: (id: ObjectID, constraint: [String]),
+    _ writer: any StoreWriter
+  ) throws -> ObjectID {
+    let values = existing.constraint.map { "\($0) = \(attributes[$0] ?? .null)" }.joined(separator: ", ")
+    let earlier = try sources(of: existing.id).first.map(\.description) ?? existing.id.description
+    let chain = mapping.destination.entity(named: entity).map { [$0] + mapping.destination.ancestors(of: $0) } ?? []
+    guard
+      let (rule, level) = chain.lazy.compactMap({ level in
+        self.mergeRules.first { $0.handles(level.name) }.map { ($0, level.name) }
+      }).first
+    else {
+      throw MigrationError(
+        .validation, entity: entity,
+        reason:
+          "\(earlier) and \(currentSource?.description ?? "a new object") both become the \(entity) with \(values) "
+          + "(uniqueness constraint (\(existing.constraint.joined(separator: ", ")))); give a merge rule for \(entity) "
+          + "(the mapping file's `merge` table, or migrun migrate --merge-rules FILE)")
+    }
+    guard var survivor = try writer.object(existing.id) else { return existing.id }
+    let incoming = StoredObject(id: ObjectID(entity: entity, primaryKey: 0), attributes: attributes)
+    let merged: [String: StoreValue]
+    do {
+      merged = try rule.merge(entity: level, existing: survivor, incoming: incoming)
+    } catch let error as MigrationError {
+      throw error
+    } catch {
+      throw MigrationError(
+        .policy, entity: entity,
+        reason: "the merge rule for \(level) failed on \(earlier) and \(currentSource?.description ?? "?"): \(error)")
+    }
+    for (name, value) in merged { survivor.attributes[name] = value }
+    try writer.update(survivor, bumpingVersion: false)
+    mergedCount += 1
+    return existing.id
   }
 
   /// Records that `destination` was made from `source` by the current entity mapping.
@@ -189,22 +269,26 @@ public final class MigrationManager {
   ) throws {
     let plan = relationshipPlan(of: entityMapping, for: id.entity)
     guard !plan.isEmpty else { return }
-    for origin in try sources(of: id, mapping: entityMapping.name).prefix(1) {
-      guard let sourceObject = try source.object(origin) else { continue }
-      for step in plan where !skipped.contains(step.relationship.name) {
+    // Usually one source; several when a merge rule folded objects together: to-one targets come
+    // from the first source that has one, to-many members are the union of all.
+    let objects = try sources(of: id, mapping: entityMapping.name).compactMap { try source.object($0) }
+    guard !objects.isEmpty else { return }
+    for step in plan where !skipped.contains(step.relationship.name) {
+      var mapped: [ObjectID] = []
+      for sourceObject in objects {
         let targets = sourceObject.toMany[step.source] ?? sourceObject.toOne[step.source].map { [$0] } ?? []
-        var mapped: [ObjectID] = []
         for target in targets {
           for candidate in try destinations(of: target)
           where isKind(candidate.entity, of: step.relationship.destinationEntity) {
             if !mapped.contains(candidate) { mapped.append(candidate) }
           }
         }
-        if !step.relationship.isToMany {
-          try setToOne(id, step.relationship.name, mapped.first)
-        } else if !step.isSetFromInverse {
-          try setToMany(id, step.relationship.name, mapped)
-        }
+        if !step.relationship.isToMany && !mapped.isEmpty { break }
+      }
+      if !step.relationship.isToMany {
+        try setToOne(id, step.relationship.name, mapped.first)
+      } else if !step.isSetFromInverse {
+        try setToMany(id, step.relationship.name, mapped)
       }
     }
   }

@@ -29,6 +29,8 @@ public final class StoreMigrator {
       public let counts: [String: Int]
       /// Whether the step ran as a bulk SQL copy (see ``Options/bulkCopy``).
       public let bulkCopy: Bool
+      /// Destination objects folded into another by a merge rule (uniqueness collisions).
+      public var merged = 0
     }
 
     public var steps: [Step] = []
@@ -41,6 +43,8 @@ public final class StoreMigrator {
   public var progress: ((MigrationProgress) -> Void)?
   /// Supplies the mapping and policies of a scripted step (MigrunScripting's Lua runtime).
   public var scriptedStep: ((MigrationStep) throws -> (MappingModel, [String: any EntityMigrationPolicy]))?
+  /// Supplies a step's merge rules for uniqueness collisions (asked after ``scriptedStep``).
+  public var mergeRules: ((MigrationStep) throws -> [any MigrationMergeRule])?
 
   public init(store: URL, plan: MigrationPlan, options: Options = Options()) {
     self.store = store
@@ -83,6 +87,7 @@ public final class StoreMigrator {
           mapping: mapping, source: source, destination: destination, associationsFile: associations,
           policies: policies)
         manager.progress = stepProgress
+        manager.mergeRules = try mergeRules?(step) ?? []
         let bulk = options.bulkCopy ? try BulkCopy(mapping: mapping, policies: policies, manager: manager) : nil
         if let bulk {
           try bulk.run(from: current, into: destination, progress: stepProgress)
@@ -91,8 +96,10 @@ public final class StoreMigrator {
           try destination.createIndexes()
           try manager.migrate()
         }
-        report.steps.append(
-          Report.Step(name: step.name, kind: step.kind, counts: try destination.entityCounts(), bulkCopy: bulk != nil))
+        var done = Report.Step(
+          name: step.name, kind: step.kind, counts: try destination.entityCounts(), bulkCopy: bulk != nil)
+        done.merged = manager.mergedCount
+        report.steps.append(done)
         try destination.close()
       } catch let error as MigrationError {
         throw error.inStep(step.name)
