@@ -192,11 +192,17 @@ let usage = """
   usage: migrun-bench lua-call|lua-row SCRIPT [CALLS] [REPEATS]
          migrun-bench example-store OUT COUNT MODEL
          migrun-bench recipe-store REFERENCE OUT MODEL
+         migrun-bench hammer STORE MODEL ROUNDS POLICY
+         migrun-bench snapshots COUNT FOLDER
   """
 do {
   switch (arguments.dropFirst().first, arguments.count) {
   case ("example-store", 5):
     try exampleStore(output: arguments[2], count: Int(arguments[3]) ?? 2000, model: arguments[4])
+  case ("snapshots", 4):
+    try snapshots(count: Int(arguments[2]) ?? 1_000_000, folder: arguments[3])
+  case ("hammer", 6):
+    try hammer(store: arguments[2], model: arguments[3], rounds: Int(arguments[4]) ?? 10, policyName: arguments[5])
   case ("recipe-store", 5):
     try recipeStore(reference: arguments[2], output: arguments[3], model: arguments[4])
   case ("lua-call", 3...), ("lua-row", 3...):
