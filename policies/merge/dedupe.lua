@@ -8,6 +8,8 @@
 --   local rule = dedupe.rule { newest = "modified", max = { "visits" }, min = { "created" }, union = { "tags" } }
 --   rule(a, b)                              -- newest object's values, then the per-property choices
 -- Values may be NULL; a NULL never wins over a value.
+-- A rule is a migration merge rule as it is: in a mapping file's `merge` table or a --merge-rules file,
+--   return { merge = { Person = dedupe.rule { newest = "modified", max = { "visits" } } } }
 local M = {}
 
 local function present(value) return value ~= nil and value ~= NULL end
