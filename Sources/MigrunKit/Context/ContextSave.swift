@@ -105,9 +105,13 @@ struct SaveTransaction {
   private var conflicts: [MergeConflict] = []
   private var model: ObjectModel { context.model }
 
+  /// The IDs of ``objects`` (before the save).
+  private let saved: Set<ObjectID>
+
   init(context: ObjectContext, objects: [ManagedObject]) {
     self.context = context
     self.objects = objects.filter(\.hasChanges)
+    saved = Set(self.objects.map(\.id))
   }
 
   mutating func run(_ writer: any StoreWriter) throws {
@@ -297,7 +301,7 @@ struct SaveTransaction {
       }
       return state
     }
-    let order = objects.map(\.id) + plans.keys.filter { id in !objects.contains { $0.id == id } }.sorted()
+    let order = objects.map(\.id) + plans.keys.filter { !saved.contains($0) }.sorted()
     // Deletes first: a new object may take a deleted one's unique values.
     for id in order {
       guard case .delete? = plans[id] else { continue }
@@ -331,7 +335,7 @@ struct SaveTransaction {
   }
 
   private mutating func record(_ id: ObjectID, _ row: StoredObject) {
-    if objects.contains(where: { $0.id == id }) {
+    if saved.contains(id) {
       finalStates[id] = row
     } else {
       otherStates[id] = row
