@@ -15,7 +15,9 @@
 public final class ManagedObject: CustomStringConvertible {
   /// Entity and primary key; a new object's key is negative (temporary) until it is saved.
   public internal(set) var id: ObjectID
-  public let entity: Entity
+  /// The entity, shared by every object of it in the context (not copied per object).
+  let entityReference: EntityReference
+  public var entity: Entity { entityReference.entity }
   var context: ObjectContext?
   /// The registry holding ``snapshot`` (released with the object).
   let registry: SnapshotRegistry
@@ -35,9 +37,9 @@ public final class ManagedObject: CustomStringConvertible {
   /// Set when a save folded this object into another one on a uniqueness constraint.
   public internal(set) var mergedInto: ObjectID?
 
-  init(id: ObjectID, entity: Entity, context: ObjectContext, registry: SnapshotRegistry) {
+  init(id: ObjectID, entity: EntityReference, context: ObjectContext, registry: SnapshotRegistry) {
     self.id = id
-    self.entity = entity
+    self.entityReference = entity
     self.context = context
     self.registry = registry
   }
@@ -170,4 +172,10 @@ public final class ManagedObject: CustomStringConvertible {
     }
     return attribute
   }
+}
+
+/// One entity held once per context for its objects.
+final class EntityReference {
+  let entity: Entity
+  init(_ entity: Entity) { self.entity = entity }
 }

@@ -173,7 +173,8 @@ public final class ObjectContext {
       throw ContextError(.unknownEntity, entity: entityName, reason: "entity '\(entityName)' is abstract")
     }
     let object = ManagedObject(
-      id: ObjectID(entity: entityName, primaryKey: nextTemporaryKey), entity: entity, context: self,
+      id: ObjectID(entity: entityName, primaryKey: nextTemporaryKey), entity: try entityReference(entityName),
+      context: self,
       registry: coordinator.snapshots)
     nextTemporaryKey -= 1
     object.isInserted = true
@@ -479,11 +480,18 @@ public final class ObjectContext {
     if !object.isInserted { object.isDeleted = false }
   }
 
-  func entity(_ name: String) throws -> Entity {
+  func entity(_ name: String) throws -> Entity { try entityReference(name).entity }
+
+  private var entityReferences: [String: EntityReference] = [:]
+
+  func entityReference(_ name: String) throws -> EntityReference {
+    if let known = entityReferences[name] { return known }
     guard let entity = model.entity(named: name) else {
       throw ContextError(.unknownEntity, entity: name, reason: "the model has no entity '\(name)'")
     }
-    return entity
+    let reference = EntityReference(entity)
+    entityReferences[name] = reference
+    return reference
   }
 
   func ordered(_ objects: [ManagedObject]) -> [ManagedObject] {
@@ -492,8 +500,8 @@ public final class ObjectContext {
 
   /// An object read from the store, registered with its snapshot.
   private func adopt(_ row: StoredObject) throws -> ManagedObject {
-    let entity = try entity(row.id.entity)
-    let object = ManagedObject(id: row.id, entity: entity, context: self, registry: coordinator.snapshots)
+    let object = ManagedObject(
+      id: row.id, entity: try entityReference(row.id.entity), context: self, registry: coordinator.snapshots)
     object.snapshot = coordinator.snapshots.retain(row)
     register(object)
     return object
