@@ -76,7 +76,8 @@ struct PlanCommand: MigrunCommand {
     var mappings: [[EntityMapping]] = []
     for step in plan.steps {
       if case .scripted(let file) = step.kind {
-        mappings.append(try LuaMappingFile.load(step, file: file, policyFolders: chain.policyURLs).0.entityMappings)
+        mappings.append(
+          try LuaMappingFile.load(step, file: file, policyFolders: chain.policyURLs).mapping.entityMappings)
       } else {
         mappings.append(step.inferredMapping?.entityMappings ?? [])
       }
@@ -174,19 +175,14 @@ struct MigrateCommand: MigrunCommand {
     if let fileRules, !FileManager.default.fileExists(atPath: fileRules.path) {
       throw CLIError(message: "--merge-rules: no such file \(fileRules.path)")
     }
-    let mappingRules = MappingRules()
     migrator.scriptedStep = { step in
       guard case .scripted(let file) = step.kind else { throw CLIError(message: "\(step.name) is not scripted") }
-      let loaded = try LuaMappingFile.loadStep(step, file: file, policyFolders: folders)
-      mappingRules.byStep[step.name] = loaded.mergeRules
-      return (loaded.mapping, loaded.policies)
+      return try LuaMappingFile.load(step, file: file, policyFolders: folders)
     }
-    migrator.mergeRules = { step in
-      var rules: [any MigrationMergeRule] = mappingRules.byStep[step.name].map { [$0] } ?? []
-      if let fileRules {
-        rules.append(try LuaMigrationMergeRules(file: fileRules, destination: step.destination, policyFolders: folders))
+    if let fileRules {
+      migrator.mergeRules = { step in
+        [try LuaMigrationMergeRules(file: fileRules, destination: step.destination, policyFolders: folders)]
       }
-      return rules
     }
     let bar = ProgressBar(enabled: !json && isatty(STDERR_FILENO) != 0)
     migrator.progress = { progress in
@@ -303,9 +299,4 @@ enum PlanReport {
 func printJSONLine(_ value: [String: Any]) throws {
   let data = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])
   FileHandle.standardOutput.write(data + Data("\n".utf8))
-}
-
-/// The merge rules each step's mapping file carried, kept from loading the file to running the step.
-final class MappingRules {
-  var byStep: [String: LuaMigrationMergeRules] = [:]
 }

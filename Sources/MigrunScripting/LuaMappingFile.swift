@@ -24,27 +24,11 @@ public enum LuaMappingFile {
     "performCustomValidation", "finish",
   ]
 
-  /// Loads `file` for `step`; `require` finds modules in `policyFolders`.
-  public static func load(_ step: MigrationStep, file: URL, policyFolders: [URL], limits: LuaLimits = LuaLimits())
-    throws
-    -> (MappingModel, [String: any EntityMigrationPolicy])
-  {
-    let loaded = try loadStep(step, file: file, policyFolders: policyFolders, limits: limits)
-    return (loaded.mapping, loaded.policies)
-  }
-
-  /// A mapping file's whole content: mapping model, policies and its `merge` rules.
-  public struct Loaded {
-    public let mapping: MappingModel
-    public let policies: [String: any EntityMigrationPolicy]
-    /// The file's `merge` table, if it has one.
-    public let mergeRules: LuaMigrationMergeRules?
-  }
-
-  /// Loads `file` for `step` with its merge rules; `require` finds modules in `policyFolders`.
-  public static func loadStep(
+  /// Loads `file` for `step`: its mapping model, policies and `merge` rules; `require` finds modules
+  /// in `policyFolders`.
+  public static func load(
     _ step: MigrationStep, file: URL, policyFolders: [URL], limits: LuaLimits = LuaLimits()
-  ) throws -> Loaded {
+  ) throws -> StepMapping {
     // "<folder>/<file>": what messages show (Lua shortens long chunk names, so not the whole path).
     let name = "\(file.deletingLastPathComponent().lastPathComponent)/\(file.lastPathComponent)"
     let vm = try LuaVM(limits: limits, modulePaths: policyFolders)
@@ -81,7 +65,7 @@ public enum LuaMappingFile {
       throw MigrationError(.badMapping, reason: "\(name): entries are keyed by entity name (found a list)")
     }
     let (mapping, policies) = try builder.finish()
-    return Loaded(mapping: mapping, policies: policies, mergeRules: mergeRules)
+    return StepMapping(mapping: mapping, policies: policies, mergeRules: mergeRules.map { [$0] } ?? [])
   }
 
   struct Builder {

@@ -28,7 +28,14 @@ public final class LuaMergeRules: MergeRule {
   let file: String
   let model: ObjectModel
   let rules: [String: LuaFunction]
-  private var current: MergeConflict?
+  /// The helpers' entry: `function(rule, c)` gives `c` its methods and calls the rule.
+  private let prepare: LuaFunction
+  /// The conflict being resolved, for `c:merge(policy)`.
+  private let current = ConflictSlot()
+
+  private final class ConflictSlot {
+    var conflict: MergeConflict?
+  }
 
   /// Loads `file`; `require` finds modules in `policyFolders`.
   public init(file: URL, model: ObjectModel, policyFolders: [URL] = [], limits: LuaLimits = LuaLimits()) throws {
@@ -55,7 +62,20 @@ public final class LuaMergeRules: MergeRule {
       rules[name] = function
     }
     self.rules = rules
-    try installHelpers()
+    let current = self.current
+    vm.register("standard", in: "__merge") { arguments in
+      guard let conflict = current.conflict, let name = arguments.first?.stringValue else {
+        throw HostError("c:merge(policy) is only available inside a rule")
+      }
+      guard let policy = MergePolicy(name: name), policy.name != "error" else {
+        throw HostError("c:merge: unknown policy '\(name)' (storeTrump, objectTrump, overwrite, rollback)")
+      }
+      return [Self.lua(conflict.resolved(by: policy))]
+    }
+    guard let prepare = try vm.run(source: Self.helpers, name: "migrun merge helpers").first?.functionValue else {
+      throw ContextError(.mergeRule, reason: "the merge-rule helpers did not load")
+    }
+    self.prepare = prepare
   }
 
   public var entities: [String] { rules.keys.sorted() }
@@ -64,8 +84,8 @@ public final class LuaMergeRules: MergeRule {
     guard let entity = model.entity(named: conflict.id.entity),
       let rule = ([entity] + model.ancestors(of: entity)).lazy.compactMap({ self.rules[$0.name] }).first
     else { return .unhandled }
-    current = conflict
-    defer { current = nil }
+    current.conflict = conflict
+    defer { current.conflict = nil }
     let context: LuaValue = [
       "kind": .text(conflict.kind.rawValue), "entity": .text(conflict.id.entity), "id": .text(conflict.id.description),
       "object": Self.lua(conflict.object), "snapshot": Self.lua(conflict.snapshot), "store": Self.lua(conflict.store),
@@ -75,7 +95,7 @@ public final class LuaMergeRules: MergeRule {
     ]
     let made: [LuaValue]
     do {
-      made = try vm.call(try prepare, [.function(rule), context])
+      made = try vm.call(prepare, [.function(rule), context])
     } catch {
       throw ContextError(.mergeRule, object: conflict.id, reason: "the merge rule failed: \(error)")
     }
@@ -135,41 +155,12 @@ public final class LuaMergeRules: MergeRule {
 
   /// `"Entity/pN"` → the object ID.
   static func objectID(_ value: LuaValue, _ property: String) throws -> ObjectID {
-    if let text = value.stringValue, let slash = text.lastIndex(of: "/"),
-      text[text.index(after: slash)...].first == "p",
-      let key = Int64(text[text.index(slash, offsetBy: 2)...])
-    {
-      return ObjectID(entity: String(text[..<slash]), primaryKey: key)
-    }
+    if let text = value.stringValue, let id = ObjectID(Substring(text)) { return id }
     if value.tableValue != nil { return try MigrationBridge.objectID(value) }
     throw HostError("'\(property)' takes objects as \"Entity/pN\" strings, not a \(value.typeName)")
   }
 
   // MARK: - Non public
-
-  private var prepareFunction: LuaFunction?
-  private var prepare: LuaFunction {
-    get throws {
-      guard let prepareFunction else { throw ContextError(.mergeRule, reason: "the merge-rule helpers did not load") }
-      return prepareFunction
-    }
-  }
-
-  /// `c:merge(name)` and the per-property helpers, as methods of the conflict table.
-  private func installHelpers() throws {
-    vm.register("standard", in: "__merge") { [unowned self] arguments in
-      guard let conflict = self.current, let name = arguments.first?.stringValue else {
-        throw HostError("c:merge(policy) is only available inside a rule")
-      }
-      guard let policy = MergePolicy(name: name), policy.name != "error" else {
-        throw HostError(
-          "c:merge: unknown policy '\(name)' (storeTrump, objectTrump, overwrite, rollback)")
-      }
-      return [Self.lua(conflict.resolved(by: policy))]
-    }
-    let made = try vm.run(source: Self.helpers, name: "migrun merge helpers")
-    prepareFunction = made.first?.functionValue
-  }
 
   static let helpers = #"""
     local standard, NULL, setmetatable, ipairs, type = __merge.standard, NULL, setmetatable, ipairs, type

@@ -12,8 +12,9 @@ import MigrunKit
 ///   Tag = function(existing, incoming) return existing end,
 /// }
 /// ```
-/// `existing` and `incoming` are plain tables of attribute values (`NULL` for SQL NULL). The result's
-/// attributes replace the existing object's (those it leaves out are kept). Relationships of every
+/// `existing` and `incoming` are plain tables of values (`NULL` for SQL NULL; `existing` also has its
+/// relationships as `"Entity/pN"` strings, as in context merge rules). The result's attributes
+/// replace the existing object's (those it leaves out are kept). Relationships of every
 /// folded source object are joined: to-many members are the union, a to-one comes from the first
 /// source that has one.
 public final class LuaMigrationMergeRules: MigrationMergeRule {
@@ -80,7 +81,7 @@ public final class LuaMigrationMergeRules: MigrationMergeRule {
     guard let rule = rules[entity], let found = destination.entity(named: existing.id.entity) else { return [:] }
     let made: [LuaValue]
     do {
-      made = try vm.call(rule, [Self.values(existing), Self.values(incoming)])
+      made = try vm.call(rule, [LuaMergeRules.lua(existing), LuaMergeRules.lua(incoming)])
     } catch {
       throw MigrationError(.policy, entity: entity, reason: "merge rule: \(error)")
     }
@@ -106,11 +107,5 @@ public final class LuaMigrationMergeRules: MigrationMergeRule {
       }
     }
     return values
-  }
-
-  static func values(_ object: StoredObject) -> LuaValue {
-    var table = LuaTable()
-    for (name, value) in object.attributes { table[name] = MigrationBridge.lua(value) }
-    return .table(table)
   }
 }

@@ -152,9 +152,11 @@ enum FixtureMigration {
     let step = MigrationStep(
       from: from, to: to, kind: .scripted(mapping), inferredMapping: nil, source: sourceModel,
       destination: destinationModel)
-    let (mappingModel, policies) = try LuaMappingFile.load(
-      step, file: mapping, policyFolders: [root], limits: limits)
-    try MigrationManager(mapping: mappingModel, source: source, destination: destination, policies: policies).migrate()
+    let loaded = try LuaMappingFile.load(step, file: mapping, policyFolders: [root], limits: limits)
+    let manager = try MigrationManager(
+      mapping: loaded.mapping, source: source, destination: destination, policies: loaded.policies)
+    manager.mergeRules = loaded.mergeRules
+    try manager.migrate()
     return try objects(of: destination)
   }
 

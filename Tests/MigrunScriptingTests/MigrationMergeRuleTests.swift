@@ -71,19 +71,14 @@ import Testing
       })
     let migrator = StoreMigrator(store: store, plan: plan)
     let folders = [policies, Fixtures.repositoryRoot.appendingPathComponent("policies")]
-    var fromMapping: [String: LuaMigrationMergeRules] = [:]
     migrator.scriptedStep = { step in
       guard case .scripted(let file) = step.kind else { throw MigrationError(.badMapping, reason: "not scripted") }
-      let loaded = try LuaMappingFile.loadStep(step, file: file, policyFolders: folders)
-      fromMapping[step.name] = loaded.mergeRules
-      return (loaded.mapping, loaded.policies)
+      return try LuaMappingFile.load(step, file: file, policyFolders: folders)
     }
-    migrator.mergeRules = { step in
-      try (fromMapping[step.name].map { [$0] } ?? [])
-        + (mergeRules.map {
-          [try LuaMigrationMergeRules(file: $0, destination: step.destination, policyFolders: folders)]
-        }
-          ?? [])
+    if let mergeRules {
+      migrator.mergeRules = { step in
+        [try LuaMigrationMergeRules(file: mergeRules, destination: step.destination, policyFolders: folders)]
+      }
     }
     return try migrator.run()
   }

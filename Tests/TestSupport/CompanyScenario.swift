@@ -92,11 +92,4 @@ public enum CompanyScenario {
 
 extension StoreValue {
   public var text: String? { if case .string(let text) = self { text } else { nil } }
-  public var number: Double? {
-    switch self {
-    case .double(let value): value
-    case .integer(let value): Double(value)
-    default: nil
-    }
-  }
 }

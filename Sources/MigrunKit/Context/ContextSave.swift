@@ -29,7 +29,7 @@ extension ObjectContext {
       for relationship in model.relationships(of: object.entity) where relationship.deleteRule == .deny {
         let targets =
           relationship.isToMany
-          ? try members(object, relationship) : try toOneTarget(object, relationship).map { [$0] } ?? []
+          ? try members(object, relationship) : toOneTarget(object, relationship).map { [$0] } ?? []
         guard !targets.isEmpty else { continue }
         let shown = targets.prefix(5).map(\.description).joined(separator: ", ") + (targets.count > 5 ? ", …" : "")
         throw ContextError(
@@ -45,35 +45,21 @@ extension ObjectContext {
   private func finish(_ save: SaveTransaction) -> ChangeSet {
     for object in save.objects {
       let oldID = object.id
-      if let survivor = save.changes.merged[oldID] {
-        object.mergedInto = survivor
-        object.isDeleted = true
-        discardChanges(object)
-        unregister(object)
+      guard let state = save.finalStates[oldID] else {
+        // Deleted, folded into another object, or gone from the store and let go by the policy.
+        object.mergedInto = save.changes.merged[oldID]
+        evict(object)
         continue
       }
-      guard var state = save.finalStates[oldID] else {
-        // Deleted here, or gone from the store and let go by the merge policy.
-        discardChanges(object)
-        object.isDeleted = true
-        unregister(object)
-        continue
-      }
-      let id = save.permanent[oldID] ?? oldID
-      if id != oldID { reregister(object, as: id) }
+      if let id = save.permanent[oldID] { reregister(object, as: id) }
       object.isInserted = false
-      object.isDeleted = false
       discardChanges(object)
-      object.committedToMany = state.toMany
-      state.toMany = [:]
-      object.snapshot = coordinator.snapshots.retain(state)
+      object.commit(state)
     }
     // Objects this context holds that a save wrote through a merge get the saved values too.
-    for (id, var state) in save.otherStates {
+    for (id, state) in save.otherStates {
       guard let object = registeredObject(id), !object.hasChanges else { continue }
-      object.committedToMany = state.toMany
-      state.toMany = [:]
-      object.snapshot = coordinator.snapshots.retain(state)
+      object.commit(state)
     }
     pending = [:]
     return save.changes

@@ -105,7 +105,7 @@ extension StoreValue {
   }
 
   /// The value as a number, for integers, Booleans, doubles and dates.
-  var number: Double? {
+  public var number: Double? {
     switch self {
     case .integer(let n): Double(n)
     case .boolean(let flag): flag ? 1 : 0

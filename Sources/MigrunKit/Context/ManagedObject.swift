@@ -29,6 +29,15 @@ public final class ManagedObject: CustomStringConvertible {
   }
   /// Committed to-many members, read on first access.
   var committedToMany: [String: [ObjectID]] = [:]
+
+  /// Takes `row` as what the store holds: its to-many members as the committed lists, the rest as
+  /// the (shared) snapshot.
+  func commit(_ row: StoredObject) {
+    var row = row
+    committedToMany = row.toMany
+    row.toMany = [:]
+    snapshot = registry.retain(row)
+  }
   var changedAttributes: [String: StoreValue] = [:]
   var changedToOne: [String: ObjectID?] = [:]
   var changedToMany: [String: [ObjectID]] = [:]
@@ -139,17 +148,11 @@ public final class ManagedObject: CustomStringConvertible {
   }
 
   public func add(_ member: ManagedObject, to relationship: String) throws {
-    let current = try members(relationship).map(\.id)
-    guard !current.contains(member.id) else { return }
-    let context = try liveContext()
-    try context.setMembers(self, try context.relationship(relationship, of: self, toMany: true), current + [member.id])
+    try changeMembers(relationship) { if !$0.contains(member.id) { $0.append(member.id) } }
   }
 
   public func remove(_ member: ManagedObject, from relationship: String) throws {
-    let context = try liveContext()
-    let current = try context.members(self, try context.relationship(relationship, of: self, toMany: true))
-    try context.setMembers(
-      self, try context.relationship(relationship, of: self, toMany: true), current.filter { $0 != member.id })
+    try changeMembers(relationship) { $0.removeAll { $0 == member.id } }
   }
 
   public var description: String {
@@ -157,6 +160,14 @@ public final class ManagedObject: CustomStringConvertible {
   }
 
   // MARK: - Non public
+
+  private func changeMembers(_ name: String, _ change: (inout [ObjectID]) -> Void) throws {
+    let context = try liveContext()
+    let relationship = try context.relationship(name, of: self, toMany: true)
+    var members = try context.members(self, relationship)
+    change(&members)
+    try context.setMembers(self, relationship, members)
+  }
 
   func liveContext() throws -> ObjectContext {
     guard let context else {
@@ -166,8 +177,7 @@ public final class ManagedObject: CustomStringConvertible {
   }
 
   private func attribute(_ name: String) throws -> Attribute {
-    guard let context else { throw ContextError(.wrongContext, object: id, reason: "the object's context is gone") }
-    guard let attribute = context.model.attributes(of: entity).first(where: { $0.name == name }) else {
+    guard let attribute = try liveContext().model.attributes(of: entity).first(where: { $0.name == name }) else {
       throw ContextError(.unknownProperty, object: id, reason: "entity '\(entity.name)' has no attribute '\(name)'")
     }
     return attribute

@@ -120,22 +120,19 @@ public struct MergeConflict: Sendable, CustomStringConvertible {
   /// The properties whose values differ between snapshot, store and object, one per line.
   private var differences: String {
     guard let snapshot, let store, let object else { return "" }
-    var lines: [String] = []
-    for name in Set(snapshot.attributes.keys).union(store.attributes.keys).sorted() {
-      let (read, now, mine) = (snapshot.attributes[name], store.attributes[name], object.attributes[name])
-      guard read != now || read != mine else { continue }
-      lines.append(
-        "\(name): read \(read?.description ?? "NULL"), store \(now?.description ?? "NULL"), here \(mine?.description ?? "NULL")"
-      )
+    /// One line per property whose value read, stored or here are not all the same.
+    func lines<Value: Equatable & CustomStringConvertible>(
+      _ values: (StoredObject) -> [String: Value], absent: String
+    ) -> [String] {
+      let (read, now, mine) = (values(snapshot), values(store), values(object))
+      return Set(read.keys).union(now.keys).union(mine.keys).sorted().compactMap { name in
+        guard read[name] != now[name] || read[name] != mine[name] else { return nil }
+        let shown = [read[name], now[name], mine[name]].map { $0?.description ?? absent }
+        return "\(name): read \(shown[0]), store \(shown[1]), here \(shown[2])"
+      }
     }
-    for name in Set(snapshot.toOne.keys).union(store.toOne.keys).union(object.toOne.keys).sorted() {
-      let (read, now, mine) = (snapshot.toOne[name], store.toOne[name], object.toOne[name])
-      guard read != now || read != mine else { continue }
-      lines.append(
-        "\(name): read \(read?.description ?? "nil"), store \(now?.description ?? "nil"), here \(mine?.description ?? "nil")"
-      )
-    }
-    return lines.isEmpty ? "" : "\n    " + lines.joined(separator: "\n    ")
+    let all = lines(\.attributes, absent: "NULL") + lines(\.toOne, absent: "nil")
+    return all.isEmpty ? "" : "\n    " + all.joined(separator: "\n    ")
   }
 
   /// What `policy` saves for this conflict (`nil`: no object). ``MergePolicy/error`` and

@@ -123,9 +123,8 @@ public final class ObjectContext {
       let state = object.state
       if filter?.matches(state) ?? true { found.append((object, state)) }
     }
-    if !keys.isEmpty || !found.isEmpty {
-      found.sort { SortKey.precedes($0.1, $1.1, by: keys) }
-    }
+    // Without keys the order is already the store's (by key) followed by new objects.
+    if !keys.isEmpty { found.sort { SortKey.precedes($0.1, $1.1, by: keys) } }
     return found.map(\.0)
   }
 
@@ -142,22 +141,17 @@ public final class ObjectContext {
     } catch {
       throw ContextError(.store, object: id, reason: "\(error)")
     }
-    guard var row else { throw ContextError(.noSuchObject, object: id, reason: "the store has no such object") }
-    let toMany = row.toMany
-    row.toMany = [:]
-    let object = try adopt(row)
-    object.committedToMany = toMany
-    return object
+    guard let row else { throw ContextError(.noSuchObject, object: id, reason: "the store has no such object") }
+    return try adopt(row)
   }
 
   /// The object an `x-coredata://STORE-UUID/Entity/pN` URI names in this context's store.
   public func object(uri: String) throws -> ManagedObject {
     let prefix = "x-coredata://\(store.metadata.uuid)/"
-    let parts = uri.hasPrefix(prefix) ? uri.dropFirst(prefix.count).split(separator: "/") : []
-    guard parts.count == 2, parts[1].first == "p", let key = Int64(parts[1].dropFirst()) else {
+    guard uri.hasPrefix(prefix), let id = ObjectID(uri.dropFirst(prefix.count)) else {
       throw ContextError(.noSuchObject, reason: "'\(uri)' is not an object URI of store \(store.metadata.uuid)")
     }
-    return try object(with: ObjectID(entity: String(parts[0]), primaryKey: key))
+    return try object(with: id)
   }
 
   /// The URI of an object (a new object's is temporary until saved, as in Core Data).
@@ -202,9 +196,8 @@ public final class ObjectContext {
       case .cascade:
         let targets =
           relationship.isToMany
-          ? try members(object, relationship) : try toOneTarget(object, relationship).map { [$0] } ?? []
+          ? try members(object, relationship) : toOneTarget(object, relationship).map { [$0] } ?? []
         for target in targets { try delete(try self.object(with: target)) }
-        try nullify(object, relationship)
       case .deny, .noAction: continue
       }
     }
@@ -215,10 +208,10 @@ public final class ObjectContext {
   public func rollback() {
     for object in pending.values {
       if object.isInserted {
-        object.isDeleted = true
-        unregister(object)
+        evict(object)
+      } else {
+        discardChanges(object)
       }
-      discardChanges(object)
     }
     pending = [:]
   }
@@ -235,16 +228,11 @@ public final class ObjectContext {
     } catch {
       throw ContextError(.store, object: object.id, reason: "\(error)")
     }
-    guard var row else {
-      discardChanges(object)
-      object.isDeleted = true
-      pending[object.id] = nil
-      unregister(object)
+    guard let row else {
+      evict(object)
       return
     }
-    object.committedToMany = row.toMany
-    row.toMany = [:]
-    object.snapshot = coordinator.snapshots.retain(row)
+    object.commit(row)
     if !mergeChanges { discardChanges(object) }
     noteChange(object)
   }
@@ -285,11 +273,7 @@ public final class ObjectContext {
       noteChange(object)
     }
     for id in changes.deleted {
-      guard let object = registeredObject(id) else { continue }
-      discardChanges(object)
-      object.isDeleted = true
-      pending[id] = nil
-      unregister(object)
+      if let object = registeredObject(id) { evict(object) }
     }
   }
 
@@ -308,7 +292,7 @@ public final class ObjectContext {
     return relationship
   }
 
-  func toOneTarget(_ object: ManagedObject, _ relationship: Relationship) throws -> ObjectID? {
+  func toOneTarget(_ object: ManagedObject, _ relationship: Relationship) -> ObjectID? {
     guard let target = storedTarget(object, relationship.name) else { return nil }
     return registeredObject(target)?.isDeleted == true ? nil : target
   }
@@ -343,11 +327,11 @@ public final class ObjectContext {
         guard let other = registeredObject(member), let target = other.changedToOne[inverse.name] else { return false }
         return target != object.id
       }
-      for other in ordered(Array(pending.values)) where !list.contains(other.id) {
-        if case .some(.some(let target)) = other.changedToOne[inverse.name], target == object.id {
-          list.append(other.id)
-        }
+      let joining = pending.values.compactMap { other -> ObjectID? in
+        guard case .some(.some(let target)) = other.changedToOne[inverse.name], target == object.id else { return nil }
+        return other.id
       }
+      list += joining.filter { !list.contains($0) }.sorted(by: Self.keyOrder)
     }
     list.removeAll { registeredObject($0)?.isDeleted == true }
     // An unordered relationship lists members as the store does: by key, new objects last.
@@ -369,7 +353,7 @@ public final class ObjectContext {
       try own(target)
       try checkDestination(target, of: relationship, in: object)
     }
-    let old = try toOneTarget(object, relationship)
+    let old = toOneTarget(object, relationship)
     guard old != target?.id else { return }
     record(object, relationship.name, target?.id)
     guard let inverse = model.inverse(of: relationship) else { return }
@@ -382,11 +366,11 @@ public final class ObjectContext {
       }
       return
     }
-    if let old, let previous = try? self.object(with: old), try toOneTarget(previous, inverse) == object.id {
+    if let old, let previous = try? self.object(with: old), toOneTarget(previous, inverse) == object.id {
       record(previous, inverse.name, nil)
     }
     if let target {
-      if let partner = try toOneTarget(target, inverse), partner != object.id {
+      if let partner = toOneTarget(target, inverse), partner != object.id {
         record(try self.object(with: partner), relationship.name, nil)
       }
       record(target, inverse.name, object.id)
@@ -406,7 +390,7 @@ public final class ObjectContext {
       for id in current where !unique.contains(id) { record(try self.object(with: id), inverse.name, nil) }
       for id in unique where !current.contains(id) {
         let member = try self.object(with: id)
-        if let previous = try toOneTarget(member, inverse), let owner = registeredObject(previous),
+        if let previous = toOneTarget(member, inverse), let owner = registeredObject(previous),
           let list = owner.changedToMany[relationship.name]
         {
           owner.changedToMany[relationship.name] = list.filter { $0 != id }
@@ -447,12 +431,7 @@ public final class ObjectContext {
   func forget(_ id: ObjectID) {
     guard let box = registered[id], box.object == nil else { return }
     registered[id] = nil
-    // A dictionary keeps its capacity when emptied: shrink it so memory returns to the baseline.
-    if registered.count < registeredPeak / 4 {
-      registered = Dictionary(
-        uniqueKeysWithValues: registered.filter { $0.value.object != nil }.map { ($0.key, $0.value) })
-      registeredPeak = registered.count
-    }
+    registered.shrinkWhenSparse(peak: &registeredPeak)
   }
 
   func registeredObject(_ id: ObjectID) -> ManagedObject? { registered[id]?.object }
@@ -471,6 +450,15 @@ public final class ObjectContext {
     unregister(object)
     object.id = id
     register(object)
+  }
+
+  /// Takes an object out of this context for good (deleted, gone from the store, or folded into
+  /// another): no changes, marked deleted, no longer registered.
+  func evict(_ object: ManagedObject) {
+    discardChanges(object)
+    object.isDeleted = true
+    pending[object.id] = nil
+    unregister(object)
   }
 
   func discardChanges(_ object: ManagedObject) {
@@ -502,7 +490,7 @@ public final class ObjectContext {
   private func adopt(_ row: StoredObject) throws -> ManagedObject {
     let object = ManagedObject(
       id: row.id, entity: try entityReference(row.id.entity), context: self, registry: coordinator.snapshots)
-    object.snapshot = coordinator.snapshots.retain(row)
+    object.commit(row)
     register(object)
     return object
   }
@@ -534,7 +522,7 @@ public final class ObjectContext {
   private func nullify(_ object: ManagedObject, _ relationship: Relationship) throws {
     guard let inverse = model.inverse(of: relationship) else { return }
     if !relationship.isToMany {
-      guard let target = try toOneTarget(object, relationship), !inverse.isToMany,
+      guard let target = toOneTarget(object, relationship), !inverse.isToMany,
         let other = try? self.object(with: target), storedTarget(other, inverse.name) == object.id
       else { return }
       record(other, inverse.name, nil)

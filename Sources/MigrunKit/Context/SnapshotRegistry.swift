@@ -41,10 +41,17 @@ final class SnapshotRegistry {
       return
     }
     entries[key] = nil
-    // A dictionary keeps its capacity when emptied: shrink it so memory returns to the baseline.
-    if entries.count < peak / 4 {
-      entries = Dictionary(uniqueKeysWithValues: entries.map { ($0.key, $0.value) })
-      peak = entries.count
-    }
+    entries.shrinkWhenSparse(peak: &peak)
+  }
+}
+
+extension Dictionary {
+  /// A dictionary keeps its capacity when emptied: below a quarter of its `peak` count it is copied
+  /// into storage of its size, so memory returns to the baseline. `peak` is the count tracked by
+  /// the caller since the last shrink.
+  mutating func shrinkWhenSparse(peak: inout Int) {
+    guard count < peak / 4 else { return }
+    self = Dictionary(uniqueKeysWithValues: map { ($0.key, $0.value) })
+    peak = count
   }
 }

@@ -26,8 +26,6 @@ public final class MigrationManager {
   public private(set) var mergedCount = 0
   /// The source object stage 1 is working on (named when a collision fails the step).
   private var currentSource: ObjectID?
-  /// Per destination entity: its (and its ancestors') uniqueness constraints on attributes.
-  private var constraintsByEntity: [String: [(level: String, names: [String])]] = [:]
   private var writer: (any StoreWriter)?
   /// Destination entities whose objects keep their source primary keys (their hierarchy is fed by
   /// one source hierarchy), decided once before stage 1.
@@ -124,11 +122,14 @@ public final class MigrationManager {
   func insert(_ entity: String, attributes: [String: StoreValue], primaryKey: Int64?, version: Int64) throws -> ObjectID
   {
     let writer = try activeWriter()
-    if let existing = try collision(entity, attributes, writer) {
+    let id = ObjectID(entity: entity, primaryKey: try primaryKey ?? writer.newPrimaryKey(for: entity))
+    do {
+      try writer.insert(StoredObject(id: id, version: version, attributes: attributes))
+    } catch let error as StoreError where error.code == .constraint {
+      // The store's unique index caught it (no look-up per object): find whom it collided with.
+      guard let existing = try collision(entity, attributes, writer) else { throw error }
       return try merge(entity, attributes, into: existing, writer)
     }
-    let id = ObjectID(entity: entity, primaryKey: try primaryKey ?? writer.newPrimaryKey(for: entity))
-    try writer.insert(StoredObject(id: id, version: version, attributes: attributes))
     return id
   }
 
@@ -136,24 +137,14 @@ public final class MigrationManager {
   private func collision(_ entity: String, _ attributes: [String: StoreValue], _ writer: any StoreWriter) throws
     -> (id: ObjectID, constraint: [String])?
   {
-    let constraints: [(level: String, names: [String])]
-    if let known = constraintsByEntity[entity] {
-      constraints = known
-    } else {
-      guard let found = mapping.destination.entity(named: entity) else { return nil }
-      let attributeNames = Set(mapping.destination.attributes(of: found).map(\.name))
-      constraints = ([found] + mapping.destination.ancestors(of: found)).flatMap { level in
-        level.uniquenessConstraints.filter { $0.allSatisfy(attributeNames.contains) }.map { (level.name, $0) }
-      }
-      constraintsByEntity[entity] = constraints
-    }
-    for (level, names) in constraints {
-      let values = names.map { attributes[$0] ?? .null }
-      guard !values.contains(.null) else { continue }
-      if let existing = try writer.firstObject(
-        of: level, matching: Dictionary(uniqueKeysWithValues: zip(names, values)))
-      {
-        return (existing, names)
+    guard let found = mapping.destination.entity(named: entity) else { return nil }
+    let attributeNames = Set(mapping.destination.attributes(of: found).map(\.name))
+    for level in [found] + mapping.destination.ancestors(of: found) {
+      for names in level.uniquenessConstraints where names.allSatisfy(attributeNames.contains) {
+        let values = names.map { attributes[$0] ?? .null }
+        guard !values.contains(.null) else { continue }
+        let matching = Dictionary(uniqueKeysWithValues: zip(names, values))
+        if let existing = try writer.firstObject(of: level.name, matching: matching) { return (existing, names) }
       }
     }
     return nil
@@ -165,18 +156,22 @@ public final class MigrationManager {
     _ entity: String, _ attributes: [String: StoreValue], into existing: (id: ObjectID, constraint: [String]),
     _ writer: any StoreWriter
   ) throws -> ObjectID {
-    let values = existing.constraint.map { "\($0) = \(attributes[$0] ?? .null)" }.joined(separator: ", ")
-    let earlier = try sources(of: existing.id).first.map(\.description) ?? existing.id.description
     let chain = mapping.destination.entity(named: entity).map { [$0] + mapping.destination.ancestors(of: $0) } ?? []
-    guard
-      let (rule, level) = chain.lazy.compactMap({ level in
-        self.mergeRules.first { $0.handles(level.name) }.map { ($0, level.name) }
-      }).first
-    else {
+    let found = chain.lazy.compactMap { level in
+      self.mergeRules.first { $0.handles(level.name) }.map { ($0, level.name) }
+    }
+    .first
+    /// Both source objects, for messages.
+    func pair() throws -> String {
+      let earlier = try sources(of: existing.id).first ?? existing.id
+      return "\(earlier) and \(currentSource?.description ?? "a new object")"
+    }
+    guard let (rule, level) = found else {
+      let values = existing.constraint.map { "\($0) = \(attributes[$0] ?? .null)" }.joined(separator: ", ")
       throw MigrationError(
         .validation, entity: entity,
         reason:
-          "\(earlier) and \(currentSource?.description ?? "a new object") both become the \(entity) with \(values) "
+          "\(try pair()) both become the \(entity) with \(values) "
           + "(uniqueness constraint (\(existing.constraint.joined(separator: ", ")))); give a merge rule for \(entity) "
           + "(the mapping file's `merge` table, or migrun migrate --merge-rules FILE)")
     }
@@ -189,8 +184,7 @@ public final class MigrationManager {
       throw error
     } catch {
       throw MigrationError(
-        .policy, entity: entity,
-        reason: "the merge rule for \(level) failed on \(earlier) and \(currentSource?.description ?? "?"): \(error)")
+        .policy, entity: entity, reason: "the merge rule for \(level) failed on \(try pair()): \(error)")
     }
     for (name, value) in merged { survivor.attributes[name] = value }
     try writer.update(survivor, bumpingVersion: false)

@@ -41,9 +41,9 @@ public final class StoreMigrator {
   public let plan: MigrationPlan
   public let options: Options
   public var progress: ((MigrationProgress) -> Void)?
-  /// Supplies the mapping and policies of a scripted step (MigrunScripting's Lua runtime).
-  public var scriptedStep: ((MigrationStep) throws -> (MappingModel, [String: any EntityMigrationPolicy]))?
-  /// Supplies a step's merge rules for uniqueness collisions (asked after ``scriptedStep``).
+  /// Supplies a scripted step: mapping, policies and merge rules (MigrunScripting's Lua runtime).
+  public var scriptedStep: ((MigrationStep) throws -> StepMapping)?
+  /// Merge rules for every step, after the step's own (a `--merge-rules` file).
   public var mergeRules: ((MigrationStep) throws -> [any MigrationMergeRule])?
 
   public init(store: URL, plan: MigrationPlan, options: Options = Options()) {
@@ -82,12 +82,13 @@ public final class StoreMigrator {
         let destination = try SQLiteStore.create(
           at: working, model: step.destination, metadata: source.metadata.describing(step.destination),
           fastWrites: true, withIndexes: false)
-        let (mapping, policies) = try mappingAndPolicies(for: step)
+        let stepMapping = try mapping(for: step)
+        let (mapping, policies) = (stepMapping.mapping, stepMapping.policies)
         let manager = try MigrationManager(
           mapping: mapping, source: source, destination: destination, associationsFile: associations,
           policies: policies)
         manager.progress = stepProgress
-        manager.mergeRules = try mergeRules?(step) ?? []
+        manager.mergeRules = try stepMapping.mergeRules + (mergeRules?(step) ?? [])
         let bulk = options.bulkCopy ? try BulkCopy(mapping: mapping, policies: policies, manager: manager) : nil
         if let bulk {
           try bulk.run(from: current, into: destination, progress: stepProgress)
@@ -121,14 +122,13 @@ public final class StoreMigrator {
     return report
   }
 
-  private func mappingAndPolicies(for step: MigrationStep) throws -> (MappingModel, [String: any EntityMigrationPolicy])
-  {
+  private func mapping(for step: MigrationStep) throws -> StepMapping {
     switch step.kind {
     case .inferred:
       guard let mapping = step.inferredMapping else {
         throw MigrationError(.notInferable, step: step.name, reason: "no inferred mapping")
       }
-      return (mapping, [:])
+      return StepMapping(mapping: mapping)
     case .scripted(let file):
       guard let scriptedStep else {
         throw MigrationError(
@@ -141,5 +141,22 @@ public final class StoreMigrator {
   private func scratch(_ label: String) -> URL {
     store.deletingLastPathComponent().appendingPathComponent(
       ".\(store.lastPathComponent).migrun-\(ProcessInfo.processInfo.processIdentifier)-\(label)")
+  }
+}
+
+/// What one step runs: its mapping model, the policies of its entity mappings and its merge rules
+/// (a Lua mapping file gives all three).
+public struct StepMapping {
+  public var mapping: MappingModel
+  public var policies: [String: any EntityMigrationPolicy]
+  public var mergeRules: [any MigrationMergeRule]
+
+  public init(
+    mapping: MappingModel, policies: [String: any EntityMigrationPolicy] = [:],
+    mergeRules: [any MigrationMergeRule] = []
+  ) {
+    self.mapping = mapping
+    self.policies = policies
+    self.mergeRules = mergeRules
   }
 }

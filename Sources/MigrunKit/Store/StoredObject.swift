@@ -9,6 +9,14 @@ public struct ObjectID: Sendable, Hashable, Comparable, CustomStringConvertible 
     self.primaryKey = primaryKey
   }
 
+  /// The ID ``description`` writes, `"Entity/pN"`; nil for any other text.
+  public init?(_ text: Substring) {
+    guard let slash = text.lastIndex(of: "/"), text[text.index(after: slash)...].first == "p",
+      let key = Int64(text[text.index(slash, offsetBy: 2)...]), slash > text.startIndex
+    else { return nil }
+    self.init(entity: String(text[..<slash]), primaryKey: key)
+  }
+
   /// Core Data's URI form for a store with `storeUUID`.
   public func uri(storeUUID: String) -> String { "x-coredata://\(storeUUID)/\(entity)/p\(primaryKey)" }
 
