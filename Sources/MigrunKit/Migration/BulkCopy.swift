@@ -77,11 +77,13 @@ struct BulkCopy {
   /// policy takes part only when the policy offers a ``RowTransform`` computing exactly its
   /// `.computed` attributes from the source row.
   init?(
-    mapping: MappingModel, policies: [String: any EntityMigrationPolicy] = [:], manager: MigrationManager? = nil
+    mapping: MappingModel, sourceSchema: StoreSchema? = nil, policies: [String: any EntityMigrationPolicy] = [:],
+    manager: MigrationManager? = nil
   ) throws {
     let source = mapping.source
     let destination = mapping.destination
-    let sourceSchema = StoreSchema(model: source)
+    // The source store's own names (a join table named from the other side, say) when it is known.
+    let sourceSchema = sourceSchema ?? StoreSchema(model: source)
     let destinationSchema = StoreSchema(model: destination)
     guard mapping.entityMappings.allSatisfy({ [.copy, .transform, .add, .remove].contains($0.kind) }) else {
       return nil
@@ -210,18 +212,30 @@ struct BulkCopy {
               destination.entity(other.to, isKindOf: target) && other.mapping.relationships[inverse] == oldInverse
             })
           else { return nil }
-        case .manyToMany(let table, let own, let other)?:
+        case .manyToMany(let table, let own, let other, let order)?:
           guard sourceName != nil else { continue }
-          guard case .manyToMany(let oldTable, let oldOwn, let oldOther)? = oldStorage,
-            oldRelationship?.isOrdered == relationship.isOrdered,
+          guard case .manyToMany(let oldTable, let oldOwn, let oldOther, let oldOrder)? = oldStorage,
+            let oldRelationship, (order == nil) == (oldOrder == nil),
             let targetLayout = destinationSchema.layout(of: relationship.destinationEntity)
           else { return nil }
           guard joins[table] == nil else { continue }
           var joinColumns = [own, other]
           var joinValues = [oldOwn, oldOther]
-          if relationship.isOrdered || (destination.inverse(of: relationship)?.isOrdered ?? false) {
-            joinColumns += [Self.orderColumn(own), Self.orderColumn(other)]
-            joinValues += [Self.orderColumn(oldOwn), Self.orderColumn(oldOther)]
+          if let order, let oldOrder {
+            joinColumns.append(order)
+            joinValues.append(oldOrder)
+          }
+          // The inverse's positions, when it is ordered: the same in the source, or no bulk copy.
+          let inverseOrder = destination.inverse(of: relationship).flatMap { inverse in
+            Self.joinOrder(of: inverse.name, destinationOf: relationship, in: destinationSchema)
+          }
+          let oldInverseOrder = source.inverse(of: oldRelationship).flatMap { inverse in
+            Self.joinOrder(of: inverse.name, destinationOf: oldRelationship, in: sourceSchema)
+          }
+          if other != "REFLEXIVE", inverseOrder != nil || oldInverseOrder != nil {
+            guard let inverseOrder, let oldInverseOrder else { return nil }
+            joinColumns.append(inverseOrder)
+            joinValues.append(oldInverseOrder)
           }
           // Only pairs whose both ends were migrated (the rows are in place when joins run).
           joins[table] = """
@@ -277,8 +291,11 @@ struct BulkCopy {
   }
 
   /// A join table's order column for one of its key columns (`Z_3TAGS` → `Z_FOK_3TAGS`).
-  static func orderColumn(_ column: String) -> String {
-    column == "REFLEXIVE" ? "Z_FOK_REFLEXIVE" : "Z_FOK_\(column.dropFirst(2))"
+  /// The order column of the many-to-many `name` of `relationship`'s destination, if it is ordered.
+  static func joinOrder(of name: String, destinationOf relationship: Relationship, in schema: StoreSchema) -> String? {
+    guard case .manyToMany(_, _, _, let order?)? = schema.layout(of: relationship.destinationEntity)?.properties[name]
+    else { return nil }
+    return order
   }
 
   /// Copies the source store at `sourceURL` into `destination` (created empty, without indexes),

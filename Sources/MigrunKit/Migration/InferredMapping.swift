@@ -129,11 +129,14 @@ extension MappingModel {
       guard let old = continued(relationship, in: sourceRelationships) else {
         isCopy = false
         // A non-optional relationship must hold at least one object (to-many included, as Core
-        // Data validates it): a new one cannot be filled by inference.
-        if !requiredRelationshipsMayBeFilled && (relationship.minCount > 0 || !relationship.isOptional) {
+        // Data validates it): a new one cannot be filled by inference. An optional one with a
+        // minimum count (`optional="YES" minCount="1"`, as Xcode often writes) may stay empty: the
+        // minimum applies only when it holds something.
+        if !requiredRelationshipsMayBeFilled && !relationship.isOptional {
           throw MigrationError(
             .notInferable, entity: entity.name, property: relationship.name,
-            reason: "is a new required relationship: nothing can fill it; write a mapping script")
+            reason:
+              "the new relationship '\(relationship.name)' is required and nothing can fill it; write a mapping script")
         }
         continue
       }

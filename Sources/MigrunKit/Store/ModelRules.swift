@@ -113,7 +113,7 @@ extension SQLiteStore {
       else { return nil }
       return
         "(SELECT count(*) FROM \(target.table) t WHERE t.\(key.name) = o.Z_PK AND t.Z_ENT IN (\(Self.list(target.kindNumbers))))"
-    case .manyToMany(let table, let ownColumn, _)?:
+    case .manyToMany(let table, let ownColumn, _, _)?:
       return "(SELECT count(*) FROM \(table) j WHERE j.\(ownColumn) = o.Z_PK)"
     default:
       return nil

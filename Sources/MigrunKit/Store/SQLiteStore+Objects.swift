@@ -42,10 +42,10 @@ struct SQLiteObjectReader {
       case .toManyThroughInverse(let destination, let inverse)? where withToMany:
         object.toMany[relationship.name] = try membersThroughInverse(
           primaryKey, destination: destination, inverse: inverse)
-      case .manyToMany(let table, let own, let other)? where withToMany:
+      case .manyToMany(let table, let own, let other, let order)? where withToMany:
         object.toMany[relationship.name] = try joinMembers(
           primaryKey, table: table, own: own, other: other, destination: relationship.destinationEntity,
-          ordered: relationship.isOrdered)
+          order: order)
       default:
         continue
       }
@@ -65,13 +65,12 @@ struct SQLiteObjectReader {
   }
 
   private func joinMembers(
-    _ primaryKey: Int64, table: String, own: String, other: String, destination: String, ordered: Bool
+    _ primaryKey: Int64, table: String, own: String, other: String, destination: String, order: String?
   ) throws -> [ObjectID] {
     guard let layout = store.schema.layout(of: destination) else { return [] }
-    let order = ordered ? "j.Z_FOK_\(other.dropFirst(other == "REFLEXIVE" ? 0 : 2)), " : ""
     let sql = """
       SELECT d.Z_PK, d.Z_ENT FROM \(table) j JOIN \(layout.table) d ON d.Z_PK = j.\(other)
-      WHERE j.\(own) = ? ORDER BY \(order)d.Z_PK
+      WHERE j.\(own) = ? ORDER BY \(order.map { "j.\($0), " } ?? "")d.Z_PK
       """
     return try members(sql, primaryKey)
   }
@@ -172,18 +171,13 @@ final class SQLiteObjectWriter: StoreWriter {
         values.append(member.primaryKey.databaseValue)
         try execute("UPDATE \(target.table) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ?", values, id)
       }
-    case .manyToMany(let table, let own, let other)?:
+    case .manyToMany(let table, let own, let other, let order)?:
       let reflexive = other == "REFLEXIVE"
       try db.execute(
         sql: "DELETE FROM \(table) WHERE \(own) = ?\(reflexive ? " OR REFLEXIVE = ?" : "")",
         arguments: reflexive ? [id.primaryKey, id.primaryKey] : [id.primaryKey])
-      let ordered =
-        store.model.entity(named: id.entity).flatMap { entity in
-          store.model.relationships(of: entity).first { $0.name == relationship }?.isOrdered
-        } ?? false
       for (index, member) in members.enumerated() {
-        if ordered {
-          let fok = "Z_FOK_\(other.dropFirst(reflexive ? 0 : 2))"
+        if let fok = order {
           try db.execute(
             sql: "INSERT OR REPLACE INTO \(table) (\(own), \(other), \(fok)) VALUES (?, ?, ?)",
             arguments: [id.primaryKey, member.primaryKey, index + 1])
@@ -208,7 +202,7 @@ final class SQLiteObjectWriter: StoreWriter {
     try db.execute(sql: "DELETE FROM \(layout.table) WHERE Z_PK = ?", arguments: [id.primaryKey])
     for storage in layout.properties.values {
       switch storage {
-      case .manyToMany(let table, let own, let other):
+      case .manyToMany(let table, let own, let other, _):
         // Only this object's own column (the other holds the destination's keys) — or both for a
         // self-inverse relationship, whose pairs hold this entity on each side.
         let reflexive = other == "REFLEXIVE"

@@ -102,7 +102,33 @@ public final class SQLiteStore: ObjectStore {
     }
     self.queue = queue
     self.metadata = metadata
-    schema = StoreSchema(model: self.model)
+    // The store's own names where Core Data's depend on an order migrun cannot know; then every
+    // table and column the model implies must be there, before anything reads a row.
+    let existing = try Self.readTables(queue, file: url.path)
+    schema = StoreSchema(model: self.model, existing: existing)
+    let problems = schema.mismatches(existing: existing)
+    if let first = problems.first {
+      throw StoreError(
+        .layoutMismatch, file: url.path,
+        reason: "the store is not laid out as model version '\(self.model.versionName ?? "?")' implies: \(first)"
+          + (problems.count > 1 ? " (and \(problems.count - 1) more)" : ""))
+    }
+  }
+
+  /// Every table's columns (`PRAGMA table_info`), by table name.
+  static func readTables(_ queue: DatabaseQueue, file: String) throws -> [String: [String]] {
+    do {
+      return try queue.read { db in
+        var tables: [String: [String]] = [:]
+        for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") {
+          let quoted = name.replacingOccurrences(of: "\"", with: "\"\"")
+          tables[name] = try Row.fetchAll(db, sql: "PRAGMA table_info(\"\(quoted)\")").map { $0["name"] as String }
+        }
+        return tables
+      }
+    } catch {
+      throw StoreError(.sqlite, file: file, reason: "cannot read the store's tables (\(error))")
+    }
   }
 
   /// The store's metadata alone — no entity table is read. Answers "does this store need

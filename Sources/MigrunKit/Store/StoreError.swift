@@ -17,6 +17,8 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case incompatibleModel
     /// No model was given and the store carries none (`Z_MODELCACHE`).
     case noModel
+    /// The store's tables and columns are not the ones its model implies.
+    case layoutMismatch
     case badModelCache
     case unknownEntity
     case unknownProperty

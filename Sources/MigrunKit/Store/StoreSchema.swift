@@ -1,12 +1,21 @@
 /// Core Data's SQLite layout for a model: entity numbers, tables, columns, join tables and indexes,
-/// named exactly as Core Data names them (SPEC §2.1).
+/// named exactly as Core Data names them (SPEC §2.1). `StoreSchema+Builder.swift` holds the rules
+/// and where each one comes from.
 ///
 /// - Entities are numbered depth-first through the inheritance forest, roots and siblings by name.
 /// - One table per root entity, `Z` + the uppercased name, holding its whole hierarchy
 ///   (`Z_PK`, `Z_ENT`, `Z_OPT`, then a column per stored property of every entity in it).
 /// - A to-one relationship is a column with the destination's `Z_PK`, plus `Z<ent>_<NAME>` with its
 ///   `Z_ENT` when the destination has subentities and `Z_FOK_<NAME>` when the inverse is ordered.
+/// - A to-many whose inverse is to-one is the inverse's column; a to-many **without** an inverse is a
+///   hidden to-one on the destination's table, `Z<ent><NAME>` (Core Data's "virtual" to-one).
 /// - A many-to-many relationship is a join table `Z_<ent><NAME>`.
+/// - Column names are unique per table through Core Data's own scheme: the second use of a base
+///   name gets `1`, the third `2`, … — join-table columns included.
+///
+/// A schema built for an existing store (``init(model:existing:)``) takes the names the store really
+/// has where Core Data's choice depends on an order migrun cannot reproduce (which side of a
+/// self-referential many-to-many names the table, which of two colliding columns got the suffix).
 public struct StoreSchema: Sendable {
   /// Where one entity lives.
   public struct EntityLayout: Sendable, Hashable {
@@ -28,10 +37,19 @@ public struct StoreSchema: Sendable {
     case attribute(Column)
     /// A to-one relationship's columns.
     case toOne(key: Column, entity: Column?, order: Column?)
-    /// A to-many whose inverse is to-one: the inverse's column in the destination's table.
+    /// A to-many whose inverse is to-one: the inverse's column in the destination's table. For a
+    /// to-many without an inverse, `inverse` names the hidden to-one Core Data adds to the
+    /// destination (`"<ent><name>"`, see ``isHiddenToOne(_:)``), found in the destination's layout.
     case toManyThroughInverse(destination: String, inverse: String)
-    /// A many-to-many: a join table; `ownColumn` holds this object's key, `otherColumn` the destination's.
-    case manyToMany(table: String, ownColumn: String, otherColumn: String)
+    /// A many-to-many: a join table; `ownColumn` holds this object's key, `otherColumn` the
+    /// destination's, `order` (ordered relationships) the destination's position in this object's list.
+    case manyToMany(table: String, ownColumn: String, otherColumn: String, order: String?)
+  }
+
+  /// Whether a layout property is the hidden to-one of a to-many without an inverse (Core Data names
+  /// it `"<source entity number><relationship name>"`, which no model property can be called).
+  public static func isHiddenToOne(_ name: String) -> Bool {
+    name.first?.isNumber ?? false
   }
 
   public struct Column: Sendable, Hashable {
@@ -75,9 +93,24 @@ public struct StoreSchema: Sendable {
 
   private let byName: [String: Int]
 
+  /// The layout Core Data gives a new store of `model`.
   public init(model: ObjectModel) {
+    self.init(model: model, builder: Builder(model: model, existing: nil))
+  }
+
+  /// The layout of an existing store of `model`, whose tables hold `existing` columns (table name →
+  /// column names, as `PRAGMA table_info` gives them). Where Core Data's naming depends on an order
+  /// (see the type's notes), the store's own names are taken; anything still missing is left as the
+  /// model implies, for ``mismatches(existing:)`` to report.
+  public init(model: ObjectModel, existing: [String: [String]]) {
+    var tables: [String: Set<String>] = [:]
+    for (table, columns) in existing { tables[table.uppercased()] = Set(columns.map { $0.uppercased() }) }
+    self.init(model: model, builder: Builder(model: model, existing: tables))
+  }
+
+  private init(model: ObjectModel, builder: Builder) {
     self.model = model
-    var builder = Builder(model: model)
+    var builder = builder
     builder.build()
     entities = builder.layouts
     tables = builder.tables
@@ -91,6 +124,33 @@ public struct StoreSchema: Sendable {
 
   public func layout(number: Int) -> EntityLayout? {
     number >= 1 && number <= entities.count ? entities[number - 1] : nil
+  }
+
+  /// Tables and columns the model implies that `existing` (table name → column names) lacks, one
+  /// line each, naming the table, the column, what it stores and what the table has instead.
+  public func mismatches(existing: [String: [String]]) -> [String] {
+    var found: [String: Set<String>] = [:]
+    for (table, columns) in existing { found[table.uppercased()] = Set(columns.map { $0.uppercased() }) }
+    var problems: [String] = []
+    for table in tables {
+      guard let columns = found[table.name.uppercased()] else {
+        problems.append("table \(table.name) is missing (the store has \(Self.list(found.keys)))")
+        continue
+      }
+      let missing = table.columns.filter { !columns.contains($0.name.uppercased()) }
+      guard !missing.isEmpty else { continue }
+      let expected = Set(table.columns.map { $0.name.uppercased() })
+      let extra = columns.subtracting(expected)
+      problems.append(
+        "table \(table.name) has no column \(missing.map(\.name).joined(separator: ", "))"
+          + (extra.isEmpty ? "" : " (it has \(Self.list(extra)) instead)"))
+    }
+    return problems
+  }
+
+  private static func list<S: Sequence>(_ names: S) -> String where S.Element == String {
+    let sorted = names.sorted()
+    return sorted.isEmpty ? "none" : sorted.joined(separator: ", ")
   }
 
   /// The SQL that creates the tables and indexes (not Core Data's own Z_PRIMARYKEY/Z_METADATA tables).
@@ -111,211 +171,3 @@ public struct StoreSchema: Sendable {
   }
 }
 
-extension StoreSchema {
-  /// Assigns numbers, tables and column names.
-  fileprivate struct Builder {
-    let model: ObjectModel
-    var layouts: [StoreSchema.EntityLayout] = []
-    var tables: [StoreSchema.Table] = []
-    var indexes: [StoreSchema.Index] = []
-    var numbers: [String: Int] = [:]
-    var joinTables: [String: StoreSchema.Table] = [:]
-    var joinOrder: [String] = []
-
-    mutating func build() {
-      var order: [Entity] = []
-      func visit(_ entity: Entity) {
-        order.append(entity)
-        for child in model.subentities(of: entity) { visit(child) }
-      }
-      for root in model.entities where root.parentName == nil { visit(root) }
-      for (index, entity) in order.enumerated() { numbers[entity.name] = index + 1 }
-      for root in order where root.parentName == nil {
-        buildTable(for: root)
-      }
-      layouts.sort { $0.number < $1.number }
-      for name in joinOrder {
-        if let table = joinTables[name] { tables.append(table) }
-      }
-    }
-
-    func number(_ entity: String) -> Int { numbers[entity] ?? 0 }
-
-    /// The root's table: columns for every stored property declared in the hierarchy.
-    mutating func buildTable(for root: Entity) {
-      let table = "Z" + root.name.uppercased()
-      var columns = [
-        Column(name: "Z_PK", type: "INTEGER"), Column(name: "Z_ENT", type: "INTEGER"),
-        Column(name: "Z_OPT", type: "INTEGER"),
-      ]
-      var used: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
-      var declared: [String: [String: PropertyStorage]] = [:]
-      var hierarchy: [Entity] = []
-      func collect(_ entity: Entity) {
-        hierarchy.append(entity)
-        for child in model.subentities(of: entity) { collect(child) }
-      }
-      collect(root)
-
-      func unique(_ base: String) -> String {
-        var name = base
-        var suffix = 1
-        while used.contains(name) {
-          name = base + String(suffix)
-          suffix += 1
-        }
-        used.insert(name)
-        return name
-      }
-
-      for entity in hierarchy {
-        var storage: [String: PropertyStorage] = [:]
-        for attribute in entity.attributes.sorted(by: { $0.name < $1.name }) where !attribute.isTransient {
-          let column = Column(
-            name: unique("Z" + attribute.name.uppercased()), type: StoreSchema.columnType(attribute.type))
-          columns.append(column)
-          storage[attribute.name] = .attribute(column)
-          if attribute.isIndexed {
-            indexes.append(
-              Index(name: "\(table)_\(column.name)_INDEX", table: table, columns: [column.name], isUnique: false))
-          }
-        }
-        for relationship in entity.relationships.sorted(by: { $0.name < $1.name }) where !relationship.isTransient {
-          storage[relationship.name] = relationshipStorage(
-            relationship, of: entity, table: table, columns: &columns, unique: unique)
-        }
-        declared[entity.name] = storage
-      }
-
-      // Z_ENT is indexed when the table holds a hierarchy; other indexes follow the model.
-      if hierarchy.count > 1 {
-        indexes.append(Index(name: "\(table)_Z_ENT_INDEX", table: table, columns: ["Z_ENT"], isUnique: false))
-      }
-      for entity in hierarchy {
-        let resolved = resolvedStorage(entity, declared: declared)
-        func column(_ property: String) -> String? {
-          switch resolved[property] {
-          case .attribute(let column)?: column.name
-          case .toOne(let key, _, _)?: key.name
-          default: nil
-          }
-        }
-        for compound in entity.compoundIndexes {
-          let names = compound.compactMap(column)
-          guard names.count == compound.count else { continue }
-          indexes.append(
-            Index(name: ([table] + names).joined(separator: "_"), table: table, columns: names, isUnique: false))
-        }
-        for fetchIndex in entity.fetchIndexes {
-          let parts = fetchIndex.elements.compactMap { element in
-            column(element.property).map { "\($0) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")" }
-          }
-          guard parts.count == fetchIndex.elements.count, !parts.isEmpty else { continue }
-          indexes.append(
-            Index(name: "Z_\(entity.name)_\(fetchIndex.name)", table: table, columns: parts, isUnique: false))
-        }
-        for constraint in entity.uniquenessConstraints {
-          let names = constraint.compactMap(column)
-          guard names.count == constraint.count else { continue }
-          indexes.append(
-            Index(
-              name: "Z_\(entity.name)_UNIQUE_" + constraint.joined(separator: "_"), table: table,
-              columns: names.map { "\($0) COLLATE BINARY ASC" }, isUnique: true))
-        }
-        let number = number(entity.name)
-        layouts.append(
-          EntityLayout(
-            name: entity.name, number: number, superNumber: entity.parentName.map(self.number) ?? 0, table: table,
-            kindNumbers: kindNumbers(of: entity), properties: resolved))
-      }
-      tables.append(Table(name: table, columns: columns, primaryKey: []))
-    }
-
-    func kindNumbers(of entity: Entity) -> [Int] {
-      [number(entity.name)] + model.subentities(of: entity).flatMap { kindNumbers(of: $0) }
-    }
-
-    /// Declared storage of the entity and its ancestors, the nearest declaration winning.
-    func resolvedStorage(_ entity: Entity, declared: [String: [String: PropertyStorage]]) -> [String: PropertyStorage] {
-      var result: [String: PropertyStorage] = [:]
-      for level in ([entity] + model.ancestors(of: entity)).reversed() {
-        result.merge(declared[level.name] ?? [:]) { _, nearer in nearer }
-      }
-      return result
-    }
-
-    mutating func relationshipStorage(
-      _ relationship: Relationship, of entity: Entity, table: String, columns: inout [Column],
-      unique: (String) -> String
-    ) -> PropertyStorage {
-      let inverse = model.inverse(of: relationship)
-      let upper = relationship.name.uppercased()
-      if !relationship.isToMany {
-        let key = Column(name: unique("Z" + upper), type: "INTEGER")
-        columns.append(key)
-        indexes.append(Index(name: "\(table)_\(key.name)_INDEX", table: table, columns: [key.name], isUnique: false))
-        var entityColumn: Column?
-        if let destination = model.entity(named: relationship.destinationEntity),
-          !model.subentities(of: destination).isEmpty
-        {
-          entityColumn = Column(name: unique("Z\(number(destination.name))_\(upper)"), type: "INTEGER")
-          columns.append(entityColumn ?? key)
-        }
-        var orderColumn: Column?
-        if let inverse, inverse.isToMany, inverse.isOrdered {
-          orderColumn = Column(name: unique("Z_FOK_\(upper)"), type: "INTEGER")
-          columns.append(orderColumn ?? key)
-        }
-        return .toOne(key: key, entity: entityColumn, order: orderColumn)
-      }
-      if let inverse, !inverse.isToMany {
-        return .toManyThroughInverse(destination: relationship.destinationEntity, inverse: inverse.name)
-      }
-      return manyToMany(relationship, of: entity, inverse: inverse)
-    }
-
-    /// The join table of a many-to-many: named after the side whose entity number is lower (or
-    /// whose relationship name sorts first), with a column for each side's key.
-    mutating func manyToMany(_ relationship: Relationship, of entity: Entity, inverse: Relationship?) -> PropertyStorage
-    {
-      let ownNumber = number(entity.name)
-      let destinationNumber = number(relationship.destinationEntity)
-      let inverseName = inverse?.name ?? relationship.name
-      let isReflexive =
-        inverse == nil || (inverseName == relationship.name && relationship.destinationEntity == entity.name)
-      if isReflexive {
-        let name = "Z_\(ownNumber)\(relationship.name.uppercased())"
-        let own = "Z_\(ownNumber)\(relationship.name.uppercased())"
-        addJoinTable(name: name, first: own, second: "REFLEXIVE", ordered: relationship.isOrdered)
-        return .manyToMany(table: name, ownColumn: own, otherColumn: "REFLEXIVE")
-      }
-      let ownsTable =
-        ownNumber < destinationNumber || (ownNumber == destinationNumber && relationship.name < inverseName)
-      let (owner, ownerRelationship, other, otherRelationship) =
-        ownsTable
-        ? (ownNumber, relationship.name, destinationNumber, inverseName)
-        : (destinationNumber, inverseName, ownNumber, relationship.name)
-      let name = "Z_\(owner)\(ownerRelationship.uppercased())"
-      let ownerColumn = "Z_\(owner)\(otherRelationship.uppercased())"
-      let otherColumn = "Z_\(other)\(ownerRelationship.uppercased())"
-      addJoinTable(
-        name: name, first: ownerColumn, second: otherColumn,
-        ordered: relationship.isOrdered || (inverse?.isOrdered ?? false))
-      return ownsTable
-        ? .manyToMany(table: name, ownColumn: ownerColumn, otherColumn: otherColumn)
-        : .manyToMany(table: name, ownColumn: otherColumn, otherColumn: ownerColumn)
-    }
-
-    mutating func addJoinTable(name: String, first: String, second: String, ordered: Bool) {
-      guard joinTables[name] == nil else { return }
-      var columns = [Column(name: first, type: "INTEGER"), Column(name: second, type: "INTEGER")]
-      if ordered {
-        columns.append(Column(name: "Z_FOK_\(first.dropFirst(2))", type: "INTEGER"))
-        columns.append(Column(name: "Z_FOK_\(second.dropFirst(second == "REFLEXIVE" ? 0 : 2))", type: "INTEGER"))
-      }
-      joinTables[name] = Table(name: name, columns: columns, primaryKey: [first, second])
-      joinOrder.append(name)
-      indexes.append(Index(name: "\(name)_\(second)_INDEX", table: name, columns: [second, first], isUnique: false))
-    }
-  }
-}

@@ -1,0 +1,370 @@
+/// How Core Data lays out a model in SQLite, step by step.
+///
+/// Where these rules come from: the layout of real stores (the fixtures in `../shared`), and the
+/// published decompilations of Core Data's `NSSQLModel`, `NSSQLEntity`, `NSSQLToOne`,
+/// `NSSQLManyToMany` and `NSSQLStoreMappingGenerator`, which show the order Core Data works in:
+///
+/// 1. Entities are numbered (depth-first, roots and siblings by name).
+/// 2. Each root's table gets its columns: every entity of the hierarchy in that order, its
+///    attributes, then its to-one relationships (key, and `Z<ent>_<NAME>` when the destination has
+///    subentities).
+/// 3. Then every entity **in name order** (subentities included, each seeing its inherited
+///    relationships) pairs its relationships with their inverses, in a first-come order:
+///    - a to-one whose inverse is an ordered to-many gets `Z_FOK_<NAME>`;
+///    - a to-many without an inverse gets a hidden to-one on the destination's table,
+///      `Z<source ent><NAME>` (indexed), `Z<source ent>_<source ent><NAME>` when the source entity
+///      has subentities, `Z_FOK_<source ent><NAME>` when it is ordered;
+///    - a many-to-many met first as `a` (inverse `b`) makes the join table `Z_<a's ent><A>`; then
+///      `b`'s column `Z_<b's ent><A>` (and `Z_FOK_<b's ent><A>` when `a` is ordered) is named, then
+///      `a`'s column `Z_<a's ent><B>` (and `Z_FOK_<a's ent><B>` when `b` is ordered). The table is
+///      `(a's column, b's column)`, keyed by both, indexed on `(b's column, a's column)`.
+///      A relationship that is its own inverse uses `REFLEXIVE` (and `FOK_REFLEXIVE`) for the other side.
+/// 4. Every column name of a table — join-table columns named by relationships of the table's
+///    hierarchy included — goes through one name generator per root: the first use of a base name is
+///    the name itself, later ones get `1`, `2`, … (the counter is kept per base name).
+///
+/// **A guess**: the order of relationships *within* one entity in step 3 is a hash-table order in
+/// Core Data (it changed between iOS 18 and iOS 26); migrun takes them by name. It decides which side
+/// of a self-referential many-to-many names the join table and which of two colliding join columns
+/// gets the suffix — so for an existing store migrun reads the names from the store instead.
+extension StoreSchema {
+  struct Builder {
+    let model: ObjectModel
+    /// An existing store's tables (uppercased names → uppercased columns), when reading one.
+    let existing: [String: Set<String>]?
+    var layouts: [StoreSchema.EntityLayout] = []
+    var tables: [StoreSchema.Table] = []
+    var indexes: [StoreSchema.Index] = []
+
+    private var numbers: [String: Int] = [:]
+    private var tableOfRoot: [String: String] = [:]
+    private var columnsOfRoot: [String: [Column]] = [:]
+    private var generators: [String: NameGenerator] = [:]
+    /// Declaring entity → property → storage.
+    private var declared: [String: [String: PropertyStorage]] = [:]
+    /// Destination entity → hidden to-ones of to-manys without an inverse.
+    private var hidden: [String: [String: PropertyStorage]] = [:]
+    private var joinTables: [StoreSchema.Table] = []
+
+    init(model: ObjectModel, existing: [String: Set<String>]?) {
+      self.model = model
+      self.existing = existing
+    }
+
+    mutating func build() {
+      var order: [Entity] = []
+      func visit(_ entity: Entity) {
+        order.append(entity)
+        for child in model.subentities(of: entity) { visit(child) }
+      }
+      for root in model.entities where root.parentName == nil { visit(root) }
+      for (index, entity) in order.enumerated() { numbers[entity.name] = index + 1 }
+
+      let roots = order.filter { $0.parentName == nil }
+      for root in roots { addColumns(of: root) }
+      pairRelationships()
+      for root in roots {
+        guard let table = tableOfRoot[root.name] else { continue }
+        tables.append(Table(name: table, columns: columnsOfRoot[root.name] ?? [], primaryKey: []))
+        addLayoutsAndIndexes(of: root, table: table)
+      }
+      tables += joinTables
+      layouts.sort { $0.number < $1.number }
+    }
+
+    // MARK: - Step 2: each root's columns
+
+    private mutating func addColumns(of root: Entity) {
+      let table = "Z" + root.name.uppercased()
+      tableOfRoot[root.name] = table
+      generators[root.name] = NameGenerator(reserved: ["Z_PK", "Z_ENT", "Z_OPT"])
+      columnsOfRoot[root.name] = [
+        Column(name: "Z_PK", type: "INTEGER"), Column(name: "Z_ENT", type: "INTEGER"),
+        Column(name: "Z_OPT", type: "INTEGER"),
+      ]
+      for entity in hierarchy(of: root) {
+        var storage: [String: PropertyStorage] = [:]
+        for attribute in entity.attributes.sorted(by: { $0.name < $1.name }) where !attribute.isTransient {
+          let column = addColumn("Z" + attribute.name.uppercased(), StoreSchema.columnType(attribute.type), root)
+          storage[attribute.name] = .attribute(column)
+          if attribute.isIndexed {
+            indexes.append(
+              Index(name: "\(table)_\(column.name)_INDEX", table: table, columns: [column.name], isUnique: false))
+          }
+        }
+        for relationship in entity.relationships.sorted(by: { $0.name < $1.name })
+        where !relationship.isTransient && !relationship.isToMany {
+          let upper = relationship.name.uppercased()
+          let key = addColumn("Z" + upper, "INTEGER", root)
+          indexes.append(Index(name: "\(table)_\(key.name)_INDEX", table: table, columns: [key.name], isUnique: false))
+          var entityColumn: Column?
+          if let destination = model.entity(named: relationship.destinationEntity),
+            !model.subentities(of: destination).isEmpty
+          {
+            entityColumn = addColumn("Z\(number(destination.name))_\(upper)", "INTEGER", root)
+          }
+          storage[relationship.name] = .toOne(key: key, entity: entityColumn, order: nil)
+        }
+        declared[entity.name] = storage
+      }
+    }
+
+    // MARK: - Step 3: relationships with their inverses, entities in name order
+
+    private mutating func pairRelationships() {
+      var done: Set<String> = []
+      func key(_ relationship: Relationship, of entity: Entity) -> String {
+        let owner = model.declaringEntity(ofRelationship: relationship.name, in: entity)?.name ?? entity.name
+        return owner + "." + relationship.name
+      }
+      for entity in model.entities.sorted(by: { $0.name < $1.name }) {
+        for relationship in model.relationships(of: entity).sorted(by: { $0.name < $1.name })
+        where !relationship.isTransient {
+          let ownKey = key(relationship, of: entity)
+          guard !done.contains(ownKey),
+            let owner = model.declaringEntity(ofRelationship: relationship.name, in: entity)
+          else { continue }
+          done.insert(ownKey)
+          let inverse = model.inverse(of: relationship)
+          let inverseOwner = inverse.flatMap { inverse in
+            model.entity(named: relationship.destinationEntity).flatMap {
+              model.declaringEntity(ofRelationship: inverse.name, in: $0)
+            }
+          }
+          switch (relationship.isToMany, inverse) {
+          case (false, let inverse?):
+            if inverse.isToMany, inverse.isOrdered { addOrderColumn(relationship, of: owner) }
+          case (false, nil):
+            break
+          case (true, nil):
+            addHiddenToOne(for: relationship, of: owner)
+          case (true, let inverse?) where !inverse.isToMany:
+            declared[owner.name]?[relationship.name] = .toManyThroughInverse(
+              destination: relationship.destinationEntity, inverse: inverse.name)
+          case (true, let inverse?):
+            guard let inverseOwner else { continue }
+            if inverse.name == relationship.name && inverseOwner.name == owner.name {
+              addReflexiveJoin(relationship, of: owner)
+            } else {
+              done.insert(inverseOwner.name + "." + inverse.name)
+              addJoin(relationship, of: owner, inverse: inverse, of: inverseOwner)
+            }
+          }
+        }
+      }
+    }
+
+    private mutating func addOrderColumn(_ relationship: Relationship, of owner: Entity) {
+      guard case .toOne(let key, let entityColumn, _)? = declared[owner.name]?[relationship.name] else { return }
+      let root = model.root(of: owner)
+      let order = addColumn("Z_FOK_" + relationship.name.uppercased(), "INTEGER", root)
+      declared[owner.name]?[relationship.name] = .toOne(key: key, entity: entityColumn, order: order)
+    }
+
+    /// A to-many without an inverse: Core Data's hidden to-one `"<ent><name>"` on the destination.
+    private mutating func addHiddenToOne(for relationship: Relationship, of owner: Entity) {
+      guard let destination = model.entity(named: relationship.destinationEntity) else { return }
+      let root = model.root(of: destination)
+      let hiddenName = "\(number(owner.name))\(relationship.name)"
+      let upper = hiddenName.uppercased()
+      let key = addColumn("Z" + upper, "INTEGER", root)
+      if let table = tableOfRoot[root.name] {
+        indexes.append(Index(name: "\(table)_\(key.name)_INDEX", table: table, columns: [key.name], isUnique: false))
+      }
+      let entityColumn =
+        model.subentities(of: owner).isEmpty ? nil : addColumn("Z\(number(owner.name))_\(upper)", "INTEGER", root)
+      let order = relationship.isOrdered ? addColumn("Z_FOK_" + upper, "INTEGER", root) : nil
+      hidden[destination.name, default: [:]][hiddenName] = .toOne(key: key, entity: entityColumn, order: order)
+      declared[owner.name]?[relationship.name] = .toManyThroughInverse(
+        destination: destination.name, inverse: hiddenName)
+    }
+
+    private mutating func addReflexiveJoin(_ relationship: Relationship, of owner: Entity) {
+      let number = number(owner.name)
+      let upper = relationship.name.uppercased()
+      let table = joinTable(["Z_\(number)\(upper)"])
+      let root = model.root(of: owner)
+      let column = addColumn("Z_\(number)\(upper)", "INTEGER", root, in: table)
+      let order = relationship.isOrdered ? addColumn("Z_FOK_\(number)\(upper)", "INTEGER", root, in: table) : nil
+      var columns = [column, Column(name: "REFLEXIVE", type: "INTEGER")]
+      if let order { columns += [order, Column(name: "FOK_REFLEXIVE", type: "INTEGER")] }
+      addJoinTable(table, columns: columns)
+      declared[owner.name]?[relationship.name] = .manyToMany(
+        table: table, ownColumn: column.name, otherColumn: "REFLEXIVE",
+        order: relationship.isOrdered ? "FOK_REFLEXIVE" : nil)
+    }
+
+    private mutating func addJoin(
+      _ first: Relationship, of firstOwner: Entity, inverse second: Relationship, of secondOwner: Entity
+    ) {
+      let firstNumber = number(firstOwner.name)
+      let secondNumber = number(secondOwner.name)
+      let firstUpper = first.name.uppercased()
+      let secondUpper = second.name.uppercased()
+      // An existing store may have been named from the other side (see the type's notes).
+      let table = joinTable(["Z_\(firstNumber)\(firstUpper)", "Z_\(secondNumber)\(secondUpper)"])
+      let firstRoot = model.root(of: firstOwner)
+      let secondRoot = model.root(of: secondOwner)
+      let secondColumn = addColumn("Z_\(secondNumber)\(firstUpper)", "INTEGER", secondRoot, in: table)
+      let secondOrder =
+        first.isOrdered ? addColumn("Z_FOK_\(secondNumber)\(firstUpper)", "INTEGER", secondRoot, in: table) : nil
+      let firstColumn = addColumn("Z_\(firstNumber)\(secondUpper)", "INTEGER", firstRoot, in: table)
+      let firstOrder =
+        second.isOrdered ? addColumn("Z_FOK_\(firstNumber)\(secondUpper)", "INTEGER", firstRoot, in: table) : nil
+      addJoinTable(table, columns: [firstColumn, secondColumn] + [firstOrder, secondOrder].compactMap { $0 })
+      declared[firstOwner.name]?[first.name] = .manyToMany(
+        table: table, ownColumn: firstColumn.name, otherColumn: secondColumn.name, order: secondOrder?.name)
+      declared[secondOwner.name]?[second.name] = .manyToMany(
+        table: table, ownColumn: secondColumn.name, otherColumn: firstColumn.name, order: firstOrder?.name)
+    }
+
+    /// The join table's name: Core Data's choice, or the candidate an existing store has.
+    private func joinTable(_ candidates: [String]) -> String {
+      guard let existing else { return candidates[0] }
+      return candidates.first { existing[$0.uppercased()] != nil } ?? candidates[0]
+    }
+
+    private mutating func addJoinTable(_ name: String, columns: [Column]) {
+      let keys = [columns[0].name, columns[1].name]
+      joinTables.append(Table(name: name, columns: columns, primaryKey: keys))
+      indexes.append(
+        Index(name: "\(name)_\(keys[1])_INDEX", table: name, columns: [keys[1], keys[0]], isUnique: false))
+    }
+
+    // MARK: - Layouts and the model's indexes
+
+    private mutating func addLayoutsAndIndexes(of root: Entity, table: String) {
+      let hierarchy = hierarchy(of: root)
+      if hierarchy.count > 1 {
+        indexes.append(Index(name: "\(table)_Z_ENT_INDEX", table: table, columns: ["Z_ENT"], isUnique: false))
+      }
+      for entity in hierarchy {
+        let resolved = resolvedStorage(entity)
+        func column(_ property: String) -> String? {
+          switch resolved[property] {
+          case .attribute(let column)?: column.name
+          case .toOne(let key, _, _)?: key.name
+          default: nil
+          }
+        }
+        for compound in entity.compoundIndexes {
+          let names = compound.compactMap(column)
+          guard names.count == compound.count else { continue }
+          indexes.append(
+            Index(name: ([table] + names).joined(separator: "_"), table: table, columns: names, isUnique: false))
+        }
+        for fetchIndex in entity.fetchIndexes {
+          let parts = fetchIndex.elements.compactMap { element in
+            column(element.property).map { "\($0) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")" }
+          }
+          guard parts.count == fetchIndex.elements.count, !parts.isEmpty else { continue }
+          indexes.append(
+            Index(name: "Z_\(entity.name)_\(fetchIndex.name)", table: table, columns: parts, isUnique: false))
+        }
+        for constraint in entity.uniquenessConstraints {
+          let names = constraint.compactMap(column)
+          guard names.count == constraint.count else { continue }
+          indexes.append(
+            Index(
+              name: "Z_\(entity.name)_UNIQUE_" + constraint.joined(separator: "_"), table: table,
+              columns: names.map { "\($0) COLLATE BINARY ASC" }, isUnique: true))
+        }
+        layouts.append(
+          EntityLayout(
+            name: entity.name, number: number(entity.name),
+            superNumber: entity.parentName.map(self.number) ?? 0, table: table,
+            kindNumbers: kindNumbers(of: entity), properties: resolved))
+      }
+    }
+
+    /// Declared storage of the entity and its ancestors (the nearest declaration winning), with
+    /// the hidden to-ones that land on it or an ancestor.
+    private func resolvedStorage(_ entity: Entity) -> [String: PropertyStorage] {
+      var result: [String: PropertyStorage] = [:]
+      for level in ([entity] + model.ancestors(of: entity)).reversed() {
+        result.merge(hidden[level.name] ?? [:]) { _, nearer in nearer }
+        result.merge(declared[level.name] ?? [:]) { _, nearer in nearer }
+      }
+      return result
+    }
+
+    // MARK: - Names
+
+    private func number(_ entity: String) -> Int { numbers[entity] ?? 0 }
+
+    private func hierarchy(of root: Entity) -> [Entity] {
+      [root] + model.subentities(of: root).flatMap { hierarchy(of: $0) }
+    }
+
+    private func kindNumbers(of entity: Entity) -> [Int] {
+      [number(entity.name)] + model.subentities(of: entity).flatMap { kindNumbers(of: $0) }
+    }
+
+    /// A column of the root's table named from `base` by the root's generator.
+    private mutating func addColumn(_ base: String, _ type: String, _ root: Entity) -> Column {
+      let column = addColumn(base, type, root, in: tableOfRoot[root.name] ?? "")
+      columnsOfRoot[root.name, default: []].append(column)
+      return column
+    }
+
+    /// A column named from `base` by the root's generator, in `table`. For an existing store whose
+    /// table has no column by that name, the one it has with the same base (and another suffix).
+    private mutating func addColumn(_ base: String, _ type: String, _ root: Entity, in table: String) -> Column {
+      var generator = generators[root.name] ?? NameGenerator(reserved: [])
+      var name = generator.unique(base)
+      if let columns = existing?[table.uppercased()] {
+        name = generator.claim(name, base: base, among: columns, in: table)
+      }
+      generators[root.name] = generator
+      return Column(name: name, type: type)
+    }
+  }
+
+  /// Core Data's `NSSQLStoreMappingGenerator.uniqueNameWithBase:`: the first use of a base name is
+  /// the name itself; later uses get the base's counter + 1 (`ZNAME1`, `ZNAME2`, …), skipping
+  /// candidates that are themselves bases already used.
+  struct NameGenerator {
+    private var counters: [String: Int] = [:]
+    private var used: Set<String>
+    /// Existing columns already taken, per table (reading a store).
+    private var claimed: [String: Set<String>] = [:]
+
+    init(reserved: Set<String>) { used = reserved }
+
+    mutating func unique(_ base: String) -> String {
+      var name = base
+      if let counter = counters[base] {
+        var next = counter
+        repeat {
+          next += 1
+          name = base + String(next)
+        } while counters[name] != nil || used.contains(name)
+        counters[base] = next
+      } else {
+        counters[base] = 0
+      }
+      used.insert(name)
+      return name
+    }
+
+    /// `name` when the existing table has it; else the existing column with the same base and the
+    /// lowest suffix not yet taken; else `name` (reported as missing later).
+    mutating func claim(_ name: String, base: String, among columns: Set<String>, in table: String) -> String {
+      let key = table.uppercased()
+      var taken = claimed[key] ?? []
+      defer { claimed[key] = taken }
+      if columns.contains(name.uppercased()), !taken.contains(name.uppercased()) {
+        taken.insert(name.uppercased())
+        return name
+      }
+      let upperBase = base.uppercased()
+      let candidates = columns.filter { column in
+        !taken.contains(column) && column.hasPrefix(upperBase)
+          && column.dropFirst(upperBase.count).allSatisfy(\.isNumber)
+      }
+      guard let best = candidates.min(by: { ($0.count, $0) < ($1.count, $1) }) else { return name }
+      taken.insert(best)
+      return best
+    }
+  }
+}
