@@ -101,7 +101,7 @@ import Testing
     #expect(refused.status == 1)
     #expect(
       refused.errorLines == [
-        "migrun: error: Moody 2 → Moody 3 cannot be inferred: entity 'Continent', property 'moods': is a new required relationship: nothing can fill it; write a mapping script"
+        "migrun: error: Moody 2 → Moody 3 cannot be inferred: entity 'Continent', property 'moods': the new relationship 'moods' is required and nothing can fill it; write a mapping script"
       ])
   }
 }

@@ -237,11 +237,16 @@ struct BulkCopy {
             joinColumns.append(inverseOrder)
             joinValues.append(oldInverseOrder)
           }
-          // Only pairs whose both ends were migrated (the rows are in place when joins run).
+          // Only pairs whose both ends were migrated (the rows are in place when joins run): ends of
+          // every entity that has the relationship, not only this mapping's (one join serves all).
+          let ownerLayout =
+            destination.declaringEntity(ofRelationship: relationship.name, in: to).flatMap {
+              destinationSchema.layout(of: $0.name)
+            } ?? toLayout
           joins[table] = """
             INSERT OR IGNORE INTO main.\(table) (\(joinColumns.joined(separator: ", ")))
             SELECT \(joinValues.joined(separator: ", ")) FROM src.\(oldTable)
-            WHERE \(oldOwn) IN (SELECT Z_PK FROM main.\(toLayout.table) WHERE Z_ENT IN (\(SQLiteStore.list(toLayout.kindNumbers))))
+            WHERE \(oldOwn) IN (SELECT Z_PK FROM main.\(ownerLayout.table) WHERE Z_ENT IN (\(SQLiteStore.list(ownerLayout.kindNumbers))))
             AND \(oldOther) IN (SELECT Z_PK FROM main.\(targetLayout.table) WHERE Z_ENT IN (\(SQLiteStore.list(targetLayout.kindNumbers))))
             """
         default:

@@ -89,7 +89,9 @@ public final class StoreMigrator {
           policies: policies)
         manager.progress = stepProgress
         manager.mergeRules = try stepMapping.mergeRules + (mergeRules?(step) ?? [])
-        let bulk = options.bulkCopy ? try BulkCopy(mapping: mapping, sourceSchema: source.schema, policies: policies, manager: manager) : nil
+        let bulk =
+          options.bulkCopy
+          ? try BulkCopy(mapping: mapping, sourceSchema: source.schema, policies: policies, manager: manager) : nil
         if let bulk {
           try bulk.run(from: current, into: destination, progress: stepProgress)
           try manager.validate()

@@ -172,19 +172,26 @@ final class SQLiteObjectWriter: StoreWriter {
         try execute("UPDATE \(target.table) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ?", values, id)
       }
     case .manyToMany(let table, let own, let other, let order)?:
+      // Pairs that stay keep their row, so the inverse's order column (when it is ordered) survives.
       let reflexive = other == "REFLEXIVE"
-      try db.execute(
-        sql: "DELETE FROM \(table) WHERE \(own) = ?\(reflexive ? " OR REFLEXIVE = ?" : "")",
-        arguments: reflexive ? [id.primaryKey, id.primaryKey] : [id.primaryKey])
+      let kept = Set(members.map(\.primaryKey))
+      let current = try Int64.fetchAll(
+        db, sql: "SELECT \(other) FROM \(table) WHERE \(own) = ?", arguments: [id.primaryKey])
+      for gone in current where !kept.contains(gone) {
+        try db.execute(sql: "DELETE FROM \(table) WHERE \(own) = ? AND \(other) = ?", arguments: [id.primaryKey, gone])
+        if reflexive {
+          try db.execute(
+            sql: "DELETE FROM \(table) WHERE \(own) = ? AND \(other) = ?", arguments: [gone, id.primaryKey])
+        }
+      }
       for (index, member) in members.enumerated() {
-        if let fok = order {
+        try db.execute(
+          sql: "INSERT OR IGNORE INTO \(table) (\(own), \(other)) VALUES (?, ?)",
+          arguments: [id.primaryKey, member.primaryKey])
+        if let order {
           try db.execute(
-            sql: "INSERT OR REPLACE INTO \(table) (\(own), \(other), \(fok)) VALUES (?, ?, ?)",
-            arguments: [id.primaryKey, member.primaryKey, index + 1])
-        } else {
-          try db.execute(
-            sql: "INSERT OR IGNORE INTO \(table) (\(own), \(other)) VALUES (?, ?)",
-            arguments: [id.primaryKey, member.primaryKey])
+            sql: "UPDATE \(table) SET \(order) = ? WHERE \(own) = ? AND \(other) = ?",
+            arguments: [index + 1, id.primaryKey, member.primaryKey])
         }
         if reflexive {
           try db.execute(

@@ -170,4 +170,3 @@ public struct StoreSchema: Sendable {
     }
   }
 }
-
