@@ -31,7 +31,7 @@ import Testing
   @Test func metadataOfEveryStoreIsReadExactly() throws {
     let folder = try TemporaryDirectory()
     let stores = try Self.expected()
-    #expect(stores.count == 11)
+    #expect(stores.count >= 11)
     for (store, expected) in stores {
       let url = try copyOfFixture(store, into: folder)
       let metadata = try SQLiteStore.metadata(at: url)
@@ -49,7 +49,7 @@ import Testing
       withCache += 1
       #expect(model.entityVersionHashes.mapValues(\.base64) == expected.NSStoreModelVersionHashes, "\(store)")
     }
-    #expect(withCache == 11)
+    #expect(withCache == (try Self.expected().count))
   }
 
   @Test func everyStoreIsIdentifiedAndEveryObjectIsRead() throws {
@@ -98,14 +98,35 @@ import Testing
       try SQLiteStore.create(at: created, model: model)
       let apple = try SchemaSnapshot(of: url, excluding: isPersistentHistory)
       let ours = try SchemaSnapshot(of: created)
+      let era = FrameworkEra(try SQLiteStore.metadata(at: url))
       #expect(ours.tables == apple.tables, "\(store)\nours:\n\(ours)\napple:\n\(apple)")
-      #expect(
-        ours.indexes.filter { !$0.contains("UNIQUE") } == apple.indexes.filter { !$0.contains("UNIQUE") }, "\(store)")
+      #expect(era.comparableIndexes(ours) == era.comparableIndexes(apple), "\(store)")
       #expect(ours.uniqueness == apple.uniqueness, "\(store)")
       // A store created here carries the model's hashes and is recognised.
       #expect(try SQLiteStore.metadata(at: created).isCompatible(with: model))
       compared += 1
     }
-    #expect(compared == 11)
+    #expect(compared == (try Self.expected().count))
+  }
+}
+
+/// What older Core Data frameworks wrote differently from today's, in one place: a store of that era
+/// is compared with a new store leaving these out. Column order is never compared (snapshots are
+/// sets), since frameworks before iOS 9 ordered columns by type.
+struct FrameworkEra {
+  /// `NSPersistenceFrameworkVersion`, 0 when the store does not say.
+  let version: Int
+
+  init(_ metadata: StoreMetadata) {
+    version = Int(metadata.frameworkVersion ?? 0)
+  }
+
+  /// Index names to compare. Uniqueness is compared by constrained columns elsewhere (637 spells it
+  /// `CONSTRAINT … UNIQUE` inside CREATE TABLE); frameworks 419–519 (iOS 6–8) wrote no join-table
+  /// indexes.
+  func comparableIndexes(_ snapshot: SchemaSnapshot) -> Set<String> {
+    snapshot.indexes.filter { name in
+      !name.contains("UNIQUE") && !(version > 0 && version < 600 && name.hasPrefix("Z_") && name.hasSuffix("_INDEX"))
+    }
   }
 }
