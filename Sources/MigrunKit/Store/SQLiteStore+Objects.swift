@@ -338,6 +338,10 @@ enum StoreValueCoding {
   static func value(text: String, type: AttributeType) -> StoreValue {
     switch type {
     case .binary, .transformable, .uuid: .data(Array(text.utf8))
+    // An NSDecimalNumber NaN is stored as the text `NaN` (SQLite has no NaN REAL).
+    case .decimal, .double,
+      .float where text == "NaN":
+      .double(.nan)
     default: .string(text)
     }
   }
@@ -355,6 +359,8 @@ enum StoreValueCoding {
     case .null: .null
     case .integer(let number): number.databaseValue
     case .boolean(let flag): (flag ? 1 : 0).databaseValue
+    // SQLite turns a NaN REAL into NULL; Core Data writes a decimal NaN as the text `NaN`.
+    case .double(let number) where number.isNaN: "NaN".databaseValue
     case .double(let number), .date(let number): number.databaseValue
     case .string(let text): text.databaseValue
     case .data(let bytes), .uuid(let bytes): Data(bytes).databaseValue

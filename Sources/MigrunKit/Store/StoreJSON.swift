@@ -194,6 +194,16 @@ public enum StoreJSON {
     switch (attribute.type, raw) {
     case (.integer16, .integer(let number)), (.integer32, .integer(let number)), (.integer64, .integer(let number)):
       return .integer(number)
+    // What a store held against its column's type comes back as it was (a real in an INTEGER
+    // column, text in a numeric one): SQLite keeps it, and so does migrun.
+    case (.integer16, .number(let number)), (.integer32, .number(let number)), (.integer64, .number(let number)),
+      (.boolean, .number(let number)):
+      return .double(number)
+    case (.boolean, .integer(let number)):
+      return .integer(number)
+    case (.integer16, .string(let text)), (.integer32, .string(let text)), (.integer64, .string(let text)),
+      (.boolean, .string(let text)):
+      return .string(text)
     case (.boolean, .boolean(let flag)):
       return .boolean(flag)
     case (.double, _), (.float, _), (.decimal, _), (.date, _):
@@ -203,7 +213,7 @@ public enum StoreJSON {
       case .number(let double): number = double
       case .string(let text):
         guard let special = ["NaN": Double.nan, "Infinity": .infinity, "-Infinity": -.infinity][text] else {
-          throw bad()
+          return .string(text)
         }
         number = special
       default: throw bad()
