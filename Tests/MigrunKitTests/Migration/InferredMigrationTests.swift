@@ -209,6 +209,28 @@ import Testing
     #expect(withDefault.entityMappings.first?.attributes["a"] == .propertyOrDefault("a", .integer(5)))
   }
 
+  /// `optional="YES" minCount="1" maxCount="1"` (as Xcode often writes) is an optional to-one: a new
+  /// one is inferable; a new non-optional one is refused, naming the relationship.
+  @Test func anOptionalRelationshipWithAMinimumIsInferableWhenNew() throws {
+    func model(_ relationship: String) throws -> ObjectModel {
+      let xml = "<model><entity name=\"T\"/><entity name=\"E\">\(relationship)</entity></model>"
+      return try XcdatamodelReader.parse(Data(xml.utf8), file: "m")
+    }
+    let before = try model("")
+    let optional = try MappingModel.inferred(
+      from: before,
+      to: try model(
+        #"<relationship name="owner" optional="YES" minCount="1" maxCount="1" deletionRule="Nullify" destinationEntity="T"/>"#
+      ))
+    #expect(optional.entityMappings.contains { $0.destinationEntity == "E" })
+    let error = try #require(throws: MigrationError.self) {
+      try MappingModel.inferred(
+        from: before,
+        to: try model(#"<relationship name="owner" maxCount="1" deletionRule="Nullify" destinationEntity="T"/>"#))
+    }
+    #expect(error.description.contains("the new relationship 'owner' is required"), "\(error)")
+  }
+
   @Test func validationFailureLeavesTheOriginalByteIdenticalAndNoStrayFiles() throws {
     let folder = try TemporaryDirectory()
     let store = try copyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
