@@ -176,28 +176,26 @@ final class SQLiteObjectWriter: StoreWriter {
       let reflexive = other == "REFLEXIVE"
       let kept = Set(members.map(\.primaryKey))
       let current = try Int64.fetchAll(
-        db, sql: "SELECT \(other) FROM \(table) WHERE \(own) = ?", arguments: [id.primaryKey])
+        db.cachedStatement(sql: "SELECT \(other) FROM \(table) WHERE \(own) = ?"), arguments: [id.primaryKey])
+      let remove = try db.cachedStatement(
+        sql: "DELETE FROM \(table) WHERE (\(own) = ? AND \(other) = ?) OR (\(own) = ? AND \(other) = ?)")
       for gone in current where !kept.contains(gone) {
-        try db.execute(sql: "DELETE FROM \(table) WHERE \(own) = ? AND \(other) = ?", arguments: [id.primaryKey, gone])
-        if reflexive {
-          try db.execute(
-            sql: "DELETE FROM \(table) WHERE \(own) = ? AND \(other) = ?", arguments: [gone, id.primaryKey])
-        }
+        // A self-inverse pair is stored both ways.
+        let back: [Int64] = reflexive ? [gone, id.primaryKey] : [id.primaryKey, gone]
+        try remove.execute(arguments: StatementArguments([id.primaryKey, gone] + back))
       }
+      // One statement a member: the pair, and its position when the relationship is ordered.
+      let add = try db.cachedStatement(
+        sql: order.map { order in
+          "INSERT INTO \(table) (\(own), \(other), \(order)) VALUES (?, ?, ?) "
+            + "ON CONFLICT (\(own), \(other)) DO UPDATE SET \(order) = excluded.\(order)"
+        } ?? "INSERT OR IGNORE INTO \(table) (\(own), \(other)) VALUES (?, ?)")
+      let mirror = try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(table) (\(own), \(other)) VALUES (?, ?)")
       for (index, member) in members.enumerated() {
-        try db.execute(
-          sql: "INSERT OR IGNORE INTO \(table) (\(own), \(other)) VALUES (?, ?)",
-          arguments: [id.primaryKey, member.primaryKey])
-        if let order {
-          try db.execute(
-            sql: "UPDATE \(table) SET \(order) = ? WHERE \(own) = ? AND \(other) = ?",
-            arguments: [index + 1, id.primaryKey, member.primaryKey])
-        }
-        if reflexive {
-          try db.execute(
-            sql: "INSERT OR IGNORE INTO \(table) (\(own), \(other)) VALUES (?, ?)",
-            arguments: [member.primaryKey, id.primaryKey])
-        }
+        try add.execute(
+          arguments: StatementArguments(
+            [id.primaryKey, member.primaryKey] + (order == nil ? [] : [Int64(index + 1)])))
+        if reflexive { try mirror.execute(arguments: [member.primaryKey, id.primaryKey]) }
       }
     default:
       throw StoreError(.unknownProperty, entity: id.entity, reason: "'\(relationship)' is not a to-many relationship")
@@ -339,9 +337,7 @@ enum StoreValueCoding {
     switch type {
     case .binary, .transformable, .uuid: .data(Array(text.utf8))
     // An NSDecimalNumber NaN is stored as the text `NaN` (SQLite has no NaN REAL).
-    case .decimal, .double,
-      .float where text == "NaN":
-      .double(.nan)
+    case .decimal where text == "NaN", .double where text == "NaN", .float where text == "NaN": .double(.nan)
     default: .string(text)
     }
   }

@@ -113,24 +113,13 @@ extension StoreSchema {
 
     private mutating func pairRelationships() {
       var done: Set<String> = []
-      func key(_ relationship: Relationship, of entity: Entity) -> String {
-        let owner = model.declaringEntity(ofRelationship: relationship.name, in: entity)?.name ?? entity.name
-        return owner + "." + relationship.name
-      }
       for entity in model.entities.sorted(by: { $0.name < $1.name }) {
         for relationship in model.relationships(of: entity).sorted(by: { $0.name < $1.name })
         where !relationship.isTransient {
-          let ownKey = key(relationship, of: entity)
-          guard !done.contains(ownKey),
-            let owner = model.declaringEntity(ofRelationship: relationship.name, in: entity)
+          guard let owner = model.declaringEntity(ofRelationship: relationship.name, in: entity),
+            done.insert(owner.name + "." + relationship.name).inserted
           else { continue }
-          done.insert(ownKey)
           let inverse = model.inverse(of: relationship)
-          let inverseOwner = inverse.flatMap { inverse in
-            model.entity(named: relationship.destinationEntity).flatMap {
-              model.declaringEntity(ofRelationship: inverse.name, in: $0)
-            }
-          }
           switch (relationship.isToMany, inverse) {
           case (false, let inverse?):
             if inverse.isToMany, inverse.isOrdered { addOrderColumn(relationship, of: owner) }
@@ -142,7 +131,11 @@ extension StoreSchema {
             declared[owner.name]?[relationship.name] = .toManyThroughInverse(
               destination: relationship.destinationEntity, inverse: inverse.name)
           case (true, let inverse?):
-            guard let inverseOwner else { continue }
+            guard
+              let inverseOwner = model.entity(named: relationship.destinationEntity).flatMap({
+                model.declaringEntity(ofRelationship: inverse.name, in: $0)
+              })
+            else { continue }
             if inverse.name == relationship.name && inverseOwner.name == owner.name {
               addReflexiveJoin(relationship, of: owner)
             } else {

@@ -103,9 +103,7 @@ public struct StoreSchema: Sendable {
   /// (see the type's notes), the store's own names are taken; anything still missing is left as the
   /// model implies, for ``mismatches(existing:)`` to report.
   public init(model: ObjectModel, existing: [String: [String]]) {
-    var tables: [String: Set<String>] = [:]
-    for (table, columns) in existing { tables[table.uppercased()] = Set(columns.map { $0.uppercased() }) }
-    self.init(model: model, builder: Builder(model: model, existing: tables))
+    self.init(model: model, builder: Builder(model: model, existing: Self.normalized(existing)))
   }
 
   private init(model: ObjectModel, builder: Builder) {
@@ -129,8 +127,7 @@ public struct StoreSchema: Sendable {
   /// Tables and columns the model implies that `existing` (table name → column names) lacks, one
   /// line each, naming the table, the column, what it stores and what the table has instead.
   public func mismatches(existing: [String: [String]]) -> [String] {
-    var found: [String: Set<String>] = [:]
-    for (table, columns) in existing { found[table.uppercased()] = Set(columns.map { $0.uppercased() }) }
+    let found = Self.normalized(existing)
     var problems: [String] = []
     for table in tables {
       guard let columns = found[table.name.uppercased()] else {
@@ -146,6 +143,11 @@ public struct StoreSchema: Sendable {
           + (extra.isEmpty ? "" : " (it has \(Self.list(extra)) instead)"))
     }
     return problems
+  }
+
+  /// Table and column names uppercased (SQLite compares identifiers without case).
+  private static func normalized(_ existing: [String: [String]]) -> [String: Set<String>] {
+    Dictionary(existing.map { ($0.key.uppercased(), Set($0.value.map { $0.uppercased() })) }) { first, _ in first }
   }
 
   private static func list<S: Sequence>(_ names: S) -> String where S.Element == String {

@@ -126,6 +126,7 @@ import Testing
     "INSERT INTO ZPERSON (Z_PK, Z_ENT, Z_OPT, ZSALARY, ZBORN, ZAGE, ZPHOTO, ZBIG, ZEMAIL) VALUES (1, ?, 1, 'NaN', 9e999, 'abc', X'', 5.5, 'a@b')",
     "INSERT INTO ZPERSON (Z_PK, Z_ENT, Z_OPT, ZSALARY, ZBORN, ZAGE, ZPHOTO, ZACTIVE, ZEMAIL) VALUES (2, ?, 1, -9e999, -9e999, 7.0, NULL, 1, X'6869')",
     "INSERT INTO ZPERSON (Z_PK, Z_ENT, Z_OPT, ZSALARY, ZBORN, ZSETTINGS, ZHOMEPAGE) VALUES (3, ?, 1, 12, 3, '', 'x')",
+    "INSERT INTO ZPERSON (Z_PK, Z_ENT, Z_OPT, ZSALARY) VALUES (4, ?, 1, 'n/a')",
     "INSERT INTO ZSHAPE (Z_PK, Z_ENT, Z_OPT, ZZ, ZRADIUS) VALUES (1, ?, 1, 3, 5)",
   ]
 
@@ -159,7 +160,7 @@ import Testing
     let queue = try DatabaseQueue(path: url.path)
     try queue.write { db in
       for (index, sql) in Self.rows.enumerated() {
-        try db.execute(sql: sql, arguments: [index < 3 ? person : circle])
+        try db.execute(sql: sql, arguments: [index < 4 ? person : circle])
       }
     }
     try queue.close()
@@ -172,9 +173,11 @@ import Testing
     try copy.close()
     let before = try Self.values(url)
     let after = try Self.values(copyURL)
-    #expect(before.count == 4)
+    #expect(before.count == 5)
     for (old, new) in zip(before, after) { #expect(new == old) }
     // The decimal NaN is still the text NaN, not NULL.
     #expect(before[0].contains("ZSALARY=X'4E614E'"), "\(before[0])")
+    // Other text in a decimal column is not a NaN: it stays the text it was.
+    #expect(after[3].contains("ZSALARY=X'6E2F61'"), "\(after[3])")
   }
 }
