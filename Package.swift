@@ -49,7 +49,9 @@ let package = Package(
     .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "TestSupport"]),
     .testTarget(name: "MigrunScriptingTests", dependencies: ["MigrunScripting", "LuaHost", "TestSupport"]),
     .testTarget(name: "PropertyListTests", dependencies: ["PropertyList", "TestSupport"]),
-    .testTarget(name: "MigrunCLITests", dependencies: ["MigrunCLI", "MigrunKit", "TestSupport"]),
+    .testTarget(
+      name: "MigrunCLITests",
+      dependencies: ["MigrunCLI", "MigrunKit", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -142,8 +142,12 @@ struct MigrateCommand: MigrunCommand {
     commandName: "migrate",
     abstract: "Migrate a store to the destination version, step by step, with progress.",
     discussion: """
-      Each step writes a new file beside the store; the original is untouched until the last step is
-      complete and validated, then replaced atomically and kept as NAME~.EXT (unless --no-backup).
+      Each step writes a new file beside the store; the original's files (with its -wal and -shm) are
+      only read — a store whose -wal holds transactions is read through a snapshot — until the last
+      step is complete and validated. Then the new store (in the original's journal mode) takes its
+      place and the original's files are kept as NAME~.EXT (+ -wal/-shm; unless --no-backup).
+      Before any work: a store another process has open is refused (exit 11; --wait waits for it),
+      and so is a file system with less free space than the working copies need (exit 12).
       Any failure leaves the original exactly as it was.
       """)
 
@@ -151,6 +155,11 @@ struct MigrateCommand: MigrunCommand {
   @OptionGroup var chain: ChainOptions
   @Flag(help: "Run every step on scratch files, report, and delete them.") var dryRun = false
   @Flag(help: "Do not keep the original as NAME~.EXT.") var noBackup = false
+  @Option(
+    help: ArgumentHelp(
+      "Wait up to this many seconds for another process to close the store (default: refuse at once, exit 11).",
+      valueName: "seconds"))
+  var wait: Double = 0
   @Flag(help: "Progress and result as JSON lines on standard output.") var json = false
   @Option(
     help: ArgumentHelp(
@@ -169,7 +178,9 @@ struct MigrateCommand: MigrunCommand {
       }
       return
     }
-    let migrator = StoreMigrator(store: url, plan: plan, options: .init(keepBackup: !noBackup, dryRun: dryRun))
+    guard wait >= 0, wait.isFinite else { throw CLIError(message: "--wait: give a number of seconds, 0 or more") }
+    let migrator = StoreMigrator(
+      store: url, plan: plan, options: .init(keepBackup: !noBackup, dryRun: dryRun, wait: wait))
     let folders = chain.policyURLs
     let fileRules = mergeRules.map { URL(fileURLWithPath: $0) }
     if let fileRules, !FileManager.default.fileExists(atPath: fileRules.path) {

@@ -9,7 +9,8 @@ struct Migrun: ParsableCommand {
     abstract: "Core Data–compatible models, stores and migrations, with policies in Lua.",
     discussion: """
       Exit codes: 0 success, 1 failure (the message says why), 10 the store needs migrating
-      (status), 64 bad command line.
+      (status), 11 the store is in use by another process, 12 not enough free space, 64 bad command
+      line.
       """,
     version: "0.1.0",
     subcommands: [
@@ -31,7 +32,7 @@ extension MigrunCommand {
     } catch let error as ModelError {
       fail(error.description)
     } catch let error as StoreError {
-      fail(error.description)
+      fail(error.description, status: Self.exitStatus(error.code))
     } catch let error as MigrationError {
       fail(error.description)
     } catch let error as CLIError {
@@ -39,9 +40,18 @@ extension MigrunCommand {
     }
   }
 
-  private func fail(_ message: String) -> Never {
+  /// 11 for a store in use, 12 for a full disk, else 1.
+  static func exitStatus(_ code: StoreError.Code) -> Int32 {
+    switch code {
+    case .inUse: 11
+    case .noSpace: 12
+    default: 1
+    }
+  }
+
+  private func fail(_ message: String, status: Int32 = 1) -> Never {
     FileHandle.standardError.write(Data("migrun: error: \(message)\n".utf8))
-    Foundation.exit(1)
+    Foundation.exit(status)
   }
 }
 

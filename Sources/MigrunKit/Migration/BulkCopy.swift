@@ -308,7 +308,12 @@ struct BulkCopy {
   /// of it is left in the destination.
   func run(from sourceURL: URL, into destination: SQLiteStore, progress: (MigrationProgress) -> Void) throws {
     try destination.withConnection { db in
-      try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [SQLiteStore.readOnlyPath(sourceURL)])
+      // The migrator reads a snapshot whenever the store's -wal has content, so a direct path exists.
+      guard let path = SQLiteStore.readOnlyPath(sourceURL) else {
+        throw StoreError(
+          .io, file: sourceURL.path, reason: "the store's -wal has content and no -shm: migrate a snapshot of it")
+      }
+      try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])
       defer { try? db.execute(sql: "DETACH DATABASE src") }
       try db.inTransaction {
         for copy in copies {

@@ -13,11 +13,14 @@ public final class StoreMigrator {
     /// ones whose policies only compute attributes); else object by object. Off only to compare
     /// the two paths.
     public var bulkCopy = true
+    /// Seconds to wait for another process to let go of the store before refusing (``StoreUse``).
+    public var wait: Double = 0
 
-    public init(keepBackup: Bool = true, dryRun: Bool = false, bulkCopy: Bool = true) {
+    public init(keepBackup: Bool = true, dryRun: Bool = false, bulkCopy: Bool = true, wait: Double = 0) {
       self.keepBackup = keepBackup
       self.dryRun = dryRun
       self.bulkCopy = bulkCopy
+      self.wait = wait
     }
   }
 
@@ -60,13 +63,52 @@ public final class StoreMigrator {
     return names.filter { $0.hasPrefix(prefix) }.map { folder.appendingPathComponent($0) }
   }
 
+  /// Bytes the working files need at their peak, beside the store: each step writes a new store
+  /// about the size of the one it reads (a guess — a script may add or drop data), and the file read
+  /// is a snapshot whenever the store's `-wal` has content, so two stores coexist from the second
+  /// step or the snapshot on; 10% on top for indexes and association tables.
+  public static func estimatedWorkingBytes(store: URL, steps: Int) -> Int64 {
+    let size = StoreFiles.storeSize(store)
+    let copies: Int64 = (steps > 1 || StoreFiles.hasWALContent(store)) ? 2 : 1
+    return size * copies + size / 10
+  }
+
+  /// Refuses, before any work, when the store's file system has less free space than
+  /// ``estimatedWorkingBytes(store:steps:)``.
+  func checkSpace() throws {
+    let needed = Self.estimatedWorkingBytes(store: store, steps: plan.steps.count)
+    guard let free = StoreFiles.freeBytes(in: store.deletingLastPathComponent()), free < needed else { return }
+    throw StoreError(
+      .noSpace, file: store.path,
+      reason: "not enough free space: the migration needs ~\(StoreFiles.formatBytes(needed)) beside the store "
+        + "for its working copies, \(StoreFiles.formatBytes(free)) free; nothing was done")
+  }
+
+  /// Runs the plan. Before any work: an interrupted swap of an earlier run is completed, its working
+  /// files removed, the store checked not to be in use (waiting up to ``Options/wait``) and the free
+  /// space checked. The store's files are only ever read; a store whose `-wal` has content is read
+  /// through a snapshot.
   @discardableResult
   public func run() throws -> Report {
+    try StoreFiles.completeInterruptedSwap(of: store)
     for stale in Self.staleFiles(beside: store) { try? FileManager.default.removeItem(at: stale) }
+    guard FileManager.default.fileExists(atPath: store.path) else {
+      throw StoreError(.notFound, file: store.path, reason: "no such file")
+    }
+    try StoreUse.waitUntilFree(store, wait: options.wait)
+    let state = StoreFiles.State(of: store)
+    let walMode = StoreFiles.isWALMode(store)
+    try checkSpace()
     var report = Report()
     var created: [URL] = []
     defer { for file in created { StoreFiles.remove(file) } }
     var current = store
+    if StoreFiles.hasWALContent(store) {
+      let snapshot = scratch("source")
+      created.append(snapshot)
+      try withSpaceReported { try StoreFiles.snapshot(store, to: snapshot) }
+      current = snapshot
+    }
     for (index, step) in plan.steps.enumerated() {
       let working = scratch("step\(index + 1)")
       let associations = scratch("assoc\(index + 1)")
@@ -104,6 +146,8 @@ public final class StoreMigrator {
         done.merged = manager.mergedCount
         report.steps.append(done)
         try destination.close()
+      } catch let error where Self.isDiskFull(error) {
+        throw outOfSpace(during: "step \(step.name)")
       } catch let error as MigrationError {
         throw error.inStep(step.name)
       } catch let error as StoreError {
@@ -116,12 +160,40 @@ public final class StoreMigrator {
     }
     guard current != store, !options.dryRun else { return report }
     do {
+      if walMode { try StoreFiles.setWALMode(current) }
       try StoreFiles.sync(current)
-      report.backup = try StoreFiles.replace(store, with: current, keepBackup: options.keepBackup)
+      report.backup = try StoreFiles.replace(
+        store, with: current, keepBackup: options.keepBackup, expecting: state)
+    } catch let error as StoreError where error.code == .inUse {
+      throw error
+    } catch let error as StoreError where Self.isDiskFull(error) {
+      throw outOfSpace(during: "the swap")
     } catch {
       throw MigrationError(.store, reason: "the migrated store is complete but could not be put in place: \(error)")
     }
     return report
+  }
+
+  static func isDiskFull(_ error: any Error) -> Bool {
+    "\(error)".contains("database or disk is full") || "\(error)".contains("No space left on device")
+  }
+
+  private func withSpaceReported(_ body: () throws -> Void) throws {
+    do {
+      try body()
+    } catch let error where Self.isDiskFull(error) {
+      throw outOfSpace(during: "the snapshot of the store")
+    }
+  }
+
+  /// The error for a file system that filled up although the first check passed (another writer,
+  /// or a step that grew the data beyond the estimate).
+  private func outOfSpace(during what: String) -> StoreError {
+    let needed = Self.estimatedWorkingBytes(store: store, steps: plan.steps.count)
+    return StoreError(
+      .noSpace, file: store.path,
+      reason: "the file system filled up during \(what) (~\(StoreFiles.formatBytes(needed)) was estimated); "
+        + "the working files are removed and the store is unchanged")
   }
 
   private func mapping(for step: MigrationStep) throws -> StepMapping {

@@ -308,7 +308,33 @@ public final class SQLiteStore: ObjectStore {
     guard FileManager.default.fileExists(atPath: url.path) else {
       throw StoreError(.notFound, file: url.path, reason: "no such file")
     }
-    let path = access == .readOnly ? readOnlyPath(url) : url.path
+    if access == .readWrite, FileManager.default.fileExists(atPath: StoreFiles.swapJournal(for: url).path) {
+      throw StoreError(
+        .io, file: url.path,
+        reason: "a migration's swap was interrupted here; run `migrun migrate` on the store again to complete it")
+    }
+    var copy: URL?
+    defer { if let copy { try? FileManager.default.removeItem(at: copy.deletingLastPathComponent()) } }
+    let path: String
+    if access == .readWrite {
+      path = url.path
+    } else if let direct = readOnlyPath(url) {
+      path = direct
+    } else {
+      // Committed transactions in a -wal with no -shm: SQLite cannot read them without writing a
+      // -shm beside the store, so a copy is read instead. Once open, the copy is unlinked (the
+      // connection keeps its file open; an immutable connection opens nothing else).
+      let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-read-\(UUID().uuidString)")
+      do {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+      } catch {
+        throw StoreError(.io, file: url.path, reason: "cannot make a folder to read the store's WAL in (\(error))")
+      }
+      let target = folder.appendingPathComponent(url.lastPathComponent)
+      copy = target
+      try StoreFiles.snapshot(url, to: target)
+      path = immutablePath(target)
+    }
     do {
       let queue = try DatabaseQueue(
         path: path, configuration: configuration(readOnly: access == .readOnly, fastWrites: fastWrites))
@@ -320,12 +346,27 @@ public final class SQLiteStore: ObjectStore {
     }
   }
 
-  /// The path that opens `url` without ever changing it: immutable (no lock, no side files) when
-  /// no `-wal` is beside it, else read-only (a WAL is read, never checkpointed).
-  static func readOnlyPath(_ url: URL) -> String {
-    let encoded = url.path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? url.path
-    let hasWAL = FileManager.default.fileExists(atPath: url.path + "-wal")
-    return "file:\(encoded)?\(hasWAL ? "mode=ro" : "immutable=1")"
+  /// A URI that opens `url` for reading without ever changing any of its files, or `nil` when only a
+  /// copy can be read that way (a `-wal` with content and no `-shm`):
+  /// - with a `-shm`: read-only, sharing the `-shm` read-only (`readonly_shm`) — the WAL is read as
+  ///   any reader would, with or without a live writer, and no byte of the three files is written;
+  /// - held by another process (rollback journal): read-only with SQLite's locks, which write nothing;
+  /// - else immutable: no locks, no side files.
+  static func readOnlyPath(_ url: URL) -> String? {
+    let encoded = encodedPath(url)
+    if FileManager.default.fileExists(atPath: url.path + "-shm") {
+      return "file:\(encoded)?mode=ro&readonly_shm=1"
+    }
+    if StoreFiles.hasWALContent(url) { return nil }
+    return StoreUse.holder(of: url) != nil ? "file:\(encoded)?mode=ro" : immutablePath(url)
+  }
+
+  static func immutablePath(_ url: URL) -> String { "file:\(encodedPath(url))?immutable=1" }
+
+  private static func encodedPath(_ url: URL) -> String {
+    var allowed = CharacterSet.urlPathAllowed
+    allowed.remove(charactersIn: "?#&=")
+    return url.path.addingPercentEncoding(withAllowedCharacters: allowed) ?? url.path
   }
 
   /// Creates the schema's indexes (a store made `withIndexes: false`).

@@ -28,6 +28,10 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case readOnly
     case sqlite
     case io
+    /// Another process has the store open (``StoreUse``), or wrote to it during a migration.
+    case inUse
+    /// Not enough free space beside the store for a migration's working files.
+    case noSpace
   }
 
   public let code: Code

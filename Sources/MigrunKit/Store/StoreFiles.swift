@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
 
-/// A store file and its WAL sidecars (`-wal`, `-shm`) handled as one unit: copied together,
-/// checkpointed before a swap, replaced atomically with a `NAME~.EXT` backup.
+/// A store file and its WAL sidecars (`-wal`, `-shm`) handled as one unit. The rule every function
+/// here keeps: **a store's own files are never written** — not checkpointed, not truncated, not
+/// given a `-shm` — until a complete replacement is swapped in by ``replace(_:with:keepBackup:expecting:)``.
 public enum StoreFiles {
   /// The sidecar suffixes SQLite writes beside a database.
   public static let sidecarSuffixes = ["-wal", "-shm"]
@@ -21,29 +22,85 @@ public enum StoreFiles {
     }
   }
 
-  /// Copies the store at `source` (with its sidecars) to `destination` and checkpoints the copy
-  /// into a single file in rollback-journal mode. The source is only read.
-  public static func copy(_ source: URL, to destination: URL) throws {
+  /// The size of a file in bytes, `nil` when there is none.
+  static func fileSize(_ path: String) -> Int64? {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    return Int64(info.st_size)
+  }
+
+  /// Whether committed transactions may live in the store's `-wal` (it exists and is not empty).
+  public static func hasWALContent(_ url: URL) -> Bool {
+    (fileSize(url.path + "-wal") ?? 0) > 0
+  }
+
+  /// The bytes a store occupies: its main file and its `-wal`.
+  public static func storeSize(_ url: URL) -> Int64 {
+    (fileSize(url.path) ?? 0) + (fileSize(url.path + "-wal") ?? 0)
+  }
+
+  /// Whether the store's header says WAL mode (file format bytes 18 and 19 are 2), as Core Data's
+  /// stores are by default.
+  public static func isWALMode(_ url: URL) -> Bool {
+    guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
+    defer { try? handle.close() }
+    guard let header = try? handle.read(upToCount: 20), header.count == 20 else { return false }
+    return header[header.startIndex + 18] == 2
+  }
+
+  /// What identifies the store's content on disk: device, inode, size and modification time of the
+  /// main file and of the `-wal`. Equal states mean no process wrote to the store in between (the
+  /// `-shm` is left out: readers write their marks there).
+  public struct State: Equatable, Sendable {
+    let files: [[Int64]]
+
+    public init(of url: URL) {
+      files = [url.path, url.path + "-wal"].map { path in
+        var info = stat()
+        guard stat(path, &info) == 0 else { return [] }
+        return [
+          Int64(info.st_dev), Int64(info.st_ino), Int64(info.st_size), Int64(info.st_mtim.tv_sec),
+          Int64(info.st_mtim.tv_nsec),
+        ]
+      }
+    }
+  }
+
+  /// Copies the store at `source` (its main file and, when it has content, its `-wal`) to
+  /// `destination` and folds the copy's WAL into a single file in rollback-journal mode. The source is
+  /// only read — opened for reading by the copy, never by SQLite.
+  public static func snapshot(_ source: URL, to destination: URL) throws {
     let manager = FileManager.default
     guard manager.fileExists(atPath: source.path) else {
       throw StoreError(.notFound, file: source.path, reason: "no such file")
     }
+    remove(destination)
     do {
       try manager.copyItem(at: source, to: destination)
-      for sidecar in sidecarSuffixes where manager.fileExists(atPath: source.path + sidecar) {
-        try manager.copyItem(atPath: source.path + sidecar, toPath: destination.path + sidecar)
+      if hasWALContent(source) {
+        try manager.copyItem(atPath: source.path + "-wal", toPath: destination.path + "-wal")
       }
     } catch {
       remove(destination)
-      throw StoreError(.io, file: destination.path, reason: "cannot copy the store (\(error.localizedDescription))")
+      throw StoreError(
+        .io, file: destination.path, reason: "cannot copy the store (\(error.localizedDescription))")
     }
-    try checkpoint(destination)
+    do {
+      try checkpoint(destination)
+    } catch {
+      remove(destination)
+      throw error
+    }
+  }
+
+  /// The old name of ``snapshot(_:to:)``.
+  public static func copy(_ source: URL, to destination: URL) throws {
+    try snapshot(source, to: destination)
   }
 
   /// Folds a WAL store's `-wal` into its main file and leaves it in rollback-journal mode, so the
-  /// main file alone holds everything. The content is unchanged; the file's bytes may change.
-  public static func checkpoint(_ url: URL) throws {
-    guard !sidecars(of: url).isEmpty else { return }
+  /// main file alone holds everything. Only for migrun's own copies: it writes the file.
+  static func checkpoint(_ url: URL) throws {
     do {
       let queue = try DatabaseQueue(path: url.path, configuration: SQLiteStore.configuration(readOnly: false))
       try queue.writeWithoutTransaction { db in
@@ -52,41 +109,144 @@ public enum StoreFiles {
       }
       try queue.close()
     } catch {
-      throw StoreError(.sqlite, file: url.path, reason: "cannot checkpoint the store's WAL (\(error))")
+      throw StoreError(.sqlite, file: url.path, reason: "cannot fold the WAL into the copy (\(error))")
     }
     for sidecar in sidecars(of: url) { try? FileManager.default.removeItem(at: sidecar) }
   }
 
-  /// Puts `replacement` (a complete store, in the same folder) in place of `original`, atomically:
-  /// the original is checkpointed if it has a WAL, kept as ``backupURL(for:)`` when `keepBackup`,
-  /// then `replacement` is renamed over it, and the folder is synced. Returns the backup's URL.
+  /// Puts a migrun-made store (`url`, one file, no sidecars) in WAL mode, as Core Data writes them.
+  /// Closing the last connection folds and removes the `-wal` again; the header keeps the mode.
+  public static func setWALMode(_ url: URL) throws {
+    do {
+      let queue = try DatabaseQueue(path: url.path, configuration: SQLiteStore.configuration(readOnly: false))
+      try queue.writeWithoutTransaction { db in _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
+      try queue.close()
+    } catch {
+      throw StoreError(.sqlite, file: url.path, reason: "cannot put the store in WAL mode (\(error))")
+    }
+    for sidecar in sidecars(of: url) { try? FileManager.default.removeItem(at: sidecar) }
+  }
+
+  /// The file beside `store` that records a swap in progress: the name of the replacement.
+  static func swapJournal(for store: URL) -> URL {
+    store.deletingLastPathComponent().appendingPathComponent(".\(store.lastPathComponent).migrun-swap")
+  }
+
+  /// Puts `replacement` (a complete store, one file in the same folder) in place of `original`.
+  ///
+  /// 1. `expecting` (when given) must still describe the original — no process wrote to it since
+  ///    the migration read it — and no process may hold it ( ``StoreUse`` ); else nothing changes.
+  /// 2. With `keepBackup`, the original's files become `NAME~.EXT` (+ `-wal`/`-shm` when they exist)
+  ///    by hard links (copies where links are refused); a backup of an earlier run is replaced whole.
+  /// 3. A swap journal naming the replacement is written and synced; then the original's sidecars
+  ///    are unlinked (an old `-wal` beside the new file would be replayed into it) and the
+  ///    replacement renamed over the original; the journal is removed. A crash in between is
+  ///    completed by ``completeInterruptedSwap(of:)``.
+  ///
+  /// Returns the backup's URL.
   @discardableResult
-  public static func replace(_ original: URL, with replacement: URL, keepBackup: Bool) throws -> URL? {
+  public static func replace(
+    _ original: URL, with replacement: URL, keepBackup: Bool, expecting: State? = nil
+  ) throws -> URL? {
     try sync(replacement)
-    try checkpoint(original)
+    if let expecting, State(of: original) != expecting {
+      throw StoreError(
+        .inUse, file: original.path,
+        reason: "another process wrote to the store while it was being migrated; the migrated copy is "
+          + "discarded and the store is as that process left it — migrate again when it is closed")
+    }
+    if let holder = StoreUse.holder(of: original) {
+      throw StoreError(
+        .inUse, file: original.path,
+        reason: "the store was opened while it was being migrated: \(holder); the migrated copy is discarded")
+    }
+    let folder = original.deletingLastPathComponent()
     var backup: URL?
     if keepBackup {
       let target = backupURL(for: original)
       remove(target)
-      do {
-        try FileManager.default.linkItem(at: original, to: target)
-      } catch {
-        do {
-          try FileManager.default.copyItem(at: original, to: target)
-          try sync(target)
-        } catch {
-          throw StoreError(
-            .io, file: target.path, reason: "cannot keep the original as a backup (\(error.localizedDescription))")
-        }
+      for suffix in [""] + sidecarSuffixes where FileManager.default.fileExists(atPath: original.path + suffix) {
+        try keep(original.path + suffix, as: target.path + suffix)
       }
       backup = target
     }
-    guard rename(replacement.path, original.path) == 0 else {
-      let reason = String(cString: strerror(errno))
-      throw StoreError(.io, file: original.path, reason: "cannot move the new store into place (\(reason))")
+    let journal = swapJournal(for: original)
+    do {
+      try Data(replacement.lastPathComponent.utf8).write(to: journal)
+      try sync(journal)
+      try sync(folder)
+    } catch let error as StoreError {
+      throw error
+    } catch {
+      try? FileManager.default.removeItem(at: journal)
+      throw StoreError(.io, file: journal.path, reason: "cannot write the swap journal (\(error.localizedDescription))")
+    }
+    try finishSwap(original, replacement: replacement, journal: journal)
+    return backup
+  }
+
+  /// A hard link `path` → `target` (the original's bytes are shared, not written); a synced copy
+  /// where the file system refuses links.
+  private static func keep(_ path: String, as target: String) throws {
+    do {
+      try FileManager.default.linkItem(atPath: path, toPath: target)
+    } catch {
+      do {
+        try FileManager.default.copyItem(atPath: path, toPath: target)
+        try sync(URL(fileURLWithPath: target))
+      } catch {
+        throw StoreError(
+          .io, file: target, reason: "cannot keep the original as a backup (\(error.localizedDescription))")
+      }
+    }
+  }
+
+  private static func finishSwap(_ original: URL, replacement: URL, journal: URL) throws {
+    for suffix in sidecarSuffixes { unlink(original.path + suffix) }
+    if FileManager.default.fileExists(atPath: replacement.path) {
+      guard rename(replacement.path, original.path) == 0 else {
+        let reason = String(cString: strerror(errno))
+        throw StoreError(.io, file: original.path, reason: "cannot move the new store into place (\(reason))")
+      }
     }
     try sync(original.deletingLastPathComponent())
-    return backup
+    try? FileManager.default.removeItem(at: journal)
+  }
+
+  /// Completes a swap that a crash interrupted (a swap journal beside `store`): the replacement it
+  /// names is complete and synced, so it goes in place. Returns whether there was one.
+  @discardableResult
+  public static func completeInterruptedSwap(of store: URL) throws -> Bool {
+    let journal = swapJournal(for: store)
+    guard let data = FileManager.default.contents(atPath: journal.path) else { return false }
+    let name = String(decoding: data, as: UTF8.self)
+    guard !name.isEmpty, !name.contains("/") else {
+      try? FileManager.default.removeItem(at: journal)
+      return false
+    }
+    let replacement = store.deletingLastPathComponent().appendingPathComponent(name)
+    try finishSwap(store, replacement: replacement, journal: journal)
+    return true
+  }
+
+  /// Free bytes for an unprivileged writer on the file system holding `folder`.
+  public static func freeBytes(in folder: URL) -> Int64? {
+    var info = statvfs()
+    guard statvfs(folder.path, &info) == 0 else { return nil }
+    return Int64(info.f_bavail) * Int64(info.f_frsize)
+  }
+
+  /// `1.2 GiB`, `300 MiB`, `12 KiB`.
+  public static func formatBytes(_ bytes: Int64) -> String {
+    let units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
+    var value = Double(bytes)
+    var unit = 0
+    while value >= 1024, unit < units.count - 1 {
+      value /= 1024
+      unit += 1
+    }
+    guard unit > 0 else { return "\(bytes) bytes" }
+    return (value < 10 ? String(format: "%.1f", value) : "\(Int(value.rounded()))") + " " + units[unit]
   }
 
   /// Removes a store and its sidecars (a working copy that failed).

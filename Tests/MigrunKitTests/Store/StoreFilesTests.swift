@@ -49,17 +49,52 @@ import Testing
     #expect(try Data(contentsOf: store) == before, "the source is only read")
   }
 
-  @Test func replaceKeepsTheOriginalAsBackupAndSwapsInTheNewStore() throws {
+  @Test func replaceKeepsTheOriginalsThreeFilesAsBackupAndSwapsInTheNewStore() throws {
     let folder = try TemporaryDirectory()
     let store = try Self.walStore(in: folder)
+    let original = storeFileBytes(store)
     let working = store.deletingLastPathComponent().appendingPathComponent(".store.migrun-work")
     try makeDatabase(working, ["CREATE TABLE t (x INTEGER)", "INSERT INTO t VALUES (7)"])
     let backup = try #require(try StoreFiles.replace(store, with: working, keepBackup: true))
     #expect(backup.lastPathComponent == "store~.sqlite")
-    #expect(try Self.sum(store) == 7)
-    #expect(try Self.sum(backup) == 5050, "the backup holds the original's WAL content too")
+    #expect(storeFileBytes(backup) == original, "the original's main file, -wal and -shm, byte for byte")
     let left = try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path).sorted()
-    #expect(left == ["store.sqlite", "store~.sqlite"])
+    #expect(left == ["store.sqlite", "store~.sqlite", "store~.sqlite-shm", "store~.sqlite-wal"])
+    #expect(try Self.sum(store) == 7, "no old -wal beside the new store to replay into it")
+    #expect(try Self.sum(backup) == 5050, "the backup holds the original's WAL content too")
+  }
+
+  @Test func aSwapInterruptedByACrashIsCompletedNextTime() throws {
+    let folder = try TemporaryDirectory()
+    let store = try Self.walStore(in: folder)
+    let working = store.deletingLastPathComponent().appendingPathComponent(".store.sqlite.migrun-1-step1")
+    try makeDatabase(working, ["CREATE TABLE t (x INTEGER)", "INSERT INTO t VALUES (7)"])
+    // As left by a kill after the journal was written and the -wal unlinked, before the rename.
+    try Data(working.lastPathComponent.utf8).write(
+      to: store.deletingLastPathComponent().appendingPathComponent(".store.sqlite.migrun-swap"))
+    try FileManager.default.removeItem(atPath: store.path + "-wal")
+    #expect(throws: StoreError.self) { try SQLiteStore(url: store, access: .readWrite) }
+    #expect(try StoreFiles.completeInterruptedSwap(of: store))
+    #expect(try Self.sum(store) == 7)
+    let left = try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path).sorted()
+    #expect(left == ["store.sqlite"])
+    #expect(try !StoreFiles.completeInterruptedSwap(of: store))
+  }
+
+  @Test func replaceRefusesWhenTheOriginalChangedSinceItWasRead() throws {
+    let folder = try TemporaryDirectory()
+    let store = try folder.folder("s").appendingPathComponent("s.sqlite")
+    try makeDatabase(store, ["CREATE TABLE t (x INTEGER)", "INSERT INTO t VALUES (1)"])
+    let state = StoreFiles.State(of: store)
+    try makeDatabase(store, ["INSERT INTO t VALUES (2)"])
+    let working = store.deletingLastPathComponent().appendingPathComponent("work.sqlite")
+    try makeDatabase(working, ["CREATE TABLE t (x INTEGER)", "INSERT INTO t VALUES (9)"])
+    let error = try #require(throws: StoreError.self) {
+      try StoreFiles.replace(store, with: working, keepBackup: true, expecting: state)
+    }
+    #expect(error.code == .inUse)
+    #expect(error.description.contains("another process wrote to the store while it was being migrated"))
+    #expect(try Self.sum(store) == 3, "the other process's write is kept")
   }
 
   @Test func replaceWithoutBackupLeavesOnlyTheNewStore() throws {

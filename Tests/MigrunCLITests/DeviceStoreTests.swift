@@ -1,0 +1,160 @@
+import Foundation
+import GRDB
+import MigrunKit
+import TestSupport
+import Testing
+
+/// Stores as they come off a device or out of a running app: transactions still in the `-wal`, a
+/// second process holding the store, a file system without room.
+@Suite(.serialized) struct DeviceStoreTests {
+  static let moody = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path
+  static let moodyStore = "objcio-core-data-moody/stores/Moody.moody.sqlite"
+  /// Adds a fifth mood (a copy of the first under the next key), as the app would.
+  static let addMood = """
+    CREATE TEMP TABLE m AS SELECT * FROM ZMOOD LIMIT 1;
+    UPDATE m SET Z_PK = (SELECT max(Z_PK) + 1 FROM ZMOOD), ZCREATORID = 'from-the-wal';
+    INSERT INTO ZMOOD SELECT * FROM m;
+    UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT max(Z_PK) FROM ZMOOD) WHERE Z_NAME = 'Mood';
+    """
+
+  static func names(in folder: URL) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+  }
+
+  static func moods(_ store: URL, creator: String) throws -> Int {
+    try DatabaseQueue(path: "file:\(store.path)?immutable=1").read {
+      try Int.fetchOne($0, sql: "SELECT count(*) FROM ZMOOD WHERE ZCREATORID = ?", arguments: [creator]) ?? -1
+    }
+  }
+
+  @Test(arguments: [true, false]) func transactionsInTheWALAreMigratedAndTheOriginalsFilesAreNeverWritten(
+    withSHM: Bool
+  ) throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture(Self.moodyStore, into: folder)
+    let place = store.deletingLastPathComponent()
+    try SQLiteShell.commitIntoWAL(store, Self.addMood)
+    if !withSHM { try FileManager.default.removeItem(atPath: store.path + "-shm") }
+    #expect(StoreFiles.hasWALContent(store), "the new mood is only in the -wal")
+    let original = storeFileBytes(store)
+    let files = try Self.names(in: place)
+
+    let inspect = try MigrunProcess.run(["inspect", store.path, "--model", Self.moody])
+    #expect(inspect.status == 0, "\(inspect.stderr)")
+    #expect(inspect.stdout.split(separator: "\n").contains { $0.hasPrefix("  Mood") && $0.hasSuffix(" 5") })
+    #expect(storeFileBytes(store) == original, "reading changes none of the three files")
+    #expect(try Self.names(in: place) == files, "and adds none")
+
+    let result = try MigrunProcess.run(["migrate", store.path, "--model", Self.moody, "--to", "Moody 2"])
+    #expect(result.status == 0, "\(result.stderr)")
+    let backup = StoreFiles.backupURL(for: store)
+    #expect(storeFileBytes(backup) == original, "the original's files, kept together as the backup, byte for byte")
+    #expect(
+      try Self.names(in: place)
+        == (["Moody.moody.sqlite", "Moody.moody~.sqlite", "Moody.moody~.sqlite-wal"]
+        + (withSHM ? ["Moody.moody~.sqlite-shm"] : [])).sorted())
+    #expect(try Self.moods(store, creator: "from-the-wal") == 1, "the WAL's transaction is in the result")
+    #expect(StoreFiles.isWALMode(store), "written in the journal mode the original had")
+    let status = try MigrunProcess.run(["status", store.path, "--model", Self.moody, "--to", "Moody 2"])
+    #expect(status.status == 0, "\(status.stderr)")
+  }
+
+  struct Holder: CustomTestStringConvertible, Sendable {
+    let name: String
+    let sql: String
+    let holds: String
+    var testDescription: String { name }
+  }
+
+  static let holders = [
+    Holder(name: "WAL, read transaction", sql: "BEGIN; SELECT count(*) FROM ZMOOD;", holds: "a read transaction"),
+    Holder(name: "WAL, write lock", sql: "BEGIN IMMEDIATE;", holds: "a write lock"),
+    Holder(name: "WAL, open and idle", sql: "SELECT count(*) FROM ZMOOD;", holds: "the store open"),
+    Holder(
+      name: "rollback journal, read transaction",
+      sql: "PRAGMA journal_mode = DELETE; BEGIN; SELECT count(*) FROM ZMOOD;", holds: "a read transaction"),
+    Holder(
+      name: "rollback journal, write lock", sql: "PRAGMA journal_mode = DELETE; BEGIN IMMEDIATE;",
+      holds: "a write lock"),
+  ]
+
+  @Test(arguments: holders) func aStoreHeldByAnotherProcessIsRefusedBeforeAnyWorkAndStillReadable(
+    holder: Holder
+  ) throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture(Self.moodyStore, into: folder)
+    let place = store.deletingLastPathComponent()
+    let shell = try SQLiteShell(store, holder.sql)
+    defer { shell.close() }
+    let before = storeFileBytes(store)
+    let files = try Self.names(in: place)
+
+    let result = try MigrunProcess.run(["migrate", store.path, "--model", Self.moody, "--to", "Moody 2"])
+    #expect(result.status == 11, "\(result.stderr)")
+    #expect(result.errorLines.count == 1, "\(result.stderr)")
+    let line = result.errorLines.first ?? ""
+    #expect(line.contains(store.path) && line.contains("the store is in use"), "\(line)")
+    #expect(line.contains("process \(shell.pid) (sqlite3) holds \(holder.holds)"), "\(line)")
+    #expect(line.contains("--wait"), "\(line)")
+
+    for command in [
+      ["inspect", store.path, "--model", Self.moody], ["export", store.path, "--model", Self.moody],
+      ["plan", store.path, "--model", Self.moody, "--to", "Moody 2"],
+    ] {
+      let read = try MigrunProcess.run(command)
+      #expect(read.status == 0, "\(command[0]): \(read.stderr)")
+    }
+    let status = try MigrunProcess.run(["status", store.path, "--model", Self.moody, "--to", "Moody 2"])
+    #expect(status.status == 10, "\(status.stderr)")
+    #expect(storeFileBytes(store) == before, "nothing of the store was written")
+    #expect(try Self.names(in: place) == files, "no working file was made")
+  }
+
+  @Test func waitWaitsForTheHolderToLetGo() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture(Self.moodyStore, into: folder)
+    let shell = try SQLiteShell(store, "BEGIN IMMEDIATE;")
+    DispatchQueue.global().asyncAfter(deadline: .now() + 1) { shell.close() }
+    let result = try MigrunProcess.run([
+      "migrate", store.path, "--model", Self.moody, "--to", "Moody 2", "--wait", "30",
+    ])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout.contains("Done"))
+  }
+
+  @Test func aFileSystemWithoutRoomIsRefusedBeforeAnyWork() throws {
+    let folder = try TemporaryDirectory()
+    let mountPoint = try folder.folder("tiny")
+    // 128 KiB: the 84 KiB store fits, its working copy does not.
+    let mount = Process()
+    mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+    mount.arguments = ["-t", "tmpfs", "-o", "size=128k", "migrun-test", mountPoint.path]
+    mount.standardError = FileHandle.nullDevice
+    try mount.run()
+    mount.waitUntilExit()
+    guard mount.terminationStatus == 0 else {
+      print(
+        "DeviceStoreTests: skipped the full-disk test: mounting a tmpfs is not allowed here (mount exit \(mount.terminationStatus))"
+      )
+      return
+    }
+    defer {
+      let unmount = Process()
+      unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
+      unmount.arguments = [mountPoint.path]
+      try? unmount.run()
+      unmount.waitUntilExit()
+    }
+    let store = mountPoint.appendingPathComponent("Moody.moody.sqlite")
+    try FileManager.default.copyItem(at: Fixtures.url(Self.moodyStore), to: store)
+    let before = storeFileBytes(store)
+
+    let result = try MigrunProcess.run(["migrate", store.path, "--model", Self.moody, "--to", "Moody 2"])
+    #expect(result.status == 12, "\(result.stderr)")
+    #expect(result.errorLines.count == 1, "\(result.stderr)")
+    let line = result.errorLines.first ?? ""
+    #expect(line.contains("needs ~92 KiB beside the store") && line.contains("KiB free"), "\(line)")
+    #expect(storeFileBytes(store) == before)
+    #expect(try Self.names(in: mountPoint) == ["Moody.moody.sqlite"])
+  }
+}
