@@ -9,6 +9,7 @@ let package = Package(
     .library(name: "LuaHost", targets: ["LuaHost"]),
     .executable(name: "migrun", targets: ["MigrunCLI"]),
     .executable(name: "migrun-bench", targets: ["MigrunBench"]),
+    .executable(name: "migrun-fuzz", targets: ["MigrunFuzz"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
@@ -38,6 +39,15 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
+    .target(
+      name: "FuzzTargets",
+      dependencies: [
+        "MigrunKit", "MigrunScripting", "LuaHost", "PropertyList", .product(name: "GRDB", package: "GRDB.swift"),
+      ]
+    ),
+    // Replays inputs normally; scripts/fuzz builds it with libFuzzer (which brings its own main).
+    .executableTarget(
+      name: "MigrunFuzz", dependencies: ["FuzzTargets"], swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
     .executableTarget(
       name: "MigrunBench",
       dependencies: ["LuaHost", "MigrunKit", .product(name: "GRDB", package: "GRDB.swift")],
@@ -49,6 +59,7 @@ let package = Package(
     .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "TestSupport"]),
     .testTarget(name: "MigrunScriptingTests", dependencies: ["MigrunScripting", "LuaHost", "TestSupport"]),
     .testTarget(name: "PropertyListTests", dependencies: ["PropertyList", "TestSupport"]),
+    .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "TestSupport"]),
     .testTarget(
       name: "MigrunCLITests",
       dependencies: ["MigrunCLI", "MigrunKit", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationXML)
-  import FoundationXML
-#endif
-
 extension PropertyListValue {
   /// The value as an XML property list.
   public func xmlEncoded() -> [UInt8] {
@@ -58,28 +54,30 @@ enum XMLPropertyListWriter {
 /// date, data). A `{CF$UID: n}` dictionary is read as a UID, as Apple's reader does.
 enum XMLPropertyListReader {
   static func read(_ bytes: [UInt8]) throws(PropertyListError) -> PropertyListValue {
-    let parser = XMLParser(data: Data(bytes))
     let builder = Builder()
-    parser.delegate = builder
-    let parsed = parser.parse()
-    if let failure = builder.failure { throw failure }
-    guard parsed, builder.closedPlist, let root = builder.root else {
+    var scanner = XMLScanner(bytes)
+    do {
+      try scanner.scan(builder)
+    } catch let failure as PropertyListError {
+      throw failure
+    } catch let error as XMLScanError {
+      throw PropertyListError("not a property list (neither bplist00 nor a complete XML <plist>: \(error))")
+    } catch {
+      throw PropertyListError("XML property list: \(error)")
+    }
+    guard builder.closedPlist, let root = builder.root else {
       throw PropertyListError("not a property list (neither bplist00 nor a complete XML <plist>)")
     }
     return root
   }
 
-  private final class Builder: NSObject, XMLParserDelegate {
+  private final class Builder: XMLScanner.Delegate {
     var root: PropertyListValue?
-    var failure: PropertyListError?
     var closedPlist = false
     private var containers: [(isDictionary: Bool, elements: [PropertyListValue], keys: [String])] = []
     private var text = ""
 
-    func parser(
-      _ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?,
-      attributes: [String: String] = [:]
-    ) {
+    func startElement(_ element: String, attributes: [String: String]) throws {
       text = ""
       switch element {
       case "dict": containers.append((true, [], []))
@@ -88,62 +86,62 @@ enum XMLPropertyListReader {
       }
     }
 
-    func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
+    func characters(_ string: String) throws { text += string }
 
-    func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
+    func endElement(_ element: String) throws {
       let content = text
       text = ""
       switch element {
       case "plist": closedPlist = true
       case "key":
-        guard !containers.isEmpty else { return fail("<key> outside a <dict>", parser) }
+        guard !containers.isEmpty else { throw fail("<key> outside a <dict>") }
         containers[containers.count - 1].keys.append(content)
-      case "string": add(.string(content), parser)
+      case "string": add(.string(content))
       case "integer":
         guard let number = Int64(content.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-          return fail("<integer> '\(content)' is not a number", parser)
+          throw fail("<integer> '\(content)' is not a number")
         }
-        add(.integer(number), parser)
+        add(.integer(number))
       case "real":
         guard let number = Double(content.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-          return fail("<real> '\(content)' is not a number", parser)
+          throw fail("<real> '\(content)' is not a number")
         }
-        add(.real(number), parser)
-      case "true": add(.boolean(true), parser)
-      case "false": add(.boolean(false), parser)
+        add(.real(number))
+      case "true": add(.boolean(true))
+      case "false": add(.boolean(false))
       case "date":
         let trimmed = content.trimmingCharacters(in: .whitespacesAndNewlines)
         let fractional = ISO8601DateFormatter()
         fractional.formatOptions.insert(.withFractionalSeconds)
         guard let date = ISO8601DateFormatter().date(from: trimmed) ?? fractional.date(from: trimmed) else {
-          return fail("<date> '\(content)' is not an ISO-8601 date", parser)
+          throw fail("<date> '\(content)' is not an ISO-8601 date")
         }
-        add(.date(date.timeIntervalSinceReferenceDate), parser)
+        add(.date(date.timeIntervalSinceReferenceDate))
       case "data":
         guard let data = Data(base64Encoded: content, options: .ignoreUnknownCharacters) else {
-          return fail("<data> is not base64", parser)
+          throw fail("<data> is not base64")
         }
-        add(.data(Array(data)), parser)
+        add(.data(Array(data)))
       case "dict", "array":
         guard let container = containers.popLast() else { return }
         if container.isDictionary {
           guard container.keys.count == container.elements.count else {
-            return fail("<dict> keys and values do not pair up", parser)
+            throw fail("<dict> keys and values do not pair up")
           }
           let entries = Dictionary(zip(container.keys, container.elements), uniquingKeysWith: { _, last in last })
           if entries.count == 1, case .integer(let reference)? = entries["CF$UID"], reference >= 0 {
-            add(.uid(UInt64(reference)), parser)
+            add(.uid(UInt64(reference)))
           } else {
-            add(.dictionary(entries), parser)
+            add(.dictionary(entries))
           }
         } else {
-          add(.array(container.elements), parser)
+          add(.array(container.elements))
         }
       default: break
       }
     }
 
-    private func add(_ value: PropertyListValue, _ parser: XMLParser) {
+    private func add(_ value: PropertyListValue) {
       if containers.isEmpty {
         root = value
       } else {
@@ -151,9 +149,8 @@ enum XMLPropertyListReader {
       }
     }
 
-    private func fail(_ message: String, _ parser: XMLParser) {
-      failure = PropertyListError("XML property list, line \(parser.lineNumber): \(message)")
-      parser.abortParsing()
+    private func fail(_ message: String) -> PropertyListError {
+      PropertyListError("XML property list: \(message)")
     }
   }
 }

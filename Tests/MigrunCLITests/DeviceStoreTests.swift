@@ -110,6 +110,27 @@ import Testing
     #expect(try Self.names(in: place) == files, "no working file was made")
   }
 
+  @Test func aSecondMigrationOfTheSameStoreWaitsForTheFirstOrIsRefused() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture(Self.moodyStore, into: folder)
+    let lockFile = store.deletingLastPathComponent().appendingPathComponent(".Moody.moody.sqlite.migrun-lock")
+    try Data("4242\n".utf8).write(to: lockFile)
+    let holder = Process()
+    holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+    holder.arguments = [lockFile.path, "sleep", "2"]
+    try holder.run()
+    usleep(300_000)
+    let refused = try MigrunProcess.run(["migrate", store.path, "--model", Self.moody, "--to", "Moody 2"])
+    #expect(refused.status == 11, "\(refused.stderr)")
+    #expect(refused.stderr.contains("another migrun (process 4242) is migrating it"), "\(refused.stderr)")
+    let waited = try MigrunProcess.run([
+      "migrate", store.path, "--model", Self.moody, "--to", "Moody 2", "--wait", "30",
+    ])
+    holder.waitUntilExit()
+    #expect(waited.status == 0, "\(waited.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: lockFile.path), "the lock goes with the migration")
+  }
+
   @Test func waitWaitsForTheHolderToLetGo() throws {
     let folder = try TemporaryDirectory()
     let store = try writableCopyOfFixture(Self.moodyStore, into: folder)

@@ -60,7 +60,8 @@ public final class StoreMigrator {
     let folder = store.deletingLastPathComponent()
     let prefix = ".\(store.lastPathComponent).migrun-"
     let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-    return names.filter { $0.hasPrefix(prefix) }.map { folder.appendingPathComponent($0) }
+    return names.filter { $0.hasPrefix(prefix) && $0 != prefix + "lock" && $0 != prefix + "swap" }
+      .map { folder.appendingPathComponent($0) }
   }
 
   /// Bytes the working files need at their peak, beside the store: each step writes a new store
@@ -90,11 +91,14 @@ public final class StoreMigrator {
   /// through a snapshot.
   @discardableResult
   public func run() throws -> Report {
-    try StoreFiles.completeInterruptedSwap(of: store)
-    for stale in Self.staleFiles(beside: store) { try? FileManager.default.removeItem(at: stale) }
     guard FileManager.default.fileExists(atPath: store.path) else {
       throw StoreError(.notFound, file: store.path, reason: "no such file")
     }
+    // Another migrun's working files are not stale: its lock comes first.
+    let lock = try MigrationLock(store: store, wait: options.wait)
+    defer { lock.release() }
+    try StoreFiles.completeInterruptedSwap(of: store)
+    for stale in Self.staleFiles(beside: store) { try? FileManager.default.removeItem(at: stale) }
     try StoreUse.waitUntilFree(store, wait: options.wait)
     let state = StoreFiles.State(of: store)
     let walMode = StoreFiles.isWALMode(store)

@@ -1,8 +1,5 @@
 import Foundation
-
-#if canImport(FoundationXML)
-  import FoundationXML
-#endif
+import PropertyList
 
 /// Reads one model version in Xcode's format: an `.xcdatamodel` folder or the `contents` XML inside it.
 ///
@@ -32,19 +29,18 @@ public enum XcdatamodelReader {
   public static func parse(_ data: Data, file: String, versionName: String? = nil) throws(ModelError)
     -> ObjectModel
   {
-    let parser = XMLParser(data: data)
     let builder = ModelXMLBuilder()
-    parser.delegate = builder
-    let parsed = parser.parse()
-    if let error = builder.failure {
+    var scanner = XMLScanner(Array(data))
+    do {
+      try scanner.scan(builder)
+    } catch let error as ModelError {
       throw error.inFile(file)
-    }
-    // Foundation's parser on Linux reports some truncated documents as parsed: the element stack tells.
-    guard parsed, !builder.sawModel || builder.closedModel else {
-      let detail = parser.parserError.map { reasonText($0) } ?? "the document ends inside <model>: truncated?"
+    } catch let error as XMLScanError {
       throw ModelError(
         .malformedXML, file: file,
-        reason: "not well-formed XML at line \(parser.lineNumber), column \(parser.columnNumber) (\(detail))")
+        reason: "not well-formed XML at line \(error.line), column \(error.column) (\(error.message))")
+    } catch {
+      throw ModelError(.malformedXML, file: file, reason: "\(error)")
     }
     guard builder.sawModel else {
       throw ModelError(.notAModel, file: file, reason: "no <model> element: this is not a Core Data model")
@@ -81,14 +77,13 @@ public enum XcdatamodelReader {
 }
 
 /// Builds entities from the SAX events of one `contents` file.
-private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
+private final class ModelXMLBuilder: XMLScanner.Delegate {
   var sawModel = false
   var closedModel = false
   var versionIdentifiers: [String] = []
   var entities: [Entity] = []
   var configurations: [String: [String]] = [:]
   var fetchRequests: [FetchRequestTemplate] = []
-  var failure: ModelError?
 
   private var entity: Entity?
   private var attribute: Attribute?
@@ -99,23 +94,15 @@ private final class ModelXMLBuilder: NSObject, XMLParserDelegate {
   private var fetchIndex: FetchIndex?
   private var configuration: String?
 
-  func parser(
-    _ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?,
-    attributes values: [String: String] = [:]
-  ) {
-    guard failure == nil else { return }
-    do {
-      try start(element, values)
-    } catch {
-      failure = error
-      parser.abortParsing()
-    }
+  func startElement(_ element: String, attributes: [String: String]) throws {
+    try start(element, attributes)
   }
 
-  func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
-    guard failure == nil else { return }
+  func endElement(_ element: String) throws {
     end(element)
   }
+
+  func characters(_ text: String) throws {}
 
   private func start(_ element: String, _ values: [String: String]) throws(ModelError) {
     switch element {

@@ -202,3 +202,26 @@ enum ExpressionFormat {
     return ""
   }
 }
+
+extension ObjectModel {
+  /// The model in a store's `Z_MODELCACHE.Z_CONTENT`: raw DEFLATE around a keyed archive.
+  public static func decodingModelCache(compressed bytes: [UInt8]) throws(StoreError) -> ObjectModel {
+    try ModelCache.model(fromCompressed: bytes)
+  }
+
+  /// The model in an inflated `Z_MODELCACHE` archive (a binary property list).
+  public static func decodingModelCache(archive bytes: [UInt8]) throws(StoreError) -> ObjectModel {
+    let archive: ArchivedValue
+    do {
+      archive = try KeyedArchive.unarchive(bytes, linkKeys: ModelCache.links)
+    } catch {
+      throw StoreError(.badModelCache, reason: "Z_MODELCACHE is not an archived model (\(error))")
+    }
+    return try ModelCache.model(from: archive)
+  }
+
+  /// Inflates a `Z_MODELCACHE` blob to its archive.
+  public static func inflateModelCache(_ bytes: [UInt8]) throws(StoreError) -> [UInt8] {
+    try ModelCache.inflate(bytes)
+  }
+}

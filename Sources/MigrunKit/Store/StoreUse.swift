@@ -106,3 +106,58 @@ public enum StoreUse {
     seconds == seconds.rounded() ? "\(Int(seconds)) s" : String(format: "%.1f s", seconds)
   }
 }
+
+/// One migration per store at a time: an exclusive `flock` on `.NAME.migrun-lock` beside the store,
+/// held for the whole run and removed at the end. A lock left by a killed run is free again (the
+/// kernel releases it with the process) and is taken over.
+final class MigrationLock {
+  private let path: String
+  private var descriptor: Int32 = -1
+
+  init(store: URL, wait: Double) throws {
+    path = store.deletingLastPathComponent().appendingPathComponent(".\(store.lastPathComponent).migrun-lock").path
+    let deadline = Date().addingTimeInterval(max(0, wait))
+    while true {
+      let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+      guard opened >= 0 else {
+        throw StoreError(
+          .io, file: store.path,
+          reason: "cannot make the migration lock \(path) (\(String(cString: strerror(errno))))")
+      }
+      if flock(opened, LOCK_EX | LOCK_NB) == 0 {
+        // The file may have been removed by the run that held it, between our open and our lock.
+        var held = stat()
+        var named = stat()
+        if fstat(opened, &held) == 0, stat(path, &named) == 0, held.st_ino == named.st_ino, held.st_dev == named.st_dev
+        {
+          descriptor = opened
+          let pid = Data("\(ProcessInfo.processInfo.processIdentifier)\n".utf8)
+          _ = ftruncate(opened, 0)
+          _ = pid.withUnsafeBytes { pwrite(opened, $0.baseAddress, $0.count, 0) }
+          return
+        }
+        close(opened)
+        continue
+      }
+      let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+      close(opened)
+      guard Date() < deadline else {
+        throw StoreError(
+          .inUse, file: store.path,
+          reason: "the store is in use: another migrun (process \(holder ?? "?")) is migrating it"
+            + (wait > 0 ? " (still after waiting \(Int(wait)) s)" : "") + "; give --wait SECONDS to wait for it")
+      }
+      usleep(100_000)
+    }
+  }
+
+  /// Removes the lock file, then lets go of the lock.
+  func release() {
+    guard descriptor >= 0 else { return }
+    unlink(path)
+    close(descriptor)
+    descriptor = -1
+  }
+
+  deinit { release() }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import GRDB
+import MigrunKit
+import PropertyList
+
+/// The fixed model some targets read into, and the seed inputs of every target: taken from the
+/// fixture stores and models (`../shared/fixtures/coredata`) and made from ``model``.
+public enum Corpus {
+  /// Every attribute type, inheritance, to-one, to-many, ordered to-many, many-to-many.
+  public static let modelXML = """
+    <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+    <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+      <entity name="Owner">
+        <attribute name="name" attributeType="String" defaultValueString=""/>
+        <relationship name="items" optional="YES" toMany="YES" ordered="YES" deletionRule="Cascade" destinationEntity="Item" inverseName="owner" inverseEntity="Item"/>
+      </entity>
+      <entity name="Item">
+        <attribute name="title" optional="YES" attributeType="String"/>
+        <attribute name="small" optional="YES" attributeType="Integer 16"/>
+        <attribute name="count" optional="YES" attributeType="Integer 32"/>
+        <attribute name="big" optional="YES" attributeType="Integer 64"/>
+        <attribute name="price" optional="YES" attributeType="Decimal"/>
+        <attribute name="ratio" optional="YES" attributeType="Double"/>
+        <attribute name="weight" optional="YES" attributeType="Float"/>
+        <attribute name="done" optional="YES" attributeType="Boolean"/>
+        <attribute name="when" optional="YES" attributeType="Date"/>
+        <attribute name="blob" optional="YES" attributeType="Binary"/>
+        <attribute name="id" optional="YES" attributeType="UUID"/>
+        <attribute name="link" optional="YES" attributeType="URI"/>
+        <attribute name="extra" optional="YES" attributeType="Transformable"/>
+        <relationship name="owner" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Owner" inverseName="items" inverseEntity="Owner"/>
+        <relationship name="tags" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Tag" inverseName="items" inverseEntity="Tag"/>
+      </entity>
+      <entity name="Special" parentEntity="Item">
+        <attribute name="level" attributeType="Integer 16" defaultValueString="1"/>
+      </entity>
+      <entity name="Tag">
+        <attribute name="name" attributeType="String" defaultValueString="tag"/>
+        <relationship name="items" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Item" inverseName="tags" inverseEntity="Item"/>
+      </entity>
+    </model>
+    """
+
+  public static let model: ObjectModel? = try? XcdatamodelReader.parse(
+    Data(modelXML.utf8), file: "Fuzz.xcdatamodel/contents", versionName: "Fuzz")
+
+  /// A few objects of ``model`` with every kind of value.
+  static func sampleStore() throws -> InMemoryStore? {
+    guard let model else { return nil }
+    let store = InMemoryStore(model: model)
+    try store.write { writer in
+      let owner = ObjectID(entity: "Owner", primaryKey: 1)
+      let tag = ObjectID(entity: "Tag", primaryKey: 1)
+      try writer.insert(StoredObject(id: owner, attributes: ["name": .string("Ann")]))
+      try writer.insert(StoredObject(id: tag, attributes: ["name": .string("red")]))
+      try writer.insert(
+        StoredObject(
+          id: ObjectID(entity: "Item", primaryKey: 1),
+          attributes: [
+            "title": .string("a \"quoted\" ü"), "small": .integer(-3), "count": .integer(70000),
+            "big": .integer(Int64.max), "price": .string("12.50"), "ratio": .double(0.25), "weight": .double(-1.5),
+            "done": .boolean(true), "when": .date(700_000_000), "blob": .data([0, 1, 2, 255]),
+            "id": .uuid(Array(repeating: 7, count: 16)), "link": .string("https://example.com/x"),
+            "extra": .data([98, 112, 108, 105, 115, 116]),
+          ], toOne: ["owner": owner], toMany: ["tags": [tag]]))
+      try writer.insert(
+        StoredObject(
+          id: ObjectID(entity: "Special", primaryKey: 2), attributes: ["title": .null, "level": .integer(3)],
+          toOne: ["owner": owner]))
+    }
+    return store
+  }
+
+  static let luaSeeds = [
+    "return {}",
+    """
+    return {
+      Item = { attributes = { title = function(src) return (src.title or "") .. "!" end } },
+      Tag = { attributes = { name = function(src) return string.upper(src.name) end } },
+    }
+    """,
+    """
+    local M = {}
+    M.Owner = { policy = { createDestinationInstances = function(src, manager) return manager:create(src) end } }
+    M.merge = { Tag = function(a, b) return a end }
+    return M
+    """,
+  ]
+
+  /// Seed inputs for `target`, named; `fixtures` is `../shared/fixtures/coredata`, `repository` the
+  /// project's folder (its Lua mapping files).
+  public static func seeds(for target: FuzzTarget, fixtures: URL, repository: URL) throws -> [(String, Data)] {
+    let stores = files(under: fixtures, where: { $0.pathExtension == "sqlite" })
+    switch target {
+    case .xcdatamodel:
+      let models = files(under: fixtures, where: { $0.lastPathComponent == "contents" })
+      return try models.map { (name(of: $0, in: fixtures), try Data(contentsOf: $0)) } + [
+        ("fuzz-model", Data(modelXML.utf8))
+      ]
+    case .plist, .storeMetadata:
+      let plists = files(under: fixtures, where: { ["plist", "xccurrentversion"].contains($0.pathExtension) })
+      var seeds = try plists.map { (name(of: $0, in: fixtures), try Data(contentsOf: $0)) }
+      for store in stores {
+        guard let blob = try column("SELECT Z_PLIST FROM Z_METADATA", of: store) else { continue }
+        seeds.append((name(of: store, in: fixtures) + ".metadata", blob))
+        if let value = try? PropertyListValue(decoding: [UInt8](blob)) {
+          seeds.append((name(of: store, in: fixtures) + ".metadata.xml", Data(value.xmlEncoded())))
+        }
+      }
+      return seeds
+    case .keyedArchive, .modelCache:
+      var seeds: [(String, Data)] = []
+      for store in stores {
+        guard let blob = try column("SELECT Z_CONTENT FROM Z_MODELCACHE", of: store) else { continue }
+        if target == .modelCache { seeds.append((name(of: store, in: fixtures) + ".modelcache", blob)) }
+        if let archive = try? ObjectModel.inflateModelCache([UInt8](blob)) {
+          seeds.append((name(of: store, in: fixtures) + ".archive", Data(archive)))
+        }
+      }
+      return seeds
+    case .importJSON:
+      guard let store = try sampleStore() else { return [] }
+      return [("sample.json", Data(try StoreJSON.export(store).utf8))]
+    case .luaMapping:
+      let mappings = files(
+        under: repository.appendingPathComponent("Tests/Fixtures"), where: { $0.pathExtension == "lua" })
+      return try mappings.map { ($0.lastPathComponent, try Data(contentsOf: $0)) }
+        + luaSeeds.enumerated().map { ("seed\($0.offset).lua", Data($0.element.utf8)) }
+    case .storeFile:
+      // Small stores only: libFuzzer mutates whole inputs, and a store of a few pages explores the
+      // same code as a large one.
+      var seeds = try stores.filter { (try? $0.resourceValues(forKeys: [.fileSizeKey]).fileSize ?? 0) ?? 0 <= 200_000 }
+        .map { (name(of: $0, in: fixtures), try Data(contentsOf: $0)) }
+      if let model {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-seed-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("fuzz.sqlite")
+        let store = try SQLiteStore.create(at: file, model: model)
+        if let sample = try sampleStore() {
+          try StoreJSON.importObjects(Data(try StoreJSON.export(sample).utf8), into: store)
+        }
+        try store.close()
+        seeds.append(("fuzz-model.sqlite", try Data(contentsOf: file)))
+      }
+      return seeds
+    }
+  }
+
+  static func files(under folder: URL, where keep: (URL) -> Bool) -> [URL] {
+    guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) else { return [] }
+    return walker.compactMap { $0 as? URL }.filter(keep).sorted { $0.path < $1.path }
+  }
+
+  static func name(of file: URL, in folder: URL) -> String {
+    String(file.path.dropFirst(folder.path.count + 1)).replacingOccurrences(of: "/", with: "__")
+  }
+
+  static func column(_ sql: String, of store: URL) throws -> Data? {
+    let path = store.path.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: " ", with: "%20")
+      .replacingOccurrences(of: "?", with: "%3F").replacingOccurrences(of: "#", with: "%23")
+    let queue = try DatabaseQueue(path: "file:\(path)?immutable=1")
+    defer { try? queue.close() }
+    return try queue.read { db in try Data.fetchOne(db, sql: sql) }
+  }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import LuaHost
+import MigrunKit
+import MigrunScripting
+import PropertyList
+
+/// One parser of outside input, fed arbitrary bytes. Each must end in a value or a thrown error —
+/// never a trap, a hang or a sanitizer report. Used by the libFuzzer binary (`migrun-fuzz`, built by
+/// `scripts/fuzz`) and by the regression tests, which replay every input kept in
+/// `Tests/FuzzRegressions/<target>/`.
+public enum FuzzTarget: String, CaseIterable, Sendable {
+  /// An `.xcdatamodel` `contents` file.
+  case xcdatamodel
+  /// A property list, binary (`bplist00`) or XML, as `Z_METADATA.Z_PLIST` holds it.
+  case plist
+  /// An NSKeyedArchiver archive.
+  case keyedArchive = "keyed-archive"
+  /// `Z_MODELCACHE.Z_CONTENT`, compressed or (when it starts with `bplist`) inflated.
+  case modelCache = "model-cache"
+  /// A store's metadata property list, read as `StoreMetadata`.
+  case storeMetadata = "store-metadata"
+  /// `migrun import` JSON, into a store of ``Corpus/model``.
+  case importJSON = "import-json"
+  /// A Lua mapping file, loaded for a step of ``Corpus/model`` to itself.
+  case luaMapping = "lua-mapping"
+  /// A store file: opened, its metadata, model cache and objects read (`inspect` and `export`).
+  case storeFile = "store-file"
+
+  /// Runs the target on `data`. Errors are the expected outcome for most inputs and are ignored.
+  public func run(_ data: Data) {
+    let bytes = [UInt8](data)
+    switch self {
+    case .xcdatamodel:
+      _ = try? XcdatamodelReader.parse(data, file: "fuzz.xcdatamodel")
+    case .plist:
+      if let value = try? PropertyListValue(decoding: bytes) {
+        _ = try? PropertyListValue(decoding: value.binaryEncoded())
+        _ = try? PropertyListValue(decoding: value.xmlEncoded())
+      }
+    case .keyedArchive:
+      _ = try? KeyedArchive.unarchive(bytes)
+    case .modelCache:
+      if bytes.starts(with: Array("bplist".utf8)) {
+        _ = try? ObjectModel.decodingModelCache(archive: bytes)
+      } else {
+        _ = try? ObjectModel.decodingModelCache(compressed: bytes)
+      }
+    case .storeMetadata:
+      if let plist = try? PropertyListValue(decoding: bytes),
+        let metadata = try? StoreMetadata(uuid: "FUZZ", plist: plist), let model = Corpus.model
+      {
+        _ = metadata.differences(from: model)
+        _ = metadata.describing(model).plist.binaryEncoded()
+      }
+    case .importJSON:
+      guard let model = Corpus.model else { return }
+      let store = InMemoryStore(model: model)
+      if (try? StoreJSON.importObjects(data, into: store)) != nil {
+        _ = try? StoreJSON.export(store)
+      }
+    case .luaMapping:
+      Scratch.withFile(named: "Fuzz-Fuzz 2.lua", data) { file in
+        guard let model = Corpus.model else { return }
+        let step = MigrationStep(
+          from: "Fuzz", to: "Fuzz 2", kind: .scripted(file), inferredMapping: nil, source: model, destination: model)
+        var limits = LuaLimits()
+        limits.instructions = 2_000_000
+        limits.memoryBytes = 16 << 20
+        limits.seconds = 2
+        _ = try? LuaMappingFile.load(step, file: file, policyFolders: [], limits: limits)
+      }
+    case .storeFile:
+      Scratch.withFile(named: "fuzz.sqlite", data) { file in
+        _ = try? SQLiteStore.metadata(at: file)
+        if let store = try? SQLiteStore(url: file) {
+          _ = try? store.entityCounts()
+          _ = try? StoreJSON.export(store)
+          try? store.close()
+        }
+      }
+    }
+  }
+}
+
+/// A private folder per process for targets that read files.
+enum Scratch {
+  static let folder: URL = {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "migrun-fuzz-\(ProcessInfo.processInfo.processIdentifier)")
+    try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    return folder
+  }()
+
+  static func withFile(named name: String, _ data: Data, _ body: (URL) -> Void) {
+    let file = folder.appendingPathComponent(name)
+    StoreFiles.remove(file)
+    guard (try? data.write(to: file)) != nil else { return }
+    body(file)
+    StoreFiles.remove(file)
+  }
+}

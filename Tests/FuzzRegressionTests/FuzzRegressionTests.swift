@@ -1,0 +1,91 @@
+import Foundation
+import FuzzTargets
+import MigrunKit
+import TestSupport
+import Testing
+
+/// Every input a fuzzer found (kept in `Tests/FuzzRegressions/<target>/`) and every seed of every
+/// target, replayed through the same entry points `scripts/fuzz` fuzzes. A crash here takes the
+/// test process down — the failure is impossible to miss.
+@Suite struct FuzzRegressionTests {
+  static let kept = Fixtures.repositoryRoot.appendingPathComponent("Tests/FuzzRegressions")
+
+  static func keptInputs(_ target: FuzzTarget) -> [URL] {
+    let folder = kept.appendingPathComponent(target.rawValue)
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+    return names.sorted().map { folder.appendingPathComponent($0) }
+  }
+
+  @Test(arguments: FuzzTarget.allCases) func seedsAndKeptInputsEndInAValueOrAnError(target: FuzzTarget) throws {
+    let seeds = try Corpus.seeds(for: target, fixtures: Fixtures.coreData, repository: Fixtures.repositoryRoot)
+    #expect(!seeds.isEmpty, "\(target.rawValue) has seeds from the fixtures")
+    for (_, data) in seeds { target.run(data) }
+    for file in Self.keptInputs(target) { target.run(try Data(contentsOf: file)) }
+  }
+
+  /// The inputs that killed `migrun hash` with SIGILL inside FoundationXML's XMLParser: each is now
+  /// a one-line "not well-formed" error with its place.
+  @Test func modelsThatTrappedFoundationsParserAreRefusedWithLineAndColumn() throws {
+    let inputs = Self.keptInputs(.xcdatamodel).filter { $0.lastPathComponent.hasPrefix("foundationxml-sigill") }
+    #expect(inputs.count == 4)
+    for file in inputs {
+      let error = try #require(throws: ModelError.self) {
+        try XcdatamodelReader.parse(try Data(contentsOf: file), file: file.lastPathComponent)
+      }
+      #expect(error.code == .malformedXML, "\(file.lastPathComponent)")
+      #expect(error.description.contains("not well-formed XML at line 1, column"), "\(error.description)")
+      #expect(error.description.contains("not UTF-8"), "\(error.description)")
+    }
+  }
+
+  /// The campaign, repeatable: a thousand copies of the fixtures' models with a few random
+  /// bytes changed, inserted or cut. Each reads as a model or fails with a ModelError.
+  @Test func aThousandMutatedModelsEachGiveAModelOrAnError() throws {
+    let models = try Self.fixtureModels()
+    #expect(!models.isEmpty)
+    var random = SplitMix(seed: 20_261_122)
+    var (read, refused) = (0, 0)
+    for round in 0..<1000 {
+      var bytes = [UInt8](models[round % models.count])
+      for _ in 0...(random.next() % 4) {
+        let at = Int(random.next() % UInt64(max(bytes.count, 1)))
+        let byte = UInt8(truncatingIfNeeded: random.next())
+        switch random.next() % 3 {
+        case 0 where !bytes.isEmpty: bytes[at] = byte
+        case 1: bytes.insert(byte, at: min(at, bytes.count))
+        default: if !bytes.isEmpty { bytes.removeSubrange(at..<min(bytes.count, at + Int(random.next() % 8) + 1)) }
+        }
+      }
+      do {
+        _ = try XcdatamodelReader.parse(Data(bytes), file: "mutated-\(round)")
+        read += 1
+      } catch {
+        refused += 1
+      }
+    }
+    #expect(read + refused == 1000)
+    #expect(refused > 100, "most mutations break the document: \(refused) refused")
+    #expect(read > 0, "some mutations leave a readable model: \(read) read")
+  }
+
+  static func fixtureModels() throws -> [Data] {
+    guard let walker = FileManager.default.enumerator(at: Fixtures.coreData, includingPropertiesForKeys: nil) else {
+      return []
+    }
+    return try walker.compactMap { $0 as? URL }.filter { $0.lastPathComponent == "contents" }
+      .sorted { $0.path < $1.path }.map { try Data(contentsOf: $0) }
+  }
+}
+
+/// A small deterministic generator (SplitMix64), so every run mutates the same way.
+struct SplitMix {
+  var state: UInt64
+  init(seed: UInt64) { state = seed }
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var value = state
+    value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+    return value ^ (value >> 31)
+  }
+}
