@@ -52,7 +52,7 @@ import Testing
 
   @Test(arguments: [
     ("<a><b></a>", 1, 7, "</a> closes <b>"),
-    ("<a>\n  <b x=\"1\" x=\"2\"/></a>", 2, 13, "has the attribute x twice"),
+    ("<a>\n  <b x=\"1\" x=\"2\"/></a>", 2, 12, "has the attribute x twice"),
     ("<a>&nbsp;</a>", 1, 4, "unknown entity &nbsp;"),
     ("<a>&#0;</a>", 1, 4, "is not a character"),
     ("<a>&#xD800;</a>", 1, 4, "is not a character"),
