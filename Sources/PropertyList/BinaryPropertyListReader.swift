@@ -9,6 +9,9 @@ struct BinaryPropertyListReader {
   private var offsets: [Int] = []
   private var referenceSize = 0
 
+  /// Containers inside containers, at most (the reader recurses once per level).
+  static let maximumDepth = 512
+
   init(bytes: [UInt8]) {
     self.bytes = bytes
   }
@@ -21,8 +24,9 @@ struct BinaryPropertyListReader {
     let objectCount = try integer(at: trailer + 8, size: 8)
     let topObject = try integer(at: trailer + 16, size: 8)
     let tableOffset = try integer(at: trailer + 24, size: 8)
+    // Bounds first, so that no sum or product below can overflow whatever the trailer says.
     guard (1...8).contains(offsetSize), (1...8).contains(referenceSize), objectCount > 0,
-      objectCount <= bytes.count, tableOffset + objectCount * offsetSize <= trailer
+      objectCount <= bytes.count, tableOffset <= trailer, objectCount * offsetSize <= trailer - tableOffset
     else { throw PropertyListError("binary property list has a damaged trailer") }
     offsets = try (0..<objectCount).map { (index: Int) throws(PropertyListError) -> Int in
       try integer(at: tableOffset + index * offsetSize, size: offsetSize)
@@ -34,7 +38,7 @@ struct BinaryPropertyListReader {
   // MARK: - Non public
 
   private func integer(at position: Int, size: Int) throws(PropertyListError) -> Int {
-    guard position >= 0, position + size <= bytes.count, size <= 8 else {
+    guard position >= 0, size <= 8, position <= bytes.count - size else {
       throw PropertyListError("binary property list points outside the file")
     }
     var value: UInt64 = 0
@@ -51,7 +55,10 @@ struct BinaryPropertyListReader {
       throw PropertyListError("binary property list has a bad length")
     }
     let size = 1 << Int(bytes[position + 1] & 0x0F)
-    return (try integer(at: position + 2, size: size), position + 2 + size)
+    let count = try integer(at: position + 2, size: size)
+    // Every counted element takes at least one byte of the file.
+    guard count <= bytes.count else { throw PropertyListError("binary property list has a bad length") }
+    return (count, position + 2 + size)
   }
 
   private func object(_ reference: Int, visiting: inout Set<Int>) throws(PropertyListError) -> PropertyListValue {
@@ -60,6 +67,9 @@ struct BinaryPropertyListReader {
     }
     guard visiting.insert(reference).inserted else {
       throw PropertyListError("binary property list contains a cycle")
+    }
+    guard visiting.count <= Self.maximumDepth else {
+      throw PropertyListError("binary property list is nested deeper than \(Self.maximumDepth)")
     }
     defer { visiting.remove(reference) }
     let position = offsets[reference]
@@ -134,7 +144,7 @@ struct BinaryPropertyListReader {
   }
 
   private func slice(_ start: Int, _ length: Int) throws(PropertyListError) -> ArraySlice<UInt8> {
-    guard length >= 0, start + length <= bytes.count else {
+    guard length >= 0, start >= 0, start <= bytes.count, length <= bytes.count - start else {
       throw PropertyListError("binary property list points outside the file")
     }
     return bytes[start..<start + length]
