@@ -143,29 +143,38 @@ import Testing
     #expect(result.stdout.contains("Done"))
   }
 
-  @Test func aFileSystemWithoutRoomIsRefusedBeforeAnyWork() throws {
-    let folder = try TemporaryDirectory()
+  /// A tmpfs of `size` at `folder/name`, or `nil` (with the reason printed) where mounting is not
+  /// allowed; `unmount` undoes it.
+  static func tinyFileSystem(_ size: String, in folder: TemporaryDirectory, test: String) throws -> URL? {
     let mountPoint = try folder.folder("tiny")
-    // 128 KiB: the 84 KiB store fits, its working copy does not.
     let mount = Process()
     mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-    mount.arguments = ["-t", "tmpfs", "-o", "size=128k", "migrun-test", mountPoint.path]
+    mount.arguments = ["-t", "tmpfs", "-o", "size=\(size)", "migrun-test", mountPoint.path]
     mount.standardError = FileHandle.nullDevice
     try mount.run()
     mount.waitUntilExit()
     guard mount.terminationStatus == 0 else {
       print(
-        "DeviceStoreTests: skipped the full-disk test: mounting a tmpfs is not allowed here (mount exit \(mount.terminationStatus))"
+        "DeviceStoreTests: skipped \(test): mounting a tmpfs is not allowed here (mount exit \(mount.terminationStatus))"
       )
-      return
+      return nil
     }
-    defer {
-      let unmount = Process()
-      unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
-      unmount.arguments = [mountPoint.path]
-      try? unmount.run()
-      unmount.waitUntilExit()
-    }
+    return mountPoint
+  }
+
+  static func unmount(_ mountPoint: URL) {
+    let unmount = Process()
+    unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
+    unmount.arguments = [mountPoint.path]
+    try? unmount.run()
+    unmount.waitUntilExit()
+  }
+
+  @Test func aFileSystemWithoutRoomIsRefusedBeforeAnyWork() throws {
+    let folder = try TemporaryDirectory()
+    // 128 KiB: the 84 KiB store fits, its working copy does not.
+    guard let mountPoint = try Self.tinyFileSystem("128k", in: folder, test: "the space check") else { return }
+    defer { Self.unmount(mountPoint) }
     let store = mountPoint.appendingPathComponent("Moody.moody.sqlite")
     try FileManager.default.copyItem(at: Fixtures.url(Self.moodyStore), to: store)
     let before = storeFileBytes(store)
@@ -177,5 +186,42 @@ import Testing
     #expect(line.contains("needs ~92 KiB beside the store") && line.contains("KiB free"), "\(line)")
     #expect(storeFileBytes(store) == before)
     #expect(try Self.names(in: mountPoint) == ["Moody.moody.sqlite"])
+  }
+
+  /// A script that grows the data past the estimate fills the disk mid-step: the same exit code,
+  /// the working files gone, the store untouched.
+  @Test func aDiskThatFillsDuringAStepLeavesTheStoreAndNoWorkingFiles() throws {
+    let folder = try TemporaryDirectory()
+    try folder.write(
+      #"<model><entity name="R"><attribute name="s" optional="YES" attributeType="String"/></entity></model>"#,
+      to: "R.xcdatamodeld/R.xcdatamodel/contents")
+    try folder.write(
+      #"<model><entity name="R"><attribute name="s" optional="YES" attributeType="String" versionHashModifier="2"/></entity></model>"#,
+      to: "R.xcdatamodeld/R 2.xcdatamodel/contents")
+    try folder.write(
+      #"return { R = { attributes = { s = function(src) return string.rep(src.s, 2000) end } } }"#,
+      to: "policies/R-R 2.lua")
+    guard let mountPoint = try Self.tinyFileSystem("512k", in: folder, test: "the full-disk test") else { return }
+    defer { Self.unmount(mountPoint) }
+    let bundle = folder.url.appendingPathComponent("R.xcdatamodeld")
+    let store = mountPoint.appendingPathComponent("r.sqlite")
+    let created = try SQLiteStore.create(at: store, model: try ModelBundle(contentsOf: bundle).model(named: "R"))
+    try created.write { writer in
+      for index in 1...200 {
+        try writer.insert(
+          StoredObject(id: ObjectID(entity: "R", primaryKey: Int64(index)), attributes: ["s": .string("grow")]))
+      }
+    }
+    try created.close()
+    let before = storeFileBytes(store)
+    let result = try MigrunProcess.run([
+      "migrate", store.path, "--model", bundle.path, "--policies", folder.url.appendingPathComponent("policies").path,
+    ])
+    #expect(result.status == 12, "\(result.stderr)")
+    #expect(result.errorLines.count == 1, "\(result.stderr)")
+    #expect(result.stderr.contains("the file system filled up during step R → R 2"), "\(result.stderr)")
+    #expect(result.stderr.contains("the working files are removed and the store is unchanged"))
+    #expect(storeFileBytes(store) == before)
+    #expect(try Self.names(in: mountPoint) == ["r.sqlite"])
   }
 }

@@ -150,19 +150,25 @@ import Testing
     let table = bytes.count
     for offset in offsets { bytes += [UInt8(offset >> 16 & 0xFF), UInt8(offset >> 8 & 0xFF), UInt8(offset & 0xFF)] }
     bytes += [0, 0, 0, 0, 0, 0, 3, referenceSize]
-    for value in [UInt64(objects.count), top, UInt64(table)] { bytes += (0..<8).reversed().map { UInt8(value >> ($0 * 8) & 0xFF) } }
+    for value in [UInt64(objects.count), top, UInt64(table)] {
+      bytes += (0..<8).reversed().map { UInt8(value >> ($0 * 8) & 0xFF) }
+    }
     return bytes
   }
 
   @Test func aUTF16StringLongerThanMemoryIsAnError() {
     // Found by the fuzzer: length * 2 overflowed.
     let string: [UInt8] = [0x6F, 0x13, 0x7F] + [UInt8](repeating: 0xFF, count: 7)
-    #expect(throws: PropertyListError.self) { try PropertyListValue(decoding: Self.bplist(objects: [string], referenceSize: 1)) }
+    #expect(throws: PropertyListError.self) {
+      try PropertyListValue(decoding: Self.bplist(objects: [string], referenceSize: 1))
+    }
   }
 
   @Test func countsAndOffsetsNearIntMaxAreErrors() {
     let array: [UInt8] = [0xAF, 0x13, 0x7F] + [UInt8](repeating: 0xFF, count: 6) + [0xF0, 0x00]
-    #expect(throws: PropertyListError.self) { try PropertyListValue(decoding: Self.bplist(objects: [array], referenceSize: 1)) }
+    #expect(throws: PropertyListError.self) {
+      try PropertyListValue(decoding: Self.bplist(objects: [array], referenceSize: 1))
+    }
     var trailer = Self.bplist(objects: [[0x08]], referenceSize: 1)
     for index in (trailer.count - 8)..<trailer.count { trailer[index] = 0xFF }
     trailer[trailer.count - 8] = 0x7F
@@ -184,7 +190,9 @@ import Testing
     }
     #expect(error.description.contains("nested deeper than 512"))
     let fits = Array(objects.suffix(400))
-    let rebased = fits.indices.map { index in fits[index].count == 3 ? Self.arrayOfOne(pointingAfter: index) : fits[index] }
+    let rebased = fits.indices.map { index in
+      fits[index].count == 3 ? Self.arrayOfOne(pointingAfter: index) : fits[index]
+    }
     #expect(throws: Never.self) { try PropertyListValue(decoding: Self.bplist(objects: rebased, referenceSize: 2)) }
   }
 }

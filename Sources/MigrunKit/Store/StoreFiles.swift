@@ -54,6 +54,16 @@ public enum StoreFiles {
   public struct State: Equatable, Sendable {
     let files: [[Int64]]
 
+    /// One line: the numbers of each file, files separated by `;`.
+    public var text: String { files.map { $0.map(String.init).joined(separator: ",") }.joined(separator: ";") }
+
+    public init?(text: Substring) {
+      let parts = text.split(separator: ";", omittingEmptySubsequences: false)
+      let files = parts.map { $0.split(separator: ",").compactMap { Int64($0) } }
+      guard files.count == 2 else { return nil }
+      self.files = files
+    }
+
     public init(of url: URL) {
       files = [url.path, url.path + "-wal"].map { path in
         var info = stat()
@@ -172,7 +182,9 @@ public enum StoreFiles {
     }
     let journal = swapJournal(for: original)
     do {
-      try Data(replacement.lastPathComponent.utf8).write(to: journal)
+      // The replacement's name, and the state of the original it replaces.
+      let record = replacement.lastPathComponent + "\n" + State(of: original).text + "\n"
+      try Data(record.utf8).write(to: journal)
       try sync(journal)
       try sync(folder)
     } catch let error as StoreError {
@@ -214,17 +226,35 @@ public enum StoreFiles {
   }
 
   /// Completes a swap that a crash interrupted (a swap journal beside `store`): the replacement it
-  /// names is complete and synced, so it goes in place. Returns whether there was one.
+  /// names is complete and synced, so it goes in place — unless the original was written since (an
+  /// app opened it after the crash): then the replacement is out of date and is discarded, and the
+  /// store stays as that app left it. Returns whether a swap was completed.
   @discardableResult
   public static func completeInterruptedSwap(of store: URL) throws -> Bool {
     let journal = swapJournal(for: store)
     guard let data = FileManager.default.contents(atPath: journal.path) else { return false }
-    let name = String(decoding: data, as: UTF8.self)
-    guard !name.isEmpty, !name.contains("/") else {
+    let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+    let name = lines.first.map(String.init) ?? ""
+    let folder = store.deletingLastPathComponent()
+    guard !name.isEmpty, !name.contains("/"),
+      FileManager.default.fileExists(atPath: folder.appendingPathComponent(name).path)
+    else {
+      // Nothing to put in place: the rename happened, or the journal is not one of ours.
       try? FileManager.default.removeItem(at: journal)
       return false
     }
-    let replacement = store.deletingLastPathComponent().appendingPathComponent(name)
+    let replacement = folder.appendingPathComponent(name)
+    let recorded = lines.count > 1 ? State(text: lines[1]) : nil
+    // The sidecars are unlinked before the rename: a main file alone is as the swap left it.
+    let current = State(of: store)
+    let untouched = recorded.map {
+      $0 == current || ($0.files.first == current.files.first && current.files[1].isEmpty)
+    }
+    guard untouched ?? false else {
+      remove(replacement)
+      try? FileManager.default.removeItem(at: journal)
+      return false
+    }
     try finishSwap(store, replacement: replacement, journal: journal)
     return true
   }

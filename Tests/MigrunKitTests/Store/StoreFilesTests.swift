@@ -70,7 +70,7 @@ import Testing
     let working = store.deletingLastPathComponent().appendingPathComponent(".store.sqlite.migrun-1-step1")
     try makeDatabase(working, ["CREATE TABLE t (x INTEGER)", "INSERT INTO t VALUES (7)"])
     // As left by a kill after the journal was written and the -wal unlinked, before the rename.
-    try Data(working.lastPathComponent.utf8).write(
+    try Data((working.lastPathComponent + "\n" + StoreFiles.State(of: store).text + "\n").utf8).write(
       to: store.deletingLastPathComponent().appendingPathComponent(".store.sqlite.migrun-swap"))
     try FileManager.default.removeItem(atPath: store.path + "-wal")
     #expect(throws: StoreError.self) { try SQLiteStore(url: store, access: .readWrite) }
@@ -79,6 +79,21 @@ import Testing
     let left = try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path).sorted()
     #expect(left == ["store.sqlite"])
     #expect(try !StoreFiles.completeInterruptedSwap(of: store))
+  }
+
+  @Test func anInterruptedSwapIsDroppedWhenAnAppWroteToTheStoreSince() throws {
+    let folder = try TemporaryDirectory()
+    let store = try folder.folder("s").appendingPathComponent("s.sqlite")
+    try makeDatabase(store, ["CREATE TABLE t (x INTEGER)", "INSERT INTO t VALUES (1)"])
+    let working = store.deletingLastPathComponent().appendingPathComponent(".s.sqlite.migrun-1-step1")
+    try makeDatabase(working, ["CREATE TABLE t (x INTEGER)", "INSERT INTO t VALUES (7)"])
+    let journal = store.deletingLastPathComponent().appendingPathComponent(".s.sqlite.migrun-swap")
+    try Data((working.lastPathComponent + "\n" + StoreFiles.State(of: store).text + "\n").utf8).write(to: journal)
+    usleep(10_000)
+    try makeDatabase(store, ["INSERT INTO t VALUES (2)"])
+    #expect(try !StoreFiles.completeInterruptedSwap(of: store))
+    #expect(try Self.sum(store) == 3, "the app's write stays; the out-of-date replacement is dropped")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path) == ["s.sqlite"])
   }
 
   @Test func replaceRefusesWhenTheOriginalChangedSinceItWasRead() throws {
