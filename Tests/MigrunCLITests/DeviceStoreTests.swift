@@ -117,9 +117,16 @@ import Testing
     try Data("4242\n".utf8).write(to: lockFile)
     let holder = Process()
     holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-    holder.arguments = [lockFile.path, "sleep", "2"]
+    holder.arguments = [lockFile.path, "sleep", "5"]
     try holder.run()
-    usleep(300_000)
+    // Until the lock is taken: a second open file description cannot take it either.
+    for _ in 0..<200 {
+      let probe = open(lockFile.path, O_RDONLY)
+      defer { close(probe) }
+      if flock(probe, LOCK_EX | LOCK_NB) != 0 { break }
+      flock(probe, LOCK_UN)
+      usleep(50_000)
+    }
     let refused = try MigrunProcess.run(["migrate", store.path, "--model", Self.moody, "--to", "Moody 2"])
     #expect(refused.status == 11, "\(refused.stderr)")
     #expect(refused.stderr.contains("another migrun (process 4242) is migrating it"), "\(refused.stderr)")
