@@ -90,8 +90,8 @@ extension SQLiteStore {
               WHERE \(broken.joined(separator: " OR ")) ORDER BY pk LIMIT \(limit - problems.count)
               """)
           for row in rows {
-            let key: Int64 = row[0]
-            let found: Int = row[1]
+            let key = try row.required(at: 0, as: Int64.self)
+            let found = try row.required(at: 1, as: Int.self)
             if let problem = ModelRules.problem(relationship, count: found) {
               problems.append("\(ObjectID(entity: layout.name, primaryKey: key)): \(problem)")
             }

@@ -15,8 +15,8 @@ struct SQLiteObjectReader {
 
   /// The object a row holds; `withToMany: false` leaves ``StoredObject/toMany`` empty (no member queries).
   func object(from row: Row, withToMany: Bool = true) throws -> StoredObject {
-    let number: Int = row["Z_ENT"]
-    let primaryKey: Int64 = row["Z_PK"]
+    let number = try row.required("Z_ENT", as: Int.self)
+    let primaryKey = try row.required("Z_PK", as: Int64.self)
     guard let layout = store.schema.layout(number: number) else {
       throw StoreError(
         .badValue, primaryKey: primaryKey, reason: "row has Z_ENT \(number), which the model does not have")
@@ -24,7 +24,8 @@ struct SQLiteObjectReader {
     guard let entity = store.model.entity(named: layout.name) else {
       throw StoreError(.unknownEntity, entity: layout.name, reason: "the model has no such entity")
     }
-    var object = StoredObject(id: ObjectID(entity: layout.name, primaryKey: primaryKey), version: row["Z_OPT"] ?? 0)
+    var object = StoredObject(
+      id: ObjectID(entity: layout.name, primaryKey: primaryKey), version: try row.value("Z_OPT") ?? 0)
     for attribute in store.model.attributes(of: entity) {
       guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
       object.attributes[attribute.name] = StoreValueCoding.value(
@@ -33,9 +34,9 @@ struct SQLiteObjectReader {
     for relationship in store.model.relationships(of: entity) {
       switch layout.properties[relationship.name] {
       case .toOne(let key, let entityColumn, _)?:
-        guard let target: Int64 = row[key.name] else { continue }
-        let targetEntity = entityColumn.flatMap { column in
-          (row[column.name] as Int?).flatMap { store.schema.layout(number: $0)?.name }
+        guard let target = try row.value(key.name, as: Int64.self) else { continue }
+        let targetEntity = try entityColumn.flatMap { column in
+          try row.value(column.name, as: Int.self).flatMap { store.schema.layout(number: $0)?.name }
         }
         object.toOne[relationship.name] = ObjectID(
           entity: targetEntity ?? relationship.destinationEntity, primaryKey: target)
@@ -80,9 +81,9 @@ struct SQLiteObjectReader {
     var result: [ObjectID] = []
     let rows = try Row.fetchCursor(statement, arguments: [primaryKey])
     while let row = try rows.next() {
-      let number: Int = row[1]
+      let number = try row.required(at: 1, as: Int.self)
       guard let entity = store.schema.layout(number: number)?.name else { continue }
-      result.append(ObjectID(entity: entity, primaryKey: row[0]))
+      result.append(ObjectID(entity: entity, primaryKey: try row.required(at: 0)))
     }
     return result
   }
@@ -250,8 +251,9 @@ final class SQLiteObjectWriter: StoreWriter {
     guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments)) else {
       return nil
     }
-    let number: Int = row[1]
-    return store.schema.layout(number: number).map { ObjectID(entity: $0.name, primaryKey: row[0]) }
+    let number = try row.required(at: 1, as: Int.self)
+    let primaryKey = try row.required(at: 0, as: Int64.self)
+    return store.schema.layout(number: number).map { ObjectID(entity: $0.name, primaryKey: primaryKey) }
   }
 
   func setMetadata(_ metadata: StoreMetadata) throws {

@@ -122,7 +122,9 @@ public final class SQLiteStore: ObjectStore {
         var tables: [String: [String]] = [:]
         for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") {
           let quoted = name.replacingOccurrences(of: "\"", with: "\"\"")
-          tables[name] = try Row.fetchAll(db, sql: "PRAGMA table_info(\"\(quoted)\")").map { $0["name"] as String }
+          tables[name] = try Row.fetchAll(db, sql: "PRAGMA table_info(\"\(quoted)\")").map {
+            try $0.required("name", as: String.self)
+          }
         }
         return tables
       }
@@ -417,8 +419,15 @@ public final class SQLiteStore: ObjectStore {
     guard let row else {
       throw StoreError(.notACoreDataStore, file: file, reason: "not a Core Data store: it has no Z_METADATA")
     }
-    let uuid: String = row["Z_UUID"] ?? ""
-    guard let data: Data = row["Z_PLIST"] else {
+    let uuid: String
+    let stored: Data?
+    do {
+      uuid = try row.value("Z_UUID", as: String.self) ?? ""
+      stored = try row.value("Z_PLIST", as: Data.self)
+    } catch {
+      throw StoreError(.badMetadata, file: file, reason: "Z_METADATA: \(error.reason)")
+    }
+    guard let data = stored else {
       throw StoreError(.badMetadata, file: file, reason: "Z_METADATA has no property list")
     }
     let plist: PropertyListValue
