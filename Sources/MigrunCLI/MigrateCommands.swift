@@ -169,6 +169,10 @@ struct MigrateCommand: MigrunCommand {
 
   func execute() throws {
     let url = URL(fileURLWithPath: store)
+    guard wait >= 0, wait.isFinite else { throw CLIError(message: "--wait: give a number of seconds, 0 or more") }
+    if try StoreMigrator.completeInterruptedSwap(of: url, wait: wait), !json {
+      print("\(store): completed the swap of a migration that was interrupted while putting the new store in place")
+    }
     let (plan, _) = try chain.plan(for: url)
     guard plan.needsMigration else {
       if json {
@@ -178,7 +182,6 @@ struct MigrateCommand: MigrunCommand {
       }
       return
     }
-    guard wait >= 0, wait.isFinite else { throw CLIError(message: "--wait: give a number of seconds, 0 or more") }
     let migrator = StoreMigrator(
       store: url, plan: plan, options: .init(keepBackup: !noBackup, dryRun: dryRun, wait: wait))
     let folders = chain.policyURLs

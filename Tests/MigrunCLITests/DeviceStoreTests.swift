@@ -231,4 +231,38 @@ import Testing
     #expect(storeFileBytes(store) == before)
     #expect(try Self.names(in: mountPoint) == ["r.sqlite"])
   }
+
+  /// A kill between unlinking the original's sidecars and renaming the new store in: reading commands
+  /// say so, and the next `migrate` completes the swap before it plans anything.
+  @Test func aSwapCutShortByAKillIsCompletedByTheNextMigrate() throws {
+    let folder = try TemporaryDirectory()
+    let migrated = try writableCopyOfFixture(Self.moodyStore, into: folder)
+    let done = try MigrunProcess.run(["migrate", migrated.path, "--model", Self.moody, "--to", "Moody 2"])
+    #expect(done.status == 0, "\(done.stderr)")
+    let store = try writableCopyOfFixture(Self.moodyStore, into: folder)
+    try SQLiteShell.commitIntoWAL(store, Self.addMood)
+    let place = store.deletingLastPathComponent()
+    let working = place.appendingPathComponent(".Moody.moody.sqlite.migrun-1-step1")
+    try FileManager.default.copyItem(at: migrated, to: working)
+    let state = StoreFiles.State(of: store)
+    for suffix in ["", "-wal", "-shm"] {
+      try FileManager.default.linkItem(
+        atPath: store.path + suffix, toPath: place.path + "/Moody.moody~.sqlite" + suffix)
+    }
+    try Data((working.lastPathComponent + "\n" + state.text + "\n").utf8).write(
+      to: place.appendingPathComponent(".Moody.moody.sqlite.migrun-swap"))
+    for suffix in ["-wal", "-shm"] { try FileManager.default.removeItem(atPath: store.path + suffix) }
+
+    let status = try MigrunProcess.run(["status", store.path, "--model", Self.moody, "--to", "Moody 2"])
+    #expect(status.status == 1)
+    #expect(status.stderr.contains("interrupted while putting the new store in place"), "\(status.stderr)")
+    let rerun = try MigrunProcess.run(["migrate", store.path, "--model", Self.moody, "--to", "Moody 2"])
+    #expect(rerun.status == 0, "\(rerun.stderr)")
+    #expect(rerun.stdout.contains("completed the swap"), "\(rerun.stdout)")
+    #expect(rerun.stdout.contains("already at Moody 2"), "\(rerun.stdout)")
+    #expect(
+      try Self.names(in: place) == [
+        "Moody.moody.sqlite", "Moody.moody~.sqlite", "Moody.moody~.sqlite-shm", "Moody.moody~.sqlite-wal",
+      ])
+  }
 }

@@ -85,6 +85,19 @@ public final class StoreMigrator {
         + "for its working copies, \(StoreFiles.formatBytes(free)) free; nothing was done")
   }
 
+  /// Completes a swap an earlier run left half done (see ``StoreFiles/completeInterruptedSwap(of:)``),
+  /// holding the migration lock. Call it before planning: until then the store's main file is the old
+  /// store without its `-wal`. Returns whether there was one.
+  public static func completeInterruptedSwap(of store: URL, wait: Double = 0) throws -> Bool {
+    guard
+      StoreFiles.pendingSwap(of: store) != nil
+        || FileManager.default.fileExists(atPath: StoreFiles.swapJournal(for: store).path)
+    else { return false }
+    let lock = try MigrationLock(store: store, wait: wait)
+    defer { lock.release() }
+    return try StoreFiles.completeInterruptedSwap(of: store)
+  }
+
   /// Runs the plan. Before any work: an interrupted swap of an earlier run is completed, its working
   /// files removed, the store checked not to be in use (waiting up to ``Options/wait``) and the free
   /// space checked. The store's files are only ever read; a store whose `-wal` has content is read

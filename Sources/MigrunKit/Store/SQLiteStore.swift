@@ -310,10 +310,12 @@ public final class SQLiteStore: ObjectStore {
     guard FileManager.default.fileExists(atPath: url.path) else {
       throw StoreError(.notFound, file: url.path, reason: "no such file")
     }
-    if access == .readWrite, FileManager.default.fileExists(atPath: StoreFiles.swapJournal(for: url).path) {
+    // Between a crash and the next `migrate`, the main file is the old store without its -wal.
+    if StoreFiles.pendingSwap(of: url) != nil {
       throw StoreError(
         .io, file: url.path,
-        reason: "a migration's swap was interrupted here; run `migrun migrate` on the store again to complete it")
+        reason: "a migration was interrupted while putting the new store in place; "
+          + "run `migrun migrate` on the store again to complete it")
     }
     var copy: URL?
     defer { if let copy { try? FileManager.default.removeItem(at: copy.deletingLastPathComponent()) } }

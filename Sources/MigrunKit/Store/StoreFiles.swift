@@ -225,6 +225,16 @@ public enum StoreFiles {
     try? FileManager.default.removeItem(at: journal)
   }
 
+  /// The replacement a crash left half swapped in (a swap journal beside `store` naming a file that
+  /// is still there), if any.
+  public static func pendingSwap(of store: URL) -> URL? {
+    guard let data = FileManager.default.contents(atPath: swapJournal(for: store).path) else { return nil }
+    let name = String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+    guard !name.isEmpty, !name.contains("/") else { return nil }
+    let replacement = store.deletingLastPathComponent().appendingPathComponent(name)
+    return FileManager.default.fileExists(atPath: replacement.path) ? replacement : nil
+  }
+
   /// Completes a swap that a crash interrupted (a swap journal beside `store`): the replacement it
   /// names is complete and synced, so it goes in place — unless the original was written since (an
   /// app opened it after the crash): then the replacement is out of date and is discarded, and the
