@@ -157,9 +157,7 @@ public enum Corpus {
   }
 
   static func column(_ sql: String, of store: URL) throws -> Data? {
-    let path = store.path.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: " ", with: "%20")
-      .replacingOccurrences(of: "?", with: "%3F").replacingOccurrences(of: "#", with: "%23")
-    let queue = try DatabaseQueue(path: "file:\(path)?immutable=1")
+    let queue = try DatabaseQueue(path: StoreFiles.immutableURI(store))
     defer { try? queue.close() }
     return try queue.read { db in try Data.fetchOne(db, sql: sql) }
   }

@@ -22,7 +22,7 @@ import Testing
   }
 
   static func moods(_ store: URL, creator: String) throws -> Int {
-    try DatabaseQueue(path: "file:\(store.path)?immutable=1").read {
+    try DatabaseQueue(path: StoreFiles.immutableURI(store)).read {
       try Int.fetchOne($0, sql: "SELECT count(*) FROM ZMOOD WHERE ZCREATORID = ?", arguments: [creator]) ?? -1
     }
   }

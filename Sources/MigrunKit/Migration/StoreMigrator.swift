@@ -89,10 +89,7 @@ public final class StoreMigrator {
   /// holding the migration lock. Call it before planning: until then the store's main file is the old
   /// store without its `-wal`. Returns whether there was one.
   public static func completeInterruptedSwap(of store: URL, wait: Double = 0) throws -> Bool {
-    guard
-      StoreFiles.pendingSwap(of: store) != nil
-        || FileManager.default.fileExists(atPath: StoreFiles.swapJournal(for: store).path)
-    else { return false }
+    guard FileManager.default.fileExists(atPath: StoreFiles.swapJournal(for: store).path) else { return false }
     let lock = try MigrationLock(store: store, wait: wait)
     defer { lock.release() }
     return try StoreFiles.completeInterruptedSwap(of: store)

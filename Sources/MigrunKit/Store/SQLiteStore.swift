@@ -337,7 +337,7 @@ public final class SQLiteStore: ObjectStore {
       let target = folder.appendingPathComponent(url.lastPathComponent)
       copy = target
       try StoreFiles.snapshot(url, to: target)
-      path = immutablePath(target)
+      path = StoreFiles.immutableURI(target)
     }
     do {
       let queue = try DatabaseQueue(
@@ -357,20 +357,12 @@ public final class SQLiteStore: ObjectStore {
   /// - held by another process (rollback journal): read-only with SQLite's locks, which write nothing;
   /// - else immutable: no locks, no side files.
   static func readOnlyPath(_ url: URL) -> String? {
-    let encoded = encodedPath(url)
+    let encoded = StoreFiles.encodedPath(url)
     if FileManager.default.fileExists(atPath: url.path + "-shm") {
       return "file:\(encoded)?mode=ro&readonly_shm=1"
     }
     if StoreFiles.hasWALContent(url) { return nil }
-    return StoreUse.holder(of: url) != nil ? "file:\(encoded)?mode=ro" : immutablePath(url)
-  }
-
-  static func immutablePath(_ url: URL) -> String { "file:\(encodedPath(url))?immutable=1" }
-
-  private static func encodedPath(_ url: URL) -> String {
-    var allowed = CharacterSet.urlPathAllowed
-    allowed.remove(charactersIn: "?#&=")
-    return url.path.addingPercentEncoding(withAllowedCharacters: allowed) ?? url.path
+    return StoreUse.holder(of: url) != nil ? "file:\(encoded)?mode=ro" : StoreFiles.immutableURI(url)
   }
 
   /// Creates the schema's indexes (a store made `withIndexes: false`).

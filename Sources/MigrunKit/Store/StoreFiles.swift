@@ -103,11 +103,6 @@ public enum StoreFiles {
     }
   }
 
-  /// The old name of ``snapshot(_:to:)``.
-  public static func copy(_ source: URL, to destination: URL) throws {
-    try snapshot(source, to: destination)
-  }
-
   /// Folds a WAL store's `-wal` into its main file and leaves it in rollback-journal mode, so the
   /// main file alone holds everything. Only for migrun's own copies: it writes the file.
   static func checkpoint(_ url: URL) throws {
@@ -225,14 +220,21 @@ public enum StoreFiles {
     try? FileManager.default.removeItem(at: journal)
   }
 
+  /// What a swap journal beside `store` records: the replacement (when the file is still there) and
+  /// the original's state when the swap began.
+  private static func readJournal(of store: URL) -> (replacement: URL?, recorded: State?)? {
+    guard let data = FileManager.default.contents(atPath: swapJournal(for: store).path) else { return nil }
+    let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+    let name = lines.first.map(String.init) ?? ""
+    let replacement = store.deletingLastPathComponent().appendingPathComponent(name)
+    let present = !name.isEmpty && !name.contains("/") && FileManager.default.fileExists(atPath: replacement.path)
+    return (present ? replacement : nil, lines.count > 1 ? State(text: lines[1]) : nil)
+  }
+
   /// The replacement a crash left half swapped in (a swap journal beside `store` naming a file that
   /// is still there), if any.
   public static func pendingSwap(of store: URL) -> URL? {
-    guard let data = FileManager.default.contents(atPath: swapJournal(for: store).path) else { return nil }
-    let name = String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
-    guard !name.isEmpty, !name.contains("/") else { return nil }
-    let replacement = store.deletingLastPathComponent().appendingPathComponent(name)
-    return FileManager.default.fileExists(atPath: replacement.path) ? replacement : nil
+    readJournal(of: store)?.replacement
   }
 
   /// Completes a swap that a crash interrupted (a swap journal beside `store`): the replacement it
@@ -241,20 +243,13 @@ public enum StoreFiles {
   /// store stays as that app left it. Returns whether a swap was completed.
   @discardableResult
   public static func completeInterruptedSwap(of store: URL) throws -> Bool {
+    guard let (found, recorded) = readJournal(of: store) else { return false }
     let journal = swapJournal(for: store)
-    guard let data = FileManager.default.contents(atPath: journal.path) else { return false }
-    let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-    let name = lines.first.map(String.init) ?? ""
-    let folder = store.deletingLastPathComponent()
-    guard !name.isEmpty, !name.contains("/"),
-      FileManager.default.fileExists(atPath: folder.appendingPathComponent(name).path)
-    else {
+    guard let replacement = found else {
       // Nothing to put in place: the rename happened, or the journal is not one of ours.
       try? FileManager.default.removeItem(at: journal)
       return false
     }
-    let replacement = folder.appendingPathComponent(name)
-    let recorded = lines.count > 1 ? State(text: lines[1]) : nil
     // The sidecars are unlinked before the rename: a main file alone is as the swap left it.
     let current = State(of: store)
     let untouched = recorded.map {
@@ -267,6 +262,16 @@ public enum StoreFiles {
     }
     try finishSwap(store, replacement: replacement, journal: journal)
     return true
+  }
+
+  /// A URI that opens `url` as immutable: no locks, no side files, nothing written.
+  public static func immutableURI(_ url: URL) -> String { "file:\(encodedPath(url))?immutable=1" }
+
+  /// `url`'s path for a `file:` URI (`?`, `#`, `%` and the like percent-encoded).
+  static func encodedPath(_ url: URL) -> String {
+    var allowed = CharacterSet.urlPathAllowed
+    allowed.remove(charactersIn: "?#&=")
+    return url.path.addingPercentEncoding(withAllowedCharacters: allowed) ?? url.path
   }
 
   /// Free bytes for an unprivileged writer on the file system holding `folder`.

@@ -43,7 +43,7 @@ import Testing
     #expect(!StoreFiles.sidecars(of: store).isEmpty, "the fixture has its content in -wal")
     let before = try Data(contentsOf: store)
     let copy = folder.url.appendingPathComponent("copy.sqlite")
-    try StoreFiles.copy(store, to: copy)
+    try StoreFiles.snapshot(store, to: copy)
     #expect(StoreFiles.sidecars(of: copy).isEmpty)
     #expect(try Self.sum(copy) == 5050)
     #expect(try Data(contentsOf: store) == before, "the source is only read")
