@@ -220,7 +220,10 @@ struct MigrateCommand: MigrunCommand {
       try printJSONLine([
         "result": dryRun ? "dry-run" : "migrated", "version": plan.destinationVersion,
         "steps": report.steps.map {
-          ["step": $0.name, "counts": $0.counts, "bulkCopy": $0.bulkCopy, "merged": $0.merged] as [String: Any]
+          [
+            "step": $0.name, "counts": $0.counts, "method": $0.method.rawValue, "bulkCopy": $0.bulkCopy,
+            "merged": $0.merged,
+          ] as [String: Any]
         },
         "backup": report.backup?.path ?? NSNull(),
       ])
@@ -229,7 +232,7 @@ struct MigrateCommand: MigrunCommand {
     for step in report.steps {
       let total = step.counts.values.reduce(0, +)
       print(
-        "  \(step.name): \(total) objects, \(step.bulkCopy ? "bulk copy" : "object by object") (\(step.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))"
+        "  \(step.name): \(total) objects, \(step.method.rawValue) (\(step.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))"
           + (step.merged > 0 ? ", \(step.merged) merged by merge rules" : "")
       )
     }

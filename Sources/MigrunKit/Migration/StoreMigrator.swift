@@ -13,13 +13,19 @@ public final class StoreMigrator {
     /// ones whose policies only compute attributes); else object by object. Off only to compare
     /// the two paths.
     public var bulkCopy = true
+    /// Run steps that only add, remove or rename columns, change optionality or indexes, or change
+    /// nothing but hashes as DDL on a copy of the store (``DDLStep``) instead of copying rows. Off
+    /// only to compare the paths.
+    public var ddl = true
     /// Seconds to wait for another process to let go of the store before refusing (``StoreUse``).
     public var wait: Double = 0
 
-    public init(keepBackup: Bool = true, dryRun: Bool = false, bulkCopy: Bool = true, wait: Double = 0) {
+    public init(keepBackup: Bool = true, dryRun: Bool = false, bulkCopy: Bool = true, ddl: Bool = true, wait: Double = 0)
+    {
       self.keepBackup = keepBackup
       self.dryRun = dryRun
       self.bulkCopy = bulkCopy
+      self.ddl = ddl
       self.wait = wait
     }
   }
@@ -30,8 +36,10 @@ public final class StoreMigrator {
       public let kind: MigrationStep.Kind
       /// Destination entity → objects after the step.
       public let counts: [String: Int]
-      /// Whether the step ran as a bulk SQL copy (see ``Options/bulkCopy``).
-      public let bulkCopy: Bool
+      /// How the step ran.
+      public let method: StepMethod
+      /// Whether the step ran in SQL — DDL or a bulk copy — rather than object by object.
+      public var bulkCopy: Bool { method != .objects }
       /// Destination objects folded into another by a merge rule (uniqueness collisions).
       public var merged = 0
     }
@@ -124,7 +132,7 @@ public final class StoreMigrator {
       current = snapshot
     }
     for (index, step) in plan.steps.enumerated() {
-      let working = scratch("step\(index + 1)")
+      var working = scratch("step\(index + 1)")
       let associations = scratch("assoc\(index + 1)")
       created += [working, associations]
       do {
@@ -135,10 +143,21 @@ public final class StoreMigrator {
         }
         let source = try SQLiteStore(url: current, model: step.source, access: .readOnly)
         defer { try? source.close() }
+        let stepMapping = try mapping(for: step)
+        if options.ddl, stepMapping.policies.isEmpty,
+          case .ddl(let edit) = try DDLStep.decide(mapping: stepMapping.mapping, store: source)
+        {
+          try source.close()
+          // migrun's own file (a snapshot or an earlier step's result) is edited where it is.
+          if current == store { try StoreFiles.cloneOrCopy(store, to: working) } else { working = current }
+          report.steps.append(
+            try runDDL(edit, on: working, step: step, metadata: source.metadata, progress: stepProgress))
+          current = working
+          continue
+        }
         let destination = try SQLiteStore.create(
           at: working, model: step.destination, metadata: source.metadata.describing(step.destination),
           fastWrites: true, withIndexes: false)
-        let stepMapping = try mapping(for: step)
         let (mapping, policies) = (stepMapping.mapping, stepMapping.policies)
         let manager = try MigrationManager(
           mapping: mapping, source: source, destination: destination, associationsFile: associations,
@@ -156,7 +175,7 @@ public final class StoreMigrator {
           try manager.migrate()
         }
         var done = Report.Step(
-          name: step.name, kind: step.kind, counts: try destination.entityCounts(), bulkCopy: bulk != nil)
+          name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: bulk != nil ? .copyRows : .objects)
         done.merged = manager.mergedCount
         report.steps.append(done)
         try destination.close()
@@ -186,6 +205,21 @@ public final class StoreMigrator {
       throw MigrationError(.store, reason: "the migrated store is complete but could not be put in place: \(error)")
     }
     return report
+  }
+
+  /// A DDL step on `working` (migrun's own copy): the edit, then the destination's rules checked as
+  /// after any other step.
+  private func runDDL(
+    _ edit: DDLStep, on working: URL, step: MigrationStep, metadata: StoreMetadata,
+    progress: @escaping (MigrationProgress) -> Void
+  ) throws -> Report.Step {
+    try edit.run(on: working, metadata: metadata.describing(step.destination), progress: progress)
+    let destination = try SQLiteStore(url: working, model: step.destination, access: .readWrite, fastWrites: true)
+    defer { try? destination.close() }
+    try MigrationManager.checkRules(of: destination)
+    progress(
+      MigrationProgress(step: step.name, stage: .validation, mapping: "model rules", done: 1, total: 1))
+    return Report.Step(name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: .ddl)
   }
 
   static func isDiskFull(_ error: any Error) -> Bool {
@@ -230,6 +264,16 @@ public final class StoreMigrator {
     store.deletingLastPathComponent().appendingPathComponent(
       ".\(store.lastPathComponent).migrun-\(ProcessInfo.processInfo.processIdentifier)-\(label)")
   }
+}
+
+/// How a step ran (``StoreMigrator/Report/Step/method``).
+public enum StepMethod: String, Sendable, Hashable, CaseIterable {
+  /// DDL on a copy of the store: no row copied (``DDLStep``).
+  case ddl = "DDL"
+  /// Rows copied by `INSERT … SELECT` (or a row loop through a Lua transform) (``BulkCopy``).
+  case copyRows = "copy rows"
+  /// Object by object, with the policies' hooks.
+  case objects = "object by object"
 }
 
 /// What one step runs: its mapping model, the policies of its entity mappings and its merge rules

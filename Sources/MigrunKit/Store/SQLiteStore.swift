@@ -24,6 +24,8 @@ public final class SQLiteStore: ObjectStore {
   public private(set) var metadata: StoreMetadata
   /// Whether ``model`` came from the store's own `Z_MODELCACHE` rather than from the caller.
   public let modelIsFromCache: Bool
+  /// The file's tables and their columns as found when it was opened (name → columns).
+  public let storedTables: [String: [String]]
 
   let queue: DatabaseQueue
   static let pageSize = 500
@@ -105,6 +107,7 @@ public final class SQLiteStore: ObjectStore {
     // The store's own names where Core Data's depend on an order migrun cannot know; then every
     // table and column the model implies must be there, before anything reads a row.
     let existing = try Self.readTables(queue, file: url.path)
+    storedTables = existing
     schema = StoreSchema(model: self.model, existing: existing)
     let problems = schema.mismatches(existing: existing)
     if let first = problems.first {

@@ -1,6 +1,10 @@
 import Foundation
 import GRDB
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// A store file and its WAL sidecars (`-wal`, `-shm`) handled as one unit. The rule every function
 /// here keeps: **a store's own files are never written** — not checkpointed, not truncated, not
 /// given a `-shm` — until a complete replacement is swapped in by ``replace(_:with:keepBackup:expecting:)``.
@@ -86,14 +90,13 @@ public enum StoreFiles {
     }
     remove(destination)
     do {
-      try manager.copyItem(at: source, to: destination)
+      try cloneOrCopy(source, to: destination)
       if hasWALContent(source) {
-        try manager.copyItem(atPath: source.path + "-wal", toPath: destination.path + "-wal")
+        try cloneOrCopy(URL(fileURLWithPath: source.path + "-wal"), to: URL(fileURLWithPath: destination.path + "-wal"))
       }
     } catch {
       remove(destination)
-      throw StoreError(
-        .io, file: destination.path, reason: "cannot copy the store (\(error.localizedDescription))")
+      throw error
     }
     do {
       try checkpoint(destination)
@@ -101,6 +104,80 @@ public enum StoreFiles {
       remove(destination)
       throw error
     }
+  }
+
+  /// How ``cloneOrCopy(_:to:)`` made its copy.
+  public enum CopyMethod: String, Sendable {
+    /// A reflink clone (`FICLONE`): the copy shares the source's blocks until either is written.
+    case clone
+    /// `copy_file_range(2)`: the kernel copies (and may share blocks where the file system can).
+    case kernelCopy = "kernel copy"
+    /// read(2)/write(2) through a buffer.
+    case readWrite = "read/write"
+  }
+
+  /// The number of `FICLONE` (`_IOW(0x94, 9, int)`), which Glibc does not export to Swift.
+  private static let ficlone: UInt = 0x4004_9409
+
+  private typealias CopyFileRange =
+    @convention(c) (
+      Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32
+    ) -> Int
+  /// glibc's `copy_file_range`, which its Swift module hides behind `_GNU_SOURCE`: looked up by name.
+  nonisolated(unsafe) private static let copyFileRange: CopyFileRange? = dlsym(nil, "copy_file_range").map {
+    unsafeBitCast($0, to: CopyFileRange.self)
+  }
+
+  /// Copies the file `source` to `destination` (which must not exist) without writing `source`: a
+  /// reflink clone where the file system offers one (Btrfs, XFS, …: no bytes copied), else the
+  /// kernel's `copy_file_range`, else plain reads and writes. The copy is not synced.
+  @discardableResult
+  public static func cloneOrCopy(_ source: URL, to destination: URL) throws -> CopyMethod {
+    func failure(_ what: String, _ file: URL) -> StoreError {
+      StoreError(.io, file: file.path, reason: "cannot \(what) (\(String(cString: strerror(errno))))")
+    }
+    let input = open(source.path, O_RDONLY | O_CLOEXEC)
+    guard input >= 0 else { throw failure("open the store to copy it", source) }
+    defer { close(input) }
+    let output = open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+    guard output >= 0 else { throw failure("create the copy", destination) }
+    var completed = false
+    defer {
+      close(output)
+      if !completed { unlink(destination.path) }
+    }
+    if ioctl(output, Self.ficlone, input) == 0 {
+      completed = true
+      return .clone
+    }
+    var method = CopyMethod.kernelCopy
+    while true {
+      let copied = copyFileRange?(input, nil, output, nil, 1 << 30, 0) ?? -1
+      if copied > 0 { continue }
+      if copied == 0 { break }
+      // Not offered here (another file system, an old kernel): read and write from where it stopped.
+      guard copyFileRange == nil || [EXDEV, ENOSYS, EOPNOTSUPP, EINVAL].contains(errno) else {
+        throw failure("copy the store", destination)
+      }
+      method = .readWrite
+      var buffer = [UInt8](repeating: 0, count: 1 << 20)
+      while true {
+        let read = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }
+        if read < 0 && errno == EINTR { continue }
+        guard read >= 0 else { throw failure("read the store", source) }
+        if read == 0 { break }
+        var offset = 0
+        while offset < read {
+          let written = buffer.withUnsafeBytes { write(output, $0.baseAddress.map { $0 + offset }, read - offset) }
+          if written < 0 && errno == EINTR { continue }
+          guard written > 0 else { throw failure("write the copy", destination) }
+          offset += written
+        }
+      }
+      break
+    }
+    completed = true
+    return method
   }
 
   /// Folds a WAL store's `-wal` into its main file and leaves it in rollback-journal mode, so the

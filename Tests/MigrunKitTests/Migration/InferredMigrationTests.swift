@@ -9,9 +9,11 @@ import Testing
 
   /// Migrates a copy of `store` to `destination` with inferred steps only; returns the copy, the
   /// plan and a copy of the original (to compare against).
-  /// `bulkCopy`: the step runs as SQL (it must be able to), or object by object.
+  /// `method`: how the steps are to run — DDL (where `ddlApplies`, else rows copied), rows copied
+  /// by SQL (they must be able to), or object by object.
   static func migrate(
-    _ store: String, bundle bundleURL: URL, to destination: String, in folder: TemporaryDirectory, bulkCopy: Bool
+    _ store: String, bundle bundleURL: URL, to destination: String, in folder: TemporaryDirectory,
+    method: StepMethod, ddlApplies: Bool
   ) throws -> (migrated: URL, original: URL, plan: MigrationPlan) {
     let url = try copyOfFixture(store, into: folder)
     let original = try copyOfFixture(store, into: folder)
@@ -20,8 +22,11 @@ import Testing
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: try SQLiteStore.metadata(at: url).versionHashes, destination: destination,
       order: order.names, orderIsGuessed: order.guessed)
-    let report = try StoreMigrator(store: url, plan: plan, options: .init(bulkCopy: bulkCopy)).run()
-    #expect(report.steps.map(\.bulkCopy) == plan.steps.map { _ in bulkCopy }, "every step ran as SQL: \(bulkCopy)")
+    let report = try StoreMigrator(
+      store: url, plan: plan, options: .init(bulkCopy: method != .objects, ddl: method == .ddl)
+    ).run()
+    let expected = method == .ddl && !ddlApplies ? StepMethod.copyRows : method
+    #expect(report.steps.map(\.method) == plan.steps.map { _ in expected }, "every step ran as \(expected)")
     return (url, original, plan)
   }
 
@@ -61,13 +66,12 @@ import Testing
     return checked
   }
 
-  @Test(arguments: [true, false]) func moody1To2RenamesThroughTheRenamingIdentifierAndAddsRatingWithItsDefault(
-    bulkCopy: Bool
-  ) throws {
+  @Test(arguments: StepMethod.allCases)
+  func moody1To2RenamesThroughTheRenamingIdentifierAndAddsRatingWithItsDefault(method: StepMethod) throws {
     let folder = try TemporaryDirectory()
     let (migrated, original, plan) = try Self.migrate(
       "objcio-core-data-moody/stores/Moody.moody.sqlite", bundle: Self.moody, to: "Moody 2", in: folder,
-      bulkCopy: bulkCopy)
+      method: method, ddlApplies: true)
     #expect(plan.steps.map(\.name) == ["Moody → Moody 2"])
     let bundle = try ModelBundle(contentsOf: Self.moody)
     let v2 = try bundle.model(named: "Moody 2")
@@ -93,11 +97,14 @@ import Testing
     #expect(try Data(contentsOf: backup) == (try Data(contentsOf: original)), "the original is kept as NAME~.EXT")
   }
 
-  @Test(arguments: [true, false]) func sampleModelV1ToV2RenamesAnEntityAndDropsAttributes(bulkCopy: Bool) throws {
+  /// An entity renamed: its rows move to another table, so even the DDL path copies rows.
+  @Test(arguments: StepMethod.allCases) func sampleModelV1ToV2RenamesAnEntityAndDropsAttributes(method: StepMethod)
+    throws
+  {
     let folder = try TemporaryDirectory()
     let (migrated, original, plan) = try Self.migrate(
       "coredataplus-samplemodels/SampleModel/Fixtures/SampleModel_V1.sqlite", bundle: Self.sampleModel,
-      to: "SampleModel2", in: folder, bulkCopy: bulkCopy)
+      to: "SampleModel2", in: folder, method: method, ddlApplies: false)
     let bundle = try ModelBundle(contentsOf: Self.sampleModel)
     let v2 = try bundle.model(named: "SampleModel2")
     #expect(try SQLiteStore.metadata(at: migrated).isCompatible(with: v2))
@@ -116,12 +123,13 @@ import Testing
   }
 
   /// Apple's TestModel store is empty: the step is checked on its layout and hashes.
-  @Test(arguments: [true, false]) func bigNerdRanchAddsAnEntity(bulkCopy: Bool) throws {
+  /// A new entity numbered after the others: created by DDL, with Book's new column.
+  @Test(arguments: StepMethod.allCases) func bigNerdRanchAddsAnEntity(method: StepMethod) throws {
     let folder = try TemporaryDirectory()
     let bundleURL = Fixtures.url("bignerdranch-coredatastack/Sample Model/Deprecated/Sample.xcdatamodeld")
     let (migrated, original, plan) = try Self.migrate(
       "bignerdranch-coredatastack/Sample Model/Deprecated/TestModel.sqlite", bundle: bundleURL, to: "TestModel 2",
-      in: folder, bulkCopy: bulkCopy)
+      in: folder, method: method, ddlApplies: true)
     let bundle = try ModelBundle(contentsOf: bundleURL)
     let mapping = try #require(plan.steps.first?.inferredMapping)
     #expect(mapping.mapping(named: "AddPublisher")?.kind == .add)

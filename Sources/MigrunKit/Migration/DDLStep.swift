@@ -1,0 +1,543 @@
+import Foundation
+import GRDB
+
+/// A step done in place on a copy of the store, by DDL: no row is copied. The copy (a reflink
+/// clone where the file system offers one) gets `ALTER TABLE … RENAME / ADD / DROP COLUMN`, join
+/// tables renamed, created or dropped, one `UPDATE` per entity filling new values (defaults, and
+/// `coalesce` where an optional attribute became required), indexes dropped and created where they
+/// differ, and new metadata — all in one transaction.
+///
+/// It applies when the step keeps every entity where it was (same names, numbers, tables and
+/// hierarchy) and every row stays the row it was: attributes and relationship columns added,
+/// removed or renamed, optionality changed, indexes changed, or nothing but version hashes
+/// (modifiers). Anything else — entities added, removed or renamed, hierarchy changes, to-one ↔
+/// to-many, a relationship pointing elsewhere, computed values, new uniqueness constraints, tables or
+/// triggers the model does not declare — copies rows (``BulkCopy``) or runs object by object; the
+/// reason is in ``Decision``, which `migrun plan` shows.
+///
+/// The result is the store the copy path writes: the same tables and columns (checked here before
+/// anything runs, by playing the edits on the source layout), indexes and values. Two things differ
+/// by design: columns added by `ADD COLUMN` come last in their table (Core Data reads columns by
+/// name), and `Z_PRIMARYKEY.Z_MAX` keeps the source's value (the copy path lowers it to the largest
+/// key present; Core Data never reuses a key either way).
+struct DDLStep {
+  enum Decision {
+    case ddl(DDLStep)
+    /// Why the step must copy rows.
+    case copyRows(String)
+  }
+
+  /// Core Data's own tables, in every store beside the model's.
+  static let coreDataTables: Set<String> = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
+
+  /// Join tables of the source that no destination relationship continues.
+  let droppedTables: [String]
+  /// Join tables renamed: source name → destination name.
+  let renamedTables: [(from: String, to: String)]
+  /// Source columns no destination column continues (table named as in the destination).
+  let droppedColumns: [(table: String, column: String)]
+  let renamedColumns: [(table: String, from: String, to: String)]
+  let addedColumns: [(table: String, column: StoreSchema.Column)]
+  /// New entity and join tables.
+  let createdTables: [StoreSchema.Table]
+  /// New entities (numbered after the source's): rows for `Z_PRIMARYKEY`.
+  let addedEntities: [StoreSchema.EntityLayout]
+  /// One `UPDATE … WHERE Z_ENT = n` per entity whose rows get new values, with its arguments.
+  let fills: [(mapping: String, sql: String, arguments: [DatabaseValue])]
+  /// Destination table → source column → destination column, for comparing indexes.
+  let columnNames: [String: [String: String]]
+  /// Source table → destination table (entity tables keep their names).
+  let tableNames: [String: String]
+  let destination: StoreSchema
+
+  /// Whether `mapping` can run as DDL on a store laid out as `schema` whose file holds `tables`
+  /// (name → columns) and the triggers and views named in `otherObjects`.
+  static func decide(
+    mapping: MappingModel, schema source: StoreSchema, tables: [String: [String]], otherObjects: [String]
+  ) -> Decision {
+    let destination = StoreSchema(model: mapping.destination)
+    // Every row stays in its table with its Z_ENT: each entity keeps its number, parent and table
+    // (new entities may come after them).
+    for layout in source.entities {
+      guard let kept = destination.layout(of: layout.name), kept.number == layout.number,
+        kept.superNumber == layout.superNumber, kept.table == layout.table
+      else {
+        return .copyRows(
+          "entity \(layout.name) is removed, renamed, renumbered or moved in the hierarchy (its rows move)")
+      }
+    }
+    if let first = otherObjects.first {
+      return .copyRows("the store has triggers or views (\(first)) a DDL edit would have to rewrite")
+    }
+    // The file holds exactly the model's tables and columns: what is not the model's is not copied
+    // by the other path either, so a DDL edit would keep what that path drops.
+    let expected = Dictionary(uniqueKeysWithValues: source.tables.map { ($0.name.uppercased(), $0) })
+    for (name, columns) in tables {
+      let key = name.uppercased()
+      guard !key.hasPrefix("SQLITE_"), !coreDataTables.contains(key) else { continue }
+      guard let table = expected[key] else {
+        return .copyRows("the store has tables its model does not declare (\(name))")
+      }
+      let declared = Set(table.columns.map { $0.name.uppercased() })
+      if let extra = columns.first(where: { !declared.contains($0.uppercased()) }) {
+        return .copyRows("table \(name) has a column its model does not declare (\(extra))")
+      }
+    }
+    for entityMapping in mapping.entityMappings {
+      switch entityMapping.kind {
+      case .copy, .transform: break
+      case .add, .remove: continue  // entities without rows (abstract), or caught by the check above
+      case .custom: return .copyRows("entity mapping \(entityMapping.name) is custom")
+      }
+      guard entityMapping.sourceEntity == entityMapping.destinationEntity else {
+        return .copyRows("entity mapping \(entityMapping.name) moves objects to another entity")
+      }
+      guard let from = entityMapping.sourceEntity.flatMap(mapping.source.entity(named:)),
+        let to = entityMapping.destinationEntity.flatMap(mapping.destination.entity(named:))
+      else { return .copyRows("entity mapping \(entityMapping.name) names an unknown entity") }
+      guard
+        BulkCopy.keepsConstraints(entityMapping, from: from, in: mapping.source, to: to, in: mapping.destination)
+      else { return .copyRows("\(to.name) gets a uniqueness constraint its rows may break") }
+    }
+    var builder = Builder(mapping: mapping, source: source, destination: destination)
+    if let reason = builder.build() { return .copyRows(reason) }
+    return builder.step
+  }
+
+  /// The decision for the step `mapping` on the store `store` (its layout and file as they are).
+  static func decide(mapping: MappingModel, store: SQLiteStore) throws -> Decision {
+    let others = try store.read { db in
+      try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type IN ('trigger', 'view') ORDER BY name")
+    }
+    return decide(mapping: mapping, schema: store.schema, tables: store.storedTables, otherObjects: others)
+  }
+
+  /// Whether the step changes anything in the tables (else only metadata is written).
+  var editsTables: Bool {
+    !droppedTables.isEmpty || !renamedTables.isEmpty || !droppedColumns.isEmpty || !renamedColumns.isEmpty
+      || !addedColumns.isEmpty || !createdTables.isEmpty || !fills.isEmpty
+  }
+
+  // MARK: - Running
+
+  /// Edits the store at `url` (migrun's own copy, with no sidecars) into the destination layout and
+  /// writes `metadata`. One transaction; on any error the copy is to be thrown away.
+  func run(on url: URL, metadata: StoreMetadata, progress: (MigrationProgress) -> Void) throws {
+    let queue: DatabaseQueue
+    do {
+      queue = try DatabaseQueue(
+        path: url.path, configuration: SQLiteStore.configuration(readOnly: false, fastWrites: true))
+    } catch {
+      throw StoreError(.sqlite, file: url.lastPathComponent, reason: "cannot open the copy (\(error))")
+    }
+    defer { try? queue.close() }
+    do {
+      try queue.writeWithoutTransaction { db in
+        try db.inTransaction {
+          let kept = try dropChangedIndexes(db)
+          for table in droppedTables { try db.execute(sql: "DROP TABLE \(table)") }
+          try rename(renamedTables.map { (nil as String?, $0.from, $0.to) }, in: db)
+          for (table, column) in droppedColumns { try db.execute(sql: "ALTER TABLE \(table) DROP COLUMN \(column)") }
+          try rename(renamedColumns.map { ($0.table, $0.from, $0.to) }, in: db)
+          for (table, column) in addedColumns {
+            try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(column.name) \(column.type)")
+          }
+          for table in createdTables { try db.execute(sql: table.createStatement) }
+          for layout in addedEntities {
+            try db.execute(
+              sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
+              arguments: [layout.number, layout.name, layout.superNumber])
+          }
+          for fill in fills {
+            try db.execute(sql: fill.sql, arguments: StatementArguments(fill.arguments))
+            let rows = db.changesCount
+            progress(MigrationProgress(stage: .instances, mapping: fill.mapping, done: rows, total: rows))
+          }
+          for index in destination.indexes where !kept.contains(index.name.uppercased()) {
+            try db.execute(sql: index.createStatement)
+          }
+          try db.execute(
+            sql: "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?",
+            arguments: [metadata.uuid, Data(metadata.plist.binaryEncoded())])
+          // The cache describes the source model; the copy path writes none, nor does this one.
+          try db.execute(sql: "DELETE FROM Z_MODELCACHE")
+          return .commit
+        }
+      }
+    } catch let error as StoreError {
+      throw error
+    } catch {
+      throw StoreError(.sqlite, file: url.lastPathComponent, reason: "the DDL edit failed (\(error))")
+    }
+  }
+
+  /// Renames tables (`table` nil) or columns, through temporary names where a new name is still
+  /// taken by one renamed later (a swap).
+  private func rename(_ renames: [(table: String?, from: String, to: String)], in db: Database) throws {
+    func statement(_ table: String?, _ from: String, _ to: String) -> String {
+      if let table { "ALTER TABLE \(table) RENAME COLUMN \(from) TO \(to)" } else { "ALTER TABLE \(from) RENAME TO \(to)" }
+    }
+    let sources = Set(renames.map { "\($0.table ?? "")/\($0.from.uppercased())" })
+    let clash = renames.contains { sources.contains("\($0.table ?? "")/\($0.to.uppercased())") }
+    guard clash else {
+      for (table, from, to) in renames { try db.execute(sql: statement(table, from, to)) }
+      return
+    }
+    for (index, (table, from, _)) in renames.enumerated() {
+      try db.execute(sql: statement(table, from, "Z_MIGRUN_RENAME_\(index)"))
+    }
+    for (index, (table, _, to)) in renames.enumerated() {
+      try db.execute(sql: statement(table, "Z_MIGRUN_RENAME_\(index)", to))
+    }
+  }
+
+  /// Drops every index of the source that the destination does not have exactly (same name, table,
+  /// uniqueness and columns after the renames); returns the kept indexes' names, uppercased.
+  private func dropChangedIndexes(_ db: Database) throws -> Set<String> {
+    let wanted = Dictionary(
+      destination.indexes.map { index in
+        (index.name.uppercased(), Self.shape(table: index.table, unique: index.isUnique, columns: index.columns))
+      }, uniquingKeysWith: { first, _ in first })
+    var kept: Set<String> = []
+    let existing = try Row.fetchAll(
+      db, sql: "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+    for row in existing {
+      let name = try row.required("name", as: String.self)
+      let sourceTable = try row.required("tbl_name", as: String.self)
+      let table = tableNames[sourceTable.uppercased()] ?? sourceTable
+      let renames = columnNames[table.uppercased()] ?? [:]
+      let unique = try Row.fetchOne(db, sql: "SELECT \"unique\" FROM pragma_index_list(?) WHERE name = ?", arguments: [sourceTable, name])
+      let columns = try Row.fetchAll(
+        db, sql: "SELECT name, desc, coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno", arguments: [name])
+      var described: [String] = []
+      var complete = true
+      for column in columns {
+        // An expression column has no name: such an index is rebuilt.
+        guard let source = try column.value("name", as: String.self), let target = renames[source.uppercased()] else {
+          complete = false
+          break
+        }
+        let descending = try column.value("desc", as: Int64.self) == 1
+        let collation = try column.value("coll", as: String.self) ?? "BINARY"
+        described.append("\(target.uppercased()) \(collation.uppercased()) \(descending ? "DESC" : "ASC")")
+      }
+      let isUnique = try unique?.value("unique", as: Int64.self) == 1
+      if complete, wanted[name.uppercased()] == "\(table.uppercased()) \(isUnique) \(described)" {
+        kept.insert(name.uppercased())
+      } else {
+        try db.execute(sql: "DROP INDEX \(name)")
+      }
+    }
+    return kept
+  }
+
+  /// An index's table, uniqueness and columns (`ZA COLLATE BINARY ASC` → `ZA BINARY ASC`), comparable
+  /// with what `pragma_index_xinfo` tells of an existing one.
+  static func shape(table: String, unique: Bool, columns: [String]) -> String {
+    let described = columns.map { expression -> String in
+      let words = expression.split(separator: " ").map { $0.uppercased() }
+      var collation = "BINARY"
+      if let at = words.firstIndex(of: "COLLATE"), at + 1 < words.count { collation = words[at + 1] }
+      let descending = words.dropFirst().contains("DESC")
+      return "\(words.first ?? "") \(collation) \(descending ? "DESC" : "ASC")"
+    }
+    return "\(table.uppercased()) \(unique) \(described)"
+  }
+}
+
+extension DDLStep {
+  /// Works out, column by column, where each destination column comes from, then plays the edits on
+  /// the source layout and checks that they give the destination's.
+  fileprivate struct Builder {
+    let mapping: MappingModel
+    let source: StoreSchema
+    let destination: StoreSchema
+    /// Destination table (uppercased) → destination column (uppercased) → source column, or nil for a new one.
+    var origins: [String: [String: String?]] = [:]
+    /// Destination join table (uppercased) → its source table, or nil for a new one.
+    var joinOrigins: [String: String?] = [:]
+    /// Per destination entity number: assignments and arguments of its fill.
+    var fills: [Int: (mapping: String, assignments: [String], arguments: [DatabaseValue])] = [:]
+    var step: Decision = .copyRows("not worked out")
+
+    init(mapping: MappingModel, source: StoreSchema, destination: StoreSchema) {
+      self.mapping = mapping
+      self.source = source
+      self.destination = destination
+    }
+
+    /// Records that destination `column` of `table` continues `origin` (nil: new); false when
+    /// another mapping said otherwise.
+    private mutating func claim(_ table: String, _ column: String, _ origin: String?) -> Bool {
+      let (table, column) = (table.uppercased(), column.uppercased())
+      if let existing = origins[table]?[column] { return existing == origin?.uppercased() }
+      origins[table, default: [:]][column] = .some(origin?.uppercased())
+      return true
+    }
+
+    /// Records a new column unless a mapping already said where it comes from.
+    private mutating func claimIfFree(_ table: String, _ column: String) {
+      if origins[table.uppercased()]?[column.uppercased()] == nil { _ = claim(table, column, nil) }
+    }
+
+    /// Returns the reason the step must copy rows, or nil (then ``step`` is the DDL step).
+    mutating func build() -> String? {
+      for table in destination.tables where !isJoin(table.name) {
+        for column in ["Z_PK", "Z_ENT", "Z_OPT"] { _ = claim(table.name, column, column) }
+      }
+      for entityMapping in mapping.entityMappings where [.copy, .transform].contains(entityMapping.kind) {
+        guard let name = entityMapping.destinationEntity, let from = source.layout(of: name),
+          let to = destination.layout(of: name)
+        else { return "entity mapping \(entityMapping.name) names an unknown entity" }
+        if let reason = map(entityMapping, from: from, to: to) { return reason }
+      }
+      // A new entity's own columns (and join tables) are new; inherited ones are its parent's.
+      for layout in destination.entities where source.layout(of: layout.name) == nil {
+        for storage in layout.properties.values {
+          switch storage {
+          case .attribute(let column): claimIfFree(layout.table, column.name)
+          case .toOne(let key, let entity, let order):
+            for column in [key, entity, order].compactMap({ $0 }) { claimIfFree(layout.table, column.name) }
+          case .manyToMany(let table, let own, let other, let order):
+            let key = table.uppercased()
+            if joinOrigins[key] == nil { joinOrigins[key] = .some(nil) }
+            for column in [own, other, order].compactMap({ $0 }) { claimIfFree(table, column) }
+          case .toManyThroughInverse: break
+          }
+        }
+      }
+      return assemble()
+    }
+
+    private func isJoin(_ table: String) -> Bool {
+      !destination.entities.contains { $0.table.uppercased() == table.uppercased() }
+    }
+
+    /// The source relationship a destination relationship (or hidden to-one, `<n><name>`) continues.
+    private func origin(of property: String, in entityMapping: EntityMapping) -> String? {
+      guard StoreSchema.isHiddenToOne(property) else { return entityMapping.relationships[property] }
+      // A to-many without inverse of entity n: its owner's mapping names the source relationship.
+      let digits = property.prefix { $0.isNumber }
+      let name = String(property.dropFirst(digits.count))
+      guard let number = Int(digits), let owner = destination.layout(number: number) else { return nil }
+      for other in mapping.entityMappings {
+        guard let entity = other.destinationEntity, let layout = destination.layout(of: entity),
+          owner.kindNumbers.contains(layout.number), let old = other.relationships[name]
+        else { continue }
+        return "\(number)\(old)"
+      }
+      return nil
+    }
+
+    private mutating func map(
+      _ entityMapping: EntityMapping, from: StoreSchema.EntityLayout, to: StoreSchema.EntityLayout
+    ) -> String? {
+      let table = to.table
+      var assignments: [String] = []
+      var arguments: [DatabaseValue] = []
+      for (name, storage) in to.properties.sorted(by: { $0.key < $1.key }) {
+        switch storage {
+        case .attribute(let column):
+          var old: String?
+          switch entityMapping.attributes[name] {
+          case .property(let sourceName)?:
+            old = sourceName
+          case .propertyOrDefault(let sourceName, let fallback)?:
+            old = sourceName
+            assignments.append("\(column.name) = coalesce(\(column.name), ?)")
+            arguments.append(StoreValueCoding.databaseValue(fallback))
+          case .constant(let value)?:
+            if value != .null {
+              assignments.append("\(column.name) = ?")
+              arguments.append(StoreValueCoding.databaseValue(value))
+            }
+          case .computed?:
+            return "\(to.name).\(name) is computed by a script"
+          case nil:
+            break
+          }
+          var oldColumn: String?
+          if let old {
+            guard case .attribute(let sourceColumn)? = from.properties[old], sourceColumn.type == column.type else {
+              return "\(to.name).\(name) changes how it is stored"
+            }
+            oldColumn = sourceColumn.name
+          }
+          guard claim(table, column.name, oldColumn) else { return "column \(table).\(column.name) has two origins" }
+        case .toOne(let key, let entityColumn, let order):
+          let old = origin(of: name, in: entityMapping)
+          guard let old else {
+            for column in [key, entityColumn, order].compactMap({ $0 }) {
+              guard claim(table, column.name, nil) else { return "column \(table).\(column.name) has two origins" }
+            }
+            continue
+          }
+          guard case .toOne(let oldKey, let oldEntity, let oldOrder)? = from.properties[old] else {
+            return "\(to.name).\(name) changes between to-one and to-many"
+          }
+          guard sameDestination(name, old, of: to.name),
+            (entityColumn == nil || oldEntity != nil) && (order == nil || oldOrder != nil)
+          else { return "\(to.name).\(name) points to another entity or changes its order" }
+          let pairs = [(key, oldKey), (entityColumn, oldEntity), (order, oldOrder)]
+          for case (let column?, let oldColumn?) in pairs {
+            guard claim(table, column.name, oldColumn.name) else {
+              return "column \(table).\(column.name) has two origins"
+            }
+          }
+        case .toManyThroughInverse:
+          guard let old = origin(of: name, in: entityMapping) else { continue }
+          guard case .toManyThroughInverse? = from.properties[old], sameDestination(name, old, of: to.name) else {
+            return "\(to.name).\(name) changes between to-many and many-to-many or to-one"
+          }
+        case .manyToMany(let joinTable, let own, let other, let order):
+          let old = origin(of: name, in: entityMapping)
+          var oldColumns: [String?] = [nil, nil, nil]
+          var oldTable: String?
+          if let old {
+            guard case .manyToMany(let sourceTable, let oldOwn, let oldOther, let oldOrder)? = from.properties[old],
+              sameDestination(name, old, of: to.name), (order == nil) == (oldOrder == nil)
+            else { return "\(to.name).\(name) changes between many-to-many and to-many, its target or order" }
+            oldTable = sourceTable
+            oldColumns = [oldOwn, oldOther, oldOrder]
+          }
+          let key = joinTable.uppercased()
+          if let existing = joinOrigins[key], existing?.uppercased() != oldTable?.uppercased() {
+            return "join table \(joinTable) has two origins"
+          }
+          joinOrigins[key] = .some(oldTable)
+          for (column, oldColumn) in zip([own, other, order], oldColumns) {
+            guard let column, column != "REFLEXIVE" || oldColumn == "REFLEXIVE" else { continue }
+            guard claim(joinTable, column, oldColumn) else { return "column \(joinTable).\(column) has two origins" }
+          }
+        }
+      }
+      if !assignments.isEmpty { fills[to.number] = (entityMapping.name, assignments, arguments) }
+      return nil
+    }
+
+    /// Whether destination relationship `name` of `entity` and source relationship `old` point to
+    /// the same entity (hidden to-ones: their owners are the same by number).
+    private func sameDestination(_ name: String, _ old: String, of entity: String) -> Bool {
+      guard !StoreSchema.isHiddenToOne(name) else { return true }
+      guard let new = mapping.destination.entity(named: entity).flatMap({ mapping.destination.relationships(of: $0) })?
+        .first(where: { $0.name == name }),
+        let previous = mapping.source.entity(named: entity).flatMap({ mapping.source.relationships(of: $0) })?
+          .first(where: { $0.name == old })
+      else { return false }
+      return new.destinationEntity == previous.destinationEntity && new.isOrdered == previous.isOrdered
+    }
+
+    /// The edits, once every destination column has an origin; checked by playing them on the source.
+    private mutating func assemble() -> String? {
+      var tablesAfter: [String: [String: String]] = [:]  // table → column → type, all uppercased
+      var sourceTables: [String: StoreSchema.Table] = [:]
+      for table in source.tables {
+        sourceTables[table.name.uppercased()] = table
+        tablesAfter[table.name.uppercased()] = Dictionary(
+          table.columns.map { ($0.name.uppercased(), $0.type.uppercased()) }, uniquingKeysWith: { first, _ in first })
+      }
+      var droppedTables: [String] = []
+      var renamedTables: [(from: String, to: String)] = []
+      var createdTables: [StoreSchema.Table] = []
+      var tableNames: [String: String] = [:]
+      let usedJoins = Set(joinOrigins.values.compactMap { $0?.uppercased() })
+      for table in source.tables where isSourceJoin(table.name) && !usedJoins.contains(table.name.uppercased()) {
+        droppedTables.append(table.name)
+        tablesAfter[table.name.uppercased()] = nil
+      }
+      for table in destination.tables {
+        let key = table.name.uppercased()
+        if isJoin(table.name) {
+          guard let origin = joinOrigins[key] else { return "join table \(table.name) has no origin" }
+          guard let origin else {
+            createdTables.append(table)
+            continue
+          }
+          tableNames[origin.uppercased()] = table.name
+          if origin.uppercased() != key { renamedTables.append((origin, table.name)) }
+        } else if sourceTables[key] == nil {
+          createdTables.append(table)
+        } else {
+          tableNames[key] = table.name
+        }
+      }
+      // Table renames, played (through temporary names, as they run).
+      var moved: [String: [String: String]] = [:]
+      for (from, to) in renamedTables {
+        moved[to.uppercased()] = tablesAfter.removeValue(forKey: from.uppercased())
+      }
+      tablesAfter.merge(moved) { _, new in new }
+
+      var droppedColumns: [(table: String, column: String)] = []
+      var renamedColumns: [(table: String, from: String, to: String)] = []
+      var addedColumns: [(table: String, column: StoreSchema.Column)] = []
+      var columnNames: [String: [String: String]] = [:]
+      for table in destination.tables {
+        let key = table.name.uppercased()
+        guard !createdTables.contains(where: { $0.name == table.name }) else {
+          tablesAfter[key] = Dictionary(
+            table.columns.map { ($0.name.uppercased(), $0.type.uppercased()) }, uniquingKeysWith: { first, _ in first })
+          continue
+        }
+        guard var columns = tablesAfter[key], let tableOrigins = origins[key] else {
+          return "table \(table.name) has no origin"
+        }
+        let continued = Set(tableOrigins.values.compactMap { $0 })
+        guard continued.count == tableOrigins.values.compactMap({ $0 }).count else {
+          return "a column of \(table.name) continues in two columns"
+        }
+        for name in columns.keys.sorted() where !continued.contains(name) {
+          droppedColumns.append((table.name, name))
+          columns[name] = nil
+        }
+        var renamed: [String: String] = [:]
+        for column in table.columns {
+          let name = column.name.uppercased()
+          guard let origin = tableOrigins[name] else { return "column \(table.name).\(column.name) has no origin" }
+          if let origin {
+            guard let type = columns[origin], type == column.type.uppercased() else {
+              return "column \(table.name).\(column.name) changes type"
+            }
+            renamed[name] = type
+            columnNames[key, default: [:]][origin] = name
+            if origin != name { renamedColumns.append((table.name, origin, column.name)) }
+          } else {
+            addedColumns.append((table.name, column))
+          }
+        }
+        for column in table.columns where tableOrigins[column.name.uppercased()] == .some(nil) {
+          renamed[column.name.uppercased()] = column.type.uppercased()
+        }
+        tablesAfter[key] = renamed
+      }
+      // The edits must give exactly the destination's tables and columns.
+      let wanted = Dictionary(
+        destination.tables.map { table in
+          (
+            table.name.uppercased(),
+            Dictionary(
+              table.columns.map { ($0.name.uppercased(), $0.type.uppercased()) }, uniquingKeysWith: { first, _ in first })
+          )
+        }, uniquingKeysWith: { first, _ in first })
+      guard tablesAfter == wanted else { return "the edits would not give the destination layout" }
+      let fillStatements = fills.keys.sorted().compactMap { number -> (String, String, [DatabaseValue])? in
+        guard let fill = fills[number], let layout = destination.layout(number: number) else { return nil }
+        return (
+          fill.mapping, "UPDATE \(layout.table) SET \(fill.assignments.joined(separator: ", ")) WHERE Z_ENT = \(number)",
+          fill.arguments
+        )
+      }
+      step = .ddl(
+        DDLStep(
+          droppedTables: droppedTables, renamedTables: renamedTables, droppedColumns: droppedColumns,
+          renamedColumns: renamedColumns, addedColumns: addedColumns, createdTables: createdTables,
+          addedEntities: destination.entities.filter { source.layout(of: $0.name) == nil },
+          fills: fillStatements, columnNames: columnNames, tableNames: tableNames, destination: destination))
+      return nil
+    }
+
+    private func isSourceJoin(_ table: String) -> Bool {
+      !source.entities.contains { $0.table.uppercased() == table.uppercased() }
+    }
+  }
+}
