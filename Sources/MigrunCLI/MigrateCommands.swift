@@ -71,19 +71,26 @@ struct PlanCommand: MigrunCommand {
   func execute() throws {
     let url = URL(fileURLWithPath: store)
     let (plan, bundle) = try chain.plan(for: url)
-    let counts = try SQLiteStore(url: url, model: try bundle.model(named: plan.sourceVersion)).entityCounts()
+    let source = try SQLiteStore(url: url, model: try bundle.model(named: plan.sourceVersion))
+    defer { try? source.close() }
+    let counts = try source.entityCounts()
     // A scripted step shows its script's mapping; loading it also checks the file before anything runs.
     var mappings: [[EntityMapping]] = []
-    for step in plan.steps {
+    var methods: [(method: StepMethod, reason: String?)] = []
+    for (index, step) in plan.steps.enumerated() {
+      let stepMapping: StepMapping
       if case .scripted(let file) = step.kind {
-        mappings.append(
-          try LuaMappingFile.load(step, file: file, policyFolders: chain.policyURLs).mapping.entityMappings)
+        stepMapping = try LuaMappingFile.load(step, file: file, policyFolders: chain.policyURLs)
       } else {
-        mappings.append(step.inferredMapping?.entityMappings ?? [])
+        guard let inferred = step.inferredMapping else { throw CLIError(message: "\(step.name): no inferred mapping") }
+        stepMapping = StepMapping(mapping: inferred)
       }
+      mappings.append(stepMapping.mapping.entityMappings)
+      methods.append(
+        try StoreMigrator.method(of: step, mapping: stepMapping, store: index == 0 ? source : nil))
     }
     if json {
-      try printJSONObject(PlanReport.json(plan, mappings: mappings, counts: counts))
+      try printJSONObject(PlanReport.json(plan, mappings: mappings, methods: methods, counts: counts))
       return
     }
     print("Store   \(url.lastPathComponent) at \(plan.sourceVersion) (\(counts.values.reduce(0, +)) objects)")
@@ -94,6 +101,13 @@ struct PlanCommand: MigrunCommand {
       switch step.kind {
       case .inferred: print("Step \(index + 1)  \(step.name)  inferred")
       case .scripted(let file): print("Step \(index + 1)  \(step.name)  scripted (\(file.path))")
+      }
+      let (method, reason) = methods[index]
+      let why = reason.map { " (not DDL: \($0))" } ?? ""
+      switch method {
+      case .ddl: print("        runs as DDL on a copy of the store: no row copied")
+      case .copyRows: print("        copies rows by SQL\(why)")
+      case .objects: print("        runs object by object\(why)")
       }
       for mapping in mappings[index] {
         let objects = index == 0 ? mapping.sourceEntity.flatMap { counts[$0] }.map { "\($0) objects" } ?? "" : ""
@@ -292,13 +306,17 @@ enum PlanReport {
     ]
   }
 
-  static func json(_ plan: MigrationPlan, mappings: [[EntityMapping]], counts: [String: Int]) -> [String: Any] {
+  static func json(
+    _ plan: MigrationPlan, mappings: [[EntityMapping]], methods: [(method: StepMethod, reason: String?)],
+    counts: [String: Int]
+  ) -> [String: Any] {
     [
       "source": plan.sourceVersion, "destination": plan.destinationVersion, "orderIsGuessed": plan.orderIsGuessed,
       "objects": counts,
-      "steps": plan.steps.map { step -> [String: Any] in
+      "steps": zip(plan.steps, zip(mappings, methods)).map { step, planned -> [String: Any] in
         var entry: [String: Any] = [
-          "from": step.from, "to": step.to, "mappings": (step.inferredMapping?.entityMappings ?? []).map(json),
+          "from": step.from, "to": step.to, "mappings": planned.0.map(json), "method": planned.1.method.rawValue,
+          "notDDLBecause": planned.1.reason ?? NSNull(),
         ]
         switch step.kind {
         case .inferred: entry["kind"] = "inferred"

@@ -63,7 +63,7 @@ struct DDLStep {
         kept.superNumber == layout.superNumber, kept.table == layout.table
       else {
         return .copyRows(
-          "entity \(layout.name) is removed, renamed, renumbered or moved in the hierarchy (its rows move)")
+          "entity \(layout.name) is removed, renamed, renumbered or moved in the hierarchy: its rows move")
       }
     }
     if let first = otherObjects.first {
@@ -175,7 +175,11 @@ struct DDLStep {
   /// taken by one renamed later (a swap).
   private func rename(_ renames: [(table: String?, from: String, to: String)], in db: Database) throws {
     func statement(_ table: String?, _ from: String, _ to: String) -> String {
-      if let table { "ALTER TABLE \(table) RENAME COLUMN \(from) TO \(to)" } else { "ALTER TABLE \(from) RENAME TO \(to)" }
+      if let table {
+        "ALTER TABLE \(table) RENAME COLUMN \(from) TO \(to)"
+      } else {
+        "ALTER TABLE \(from) RENAME TO \(to)"
+      }
     }
     let sources = Set(renames.map { "\($0.table ?? "")/\($0.from.uppercased())" })
     let clash = renames.contains { sources.contains("\($0.table ?? "")/\($0.to.uppercased())") }
@@ -206,7 +210,8 @@ struct DDLStep {
       let sourceTable = try row.required("tbl_name", as: String.self)
       let table = tableNames[sourceTable.uppercased()] ?? sourceTable
       let renames = columnNames[table.uppercased()] ?? [:]
-      let unique = try Row.fetchOne(db, sql: "SELECT \"unique\" FROM pragma_index_list(?) WHERE name = ?", arguments: [sourceTable, name])
+      let unique = try Row.fetchOne(
+        db, sql: "SELECT \"unique\" FROM pragma_index_list(?) WHERE name = ?", arguments: [sourceTable, name])
       let columns = try Row.fetchAll(
         db, sql: "SELECT name, desc, coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno", arguments: [name])
       var described: [String] = []
@@ -419,8 +424,9 @@ extension DDLStep {
     /// the same entity (hidden to-ones: their owners are the same by number).
     private func sameDestination(_ name: String, _ old: String, of entity: String) -> Bool {
       guard !StoreSchema.isHiddenToOne(name) else { return true }
-      guard let new = mapping.destination.entity(named: entity).flatMap({ mapping.destination.relationships(of: $0) })?
-        .first(where: { $0.name == name }),
+      guard
+        let new = mapping.destination.entity(named: entity).flatMap({ mapping.destination.relationships(of: $0) })?
+          .first(where: { $0.name == name }),
         let previous = mapping.source.entity(named: entity).flatMap({ mapping.source.relationships(of: $0) })?
           .first(where: { $0.name == old })
       else { return false }
@@ -516,14 +522,16 @@ extension DDLStep {
           (
             table.name.uppercased(),
             Dictionary(
-              table.columns.map { ($0.name.uppercased(), $0.type.uppercased()) }, uniquingKeysWith: { first, _ in first })
+              table.columns.map { ($0.name.uppercased(), $0.type.uppercased()) },
+              uniquingKeysWith: { first, _ in first })
           )
         }, uniquingKeysWith: { first, _ in first })
       guard tablesAfter == wanted else { return "the edits would not give the destination layout" }
       let fillStatements = fills.keys.sorted().compactMap { number -> (String, String, [DatabaseValue])? in
         guard let fill = fills[number], let layout = destination.layout(number: number) else { return nil }
         return (
-          fill.mapping, "UPDATE \(layout.table) SET \(fill.assignments.joined(separator: ", ")) WHERE Z_ENT = \(number)",
+          fill.mapping,
+          "UPDATE \(layout.table) SET \(fill.assignments.joined(separator: ", ")) WHERE Z_ENT = \(number)",
           fill.arguments
         )
       }

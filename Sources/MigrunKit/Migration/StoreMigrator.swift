@@ -20,8 +20,9 @@ public final class StoreMigrator {
     /// Seconds to wait for another process to let go of the store before refusing (``StoreUse``).
     public var wait: Double = 0
 
-    public init(keepBackup: Bool = true, dryRun: Bool = false, bulkCopy: Bool = true, ddl: Bool = true, wait: Double = 0)
-    {
+    public init(
+      keepBackup: Bool = true, dryRun: Bool = false, bulkCopy: Bool = true, ddl: Bool = true, wait: Double = 0
+    ) {
       self.keepBackup = keepBackup
       self.dryRun = dryRun
       self.bulkCopy = bulkCopy
@@ -175,7 +176,8 @@ public final class StoreMigrator {
           try manager.migrate()
         }
         var done = Report.Step(
-          name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: bulk != nil ? .copyRows : .objects)
+          name: step.name, kind: step.kind, counts: try destination.entityCounts(),
+          method: bulk != nil ? .copyRows : .objects)
         done.merged = manager.mergedCount
         report.steps.append(done)
         try destination.close()
@@ -205,6 +207,40 @@ public final class StoreMigrator {
       throw MigrationError(.store, reason: "the migrated store is complete but could not be put in place: \(error)")
     }
     return report
+  }
+
+  /// How `step` runs with `stepMapping` (ahead of running it, as `migrun plan` shows): DDL where the
+  /// step's edits allow it, else rows copied, else object by object — with the reason it is not
+  /// DDL. `store` is the step's source store when it is the store itself (the first step); later
+  /// steps read a store migrun wrote, laid out as a new store of their source version.
+  public static func method(
+    of step: MigrationStep, mapping stepMapping: StepMapping, store: SQLiteStore?, options: Options = Options()
+  ) throws -> (method: StepMethod, reason: String?) {
+    let mapping = stepMapping.mapping
+    let schema = store?.schema ?? StoreSchema(model: step.source)
+    var reason: String?
+    if !options.ddl {
+      reason = "DDL is turned off"
+    } else if !stepMapping.policies.isEmpty {
+      reason = "Lua policies run per object, or per row where they only compute attributes"
+    } else {
+      let decision: DDLStep.Decision
+      if let store {
+        decision = try DDLStep.decide(mapping: mapping, store: store)
+      } else {
+        var tables = Dictionary(uniqueKeysWithValues: schema.tables.map { ($0.name, $0.columns.map(\.name)) })
+        for table in DDLStep.coreDataTables { tables[table] = [] }
+        decision = DDLStep.decide(mapping: mapping, schema: schema, tables: tables, otherObjects: [])
+      }
+      switch decision {
+      case .ddl: return (.ddl, nil)
+      case .copyRows(let why): reason = why
+      }
+    }
+    // (Policies that only compute attributes run as a row loop: that is known once their script runs.)
+    let bulk = try BulkCopy(mapping: mapping, sourceSchema: schema, policies: stepMapping.policies)
+    guard options.bulkCopy, bulk != nil else { return (.objects, reason) }
+    return (.copyRows, reason)
   }
 
   /// A DDL step on `working` (migrun's own copy): the edit, then the destination's rules checked as
