@@ -18,7 +18,10 @@ let package = Package(
   ],
   targets: [
     .systemLibrary(name: "CLua", pkgConfig: "lua5.4", providers: [.apt(["liblua5.4-dev"])]),
-    .target(name: "CLuaShim", dependencies: ["CLua"], cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]),
+    // The row loop (rows.c) drives SQLite statements the host prepared: the same system libsqlite3 as GRDB's.
+    .target(
+      name: "CLuaShim", dependencies: ["CLua"], cSettings: [.unsafeFlags(["-Wall", "-Wextra"])],
+      linkerSettings: [.linkedLibrary("sqlite3")]),
     .target(name: "PropertyList"),
     .target(name: "LuaHost", dependencies: ["CLuaShim", "PropertyList"]),
     .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),

@@ -43,6 +43,16 @@ int mr_push_values(lua_State *L, const mr_buf *buf);
 /// Opens the libraries and builds the sandbox (runs inside a protected call).
 void mr_sandbox_setup(lua_State *L, mr_vm *vm);
 double mr_now(void);
+/// Sets the VM's error message (and traceback, when `message` carries one after "stack traceback:").
+void mr_set_error(mr_vm *vm, const char *message);
+/// The message handler every protected call uses: the error message followed by a traceback.
+int mr_message_handler(lua_State *L);
+/// Arms the limits for one call (instruction budget, deadline) and disarms them.
+void mr_arm(mr_vm *vm);
+void mr_disarm(mr_vm *vm);
+/// After a protected call under the limits returned `status`: the mr_status it ends in (MR_OK when
+/// it succeeded), with the VM's error set.
+int mr_call_status(mr_vm *vm, lua_State *L, int status);
 /// The C function behind every host function: calls the host with the arguments, pushes its results.
 int mr_host_trampoline(lua_State *L);
 

@@ -79,7 +79,7 @@ static int mr_panic(lua_State *L) {
 }
 
 // Message handler: the error message followed by a traceback.
-static int mr_message_handler(lua_State *L) {
+int mr_message_handler(lua_State *L) {
   const char *message = lua_tostring(L, 1);
   if (message == NULL) {
     if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) {
@@ -92,7 +92,7 @@ static int mr_message_handler(lua_State *L) {
   return 1;
 }
 
-static void mr_set_error(mr_vm *vm, const char *message) {
+void mr_set_error(mr_vm *vm, const char *message) {
   free(vm->error);
   free(vm->traceback);
   vm->error = NULL;
@@ -117,7 +117,7 @@ typedef struct op_ctx {
   int status;
 } op_ctx;
 
-static void arm(mr_vm *vm) {
+void mr_arm(mr_vm *vm) {
   vm->tripped = 0;
   vm->mem_tripped = 0;
   vm->instructions_left = vm->limits.instructions;
@@ -126,35 +126,38 @@ static void arm(mr_vm *vm) {
   lua_sethook(vm->L, mr_hook, LUA_MASKCOUNT, MR_HOOK_STEP);
 }
 
-static void disarm(mr_vm *vm) {
+void mr_disarm(mr_vm *vm) {
   vm->armed = 0;
   vm->mem_tripped = 0;
   lua_sethook(vm->L, NULL, 0, 0);
 }
 
-// Runs the function below `nargs` arguments on the stack, under the limits, and reads its results.
-static void run_limited(lua_State *L, op_ctx *ctx, int handler, int nargs) {
-  mr_vm *vm = ctx->vm;
-  arm(vm);
-  int status = lua_pcall(L, nargs, LUA_MULTRET, handler);
-  disarm(vm);
+int mr_call_status(mr_vm *vm, lua_State *L, int status) {
   if (vm->tripped) {
-    ctx->status = vm->tripped;
     const char *traceback = status == LUA_OK ? NULL : lua_tostring(L, -1);
     mr_set_error(vm, vm->trip_message);
     if (traceback && (traceback = strstr(traceback, "\nstack traceback:\n"))) vm->traceback = strdup(traceback + 1);
-    return;
+    return vm->tripped;
   }
   if (status == LUA_ERRMEM) {
-    ctx->status = MR_ERR_MEMORY;
     mr_set_error(vm, "not enough memory");
-    return;
+    return MR_ERR_MEMORY;
   }
   if (status != LUA_OK) {
-    ctx->status = MR_ERR_RUNTIME;
     mr_set_error(vm, lua_tostring(L, -1));
-    return;
+    return MR_ERR_RUNTIME;
   }
+  return MR_OK;
+}
+
+// Runs the function below `nargs` arguments on the stack, under the limits, and reads its results.
+static void run_limited(lua_State *L, op_ctx *ctx, int handler, int nargs) {
+  mr_vm *vm = ctx->vm;
+  mr_arm(vm);
+  int status = lua_pcall(L, nargs, LUA_MULTRET, handler);
+  mr_disarm(vm);
+  ctx->status = mr_call_status(vm, L, status);
+  if (ctx->status != MR_OK) return;
   if (ctx->op != OP_ROW) {
     for (int index = handler + 1; index <= lua_gettop(L); index++) mr_read_value(L, index, ctx->out, 0);
     return;

@@ -40,3 +40,71 @@ extension LuaVM {
     return results.isEmpty ? nil : results
   }
 }
+
+/// How a column becomes a Lua value, or a Lua value is bound, in ``LuaVM/runRowLoop(_:select:insert:plainCount:inputs:outputs:limit:)``.
+public enum LuaRowLoopKind: Sendable {
+  public enum Input: Int8, Sendable {
+    case integer = 0, boolean, real, date, text, bytes, other
+  }
+
+  public enum Output: Int8, Sendable {
+    case integer = 0, boolean, real, text, uuid, blob
+  }
+}
+
+/// Why a row loop returned.
+public enum LuaRowLoopStop: Sendable, Equatable {
+  /// The select has no more rows.
+  case finished
+  /// `limit` rows done.
+  case paused
+  /// The select is on a row whose inputs the host converts: it does that whole row.
+  case hostRow
+  /// The function's results for the row the select is on, by output position: the host converts
+  /// and binds them after the plain columns (already bound) and runs the insert.
+  case hostOutputs([LuaValue])
+  /// The select (or the insert: `insert` true, left unreset) failed; the connection's message says why.
+  case sqliteFailed(insert: Bool)
+}
+
+extension LuaVM {
+  /// Runs a bulk copy's row loop in C (see `mr_vm_row_loop`): `select` and `insert` are prepared
+  /// `sqlite3_stmt` pointers of one connection; the first `plainCount` columns of the select (Z_PK
+  /// first) are bound unchanged, the next ones (as `inputs` say) go to the function under the row
+  /// call's input keys after `__pk`, and its results (as `outputs` say) are bound after them. Each
+  /// call runs under the limits; a Lua error throws. Returns the rows inserted and why it stopped.
+  public func runRowLoop(
+    _ row: LuaRowCall, select: OpaquePointer, insert: OpaquePointer, plainCount: Int,
+    inputs: [LuaRowLoopKind.Input], outputs: [LuaRowLoopKind.Output], limit: Int
+  ) throws(LuaError) -> (rows: Int, stop: LuaRowLoopStop) {
+    guard row.function.vm == ObjectIdentifier(self), inputs.count + 1 <= row.inputKeys.count,
+      outputs.count <= row.outputKeys.count
+    else { throw LuaError(kind: .badValue, message: "the row loop does not fit the prepared call") }
+    var rows: Int64 = 0
+    var stop: Int32 = 0
+    mr_buf_reset(results)
+    let inputKinds = inputs.map(\.rawValue)
+    let outputKinds = outputs.map(\.rawValue)
+    try guarded { () throws(LuaError) in
+      let status = inputKinds.withUnsafeBufferPointer { inputBuffer in
+        outputKinds.withUnsafeBufferPointer { outputBuffer in
+          mr_vm_row_loop(
+            state, row.function.reference, row.inputReference, row.outputReference, UnsafeMutableRawPointer(select),
+            UnsafeMutableRawPointer(insert), Int32(plainCount), inputBuffer.baseAddress, Int32(inputs.count),
+            outputBuffer.baseAddress, Int32(outputs.count), Int64(limit), &rows, &stop, results)
+        }
+      }
+      try checkRowLoop(status, function: row.function)
+    }
+    let reason: LuaRowLoopStop =
+      switch mr_loop_stop(rawValue: UInt32(stop)) {
+      case MR_LOOP_DONE: .finished
+      case MR_LOOP_LIMIT: .paused
+      case MR_LOOP_ROW: .hostRow
+      case MR_LOOP_OUTPUTS: .hostOutputs(resultValues(of: row.function))
+      case MR_LOOP_INSERT: .sqliteFailed(insert: true)
+      default: .sqliteFailed(insert: false)
+      }
+    return (Int(rows), reason)
+  }
+}

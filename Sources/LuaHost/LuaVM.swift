@@ -35,7 +35,7 @@ public final class LuaVM {
   // Behind pointers: the buffers are reused on every call, and stored properties would pay for
   // Swift's dynamic exclusivity checks on each access.
   private let arguments = UnsafeMutablePointer<mr_buf>.allocate(capacity: 1)
-  private let results = UnsafeMutablePointer<mr_buf>.allocate(capacity: 1)
+  let results = UnsafeMutablePointer<mr_buf>.allocate(capacity: 1)
   private var isCalling = false
 
   /// A VM whose `require` finds modules in `modulePaths` (searched in order) and nowhere else.
@@ -164,6 +164,23 @@ public final class LuaVM {
     var reference: Int64 = 0
     try check(mr_vm_keys(state, &names, &reference), script: nil)
     return reference
+  }
+
+  /// Runs `body` as a call into the VM (no host function may call back into it meanwhile).
+  func guarded<T>(_ body: () throws(LuaError) -> T) throws(LuaError) -> T {
+    try guardReentry()
+    defer { isCalling = false }
+    return try body()
+  }
+
+  /// Throws the error a row loop ended in, as for a call of `function`.
+  func checkRowLoop(_ status: mr_status, function: LuaFunction) throws(LuaError) {
+    try check(status, script: scriptOfFunction[function.reference])
+  }
+
+  /// The values a row loop handed back (in the results buffer).
+  func resultValues(of function: LuaFunction) -> [LuaValue] {
+    decodeResults(script: scriptOfFunction[function.reference])
   }
 
   private func guardReentry() throws(LuaError) {

@@ -149,7 +149,7 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
 
 /// A Lua policy's attribute functions as one row function (see ``LuaEntityPolicy/rowTransform(for:inputs:_:)``):
 /// values in and out by position, no object built.
-final class LuaRowTransform: RowTransform {
+final class LuaRowTransform: RowLoopTransform {
   let policy: LuaEntityPolicy
   let mapping: EntityMapping
   let call: LuaRowCall
@@ -175,6 +175,65 @@ final class LuaRowTransform: RowTransform {
     }
     return try policy.computed.enumerated().map { index, output in
       try policy.stored(index < results.count ? results[index] : .nil, for: output.attribute, object: id)
+    }
+  }
+}
+
+extension LuaRowTransform {
+  /// The row loop in C (``LuaVM/runRowLoop(_:select:insert:plainCount:inputs:outputs:limit:)``); values
+  /// it hands back are converted by the same rules as ``transform(_:_:)``.
+  func runRows(
+    select: OpaquePointer, insert: OpaquePointer, plainCount: Int, inputTypes: [AttributeType], limit: Int,
+    currentObject: () -> ObjectID
+  ) throws -> (rows: Int, stop: RowLoopStop) {
+    let result: (rows: Int, stop: LuaRowLoopStop)
+    do {
+      result = try policy.bridge.vm.runRowLoop(
+        call, select: select, insert: insert, plainCount: plainCount, inputs: inputTypes.map(Self.inputKind),
+        outputs: policy.computed.map { Self.outputKind($0.attribute.type) }, limit: limit)
+    } catch {
+      throw MigrationError(
+        .policy, entity: mapping.destinationEntity,
+        reason: "mapping \(mapping.name): \(error) (object \(currentObject()))")
+    }
+    switch result.stop {
+    case .finished: return (result.rows, .finished)
+    case .paused: return (result.rows, .paused)
+    case .hostRow: return (result.rows, .hostRow)
+    case .sqliteFailed(let insert): return (result.rows, .sqliteFailed(insert: insert))
+    case .hostOutputs(let values):
+      let id = currentObject()
+      let computed = try policy.computed.enumerated().map { index, output in
+        try policy.stored(index < values.count ? values[index] : .nil, for: output.attribute, object: id)
+      }
+      return (result.rows, .hostOutputs(computed))
+    }
+  }
+
+  /// How a source column of `type` reaches Lua (the C loop's copy of ``MigrationBridge/lua(_:)`` over
+  /// ``RawStatement``'s reading).
+  static func inputKind(_ type: AttributeType) -> LuaRowLoopKind.Input {
+    switch type {
+    case .integer16, .integer32, .integer64: .integer
+    case .boolean: .boolean
+    case .double, .float, .decimal: .real
+    case .date: .date
+    case .string, .uri: .text
+    case .binary, .transformable, .uuid: .bytes
+    case .objectID, .undefined, .composite: .other
+    }
+  }
+
+  /// How a Lua value is bound for an attribute of `type` (the C loop's copy of
+  /// ``MigrationBridge/store(_:for:entity:)``'s common cases; the rest come back to it).
+  static func outputKind(_ type: AttributeType) -> LuaRowLoopKind.Output {
+    switch type {
+    case .integer16, .integer32, .integer64: .integer
+    case .boolean: .boolean
+    case .double, .float, .decimal, .date: .real
+    case .string, .uri: .text
+    case .uuid: .uuid
+    case .binary, .transformable, .objectID, .undefined, .composite: .blob
     }
   }
 }

@@ -65,7 +65,7 @@ final class MigrationBridge {
     case (.integer(let number), .integer16), (.integer(let number), .integer32), (.integer(let number), .integer64):
       return .integer(number)
     case (.number(let number), .integer16), (.number(let number), .integer32), (.number(let number), .integer64):
-      guard number.rounded() == number else { throw bad() }
+      guard number.rounded() == number, abs(number) < 9.2e18 else { throw bad() }
       return .integer(Int64(number))
     case (.boolean(let flag), .boolean): return .boolean(flag)
     case (.integer(let number), .boolean): return .boolean(number != 0)

@@ -89,6 +89,53 @@ mr_status mr_vm_keys(mr_vm *vm, const mr_buf *names, int64_t *ref);
 /// A function that returns nothing leaves `out` empty.
 mr_status mr_vm_call_row(mr_vm *vm, int64_t ref, int64_t in_keys, const mr_buf *values, int64_t out_keys, mr_buf *out);
 void mr_vm_unref(mr_vm *vm, int64_t ref);
+
+/// How a source column becomes a Lua value in mr_vm_row_loop (the attribute's type decides, as the
+/// host's own conversion does: a boolean INTEGER is 0 or 1, a REAL of an integer type that holds a
+/// whole number an integer, a date or double always a float, text and BLOBs strings).
+typedef enum mr_in_kind {
+  MR_IN_INT = 0,    ///< Integer 16/32/64
+  MR_IN_BOOL = 1,
+  MR_IN_REAL = 2,   ///< Double, Float, Decimal (the text "NaN" is NaN)
+  MR_IN_DATE = 3,
+  MR_IN_TEXT = 4,   ///< String, URI
+  MR_IN_BYTES = 5,  ///< Binary, Transformable, UUID
+  MR_IN_OTHER = 6,
+} mr_in_kind;
+
+/// How a Lua value is bound for a destination attribute in mr_vm_row_loop; a value that does not
+/// fit is handed to the host (MR_LOOP_OUTPUTS), whose conversion decides (and words the error).
+typedef enum mr_out_kind {
+  MR_OUT_INT = 0,   ///< an integer, a float holding a whole number, or a string (as a BLOB)
+  MR_OUT_BOOL = 1,  ///< a boolean or an integer (0 is false), or a string (as a BLOB)
+  MR_OUT_REAL = 2,  ///< a number (Double, Float, Decimal, Date)
+  MR_OUT_TEXT = 3,  ///< a UTF-8 string
+  MR_OUT_UUID = 4,  ///< a string of 16 bytes
+  MR_OUT_BLOB = 5,  ///< a string
+} mr_out_kind;
+
+/// Why mr_vm_row_loop returned.
+typedef enum mr_loop_stop {
+  MR_LOOP_DONE = 0,     ///< the select has no more rows
+  MR_LOOP_LIMIT = 1,    ///< `limit` rows done (the host reports progress and calls again)
+  MR_LOOP_ROW = 2,      ///< the select is on a row whose inputs the host converts: it does the whole row
+  MR_LOOP_OUTPUTS = 3,  ///< the function's results (in `out`, by position) are the host's to convert,
+                        ///< bind after the plain columns (already bound) and insert
+  MR_LOOP_SELECT = 4,   ///< the select failed (sqlite3_errmsg of its connection tells why)
+  MR_LOOP_INSERT = 5,   ///< the insert failed, left unreset (sqlite3_errmsg tells why)
+} mr_loop_stop;
+
+/// A bulk copy's row loop, run in C: steps `select` (a sqlite3_stmt *; column 0 is Z_PK, the first
+/// `plain` columns are bound unchanged to the insert's first parameters, the next `inputs` columns
+/// are the function's inputs after `__pk`), calls function `ref` with one table of them under
+/// `in_keys` (as mr_vm_call_row), binds the fields `out_keys` of the table it returns after the
+/// plain values and steps `insert` (a sqlite3_stmt *) — each call under the limits, as mr_vm_call.
+/// Returns at `limit` rows or at a row the host must finish; *rows counts the rows inserted; *stop
+/// says why it returned. A Lua error or limit is the status, as for mr_vm_call.
+mr_status mr_vm_row_loop(
+  mr_vm *vm, int64_t ref, int64_t in_keys, int64_t out_keys, void *select, void *insert, int32_t plain,
+  const int8_t *input_kinds, int32_t inputs, const int8_t *output_kinds, int32_t outputs, int64_t limit,
+  int64_t *rows, int32_t *stop, mr_buf *out);
 /// The last error's message (with "chunk:line:" where Lua gave one) and traceback.
 const char *mr_vm_error(const mr_vm *vm);
 const char *mr_vm_traceback(const mr_vm *vm);

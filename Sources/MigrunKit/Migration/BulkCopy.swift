@@ -352,7 +352,9 @@ struct BulkCopy {
     }
   }
 
-  /// The row loop of a copy through a transform: read a source row, compute, insert.
+  /// The row loop of a copy through a transform: read a source row, compute, insert — run by the
+  /// transform itself where it can (``RowLoopTransform``: in C), row by row here otherwise and for
+  /// the rows it hands back.
   private func run(
     _ rows: RowLoop, of copy: Copy, total: Int, _ db: Database, _ progress: (MigrationProgress) -> Void
   ) throws {
@@ -367,29 +369,66 @@ struct BulkCopy {
     let plainCount = Int32(rows.plainCount)
     var done = 0
     var inputs: [StoreValue] = []
-    progress(MigrationProgress(stage: .instances, mapping: copy.mapping.name, done: 0, total: total))
-    while try select.step() {
+    func report() {
+      progress(MigrationProgress(stage: .instances, mapping: copy.mapping.name, done: done, total: total))
+    }
+    let current = { ObjectID(entity: entity, primaryKey: select.integer(0)) }
+    /// Runs the insert of the row the select is on, its computed values bound.
+    func insertRow(_ computed: [StoreValue]) throws {
+      var index = plainCount + 1
+      for value in computed {
+        insert.bind(value, at: index)
+        index += 1
+      }
+      do {
+        try insert.run()
+      } catch let error as StoreError {
+        let id = current()
+        throw StoreError(error.code, entity: id.entity, primaryKey: id.primaryKey, reason: error.reason)
+      }
+      done += 1
+    }
+    /// The row the select is on, read, computed and inserted here.
+    func copyRow() throws {
       for column in 0..<plainCount { insert.bind(columnOf: select, column, at: column + 1) }
       inputs.removeAll(keepingCapacity: true)
       for (offset, type) in rows.inputTypes.enumerated() {
         inputs.append(select.value(plainCount + Int32(offset), type: type))
       }
-      let id = ObjectID(entity: entity, primaryKey: select.integer(0))
+      let id = current()
+      let computed: [StoreValue]
       do {
-        var index = plainCount + 1
-        for value in try rows.transform.transform(id, inputs) {
-          insert.bind(value, at: index)
-          index += 1
-        }
-        try insert.run()
-      } catch let error as StoreError {
-        throw StoreError(error.code, entity: id.entity, primaryKey: id.primaryKey, reason: error.reason)
+        computed = try rows.transform.transform(id, inputs)
       } catch {
         throw MigrationManager.located(error, mapping: copy.mapping, object: id)
       }
-      done += 1
-      if done % 10_000 == 0 || done == total {
-        progress(MigrationProgress(stage: .instances, mapping: copy.mapping.name, done: done, total: total))
+      try insertRow(computed)
+    }
+    report()
+    guard let loop = rows.transform as? any RowLoopTransform else {
+      while try select.step() {
+        try copyRow()
+        if done % 10_000 == 0 || done == total { report() }
+      }
+      return
+    }
+    while true {
+      let (count, stop) = try loop.runRows(
+        select: select.handle, insert: insert.handle, plainCount: rows.plainCount, inputTypes: rows.inputTypes,
+        limit: 10_000, currentObject: current)
+      done += count
+      switch stop {
+      case .finished:
+        report()
+        return
+      case .paused: report()
+      case .hostRow: try copyRow()
+      case .hostOutputs(let computed): try insertRow(computed)
+      case .sqliteFailed(let inInsert):
+        let error = (inInsert ? insert : select).failure()
+        if inInsert { insert.reset() }
+        let id = current()
+        throw StoreError(error.code, entity: id.entity, primaryKey: id.primaryKey, reason: error.reason)
       }
     }
   }

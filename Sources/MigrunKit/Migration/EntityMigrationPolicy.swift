@@ -64,6 +64,32 @@ public protocol RowTransform: AnyObject {
   func transform(_ id: ObjectID, _ attributes: [StoreValue]) throws -> [StoreValue]
 }
 
+/// A row transform that runs the bulk copy's whole row loop itself (Lua policies: in C, values
+/// straight from SQLite into Lua and back), handing back the rows whose values it leaves to the host.
+public protocol RowLoopTransform: RowTransform {
+  /// Steps `select` and inserts through `insert` — prepared `sqlite3_stmt`s of one connection: the
+  /// first `plainCount` columns (Z_PK first) bound unchanged, then the transform's inputs (of
+  /// `inputTypes`), its outputs bound after the plain columns — until the select is done, `limit`
+  /// rows are in, or a row needs the host. `currentObject` names the row the select is on (for errors).
+  func runRows(
+    select: OpaquePointer, insert: OpaquePointer, plainCount: Int, inputTypes: [AttributeType], limit: Int,
+    currentObject: () -> ObjectID
+  ) throws -> (rows: Int, stop: RowLoopStop)
+}
+
+/// Why ``RowLoopTransform/runRows(select:insert:plainCount:inputTypes:limit:currentObject:)`` returned.
+public enum RowLoopStop: Sendable, Equatable {
+  case finished
+  case paused
+  /// The select is on a row whose inputs the host reads: it does the whole row.
+  case hostRow
+  /// The computed values of the row the select is on: the host binds them after the plain columns
+  /// (already bound) and runs the insert.
+  case hostOutputs([StoreValue])
+  /// The select (or the insert, left unreset) failed; the connection's message says why.
+  case sqliteFailed(insert: Bool)
+}
+
 /// Decides what survives when two destination objects of a migration collide on a uniqueness
 /// constraint (two source objects mapped to one unique destination object).
 public protocol MigrationMergeRule: AnyObject {

@@ -22,14 +22,16 @@ struct RawStatement {
   /// rebound: the row loop binds every parameter each time).
   func run() throws {
     defer { sqlite3_reset(handle) }
-    let result = sqlite3_step(handle)
-    guard result == SQLITE_DONE else {
-      let code: StoreError.Code = (result & 0xFF) == SQLITE_CONSTRAINT ? .constraint : .sqlite
-      throw StoreError(code, reason: String(cString: sqlite3_errmsg(connection)))
-    }
+    guard sqlite3_step(handle) == SQLITE_DONE else { throw failure() }
   }
 
   func reset() { sqlite3_reset(handle) }
+
+  /// The error the statement's last step ended in (a constraint, or another SQLite error).
+  func failure() -> StoreError {
+    let code: StoreError.Code = (sqlite3_errcode(connection) & 0xFF) == SQLITE_CONSTRAINT ? .constraint : .sqlite
+    return StoreError(code, reason: String(cString: sqlite3_errmsg(connection)))
+  }
 
   /// Binds column `column` of the row `row` is on, unchanged, as parameter `index` (1-based).
   func bind(columnOf row: RawStatement, _ column: Int32, at index: Int32) {
@@ -41,10 +43,23 @@ struct RawStatement {
     case .null: sqlite3_bind_null(handle, index)
     case .integer(let number): sqlite3_bind_int64(handle, index, number)
     case .boolean(let flag): sqlite3_bind_int64(handle, index, flag ? 1 : 0)
+    // SQLite would store a NaN REAL as NULL; Core Data writes the text NaN (as StoreValueCoding does).
+    case .double(let number) where number.isNaN: sqlite3_bind_text(handle, index, "NaN", 3, Self.transient)
     case .double(let number), .date(let number): sqlite3_bind_double(handle, index, number)
-    case .string(let text): sqlite3_bind_text(handle, index, text, -1, Self.transient)
+    case .string(let text):
+      // By length: a NUL inside the text is kept (a C string would end there).
+      var text = text
+      text.withUTF8 { bytes in
+        if let base = bytes.baseAddress {
+          base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+            _ = sqlite3_bind_text(handle, index, $0, Int32(bytes.count), Self.transient)
+          }
+        } else {
+          _ = sqlite3_bind_text(handle, index, "", 0, Self.transient)
+        }
+      }
     case .data(let bytes), .uuid(let bytes):
-      bytes.withUnsafeBytes { buffer in
+      _ = bytes.withUnsafeBytes { buffer in
         // An empty BLOB stays a BLOB (a nil base address would bind NULL).
         if let base = buffer.baseAddress {
           sqlite3_bind_blob(handle, index, base, Int32(buffer.count), Self.transient)

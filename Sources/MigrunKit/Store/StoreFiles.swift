@@ -124,7 +124,7 @@ public enum StoreFiles {
       Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32
     ) -> Int
   /// glibc's `copy_file_range`, which its Swift module hides behind `_GNU_SOURCE`: looked up by name.
-  nonisolated(unsafe) private static let copyFileRange: CopyFileRange? = dlsym(nil, "copy_file_range").map {
+  private static let copyFileRange: CopyFileRange? = dlsym(nil, "copy_file_range").map {
     unsafeBitCast($0, to: CopyFileRange.self)
   }
 
