@@ -4,9 +4,39 @@
 // is handed back to the host for that row, so the host's rules and messages stay the only ones.
 #include "internal.h"
 #include <math.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+
+// One value of a row on its way to the insert: a SQLite type and its value; text and BLOB bytes in
+// the row's own buffer.
+typedef struct cell {
+  int type;  // SQLITE_NULL, SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT or SQLITE_BLOB
+  sqlite3_int64 i;
+  double d;
+  size_t off, len;
+} cell;
+
+typedef struct slot {
+  cell *cells;
+  char *bytes;
+  size_t blen, bcap;
+  int64_t pk;
+} slot;
+
+// The two cores: this thread reads rows and runs Lua, a writer thread binds and inserts them, a
+// bounded ring of rows between (SLOTS rows at most in flight, so memory stays flat).
+#define SLOTS 64
+typedef struct ring {
+  slot slots[SLOTS];
+  int head, tail, count, cells;
+  int closed, failed;
+  int64_t written, failed_pk;
+  sqlite3_stmt *insert;
+  pthread_mutex_t lock;
+  pthread_cond_t not_empty, not_full;
+} ring;
 
 typedef struct loop_ctx {
   mr_vm *vm;
@@ -14,11 +44,73 @@ typedef struct loop_ctx {
   sqlite3_stmt *select, *insert;
   int32_t plain, inputs, outputs;
   const int8_t *input_kinds, *output_kinds;
-  int64_t limit, rows;
+  int64_t limit, rows, failed_pk;
   int32_t stop;
   int status;
   mr_buf *out;
+  ring *ring;
 } loop_ctx;
+
+static int slot_reserve(slot *s, size_t more) {
+  if (s->blen + more <= s->bcap) return 1;
+  size_t capacity = s->bcap ? s->bcap : 256;
+  while (capacity < s->blen + more) capacity *= 2;
+  char *bytes = realloc(s->bytes, capacity);
+  if (!bytes) return 0;
+  s->bytes = bytes;
+  s->bcap = capacity;
+  return 1;
+}
+
+static int cell_bytes(slot *s, cell *c, int type, const void *bytes, size_t length) {
+  if (!slot_reserve(s, length)) return 0;
+  if (length) memcpy(s->bytes + s->blen, bytes, length);
+  c->type = type;
+  c->off = s->blen;
+  c->len = length;
+  s->blen += length;
+  return 1;
+}
+
+// Copies column `column` of the row `row` is on into `c`, unchanged.
+static int cell_column(slot *s, cell *c, sqlite3_stmt *row, int column) {
+  int type = sqlite3_column_type(row, column);
+  c->type = type;
+  switch (type) {
+  case SQLITE_INTEGER: c->i = sqlite3_column_int64(row, column); return 1;
+  case SQLITE_FLOAT: c->d = sqlite3_column_double(row, column); return 1;
+  case SQLITE_TEXT: {
+    const unsigned char *text = sqlite3_column_text(row, column);
+    return cell_bytes(s, c, SQLITE_TEXT, text ? (const void *)text : "", (size_t)sqlite3_column_bytes(row, column));
+  }
+  case SQLITE_BLOB: {
+    const void *blob = sqlite3_column_blob(row, column);
+    return cell_bytes(s, c, SQLITE_BLOB, blob ? blob : "", (size_t)sqlite3_column_bytes(row, column));
+  }
+  default: return 1;
+  }
+}
+
+static int bind_cell(sqlite3_stmt *insert, int parameter, const slot *s, const cell *c) {
+  switch (c->type) {
+  case SQLITE_INTEGER: return sqlite3_bind_int64(insert, parameter, c->i);
+  case SQLITE_FLOAT: return sqlite3_bind_double(insert, parameter, c->d);
+  case SQLITE_TEXT: return sqlite3_bind_text(insert, parameter, s->bytes + c->off, (int)c->len, SQLITE_STATIC);
+  // An empty BLOB stays a BLOB (a NULL pointer would bind NULL).
+  case SQLITE_BLOB:
+    return c->len ? sqlite3_bind_blob(insert, parameter, s->bytes + c->off, (int)c->len, SQLITE_STATIC)
+                  : sqlite3_bind_zeroblob(insert, parameter, 0);
+  default: return sqlite3_bind_null(insert, parameter);
+  }
+}
+
+// Binds a row and inserts it; on failure leaves the insert unreset (its message stays readable).
+static int write_slot(sqlite3_stmt *insert, const slot *s, int cells) {
+  for (int k = 0; k < cells; k++) bind_cell(insert, k + 1, s, &s->cells[k]);
+  if (sqlite3_step(insert) != SQLITE_DONE) return 0;
+  sqlite3_reset(insert);
+  return 1;
+}
 
 // Whether bytes are well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF):
 // what the host's decoder keeps unchanged.
@@ -96,42 +188,49 @@ static int push_input(lua_State *L, sqlite3_stmt *row, int column, int kind, int
   }
 }
 
-// Binds the value at `index` for an attribute of `kind` as parameter `parameter`; returns 0 when the
-// host must convert it. Strings are bound without a copy: the result table keeps them alive until
-// the insert has run.
-static int bind_output(lua_State *L, int index, int kind, sqlite3_stmt *insert, int parameter, int null_index) {
+// Stores the value at `index` for an attribute of `kind` in `c`; returns 0 when the host must
+// convert it (or no memory is left for its bytes: the host then fails alike).
+static int encode_output(lua_State *L, int index, int kind, slot *s, cell *c, int null_index) {
   int type = lua_type(L, index);
-  if (type == LUA_TNIL || lua_rawequal(L, index, null_index)) return sqlite3_bind_null(insert, parameter) == SQLITE_OK;
+  c->type = SQLITE_NULL;
+  if (type == LUA_TNIL || lua_rawequal(L, index, null_index)) return 1;
   switch (kind) {
   case MR_OUT_INT:
   case MR_OUT_BOOL:
     if (kind == MR_OUT_BOOL && type == LUA_TBOOLEAN) {
-      return sqlite3_bind_int64(insert, parameter, lua_toboolean(L, index)) == SQLITE_OK;
+      c->type = SQLITE_INTEGER;
+      c->i = lua_toboolean(L, index);
+      return 1;
     }
     if (type == LUA_TNUMBER && lua_isinteger(L, index)) {
       lua_Integer number = lua_tointeger(L, index);
-      if (kind == MR_OUT_BOOL) number = number != 0;
-      return sqlite3_bind_int64(insert, parameter, number) == SQLITE_OK;
+      c->type = SQLITE_INTEGER;
+      c->i = kind == MR_OUT_BOOL ? number != 0 : number;
+      return 1;
     }
     if (kind == MR_OUT_INT && type == LUA_TNUMBER) {
       lua_Number number = lua_tonumber(L, index);
       if (number != nearbyint(number) || !(fabs(number) < 9.2e18)) return 0;
-      return sqlite3_bind_int64(insert, parameter, (sqlite3_int64)number) == SQLITE_OK;
+      c->type = SQLITE_INTEGER;
+      c->i = (sqlite3_int64)number;
+      return 1;
     }
     break;  // a string is a BLOB (below); anything else is the host's
   case MR_OUT_REAL: {
     if (type != LUA_TNUMBER) return 0;
     lua_Number number = lua_tonumber(L, index);
     // SQLite would store a NaN REAL as NULL; Core Data writes the text NaN (as the host does).
-    if (isnan(number)) return sqlite3_bind_text(insert, parameter, "NaN", 3, SQLITE_STATIC) == SQLITE_OK;
-    return sqlite3_bind_double(insert, parameter, number) == SQLITE_OK;
+    if (isnan(number)) return cell_bytes(s, c, SQLITE_TEXT, "NaN", 3);
+    c->type = SQLITE_FLOAT;
+    c->d = number;
+    return 1;
   }
   case MR_OUT_TEXT: {
     if (type != LUA_TSTRING) return 0;
     size_t length;
     const char *text = lua_tolstring(L, index, &length);
     if (!valid_utf8((const unsigned char *)text, length)) return 0;
-    return sqlite3_bind_text(insert, parameter, text, (int)length, SQLITE_STATIC) == SQLITE_OK;
+    return cell_bytes(s, c, SQLITE_TEXT, text, length);
   }
   case MR_OUT_UUID:
     if (type != LUA_TSTRING || lua_rawlen(L, index) != 16) return 0;
@@ -142,14 +241,39 @@ static int bind_output(lua_State *L, int index, int kind, sqlite3_stmt *insert, 
   if (type != LUA_TSTRING) return 0;
   size_t length;
   const char *bytes = lua_tolstring(L, index, &length);
-  // An empty BLOB stays a BLOB (a NULL pointer would bind NULL).
-  if (length == 0) return sqlite3_bind_zeroblob(insert, parameter, 0) == SQLITE_OK;
-  return sqlite3_bind_blob(insert, parameter, bytes, (int)length, SQLITE_STATIC) == SQLITE_OK;
+  return cell_bytes(s, c, SQLITE_BLOB, bytes, length);
+}
+
+static void *writer_main(void *argument) {
+  ring *r = argument;
+  for (;;) {
+    pthread_mutex_lock(&r->lock);
+    while (r->count == 0 && !r->closed) pthread_cond_wait(&r->not_empty, &r->lock);
+    if (r->count == 0) {
+      pthread_mutex_unlock(&r->lock);
+      return NULL;
+    }
+    slot *s = &r->slots[r->tail];
+    int skip = r->failed;
+    pthread_mutex_unlock(&r->lock);
+    int ok = skip || write_slot(r->insert, s, r->cells);
+    pthread_mutex_lock(&r->lock);
+    if (!skip && ok) r->written++;
+    if (!ok) {
+      r->failed = 1;
+      r->failed_pk = s->pk;
+    }
+    r->tail = (r->tail + 1) % SLOTS;
+    r->count--;
+    pthread_cond_signal(&r->not_full);
+    pthread_mutex_unlock(&r->lock);
+  }
 }
 
 static int loop_main(lua_State *L) {
   loop_ctx *ctx = lua_touserdata(L, 1);
   mr_vm *vm = ctx->vm;
+  ring *r = ctx->ring;
   lua_pushcfunction(L, mr_message_handler);
   int handler = lua_gettop(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, vm->null_ref);
@@ -171,6 +295,17 @@ static int loop_main(lua_State *L) {
     return 0;
   }
   while (ctx->rows < ctx->limit) {
+    // A free slot (the writer frees them); an insert that failed ends the loop.
+    pthread_mutex_lock(&r->lock);
+    while (r->count == SLOTS && !r->failed) pthread_cond_wait(&r->not_full, &r->lock);
+    int failed = r->failed;
+    pthread_mutex_unlock(&r->lock);
+    if (failed) {
+      ctx->stop = MR_LOOP_INSERT;
+      return 0;
+    }
+    slot *s = &r->slots[r->head];
+    s->blen = 0;
     int step = sqlite3_step(ctx->select);
     if (step == SQLITE_DONE) {
       ctx->stop = MR_LOOP_DONE;
@@ -180,12 +315,13 @@ static int loop_main(lua_State *L) {
       ctx->stop = MR_LOOP_SELECT;
       return 0;
     }
+    s->pk = sqlite3_column_int64(ctx->select, 0);
     lua_pushvalue(L, function);
     // The prelude's row function adds two fields: room for them too.
     lua_createtable(L, 0, ctx->inputs + 3);
     int table = lua_gettop(L);
     lua_rawgeti(L, in_keys, 1);
-    lua_pushinteger(L, sqlite3_column_int64(ctx->select, 0));
+    lua_pushinteger(L, s->pk);
     lua_rawset(L, table);
     for (int32_t k = 0; k < ctx->inputs; k++) {
       lua_rawgeti(L, in_keys, k + 2);
@@ -196,16 +332,16 @@ static int loop_main(lua_State *L) {
       }
       lua_rawset(L, table);
     }
-    for (int32_t c = 0; c < ctx->plain; c++) {
-      sqlite3_bind_value(ctx->insert, c + 1, sqlite3_column_value(ctx->select, c));
-    }
     mr_arm(vm);
     int status = lua_pcall(L, 1, 1, handler);
     mr_disarm(vm);
     if ((ctx->status = mr_call_status(vm, L, status)) != MR_OK) return 0;
     int result = lua_gettop(L);
+    for (int32_t c = 0; c < ctx->plain; c++) {
+      if (!cell_column(s, &s->cells[c], ctx->select, c)) return luaL_error(L, "not enough memory for a row");
+    }
     if (lua_isnil(L, result)) {
-      for (int32_t k = 0; k < ctx->outputs; k++) sqlite3_bind_null(ctx->insert, ctx->plain + k + 1);
+      for (int32_t k = 0; k < ctx->outputs; k++) s->cells[ctx->plain + k].type = SQLITE_NULL;
     } else if (!lua_istable(L, result)) {
       ctx->status = MR_ERR_VALUE;
       lua_pushfstring(L, "the function returned a %s where a table of values was expected", luaL_typename(L, result));
@@ -215,9 +351,9 @@ static int loop_main(lua_State *L) {
       for (int32_t k = 0; k < ctx->outputs; k++) {
         lua_rawgeti(L, out_keys, k + 1);
         lua_rawget(L, result);
-        int bound = bind_output(L, -1, ctx->output_kinds[k], ctx->insert, ctx->plain + k + 1, null_index);
+        int stored = encode_output(L, -1, ctx->output_kinds[k], s, &s->cells[ctx->plain + k], null_index);
         lua_pop(L, 1);
-        if (bound) continue;
+        if (stored) continue;
         // The host converts these results (and words any error): all of them, by position.
         mr_buf_reset(ctx->out);
         for (int32_t j = 0; j < ctx->outputs; j++) {
@@ -230,12 +366,12 @@ static int loop_main(lua_State *L) {
         return 0;
       }
     }
-    if (sqlite3_step(ctx->insert) != SQLITE_DONE) {
-      ctx->stop = MR_LOOP_INSERT;
-      return 0;
-    }
-    sqlite3_reset(ctx->insert);
     lua_settop(L, function);
+    pthread_mutex_lock(&r->lock);
+    r->head = (r->head + 1) % SLOTS;
+    r->count++;
+    pthread_cond_signal(&r->not_empty);
+    pthread_mutex_unlock(&r->lock);
     ctx->rows++;
   }
   ctx->stop = MR_LOOP_LIMIT;
@@ -245,27 +381,77 @@ static int loop_main(lua_State *L) {
 mr_status mr_vm_row_loop(
   mr_vm *vm, int64_t ref, int64_t in_keys, int64_t out_keys, void *select, void *insert, int32_t plain,
   const int8_t *input_kinds, int32_t inputs, const int8_t *output_kinds, int32_t outputs, int64_t limit,
-  int64_t *rows, int32_t *stop, mr_buf *out) {
+  int64_t *rows, int32_t *stop, int64_t *failed_pk, mr_buf *out) {
+  *rows = 0;
+  *failed_pk = 0;
+  ring *r = calloc(1, sizeof *r);
+  cell *cells = calloc((size_t)SLOTS * (size_t)(plain + outputs + 1), sizeof *cells);
+  if (!r || !cells) {
+    free(r);
+    free(cells);
+    mr_set_error(vm, "not enough memory for the row loop");
+    *stop = MR_LOOP_DONE;
+    return MR_ERR_MEMORY;
+  }
+  for (int k = 0; k < SLOTS; k++) r->slots[k].cells = cells + (size_t)k * (size_t)(plain + outputs + 1);
+  r->cells = plain + outputs;
+  r->insert = insert;
+  pthread_mutex_init(&r->lock, NULL);
+  pthread_cond_init(&r->not_empty, NULL);
+  pthread_cond_init(&r->not_full, NULL);
+  pthread_t writer;
+  int threaded = pthread_create(&writer, NULL, writer_main, r) == 0;
   loop_ctx ctx = {
       .vm = vm, .ref = ref, .in_keys = in_keys, .out_keys = out_keys, .select = select, .insert = insert,
       .plain = plain, .inputs = inputs, .outputs = outputs, .input_kinds = input_kinds,
-      .output_kinds = output_kinds, .limit = limit, .stop = MR_LOOP_DONE, .status = MR_OK, .out = out};
+      .output_kinds = output_kinds, .limit = threaded ? limit : 0, .stop = MR_LOOP_DONE, .status = MR_OK,
+      .out = out, .ring = r};
   lua_State *L = vm->L;
   int top = lua_gettop(L);
   vm->value_error = 0;
   mr_set_error(vm, NULL);
-  lua_pushcfunction(L, loop_main);
-  lua_pushlightuserdata(L, &ctx);
-  int status = lua_pcall(L, 1, 0, 0);
-  if (status != LUA_OK) {
-    ctx.status = vm->value_error ? MR_ERR_VALUE : status == LUA_ERRMEM ? MR_ERR_MEMORY : MR_ERR_RUNTIME;
-    mr_set_error(vm, status == LUA_ERRMEM ? "not enough memory" : lua_tostring(L, -1));
-    mr_buf_reset(out);
+  if (!threaded) {
+    ctx.status = MR_ERR_MEMORY;
+    mr_set_error(vm, "cannot start the row loop's writer thread");
+  } else {
+    lua_pushcfunction(L, loop_main);
+    lua_pushlightuserdata(L, &ctx);
+    int status = lua_pcall(L, 1, 0, 0);
+    if (status != LUA_OK) {
+      ctx.status = vm->value_error ? MR_ERR_VALUE : status == LUA_ERRMEM ? MR_ERR_MEMORY : MR_ERR_RUNTIME;
+      mr_set_error(vm, status == LUA_ERRMEM ? "not enough memory" : lua_tostring(L, -1));
+      mr_buf_reset(out);
+    }
+    lua_settop(L, top);
+    vm->mem_tripped = 0;
+    if (ctx.status == MR_ERR_MEMORY) lua_gc(L, LUA_GCCOLLECT);
+    // Every row handed over is written (or the first failure recorded) before returning.
+    pthread_mutex_lock(&r->lock);
+    r->closed = 1;
+    pthread_cond_signal(&r->not_empty);
+    pthread_mutex_unlock(&r->lock);
+    pthread_join(writer, NULL);
   }
-  lua_settop(L, top);
-  vm->mem_tripped = 0;
-  if (ctx.status == MR_ERR_MEMORY) lua_gc(L, LUA_GCCOLLECT);
-  *rows = ctx.rows;
+  *rows = r->written;
   *stop = ctx.stop;
-  return (mr_status)ctx.status;
+  mr_status result = (mr_status)ctx.status;
+  if (r->failed) {
+    // An earlier row's insert failed: that is the error, whatever the reader met after it.
+    *stop = MR_LOOP_INSERT;
+    *failed_pk = r->failed_pk;
+    result = MR_OK;
+    mr_buf_reset(out);
+  } else if (result == MR_OK && ctx.stop == MR_LOOP_OUTPUTS) {
+    // The writer is gone: the host inserts this row through the same statement.
+    for (int32_t c = 0; c < plain; c++) {
+      sqlite3_bind_value(insert, c + 1, sqlite3_column_value(select, c));
+    }
+  }
+  for (int k = 0; k < SLOTS; k++) free(r->slots[k].bytes);
+  pthread_mutex_destroy(&r->lock);
+  pthread_cond_destroy(&r->not_empty);
+  pthread_cond_destroy(&r->not_full);
+  free(cells);
+  free(r);
+  return result;
 }

@@ -63,13 +63,14 @@ public enum LuaRowLoopStop: Sendable, Equatable {
   /// The function's results for the row the select is on, by output position: the host converts
   /// and binds them after the plain columns (already bound) and runs the insert.
   case hostOutputs([LuaValue])
-  /// The select (or the insert: `insert` true, left unreset) failed; the connection's message says why.
-  case sqliteFailed(insert: Bool)
+  /// The select failed, or the insert of the row with key `insertOf` (left unreset); the
+  /// connection's message says why.
+  case sqliteFailed(insertOf: Int64?)
 }
 
 extension LuaVM {
   /// Runs a bulk copy's row loop in C (see `mr_vm_row_loop`): `select` and `insert` are prepared
-  /// `sqlite3_stmt` pointers of one connection; the first `plainCount` columns of the select (Z_PK
+  /// `sqlite3_stmt` pointers of two connections (the inserts run on a second thread); the first `plainCount` columns of the select (Z_PK
   /// first) are bound unchanged, the next ones (as `inputs` say) go to the function under the row
   /// call's input keys after `__pk`, and its results (as `outputs` say) are bound after them. Each
   /// call runs under the limits; a Lua error throws. Returns the rows inserted and why it stopped.
@@ -82,6 +83,7 @@ extension LuaVM {
     else { throw LuaError(kind: .badValue, message: "the row loop does not fit the prepared call") }
     var rows: Int64 = 0
     var stop: Int32 = 0
+    var failedKey: Int64 = 0
     mr_buf_reset(results)
     let inputKinds = inputs.map(\.rawValue)
     let outputKinds = outputs.map(\.rawValue)
@@ -91,7 +93,7 @@ extension LuaVM {
           mr_vm_row_loop(
             state, row.function.reference, row.inputReference, row.outputReference, UnsafeMutableRawPointer(select),
             UnsafeMutableRawPointer(insert), Int32(plainCount), inputBuffer.baseAddress, Int32(inputs.count),
-            outputBuffer.baseAddress, Int32(outputs.count), Int64(limit), &rows, &stop, results)
+            outputBuffer.baseAddress, Int32(outputs.count), Int64(limit), &rows, &stop, &failedKey, results)
         }
       }
       try checkRowLoop(status, function: row.function)
@@ -102,8 +104,8 @@ extension LuaVM {
       case MR_LOOP_LIMIT: .paused
       case MR_LOOP_ROW: .hostRow
       case MR_LOOP_OUTPUTS: .hostOutputs(resultValues(of: row.function))
-      case MR_LOOP_INSERT: .sqliteFailed(insert: true)
-      default: .sqliteFailed(insert: false)
+      case MR_LOOP_INSERT: .sqliteFailed(insertOf: failedKey)
+      default: .sqliteFailed(insertOf: nil)
       }
     return (Int(rows), reason)
   }

@@ -200,7 +200,7 @@ extension LuaRowTransform {
     case .finished: return (result.rows, .finished)
     case .paused: return (result.rows, .paused)
     case .hostRow: return (result.rows, .hostRow)
-    case .sqliteFailed(let insert): return (result.rows, .sqliteFailed(insert: insert))
+    case .sqliteFailed(let key): return (result.rows, .sqliteFailed(insertOf: key))
     case .hostOutputs(let values):
       let id = currentObject()
       let computed = try policy.computed.enumerated().map { index, output in

@@ -26,8 +26,9 @@ struct BulkCopy {
     let rows: RowLoop?
   }
 
-  /// A copy through a ``RowTransform``: `select` gives the plain values (Z_PK first) then the
-  /// transform's inputs; `insert` takes the plain values then the transform's outputs.
+  /// A copy through a ``RowTransform``: `select` (run on a connection of the source's own) gives
+  /// the plain values (Z_PK first) then the transform's inputs; `insert` takes the plain values then
+  /// the transform's outputs.
   struct RowLoop {
     let select: String
     let insert: String
@@ -260,7 +261,7 @@ struct BulkCopy {
         let allColumns = columns + outputColumns
         rows = RowLoop(
           select: """
-            SELECT \((values + inputs.map(\.column)).joined(separator: ", ")) FROM src.\(fromLayout.table)
+            SELECT \((values + inputs.map(\.column)).joined(separator: ", ")) FROM \(fromLayout.table)
             WHERE Z_ENT = \(fromLayout.number) ORDER BY Z_PK
             """,
           insert: """
@@ -322,7 +323,7 @@ struct BulkCopy {
               db, sql: "SELECT count(*) FROM src.\(copy.sourceTable) WHERE Z_ENT = \(copy.sourceNumber)") ?? 0
           let last = try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM src.\(copy.sourceTable)") ?? 0
           if let rows = copy.rows {
-            try run(rows, of: copy, total: total, db, progress)
+            try run(rows, of: copy, total: total, reading: path, into: db, progress)
             continue
           }
           let statement = try db.makeStatement(sql: copy.insert)
@@ -355,14 +356,30 @@ struct BulkCopy {
   /// The row loop of a copy through a transform: read a source row, compute, insert — run by the
   /// transform itself where it can (``RowLoopTransform``: in C), row by row here otherwise and for
   /// the rows it hands back.
+  /// The source is read through a connection of its own (`sourcePath`): the loop may insert on
+  /// another thread, which then has the destination's connection to itself.
   private func run(
-    _ rows: RowLoop, of copy: Copy, total: Int, _ db: Database, _ progress: (MigrationProgress) -> Void
+    _ rows: RowLoop, of copy: Copy, total: Int, reading sourcePath: String, into db: Database,
+    _ progress: (MigrationProgress) -> Void
   ) throws {
-    let selectStatement = try db.makeStatement(sql: rows.select)
+    let sourceQueue = try DatabaseQueue(path: sourcePath, configuration: SQLiteStore.configuration(readOnly: true))
+    defer { try? sourceQueue.close() }
+    try sourceQueue.read { source in
+      try run(rows, of: copy, total: total, from: source, into: db, progress)
+    }
+  }
+
+  private func run(
+    _ rows: RowLoop, of copy: Copy, total: Int, from source: Database, into db: Database,
+    _ progress: (MigrationProgress) -> Void
+  ) throws {
+    let selectStatement = try source.makeStatement(sql: rows.select)
     try selectStatement.setArguments(StatementArguments(copy.constants))
     let insertStatement = try db.makeStatement(sql: rows.insert)
-    guard let connection = db.sqliteConnection else { throw StoreError(.sqlite, reason: "the store is closed") }
-    let select = RawStatement(handle: selectStatement.sqliteStatement, connection: connection)
+    guard let sourceConnection = source.sqliteConnection, let connection = db.sqliteConnection else {
+      throw StoreError(.sqlite, reason: "the store is closed")
+    }
+    let select = RawStatement(handle: selectStatement.sqliteStatement, connection: sourceConnection)
     let insert = RawStatement(handle: insertStatement.sqliteStatement, connection: connection)
     defer { select.reset() }
     let entity = copy.mapping.sourceEntity ?? ""
@@ -424,10 +441,10 @@ struct BulkCopy {
       case .paused: report()
       case .hostRow: try copyRow()
       case .hostOutputs(let computed): try insertRow(computed)
-      case .sqliteFailed(let inInsert):
-        let error = (inInsert ? insert : select).failure()
-        if inInsert { insert.reset() }
-        let id = current()
+      case .sqliteFailed(let key):
+        let error = (key != nil ? insert : select).failure()
+        if key != nil { insert.reset() }
+        let id = key.map { ObjectID(entity: entity, primaryKey: $0) } ?? current()
         throw StoreError(error.code, entity: id.entity, primaryKey: id.primaryKey, reason: error.reason)
       }
     }

@@ -67,7 +67,7 @@ public protocol RowTransform: AnyObject {
 /// A row transform that runs the bulk copy's whole row loop itself (Lua policies: in C, values
 /// straight from SQLite into Lua and back), handing back the rows whose values it leaves to the host.
 public protocol RowLoopTransform: RowTransform {
-  /// Steps `select` and inserts through `insert` — prepared `sqlite3_stmt`s of one connection: the
+  /// Steps `select` and inserts through `insert` — prepared `sqlite3_stmt`s of two connections: the
   /// first `plainCount` columns (Z_PK first) bound unchanged, then the transform's inputs (of
   /// `inputTypes`), its outputs bound after the plain columns — until the select is done, `limit`
   /// rows are in, or a row needs the host. `currentObject` names the row the select is on (for errors).
@@ -86,8 +86,9 @@ public enum RowLoopStop: Sendable, Equatable {
   /// The computed values of the row the select is on: the host binds them after the plain columns
   /// (already bound) and runs the insert.
   case hostOutputs([StoreValue])
-  /// The select (or the insert, left unreset) failed; the connection's message says why.
-  case sqliteFailed(insert: Bool)
+  /// The select failed, or the insert of the row with key `insertOf` (left unreset); the
+  /// connection's message says why.
+  case sqliteFailed(insertOf: Int64?)
 }
 
 /// Decides what survives when two destination objects of a migration collide on a uniqueness
