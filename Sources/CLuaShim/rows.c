@@ -27,11 +27,16 @@ typedef struct slot {
 
 // The two cores: this thread reads rows and runs Lua, a writer thread binds and inserts them, a
 // bounded ring of rows between (SLOTS rows at most in flight, so memory stays flat).
-#define SLOTS 64
+#define SLOTS 1024
+// The writer wakes for this many rows at a time (or the end).
+#define BATCH 256
 typedef struct ring {
   slot slots[SLOTS];
   int head, tail, count, cells;
   int closed, failed;
+  // Who sleeps on a condition: the other side signals only then (a futex call per row would cost
+  // more than the insert).
+  int writer_waiting, reader_waiting;
   int64_t written, failed_pk;
   sqlite3_stmt *insert;
   pthread_mutex_t lock;
@@ -244,28 +249,40 @@ static int encode_output(lua_State *L, int index, int kind, slot *s, cell *c, in
   return cell_bytes(s, c, SQLITE_BLOB, bytes, length);
 }
 
+// Takes every row handed over since it last looked, writes them without the lock, then frees their
+// slots at once.
 static void *writer_main(void *argument) {
   ring *r = argument;
   for (;;) {
     pthread_mutex_lock(&r->lock);
-    while (r->count == 0 && !r->closed) pthread_cond_wait(&r->not_empty, &r->lock);
-    if (r->count == 0) {
-      pthread_mutex_unlock(&r->lock);
-      return NULL;
+    while (r->count < BATCH && !r->closed) {
+      r->writer_waiting = 1;
+      pthread_cond_wait(&r->not_empty, &r->lock);
+      r->writer_waiting = 0;
     }
-    slot *s = &r->slots[r->tail];
-    int skip = r->failed;
+    int available = r->count, first = r->tail, skip = r->failed;
     pthread_mutex_unlock(&r->lock);
-    int ok = skip || write_slot(r->insert, s, r->cells);
-    pthread_mutex_lock(&r->lock);
-    if (!skip && ok) r->written++;
-    if (!ok) {
-      r->failed = 1;
-      r->failed_pk = s->pk;
+    if (available == 0) return NULL;
+    int written = 0, failed = 0;
+    int64_t failed_pk = 0;
+    for (int k = 0; k < available && !skip && !failed; k++) {
+      slot *s = &r->slots[(first + k) % SLOTS];
+      if (write_slot(r->insert, s, r->cells)) {
+        written++;
+      } else {
+        failed = 1;
+        failed_pk = s->pk;
+      }
     }
-    r->tail = (r->tail + 1) % SLOTS;
-    r->count--;
-    pthread_cond_signal(&r->not_full);
+    pthread_mutex_lock(&r->lock);
+    r->written += written;
+    if (failed) {
+      r->failed = 1;
+      r->failed_pk = failed_pk;
+    }
+    r->tail = (r->tail + available) % SLOTS;
+    r->count -= available;
+    if (r->reader_waiting) pthread_cond_signal(&r->not_full);
     pthread_mutex_unlock(&r->lock);
   }
 }
@@ -297,7 +314,11 @@ static int loop_main(lua_State *L) {
   while (ctx->rows < ctx->limit) {
     // A free slot (the writer frees them); an insert that failed ends the loop.
     pthread_mutex_lock(&r->lock);
-    while (r->count == SLOTS && !r->failed) pthread_cond_wait(&r->not_full, &r->lock);
+    while (r->count == SLOTS && !r->failed) {
+      r->reader_waiting = 1;
+      pthread_cond_wait(&r->not_full, &r->lock);
+      r->reader_waiting = 0;
+    }
     int failed = r->failed;
     pthread_mutex_unlock(&r->lock);
     if (failed) {
@@ -370,7 +391,7 @@ static int loop_main(lua_State *L) {
     pthread_mutex_lock(&r->lock);
     r->head = (r->head + 1) % SLOTS;
     r->count++;
-    pthread_cond_signal(&r->not_empty);
+    if (r->writer_waiting && r->count >= BATCH) pthread_cond_signal(&r->not_empty);
     pthread_mutex_unlock(&r->lock);
     ctx->rows++;
   }
