@@ -2,10 +2,12 @@
 // function receives, its results straight into sqlite3_bind_*, no host value built per row. Every
 // case whose conversion is the host's to decide (text that is not UTF-8, a result of the wrong type)
 // is handed back to the host for that row, so the host's rules and messages stay the only ones.
+#define _GNU_SOURCE  // pthread_setname_np
 #include "internal.h"
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,13 +32,14 @@ typedef struct slot {
 #define SLOTS 1024
 // The writer wakes for this many rows at a time (or the end).
 #define BATCH 256
+// `count` is the hand-off: the reader fills slots[head…] and adds to it, the writer writes
+// slots[tail…] and subtracts, neither taking the lock. The lock and conditions are only for
+// sleeping: a side that finds nothing to do says so (`*_waiting`) under the lock, checks again and
+// sleeps; the other signals only then (a futex call per row would cost more than the insert).
 typedef struct ring {
   slot slots[SLOTS];
-  int head, tail, count, cells;
-  int closed, failed;
-  // Who sleeps on a condition: the other side signals only then (a futex call per row would cost
-  // more than the insert).
-  int writer_waiting, reader_waiting;
+  int head, tail, cells;
+  atomic_int count, closed, failed, writer_waiting, reader_waiting;
   int64_t written, failed_pk;
   sqlite3_stmt *insert;
   pthread_mutex_t lock;
@@ -46,6 +49,7 @@ typedef struct ring {
 typedef struct loop_ctx {
   mr_vm *vm;
   int64_t ref, in_keys, out_keys;
+  int in_order;
   sqlite3_stmt *select, *insert;
   int32_t plain, inputs, outputs;
   const int8_t *input_kinds, *output_kinds;
@@ -251,39 +255,40 @@ static int encode_output(lua_State *L, int index, int kind, slot *s, cell *c, in
 
 // Takes every row handed over since it last looked, writes them without the lock, then frees their
 // slots at once.
+static void wake(ring *r, pthread_cond_t *condition) {
+  pthread_mutex_lock(&r->lock);
+  pthread_cond_signal(condition);
+  pthread_mutex_unlock(&r->lock);
+}
+
+// Takes every row handed over since it last looked (once BATCH are there, or at the end), writes
+// them, then frees their slots at once.
 static void *writer_main(void *argument) {
   ring *r = argument;
+  pthread_setname_np(pthread_self(), "migrun-writer");
   for (;;) {
-    pthread_mutex_lock(&r->lock);
-    while (r->count < BATCH && !r->closed) {
-      r->writer_waiting = 1;
-      pthread_cond_wait(&r->not_empty, &r->lock);
-      r->writer_waiting = 0;
+    if (atomic_load(&r->count) < BATCH && !atomic_load(&r->closed)) {
+      pthread_mutex_lock(&r->lock);
+      atomic_store(&r->writer_waiting, 1);
+      while (atomic_load(&r->count) < BATCH && !atomic_load(&r->closed)) pthread_cond_wait(&r->not_empty, &r->lock);
+      atomic_store(&r->writer_waiting, 0);
+      pthread_mutex_unlock(&r->lock);
     }
-    int available = r->count, first = r->tail, skip = r->failed;
-    pthread_mutex_unlock(&r->lock);
-    if (available == 0) return NULL;
-    int written = 0, failed = 0;
-    int64_t failed_pk = 0;
-    for (int k = 0; k < available && !skip && !failed; k++) {
-      slot *s = &r->slots[(first + k) % SLOTS];
+    int available = atomic_load(&r->count);
+    if (available == 0) return NULL;  // closed, and everything written
+    for (int k = 0; k < available; k++) {
+      slot *s = &r->slots[(r->tail + k) % SLOTS];
+      if (atomic_load(&r->failed)) continue;
       if (write_slot(r->insert, s, r->cells)) {
-        written++;
+        r->written++;
       } else {
-        failed = 1;
-        failed_pk = s->pk;
+        r->failed_pk = s->pk;
+        atomic_store(&r->failed, 1);
       }
     }
-    pthread_mutex_lock(&r->lock);
-    r->written += written;
-    if (failed) {
-      r->failed = 1;
-      r->failed_pk = failed_pk;
-    }
     r->tail = (r->tail + available) % SLOTS;
-    r->count -= available;
-    if (r->reader_waiting) pthread_cond_signal(&r->not_full);
-    pthread_mutex_unlock(&r->lock);
+    atomic_fetch_sub(&r->count, available);
+    if (atomic_load(&r->reader_waiting)) wake(r, &r->not_full);
   }
 }
 
@@ -313,15 +318,14 @@ static int loop_main(lua_State *L) {
   }
   while (ctx->rows < ctx->limit) {
     // A free slot (the writer frees them); an insert that failed ends the loop.
-    pthread_mutex_lock(&r->lock);
-    while (r->count == SLOTS && !r->failed) {
-      r->reader_waiting = 1;
-      pthread_cond_wait(&r->not_full, &r->lock);
-      r->reader_waiting = 0;
+    if (atomic_load(&r->count) == SLOTS) {
+      pthread_mutex_lock(&r->lock);
+      atomic_store(&r->reader_waiting, 1);
+      while (atomic_load(&r->count) == SLOTS && !atomic_load(&r->failed)) pthread_cond_wait(&r->not_full, &r->lock);
+      atomic_store(&r->reader_waiting, 0);
+      pthread_mutex_unlock(&r->lock);
     }
-    int failed = r->failed;
-    pthread_mutex_unlock(&r->lock);
-    if (failed) {
+    if (atomic_load(&r->failed)) {
       ctx->stop = MR_LOOP_INSERT;
       return 0;
     }
@@ -354,14 +358,24 @@ static int loop_main(lua_State *L) {
       lua_rawset(L, table);
     }
     mr_arm(vm);
-    int status = lua_pcall(L, 1, 1, handler);
+    int status = lua_pcall(L, 1, ctx->in_order ? ctx->outputs : 1, handler);
     mr_disarm(vm);
     if ((ctx->status = mr_call_status(vm, L, status)) != MR_OK) return 0;
     int result = lua_gettop(L);
     for (int32_t c = 0; c < ctx->plain; c++) {
       if (!cell_column(s, &s->cells[c], ctx->select, c)) return luaL_error(L, "not enough memory for a row");
     }
-    if (lua_isnil(L, result)) {
+    if (ctx->in_order) {
+      // The results are the values above the function's slot, in output order.
+      int first = function + 1;
+      for (int32_t k = 0; k < ctx->outputs; k++) {
+        if (encode_output(L, first + k, ctx->output_kinds[k], s, &s->cells[ctx->plain + k], null_index)) continue;
+        mr_buf_reset(ctx->out);
+        for (int32_t j = 0; j < ctx->outputs; j++) mr_read_value(L, first + j, ctx->out, 0);
+        ctx->stop = MR_LOOP_OUTPUTS;
+        return 0;
+      }
+    } else if (lua_isnil(L, result)) {
       for (int32_t k = 0; k < ctx->outputs; k++) s->cells[ctx->plain + k].type = SQLITE_NULL;
     } else if (!lua_istable(L, result)) {
       ctx->status = MR_ERR_VALUE;
@@ -388,11 +402,8 @@ static int loop_main(lua_State *L) {
       }
     }
     lua_settop(L, function);
-    pthread_mutex_lock(&r->lock);
     r->head = (r->head + 1) % SLOTS;
-    r->count++;
-    if (r->writer_waiting && r->count >= BATCH) pthread_cond_signal(&r->not_empty);
-    pthread_mutex_unlock(&r->lock);
+    if (atomic_fetch_add(&r->count, 1) + 1 >= BATCH && atomic_load(&r->writer_waiting)) wake(r, &r->not_empty);
     ctx->rows++;
   }
   ctx->stop = MR_LOOP_LIMIT;
@@ -400,7 +411,7 @@ static int loop_main(lua_State *L) {
 }
 
 mr_status mr_vm_row_loop(
-  mr_vm *vm, int64_t ref, int64_t in_keys, int64_t out_keys, void *select, void *insert, int32_t plain,
+  mr_vm *vm, int64_t ref, int64_t in_keys, int64_t out_keys, int32_t in_order, void *select, void *insert, int32_t plain,
   const int8_t *input_kinds, int32_t inputs, const int8_t *output_kinds, int32_t outputs, int64_t limit,
   int64_t *rows, int32_t *stop, int64_t *failed_pk, mr_buf *out) {
   *rows = 0;
@@ -423,7 +434,8 @@ mr_status mr_vm_row_loop(
   pthread_t writer;
   int threaded = pthread_create(&writer, NULL, writer_main, r) == 0;
   loop_ctx ctx = {
-      .vm = vm, .ref = ref, .in_keys = in_keys, .out_keys = out_keys, .select = select, .insert = insert,
+      .vm = vm, .ref = ref, .in_keys = in_keys, .out_keys = out_keys, .in_order = in_order, .select = select,
+      .insert = insert,
       .plain = plain, .inputs = inputs, .outputs = outputs, .input_kinds = input_kinds,
       .output_kinds = output_kinds, .limit = threaded ? limit : 0, .stop = MR_LOOP_DONE, .status = MR_OK,
       .out = out, .ring = r};
@@ -431,6 +443,9 @@ mr_status mr_vm_row_loop(
   int top = lua_gettop(L);
   vm->value_error = 0;
   mr_set_error(vm, NULL);
+  // Rows make short-lived garbage (the row table, its strings, the results): generational
+  // collection reclaims it young, at less cost per row than incremental sweeps.
+  int previous_mode = lua_gc(L, LUA_GCGEN, 0, 0);
   if (!threaded) {
     ctx.status = MR_ERR_MEMORY;
     mr_set_error(vm, "cannot start the row loop's writer thread");
@@ -446,11 +461,10 @@ mr_status mr_vm_row_loop(
     lua_settop(L, top);
     vm->mem_tripped = 0;
     if (ctx.status == MR_ERR_MEMORY) lua_gc(L, LUA_GCCOLLECT);
+    lua_gc(L, previous_mode, 0, 0);
     // Every row handed over is written (or the first failure recorded) before returning.
-    pthread_mutex_lock(&r->lock);
-    r->closed = 1;
-    pthread_cond_signal(&r->not_empty);
-    pthread_mutex_unlock(&r->lock);
+    atomic_store(&r->closed, 1);
+    wake(r, &r->not_empty);
     pthread_join(writer, NULL);
   }
   *rows = r->written;

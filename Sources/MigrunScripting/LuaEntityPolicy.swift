@@ -77,10 +77,13 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
           .text(sourceEntity), .table(LuaTable(array: computed.map { .text($0.attribute.name) })),
           .table(functions), .text(mapping.name), info,
         ])
-      guard case .function(let function)? = made.first else { return nil }
-      let call = try bridge.vm.prepareRowCall(
-        function, inputKeys: ["__pk"] + inputs, outputKeys: computed.map(\.attribute.name))
-      return LuaRowTransform(policy: self, mapping: mapping, call: call)
+      guard case .function(let function)? = made.first, case .function(let inOrder)? = made.dropFirst().first else {
+        return nil
+      }
+      let keys = computed.map(\.attribute.name)
+      let call = try bridge.vm.prepareRowCall(function, inputKeys: ["__pk"] + inputs, outputKeys: keys)
+      let loopCall = try bridge.vm.prepareRowCall(inOrder, inputKeys: ["__pk"] + inputs, outputKeys: keys)
+      return LuaRowTransform(policy: self, mapping: mapping, call: call, loopCall: loopCall)
     } catch {
       throw MigrationError(.policy, entity: entityName, reason: "mapping \(mapping.name): \(error)")
     }
@@ -153,13 +156,16 @@ final class LuaRowTransform: RowLoopTransform {
   let policy: LuaEntityPolicy
   let mapping: EntityMapping
   let call: LuaRowCall
+  /// The same function returning its results as values in output order (the C row loop's form).
+  let loopCall: LuaRowCall
   var outputs: [String] { call.outputKeys }
   private var values: [LuaValue] = []
 
-  init(policy: LuaEntityPolicy, mapping: EntityMapping, call: LuaRowCall) {
+  init(policy: LuaEntityPolicy, mapping: EntityMapping, call: LuaRowCall, loopCall: LuaRowCall) {
     self.policy = policy
     self.mapping = mapping
     self.call = call
+    self.loopCall = loopCall
   }
 
   func transform(_ id: ObjectID, _ attributes: [StoreValue]) throws -> [StoreValue] {
@@ -189,7 +195,8 @@ extension LuaRowTransform {
     let result: (rows: Int, stop: LuaRowLoopStop)
     do {
       result = try policy.bridge.vm.runRowLoop(
-        call, select: select, insert: insert, plainCount: plainCount, inputs: inputTypes.map(Self.inputKind),
+        loopCall, resultsInOrder: true, select: select, insert: insert, plainCount: plainCount,
+        inputs: inputTypes.map(Self.inputKind),
         outputs: policy.computed.map { Self.outputKind($0.attribute.type) }, limit: limit)
     } catch {
       throw MigrationError(

@@ -88,9 +88,12 @@ enum Prelude {
       return hook(wrap(object), m)
     end
 
+    -- Two forms of one row function: a table of the results by name (for calls from the host), and
+    -- the results as values in `names` order (for the C row loop: no table built per row).
+    local unpack = table.unpack
     local function rows(entity, names, functions, name, info)
       local m, count = manager(name, info), #names
-      return function(row)
+      local byName = function(row)
         row.__side, row.__entity = "src", entity
         local view = setmetatable(row, View)
         local out = {}
@@ -100,6 +103,38 @@ enum Prelude {
         end
         return out
       end
+      local f = {}
+      for index = 1, count do f[index] = functions[names[index]] end
+      local a, b, c = f[1], f[2], f[3]
+      local inOrder
+      if count == 1 then
+        inOrder = function(row)
+          row.__side, row.__entity = "src", entity
+          local view = setmetatable(row, View)
+          return (a(view, m))
+        end
+      elseif count == 2 then
+        inOrder = function(row)
+          row.__side, row.__entity = "src", entity
+          local view = setmetatable(row, View)
+          return (a(view, m)), (b(view, m))
+        end
+      elseif count == 3 then
+        inOrder = function(row)
+          row.__side, row.__entity = "src", entity
+          local view = setmetatable(row, View)
+          return (a(view, m)), (b(view, m)), (c(view, m))
+        end
+      else
+        inOrder = function(row)
+          row.__side, row.__entity = "src", entity
+          local view = setmetatable(row, View)
+          local out = {}
+          for index = 1, count do out[index] = (f[index](view, m)) end
+          return unpack(out, 1, count)
+        end
+      end
+      return byName, inOrder
     end
 
     return invoke, rows
