@@ -15,6 +15,14 @@ extension Row {
     return try Self.convert(self[index] as DatabaseValue, "column \(index)", as: type)
   }
 
+  /// The value at `index` as `T`, `nil` when it is NULL; errors name the column `name`.
+  func value<T: DatabaseValueConvertible>(at index: Int, named name: String, as type: T.Type = T.self)
+    throws(StoreError) -> T?
+  {
+    guard index >= 0, index < count else { return nil }
+    return try Self.convert(self[index] as DatabaseValue, name, as: type)
+  }
+
   /// The value of `column` as `T`; NULL is an error too.
   func required<T: DatabaseValueConvertible>(_ column: String, as type: T.Type = T.self) throws(StoreError) -> T {
     guard let value = try value(column, as: type) else {

@@ -10,11 +10,55 @@ struct SQLiteObjectReader {
   func object(_ id: ObjectID, layout: StoreSchema.EntityLayout, withToMany: Bool = true) throws -> StoredObject? {
     let sql = "SELECT * FROM \(layout.table) WHERE Z_PK = ? AND Z_ENT IN (\(SQLiteStore.list(layout.kindNumbers)))"
     guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [id.primaryKey]) else { return nil }
-    return try object(from: row, withToMany: withToMany)
+    return try object(from: row, table: layout.table, withToMany: withToMany)
   }
 
-  /// The object a row holds; `withToMany: false` leaves ``StoredObject/toMany`` empty (no member queries).
-  func object(from row: Row, withToMany: Bool = true) throws -> StoredObject {
+  /// The object a row of `SELECT * FROM <table>` holds; `withToMany: false` leaves
+  /// ``StoredObject/toMany`` empty (no member queries). Columns are read by position, through the
+  /// entity's ``SQLiteStore/ReadPlan`` (worked out once per entity).
+  func object(from row: Row, table: String, withToMany: Bool = true) throws -> StoredObject {
+    // By position only where the table begins Z_PK, Z_ENT, Z_OPT and the row is the entity's.
+    guard store.tableBeginsWithKeys(table), row.count > 2,
+      let number = try row.value(at: 1, named: "Z_ENT", as: Int.self),
+      let primaryKey = try row.value(at: 0, named: "Z_PK", as: Int64.self), let plan = store.readPlan(number: number),
+      plan.layout.table == table
+    else { return try objectByName(from: row, withToMany: withToMany) }
+    var object = StoredObject(
+      id: ObjectID(entity: plan.layout.name, primaryKey: primaryKey), version: try row.value(at: 2, named: "Z_OPT") ?? 0
+    )
+    object.attributes.reserveCapacity(plan.attributes.count)
+    for attribute in plan.attributes {
+      object.attributes[attribute.name] = StoreValueCoding.value(
+        row[attribute.index] as DatabaseValue, type: attribute.type)
+    }
+    for toOne in plan.toOnes {
+      guard let target = try row.value(at: toOne.key, named: toOne.keyName, as: Int64.self) else { continue }
+      let targetEntity = try toOne.entity.flatMap { index in
+        try row.value(at: index, named: toOne.entityName ?? "", as: Int.self).flatMap {
+          store.schema.layout(number: $0)?.name
+        }
+      }
+      object.toOne[toOne.name] = ObjectID(entity: targetEntity ?? toOne.destination, primaryKey: target)
+    }
+    if withToMany {
+      for relationship in plan.toMany {
+        switch relationship.storage {
+        case .toManyThroughInverse(let destination, let inverse):
+          object.toMany[relationship.name] = try membersThroughInverse(
+            primaryKey, destination: destination, inverse: inverse)
+        case .manyToMany(let table, let own, let other, let order):
+          object.toMany[relationship.name] = try joinMembers(
+            primaryKey, table: table, own: own, other: other, destination: relationship.destination, order: order)
+        default:
+          continue
+        }
+      }
+    }
+    return object
+  }
+
+  /// The same from a row whose columns are not the table's own in order (looked up by name).
+  private func objectByName(from row: Row, withToMany: Bool) throws -> StoredObject {
     let number = try row.required("Z_ENT", as: Int.self)
     let primaryKey = try row.required("Z_PK", as: Int64.self)
     guard let layout = store.schema.layout(number: number) else {

@@ -26,6 +26,8 @@ public final class SQLiteStore: ObjectStore {
   public let modelIsFromCache: Bool
   /// The file's tables and their columns as found when it was opened (name → columns).
   public let storedTables: [String: [String]]
+  /// Opened read-only on a file that cannot change under it (immutable, or a private copy).
+  let readsWithoutTransaction: Bool
 
   let queue: DatabaseQueue
   static let pageSize = 500
@@ -42,6 +44,80 @@ public final class SQLiteStore: ObjectStore {
   }
 
   private var rowPlans: [String: RowPlan] = [:]
+
+  /// How one entity's objects are read from a row of `SELECT * FROM <table>`: each stored property's
+  /// column by position in the table as the file has it (Z_PK, Z_ENT, Z_OPT first, as Core Data and
+  /// migrun lay tables out), worked out once per entity.
+  struct ReadPlan {
+    let layout: StoreSchema.EntityLayout
+    let attributes: [(name: String, index: Int, type: AttributeType)]
+    let toOnes: [(name: String, key: Int, keyName: String, entity: Int?, entityName: String?, destination: String)]
+    let toMany: [(name: String, storage: StoreSchema.PropertyStorage, destination: String)]
+  }
+
+  private var readPlans: [Int: ReadPlan?] = [:]
+
+  private var keyedTables: [String: Bool] = [:]
+
+  /// Whether `table`'s first columns in the file are Z_PK, Z_ENT, Z_OPT (as Core Data and migrun
+  /// lay tables out): rows of `SELECT *` can then be read by position.
+  func tableBeginsWithKeys(_ table: String) -> Bool {
+    if let known = keyedTables[table] { return known }
+    let columns = storedTables.first { $0.key.uppercased() == table.uppercased() }?.value ?? []
+    let begins = columns.prefix(3).map { $0.uppercased() } == ["Z_PK", "Z_ENT", "Z_OPT"]
+    keyedTables[table] = begins
+    return begins
+  }
+
+  /// The read plan of entity number `number`, or nil when the model has no such entity or its
+  /// columns cannot all be found (such rows are read by name, which reports what is wrong).
+  func readPlan(number: Int) -> ReadPlan? {
+    if let plan = readPlans[number] { return plan }
+    guard let layout = schema.layout(number: number), let entity = model.entity(named: layout.name) else {
+      readPlans[number] = .some(nil)
+      return nil
+    }
+    let columns = storedTables.first { $0.key.uppercased() == layout.table.uppercased() }?.value ?? []
+    var positions: [String: Int] = [:]
+    for (index, name) in columns.enumerated() where positions[name.uppercased()] == nil {
+      positions[name.uppercased()] = index
+    }
+    struct Missing: Error {}
+    func position(_ column: StoreSchema.Column) throws -> Int {
+      guard let index = positions[column.name.uppercased()] else { throw Missing() }
+      return index
+    }
+    do {
+      var attributes: [(name: String, index: Int, type: AttributeType)] = []
+      for attribute in model.attributes(of: entity) {
+        guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
+        attributes.append((attribute.name, try position(column), attribute.type))
+      }
+      var toOnes: [(name: String, key: Int, keyName: String, entity: Int?, entityName: String?, destination: String)] =
+        []
+      var toMany: [(name: String, storage: StoreSchema.PropertyStorage, destination: String)] = []
+      for relationship in model.relationships(of: entity) {
+        switch layout.properties[relationship.name] {
+        case .toOne(let key, let entityColumn, _)?:
+          toOnes.append(
+            (
+              relationship.name, try position(key), key.name, try entityColumn.map(position), entityColumn?.name,
+              relationship.destinationEntity
+            ))
+        case let storage? where relationship.isToMany:
+          toMany.append((relationship.name, storage, relationship.destinationEntity))
+        default:
+          continue
+        }
+      }
+      let plan = ReadPlan(layout: layout, attributes: attributes, toOnes: toOnes, toMany: toMany)
+      readPlans[number] = plan
+      return plan
+    } catch {
+      readPlans[number] = .some(nil)
+      return nil
+    }
+  }
 
   func rowPlan(for entityName: String) throws -> RowPlan {
     if let plan = rowPlans[entityName] { return plan }
@@ -108,6 +184,8 @@ public final class SQLiteStore: ObjectStore {
     // table and column the model implies must be there, before anything reads a row.
     let existing = try Self.readTables(queue, file: url.path)
     storedTables = existing
+    readsWithoutTransaction =
+      access == .readOnly && (Self.readOnlyPath(url).map { $0.hasSuffix("immutable=1") } ?? true)
     schema = StoreSchema(model: self.model, existing: existing)
     let problems = schema.mismatches(existing: existing)
     if let first = problems.first {
@@ -225,7 +303,7 @@ public final class SQLiteStore: ObjectStore {
       let page = try read { db -> [StoredObject] in
         let reader = SQLiteObjectReader(store: self, db: db)
         return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [after]).map {
-          try reader.object(from: $0, withToMany: withToMany)
+          try reader.object(from: $0, table: layout.table, withToMany: withToMany)
         }
       }
       for object in page { try body(object) }
@@ -283,7 +361,9 @@ public final class SQLiteStore: ObjectStore {
 
   func read<T>(_ body: (Database) throws -> T) throws -> T {
     do {
-      return try queue.read(body)
+      // A file no one can change (opened immutable) needs no transaction around a read; a
+      // transaction per read (BEGIN + COMMIT) cost more than the read itself on the object path.
+      return try readsWithoutTransaction ? queue.inDatabase(body) : queue.read(body)
     } catch let error as StoreError {
       throw error.inFile(url.lastPathComponent)
     } catch {
