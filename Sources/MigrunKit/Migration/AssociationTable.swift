@@ -52,11 +52,22 @@ final class AssociationTable {
     try lookUp(destination, from: "destination", to: "source", mapping: mapping)
   }
 
+  /// The look-up statements' SQL, by direction and whether a mapping is named (made once).
+  private static let lookUpSQL: [String: String] = {
+    var sql: [String: String] = [:]
+    for (side, other) in [("source", "destination"), ("destination", "source")] {
+      for named in [false, true] {
+        sql["\(side)\(named)"] =
+          "SELECT \(other)_entity, \(other)_pk FROM association WHERE \(side)_entity = ? AND \(side)_pk = ?"
+          + (named ? " AND mapping = ?" : "") + " ORDER BY rowid"
+      }
+    }
+    return sql
+  }()
+
   private func lookUp(_ id: ObjectID, from side: String, to other: String, mapping: String?) throws -> [ObjectID] {
     try queue.inDatabase { db in
-      let sql =
-        "SELECT \(other)_entity, \(other)_pk FROM association WHERE \(side)_entity = ? AND \(side)_pk = ?"
-        + (mapping == nil ? "" : " AND mapping = ?") + " ORDER BY rowid"
+      let sql = Self.lookUpSQL["\(side)\(mapping != nil)"] ?? ""
       var arguments: StatementArguments = [id.entity, id.primaryKey]
       if let mapping { arguments += [mapping] }
       return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map {

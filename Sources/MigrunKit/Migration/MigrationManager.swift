@@ -93,6 +93,9 @@ public final class MigrationManager {
         try policy.endRelationshipCreation(entityMapping, self)
       }
     }
+    // Look-up indexes made for scripts' finds go before the rules are checked: the store keeps
+    // exactly the model's indexes.
+    try (destination as? SQLiteStore)?.dropLookUpIndexes()
     try validate()
     for entityMapping in active {
       try run(entityMapping, stage: .validation) { policy in

@@ -279,10 +279,12 @@ final class SQLiteObjectWriter: StoreWriter {
     }
     var conditions = ["Z_ENT IN (\(SQLiteStore.list(layout.kindNumbers)))"]
     var arguments: [DatabaseValue] = []
+    var columns: [String] = []
     for (name, value) in values.sorted(by: { $0.key < $1.key }) {
       guard case .attribute(let column)? = layout.properties[name] else {
         throw StoreError(.unknownProperty, entity: entity, reason: "'\(name)' is not an attribute")
       }
+      columns.append(column.name)
       if value == .null {
         conditions.append("\(column.name) IS NULL")
       } else {
@@ -290,6 +292,7 @@ final class SQLiteObjectWriter: StoreWriter {
         arguments.append(StoreValueCoding.databaseValue(value))
       }
     }
+    try store.noteLookUp(db, columns: columns, in: layout.table)
     let sql =
       "SELECT Z_PK, Z_ENT FROM \(layout.table) WHERE \(conditions.joined(separator: " AND ")) ORDER BY Z_PK LIMIT 1"
     guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments)) else {

@@ -28,6 +28,39 @@ public final class SQLiteStore: ObjectStore {
   public let storedTables: [String: [String]]
   /// Opened read-only on a file that cannot change under it (immutable, or a private copy).
   let readsWithoutTransaction: Bool
+  /// A migration's working copy (``create(at:model:metadata:fastWrites:withIndexes:)`` with
+  /// `fastWrites`): it may get temporary look-up indexes (``noteLookUp(_:columns:in:)``).
+  let isWorkingCopy: Bool
+  private var lookUps: [String: Int] = [:]
+  private(set) var lookUpIndexes: [String] = []
+
+  /// Look-ups by the same columns (`find` in a script: find-or-create) after which a working copy
+  /// gets an index on them, for the rest of the step.
+  static let lookUpsBeforeIndex = 32
+
+  /// Counts a look-up of `table` by `columns`; on a working copy, indexes them once they are looked
+  /// up often (a scan per object otherwise). The indexes go before the step ends
+  /// (``dropLookUpIndexes()``): the finished store has exactly the model's.
+  func noteLookUp(_ db: Database, columns: [String], in table: String) throws {
+    guard isWorkingCopy, !columns.isEmpty else { return }
+    let key = "\(table)(\(columns.joined(separator: ",")))"
+    let count = (lookUps[key] ?? 0) + 1
+    lookUps[key] = count
+    guard count == Self.lookUpsBeforeIndex else { return }
+    let name = "Z_MIGRUN_LOOKUP_\(lookUpIndexes.count + 1)"
+    try db.execute(sql: "CREATE INDEX \(name) ON \(table) (\(columns.joined(separator: ", ")))")
+    lookUpIndexes.append(name)
+  }
+
+  /// Drops the look-up indexes a step made.
+  func dropLookUpIndexes() throws {
+    guard !lookUpIndexes.isEmpty else { return }
+    try withConnection { db in
+      for name in lookUpIndexes { try db.execute(sql: "DROP INDEX IF EXISTS \(name)") }
+    }
+    lookUpIndexes = []
+    lookUps = [:]
+  }
 
   let queue: DatabaseQueue
   static let pageSize = 500
@@ -184,6 +217,7 @@ public final class SQLiteStore: ObjectStore {
     // table and column the model implies must be there, before anything reads a row.
     let existing = try Self.readTables(queue, file: url.path)
     storedTables = existing
+    isWorkingCopy = fastWrites
     readsWithoutTransaction =
       access == .readOnly && (Self.readOnlyPath(url).map { $0.hasSuffix("immutable=1") } ?? true)
     schema = StoreSchema(model: self.model, existing: existing)
