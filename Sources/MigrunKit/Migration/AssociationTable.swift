@@ -1,17 +1,27 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// Which destination objects were made from which source objects, per entity mapping: Core Data's
 /// `associateSourceInstance(_:withDestinationInstance:for:)` record. Kept in a SQLite file beside
 /// the working copy (or in memory for in-memory stores), so it never grows the process with the store.
+///
+/// Every object of a step is associated once and looked up a few times, so the table is driven
+/// through SQLite's C API with statements prepared once, entity and mapping names stored as small
+/// integers (a string compared per row, and GRDB's per-call work, cost more than the look-up).
 final class AssociationTable {
   private let queue: DatabaseQueue
   let url: URL?
+  private let connection: OpaquePointer
+  private var statements: [String: OpaquePointer] = [:]
+  /// Entity and mapping names ↔ the integers stored for them.
+  private var codes: [String: Int64] = [:]
+  private var names: [String] = []
 
   init(at url: URL?) throws {
     self.url = url
     var configuration = Configuration()
-    // The table's one transaction spans every access (see init).
+    // The table's one transaction spans every access (see below).
     configuration.allowsUnsafeTransactions = true
     configuration.prepareDatabase { db in
       try db.execute(sql: "PRAGMA journal_mode = OFF")
@@ -22,78 +32,142 @@ final class AssociationTable {
       ?? DatabaseQueue(configuration: configuration)
     // One transaction for the table's whole life: it is a throwaway side file (no journal, deleted
     // at the end), so a transaction per association would only add a commit per migrated object.
-    try queue.inDatabase { db in
+    let handle = try queue.inDatabase { db -> OpaquePointer? in
       try db.beginTransaction()
       try db.execute(
         sql: """
-          CREATE TABLE association (mapping TEXT NOT NULL, source_entity TEXT NOT NULL, source_pk INTEGER NOT NULL,
-            destination_entity TEXT NOT NULL, destination_pk INTEGER NOT NULL);
+          CREATE TABLE association (mapping INTEGER NOT NULL, source_entity INTEGER NOT NULL,
+            source_pk INTEGER NOT NULL, destination_entity INTEGER NOT NULL, destination_pk INTEGER NOT NULL);
           CREATE INDEX association_source ON association (source_entity, source_pk);
           CREATE INDEX association_destination ON association (destination_entity, destination_pk);
           CREATE INDEX association_mapping ON association (mapping);
           """)
+      return db.sqliteConnection
     }
+    guard let handle else { throw StoreError(.sqlite, reason: "the association table has no connection") }
+    connection = handle
+  }
+
+  deinit {
+    for statement in statements.values { sqlite3_finalize(statement) }
+  }
+
+  private func code(_ name: String) -> Int64 {
+    if let code = codes[name] { return code }
+    let code = Int64(names.count)
+    names.append(name)
+    codes[name] = code
+    return code
+  }
+
+  private func name(_ code: Int64) -> String {
+    code >= 0 && code < names.count ? names[Int(code)] : ""
+  }
+
+  /// The statement for `sql`, prepared on first use and reset for the next.
+  private func statement(_ sql: String) throws -> OpaquePointer {
+    if let statement = statements[sql] {
+      sqlite3_reset(statement)
+      return statement
+    }
+    var statement: OpaquePointer?
+    guard sqlite3_prepare_v2(connection, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+      throw StoreError(.sqlite, reason: "association table: \(String(cString: sqlite3_errmsg(connection)))")
+    }
+    statements[sql] = statement
+    return statement
+  }
+
+  private func failure() -> StoreError {
+    StoreError(.sqlite, reason: "association table: \(String(cString: sqlite3_errmsg(connection)))")
   }
 
   func add(mapping: String, source: ObjectID, destination: ObjectID) throws {
-    try queue.inDatabase { db in
-      try db.cachedStatement(sql: "INSERT INTO association VALUES (?, ?, ?, ?, ?)")
-        .execute(arguments: [mapping, source.entity, source.primaryKey, destination.entity, destination.primaryKey])
-    }
+    let insert = try statement("INSERT INTO association VALUES (?, ?, ?, ?, ?)")
+    sqlite3_bind_int64(insert, 1, code(mapping))
+    sqlite3_bind_int64(insert, 2, code(source.entity))
+    sqlite3_bind_int64(insert, 3, source.primaryKey)
+    sqlite3_bind_int64(insert, 4, code(destination.entity))
+    sqlite3_bind_int64(insert, 5, destination.primaryKey)
+    guard sqlite3_step(insert) == SQLITE_DONE else { throw failure() }
   }
 
-  /// Destination objects made from `source` (by any mapping when `mapping` is nil).
   func destinations(of source: ObjectID, mapping: String?) throws -> [ObjectID] {
-    try lookUp(source, from: "source", to: "destination", mapping: mapping)
+    try lookUp(source, sql: mapping == nil ? Self.destinationsSQL : Self.destinationsOfMappingSQL, mapping: mapping)
   }
 
-  /// Source objects `destination` was made from (by any mapping when `mapping` is nil).
   func sources(of destination: ObjectID, mapping: String?) throws -> [ObjectID] {
-    try lookUp(destination, from: "destination", to: "source", mapping: mapping)
+    try lookUp(destination, sql: mapping == nil ? Self.sourcesSQL : Self.sourcesOfMappingSQL, mapping: mapping)
   }
 
-  /// The look-up statements' SQL, by direction and whether a mapping is named (made once).
-  private static let lookUpSQL: [String: String] = {
-    var sql: [String: String] = [:]
-    for (side, other) in [("source", "destination"), ("destination", "source")] {
-      for named in [false, true] {
-        sql["\(side)\(named)"] =
-          "SELECT \(other)_entity, \(other)_pk FROM association WHERE \(side)_entity = ? AND \(side)_pk = ?"
-          + (named ? " AND mapping = ?" : "") + " ORDER BY rowid"
-      }
-    }
-    return sql
-  }()
+  /// By the object's own index: the planner could pick the mapping's index, a scan of every row of
+  /// the mapping per look-up.
+  private static func lookUpSQL(from side: String, to other: String, mapping: Bool) -> String {
+    "SELECT \(other)_entity, \(other)_pk FROM association INDEXED BY association_\(side)"
+      + " WHERE \(side)_entity = ? AND \(side)_pk = ?" + (mapping ? " AND mapping = ?" : "") + " ORDER BY rowid"
+  }
+  private static let destinationsSQL = lookUpSQL(from: "source", to: "destination", mapping: false)
+  private static let destinationsOfMappingSQL = lookUpSQL(from: "source", to: "destination", mapping: true)
+  private static let sourcesSQL = lookUpSQL(from: "destination", to: "source", mapping: false)
+  private static let sourcesOfMappingSQL = lookUpSQL(from: "destination", to: "source", mapping: true)
 
-  private func lookUp(_ id: ObjectID, from side: String, to other: String, mapping: String?) throws -> [ObjectID] {
-    try queue.inDatabase { db in
-      let sql = Self.lookUpSQL["\(side)\(mapping != nil)"] ?? ""
-      var arguments: StatementArguments = [id.entity, id.primaryKey]
-      if let mapping { arguments += [mapping] }
-      return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map {
-        ObjectID(entity: $0[0], primaryKey: $0[1])
+  private func lookUp(_ id: ObjectID, sql: String, mapping: String?) throws -> [ObjectID] {
+    // A name never stored has no associations.
+    guard let entity = codes[id.entity] else { return [] }
+    let select = try statement(sql)
+    sqlite3_bind_int64(select, 1, entity)
+    sqlite3_bind_int64(select, 2, id.primaryKey)
+    if let mapping {
+      guard let mappingCode = codes[mapping] else { return [] }
+      sqlite3_bind_int64(select, 3, mappingCode)
+    }
+    var found: [ObjectID] = []
+    while true {
+      switch sqlite3_step(select) {
+      case SQLITE_ROW:
+        found.append(
+          ObjectID(entity: name(sqlite3_column_int64(select, 0)), primaryKey: sqlite3_column_int64(select, 1)))
+      case SQLITE_DONE:
+        return found
+      default:
+        throw failure()
       }
     }
   }
 
-  /// The destination objects of `mapping`, each once (the first association counts), a page at a
-  /// time after row `after`.
   func destinationsPage(mapping: String, after: Int64, limit: Int) throws -> [(row: Int64, id: ObjectID)] {
-    try queue.inDatabase { db in
-      try Row.fetchAll(
-        db.cachedStatement(
-          sql: """
-            SELECT a.rowid, a.destination_entity, a.destination_pk FROM association a
-            WHERE a.mapping = ? AND a.rowid > ? AND NOT EXISTS (
-              SELECT 1 FROM association b WHERE b.destination_entity = a.destination_entity
-                AND b.destination_pk = a.destination_pk AND b.mapping = a.mapping AND b.rowid < a.rowid)
-            ORDER BY a.rowid LIMIT ?
-            """), arguments: [mapping, after, limit]
-      ).map { (row: $0[0], id: ObjectID(entity: $0[1], primaryKey: $0[2])) }
+    guard let mappingCode = codes[mapping] else { return [] }
+    let select = try statement(
+      """
+      SELECT a.rowid, a.destination_entity, a.destination_pk FROM association a INDEXED BY association_mapping
+      WHERE a.mapping = ? AND a.rowid > ? AND NOT EXISTS (
+        SELECT 1 FROM association b INDEXED BY association_destination WHERE b.destination_entity = a.destination_entity
+          AND b.destination_pk = a.destination_pk AND b.mapping = a.mapping AND b.rowid < a.rowid)
+      ORDER BY a.rowid LIMIT ?
+      """)
+    sqlite3_bind_int64(select, 1, mappingCode)
+    sqlite3_bind_int64(select, 2, after)
+    sqlite3_bind_int64(select, 3, Int64(limit))
+    var page: [(row: Int64, id: ObjectID)] = []
+    while true {
+      switch sqlite3_step(select) {
+      case SQLITE_ROW:
+        page.append(
+          (
+            sqlite3_column_int64(select, 0),
+            ObjectID(entity: name(sqlite3_column_int64(select, 1)), primaryKey: sqlite3_column_int64(select, 2))
+          ))
+      case SQLITE_DONE:
+        return page
+      default:
+        throw failure()
+      }
     }
   }
 
   func close() throws {
+    for statement in statements.values { sqlite3_finalize(statement) }
+    statements = [:]
     try queue.close()
     if let url { StoreFiles.remove(url) }
   }
