@@ -49,7 +49,6 @@ typedef struct ring {
 typedef struct loop_ctx {
   mr_vm *vm;
   int64_t ref, in_keys, out_keys;
-  int in_order;
   sqlite3_stmt *select, *insert;
   int32_t plain, inputs, outputs;
   const int8_t *input_kinds, *output_kinds;
@@ -358,48 +357,21 @@ static int loop_main(lua_State *L) {
       lua_rawset(L, table);
     }
     mr_arm(vm);
-    int status = lua_pcall(L, 1, ctx->in_order ? ctx->outputs : 1, handler);
+    int status = lua_pcall(L, 1, ctx->outputs, handler);
     mr_disarm(vm);
     if ((ctx->status = mr_call_status(vm, L, status)) != MR_OK) return 0;
-    int result = lua_gettop(L);
     for (int32_t c = 0; c < ctx->plain; c++) {
       if (!cell_column(s, &s->cells[c], ctx->select, c)) return luaL_error(L, "not enough memory for a row");
     }
-    if (ctx->in_order) {
-      // The results are the values above the function's slot, in output order.
-      int first = function + 1;
-      for (int32_t k = 0; k < ctx->outputs; k++) {
-        if (encode_output(L, first + k, ctx->output_kinds[k], s, &s->cells[ctx->plain + k], null_index)) continue;
-        mr_buf_reset(ctx->out);
-        for (int32_t j = 0; j < ctx->outputs; j++) mr_read_value(L, first + j, ctx->out, 0);
-        ctx->stop = MR_LOOP_OUTPUTS;
-        return 0;
-      }
-    } else if (lua_isnil(L, result)) {
-      for (int32_t k = 0; k < ctx->outputs; k++) s->cells[ctx->plain + k].type = SQLITE_NULL;
-    } else if (!lua_istable(L, result)) {
-      ctx->status = MR_ERR_VALUE;
-      lua_pushfstring(L, "the function returned a %s where a table of values was expected", luaL_typename(L, result));
-      mr_set_error(vm, lua_tostring(L, -1));
+    // The results are the values above the function's slot, in output order.
+    int first = function + 1;
+    for (int32_t k = 0; k < ctx->outputs; k++) {
+      if (encode_output(L, first + k, ctx->output_kinds[k], s, &s->cells[ctx->plain + k], null_index)) continue;
+      // The host converts these results (and words any error): all of them, by position.
+      mr_buf_reset(ctx->out);
+      for (int32_t j = 0; j < ctx->outputs; j++) mr_read_value(L, first + j, ctx->out, 0);
+      ctx->stop = MR_LOOP_OUTPUTS;
       return 0;
-    } else {
-      for (int32_t k = 0; k < ctx->outputs; k++) {
-        lua_rawgeti(L, out_keys, k + 1);
-        lua_rawget(L, result);
-        int stored = encode_output(L, -1, ctx->output_kinds[k], s, &s->cells[ctx->plain + k], null_index);
-        lua_pop(L, 1);
-        if (stored) continue;
-        // The host converts these results (and words any error): all of them, by position.
-        mr_buf_reset(ctx->out);
-        for (int32_t j = 0; j < ctx->outputs; j++) {
-          lua_rawgeti(L, out_keys, j + 1);
-          lua_rawget(L, result);
-          mr_read_value(L, -1, ctx->out, 0);
-          lua_pop(L, 1);
-        }
-        ctx->stop = MR_LOOP_OUTPUTS;
-        return 0;
-      }
     }
     lua_settop(L, function);
     r->head = (r->head + 1) % SLOTS;
@@ -411,13 +383,13 @@ static int loop_main(lua_State *L) {
 }
 
 mr_status mr_vm_row_loop(
-  mr_vm *vm, int64_t ref, int64_t in_keys, int64_t out_keys, int32_t in_order, void *select, void *insert, int32_t plain,
+  mr_vm *vm, int64_t ref, int64_t in_keys, int64_t out_keys, void *select, void *insert, int32_t plain,
   const int8_t *input_kinds, int32_t inputs, const int8_t *output_kinds, int32_t outputs, int64_t limit,
   int64_t *rows, int32_t *stop, int64_t *failed_pk, mr_buf *out) {
   *rows = 0;
   *failed_pk = 0;
   ring *r = calloc(1, sizeof *r);
-  cell *cells = calloc((size_t)SLOTS * (size_t)(plain + outputs + 1), sizeof *cells);
+  cell *cells = calloc((size_t)SLOTS * (size_t)(plain + outputs), sizeof *cells);
   if (!r || !cells) {
     free(r);
     free(cells);
@@ -425,7 +397,7 @@ mr_status mr_vm_row_loop(
     *stop = MR_LOOP_DONE;
     return MR_ERR_MEMORY;
   }
-  for (int k = 0; k < SLOTS; k++) r->slots[k].cells = cells + (size_t)k * (size_t)(plain + outputs + 1);
+  for (int k = 0; k < SLOTS; k++) r->slots[k].cells = cells + (size_t)k * (size_t)(plain + outputs);
   r->cells = plain + outputs;
   r->insert = insert;
   pthread_mutex_init(&r->lock, NULL);
@@ -434,7 +406,7 @@ mr_status mr_vm_row_loop(
   pthread_t writer;
   int threaded = pthread_create(&writer, NULL, writer_main, r) == 0;
   loop_ctx ctx = {
-      .vm = vm, .ref = ref, .in_keys = in_keys, .out_keys = out_keys, .in_order = in_order, .select = select,
+      .vm = vm, .ref = ref, .in_keys = in_keys, .out_keys = out_keys, .select = select,
       .insert = insert,
       .plain = plain, .inputs = inputs, .outputs = outputs, .input_kinds = input_kinds,
       .output_kinds = output_kinds, .limit = threaded ? limit : 0, .stop = MR_LOOP_DONE, .status = MR_OK,

@@ -74,10 +74,9 @@ extension LuaVM {
   /// first) are bound unchanged, the next ones (as `inputs` say) go to the function under the row
   /// call's input keys after `__pk`, and its results (as `outputs` say) are bound after them. Each
   /// call runs under the limits; a Lua error throws. Returns the rows inserted and why it stopped.
-  /// `resultsInOrder`: the function returns its results as values in output-key order instead of a
-  /// table (no table built per row).
+  /// The function returns its results as values in output-key order (no table built per row).
   public func runRowLoop(
-    _ row: LuaRowCall, resultsInOrder: Bool = false, select: OpaquePointer, insert: OpaquePointer, plainCount: Int,
+    _ row: LuaRowCall, select: OpaquePointer, insert: OpaquePointer, plainCount: Int,
     inputs: [LuaRowLoopKind.Input], outputs: [LuaRowLoopKind.Output], limit: Int
   ) throws(LuaError) -> (rows: Int, stop: LuaRowLoopStop) {
     guard row.function.vm == ObjectIdentifier(self), inputs.count + 1 <= row.inputKeys.count,
@@ -93,7 +92,7 @@ extension LuaVM {
       let status = inputKinds.withUnsafeBufferPointer { inputBuffer in
         outputKinds.withUnsafeBufferPointer { outputBuffer in
           mr_vm_row_loop(
-            state, row.function.reference, row.inputReference, row.outputReference, resultsInOrder ? 1 : 0,
+            state, row.function.reference, row.inputReference, row.outputReference,
             UnsafeMutableRawPointer(select),
             UnsafeMutableRawPointer(insert), Int32(plainCount), inputBuffer.baseAddress, Int32(inputs.count),
             outputBuffer.baseAddress, Int32(outputs.count), Int64(limit), &rows, &stop, &failedKey, results)

@@ -195,7 +195,7 @@ extension LuaRowTransform {
     let result: (rows: Int, stop: LuaRowLoopStop)
     do {
       result = try policy.bridge.vm.runRowLoop(
-        loopCall, resultsInOrder: true, select: select, insert: insert, plainCount: plainCount,
+        loopCall, select: select, insert: insert, plainCount: plainCount,
         inputs: inputTypes.map(Self.inputKind),
         outputs: policy.computed.map { Self.outputKind($0.attribute.type) }, limit: limit)
     } catch {

@@ -128,16 +128,16 @@ typedef enum mr_loop_stop {
 /// A bulk copy's row loop, run in C: steps `select` (a sqlite3_stmt *; column 0 is Z_PK, the first
 /// `plain` columns are bound unchanged to the insert's first parameters, the next `inputs` columns
 /// are the function's inputs after `__pk`), calls function `ref` with one table of them under
-/// `in_keys` (as mr_vm_call_row), binds the fields `out_keys` of the table it returns after the
-/// plain values and steps `insert` (a sqlite3_stmt *) — each call under the limits, as mr_vm_call.
-/// With `in_order` the function returns its results as values in `out_keys` order instead.
+/// `in_keys` (as mr_vm_call_row), binds the values it returns (one per `out_keys` key, in that order)
+/// after the plain values and steps `insert` (a sqlite3_stmt *) — each call under the limits, as
+/// mr_vm_call.
 /// The inserts run on a second thread, a bounded queue of rows between (the insert's connection is
 /// used by that thread alone meanwhile; the select's must be another connection or not written).
 /// Returns at `limit` rows or at a row the host must finish, every row before it inserted; *rows
 /// counts the rows inserted; *stop says why it returned. A Lua error or limit is the status, as
 /// for mr_vm_call.
 mr_status mr_vm_row_loop(
-  mr_vm *vm, int64_t ref, int64_t in_keys, int64_t out_keys, int32_t in_order, void *select, void *insert, int32_t plain,
+  mr_vm *vm, int64_t ref, int64_t in_keys, int64_t out_keys, void *select, void *insert, int32_t plain,
   const int8_t *input_kinds, int32_t inputs, const int8_t *output_kinds, int32_t outputs, int64_t limit,
   int64_t *rows, int32_t *stop, int64_t *failed_pk, mr_buf *out);
 /// The last error's message (with "chunk:line:" where Lua gave one) and traceback.

@@ -100,8 +100,16 @@ struct DDLStep {
       else { return .copyRows("\(to.name) gets a uniqueness constraint its rows may break") }
     }
     var builder = Builder(mapping: mapping, source: source, destination: destination)
-    if let reason = builder.build() { return .copyRows(reason) }
-    return builder.step
+    return builder.build()
+  }
+
+  /// The decision for the step `mapping` on a store migrun wrote: laid out as a new store of the
+  /// step's source version, nothing else in it (what `migrun plan` assumes for steps after the first).
+  static func decide(mapping: MappingModel) -> Decision {
+    let schema = StoreSchema(model: mapping.source)
+    var tables = Dictionary(uniqueKeysWithValues: schema.tables.map { ($0.name, $0.columns.map(\.name)) })
+    for table in coreDataTables { tables[table] = [] }
+    return decide(mapping: mapping, schema: schema, tables: tables, otherObjects: [])
   }
 
   /// The decision for the step `mapping` on the store `store` (its layout and file as they are).
@@ -110,12 +118,6 @@ struct DDLStep {
       try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type IN ('trigger', 'view') ORDER BY name")
     }
     return decide(mapping: mapping, schema: store.schema, tables: store.storedTables, otherObjects: others)
-  }
-
-  /// Whether the step changes anything in the tables (else only metadata is written).
-  var editsTables: Bool {
-    !droppedTables.isEmpty || !renamedTables.isEmpty || !droppedColumns.isEmpty || !renamedColumns.isEmpty
-      || !addedColumns.isEmpty || !createdTables.isEmpty || !fills.isEmpty
   }
 
   // MARK: - Running
@@ -263,7 +265,6 @@ extension DDLStep {
     var joinOrigins: [String: String?] = [:]
     /// Per destination entity number: assignments and arguments of its fill.
     var fills: [Int: (mapping: String, assignments: [String], arguments: [DatabaseValue])] = [:]
-    var step: Decision = .copyRows("not worked out")
 
     init(mapping: MappingModel, source: StoreSchema, destination: StoreSchema) {
       self.mapping = mapping
@@ -285,16 +286,15 @@ extension DDLStep {
       if origins[table.uppercased()]?[column.uppercased()] == nil { _ = claim(table, column, nil) }
     }
 
-    /// Returns the reason the step must copy rows, or nil (then ``step`` is the DDL step).
-    mutating func build() -> String? {
+    mutating func build() -> Decision {
       for table in destination.tables where !isJoin(table.name) {
         for column in ["Z_PK", "Z_ENT", "Z_OPT"] { _ = claim(table.name, column, column) }
       }
       for entityMapping in mapping.entityMappings where [.copy, .transform].contains(entityMapping.kind) {
         guard let name = entityMapping.destinationEntity, let from = source.layout(of: name),
           let to = destination.layout(of: name)
-        else { return "entity mapping \(entityMapping.name) names an unknown entity" }
-        if let reason = map(entityMapping, from: from, to: to) { return reason }
+        else { return .copyRows("entity mapping \(entityMapping.name) names an unknown entity") }
+        if let reason = map(entityMapping, from: from, to: to) { return .copyRows(reason) }
       }
       // A new entity's own columns (and join tables) are new; inherited ones are its parent's.
       for layout in destination.entities where source.layout(of: layout.name) == nil {
@@ -434,7 +434,7 @@ extension DDLStep {
     }
 
     /// The edits, once every destination column has an origin; checked by playing them on the source.
-    private mutating func assemble() -> String? {
+    private func assemble() -> Decision {
       var tablesAfter: [String: [String: String]] = [:]  // table → column → type, all uppercased
       var sourceTables: [String: StoreSchema.Table] = [:]
       for table in source.tables {
@@ -454,7 +454,7 @@ extension DDLStep {
       for table in destination.tables {
         let key = table.name.uppercased()
         if isJoin(table.name) {
-          guard let origin = joinOrigins[key] else { return "join table \(table.name) has no origin" }
+          guard let origin = joinOrigins[key] else { return .copyRows("join table \(table.name) has no origin") }
           guard let origin else {
             createdTables.append(table)
             continue
@@ -486,11 +486,11 @@ extension DDLStep {
           continue
         }
         guard var columns = tablesAfter[key], let tableOrigins = origins[key] else {
-          return "table \(table.name) has no origin"
+          return .copyRows("table \(table.name) has no origin")
         }
         let continued = Set(tableOrigins.values.compactMap { $0 })
         guard continued.count == tableOrigins.values.compactMap({ $0 }).count else {
-          return "a column of \(table.name) continues in two columns"
+          return .copyRows("a column of \(table.name) continues in two columns")
         }
         for name in columns.keys.sorted() where !continued.contains(name) {
           droppedColumns.append((table.name, name))
@@ -499,10 +499,12 @@ extension DDLStep {
         var renamed: [String: String] = [:]
         for column in table.columns {
           let name = column.name.uppercased()
-          guard let origin = tableOrigins[name] else { return "column \(table.name).\(column.name) has no origin" }
+          guard let origin = tableOrigins[name] else {
+            return .copyRows("column \(table.name).\(column.name) has no origin")
+          }
           if let origin {
             guard let type = columns[origin], type == column.type.uppercased() else {
-              return "column \(table.name).\(column.name) changes type"
+              return .copyRows("column \(table.name).\(column.name) changes type")
             }
             renamed[name] = type
             columnNames[key, default: [:]][origin] = name
@@ -526,7 +528,7 @@ extension DDLStep {
               uniquingKeysWith: { first, _ in first })
           )
         }, uniquingKeysWith: { first, _ in first })
-      guard tablesAfter == wanted else { return "the edits would not give the destination layout" }
+      guard tablesAfter == wanted else { return .copyRows("the edits would not give the destination layout") }
       let fillStatements = fills.keys.sorted().compactMap { number -> (String, String, [DatabaseValue])? in
         guard let fill = fills[number], let layout = destination.layout(number: number) else { return nil }
         return (
@@ -535,13 +537,12 @@ extension DDLStep {
           fill.arguments
         )
       }
-      step = .ddl(
+      return .ddl(
         DDLStep(
           droppedTables: droppedTables, renamedTables: renamedTables, droppedColumns: droppedColumns,
           renamedColumns: renamedColumns, addedColumns: addedColumns, createdTables: createdTables,
           addedEntities: destination.entities.filter { source.layout(of: $0.name) == nil },
           fills: fillStatements, columnNames: columnNames, tableNames: tableNames, destination: destination))
-      return nil
     }
 
     private func isSourceJoin(_ table: String) -> Bool {

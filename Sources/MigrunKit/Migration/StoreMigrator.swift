@@ -145,9 +145,7 @@ public final class StoreMigrator {
         let source = try SQLiteStore(url: current, model: step.source, access: .readOnly)
         defer { try? source.close() }
         let stepMapping = try mapping(for: step)
-        if options.ddl, stepMapping.policies.isEmpty,
-          case .ddl(let edit) = try DDLStep.decide(mapping: stepMapping.mapping, store: source)
-        {
+        if case .ddl(let edit) = try Self.ddlDecision(stepMapping, store: source, options: options) {
           try source.close()
           // migrun's own file (a snapshot or an earlier step's result) is edited where it is.
           if current == store { try StoreFiles.cloneOrCopy(store, to: working) } else { working = current }
@@ -216,31 +214,28 @@ public final class StoreMigrator {
   public static func method(
     of step: MigrationStep, mapping stepMapping: StepMapping, store: SQLiteStore?, options: Options = Options()
   ) throws -> (method: StepMethod, reason: String?) {
-    let mapping = stepMapping.mapping
-    let schema = store?.schema ?? StoreSchema(model: step.source)
-    var reason: String?
-    if !options.ddl {
-      reason = "DDL is turned off"
-    } else if !stepMapping.policies.isEmpty {
-      reason = "Lua policies run per object, or per row where they only compute attributes"
-    } else {
-      let decision: DDLStep.Decision
-      if let store {
-        decision = try DDLStep.decide(mapping: mapping, store: store)
-      } else {
-        var tables = Dictionary(uniqueKeysWithValues: schema.tables.map { ($0.name, $0.columns.map(\.name)) })
-        for table in DDLStep.coreDataTables { tables[table] = [] }
-        decision = DDLStep.decide(mapping: mapping, schema: schema, tables: tables, otherObjects: [])
-      }
-      switch decision {
-      case .ddl: return (.ddl, nil)
-      case .copyRows(let why): reason = why
-      }
+    let reason: String
+    switch try ddlDecision(stepMapping, store: store, options: options) {
+    case .ddl: return (.ddl, nil)
+    case .copyRows(let why): reason = why
     }
     // (Policies that only compute attributes run as a row loop: that is known once their script runs.)
-    let bulk = try BulkCopy(mapping: mapping, sourceSchema: schema, policies: stepMapping.policies)
-    guard options.bulkCopy, bulk != nil else { return (.objects, reason) }
-    return (.copyRows, reason)
+    let schema = store?.schema ?? StoreSchema(model: step.source)
+    let bulk = try BulkCopy(mapping: stepMapping.mapping, sourceSchema: schema, policies: stepMapping.policies)
+    return (options.bulkCopy && bulk != nil ? .copyRows : .objects, reason)
+  }
+
+  /// Whether a step runs as DDL, or why not — the one decision `run()` and `method(of:…)` share.
+  /// `store` nil: a store migrun wrote (see ``DDLStep/decide(mapping:)``).
+  static func ddlDecision(_ stepMapping: StepMapping, store: SQLiteStore?, options: Options) throws
+    -> DDLStep.Decision
+  {
+    guard options.ddl else { return .copyRows("DDL is turned off") }
+    guard stepMapping.policies.isEmpty else {
+      return .copyRows("Lua policies run per object, or per row where they only compute attributes")
+    }
+    guard let store else { return DDLStep.decide(mapping: stepMapping.mapping) }
+    return try DDLStep.decide(mapping: stepMapping.mapping, store: store)
   }
 
   /// A DDL step on `working` (migrun's own copy): the edit, then the destination's rules checked as

@@ -23,6 +23,16 @@ extension Row {
     return try Self.convert(self[index] as DatabaseValue, name, as: type)
   }
 
+  /// The value at `index` as `T`; NULL is an error too; errors name the column `name`.
+  func required<T: DatabaseValueConvertible>(at index: Int, named name: String, as type: T.Type = T.self)
+    throws(StoreError) -> T
+  {
+    guard let value = try value(at: index, named: name, as: type) else {
+      throw StoreError(.badValue, reason: "\(name) is NULL")
+    }
+    return value
+  }
+
   /// The value of `column` as `T`; NULL is an error too.
   func required<T: DatabaseValueConvertible>(_ column: String, as type: T.Type = T.self) throws(StoreError) -> T {
     guard let value = try value(column, as: type) else {

@@ -17,14 +17,16 @@ struct SQLiteObjectReader {
   /// ``StoredObject/toMany`` empty (no member queries). Columns are read by position, through the
   /// entity's ``SQLiteStore/ReadPlan`` (worked out once per entity).
   func object(from row: Row, table: String, withToMany: Bool = true) throws -> StoredObject {
-    // By position only where the table begins Z_PK, Z_ENT, Z_OPT and the row is the entity's.
-    guard store.tableBeginsWithKeys(table), row.count > 2,
-      let number = try row.value(at: 1, named: "Z_ENT", as: Int.self),
-      let primaryKey = try row.value(at: 0, named: "Z_PK", as: Int64.self), let plan = store.readPlan(number: number),
-      plan.layout.table == table
-    else { return try objectByName(from: row, withToMany: withToMany) }
+    let keys = try store.keyColumns(of: table)
+    let number = try row.required(at: keys.entity, named: "Z_ENT", as: Int.self)
+    let primaryKey = try row.required(at: keys.primaryKey, named: "Z_PK", as: Int64.self)
+    guard let plan = try store.readPlan(number: number), plan.layout.table == table else {
+      throw StoreError(
+        .badValue, primaryKey: primaryKey, reason: "row has Z_ENT \(number), which the model does not have in \(table)")
+    }
     var object = StoredObject(
-      id: ObjectID(entity: plan.layout.name, primaryKey: primaryKey), version: try row.value(at: 2, named: "Z_OPT") ?? 0
+      id: ObjectID(entity: plan.layout.name, primaryKey: primaryKey),
+      version: try row.value(at: keys.version, named: "Z_OPT") ?? 0
     )
     object.attributes.reserveCapacity(plan.attributes.count)
     for attribute in plan.attributes {
@@ -52,47 +54,6 @@ struct SQLiteObjectReader {
         default:
           continue
         }
-      }
-    }
-    return object
-  }
-
-  /// The same from a row whose columns are not the table's own in order (looked up by name).
-  private func objectByName(from row: Row, withToMany: Bool) throws -> StoredObject {
-    let number = try row.required("Z_ENT", as: Int.self)
-    let primaryKey = try row.required("Z_PK", as: Int64.self)
-    guard let layout = store.schema.layout(number: number) else {
-      throw StoreError(
-        .badValue, primaryKey: primaryKey, reason: "row has Z_ENT \(number), which the model does not have")
-    }
-    guard let entity = store.model.entity(named: layout.name) else {
-      throw StoreError(.unknownEntity, entity: layout.name, reason: "the model has no such entity")
-    }
-    var object = StoredObject(
-      id: ObjectID(entity: layout.name, primaryKey: primaryKey), version: try row.value("Z_OPT") ?? 0)
-    for attribute in store.model.attributes(of: entity) {
-      guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
-      object.attributes[attribute.name] = StoreValueCoding.value(
-        row[column.name] as DatabaseValue, type: attribute.type)
-    }
-    for relationship in store.model.relationships(of: entity) {
-      switch layout.properties[relationship.name] {
-      case .toOne(let key, let entityColumn, _)?:
-        guard let target = try row.value(key.name, as: Int64.self) else { continue }
-        let targetEntity = try entityColumn.flatMap { column in
-          try row.value(column.name, as: Int.self).flatMap { store.schema.layout(number: $0)?.name }
-        }
-        object.toOne[relationship.name] = ObjectID(
-          entity: targetEntity ?? relationship.destinationEntity, primaryKey: target)
-      case .toManyThroughInverse(let destination, let inverse)? where withToMany:
-        object.toMany[relationship.name] = try membersThroughInverse(
-          primaryKey, destination: destination, inverse: inverse)
-      case .manyToMany(let table, let own, let other, let order)? where withToMany:
-        object.toMany[relationship.name] = try joinMembers(
-          primaryKey, table: table, own: own, other: other, destination: relationship.destinationEntity,
-          order: order)
-      default:
-        continue
       }
     }
     return object

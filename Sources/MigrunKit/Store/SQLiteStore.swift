@@ -90,66 +90,69 @@ public final class SQLiteStore: ObjectStore {
 
   private var readPlans: [Int: ReadPlan?] = [:]
 
-  private var keyedTables: [String: Bool] = [:]
+  private var tablePositions: [String: [String: Int]] = [:]
 
-  /// Whether `table`'s first columns in the file are Z_PK, Z_ENT, Z_OPT (as Core Data and migrun
-  /// lay tables out): rows of `SELECT *` can then be read by position.
-  func tableBeginsWithKeys(_ table: String) -> Bool {
-    if let known = keyedTables[table] { return known }
+  /// Column name (uppercased) → position in a row of `SELECT * FROM table`, as the file has it.
+  private func positions(in table: String) -> [String: Int] {
+    if let known = tablePositions[table] { return known }
     let columns = storedTables.first { $0.key.uppercased() == table.uppercased() }?.value ?? []
-    let begins = columns.prefix(3).map { $0.uppercased() } == ["Z_PK", "Z_ENT", "Z_OPT"]
-    keyedTables[table] = begins
-    return begins
+    var positions: [String: Int] = [:]
+    for (index, name) in columns.enumerated() where positions[name.uppercased()] == nil {
+      positions[name.uppercased()] = index
+    }
+    tablePositions[table] = positions
+    return positions
   }
 
-  /// The read plan of entity number `number`, or nil when the model has no such entity or its
-  /// columns cannot all be found (such rows are read by name, which reports what is wrong).
-  func readPlan(number: Int) -> ReadPlan? {
+  /// Where Z_PK, Z_ENT and Z_OPT are in a row of `SELECT * FROM table`.
+  func keyColumns(of table: String) throws -> (primaryKey: Int, entity: Int, version: Int) {
+    let positions = positions(in: table)
+    guard let primaryKey = positions["Z_PK"], let entity = positions["Z_ENT"], let version = positions["Z_OPT"] else {
+      throw StoreError(.layoutMismatch, reason: "table \(table) lacks Z_PK, Z_ENT or Z_OPT")
+    }
+    return (primaryKey, entity, version)
+  }
+
+  /// The read plan of entity number `number`, or nil when the model has no such entity.
+  func readPlan(number: Int) throws -> ReadPlan? {
     if let plan = readPlans[number] { return plan }
     guard let layout = schema.layout(number: number), let entity = model.entity(named: layout.name) else {
       readPlans[number] = .some(nil)
       return nil
     }
-    let columns = storedTables.first { $0.key.uppercased() == layout.table.uppercased() }?.value ?? []
-    var positions: [String: Int] = [:]
-    for (index, name) in columns.enumerated() where positions[name.uppercased()] == nil {
-      positions[name.uppercased()] = index
-    }
-    struct Missing: Error {}
+    let positions = positions(in: layout.table)
     func position(_ column: StoreSchema.Column) throws -> Int {
-      guard let index = positions[column.name.uppercased()] else { throw Missing() }
+      guard let index = positions[column.name.uppercased()] else {
+        throw StoreError(
+          .layoutMismatch, entity: layout.name, reason: "table \(layout.table) has no column \(column.name)")
+      }
       return index
     }
-    do {
-      var attributes: [(name: String, index: Int, type: AttributeType)] = []
-      for attribute in model.attributes(of: entity) {
-        guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
-        attributes.append((attribute.name, try position(column), attribute.type))
-      }
-      var toOnes: [(name: String, key: Int, keyName: String, entity: Int?, entityName: String?, destination: String)] =
-        []
-      var toMany: [(name: String, storage: StoreSchema.PropertyStorage, destination: String)] = []
-      for relationship in model.relationships(of: entity) {
-        switch layout.properties[relationship.name] {
-        case .toOne(let key, let entityColumn, _)?:
-          toOnes.append(
-            (
-              relationship.name, try position(key), key.name, try entityColumn.map(position), entityColumn?.name,
-              relationship.destinationEntity
-            ))
-        case let storage? where relationship.isToMany:
-          toMany.append((relationship.name, storage, relationship.destinationEntity))
-        default:
-          continue
-        }
-      }
-      let plan = ReadPlan(layout: layout, attributes: attributes, toOnes: toOnes, toMany: toMany)
-      readPlans[number] = plan
-      return plan
-    } catch {
-      readPlans[number] = .some(nil)
-      return nil
+    var attributes: [(name: String, index: Int, type: AttributeType)] = []
+    for attribute in model.attributes(of: entity) {
+      guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
+      attributes.append((attribute.name, try position(column), attribute.type))
     }
+    var toOnes: [(name: String, key: Int, keyName: String, entity: Int?, entityName: String?, destination: String)] =
+      []
+    var toMany: [(name: String, storage: StoreSchema.PropertyStorage, destination: String)] = []
+    for relationship in model.relationships(of: entity) {
+      switch layout.properties[relationship.name] {
+      case .toOne(let key, let entityColumn, _)?:
+        toOnes.append(
+          (
+            relationship.name, try position(key), key.name, try entityColumn.map(position), entityColumn?.name,
+            relationship.destinationEntity
+          ))
+      case let storage? where relationship.isToMany:
+        toMany.append((relationship.name, storage, relationship.destinationEntity))
+      default:
+        continue
+      }
+    }
+    let plan = ReadPlan(layout: layout, attributes: attributes, toOnes: toOnes, toMany: toMany)
+    readPlans[number] = plan
+    return plan
   }
 
   func rowPlan(for entityName: String) throws -> RowPlan {

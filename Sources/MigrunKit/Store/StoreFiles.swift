@@ -106,16 +106,6 @@ public enum StoreFiles {
     }
   }
 
-  /// How ``cloneOrCopy(_:to:)`` made its copy.
-  public enum CopyMethod: String, Sendable {
-    /// A reflink clone (`FICLONE`): the copy shares the source's blocks until either is written.
-    case clone
-    /// `copy_file_range(2)`: the kernel copies (and may share blocks where the file system can).
-    case kernelCopy = "kernel copy"
-    /// read(2)/write(2) through a buffer.
-    case readWrite = "read/write"
-  }
-
   /// The number of `FICLONE` (`_IOW(0x94, 9, int)`), which Glibc does not export to Swift.
   private static let ficlone: UInt = 0x4004_9409
 
@@ -131,8 +121,7 @@ public enum StoreFiles {
   /// Copies the file `source` to `destination` (which must not exist) without writing `source`: a
   /// reflink clone where the file system offers one (Btrfs, XFS, …: no bytes copied), else the
   /// kernel's `copy_file_range`, else plain reads and writes. The copy is not synced.
-  @discardableResult
-  public static func cloneOrCopy(_ source: URL, to destination: URL) throws -> CopyMethod {
+  public static func cloneOrCopy(_ source: URL, to destination: URL) throws {
     func failure(_ what: String, _ file: URL) -> StoreError {
       StoreError(.io, file: file.path, reason: "cannot \(what) (\(String(cString: strerror(errno))))")
     }
@@ -148,9 +137,8 @@ public enum StoreFiles {
     }
     if ioctl(output, Self.ficlone, input) == 0 {
       completed = true
-      return .clone
+      return
     }
-    var method = CopyMethod.kernelCopy
     while true {
       let copied = copyFileRange?(input, nil, output, nil, 1 << 30, 0) ?? -1
       if copied > 0 { continue }
@@ -159,7 +147,6 @@ public enum StoreFiles {
       guard copyFileRange == nil || [EXDEV, ENOSYS, EOPNOTSUPP, EINVAL].contains(errno) else {
         throw failure("copy the store", destination)
       }
-      method = .readWrite
       var buffer = [UInt8](repeating: 0, count: 1 << 20)
       while true {
         let read = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }
@@ -177,7 +164,6 @@ public enum StoreFiles {
       break
     }
     completed = true
-    return method
   }
 
   /// Folds a WAL store's `-wal` into its main file and leaves it in rollback-journal mode, so the
