@@ -15,7 +15,7 @@ struct HashCommand: MigrunCommand {
       """
   )
 
-  @Argument(help: "A .xcdatamodeld or .xcdatamodel path.")
+  @Argument(help: "A .xcdatamodeld or .xcdatamodel, or a compiled .momd or .mom.")
   var model: String
 
   @Option(help: "The version to hash (default: the current version).")

@@ -5,7 +5,7 @@ import MigrunScripting
 
 /// The options every migration command shares.
 struct ChainOptions: ParsableArguments {
-  @Option(help: "A .xcdatamodeld with the model's versions.") var model: String
+  @Option(help: "A .xcdatamodeld (or compiled .momd) with the model's versions.") var model: String
   @Option(help: "The destination version (default: the current version).") var to: String?
   @Option(
     help:
@@ -126,7 +126,7 @@ struct DiffCommand: MigrunCommand {
     commandName: "diff",
     abstract: "Show the mapping Core Data would infer between two model versions, or why there is none.")
 
-  @Argument(help: "A .xcdatamodeld.") var model: String
+  @Argument(help: "A .xcdatamodeld or .momd.") var model: String
   @Option(help: "The older version.") var from: String
   @Option(help: "The newer version.") var to: String
   @Flag(help: "Print the mapping as JSON.") var json = false

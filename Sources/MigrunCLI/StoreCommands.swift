@@ -49,7 +49,7 @@ struct InspectCommand: MigrunCommand {
       """)
 
   @Argument(help: "The store (.sqlite or any name).") var store: String
-  @Option(help: "A .xcdatamodeld or .xcdatamodel to identify the store's version.") var model: String?
+  @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd or .mom to identify the store's version.") var model: String?
   @Flag(help: "Print {\"uuid\", \"metadata\", \"entities\", \"version\"} as JSON.") var json = false
 
   func execute() throws {
@@ -106,7 +106,7 @@ struct CreateCommand: MigrunCommand {
     abstract: "Create an empty store for a model version, laid out as Core Data lays it out.")
 
   @Argument(help: "The store to create (must not exist).") var store: String
-  @Option(help: "A .xcdatamodeld or .xcdatamodel.") var model: String
+  @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd or .mom.") var model: String
   @Option(help: "The version (default: the current version).") var version: String?
 
   func execute() throws {
@@ -124,7 +124,7 @@ struct ExportCommand: MigrunCommand {
     abstract: "Write a store's objects as JSON (stable order, every value exact, relationships as Entity/pN).")
 
   @Argument(help: "The store.") var store: String
-  @Option(help: "A .xcdatamodeld or .xcdatamodel (default: the store's own model).") var model: String?
+  @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd or .mom (default: the store's own model).") var model: String?
   @Option(help: "Write to this file instead of standard output.") var out: String?
 
   func execute() throws {
@@ -151,7 +151,7 @@ struct ImportCommand: MigrunCommand {
     discussion: "The export must have been made from a store of the same model version (its hashes are checked).")
 
   @Argument(help: "The JSON file (from migrun export).") var file: String
-  @Option(help: "A .xcdatamodeld or .xcdatamodel.") var model: String
+  @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd or .mom.") var model: String
   @Option(help: "The version (default: the current version).") var version: String?
   @Option(help: "The store to create (must not exist).") var out: String
 

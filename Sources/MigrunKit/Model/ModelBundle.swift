@@ -1,11 +1,13 @@
 import Foundation
 
-/// The versions of one model: an `.xcdatamodeld` folder (or a single `.xcdatamodel`).
+/// The versions of one model: an `.xcdatamodeld` folder (or a single `.xcdatamodel`), or a
+/// compiled model — a `.momd` folder (or a single `.mom`), see ``CompiledModel``.
 ///
 /// Versions are the `NAME.xcdatamodel` folders inside; the current one is named by
 /// `.xccurrentversion` (an XML plist whose `_XCCurrentVersionName` names it). Versions are listed in
 /// natural order of their names (`Moody` < `Moody 2` < `Moody 10`): Xcode keeps no order of its own,
-/// so that order is a convention (``isOrderGuessed``).
+/// so that order is a convention (``isOrderGuessed``). A `.momd`'s versions are its `.mom` files,
+/// its current version the one `VersionInfo.plist` names; the order is again a guess from names.
 ///
 /// ```swift
 /// let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: "Moody.xcdatamodeld"))
@@ -28,49 +30,67 @@ public struct ModelBundle: Sendable {
   /// The current version's model.
   public let currentModel: ObjectModel
 
+  /// For a `.momd`: the entity hashes its `VersionInfo.plist` holds per version (what Xcode's model
+  /// compiler computed); empty for other formats.
+  public let recordedVersionHashes: [String: [String: VersionHash]]
+
   private let modelsByName: [String: ObjectModel]
 
-  /// Reads every version at `url`: an `.xcdatamodeld` folder, an `.xcdatamodel` folder or a `contents` file.
+  /// Reads every version at `url`: an `.xcdatamodeld` folder, an `.xcdatamodel` folder or a
+  /// `contents` file; a compiled `.momd` folder or `.mom` file.
   public init(contentsOf url: URL) throws(ModelError) {
     self.url = url
     name = url.deletingPathExtension().lastPathComponent
     guard FileManager.default.fileExists(atPath: url.path) else {
       throw ModelError(.unreadable, file: url.path, reason: "no such file or folder")
     }
-    guard url.pathExtension == "xcdatamodeld" else {
-      let model = try XcdatamodelReader.read(contentsOf: url)
+    let single: ObjectModel?
+    switch url.pathExtension {
+    case "xcdatamodeld", "momd": single = nil
+    case "mom": single = try CompiledModel.read(mom: url, versionName: name)
+    default: single = try XcdatamodelReader.read(contentsOf: url)
+    }
+    if let model = single {
       let versionName = model.versionName ?? name
       modelsByName = [versionName: model]
       versionNames = [versionName]
       currentVersionName = versionName
       currentModel = model
       isOrderGuessed = false
+      recordedVersionHashes = [:]
       return
     }
-    let folders: [String]
+    let compiled = url.pathExtension == "momd"
+    let suffix = compiled ? ".mom" : ".xcdatamodel"
+    let files: [String]
     do {
-      folders = try FileManager.default.contentsOfDirectory(atPath: url.path)
-        .filter { $0.hasSuffix(".xcdatamodel") }
+      files = try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(suffix) }
     } catch {
       throw ModelError(.unreadable, file: url.path, reason: "cannot list the folder (\(error.localizedDescription))")
     }
-    guard !folders.isEmpty else {
-      throw ModelError(.noVersions, file: url.path, reason: "the folder holds no .xcdatamodel versions")
+    guard !files.isEmpty else {
+      throw ModelError(.noVersions, file: url.path, reason: "the folder holds no \(suffix) versions")
     }
     var models: [String: ObjectModel] = [:]
-    for folder in folders {
-      let versionName = String(folder.dropLast(".xcdatamodel".count))
-      models[versionName] = try XcdatamodelReader.read(
-        contentsOf: url.appendingPathComponent(folder), versionName: versionName)
+    for file in files {
+      let versionName = String(file.dropLast(suffix.count))
+      let path = url.appendingPathComponent(file)
+      models[versionName] =
+        try compiled
+        ? CompiledModel.read(mom: path, versionName: versionName)
+        : XcdatamodelReader.read(contentsOf: path, versionName: versionName)
     }
     modelsByName = models
     versionNames = models.keys.sorted(by: NaturalOrder.precedes)
     isOrderGuessed = versionNames.count > 1
-    let named = try Self.readCurrentVersionName(in: url)
+    let info = compiled ? try CompiledModel.versionInfo(in: url) : nil
+    recordedVersionHashes = info?.versionHashes ?? [:]
+    let named = compiled ? info?.currentVersionName : try Self.readCurrentVersionName(in: url)
     let current = named ?? versionNames[versionNames.count - 1]
     guard let currentModel = models[current] else {
+      let file = compiled ? "VersionInfo.plist" : ".xccurrentversion"
       throw ModelError(
-        .unknownVersion, file: url.appendingPathComponent(".xccurrentversion").path,
+        .unknownVersion, file: url.appendingPathComponent(file).path,
         reason: "names current version '\(current)', which the folder does not hold")
     }
     currentVersionName = current

@@ -51,7 +51,7 @@ enum ModelCache {
     return output
   }
 
-  static func model(from archive: ArchivedValue) throws(StoreError) -> ObjectModel {
+  static func model(from archive: ArchivedValue, versionName: String? = nil) throws(StoreError) -> ObjectModel {
     guard case .object("NSManagedObjectModel", let fields) = archive,
       case .dictionary(let archivedEntities)? = fields["NSEntities"]
     else { throw StoreError(.badModelCache, reason: "Z_MODELCACHE does not hold an NSManagedObjectModel") }
@@ -70,7 +70,7 @@ enum ModelCache {
       identifiers = values.compactMap { if case .string(let text) = $0 { text } else { nil } }.sorted()
     }
     do {
-      return try ObjectModel(entities: entities, versionIdentifiers: identifiers)
+      return try ObjectModel(entities: entities, versionName: versionName, versionIdentifiers: identifiers)
     } catch {
       throw StoreError(.badModelCache, reason: "the store's model cannot be loaded: \(error)")
     }
@@ -115,6 +115,40 @@ enum ModelCache {
         return names.compactMap { string($0) }
       }
     }
+    // The model compiler writes every fetch index a second time as a compound index (the older form);
+    // stores made from such a model have only the fetch index (SampleModel_V2.sqlite), so the
+    // compound indexes count only in archives without fetch indexes.
+    if fields["NSFetchIndexDescriptions"] == nil || fields["NSFetchIndexDescriptions"] == .null,
+      case .array(let indexes)? = fields["NSCompoundIndexes"]
+    {
+      entity.compoundIndexes = indexes.compactMap { index in
+        guard case .array(let names) = index else { return nil }
+        // Property names, or (older archives) the property descriptions themselves.
+        let properties = names.compactMap { name -> String? in
+          if case .object(_, let property) = name { return string(property["NSPropertyName"]) }
+          return string(name)
+        }
+        return properties.isEmpty ? nil : properties
+      }
+    }
+    if case .array(let indexes)? = fields["NSFetchIndexDescriptions"] {
+      entity.fetchIndexes = indexes.compactMap { index in
+        guard case .object(_, let description) = index, let indexName = string(description["NSIndexName"]),
+          case .array(let elements)? = description["NSIndexElements"]
+        else { return nil }
+        return FetchIndex(
+          name: indexName,
+          elements: elements.compactMap { element in
+            guard case .object(_, let fields) = element, let property = string(fields["NSPropertyName"]) else {
+              return nil
+            }
+            // NSFetchIndexElementType: 0 binary, 1 R-tree.
+            return FetchIndex.Element(
+              property: property, type: integer(fields["NSFetchIndexElementType"]) == 1 ? "R-Tree" : "Binary",
+              isAscending: fields["NSAscending"] != .boolean(false))
+          })
+      }
+    }
     guard case .dictionary(let properties)? = fields["NSProperties"] else { return entity }
     for case (.string(let propertyName), .object(let className, let property)) in properties {
       let renaming = string(property["NSRenamingIdentifier"]).flatMap { $0 == propertyName ? nil : $0 }
@@ -138,8 +172,12 @@ enum ModelCache {
           Attribute(
             name: propertyName, type: type, isOptional: flags.optional, isTransient: flags.transient,
             isReadOnly: flags.readOnly, versionHashModifier: string(property["NSVersionHashModifier"]),
-            renamingIdentifier: renaming, allowsExternalBinaryDataStorage: attributeFlags & 1 != 0,
+            renamingIdentifier: renaming,
+            defaultValueString: defaultValueText(property["NSDefaultValue"], type: type),
+            allowsExternalBinaryDataStorage: attributeFlags & 1 != 0,
             preservesValueInHistoryOnDeletion: attributeFlags & 16 != 0, derivation: derivation,
+            // A guess: no compiled model we have marks an attribute indexed.
+            isIndexed: property["NSIsIndexed"] == .boolean(true),
             valueTransformerName: string(property["NSValueTransformerName"])))
       case "NSRelationshipDescription":
         guard let destination = string(property["_NSDestinationEntityName"]) else {
@@ -166,6 +204,20 @@ enum ModelCache {
       }
     }
     return entity
+  }
+
+  /// An archived `NSDefaultValue` written the way a model file's `defaultValueString` says it.
+  static func defaultValueText(_ value: ArchivedValue?, type: AttributeType) -> String? {
+    switch value {
+    case .string(let text)?: return text
+    case .integer(let number)?:
+      return type == .boolean ? (number != 0 ? "YES" : "NO") : String(number)
+    case .boolean(let flag)?: return type == .boolean ? (flag ? "YES" : "NO") : (flag ? "1" : "0")
+    case .real(let number)?: return String(number)
+    case .date(let seconds)?: return String(seconds)
+    case .url(let text)?: return text
+    default: return nil
+    }
   }
 
   static func string(_ value: ArchivedValue?) -> String? {
