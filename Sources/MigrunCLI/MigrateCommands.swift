@@ -12,8 +12,18 @@ struct ChainOptions: ParsableArguments {
       "The version order, oldest first, comma-separated (default: a chain file in a policy folder, else natural order of names)."
   )
   var chain: String?
-  @Option(name: .customLong("policies"), help: "A folder of Lua mapping files <From>-<To>.lua (repeatable).")
+  @Option(
+    name: .customLong("policies"),
+    help:
+      "A folder of step scripts — Lua mapping files <From>-<To>.lua, or Xcode mapping models <From>-<To>.xcmappingmodel / .cdm — and Lua policies (repeatable)."
+  )
   var policyFolders: [String] = []
+  @Option(
+    name: .customLong("mapping"),
+    help:
+      "An Xcode mapping model (.xcmappingmodel or .cdm) to run for the step between the versions it was made for (repeatable; found by its model paths or entity hashes, whatever its name)."
+  )
+  var mappingModels: [String] = []
 
   var policyURLs: [URL] { policyFolders.map { URL(fileURLWithPath: $0) } }
 
@@ -24,14 +34,20 @@ struct ChainOptions: ParsableArguments {
     let order = try MigrationPlanner.versionOrder(bundle, policyFolders: policyURLs, override: override)
     let metadata = try SQLiteStore.metadata(at: store)
     let folders = policyURLs
+    // --mapping files go to the steps they were made for.
+    var given: [String: URL] = [:]
+    for path in mappingModels {
+      let url = URL(fileURLWithPath: path)
+      guard ScriptedStep.isMappingModel(url) else {
+        throw CLIError(message: "--mapping \(path): give an .xcmappingmodel or a .cdm")
+      }
+      let model = try AppleMappingModel.read(contentsOf: url, bundle: bundle)
+      given["\(model.sourceVersion)\u{0}\(model.destinationVersion)"] = url
+    }
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: metadata.versionHashes, destination: to, order: order.names,
       orderIsGuessed: order.guessed,
-      script: { from, to in
-        folders.map { $0.appendingPathComponent("\(from)-\(to).lua") }.first {
-          FileManager.default.fileExists(atPath: $0.path)
-        }
-      })
+      script: { from, to in given["\(from)\u{0}\(to)"] ?? ScriptedStep.find(from: from, to: to, in: folders) })
     return (plan, bundle)
   }
 }
@@ -80,7 +96,7 @@ struct PlanCommand: MigrunCommand {
     for (index, step) in plan.steps.enumerated() {
       let stepMapping: StepMapping
       if case .scripted(let file) = step.kind {
-        stepMapping = try LuaMappingFile.load(step, file: file, policyFolders: chain.policyURLs)
+        stepMapping = try ScriptedStep.load(step, file: file, policyFolders: chain.policyURLs)
       } else {
         guard let inferred = step.inferredMapping else { throw CLIError(message: "\(step.name): no inferred mapping") }
         stepMapping = StepMapping(mapping: inferred)
@@ -205,7 +221,7 @@ struct MigrateCommand: MigrunCommand {
     }
     migrator.scriptedStep = { step in
       guard case .scripted(let file) = step.kind else { throw CLIError(message: "\(step.name) is not scripted") }
-      return try LuaMappingFile.load(step, file: file, policyFolders: folders)
+      return try ScriptedStep.load(step, file: file, policyFolders: folders)
     }
     if let fileRules {
       migrator.mergeRules = { step in

@@ -31,6 +31,19 @@ public enum LuaMappingFile {
   ) throws -> StepMapping {
     // "<folder>/<file>": what messages show (Lua shortens long chunk names, so not the whole path).
     let name = "\(file.deletingLastPathComponent().lastPathComponent)/\(file.lastPathComponent)"
+    let source: String
+    do {
+      source = try String(contentsOf: file, encoding: .utf8)
+    } catch {
+      throw LuaError(kind: .file, message: "cannot read the script (\(error.localizedDescription))", script: name)
+    }
+    return try load(step, source: source, name: name, policyFolders: policyFolders, limits: limits)
+  }
+
+  /// Loads a mapping file's text for `step` (`name` names it in messages).
+  public static func load(
+    _ step: MigrationStep, source: String, name: String, policyFolders: [URL], limits: LuaLimits = LuaLimits()
+  ) throws -> StepMapping {
     let vm = try LuaVM(limits: limits, modulePaths: policyFolders)
     let bridge = MigrationBridge(vm: vm, file: name)
     let prelude = try vm.run(source: Prelude.source, name: "migrun prelude")
@@ -38,7 +51,7 @@ public enum LuaMappingFile {
       throw MigrationError(.badMapping, reason: "the migration prelude did not load")
     }
     bridge.rows = rows
-    let returned = try vm.run(file: file, name: name)
+    let returned = try vm.run(source: source, name: name)
     guard case .table(let table)? = returned.first else {
       throw MigrationError(
         .badMapping,
@@ -198,13 +211,16 @@ public enum LuaMappingFile {
                 "relationships: the source entity '\(origin.name)' has no relationship '\(from)'")
             }
             mapping.relationships[relationship.name] = from
+          case .boolean(false)?:
+            continue
           case nil:
             if let old = MappingModel.continued(relationship, in: sourceRelationships) {
               mapping.relationships[relationship.name] = old.name
             }
           case let other?:
             throw fail(
-              name, relationship.name, "relationships: give a source relationship's name, not a \(other.typeName)")
+              name, relationship.name,
+              "relationships: give a source relationship's name (or false: left empty), not a \(other.typeName)")
           }
         }
       }

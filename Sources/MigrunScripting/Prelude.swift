@@ -31,6 +31,81 @@ enum Prelude {
     function methods.id(self) return host.uri(rawget(self, "__entity"), rawget(self, "__pk")) end
     function methods.values(self) return host.values(rawget(self, "__side"), rawget(self, "__entity"), rawget(self, "__pk")) end
 
+    -- Key-value coding's key paths, as mapping models write them: keys through relationships
+    -- (NULL as soon as one is NULL), a to-many maps the rest of the path over its members, and the
+    -- collection operators @count, @sum, @avg, @min, @max, @unionOfObjects, @distinctUnionOfObjects,
+    -- @unionOfSets, @distinctUnionOfSets, @unionOfArrays, @distinctUnionOfArrays.
+    local function isObject(value) return type(value) == "table" and rawget(value, "__entity") ~= nil end
+    local function identity(value)
+      if isObject(value) then return rawget(value, "__entity") .. "/" .. tostring(rawget(value, "__pk")) end
+      return value
+    end
+    local flattening = { ["@unionOfSets"] = true, ["@distinctUnionOfSets"] = true, ["@unionOfArrays"] = true,
+      ["@distinctUnionOfArrays"] = true }
+    local distinct = { ["@distinctUnionOfObjects"] = true, ["@distinctUnionOfSets"] = true,
+      ["@distinctUnionOfArrays"] = true }
+    local collecting = { ["@unionOfObjects"] = true, ["@distinctUnionOfObjects"] = true }
+    local function walk(value, keys, i, path)
+      if i > #keys then return value end
+      if value == NULL or value == nil then return NULL end
+      local key = keys[i]
+      if key:sub(1, 1) == "@" then
+        if isObject(value) or type(value) ~= "table" then
+          error("valueForKeyPath(\"" .. path .. "\"): " .. key .. " needs a to-many relationship", 0)
+        end
+        if key == "@count" then return #value end
+        local items = {}
+        for _, member in ipairs(value) do
+          local found = walk(member, keys, i + 1, path)
+          if flattening[key] then
+            if type(found) == "table" and not isObject(found) then
+              for _, item in ipairs(found) do items[#items + 1] = item end
+            elseif found ~= NULL then
+              items[#items + 1] = found
+            end
+          elseif found ~= NULL then
+            items[#items + 1] = found
+          end
+        end
+        if flattening[key] or collecting[key] then
+          if not distinct[key] then return items end
+          local seen, unique = {}, {}
+          for _, item in ipairs(items) do
+            local id = identity(item)
+            if not seen[id] then seen[id] = true; unique[#unique + 1] = item end
+          end
+          return unique
+        end
+        if key == "@sum" or key == "@avg" then
+          local total = 0
+          for _, item in ipairs(items) do total = total + item end
+          if key == "@sum" then return total end
+          if #items == 0 then return NULL end
+          return total / #items
+        end
+        if key == "@min" or key == "@max" then
+          local best = NULL
+          for _, item in ipairs(items) do
+            if best == NULL or (key == "@min" and item < best) or (key == "@max" and item > best) then best = item end
+          end
+          return best
+        end
+        error("valueForKeyPath(\"" .. path .. "\"): unknown collection operator " .. key, 0)
+      end
+      if isObject(value) then return walk(value[key], keys, i + 1, path) end
+      if type(value) ~= "table" then
+        error("valueForKeyPath(\"" .. path .. "\"): '" .. key .. "' of a " .. type(value) .. " value", 0)
+      end
+      local mapped = {}
+      for _, member in ipairs(value) do mapped[#mapped + 1] = walk(member, keys, i, path) end
+      return mapped
+    end
+    function methods.valueForKeyPath(self, path)
+      local keys = {}
+      for key in string.gmatch(path, "[^.]+") do keys[#keys + 1] = key end
+      return walk(self, keys, 1, path)
+    end
+
     View.__index = function(self, key)
       local method = methods[key]
       if method ~= nil then return method end

@@ -23,7 +23,7 @@ import Testing
   }
 
   /// Mapping files for the fixtures' scripted steps, by bundle name.
-  static let policies = ["Moody": Fixtures.repositoryRoot.appendingPathComponent("Tests/Fixtures/moody")]
+  static let policies = ["Moody": Fixtures.repositoryRoot.appendingPathComponent("policies/examples/moody")]
 
   static func pairs() throws -> [Pair] {
     let data = try Data(contentsOf: Fixtures.url("expected_store_hashes.json"))

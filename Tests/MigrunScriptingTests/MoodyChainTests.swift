@@ -8,7 +8,7 @@ import Testing
 /// objc.io's Moody: five real Apple stores, one inferred and four scripted steps, to Moody 6.
 @Suite struct MoodyChainTests {
   static let bundleURL = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld")
-  static let policies = Fixtures.repositoryRoot.appendingPathComponent("Tests/Fixtures/moody")
+  static let policies = Fixtures.repositoryRoot.appendingPathComponent("policies/examples/moody")
 
   @discardableResult
   static func migrate(_ store: URL, to destination: String? = nil) throws -> StoreMigrator.Report {

@@ -71,6 +71,14 @@ public struct AppleMappingModel: Sendable, Hashable {
   /// (`…/Moody 5.xcdatamodel`); for the compiled form, the versions whose entity hashes are the ones
   /// it records — as Core Data finds a mapping model for a store.
   public static func read(contentsOf url: URL, bundle: ModelBundle) throws(MigrationError) -> AppleMappingModel {
+    try read(contentsOf: url, versions: bundle.models, modelName: bundle.url.lastPathComponent)
+  }
+
+  /// Reads a mapping model made for two of `versions` (models with version names; `modelName`
+  /// names them in messages).
+  public static func read(contentsOf url: URL, versions: [ObjectModel], modelName: String) throws(MigrationError)
+    -> AppleMappingModel
+  {
     var file = url
     if url.pathExtension == "xcmappingmodel" { file = url.appendingPathComponent("xcmapping.xml") }
     let name = url.pathExtension == "xml" ? url.deletingLastPathComponent().lastPathComponent : url.lastPathComponent
@@ -79,8 +87,8 @@ public struct AppleMappingModel: Sendable, Hashable {
     }
     let bytes = Array(data)
     return bytes.starts(with: Array("bplist".utf8))
-      ? try parse(cdm: bytes, fileName: name, bundle: bundle)
-      : try parse(xcmapping: bytes, fileName: name, bundle: bundle)
+      ? try parse(cdm: bytes, fileName: name, versions: versions, modelName: modelName)
+      : try parse(xcmapping: bytes, fileName: name, versions: versions, modelName: modelName)
   }
 
   /// Whether the model was made for these two versions: the names it was read for and every entity
@@ -122,7 +130,8 @@ public struct AppleMappingModel: Sendable, Hashable {
 
   // MARK: - Compiled (.cdm)
 
-  public static func parse(cdm bytes: [UInt8], fileName: String, bundle: ModelBundle) throws(MigrationError)
+  public static func parse(cdm bytes: [UInt8], fileName: String, versions: [ObjectModel], modelName: String)
+    throws(MigrationError)
     -> AppleMappingModel
   {
     func fail(_ reason: String) -> MigrationError {
@@ -169,7 +178,7 @@ public struct AppleMappingModel: Sendable, Hashable {
     }
     // The versions whose hashes are the ones recorded, on both sides.
     func version(_ side: KeyPath<EntityMapping, String?>, _ hash: KeyPath<EntityMapping, VersionHash?>) -> String? {
-      bundle.models.first { model in
+      versions.first { model in
         mappings.allSatisfy { mapping in
           guard let entity = mapping[keyPath: side], let recorded = mapping[keyPath: hash] else { return true }
           return model.entityVersionHashes[entity] == recorded
@@ -180,15 +189,15 @@ public struct AppleMappingModel: Sendable, Hashable {
       let to = version(\.destinationEntity, \.destinationEntityHash)
     else {
       throw fail(
-        "no version of \(bundle.url.lastPathComponent) has the entity hashes it was made for "
-          + "(versions: \(bundle.versionNames.joined(separator: ", ")))")
+        "no version of \(modelName) has the entity hashes it was made for (versions: \(names(versions)))")
     }
     return AppleMappingModel(fileName: fileName, sourceVersion: from, destinationVersion: to, entityMappings: mappings)
   }
 
   // MARK: - Source (.xcmappingmodel)
 
-  public static func parse(xcmapping bytes: [UInt8], fileName: String, bundle: ModelBundle) throws(MigrationError)
+  public static func parse(xcmapping bytes: [UInt8], fileName: String, versions: [ObjectModel], modelName: String)
+    throws(MigrationError)
     -> AppleMappingModel
   {
     func fail(_ reason: String) -> MigrationError {
@@ -212,13 +221,12 @@ public struct AppleMappingModel: Sendable, Hashable {
       let side = key.hasPrefix("source") ? "source" : "destination"
       guard let path = root.text(key), !path.isEmpty else { throw fail("it records no \(side) model (\(key))") }
       let version = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
-      do {
-        return (version, try bundle.model(named: version))
-      } catch {
+      guard let model = versions.first(where: { $0.versionName == version }) else {
         throw fail(
-          "it was made for the \(side) model \(path); \(bundle.url.lastPathComponent) has no version '\(version)' "
-            + "(versions: \(bundle.versionNames.joined(separator: ", ")))")
+          "it was made for the \(side) model \(path); \(modelName) has no version '\(version)' "
+            + "(versions: \(names(versions)))")
       }
+      return (version, model)
     }
     let (from, source) = try model("sourcemodelpath")
     let (to, destination) = try model("destinationmodelpath")
@@ -346,6 +354,10 @@ public struct AppleMappingModel: Sendable, Hashable {
     } catch {
       throw fail("entity mapping \(mapping), property '\(name)': the value expression is not an archived NSExpression")
     }
+  }
+
+  static func names(_ versions: [ObjectModel]) -> String {
+    versions.map { $0.versionName ?? "?" }.joined(separator: ", ")
   }
 
   static func string(_ value: ArchivedValue?) -> String? { ModelCache.string(value) }

@@ -132,7 +132,9 @@ public enum MigrationPlanner {
         let guess = orderIsGuessed ? " (version order guessed from names)" : ""
         throw MigrationError(
           .notInferable, step: stepName, entity: error.entity, property: error.property,
-          reason: "\(error.reason); no mapping file \(a)-\(b).lua in the policy folders\(guess)")
+          reason:
+            "\(error.reason); no mapping file \(a)-\(b).lua (or mapping model \(a)-\(b).xcmappingmodel or .cdm) in the policy folders\(guess)"
+        )
       }
     }
     return MigrationPlan(
