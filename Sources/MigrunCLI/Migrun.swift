@@ -15,7 +15,8 @@ struct Migrun: ParsableCommand {
     version: "0.1.0",
     subcommands: [
       HashCommand.self, InspectCommand.self, CreateCommand.self, ExportCommand.self, ImportCommand.self,
-      StatusCommand.self, PlanCommand.self, DiffCommand.self, MigrateCommand.self, TestCommand.self,
+      StatusCommand.self, PlanCommand.self, DiffCommand.self, MigrateCommand.self, ConvertCommand.self,
+      TestCommand.self,
     ]
   )
 }

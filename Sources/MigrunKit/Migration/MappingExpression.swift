@@ -46,6 +46,7 @@ public indirect enum MappingExpression: Sendable, Hashable, CustomStringConverti
       }
     case .variable(let name): return "$\(name)"
     case .evaluatedObject: return "SELF"
+    case .keyPath(.evaluatedObject, let keys): return keys.joined(separator: ".")
     case .keyPath(let base, let keys): return ([base.description] + keys).joined(separator: ".")
     case .function(let target, let selector, let arguments):
       return
