@@ -43,6 +43,9 @@ public enum Corpus {
 
   public static let model: ObjectModel? = try? XcdatamodelReader.parse(
     Data(modelXML.utf8), file: "Fuzz.xcdatamodel/contents", versionName: "Fuzz")
+  /// ``model`` again as the version `Fuzz 2`: the destination of the mapping-model target.
+  public static let model2: ObjectModel? = try? XcdatamodelReader.parse(
+    Data(modelXML.utf8), file: "Fuzz 2.xcdatamodel/contents", versionName: "Fuzz 2")
 
   /// A few objects of ``model`` with every kind of value.
   static func sampleStore() throws -> InMemoryStore? {
@@ -121,9 +124,32 @@ public enum Corpus {
     case .importJSON:
       guard let store = try sampleStore() else { return [] }
       return [("sample.json", Data(try StoreJSON.export(store).utf8))]
+    case .mappingModel:
+      // The fixtures' mapping models as they are (read up to the version look-up), and rewritten for
+      // the Fuzz model's versions and entities (read and converted through).
+      let models = files(
+        under: fixtures, where: { $0.lastPathComponent == "xcmapping.xml" || $0.pathExtension == "cdm" })
+      var seeds = try models.map { (name(of: $0, in: fixtures), try Data(contentsOf: $0)) }
+      for (file, data) in seeds where !data.starts(with: Array("bplist".utf8)) {
+        var text = String(decoding: data, as: UTF8.self)
+        for (from, to) in [
+          ("Country", "Item"), ("Continent", "Owner"), ("Mood", "Tag"), ("Person", "Owner"), ("Car", "Item"),
+        ] {
+          text = text.replacingOccurrences(of: ">\(from)<", with: ">\(to)<")
+        }
+        text = text.replacingOccurrences(
+          of: #"name="sourcemodelpath" type="string">[^<]*<"#,
+          with: #"name="sourcemodelpath" type="string">Fuzz.xcdatamodel<"#,
+          options: .regularExpression)
+        text = text.replacingOccurrences(
+          of: #"name="destinationmodelpath" type="string">[^<]*<"#,
+          with: #"name="destinationmodelpath" type="string">Fuzz 2.xcdatamodel<"#, options: .regularExpression)
+        seeds.append((file + ".fuzz", Data(text.utf8)))
+      }
+      return seeds
     case .luaMapping:
       let mappings = files(
-        under: repository.appendingPathComponent("Tests/Fixtures"), where: { $0.pathExtension == "lua" })
+        under: repository.appendingPathComponent("policies/examples"), where: { $0.pathExtension == "lua" })
       return try mappings.map { ($0.lastPathComponent, try Data(contentsOf: $0)) }
         + luaSeeds.enumerated().map { ("seed\($0.offset).lua", Data($0.element.utf8)) }
     case .storeFile:

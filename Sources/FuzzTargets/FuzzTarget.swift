@@ -25,11 +25,26 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   case luaMapping = "lua-mapping"
   /// A store file: opened, its metadata, model cache and objects read (`inspect` and `export`).
   case storeFile = "store-file"
+  /// An Xcode mapping model — `xcmapping.xml`, or a `.cdm` when it starts with `bplist` — read for
+  /// ``Corpus/model`` → ``Corpus/model2`` and converted to Lua (`migrun convert`).
+  case mappingModel = "mapping-model"
 
   /// Runs the target on `data`. Errors are the expected outcome for most inputs and are ignored.
   public func run(_ data: Data) {
     let bytes = [UInt8](data)
     switch self {
+    case .mappingModel:
+      guard let source = Corpus.model, let destination = Corpus.model2 else { return }
+      let versions = [source, destination]
+      let read =
+        bytes.starts(with: Array("bplist".utf8))
+        ? try? AppleMappingModel.parse(cdm: bytes, fileName: "fuzz.cdm", versions: versions, modelName: "Fuzz")
+        : try? AppleMappingModel.parse(
+          xcmapping: bytes, fileName: "fuzz.xcmappingmodel", versions: versions, modelName: "Fuzz")
+      guard let mapping = read else { return }
+      _ = mapping.mismatch(source: source, destination: destination)
+      _ = try? AppleMappingConverter.convert(
+        mapping, source: source, destination: destination, policyFolders: [], missing: .stub)
     case .xcdatamodel:
       _ = try? XcdatamodelReader.parse(data, file: "fuzz.xcdatamodel")
     case .plist:

@@ -74,6 +74,7 @@ struct ConvertCommand: MigrunCommand {
     FileHandle.standardError.write(
       Data(
         ("migrun: note: custom policy classes written as stubs\(place), to fill in: "
-          + "\(conversion.missingModules.joined(separator: ", ")) (no ClassName.lua in the --policies folders)\n").utf8))
+          + "\(conversion.missingModules.joined(separator: ", ")) (no ClassName.lua in the --policies folders)\n").utf8)
+    )
   }
 }
