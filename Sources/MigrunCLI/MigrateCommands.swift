@@ -105,8 +105,9 @@ struct PlanCommand: MigrunCommand {
       methods.append(
         try StoreMigrator.method(of: step, mapping: stepMapping, store: index == 0 ? source : nil))
     }
+    let objects = PlanReport.objectCounts(mappings, store: counts)
     if json {
-      try printJSONObject(PlanReport.json(plan, mappings: mappings, methods: methods, counts: counts))
+      try printJSONObject(PlanReport.json(plan, mappings: mappings, methods: methods, counts: counts, objects: objects))
       return
     }
     print("Store   \(url.lastPathComponent) at \(plan.sourceVersion) (\(counts.values.reduce(0, +)) objects)")
@@ -126,13 +127,19 @@ struct PlanCommand: MigrunCommand {
       case .objects: print("        runs object by object\(why)")
       }
       for mapping in mappings[index] {
-        let objects = index == 0 ? mapping.sourceEntity.flatMap { counts[$0] }.map { "\($0) objects" } ?? "" : ""
+        let count = objects[index][mapping.name]
+        let objects =
+          mapping.sourceEntity == nil
+          ? "new objects only" : count.map { "\(index == 0 ? "" : "~")\($0) object\($0 == 1 ? "" : "s")" } ?? ""
         print(
           "          \(mapping.name.padding(toLength: 32, withPad: " ", startingAt: 0)) \(mapping.kind.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(objects)"
         )
         let changes = PlanReport.changes(mapping)
         if !changes.isEmpty { print("            \(changes.joined(separator: "; "))") }
       }
+    }
+    if plan.steps.count > 1 {
+      print("(~: what the step before hands on, one object per source object; a script's hooks may make more or fewer)")
     }
   }
 }
@@ -322,17 +329,52 @@ enum PlanReport {
     ]
   }
 
+  /// Per step, the objects each entity mapping takes: the store's counts for the first step, then
+  /// what the mappings of the step before hand on (one destination object per source object — what
+  /// the default policy makes; hooks may differ, so these are estimates). Entities only added by
+  /// scripts have no count.
+  static func objectCounts(_ mappings: [[EntityMapping]], store counts: [String: Int]) -> [[String: Int]] {
+    var current: [String: Int] = counts
+    var known = Set(counts.keys)
+    var result: [[String: Int]] = []
+    for stepMappings in mappings {
+      var taken: [String: Int] = [:]
+      var next: [String: Int] = [:]
+      var nextKnown: Set<String> = []
+      for mapping in stepMappings {
+        guard let source = mapping.sourceEntity, known.contains(source) || current[source] != nil else { continue }
+        let count = current[source] ?? 0
+        taken[mapping.name] = count
+        if let destination = mapping.destinationEntity, mapping.kind != .remove {
+          next[destination, default: 0] += count
+          nextKnown.insert(destination)
+        }
+      }
+      result.append(taken)
+      current = next
+      known = nextKnown
+    }
+    return result
+  }
+
   static func json(
     _ plan: MigrationPlan, mappings: [[EntityMapping]], methods: [(method: StepMethod, reason: String?)],
-    counts: [String: Int]
+    counts: [String: Int], objects: [[String: Int]]
   ) -> [String: Any] {
     [
       "source": plan.sourceVersion, "destination": plan.destinationVersion, "orderIsGuessed": plan.orderIsGuessed,
       "objects": counts,
-      "steps": zip(plan.steps, zip(mappings, methods)).map { step, planned -> [String: Any] in
+      "steps": zip(plan.steps.indices, zip(mappings, methods)).map { index, planned -> [String: Any] in
+        let step = plan.steps[index]
         var entry: [String: Any] = [
-          "from": step.from, "to": step.to, "mappings": planned.0.map(json), "method": planned.1.method.rawValue,
-          "notDDLBecause": planned.1.reason ?? NSNull(),
+          "from": step.from, "to": step.to,
+          "mappings": planned.0.map { mapping in
+            var described = json(mapping)
+            described["objects"] = objects[index][mapping.name] ?? NSNull()
+            return described
+          },
+          "method": planned.1.method.rawValue, "notDDLBecause": planned.1.reason ?? NSNull(),
+          "objectsEstimated": index > 0,
         ]
         switch step.kind {
         case .inferred: entry["kind"] = "inferred"

@@ -32,6 +32,31 @@ import Testing
     #expect(try Data(contentsOf: store) == before)
   }
 
+  /// Every step's mappings show the objects they take: the store's for the first step, then what
+  /// the step before hands on (marked as estimates).
+  @Test func planShowsObjectCountsForEveryStepIncludingScriptedOnes() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)
+    let policies = Fixtures.repositoryRoot.appendingPathComponent("policies/examples/moody").path
+    let text = try MigrunProcess.run(["plan", store.path, "--model", Self.moody, "--policies", policies])
+    #expect(text.status == 0, "\(text.stderr)")
+    let lines = text.stdout.split(separator: "\n").map(String.init)
+    let moods = lines.filter { $0.contains("MoodToMood") }
+    #expect(moods.count == 4)
+    #expect(moods.first?.hasSuffix(" 4 objects") == true, "\(moods)")
+    #expect(moods.dropFirst().allSatisfy { $0.hasSuffix("~4 objects") }, "\(moods)")
+    #expect(lines.contains { $0.contains("RemoveContinent") && $0.hasSuffix("~2 objects") }, "\(text.stdout)")
+    let json = try MigrunProcess.run(["plan", store.path, "--model", Self.moody, "--policies", policies, "--json"])
+    let plan = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+    let steps = try #require(plan["steps"] as? [[String: Any]])
+    #expect(steps.map { $0["objectsEstimated"] as? Bool } == [false, true, true, true])
+    for step in steps {
+      let mappings = try #require(step["mappings"] as? [[String: Any]])
+      let mood = try #require(mappings.first { $0["name"] as? String == "MoodToMood" })
+      #expect(mood["objects"] as? Int == 4)
+    }
+  }
+
   @Test func aStepThatCannotBeInferredIsRefusedByPlanAndMigrateAlike() throws {
     let folder = try TemporaryDirectory()
     let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)
