@@ -116,7 +116,8 @@ public enum PolicyTests {
   }
 }
 
-/// `migrate{ mapping = "…/A-B.lua", source = { Entity = { {…}, … } } [, model = "….xcdatamodeld"] }`:
+/// `migrate{ mapping = "…/A-B.lua", source = { Entity = { {…}, … } } [, model = "….xcdatamodeld"] }`
+/// (the mapping may also be an Xcode mapping model, `.xcmappingmodel` or `.cdm`; the model a `.momd`):
 /// the mapping run (object by object, in memory) on the given source objects; returns the
 /// destination objects by entity, in key order, each a table of its attributes, `_id`
 /// (`"Entity/pN"`) and its relationships as ids. Source objects may carry `_id = "label"`, and
@@ -132,14 +133,21 @@ enum FixtureMigration {
       ?? findModel(near: mapping, root: root)
     let bundle = try ModelBundle(contentsOf: bundleURL)
     let stem = mapping.deletingPathExtension().lastPathComponent
-    guard
-      let (from, to) = bundle.versionNames.lazy.compactMap({ from -> (String, String)? in
-        let prefix = from + "-"
-        guard stem.hasPrefix(prefix) else { return nil }
-        let to = String(stem.dropFirst(prefix.count))
-        return bundle.versionNames.contains(to) ? (from, to) : nil
-      }).first
-    else {
+    let named = bundle.versionNames.lazy.compactMap({ from -> (String, String)? in
+      let prefix = from + "-"
+      guard stem.hasPrefix(prefix) else { return nil }
+      let to = String(stem.dropFirst(prefix.count))
+      return bundle.versionNames.contains(to) ? (from, to) : nil
+    }).first
+    let from: String
+    let to: String
+    if let named {
+      (from, to) = named
+    } else if ScriptedStep.isMappingModel(mapping) {
+      // An Xcode mapping model says which versions it was made for, whatever its name.
+      let model = try AppleMappingModel.read(contentsOf: mapping, bundle: bundle)
+      (from, to) = (model.sourceVersion, model.destinationVersion)
+    } else {
       throw HostError(
         "migrate: \(mapping.lastPathComponent) is not named <From>-<To>.lua after versions of \(bundleURL.lastPathComponent)"
       )
@@ -152,7 +160,7 @@ enum FixtureMigration {
     let step = MigrationStep(
       from: from, to: to, kind: .scripted(mapping), inferredMapping: nil, source: sourceModel,
       destination: destinationModel)
-    let loaded = try LuaMappingFile.load(step, file: mapping, policyFolders: [root], limits: limits)
+    let loaded = try ScriptedStep.load(step, file: mapping, policyFolders: [root], limits: limits)
     let manager = try MigrationManager(
       mapping: loaded.mapping, source: source, destination: destination, policies: loaded.policies)
     manager.mergeRules = loaded.mergeRules
@@ -168,13 +176,14 @@ enum FixtureMigration {
     throw HostError("migrate: no \(path) in \(root.lastPathComponent)/ or beside the test")
   }
 
-  /// The one `.xcdatamodeld` in the mapping's folder or a folder above it (up to the library root).
+  /// The one `.xcdatamodeld` (or compiled `.momd`) in the mapping's folder or a folder above it (up
+  /// to the library root).
   static func findModel(near mapping: URL, root: URL) throws -> URL {
     var folder = mapping.deletingLastPathComponent().standardizedFileURL
     let top = root.standardizedFileURL.path
     while true {
       let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-      let models = names.filter { $0.hasSuffix(".xcdatamodeld") }.sorted()
+      let models = names.filter { $0.hasSuffix(".xcdatamodeld") || $0.hasSuffix(".momd") }.sorted()
       if let model = models.first { return folder.appendingPathComponent(model) }
       guard folder.path.count > top.count, folder.path != "/" else { break }
       folder = folder.deletingLastPathComponent()

@@ -19,6 +19,40 @@ import Testing
     #expect(xml.contains("<testsuites name=\"migrun test\" tests=\"\(passed)\" failures=\"0\">"))
   }
 
+  /// A policy test may run an Xcode mapping model (here CoreDataPlus's compiled V2toV3.cdm, with
+  /// the compiled model beside it) on a few objects, with the Lua policy of its custom class.
+  @Test func aPolicyTestRunsAnXcodeMappingModel() throws {
+    let folder = try TemporaryDirectory()
+    let library = try folder.folder("library")
+    let fixtures = Fixtures.url("coredataplus-samplemodels/SampleModel/Fixtures")
+    for name in ["SampleModel.momd", "V2toV3.cdm"] {
+      try FileManager.default.copyItem(
+        at: fixtures.appendingPathComponent(name), to: library.appendingPathComponent(name))
+    }
+    try FileManager.default.copyItem(
+      at: Fixtures.repositoryRoot.appendingPathComponent("policies/examples/samplemodel/V2to3MakerPolicy.lua"),
+      to: library.appendingPathComponent("V2to3MakerPolicy.lua"))
+    _ = try folder.write(
+      """
+      test("each maker name becomes one Maker", function()
+        local out = migrate {
+          mapping = "V2toV3.cdm",
+          source = { Car = {
+            { numberPlate = "A1", maker = "Fiat" }, { numberPlate = "B2", maker = "Fiat" },
+            { numberPlate = "C3", maker = NULL },
+          } },
+        }
+        expect(#out.Maker):equals(1)
+        expect(out.Maker[1].name):equals("Fiat")
+        expect(out.Car[1].createdBy):equals(out.Maker[1]._id)
+        expect(out.Car[3].createdBy == nil):equals(true)
+      end)
+      """, to: "library/makers_test.lua")
+    let result = try MigrunProcess.run(["test", library.path])
+    #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    #expect(result.stdout.contains("1 passed, 0 failed"), "\(result.stdout)")
+  }
+
   @Test func aChangedExpectationFailsWithFileLineAndDiff() throws {
     let folder = try TemporaryDirectory()
     let copy = folder.url.appendingPathComponent("policies")

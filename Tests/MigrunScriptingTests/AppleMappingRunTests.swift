@@ -80,7 +80,7 @@ import Testing
     #expect(lua.contains(#"src:valueForKeyPath("countries.@distinctUnionOfSets.moods")"#), "\(lua)")
     let fiveSix = try String(contentsOf: converted.appendingPathComponent("Moody 5-Moody 6.lua"), encoding: .utf8)
     #expect(fiveSix.contains(#"local Country5ToCountry6Policy = require "Country5ToCountry6Policy""#), "\(fiveSix)")
-    for version in ["Moody", "Moody 3"] {
+    for version in ["Moody", "Moody 2", "Moody 3", "Moody 4", "Moody 5"] {
       let fixture = "objcio-core-data-moody/stores/\(version).moody.sqlite"
       let byLua = try copyOfFixture(fixture, into: scratch)
       let byConverted = try copyOfFixture(fixture, into: scratch)

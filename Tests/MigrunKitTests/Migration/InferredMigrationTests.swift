@@ -164,7 +164,9 @@ import Testing
     #expect(error.entity == "E" && error.property == "a")
     #expect(error.description.contains("changes type from Integer 16 to Integer 32"))
     #expect(
-      error.description.contains("no mapping file M-M 2.lua in the policy folders (version order guessed from names)"))
+      error.description.contains(
+        "no mapping file M-M 2.lua (or mapping model M-M 2.xcmappingmodel or .cdm) in the policy folders (version order guessed from names)"
+      ))
     // A mapping file for the step makes it scripted.
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: hashes, destination: "M 2", order: order.names, orderIsGuessed: order.guessed,
