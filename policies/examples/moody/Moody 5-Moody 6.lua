@@ -1,15 +1,11 @@
 -- Moody 5 → Moody 6: Continent comes back. For each country with an isoContinent, find or create the
 -- continent with that code and link them (Core Data's book used a custom createDestinationInstances
--- policy for this); isoContinent is dropped.
+-- policy for this); isoContinent is dropped. The hook is Country5ToCountry6Policy.lua's: the same
+-- module stands in for that custom class when Apple's mapping model runs.
+local policy = require "Country5ToCountry6Policy"
+
 return {
   Country = {
-    createRelationships = function(dst, m)
-      local src = m:sources("CountryToCountry", dst)[1]
-      local code = src.isoContinent
-      if code ~= NULL then
-        dst.continent = m:find("Continent", { numericISO3166Code = code })
-          or m:insert("Continent", { numericISO3166Code = code })
-      end
-    end,
+    createRelationships = policy.createRelationships,
   },
 }
