@@ -125,6 +125,7 @@ struct PlanCommand: MigrunCommand {
       case .ddl: print("        runs as DDL on a copy of the store: no row copied")
       case .copyRows: print("        copies rows by SQL\(why)")
       case .objects: print("        runs object by object\(why)")
+      case .mixed: print("        copies the rows it can by SQL, then the rest object by object\(why)")
       }
       for mapping in mappings[index] {
         let count = objects[index][mapping.name]

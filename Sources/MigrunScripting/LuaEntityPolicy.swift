@@ -40,6 +40,11 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
     ]
   }
 
+  /// No `createDestinationInstances` hook and no filter: one destination object per source object.
+  var makesDefaultDestinations: Bool { hooks["createDestinationInstances"] == nil && filter == nil }
+  /// Attribute functions at most: a row transform (see ``rowTransform(for:inputs:_:)``).
+  var computesAttributesOnly: Bool { hooks.isEmpty && filter == nil }
+
   func begin(_ mapping: EntityMapping, _ manager: MigrationManager) throws { try call("begin", mapping, manager, nil) }
 
   func createDestinationInstances(for source: StoredObject, _ mapping: EntityMapping, _ manager: MigrationManager)

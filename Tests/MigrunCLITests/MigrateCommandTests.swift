@@ -57,6 +57,24 @@ import Testing
     }
   }
 
+  /// What `plan` says of each step's method is what `migrate` then does (DDL, rows, mixed, objects).
+  @Test func planPredictsTheMethodEachStepRunsWith() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    let policies = Fixtures.repositoryRoot.appendingPathComponent("policies/examples/moody").path
+    let planned = try MigrunProcess.run(["plan", store.path, "--model", Self.moody, "--policies", policies, "--json"])
+    let plan = try #require(try JSONSerialization.jsonObject(with: Data(planned.stdout.utf8)) as? [String: Any])
+    let predicted = try #require(plan["steps"] as? [[String: Any]]).map { $0["method"] as? String ?? "" }
+    let result = try MigrunProcess.run(["migrate", store.path, "--model", Self.moody, "--policies", policies, "--json"])
+    #expect(result.status == 0, "\(result.stderr)")
+    let last = try #require(
+      try JSONSerialization.jsonObject(with: Data((result.stdout.split(separator: "\n").last ?? "").utf8))
+        as? [String: Any])
+    let ran = try #require(last["steps"] as? [[String: Any]]).map { $0["method"] as? String ?? "" }
+    #expect(predicted == ran)
+    #expect(ran == ["DDL", "rows, then objects", "copy rows", "copy rows", "rows, then objects"])
+  }
+
   @Test func aStepThatCannotBeInferredIsRefusedByPlanAndMigrateAlike() throws {
     let folder = try TemporaryDirectory()
     let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)

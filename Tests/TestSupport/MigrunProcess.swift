@@ -21,10 +21,13 @@ public enum MigrunProcess {
     return testBinary.deletingLastPathComponent().appendingPathComponent("migrun")
   }
 
-  /// Runs `migrun arguments…` to completion.
-  public static func run(_ arguments: [String], in directory: URL? = nil) throws -> Result {
+  /// Runs `migrun arguments…` (or another of the package's programs beside it) to completion.
+  public static func run(_ arguments: [String], in directory: URL? = nil, program: String = "migrun") throws
+    -> Result
+  {
     let process = Process()
-    process.executableURL = executable
+    process.executableURL =
+      program == "migrun" ? executable : executable.deletingLastPathComponent().appendingPathComponent(program)
     process.arguments = arguments
     if let directory { process.currentDirectoryURL = directory }
     let output = Pipe()

@@ -14,6 +14,15 @@ import GRDB
 /// column stays a to-one column, a join table a join table). Otherwise — to-one ↔ to-many,
 /// unordered ↔ ordered, policies with hooks — the step runs object by object, and
 /// ``init(mapping:policies:manager:)`` returns nil.
+///
+/// A *mixed* step (``init(mapping:sourceSchema:policies:manager:mixed:)`` with `mixed`) copies the
+/// entity mappings that can be copied and leaves the others — whole destination hierarchies — to
+/// the object path (``objectMappings``), which runs after it. That holds only when the rows copied
+/// and the objects made by the object path can refer to each other by key: every object mapping
+/// makes one destination object per source object with the source's key (no `createDestinationInstances`
+/// hook, no filter, no uniqueness constraint the source lacked), each destination hierarchy is fed
+/// by one source hierarchy, and no many-to-many relationship joins a copied entity to an object one.
+/// The object path finds the copied objects by key (``MigrationManager/copiedMappings``).
 struct BulkCopy {
   struct Copy {
     let mapping: EntityMapping
@@ -45,6 +54,8 @@ struct BulkCopy {
   let joins: [String]
   /// Destination root entity → the source table whose keys it keeps.
   let keyTables: [String: String]
+  /// In a mixed step, the entity mappings left to the object path (empty otherwise).
+  let objectMappings: Set<String>
 
   /// One copy/transform entity mapping with its entities and their layouts.
   private struct Resolved {
@@ -76,46 +87,77 @@ struct BulkCopy {
 
   /// The step as a bulk copy, or nil when it must run object by object. An entity mapping with a
   /// policy takes part only when the policy offers a ``RowTransform`` computing exactly its
-  /// `.computed` attributes from the source row.
+  /// `.computed` attributes from the source row. Without `manager` it only decides (for
+  /// `migrun plan`), taking a policy's word that it computes attributes only.
   init?(
     mapping: MappingModel, sourceSchema: StoreSchema? = nil, policies: [String: any EntityMigrationPolicy] = [:],
-    manager: MigrationManager? = nil
+    manager: MigrationManager? = nil, mixed: Bool = false
   ) throws {
     let source = mapping.source
     let destination = mapping.destination
     // The source store's own names (a join table named from the other side, say) when it is known.
     let sourceSchema = sourceSchema ?? StoreSchema(model: source)
     let destinationSchema = StoreSchema(model: destination)
-    guard mapping.entityMappings.allSatisfy({ [.copy, .transform, .add, .remove].contains($0.kind) }) else {
-      return nil
-    }
+    let kinds: [EntityMapping.Kind] =
+      mixed ? [.copy, .transform, .custom, .add, .remove] : [.copy, .transform, .add, .remove]
+    guard mapping.entityMappings.allSatisfy({ kinds.contains($0.kind) }) else { return nil }
     var active: [Resolved] = []
-    for entityMapping in mapping.entityMappings where entityMapping.kind == .copy || entityMapping.kind == .transform {
+    // Mappings that must run object by object: without `mixed`, any of them means no bulk copy.
+    var objects: Set<String> = []
+    for entityMapping in mapping.entityMappings where [.copy, .transform, .custom].contains(entityMapping.kind) {
       guard let from = entityMapping.sourceEntity.flatMap(source.entity(named:)),
         let to = entityMapping.destinationEntity.flatMap(destination.entity(named:)),
         let fromLayout = sourceSchema.layout(of: from.name), let toLayout = destinationSchema.layout(of: to.name)
       else { return nil }
       // A uniqueness constraint the source did not have may see collisions: those are resolved
       // (or reported with both source objects) object by object.
-      guard Self.keepsConstraints(entityMapping, from: from, in: source, to: to, in: destination) else { return nil }
+      if entityMapping.kind == .custom
+        || !Self.keepsConstraints(entityMapping, from: from, in: source, to: to, in: destination)
+      {
+        objects.insert(entityMapping.name)
+      }
       active.append(Resolved(mapping: entityMapping, from: from, to: to, fromLayout: fromLayout, toLayout: toLayout))
     }
     // A policy anywhere else (an added entity's hooks, say) needs the object path.
     guard policies.keys.allSatisfy({ name in active.contains { $0.mapping.name == name } }) else { return nil }
 
     var transforms: [String: (transform: any RowTransform, inputs: [Input])] = [:]
-    for entry in active {
+    for entry in active where !objects.contains(entry.mapping.name) {
       let computed = Set(entry.mapping.attributes.filter { $0.value == .computed }.keys)
       guard let policy = policies[entry.mapping.name] else {
-        if computed.isEmpty { continue } else { return nil }
+        if !computed.isEmpty { objects.insert(entry.mapping.name) }
+        continue
       }
       let inputs = Self.inputs(of: entry.from, in: source, layout: entry.fromLayout)
+      // Without a manager (planning): what the policy says it is; no copy of this is ever run.
+      if manager == nil, policy.computesAttributesOnly { continue }
       guard let manager,
         let transform = try policy.rowTransform(for: entry.mapping, inputs: inputs.map(\.name), manager),
         Set(transform.outputs) == computed
-      else { return nil }
+      else {
+        objects.insert(entry.mapping.name)
+        continue
+      }
       transforms[entry.mapping.name] = (transform, inputs)
     }
+    if !mixed, !objects.isEmpty { return nil }
+    // Whole destination hierarchies go one way (their rows share a table and a key sequence).
+    let objectRoots = Set(
+      active.filter { objects.contains($0.mapping.name) }.map { destination.root(of: $0.to).name })
+    for entry in active where objectRoots.contains(destination.root(of: entry.to).name) {
+      objects.insert(entry.mapping.name)
+    }
+    if mixed {
+      // Worth it only with rows to copy and objects to make; the object mappings must give each
+      // source object one destination object with its key (copied rows refer to them by key).
+      guard !objects.isEmpty, objects.count < active.count else { return nil }
+      for entry in active where objects.contains(entry.mapping.name) {
+        if let policy = policies[entry.mapping.name], !policy.makesDefaultDestinations { return nil }
+        guard Self.keepsConstraints(entry.mapping, from: entry.from, in: source, to: entry.to, in: destination)
+        else { return nil }
+      }
+    }
+    objectMappings = objects
 
     // Source entity number → destination entity number; one source hierarchy per destination one.
     var entityNumbers: [Int: Int] = [:]
@@ -132,7 +174,8 @@ struct BulkCopy {
 
     var copies: [Copy] = []
     var joins: [String: String] = [:]
-    for entry in active {
+    let objectEntities = Set(active.filter { objects.contains($0.mapping.name) }.map(\.to.name))
+    for entry in active where !objects.contains(entry.mapping.name) {
       let (entityMapping, from, to, fromLayout, toLayout) = (
         entry.mapping, entry.from, entry.to, entry.fromLayout, entry.toLayout
       )
@@ -215,6 +258,12 @@ struct BulkCopy {
           else { return nil }
         case .manyToMany(let table, let own, let other, let order)?:
           guard sourceName != nil else { continue }
+          // A join to objects the object path makes later: their rows are not there when joins run.
+          if destination.entities.contains(where: {
+            objectEntities.contains($0.name) && destination.entity($0, isKindOf: relationship.destinationEntity)
+          }) {
+            return nil
+          }
           guard case .manyToMany(let oldTable, let oldOwn, let oldOther, let oldOrder)? = oldStorage,
             let oldRelationship, (order == nil) == (oldOrder == nil),
             let targetLayout = destinationSchema.layout(of: relationship.destinationEntity)
@@ -280,9 +329,25 @@ struct BulkCopy {
             """,
           constants: constants, rows: rows))
     }
+    // The object path writes its objects' relationships itself; a many-to-many it writes must not
+    // reach copied entities either (the join would be written from both sides).
+    for entry in active where objects.contains(entry.mapping.name) {
+      for relationship in destination.relationships(of: entry.to)
+      where entry.mapping.relationships[relationship.name] != nil {
+        guard case .manyToMany? = destinationSchema.layout(of: entry.to.name)?.properties[relationship.name] else {
+          continue
+        }
+        if active.contains(where: { other in
+          !objects.contains(other.mapping.name)
+            && destination.entity(other.to, isKindOf: relationship.destinationEntity)
+        }) {
+          return nil
+        }
+      }
+    }
     self.copies = copies
     self.joins = joins.keys.sorted().compactMap { joins[$0] }
-    self.keyTables = keyTables
+    self.keyTables = keyTables.filter { root, _ in !objectRoots.contains(root) }
   }
 
   /// A source attribute a transform receives: its name, column and type.

@@ -23,9 +23,19 @@ public protocol EntityMigrationPolicy: AnyObject {
   /// default): the step runs object by object.
   func rowTransform(for mapping: EntityMapping, inputs: [String], _ manager: MigrationManager) throws
     -> (any RowTransform)?
+  /// Whether stage 1 makes exactly the default: one destination object per source object (then
+  /// with the source's key), whatever else the hooks do. Lets the rest of a step be copied as rows
+  /// around this mapping's objects (a mixed step). Default false: unknown.
+  var makesDefaultDestinations: Bool { get }
+  /// Whether the policy only computes attributes (no hook, no filter) — so that
+  /// ``rowTransform(for:inputs:_:)`` will give a transform; what `migrun plan` goes by before the
+  /// step runs. Default false.
+  var computesAttributesOnly: Bool { get }
 }
 
 extension EntityMigrationPolicy {
+  public var makesDefaultDestinations: Bool { false }
+  public var computesAttributesOnly: Bool { false }
   public func rowTransform(for mapping: EntityMapping, inputs: [String], _ manager: MigrationManager) throws
     -> (any RowTransform)?
   { nil }
@@ -52,6 +62,7 @@ extension EntityMigrationPolicy {
 /// relationships through the associations.
 public final class DefaultMigrationPolicy: EntityMigrationPolicy {
   public init() {}
+  public var makesDefaultDestinations: Bool { true }
 }
 
 /// A policy reduced to a function of one source row: what the bulk copy of a step calls when an

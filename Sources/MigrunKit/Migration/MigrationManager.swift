@@ -30,6 +30,12 @@ public final class MigrationManager {
   /// Destination entities whose objects keep their source primary keys (their hierarchy is fed by
   /// one source hierarchy), decided once before stage 1.
   private var keepsKeys: Set<String> = []
+  /// In a mixed step, the entity mappings whose rows were copied before the object path runs
+  /// (``BulkCopy``): every source object of their exact source entity has one destination object
+  /// with its key, found by key instead of through the association table.
+  var copiedMappings: [EntityMapping] = []
+  /// Source hierarchy root → its largest key, for ``sources(of:mapping:)`` of copied objects.
+  private var copiedKeyLimits: [String: Int64] = [:]
   private let defaultPolicy = DefaultMigrationPolicy()
 
   /// `associationsFile`: where the association table lives (nil: in memory).
@@ -47,8 +53,10 @@ public final class MigrationManager {
   /// Runs the three stages. The destination holds the result when it returns.
   public func migrate() throws {
     defer { try? associations.close() }
-    let active = mapping.entityMappings.filter { $0.kind != .remove && $0.kind != .add && $0.sourceEntity != nil }
-    try prepareKeys(active)
+    let all = mapping.entityMappings.filter { $0.kind != .remove && $0.kind != .add && $0.sourceEntity != nil }
+    try prepareKeys(all)
+    let copied = Set(copiedMappings.map(\.name))
+    let active = all.filter { !copied.contains($0.name) }
     for entityMapping in active {
       try run(entityMapping, stage: .instances) { policy in
         try policy.begin(entityMapping, self)
@@ -203,12 +211,40 @@ public final class MigrationManager {
   /// Destination objects made from `source` by the mapping named `mappingName` (any mapping when nil):
   /// Core Data's `destinationInstances(forEntityMappingName:sourceInstances:)`.
   public func destinations(of source: ObjectID, mapping mappingName: String? = nil) throws -> [ObjectID] {
-    try associations.destinations(of: source, mapping: mappingName)
+    let associated = try associations.destinations(of: source, mapping: mappingName)
+    guard !copiedMappings.isEmpty else { return associated }
+    let copied = copiedMappings.compactMap { copy -> ObjectID? in
+      guard copy.sourceEntity == source.entity, mappingName == nil || mappingName == copy.name,
+        let entity = copy.destinationEntity
+      else { return nil }
+      return ObjectID(entity: entity, primaryKey: source.primaryKey)
+    }
+    return copied + associated
   }
 
   /// Source objects `destination` was made from: Core Data's `sourceInstances(forEntityMappingName:destinationInstances:)`.
   public func sources(of destination: ObjectID, mapping mappingName: String? = nil) throws -> [ObjectID] {
-    try associations.sources(of: destination, mapping: mappingName)
+    let associated = try associations.sources(of: destination, mapping: mappingName)
+    guard !copiedMappings.isEmpty else { return associated }
+    var copied: [ObjectID] = []
+    for copy in copiedMappings {
+      guard copy.destinationEntity == destination.entity, mappingName == nil || mappingName == copy.name,
+        let entity = copy.sourceEntity, let sourceEntity = mapping.source.entity(named: entity)
+      else { continue }
+      // Objects a script inserted into a copied entity have keys above every copied one.
+      let root = mapping.source.root(of: sourceEntity).name
+      let limit: Int64
+      if let known = copiedKeyLimits[root] {
+        limit = known
+      } else {
+        limit = try source.maxPrimaryKey(inHierarchyOf: root)
+        copiedKeyLimits[root] = limit
+      }
+      if destination.primaryKey <= limit { copied.append(ObjectID(entity: entity, primaryKey: destination.primaryKey)) }
+    }
+    // Several source entities copied into one destination entity: the key is only one of theirs.
+    if copied.count > 1 { copied = try copied.filter { try source.object($0) != nil } }
+    return copied + associated
   }
 
   public func sourceObject(_ id: ObjectID) throws -> StoredObject? { try source.object(id) }

@@ -19,6 +19,9 @@ public final class StoreMigrator {
     public var ddl = true
     /// Seconds to wait for another process to let go of the store before refusing (``StoreUse``).
     public var wait: Double = 0
+    /// In a step that cannot be copied as a whole, copy the entity mappings that can be and run the
+    /// rest object by object (``BulkCopy``'s mixed steps). Off only to compare the paths.
+    public var mixed = true
 
     public init(
       keepBackup: Bool = true, dryRun: Bool = false, bulkCopy: Bool = true, ddl: Bool = true, wait: Double = 0
@@ -166,16 +169,28 @@ public final class StoreMigrator {
         let bulk =
           options.bulkCopy
           ? try BulkCopy(mapping: mapping, sourceSchema: source.schema, policies: policies, manager: manager) : nil
+        // Else the mappings that can be copied as rows are, and the object path does the rest.
+        let mixed =
+          bulk == nil && options.bulkCopy && options.mixed
+          ? try BulkCopy(
+            mapping: mapping, sourceSchema: source.schema, policies: policies, manager: manager, mixed: true) : nil
+        var method = StepMethod.objects
         if let bulk {
           try bulk.run(from: current, into: destination, progress: stepProgress)
           try manager.validate()
+          method = .copyRows
+        } else if let mixed {
+          try mixed.run(from: current, into: destination, progress: stepProgress)
+          manager.copiedMappings = mapping.entityMappings.filter { mixed.copies.map(\.mapping.name).contains($0.name) }
+          try manager.migrate()
+          method = .mixed
         } else {
           try destination.createIndexes()
           try manager.migrate()
         }
         var done = Report.Step(
           name: step.name, kind: step.kind, counts: try destination.entityCounts(),
-          method: bulk != nil ? .copyRows : .objects)
+          method: method)
         done.merged = manager.mergedCount
         report.steps.append(done)
         try destination.close()
@@ -221,8 +236,17 @@ public final class StoreMigrator {
     }
     // (Policies that only compute attributes run as a row loop: that is known once their script runs.)
     let schema = store?.schema ?? StoreSchema(model: step.source)
-    let bulk = try BulkCopy(mapping: stepMapping.mapping, sourceSchema: schema, policies: stepMapping.policies)
-    return (options.bulkCopy && bulk != nil ? .copyRows : .objects, reason)
+    guard options.bulkCopy else { return (.objects, reason) }
+    if try BulkCopy(mapping: stepMapping.mapping, sourceSchema: schema, policies: stepMapping.policies) != nil {
+      return (.copyRows, reason)
+    }
+    if options.mixed,
+      try BulkCopy(mapping: stepMapping.mapping, sourceSchema: schema, policies: stepMapping.policies, mixed: true)
+        != nil
+    {
+      return (.mixed, reason)
+    }
+    return (.objects, reason)
   }
 
   /// Whether a step runs as DDL, or why not — the one decision `run()` and `method(of:…)` share.
@@ -305,6 +329,8 @@ public enum StepMethod: String, Sendable, Hashable, CaseIterable {
   case copyRows = "copy rows"
   /// Object by object, with the policies' hooks.
   case objects = "object by object"
+  /// The entity mappings that can be copied as rows are, the others run object by object after them.
+  case mixed = "rows, then objects"
 }
 
 /// What one step runs: its mapping model, the policies of its entity mappings and its merge rules

@@ -22,7 +22,7 @@ import Testing
     var results: [StepMethod: URL] = [:]
     var exports: [StepMethod: String] = [:]
     var layouts: [StepMethod: SchemaSnapshot] = [:]
-    for method in StepMethod.allCases {
+    for method in [StepMethod.ddl, .copyRows, .objects] {
       let url = try folder.folder(UUID().uuidString).appendingPathComponent(store.lastPathComponent)
       try FileManager.default.copyItem(at: store, to: url)
       let report = try StoreMigrator(

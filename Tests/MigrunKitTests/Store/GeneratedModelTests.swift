@@ -90,7 +90,7 @@ import Testing
     let objects = generated.objects(for: v1, seed: seed)
     var exports: [String] = []
     var methods: [StepMethod] = []
-    for method in StepMethod.allCases {
+    for method in [StepMethod.ddl, .copyRows, .objects] {
       let url = try folder.folder(UUID().uuidString).appendingPathComponent("gen.sqlite")
       try Self.fill(try SQLiteStore.create(at: url, model: v1), with: objects)
       let plan = try MigrationPlanner.plan(
