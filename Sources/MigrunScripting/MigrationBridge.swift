@@ -192,7 +192,8 @@ final class MigrationBridge {
   private func object(side: String, _ id: ObjectID) throws -> StoredObject {
     let manager = try activeManager()
     if side == "src", let cachedSource, cachedSource.id == id { return cachedSource }
-    let found = side == "src" ? try manager.sourceObject(id) : try manager.destinationObject(id)
+    // Source objects without their to-many members: `get` looks them up when one is read.
+    let found = side == "src" ? try manager.sourceObject(id, withToMany: false) : try manager.destinationObject(id)
     guard let found else {
       throw HostError("\(id) does not exist in the \(side == "src" ? "source" : "destination") store")
     }

@@ -249,6 +249,11 @@ public final class MigrationManager {
 
   public func sourceObject(_ id: ObjectID) throws -> StoredObject? { try source.object(id) }
 
+  /// The source object, without its to-many members unless `withToMany` (attributes and to-ones).
+  public func sourceObject(_ id: ObjectID, withToMany: Bool) throws -> StoredObject? {
+    try source.object(id, withToMany: withToMany)
+  }
+
   /// A destination object (inside a stage, as written so far).
   public func destinationObject(_ id: ObjectID) throws -> StoredObject? {
     try writer?.object(id) ?? destination.object(id)
@@ -300,13 +305,24 @@ public final class MigrationManager {
   public func createDefaultRelationships(
     for id: ObjectID, _ entityMapping: EntityMapping, skipping skipped: Set<String> = []
   ) throws {
-    let plan = relationshipPlan(of: entityMapping, for: id.entity)
+    // What this object needs written: not what a hook set, not a to-many its inverse's column holds.
+    let plan = relationshipPlan(of: entityMapping, for: id.entity).filter { step in
+      !skipped.contains(step.relationship.name) && !(step.relationship.isToMany && step.isSetFromInverse)
+    }
     guard !plan.isEmpty else { return }
+    // Only the source relationships read: to-many members are looked up when one is.
+    let readsToMany = plan.contains { step in
+      mapping.source.entity(named: step.sourceEntity).flatMap { entity in
+        mapping.source.relationships(of: entity).first { $0.name == step.source }
+      }?.isToMany ?? true
+    }
     // Usually one source; several when a merge rule folded objects together: to-one targets come
     // from the first source that has one, to-many members are the union of all.
-    let objects = try sources(of: id, mapping: entityMapping.name).compactMap { try source.object($0) }
+    let objects = try sources(of: id, mapping: entityMapping.name).compactMap {
+      try source.object($0, withToMany: readsToMany)
+    }
     guard !objects.isEmpty else { return }
-    for step in plan where !skipped.contains(step.relationship.name) {
+    for step in plan {
       var mapped: [ObjectID] = []
       for sourceObject in objects {
         let targets = sourceObject.toMany[step.source] ?? sourceObject.toOne[step.source].map { [$0] } ?? []
@@ -333,6 +349,8 @@ public final class MigrationManager {
   private struct RelationshipStep {
     let relationship: Relationship
     let source: String
+    /// The source entity whose relationship `source` is (the mapping's).
+    let sourceEntity: String
     let isSetFromInverse: Bool
   }
 
@@ -348,7 +366,9 @@ public final class MigrationManager {
       for (name, from) in entityMapping.relationships.sorted(by: { $0.key < $1.key }) {
         guard let relationship = relationships.first(where: { $0.name == name }) else { continue }
         plan.append(
-          RelationshipStep(relationship: relationship, source: from, isSetFromInverse: isSetFromInverse(relationship)))
+          RelationshipStep(
+            relationship: relationship, source: from, sourceEntity: entityMapping.sourceEntity ?? "",
+            isSetFromInverse: isSetFromInverse(relationship)))
       }
     }
     relationshipPlans[key] = plan

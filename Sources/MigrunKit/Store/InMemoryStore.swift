@@ -49,7 +49,7 @@ public final class InMemoryStore: ObjectStore {
     object(id, withToMany: true)
   }
 
-  func object(_ id: ObjectID, withToMany: Bool) -> StoredObject? {
+  public func object(_ id: ObjectID, withToMany: Bool) -> StoredObject? {
     guard let row = state.rows[id], let entity = model.entity(named: id.entity) else { return nil }
     var object = StoredObject(id: id, version: row.version, attributes: row.attributes, toOne: row.toOne)
     for attribute in model.attributes(of: entity)

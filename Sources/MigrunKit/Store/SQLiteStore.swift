@@ -360,8 +360,14 @@ public final class SQLiteStore: ObjectStore {
   }
 
   public func object(_ id: ObjectID) throws -> StoredObject? {
+    try object(id, withToMany: true)
+  }
+
+  public func object(_ id: ObjectID, withToMany: Bool) throws -> StoredObject? {
     let layout = try layout(id.entity)
-    return try read { db in try SQLiteObjectReader(store: self, db: db).object(id, layout: layout) }
+    return try read { db in
+      try SQLiteObjectReader(store: self, db: db).object(id, layout: layout, withToMany: withToMany)
+    }
   }
 
   public func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T {

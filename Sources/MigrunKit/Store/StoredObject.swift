@@ -105,6 +105,9 @@ public protocol ObjectStore: AnyObject {
     of entity: String, includingSubentities: Bool, withToMany: Bool, _ body: (StoredObject) throws -> Void
   ) throws
   func object(_ id: ObjectID) throws -> StoredObject?
+  /// The object without its to-many members when `withToMany` is false (``StoredObject/toMany``
+  /// empty: no member looked up).
+  func object(_ id: ObjectID, withToMany: Bool) throws -> StoredObject?
   /// The largest primary key used in `entity`'s hierarchy (0 when empty).
   func maxPrimaryKey(inHierarchyOf entity: String) throws -> Int64
   /// Objects that break the model's rules (required values, relationship counts), at most `limit`,
