@@ -193,6 +193,11 @@ struct MigrateCommand: MigrunCommand {
   @OptionGroup var chain: ChainOptions
   @Flag(help: "Run every step on scratch files, report, and delete them.") var dryRun = false
   @Flag(help: "Do not keep the original as NAME~.EXT.") var noBackup = false
+  @Flag(
+    help:
+      "Run every step object by object, as Core Data does: no DDL, no rows copied by SQL (to compare, or to rule the fast paths out)."
+  )
+  var objectsOnly = false
   @Option(
     help: ArgumentHelp(
       "Wait up to this many seconds for another process to close the store (default: refuse at once, exit 11).",
@@ -221,7 +226,8 @@ struct MigrateCommand: MigrunCommand {
       return
     }
     let migrator = StoreMigrator(
-      store: url, plan: plan, options: .init(keepBackup: !noBackup, dryRun: dryRun, wait: wait))
+      store: url, plan: plan,
+      options: .init(keepBackup: !noBackup, dryRun: dryRun, bulkCopy: !objectsOnly, ddl: !objectsOnly, wait: wait))
     let folders = chain.policyURLs
     let fileRules = mergeRules.map { URL(fileURLWithPath: $0) }
     if let fileRules, !FileManager.default.fileExists(atPath: fileRules.path) {

@@ -75,6 +75,27 @@ import Testing
     #expect(ran == ["DDL", "rows, then objects", "copy rows", "copy rows", "rows, then objects"])
   }
 
+  /// `--objects-only`: every step object by object, the same store as with the fast paths.
+  @Test func objectsOnlyRunsEveryStepObjectByObjectToTheSameStore() throws {
+    let folder = try TemporaryDirectory()
+    let policies = Fixtures.repositoryRoot.appendingPathComponent("policies/examples/moody").path
+    var exports: [String] = []
+    for flags in [[], ["--objects-only"]] {
+      let store = try copyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+      let result = try MigrunProcess.run(
+        ["migrate", store.path, "--model", Self.moody, "--policies", policies, "--json"] + flags)
+      #expect(result.status == 0, "\(result.stderr)")
+      let last = try #require(
+        try JSONSerialization.jsonObject(with: Data((result.stdout.split(separator: "\n").last ?? "").utf8))
+          as? [String: Any])
+      let methods = try #require(last["steps"] as? [[String: Any]]).map { $0["method"] as? String ?? "" }
+      if !flags.isEmpty { #expect(methods == Array(repeating: "object by object", count: 5), "\(methods)") }
+      exports.append(try MigrunProcess.run(["export", store.path, "--model", Self.moody]).stdout)
+    }
+    #expect(exports[0] == exports[1])
+    #expect(exports[0].contains("\"Mood\""))
+  }
+
   @Test func aStepThatCannotBeInferredIsRefusedByPlanAndMigrateAlike() throws {
     let folder = try TemporaryDirectory()
     let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)
