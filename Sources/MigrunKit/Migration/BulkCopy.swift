@@ -15,9 +15,9 @@ import GRDB
 /// unordered ↔ ordered, policies with hooks — the step runs object by object, and
 /// ``init(mapping:policies:manager:)`` returns nil.
 ///
-/// A *mixed* step (``init(mapping:sourceSchema:policies:manager:mixed:)`` with `mixed`) copies the
-/// entity mappings that can be copied and leaves the others — whole destination hierarchies — to
-/// the object path (``objectMappings``), which runs after it. That holds only when the rows copied
+/// With `mixed`, ``init(mapping:sourceSchema:policies:manager:mixed:)`` may also give a *mixed* step:
+/// it copies the entity mappings that can be copied and leaves the others — whole destination
+/// hierarchies — to the object path (``objectMappings``, empty for a whole copy), which runs after it. That holds only when the rows copied
 /// and the objects made by the object path can refer to each other by key: every object mapping
 /// makes one destination object per source object with the source's key (no `createDestinationInstances`
 /// hook, no filter, no uniqueness constraint the source lacked), each destination hierarchy is fed
@@ -147,10 +147,10 @@ struct BulkCopy {
     for entry in active where objectRoots.contains(destination.root(of: entry.to).name) {
       objects.insert(entry.mapping.name)
     }
-    if mixed {
-      // Worth it only with rows to copy and objects to make; the object mappings must give each
-      // source object one destination object with its key (copied rows refer to them by key).
-      guard !objects.isEmpty, objects.count < active.count else { return nil }
+    if !objects.isEmpty {
+      // Worth it only with rows to copy; the object mappings must give each source object one
+      // destination object with its key (copied rows refer to them by key).
+      guard objects.count < active.count else { return nil }
       for entry in active where objects.contains(entry.mapping.name) {
         if let policy = policies[entry.mapping.name], !policy.makesDefaultDestinations { return nil }
         guard Self.keepsConstraints(entry.mapping, from: entry.from, in: source, to: entry.to, in: destination)

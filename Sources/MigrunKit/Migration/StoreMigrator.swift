@@ -166,22 +166,23 @@ public final class StoreMigrator {
           policies: policies)
         manager.progress = stepProgress
         manager.mergeRules = try stepMapping.mergeRules + (mergeRules?(step) ?? [])
+        // Rows copied where the mappings allow it — all of them, or (mixed) some, the object path
+        // doing the rest after them.
         let bulk =
           options.bulkCopy
-          ? try BulkCopy(mapping: mapping, sourceSchema: source.schema, policies: policies, manager: manager) : nil
-        // Else the mappings that can be copied as rows are, and the object path does the rest.
-        let mixed =
-          bulk == nil && options.bulkCopy && options.mixed
           ? try BulkCopy(
-            mapping: mapping, sourceSchema: source.schema, policies: policies, manager: manager, mixed: true) : nil
+            mapping: mapping, sourceSchema: source.schema, policies: policies, manager: manager, mixed: options.mixed)
+          : nil
         var method = StepMethod.objects
-        if let bulk {
+        if let bulk, bulk.objectMappings.isEmpty {
           try bulk.run(from: current, into: destination, progress: stepProgress)
           try manager.validate()
           method = .copyRows
-        } else if let mixed {
-          try mixed.run(from: current, into: destination, progress: stepProgress)
-          manager.copiedMappings = mapping.entityMappings.filter { mixed.copies.map(\.mapping.name).contains($0.name) }
+        } else if let bulk {
+          try bulk.run(from: current, into: destination, progress: stepProgress)
+          manager.copiedMappings = mapping.entityMappings.filter { mapping in
+            bulk.copies.contains { $0.mapping.name == mapping.name }
+          }
           try manager.migrate()
           method = .mixed
         } else {
@@ -236,17 +237,11 @@ public final class StoreMigrator {
     }
     // (Policies that only compute attributes run as a row loop: that is known once their script runs.)
     let schema = store?.schema ?? StoreSchema(model: step.source)
-    guard options.bulkCopy else { return (.objects, reason) }
-    if try BulkCopy(mapping: stepMapping.mapping, sourceSchema: schema, policies: stepMapping.policies) != nil {
-      return (.copyRows, reason)
-    }
-    if options.mixed,
-      try BulkCopy(mapping: stepMapping.mapping, sourceSchema: schema, policies: stepMapping.policies, mixed: true)
-        != nil
-    {
-      return (.mixed, reason)
-    }
-    return (.objects, reason)
+    guard options.bulkCopy,
+      let bulk = try BulkCopy(
+        mapping: stepMapping.mapping, sourceSchema: schema, policies: stepMapping.policies, mixed: options.mixed)
+    else { return (.objects, reason) }
+    return (bulk.objectMappings.isEmpty ? .copyRows : .mixed, reason)
   }
 
   /// Whether a step runs as DDL, or why not — the one decision `run()` and `method(of:…)` share.
