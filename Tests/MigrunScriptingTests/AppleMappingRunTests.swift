@@ -14,27 +14,6 @@ import Testing
   static let sampleModel = "coredataplus-samplemodels/SampleModel"
   static let samplePolicies = Fixtures.repositoryRoot.appendingPathComponent("policies/examples/samplemodel")
 
-  /// Migrates `store` to the bundle's current version, each step's script found in `folders`.
-  static func migrate(_ store: URL, bundle bundleURL: URL, folders: [URL], to destination: String? = nil) throws {
-    let bundle = try ModelBundle(contentsOf: bundleURL)
-    let plan = try MigrationPlanner.plan(
-      bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes, destination: destination,
-      order: bundle.versionNames, orderIsGuessed: false,
-      script: { from, to in ScriptedStep.find(from: from, to: to, in: folders) })
-    let migrator = StoreMigrator(store: store, plan: plan)
-    migrator.scriptedStep = { step in
-      guard case .scripted(let file) = step.kind else { throw MigrationError(.badMapping, reason: "not scripted") }
-      return try ScriptedStep.load(step, file: file, policyFolders: folders)
-    }
-    try migrator.run()
-  }
-
-  static func export(_ store: URL, _ bundleURL: URL, version: String) throws -> String {
-    let opened = try SQLiteStore(url: store, model: try ModelBundle(contentsOf: bundleURL).model(named: version))
-    defer { try? opened.close() }
-    return try StoreJSON.export(opened)
-  }
-
   /// A folder holding the four Moody mapping models (copies: test data stays in the fixtures).
   static func moodyMappingFolder(in scratch: TemporaryDirectory) throws -> URL {
     let folder = try scratch.folder("mapping-models")
@@ -52,11 +31,11 @@ import Testing
     let fixture = "objcio-core-data-moody/stores/\(version).moody.sqlite"
     let byLua = try copyOfFixture(fixture, into: scratch)
     let byApple = try copyOfFixture(fixture, into: scratch)
-    try Self.migrate(byLua, bundle: Self.moodyBundle, folders: [Self.moodyPolicies])
+    try ScriptedRun.migrate(byLua, bundle: Self.moodyBundle, folders: [Self.moodyPolicies])
     // The mapping models' folder first: its .xcmappingmodel files are found before the .lua files.
-    try Self.migrate(byApple, bundle: Self.moodyBundle, folders: [mappings, Self.moodyPolicies])
-    let expected = try Self.export(byLua, Self.moodyBundle, version: "Moody 6")
-    #expect(try Self.export(byApple, Self.moodyBundle, version: "Moody 6") == expected)
+    try ScriptedRun.migrate(byApple, bundle: Self.moodyBundle, folders: [mappings, Self.moodyPolicies])
+    let expected = try ScriptedRun.export(byLua, bundle: Self.moodyBundle, version: "Moody 6")
+    #expect(try ScriptedRun.export(byApple, bundle: Self.moodyBundle, version: "Moody 6") == expected)
     #expect(expected.contains("\"Continent\""))
   }
 
@@ -84,11 +63,11 @@ import Testing
       let fixture = "objcio-core-data-moody/stores/\(version).moody.sqlite"
       let byLua = try copyOfFixture(fixture, into: scratch)
       let byConverted = try copyOfFixture(fixture, into: scratch)
-      try Self.migrate(byLua, bundle: Self.moodyBundle, folders: [Self.moodyPolicies])
-      try Self.migrate(byConverted, bundle: Self.moodyBundle, folders: [converted, Self.moodyPolicies])
+      try ScriptedRun.migrate(byLua, bundle: Self.moodyBundle, folders: [Self.moodyPolicies])
+      try ScriptedRun.migrate(byConverted, bundle: Self.moodyBundle, folders: [converted, Self.moodyPolicies])
       #expect(
-        try Self.export(byConverted, Self.moodyBundle, version: "Moody 6")
-          == (try Self.export(byLua, Self.moodyBundle, version: "Moody 6")), "\(version)")
+        try ScriptedRun.export(byConverted, bundle: Self.moodyBundle, version: "Moody 6")
+          == (try ScriptedRun.export(byLua, bundle: Self.moodyBundle, version: "Moody 6")), "\(version)")
     }
   }
 
@@ -98,7 +77,7 @@ import Testing
     let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 5.moody.sqlite", into: scratch)
     let before = try Data(contentsOf: store)
     #expect {
-      try Self.migrate(store, bundle: Self.moodyBundle, folders: [mappings])
+      try ScriptedRun.migrate(store, bundle: Self.moodyBundle, folders: [mappings])
     } throws: { error in
       let text = "\(error)"
       return !text.contains("\n") && text.contains("Moody 5-Moody 6.xcmappingmodel")
@@ -137,7 +116,7 @@ import Testing
     #expect(!makerOfCar.isEmpty)
     #expect(!ownerOfCar.isEmpty)
 
-    try Self.migrate(store, bundle: bundleURL, folders: [folder, Self.samplePolicies], to: "SampleModel3")
+    try ScriptedRun.migrate(store, bundle: bundleURL, folders: [folder, Self.samplePolicies], to: "SampleModel3")
 
     let after = try SQLiteStore(url: store, model: try bundle.model(named: "SampleModel3"))
     defer { try? after.close() }

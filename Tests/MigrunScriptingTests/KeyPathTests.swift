@@ -103,15 +103,7 @@ import Testing
     }
     try created.close()
 
-    let plan = try MigrationPlanner.plan(
-      bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes, order: bundle.versionNames,
-      orderIsGuessed: false, script: { from, to in ScriptedStep.find(from: from, to: to, in: [policies]) })
-    let migrator = StoreMigrator(store: store, plan: plan)
-    migrator.scriptedStep = { step in
-      guard case .scripted(let file) = step.kind else { throw MigrationError(.badMapping, reason: "not scripted") }
-      return try ScriptedStep.load(step, file: file, policyFolders: [policies])
-    }
-    try migrator.run()
+    try ScriptedRun.migrate(store, bundle: bundleURL, folders: [policies])
 
     let after = try SQLiteStore(url: store, model: try bundle.model(named: "Shops 2"))
     defer { try? after.close() }

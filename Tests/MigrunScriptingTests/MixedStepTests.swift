@@ -13,42 +13,19 @@ import Testing
   static let moody = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld")
   static let moodyPolicies = Fixtures.repositoryRoot.appendingPathComponent("policies/examples/moody")
 
-  /// Migrates `store` to `destination`, scripts from `folders`; returns the methods of the steps.
-  static func migrate(_ store: URL, bundle bundleURL: URL, folders: [URL], to destination: String?, mixed: Bool)
-    throws -> [StepMethod]
-  {
-    let bundle = try ModelBundle(contentsOf: bundleURL)
-    let order = try MigrationPlanner.versionOrder(bundle, policyFolders: folders, override: nil)
-    let plan = try MigrationPlanner.plan(
-      bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes, destination: destination,
-      order: order.names, orderIsGuessed: order.guessed,
-      script: { from, to in ScriptedStep.find(from: from, to: to, in: folders) })
-    var options = StoreMigrator.Options()
-    options.mixed = mixed
-    let migrator = StoreMigrator(store: store, plan: plan, options: options)
-    migrator.scriptedStep = { step in
-      guard case .scripted(let file) = step.kind else { throw MigrationError(.badMapping, reason: "not scripted") }
-      return try ScriptedStep.load(step, file: file, policyFolders: folders)
-    }
-    return try migrator.run().steps.map(\.method)
-  }
-
-  static func export(_ store: URL, _ bundleURL: URL, version: String) throws -> String {
-    let opened = try SQLiteStore(url: store, model: try ModelBundle(contentsOf: bundleURL).model(named: version))
-    defer { try? opened.close() }
-    return try StoreJSON.export(opened)
-  }
-
   /// Both ways on copies of `store`; the methods of the mixed run.
   static func compare(
     _ store: URL, bundle: URL, folders: [URL], from: String?, to destination: String, in scratch: TemporaryDirectory
   ) throws -> [StepMethod] {
     let objects = try scratch.folder(UUID().uuidString).appendingPathComponent(store.lastPathComponent)
     try FileManager.default.copyItem(at: store, to: objects)
-    let methods = try migrate(store, bundle: bundle, folders: folders, to: destination, mixed: true)
-    let objectMethods = try migrate(objects, bundle: bundle, folders: folders, to: destination, mixed: false)
+    let methods = try ScriptedRun.migrate(store, bundle: bundle, folders: folders, to: destination, mixed: true)
+    let objectMethods = try ScriptedRun.migrate(
+      objects, bundle: bundle, folders: folders, to: destination, mixed: false)
     #expect(!objectMethods.contains(.mixed))
-    #expect(try export(store, bundle, version: destination) == (try export(objects, bundle, version: destination)))
+    #expect(
+      try ScriptedRun.export(store, bundle: bundle, version: destination)
+        == (try ScriptedRun.export(objects, bundle: bundle, version: destination)))
     return methods
   }
 
@@ -61,7 +38,7 @@ import Testing
     let made = try MigrunProcess.run(["example-store", store.path, "300", bundle.path], program: "migrun-bench")
     #expect(made.status == 0, "\(made.stderr)")
     let folders = [Self.recipes.appendingPathComponent("policies"), Self.library]
-    _ = try Self.migrate(store, bundle: bundle, folders: folders, to: "Recipes 3", mixed: true)
+    try ScriptedRun.migrate(store, bundle: bundle, folders: folders, to: "Recipes 3")
     let methods = try Self.compare(
       store, bundle: bundle, folders: folders, from: "Recipes 3", to: "Recipes 4", in: scratch)
     #expect(methods == [.mixed])

@@ -102,10 +102,9 @@ public struct AppleMappingModel: Sendable, Hashable {
     return hashMismatch(source: source, destination: destination)
   }
 
-  static func hashMismatch(
-    _ mappings: [EntityMapping], source: ObjectModel, destination: ObjectModel
-  ) -> String? {
-    for mapping in mappings {
+  /// The first entity whose version hash is not the one the mapping model records.
+  func hashMismatch(source: ObjectModel, destination: ObjectModel) -> String? {
+    for mapping in entityMappings {
       for (side, entity, hash, model) in [
         ("source", mapping.sourceEntity, mapping.sourceEntityHash, source),
         ("destination", mapping.destinationEntity, mapping.destinationEntityHash, destination),
@@ -122,10 +121,6 @@ public struct AppleMappingModel: Sendable, Hashable {
       }
     }
     return nil
-  }
-
-  func hashMismatch(source: ObjectModel, destination: ObjectModel) -> String? {
-    Self.hashMismatch(entityMappings, source: source, destination: destination)
   }
 
   // MARK: - Compiled (.cdm)

@@ -1,0 +1,38 @@
+import Foundation
+import LuaHost
+import MigrunKit
+import MigrunScripting
+import TestSupport
+
+/// Runs migrations as `migrun migrate` does — each step's script (Lua file or Xcode mapping model)
+/// found in policy folders — for tests that compare stores made different ways.
+enum ScriptedRun {
+  /// Migrates `store` to `destination` (default: the current version), scripts and policies from
+  /// `folders`; `mixed` off runs steps that would be mixed object by object. Returns each step's method.
+  @discardableResult
+  static func migrate(
+    _ store: URL, bundle bundleURL: URL, folders: [URL], to destination: String? = nil, mixed: Bool = true
+  ) throws -> [StepMethod] {
+    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let order = try MigrationPlanner.versionOrder(bundle, policyFolders: folders, override: nil)
+    let plan = try MigrationPlanner.plan(
+      bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes, destination: destination,
+      order: order.names, orderIsGuessed: order.guessed,
+      script: { from, to in ScriptedStep.find(from: from, to: to, in: folders) })
+    var options = StoreMigrator.Options()
+    options.mixed = mixed
+    let migrator = StoreMigrator(store: store, plan: plan, options: options)
+    migrator.scriptedStep = { step in
+      guard case .scripted(let file) = step.kind else { throw MigrationError(.badMapping, reason: "not scripted") }
+      return try ScriptedStep.load(step, file: file, policyFolders: folders)
+    }
+    return try migrator.run().steps.map(\.method)
+  }
+
+  /// The store's objects as JSON, read with version `version` of the bundle.
+  static func export(_ store: URL, bundle bundleURL: URL, version: String) throws -> String {
+    let opened = try SQLiteStore(url: store, model: try ModelBundle(contentsOf: bundleURL).model(named: version))
+    defer { try? opened.close() }
+    return try StoreJSON.export(opened)
+  }
+}
