@@ -1,3 +1,4 @@
+import GRDB
 import GRDBSQLite
 
 /// A prepared statement driven through SQLite's C API: the bulk copy's row loop, where GRDB's
@@ -67,6 +68,17 @@ struct RawStatement {
           sqlite3_bind_zeroblob(handle, index, 0)
         }
       }
+    }
+  }
+
+  /// Binds a GRDB value as it is (the object writer's values, already coded for their columns).
+  func bind(_ value: DatabaseValue, at index: Int32) {
+    switch value.storage {
+    case .null: sqlite3_bind_null(handle, index)
+    case .int64(let number): sqlite3_bind_int64(handle, index, number)
+    case .double(let number): sqlite3_bind_double(handle, index, number)
+    case .string(let text): bind(.string(text), at: index)
+    case .blob(let data): bind(.data(Array(data)), at: index)
     }
   }
 

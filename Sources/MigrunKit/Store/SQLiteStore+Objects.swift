@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// Turns rows of one store into objects, with their to-many members.
 struct SQLiteObjectReader {
@@ -100,6 +101,9 @@ final class SQLiteObjectWriter: StoreWriter {
   let db: Database
   private(set) var newMetadata: StoreMetadata?
 
+  /// Root entity number → its `Z_PRIMARYKEY.Z_MAX` as this writer (one transaction) last saw or set it.
+  private var knownMax: [Int: Int64] = [:]
+
   init(store: SQLiteStore, db: Database) {
     self.store = store
     self.db = db
@@ -108,7 +112,9 @@ final class SQLiteObjectWriter: StoreWriter {
   func newPrimaryKey(for entity: String) throws -> Int64 {
     let root = try rootNumber(entity)
     try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + 1 WHERE Z_ENT = ?", arguments: [root])
-    return try Int64.fetchOne(db, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", arguments: [root]) ?? 1
+    let key = try Int64.fetchOne(db, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", arguments: [root]) ?? 1
+    knownMax[root] = key
+    return key
   }
 
   func insert(_ object: StoredObject) throws {
@@ -118,8 +124,21 @@ final class SQLiteObjectWriter: StoreWriter {
     ]
     appendValues(of: object, plan, to: &values)
     try execute(plan.insertSQL, values, object.id)
-    try db.cachedStatement(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?")
-      .execute(arguments: [object.id.primaryKey, plan.rootNumber])
+    // Z_MAX covers the key: raised only when it does not yet (a migration reserves the source's
+    // keys first, so its inserts with kept keys leave it alone).
+    let known: Int64
+    if let cached = knownMax[plan.rootNumber] {
+      known = cached
+    } else {
+      known =
+        try Int64.fetchOne(db, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", arguments: [plan.rootNumber])
+        ?? 0
+    }
+    if object.id.primaryKey > known {
+      try db.cachedStatement(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?")
+        .execute(arguments: [object.id.primaryKey, plan.rootNumber])
+    }
+    knownMax[plan.rootNumber] = max(known, object.id.primaryKey)
   }
 
   func update(_ object: StoredObject, bumpingVersion: Bool) throws {
@@ -131,8 +150,9 @@ final class SQLiteObjectWriter: StoreWriter {
   }
 
   func reservePrimaryKeys(for entity: String, through key: Int64) throws {
-    try db.execute(
-      sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?", arguments: [key, try rootNumber(entity)])
+    let root = try rootNumber(entity)
+    try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?", arguments: [key, root])
+    knownMax[root] = nil
   }
 
   func setToOne(_ id: ObjectID, _ relationship: String, _ target: ObjectID?) throws {
@@ -302,13 +322,21 @@ final class SQLiteObjectWriter: StoreWriter {
     }
   }
 
+  /// Runs a cached statement with `values` bound through SQLite's C API (GRDB's argument handling
+  /// cost more than the insert or update itself, per object).
   private func execute(_ sql: String, _ values: [DatabaseValue], _ id: ObjectID) throws {
-    do {
-      try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(values))
-    } catch let error as DatabaseError {
+    let statement = try db.cachedStatement(sql: sql)
+    guard let connection = db.sqliteConnection else { throw StoreError(.sqlite, reason: "the store is closed") }
+    let raw = RawStatement(handle: statement.sqliteStatement, connection: connection)
+    raw.reset()
+    for (index, value) in values.enumerated() { raw.bind(value, at: Int32(index + 1)) }
+    let status = sqlite3_step(statement.sqliteStatement)
+    defer { raw.reset() }
+    guard status == SQLITE_DONE else {
+      // SQLITE_CONSTRAINT_UNIQUE (2067): a uniqueness constraint; anything else is SQLite's error.
       throw StoreError(
-        error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE ? .constraint : .sqlite, entity: id.entity,
-        primaryKey: id.primaryKey, reason: error.message ?? "\(error)")
+        sqlite3_extended_errcode(connection) == 2067 ? .constraint : .sqlite, entity: id.entity,
+        primaryKey: id.primaryKey, reason: String(cString: sqlite3_errmsg(connection)))
     }
   }
 }
