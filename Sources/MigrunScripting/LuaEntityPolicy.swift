@@ -51,26 +51,60 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
     throws
   {
     bridge.manager = manager
-    let view = bridge.sourceTable(source)
-    if let filter, try !isTruthy(callLua(filter, mapping, view)) { return }
-    bridge.associationsMade = 0
-    if let hook = hooks["createDestinationInstances"] {
-      let result = try callLua(hook, mapping, view)
-      if result == .boolean(false) || bridge.associationsMade > 0 { return }
+    if filter != nil || hooks["createDestinationInstances"] != nil {
+      let view = bridge.sourceTable(source)
+      if let filter, try !isTruthy(callLua(filter, mapping, view)) { return }
+      bridge.associationsMade = 0
+      if let hook = hooks["createDestinationInstances"] {
+        let result = try callLua(hook, mapping, view)
+        if result == .boolean(false) || bridge.associationsMade > 0 { return }
+      }
     }
     var values: [String: StoreValue] = [:]
-    for (attribute, function) in computed {
-      values[attribute.name] = try stored(try callLua(function, mapping, view), for: attribute, object: source.id)
+    if !computed.isEmpty {
+      // Every attribute function in one call, values in and out by position (as the row loop does).
+      let rows = try objectRows(mapping, manager)
+      let computedValues = try rows.transform.transform(
+        source.id, rows.inputs.map { source.attributes[$0] ?? .null })
+      for (index, output) in computed.enumerated() { values[output.attribute.name] = computedValues[index] }
     }
     try manager.createDefaultDestination(for: source, mapping, overriding: values)
+  }
+
+  /// The attribute functions as one row function over every stored attribute of the source
+  /// entity, made once (per mapping) for the object path.
+  private var objectRowsByMapping: [String: (transform: LuaRowTransform, inputs: [String])] = [:]
+
+  private func objectRows(_ mapping: EntityMapping, _ manager: MigrationManager) throws
+    -> (transform: LuaRowTransform, inputs: [String])
+  {
+    if let made = objectRowsByMapping[mapping.name] { return made }
+    let inputs =
+      mapping.sourceEntity.flatMap { step.source.entity(named: $0) }.map { entity in
+        step.source.attributes(of: entity).filter { !$0.isTransient }.map(\.name)
+      } ?? []
+    guard let transform = try makeRowTransform(for: mapping, inputs: inputs, manager) else {
+      throw MigrationError(
+        .policy, entity: mapping.destinationEntity,
+        reason: "mapping \(mapping.name): the attribute functions did not load")
+    }
+    objectRowsByMapping[mapping.name] = (transform, inputs)
+    return (transform, inputs)
   }
 
   /// Only attribute functions (no hook, no filter): the policy is a function of the source row.
   func rowTransform(for mapping: EntityMapping, inputs: [String], _ manager: MigrationManager) throws
     -> (any RowTransform)?
   {
-    guard hooks.isEmpty, filter == nil, let rows = bridge.rows, let entityName = mapping.destinationEntity,
-      let sourceEntity = mapping.sourceEntity
+    guard hooks.isEmpty, filter == nil else { return nil }
+    return try makeRowTransform(for: mapping, inputs: inputs, manager)
+  }
+
+  /// The attribute functions as one row function of `inputs` (the source attributes, in order).
+  private func makeRowTransform(for mapping: EntityMapping, inputs: [String], _ manager: MigrationManager) throws
+    -> LuaRowTransform?
+  {
+    guard let rows = bridge.rows, let entityName = mapping.destinationEntity, let sourceEntity = mapping.sourceEntity
     else { return nil }
     bridge.manager = manager
     var functions = LuaTable()
