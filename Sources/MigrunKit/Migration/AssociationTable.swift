@@ -13,7 +13,9 @@ final class AssociationTable {
   private let queue: DatabaseQueue
   let url: URL?
   private let connection: OpaquePointer
-  private var statements: [String: OpaquePointer] = [:]
+  /// Prepared statements by query: an array slot, not a dictionary keyed by the SQL text (hashing
+  /// the text was a measurable part of every look-up).
+  private var statements = [OpaquePointer?](repeating: nil, count: Query.allCases.count)
   /// Entity and mapping names ↔ the integers stored for them.
   private var codes: [String: Int64] = [:]
   private var names: [String] = []
@@ -49,7 +51,7 @@ final class AssociationTable {
   }
 
   deinit {
-    for statement in statements.values { sqlite3_finalize(statement) }
+    for statement in statements { sqlite3_finalize(statement) }
   }
 
   private func code(_ name: String) -> Int64 {
@@ -64,17 +66,47 @@ final class AssociationTable {
     code >= 0 && code < names.count ? names[Int(code)] : ""
   }
 
-  /// The statement for `sql`, prepared on first use and reset for the next.
-  private func statement(_ sql: String) throws -> OpaquePointer {
-    if let statement = statements[sql] {
+  /// The table's queries.
+  private enum Query: Int, CaseIterable {
+    case insert, destinations, destinationsOfMapping, sources, sourcesOfMapping, destinationsPage
+
+    var sql: String {
+      switch self {
+      case .insert: "INSERT INTO association VALUES (?, ?, ?, ?, ?)"
+      case .destinations: Self.lookUpSQL(from: "source", to: "destination", mapping: false)
+      case .destinationsOfMapping: Self.lookUpSQL(from: "source", to: "destination", mapping: true)
+      case .sources: Self.lookUpSQL(from: "destination", to: "source", mapping: false)
+      case .sourcesOfMapping: Self.lookUpSQL(from: "destination", to: "source", mapping: true)
+      case .destinationsPage:
+        """
+        SELECT a.rowid, a.destination_entity, a.destination_pk FROM association a INDEXED BY association_mapping
+        WHERE a.mapping = ? AND a.rowid > ? AND NOT EXISTS (
+          SELECT 1 FROM association b INDEXED BY association_destination WHERE b.destination_entity = a.destination_entity
+            AND b.destination_pk = a.destination_pk AND b.mapping = a.mapping AND b.rowid < a.rowid)
+        ORDER BY a.rowid LIMIT ?
+        """
+      }
+    }
+
+    /// By the object's own index: the planner could pick the mapping's index, a scan of every row of
+    /// the mapping per look-up.
+    private static func lookUpSQL(from side: String, to other: String, mapping: Bool) -> String {
+      "SELECT \(other)_entity, \(other)_pk FROM association INDEXED BY association_\(side)"
+        + " WHERE \(side)_entity = ? AND \(side)_pk = ?" + (mapping ? " AND mapping = ?" : "") + " ORDER BY rowid"
+    }
+  }
+
+  /// The statement for `query`, prepared on first use and reset for the next.
+  private func statement(_ query: Query) throws -> OpaquePointer {
+    if let statement = statements[query.rawValue] {
       sqlite3_reset(statement)
       return statement
     }
     var statement: OpaquePointer?
-    guard sqlite3_prepare_v2(connection, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+    guard sqlite3_prepare_v2(connection, query.sql, -1, &statement, nil) == SQLITE_OK, let statement else {
       throw StoreError(.sqlite, reason: "association table: \(String(cString: sqlite3_errmsg(connection)))")
     }
-    statements[sql] = statement
+    statements[query.rawValue] = statement
     return statement
   }
 
@@ -83,7 +115,7 @@ final class AssociationTable {
   }
 
   func add(mapping: String, source: ObjectID, destination: ObjectID) throws {
-    let insert = try statement("INSERT INTO association VALUES (?, ?, ?, ?, ?)")
+    let insert = try statement(.insert)
     sqlite3_bind_int64(insert, 1, code(mapping))
     sqlite3_bind_int64(insert, 2, code(source.entity))
     sqlite3_bind_int64(insert, 3, source.primaryKey)
@@ -93,28 +125,17 @@ final class AssociationTable {
   }
 
   func destinations(of source: ObjectID, mapping: String?) throws -> [ObjectID] {
-    try lookUp(source, sql: mapping == nil ? Self.destinationsSQL : Self.destinationsOfMappingSQL, mapping: mapping)
+    try lookUp(source, query: mapping == nil ? .destinations : .destinationsOfMapping, mapping: mapping)
   }
 
   func sources(of destination: ObjectID, mapping: String?) throws -> [ObjectID] {
-    try lookUp(destination, sql: mapping == nil ? Self.sourcesSQL : Self.sourcesOfMappingSQL, mapping: mapping)
+    try lookUp(destination, query: mapping == nil ? .sources : .sourcesOfMapping, mapping: mapping)
   }
 
-  /// By the object's own index: the planner could pick the mapping's index, a scan of every row of
-  /// the mapping per look-up.
-  private static func lookUpSQL(from side: String, to other: String, mapping: Bool) -> String {
-    "SELECT \(other)_entity, \(other)_pk FROM association INDEXED BY association_\(side)"
-      + " WHERE \(side)_entity = ? AND \(side)_pk = ?" + (mapping ? " AND mapping = ?" : "") + " ORDER BY rowid"
-  }
-  private static let destinationsSQL = lookUpSQL(from: "source", to: "destination", mapping: false)
-  private static let destinationsOfMappingSQL = lookUpSQL(from: "source", to: "destination", mapping: true)
-  private static let sourcesSQL = lookUpSQL(from: "destination", to: "source", mapping: false)
-  private static let sourcesOfMappingSQL = lookUpSQL(from: "destination", to: "source", mapping: true)
-
-  private func lookUp(_ id: ObjectID, sql: String, mapping: String?) throws -> [ObjectID] {
+  private func lookUp(_ id: ObjectID, query: Query, mapping: String?) throws -> [ObjectID] {
     // A name never stored has no associations.
     guard let entity = codes[id.entity] else { return [] }
-    let select = try statement(sql)
+    let select = try statement(query)
     sqlite3_bind_int64(select, 1, entity)
     sqlite3_bind_int64(select, 2, id.primaryKey)
     if let mapping {
@@ -137,14 +158,7 @@ final class AssociationTable {
 
   func destinationsPage(mapping: String, after: Int64, limit: Int) throws -> [(row: Int64, id: ObjectID)] {
     guard let mappingCode = codes[mapping] else { return [] }
-    let select = try statement(
-      """
-      SELECT a.rowid, a.destination_entity, a.destination_pk FROM association a INDEXED BY association_mapping
-      WHERE a.mapping = ? AND a.rowid > ? AND NOT EXISTS (
-        SELECT 1 FROM association b INDEXED BY association_destination WHERE b.destination_entity = a.destination_entity
-          AND b.destination_pk = a.destination_pk AND b.mapping = a.mapping AND b.rowid < a.rowid)
-      ORDER BY a.rowid LIMIT ?
-      """)
+    let select = try statement(.destinationsPage)
     sqlite3_bind_int64(select, 1, mappingCode)
     sqlite3_bind_int64(select, 2, after)
     sqlite3_bind_int64(select, 3, Int64(limit))
@@ -166,8 +180,8 @@ final class AssociationTable {
   }
 
   func close() throws {
-    for statement in statements.values { sqlite3_finalize(statement) }
-    statements = [:]
+    for statement in statements { sqlite3_finalize(statement) }
+    statements = statements.map { _ in nil }
     try queue.close()
     if let url { StoreFiles.remove(url) }
   }

@@ -319,7 +319,7 @@ public final class MigrationManager {
     // Usually one source; several when a merge rule folded objects together: to-one targets come
     // from the first source that has one, to-many members are the union of all.
     let objects = try sources(of: id, mapping: entityMapping.name).compactMap {
-      try source.object($0, withToMany: readsToMany)
+      try source.relationships(of: $0, withToMany: readsToMany)
     }
     guard !objects.isEmpty else { return }
     for step in plan {

@@ -63,6 +63,10 @@ public final class InMemoryStore: ObjectStore {
     return object
   }
 
+  public func relationships(of id: ObjectID, withToMany: Bool) -> StoredObject? {
+    object(id, withToMany: withToMany)
+  }
+
   public func maxPrimaryKey(inHierarchyOf entity: String) throws -> Int64 {
     guard let found = model.entity(named: entity) else {
       throw StoreError(.unknownEntity, entity: entity, reason: "the model has no such entity")

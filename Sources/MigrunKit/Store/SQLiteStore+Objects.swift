@@ -8,16 +8,21 @@ struct SQLiteObjectReader {
   let db: Database
 
   /// The object with that key in `layout`'s table, if it is of `layout`'s entity or a subentity.
-  func object(_ id: ObjectID, layout: StoreSchema.EntityLayout, withToMany: Bool = true) throws -> StoredObject? {
-    let sql = "SELECT * FROM \(layout.table) WHERE Z_PK = ? AND Z_ENT IN (\(SQLiteStore.list(layout.kindNumbers)))"
-    guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [id.primaryKey]) else { return nil }
-    return try object(from: row, table: layout.table, withToMany: withToMany)
+  func object(
+    _ id: ObjectID, layout: StoreSchema.EntityLayout, withToMany: Bool = true, withAttributes: Bool = true
+  ) throws -> StoredObject? {
+    let statement = try db.cachedStatement(sql: store.objectSQL(of: layout))
+    guard let row = try Row.fetchOne(statement, arguments: [id.primaryKey]) else { return nil }
+    return try object(from: row, table: layout.table, withToMany: withToMany, withAttributes: withAttributes)
   }
 
   /// The object a row of `SELECT * FROM <table>` holds; `withToMany: false` leaves
-  /// ``StoredObject/toMany`` empty (no member queries). Columns are read by position, through the
+  /// ``StoredObject/toMany`` empty (no member queries), `withAttributes: false`
+  /// ``StoredObject/attributes`` (no value decoded). Columns are read by position, through the
   /// entity's ``SQLiteStore/ReadPlan`` (worked out once per entity).
-  func object(from row: Row, table: String, withToMany: Bool = true) throws -> StoredObject {
+  func object(from row: Row, table: String, withToMany: Bool = true, withAttributes: Bool = true) throws
+    -> StoredObject
+  {
     let keys = try store.keyColumns(of: table)
     let number = try row.required(at: keys.entity, named: "Z_ENT", as: Int.self)
     let primaryKey = try row.required(at: keys.primaryKey, named: "Z_PK", as: Int64.self)
@@ -29,8 +34,8 @@ struct SQLiteObjectReader {
       id: ObjectID(entity: plan.layout.name, primaryKey: primaryKey),
       version: try row.value(at: keys.version, named: "Z_OPT") ?? 0
     )
-    object.attributes.reserveCapacity(plan.attributes.count)
-    for attribute in plan.attributes {
+    object.attributes.reserveCapacity(withAttributes ? plan.attributes.count : 0)
+    for attribute in plan.attributes where withAttributes {
       object.attributes[attribute.name] = StoreValueCoding.value(
         row[attribute.index] as DatabaseValue, type: attribute.type)
     }
@@ -56,6 +61,48 @@ struct SQLiteObjectReader {
           continue
         }
       }
+    }
+    return object
+  }
+
+  /// What stage 2 reads of an object per destination object: its to-one targets, from
+  /// `SELECT Z_ENT, Z_OPT, <to-one columns>` instead of the whole row (attributes left empty, no
+  /// to-many members). A row of a subentity, or a column holding what a key cannot be, is read by
+  /// ``object(_:layout:withToMany:withAttributes:)``, whose rules and errors stay the only ones.
+  func toOnes(of id: ObjectID, layout: StoreSchema.EntityLayout) throws -> StoredObject? {
+    guard let plan = try store.readPlan(number: layout.number), let connection = db.sqliteConnection else {
+      return try object(id, layout: layout, withToMany: false, withAttributes: false)
+    }
+    let statement = try db.cachedStatement(sql: store.toOnesSQL(of: plan))
+    let raw = RawStatement(handle: statement.sqliteStatement, connection: connection)
+    raw.reset()
+    defer { raw.reset() }
+    sqlite3_bind_int64(raw.handle, 1, id.primaryKey)
+    guard try raw.step() else { return nil }
+    func integer(_ column: Int32) -> Int64?? {
+      switch sqlite3_column_type(raw.handle, column) {
+      case SQLITE_NULL: .some(nil)
+      case SQLITE_INTEGER: .some(sqlite3_column_int64(raw.handle, column))
+      default: nil
+      }
+    }
+    guard let number = integer(0).flatMap({ $0 }), number == layout.number, let version = integer(1) else {
+      raw.reset()
+      return try object(id, layout: layout, withToMany: false, withAttributes: false)
+    }
+    var object = StoredObject(id: ObjectID(entity: layout.name, primaryKey: id.primaryKey), version: version ?? 0)
+    var column: Int32 = 2
+    for toOne in plan.toOnes {
+      let keyValue = integer(column)
+      let entityValue = toOne.entity == nil ? .some(nil) : integer(column + 1)
+      column += toOne.entity == nil ? 1 : 2
+      guard let key = keyValue, let entityNumber = entityValue else {
+        raw.reset()
+        return try self.object(id, layout: layout, withToMany: false, withAttributes: false)
+      }
+      guard let key else { continue }
+      let entity = entityNumber.flatMap { store.schema.layout(number: Int($0))?.name } ?? toOne.destination
+      object.toOne[toOne.name] = ObjectID(entity: entity, primaryKey: key)
     }
     return object
   }
@@ -156,18 +203,13 @@ final class SQLiteObjectWriter: StoreWriter {
   }
 
   func setToOne(_ id: ObjectID, _ relationship: String, _ target: ObjectID?) throws {
-    let (layout, _) = try resolve(id)
-    guard case .toOne(let key, let entityColumn, _)? = layout.properties[relationship] else {
-      throw StoreError(.unknownProperty, entity: id.entity, reason: "'\(relationship)' is not a to-one relationship")
-    }
-    var sets = ["\(key.name) = ?"]
+    let update = try store.toOneUpdate(of: id.entity, relationship)
     var values: [DatabaseValue] = [target?.primaryKey.databaseValue ?? .null]
-    if let entityColumn {
-      sets.append("\(entityColumn.name) = ?")
+    if update.hasEntityColumn {
       values.append(target.flatMap { store.schema.layout(of: $0.entity)?.number.databaseValue } ?? .null)
     }
     values.append(id.primaryKey.databaseValue)
-    try execute("UPDATE \(layout.table) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ?", values, id)
+    try execute(update.sql, values, id)
   }
 
   func setToMany(_ id: ObjectID, _ relationship: String, _ members: [ObjectID]) throws {

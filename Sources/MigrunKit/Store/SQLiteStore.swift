@@ -104,13 +104,68 @@ public final class SQLiteStore: ObjectStore {
     return positions
   }
 
-  /// Where Z_PK, Z_ENT and Z_OPT are in a row of `SELECT * FROM table`.
+  private var keyPositions: [String: (primaryKey: Int, entity: Int, version: Int)] = [:]
+
+  /// Where Z_PK, Z_ENT and Z_OPT are in a row of `SELECT * FROM table` (asked once per object read:
+  /// worked out once per table).
   func keyColumns(of table: String) throws -> (primaryKey: Int, entity: Int, version: Int) {
+    if let known = keyPositions[table] { return known }
     let positions = positions(in: table)
     guard let primaryKey = positions["Z_PK"], let entity = positions["Z_ENT"], let version = positions["Z_OPT"] else {
       throw StoreError(.layoutMismatch, reason: "table \(table) lacks Z_PK, Z_ENT or Z_OPT")
     }
+    keyPositions[table] = (primaryKey, entity, version)
     return (primaryKey, entity, version)
+  }
+
+  private var toOnesSQL: [Int: String] = [:]
+
+  /// `SELECT Z_ENT, Z_OPT, <each to-one's key column [, entity column]>` of one object by key, in
+  /// the read plan's order (built once per entity).
+  func toOnesSQL(of plan: ReadPlan) -> String {
+    if let known = toOnesSQL[plan.layout.number] { return known }
+    let columns = ["Z_ENT", "Z_OPT"] + plan.toOnes.flatMap { [$0.keyName] + ($0.entityName.map { [$0] } ?? []) }
+    let sql =
+      "SELECT \(columns.joined(separator: ", ")) FROM \(plan.layout.table) WHERE Z_PK = ?"
+      + " AND Z_ENT IN (\(Self.list(plan.layout.kindNumbers)))"
+    toOnesSQL[plan.layout.number] = sql
+    return sql
+  }
+
+  private struct PropertyKey: Hashable {
+    let entity: String
+    let property: String
+  }
+
+  private var toOneUpdates: [PropertyKey: (sql: String, hasEntityColumn: Bool)] = [:]
+
+  /// `UPDATE` of one to-one's columns of one object by key (built once per relationship).
+  func toOneUpdate(of entity: String, _ relationship: String) throws -> (sql: String, hasEntityColumn: Bool) {
+    let key = PropertyKey(entity: entity, property: relationship)
+    if let known = toOneUpdates[key] { return known }
+    guard let layout = schema.layout(of: entity), model.entity(named: entity) != nil else {
+      throw StoreError(.unknownEntity, entity: entity, reason: "the model has no such entity")
+    }
+    guard case .toOne(let column, let entityColumn, _)? = layout.properties[relationship] else {
+      throw StoreError(.unknownProperty, entity: entity, reason: "'\(relationship)' is not a to-one relationship")
+    }
+    let sets = [column.name] + (entityColumn.map { [$0.name] } ?? [])
+    let update = (
+      sql: "UPDATE \(layout.table) SET \(sets.map { "\($0) = ?" }.joined(separator: ", ")) WHERE Z_PK = ?",
+      hasEntityColumn: entityColumn != nil
+    )
+    toOneUpdates[key] = update
+    return update
+  }
+
+  private var objectSQL: [Int: String] = [:]
+
+  /// `SELECT *` of one object of `layout`'s entity or a subentity by key (built once per entity).
+  func objectSQL(of layout: StoreSchema.EntityLayout) -> String {
+    if let known = objectSQL[layout.number] { return known }
+    let sql = "SELECT * FROM \(layout.table) WHERE Z_PK = ? AND Z_ENT IN (\(Self.list(layout.kindNumbers)))"
+    objectSQL[layout.number] = sql
+    return sql
   }
 
   /// The read plan of entity number `number`, or nil when the model has no such entity.
@@ -367,6 +422,16 @@ public final class SQLiteStore: ObjectStore {
     let layout = try layout(id.entity)
     return try read { db in
       try SQLiteObjectReader(store: self, db: db).object(id, layout: layout, withToMany: withToMany)
+    }
+  }
+
+  public func relationships(of id: ObjectID, withToMany: Bool) throws -> StoredObject? {
+    let layout = try layout(id.entity)
+    return try read { db in
+      let reader = SQLiteObjectReader(store: self, db: db)
+      return try withToMany
+        ? reader.object(id, layout: layout, withToMany: true, withAttributes: false)
+        : reader.toOnes(of: id, layout: layout)
     }
   }
 

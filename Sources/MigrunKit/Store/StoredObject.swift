@@ -108,6 +108,9 @@ public protocol ObjectStore: AnyObject {
   /// The object without its to-many members when `withToMany` is false (``StoredObject/toMany``
   /// empty: no member looked up).
   func object(_ id: ObjectID, withToMany: Bool) throws -> StoredObject?
+  /// The object's relationships only: ``StoredObject/attributes`` may be left empty (what stage 2's
+  /// default relationships read, per object).
+  func relationships(of id: ObjectID, withToMany: Bool) throws -> StoredObject?
   /// The largest primary key used in `entity`'s hierarchy (0 when empty).
   func maxPrimaryKey(inHierarchyOf entity: String) throws -> Int64
   /// Objects that break the model's rules (required values, relationship counts), at most `limit`,

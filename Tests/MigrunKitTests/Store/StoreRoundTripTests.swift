@@ -37,6 +37,39 @@ import Testing
     #expect(objects > 200, "the fixtures hold real objects: \(objects)")
   }
 
+  /// What stage 2 reads per object (`relationships(of:)`: to-one columns only) is what the whole
+  /// read gives for relationships, object by object, on every real store.
+  @Test func theRelationshipsOnlyReadMatchesTheWholeRead() throws {
+    let folder = try TemporaryDirectory()
+    let data = try Data(contentsOf: Fixtures.url("expected_store_hashes.json"))
+    let stores = try JSONDecoder().decode([String: Expected].self, from: data)
+    var toOnes = 0
+    for (store, expected) in stores.sorted(by: { $0.key < $1.key }) {
+      let url = try copyOfFixture(store, into: folder)
+      var model: ObjectModel?
+      if let contents = expected.model {
+        let version = Fixtures.url(contents).deletingLastPathComponent()
+        model = try ModelBundle(contentsOf: version.deletingLastPathComponent())
+          .model(named: version.deletingPathExtension().lastPathComponent)
+      }
+      let source = try SQLiteStore(url: url, model: model)
+      for entity in source.model.entities {
+        try source.forEachObject(of: entity.name, includingSubentities: false, withToMany: true) { whole in
+          let lean = try #require(try source.relationships(of: whole.id, withToMany: false), "\(store): \(whole.id)")
+          #expect(lean.id == whole.id && lean.version == whole.version, "\(store): \(whole.id)")
+          #expect(lean.toOne == whole.toOne, "\(store): \(whole.id)")
+          #expect(lean.attributes.isEmpty && lean.toMany.isEmpty)
+          let withMembers = try #require(try source.relationships(of: whole.id, withToMany: true))
+          #expect(withMembers.toOne == whole.toOne && withMembers.toMany == whole.toMany, "\(store): \(whole.id)")
+          toOnes += whole.toOne.count
+        }
+      }
+      let missing = ObjectID(entity: try #require(source.model.entities.first).name, primaryKey: 1 << 40)
+      #expect(try source.relationships(of: missing, withToMany: false) == nil)
+    }
+    #expect(toOnes > 50, "the fixtures hold to-ones: \(toOnes)")
+  }
+
   @Test func anExportIsNotImportedIntoAnotherModelVersion() throws {
     let folder = try TemporaryDirectory()
     let bundle = try ModelBundle(contentsOf: Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld"))
