@@ -203,7 +203,7 @@ final class SQLiteObjectWriter: StoreWriter {
   }
 
   func setToOne(_ id: ObjectID, _ relationship: String, _ target: ObjectID?) throws {
-    let update = try store.toOneUpdate(of: id.entity, relationship)
+    let update = try store.toOneUpdate(of: id, relationship)
     var values: [DatabaseValue] = [target?.primaryKey.databaseValue ?? .null]
     if update.hasEntityColumn {
       values.append(target.flatMap { store.schema.layout(of: $0.entity)?.number.databaseValue } ?? .null)

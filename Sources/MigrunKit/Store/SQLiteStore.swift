@@ -139,12 +139,14 @@ public final class SQLiteStore: ObjectStore {
 
   private var toOneUpdates: [PropertyKey: (sql: String, hasEntityColumn: Bool)] = [:]
 
-  /// `UPDATE` of one to-one's columns of one object by key (built once per relationship).
-  func toOneUpdate(of entity: String, _ relationship: String) throws -> (sql: String, hasEntityColumn: Bool) {
+  /// `UPDATE` of one to-one's columns of `id`'s entity by key (built once per relationship).
+  func toOneUpdate(of id: ObjectID, _ relationship: String) throws -> (sql: String, hasEntityColumn: Bool) {
+    let entity = id.entity
     let key = PropertyKey(entity: entity, property: relationship)
     if let known = toOneUpdates[key] { return known }
     guard let layout = schema.layout(of: entity), model.entity(named: entity) != nil else {
-      throw StoreError(.unknownEntity, entity: entity, reason: "the model has no such entity")
+      throw StoreError(
+        .unknownEntity, entity: entity, primaryKey: id.primaryKey, reason: "the model has no such entity")
     }
     guard case .toOne(let column, let entityColumn, _)? = layout.properties[relationship] else {
       throw StoreError(.unknownProperty, entity: entity, reason: "'\(relationship)' is not a to-one relationship")
