@@ -9,12 +9,12 @@ import Testing
     let model: String?
   }
 
-  /// Export → import into a new store → export gives identical JSON, for every real store.
-  @Test func everyFixtureStoreSurvivesExportAndImport() throws {
-    let folder = try TemporaryDirectory()
+  /// Every real store (a copy in `folder`), opened with its model, by name.
+  static func forEachFixtureStore(in folder: TemporaryDirectory, _ body: (String, URL, SQLiteStore) throws -> Void)
+    throws
+  {
     let data = try Data(contentsOf: Fixtures.url("expected_store_hashes.json"))
     let stores = try JSONDecoder().decode([String: Expected].self, from: data)
-    var objects = 0
     for (store, expected) in stores.sorted(by: { $0.key < $1.key }) {
       let url = try copyOfFixture(store, into: folder)
       var model: ObjectModel?
@@ -23,7 +23,15 @@ import Testing
         model = try ModelBundle(contentsOf: version.deletingLastPathComponent())
           .model(named: version.deletingPathExtension().lastPathComponent)
       }
-      let source = try SQLiteStore(url: url, model: model)
+      try body(store, url, try SQLiteStore(url: url, model: model))
+    }
+  }
+
+  /// Export → import into a new store → export gives identical JSON, for every real store.
+  @Test func everyFixtureStoreSurvivesExportAndImport() throws {
+    let folder = try TemporaryDirectory()
+    var objects = 0
+    try Self.forEachFixtureStore(in: folder) { store, url, source in
       let first = try StoreJSON.export(source)
       let copy = try folder.folder(UUID().uuidString).appendingPathComponent("imported.sqlite")
       let target = try SQLiteStore.create(at: copy, model: source.model)
@@ -41,18 +49,8 @@ import Testing
   /// read gives for relationships, object by object, on every real store.
   @Test func theRelationshipsOnlyReadMatchesTheWholeRead() throws {
     let folder = try TemporaryDirectory()
-    let data = try Data(contentsOf: Fixtures.url("expected_store_hashes.json"))
-    let stores = try JSONDecoder().decode([String: Expected].self, from: data)
     var toOnes = 0
-    for (store, expected) in stores.sorted(by: { $0.key < $1.key }) {
-      let url = try copyOfFixture(store, into: folder)
-      var model: ObjectModel?
-      if let contents = expected.model {
-        let version = Fixtures.url(contents).deletingLastPathComponent()
-        model = try ModelBundle(contentsOf: version.deletingLastPathComponent())
-          .model(named: version.deletingPathExtension().lastPathComponent)
-      }
-      let source = try SQLiteStore(url: url, model: model)
+    try Self.forEachFixtureStore(in: folder) { store, _, source in
       for entity in source.model.entities {
         try source.forEachObject(of: entity.name, includingSubentities: false, withToMany: true) { whole in
           let lean = try #require(try source.relationships(of: whole.id, withToMany: false), "\(store): \(whole.id)")
