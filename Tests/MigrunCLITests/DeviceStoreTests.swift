@@ -177,6 +177,33 @@ import Testing
     unmount.waitUntilExit()
   }
 
+  /// A DDL step on a file system that clones files: the working copy is a clone the step then
+  /// alters; the original (now the `~` backup) keeps every byte, and the result is the store the
+  /// same migration gives elsewhere.
+  @Test func aDDLStepOnXFSAltersACloneAndLeavesTheOriginalAsItWas() throws {
+    let folder = try TemporaryDirectory()
+    guard let xfs = try LoopFileSystem.make("xfs", megabytes: 320, in: folder, test: "a DDL step on XFS") else {
+      return
+    }
+    defer { xfs.unmount() }
+    var exports: [String] = []
+    for place in [xfs.mountPoint, try folder.folder("elsewhere")] {
+      let store = place.appendingPathComponent("Moody.moody.sqlite")
+      try FileManager.default.copyItem(at: Fixtures.url(Self.moodyStore), to: store)
+      try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: store.path)
+      let before = storeFileBytes(store)
+      let result = try MigrunProcess.run(["migrate", store.path, "--model", Self.moody, "--to", "Moody 2", "--json"])
+      #expect(result.status == 0, "\(result.stderr)")
+      #expect(
+        result.stdout.contains("\"method\":\"DDL\"") || result.stdout.contains("\"method\" : \"DDL\""),
+        "\(result.stdout)")
+      #expect(storeFileBytes(StoreFiles.backupURL(for: store)) == before, "the original's bytes, kept as the backup")
+      exports.append(try MigrunProcess.run(["export", store.path, "--model", Self.moody]).stdout)
+    }
+    #expect(exports[0] == exports[1])
+    #expect(exports[0].contains("\"Mood\""))
+  }
+
   @Test func aFileSystemWithoutRoomIsRefusedBeforeAnyWork() throws {
     let folder = try TemporaryDirectory()
     // 128 KiB: the 84 KiB store fits, its working copy does not.

@@ -37,6 +37,32 @@ import Testing
     try DatabaseQueue(path: url.path).read { try Int.fetchOne($0, sql: "SELECT sum(x) FROM t") ?? -1 }
   }
 
+  /// On a file system that clones files (XFS here), the working copy shares the original's blocks
+  /// (no bytes copied), and writing the copy leaves the original as it was.
+  @Test func onXFSTheCopyIsAClone() throws {
+    let folder = try TemporaryDirectory()
+    guard let xfs = try LoopFileSystem.make("xfs", megabytes: 320, in: folder, test: "the clone on XFS") else { return }
+    defer { xfs.unmount() }
+    let original = xfs.mountPoint.appendingPathComponent("store.sqlite")
+    // 64 MiB of random bytes: no block a copy of another that the file system could share.
+    let random = try #require(FileHandle(forReadingAtPath: "/dev/urandom"))
+    let bytes = try #require(try random.read(upToCount: 64 << 20))
+    try random.close()
+    try bytes.write(to: original)
+    let before = try xfs.freeBytes()
+    let copy = xfs.mountPoint.appendingPathComponent("copy.sqlite")
+    try StoreFiles.cloneOrCopy(original, to: copy)
+    let used = before - (try xfs.freeBytes())
+    #expect(used < 4 << 20, "a clone of 64 MiB takes no room of its own; it took \(used) bytes")
+    #expect(try Data(contentsOf: copy) == bytes)
+    let handle = try FileHandle(forWritingTo: copy)
+    try handle.seek(toOffset: 1 << 20)
+    try handle.write(contentsOf: Data([1, 2, 3]))
+    try handle.close()
+    #expect(try Data(contentsOf: original) == bytes, "writing the clone leaves the original as it was")
+    #expect(try Data(contentsOf: copy) != bytes)
+  }
+
   @Test func copyTakesTheWALAlongAndLeavesOneFile() throws {
     let folder = try TemporaryDirectory()
     let store = try Self.walStore(in: folder)
