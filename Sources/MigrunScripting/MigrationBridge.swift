@@ -98,6 +98,15 @@ final class MigrationBridge {
     return ObjectID(entity: entity, primaryKey: key)
   }
 
+  /// The object a host function names by entity and key (two arguments), read without building the
+  /// descriptor table first: these calls run once or more per object.
+  static func objectID(entity: LuaValue, key: LuaValue) throws -> ObjectID {
+    guard let name = entity.stringValue, let number = key.integerValue else {
+      throw HostError("expected an object, got a table")
+    }
+    return ObjectID(entity: name, primaryKey: number)
+  }
+
   // MARK: - Host functions
 
   private func register() {
@@ -106,7 +115,7 @@ final class MigrationBridge {
       guard arguments.count == 3, let side = arguments[0].stringValue else {
         throw HostError("values(side, entity, pk)")
       }
-      let object = try self.object(side: side, try Self.objectID(["__entity": arguments[1], "__pk": arguments[2]]))
+      let object = try self.object(side: side, try Self.objectID(entity: arguments[1], key: arguments[2]))
       return [
         .table(
           LuaTable(
@@ -178,9 +187,7 @@ final class MigrationBridge {
       return [try manager.find(entity, values).map { Self.descriptor($0, side: "dst") } ?? .nil]
     }
     vm.register("uri", in: "__migrun") { [unowned self] arguments in
-      let id = try Self.objectID([
-        "__entity": arguments.first ?? .nil, "__pk": arguments.count > 1 ? arguments[1] : .nil,
-      ])
+      let id = try Self.objectID(entity: arguments.first ?? .nil, key: arguments.count > 1 ? arguments[1] : .nil)
       return [.text(id.uri(storeUUID: try self.activeManager().destination.metadata.uuid))]
     }
     vm.register("log", in: "__migrun") { [unowned self] arguments in
@@ -205,7 +212,7 @@ final class MigrationBridge {
     guard arguments.count == 4, let side = arguments[0].stringValue, let key = arguments[3].stringValue else {
       throw HostError("get(side, entity, pk, key)")
     }
-    let id = try Self.objectID(["__entity": arguments[1], "__pk": arguments[2]])
+    let id = try Self.objectID(entity: arguments[1], key: arguments[2])
     var object = try object(side: side, id)
     if let value = object.attributes[key] { return Self.lua(value) }
     let manager = try activeManager()
@@ -233,7 +240,7 @@ final class MigrationBridge {
     guard arguments.count == 4, let key = arguments[2].stringValue else {
       throw HostError("set(entity, pk, key, value)")
     }
-    let id = try Self.objectID(["__entity": arguments[0], "__pk": arguments[1]])
+    let id = try Self.objectID(entity: arguments[0], key: arguments[1])
     let manager = try activeManager()
     let model = manager.mapping.destination
     guard let entity = model.entity(named: id.entity) else { throw HostError("no destination entity '\(id.entity)'") }

@@ -306,16 +306,11 @@ public final class MigrationManager {
     for id: ObjectID, _ entityMapping: EntityMapping, skipping skipped: Set<String> = []
   ) throws {
     // What this object needs written: not what a hook set, not a to-many its inverse's column holds.
-    let plan = relationshipPlan(of: entityMapping, for: id.entity).filter { step in
-      !skipped.contains(step.relationship.name) && !(step.relationship.isToMany && step.isSetFromInverse)
-    }
+    let whole = relationshipPlan(of: entityMapping, for: id.entity)
+    let plan = skipped.isEmpty ? whole.steps : whole.steps.filter { !skipped.contains($0.relationship.name) }
     guard !plan.isEmpty else { return }
     // Only the source relationships read: to-many members are looked up when one is.
-    let readsToMany = plan.contains { step in
-      mapping.source.entity(named: step.sourceEntity).flatMap { entity in
-        mapping.source.relationships(of: entity).first { $0.name == step.source }
-      }?.isToMany ?? true
-    }
+    let readsToMany = plan.contains(where: \.readsToMany)
     // Usually one source; several when a merge rule folded objects together: to-one targets come
     // from the first source that has one, to-many members are the union of all.
     let objects = try sources(of: id, mapping: entityMapping.name).compactMap {
@@ -352,25 +347,43 @@ public final class MigrationManager {
     /// The source entity whose relationship `source` is (the mapping's).
     let sourceEntity: String
     let isSetFromInverse: Bool
+    /// Whether the source relationship is to-many (or unknown): its members must be read.
+    let readsToMany: Bool
+  }
+
+  /// The relationships stage 2's default writes for one entity mapping and destination entity.
+  private struct RelationshipPlan {
+    /// Without the to-manys the inverse's column holds (written from the other side).
+    let steps: [RelationshipStep]
+  }
+
+  private struct RelationshipPlanKey: Hashable {
+    let mapping: String
+    let entity: String
   }
 
   /// Per entity mapping and destination entity: worked out once, used for every object.
-  private var relationshipPlans: [String: [RelationshipStep]] = [:]
+  private var relationshipPlans: [RelationshipPlanKey: RelationshipPlan] = [:]
 
-  private func relationshipPlan(of entityMapping: EntityMapping, for entityName: String) -> [RelationshipStep] {
-    let key = "\(entityMapping.name)\u{0}\(entityName)"
+  private func relationshipPlan(of entityMapping: EntityMapping, for entityName: String) -> RelationshipPlan {
+    let key = RelationshipPlanKey(mapping: entityMapping.name, entity: entityName)
     if let plan = relationshipPlans[key] { return plan }
-    var plan: [RelationshipStep] = []
+    var steps: [RelationshipStep] = []
     if let entity = mapping.destination.entity(named: entityName) {
       let relationships = mapping.destination.relationships(of: entity)
+      let sourceEntity = entityMapping.sourceEntity ?? ""
+      let sourceRelationships = mapping.source.entity(named: sourceEntity).map { mapping.source.relationships(of: $0) }
       for (name, from) in entityMapping.relationships.sorted(by: { $0.key < $1.key }) {
         guard let relationship = relationships.first(where: { $0.name == name }) else { continue }
-        plan.append(
+        let isSetFromInverse = isSetFromInverse(relationship)
+        if relationship.isToMany && isSetFromInverse { continue }
+        steps.append(
           RelationshipStep(
-            relationship: relationship, source: from, sourceEntity: entityMapping.sourceEntity ?? "",
-            isSetFromInverse: isSetFromInverse(relationship)))
+            relationship: relationship, source: from, sourceEntity: sourceEntity, isSetFromInverse: isSetFromInverse,
+            readsToMany: sourceRelationships?.first { $0.name == from }?.isToMany ?? true))
       }
     }
+    let plan = RelationshipPlan(steps: steps)
     relationshipPlans[key] = plan
     return plan
   }
@@ -391,7 +404,8 @@ public final class MigrationManager {
   }
 
   private func isKind(_ entity: String, of ancestor: String) -> Bool {
-    mapping.destination.entity(named: entity).map { mapping.destination.entity($0, isKindOf: ancestor) } ?? false
+    if entity == ancestor { return true }
+    return mapping.destination.entity(named: entity).map { mapping.destination.entity($0, isKindOf: ancestor) } ?? false
   }
 
   private func activeWriter() throws -> any StoreWriter {
