@@ -92,17 +92,15 @@ final class MigrationBridge {
   }
 
   static func objectID(_ value: LuaValue) throws -> ObjectID {
-    guard let entity = value["__entity"].stringValue, let key = value["__pk"].integerValue else {
-      throw HostError("expected an object, got a \(value.typeName)")
-    }
-    return ObjectID(entity: entity, primaryKey: key)
+    try objectID(entity: value["__entity"], key: value["__pk"], in: value)
   }
 
-  /// The object a host function names by entity and key (two arguments), read without building the
-  /// descriptor table first: these calls run once or more per object.
-  static func objectID(entity: LuaValue, key: LuaValue) throws -> ObjectID {
+  /// The object named by an entity name and a key: a descriptor's two fields (`in`, named in the
+  /// error), or two arguments of a host function, read as they are (no table built per call).
+  static func objectID(entity: LuaValue, key: LuaValue, in descriptor: LuaValue? = nil) throws -> ObjectID {
     guard let name = entity.stringValue, let number = key.integerValue else {
-      throw HostError("expected an object, got a table")
+      let given = descriptor.map { "a \($0.typeName)" } ?? "a \(entity.typeName) and a \(key.typeName)"
+      throw HostError("expected an object, got \(given)")
     }
     return ObjectID(entity: name, primaryKey: number)
   }

@@ -188,9 +188,7 @@ import Testing
     defer { xfs.unmount() }
     var exports: [String] = []
     for place in [xfs.mountPoint, try folder.folder("elsewhere")] {
-      let store = place.appendingPathComponent("Moody.moody.sqlite")
-      try FileManager.default.copyItem(at: Fixtures.url(Self.moodyStore), to: store)
-      try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: store.path)
+      let store = try writableCopyOfFixture(Self.moodyStore, in: place)
       let before = storeFileBytes(store)
       let result = try MigrunProcess.run(["migrate", store.path, "--model", Self.moody, "--to", "Moody 2", "--json"])
       #expect(result.status == 0, "\(result.stderr)")

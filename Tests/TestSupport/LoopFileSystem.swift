@@ -3,7 +3,7 @@ import Foundation
 /// A file system of another kind (XFS, Btrfs: ones that clone files) made in a sparse image file
 /// and loop-mounted, for tests that need its behaviour. Needs root, `mkfs.<type>` (scripts/setup
 /// installs xfsprogs) and loop devices; where any is missing `make` prints why and returns nil.
-public final class LoopFileSystem: @unchecked Sendable {
+public struct LoopFileSystem: Sendable {
   public let mountPoint: URL
 
   private init(mountPoint: URL) {

@@ -65,9 +65,16 @@ public func storeFileBytes(_ store: URL) -> [Data?] {
   ["", "-wal", "-shm"].map { FileManager.default.contents(atPath: store.path + $0) }
 }
 
-/// A fixture store copied into `folder`, writable (the fixtures are read-only files).
+/// A fixture store copied into a new folder in `folder`, writable (the fixtures are read-only files).
 public func writableCopyOfFixture(_ relativePath: String, into folder: TemporaryDirectory) throws -> URL {
-  let copy = try copyOfFixture(relativePath, into: folder)
+  try writableCopyOfFixture(relativePath, in: try folder.folder(UUID().uuidString))
+}
+
+/// A fixture store copied into `folder` itself (a mount point, say), under its own name, writable.
+public func writableCopyOfFixture(_ relativePath: String, in folder: URL) throws -> URL {
+  let source = Fixtures.url(relativePath)
+  let copy = folder.appendingPathComponent(source.lastPathComponent)
+  try FileManager.default.copyItem(at: source, to: copy)
   try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: copy.path)
   return copy
 }

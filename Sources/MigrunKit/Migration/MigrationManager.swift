@@ -307,7 +307,7 @@ public final class MigrationManager {
   ) throws {
     // What this object needs written: not what a hook set, not a to-many its inverse's column holds.
     let whole = relationshipPlan(of: entityMapping, for: id.entity)
-    let plan = skipped.isEmpty ? whole.steps : whole.steps.filter { !skipped.contains($0.relationship.name) }
+    let plan = skipped.isEmpty ? whole : whole.filter { !skipped.contains($0.relationship.name) }
     guard !plan.isEmpty else { return }
     // Only the source relationships read: to-many members are looked up when one is.
     let readsToMany = plan.contains(where: \.readsToMany)
@@ -323,38 +323,28 @@ public final class MigrationManager {
         let targets = sourceObject.toMany[step.source] ?? sourceObject.toOne[step.source].map { [$0] } ?? []
         for target in targets {
           for candidate in try destinations(of: target)
-          where isKind(candidate.entity, of: step.relationship.destinationEntity) {
+          where mapping.destination.entity(named: candidate.entity, isKindOf: step.relationship.destinationEntity) {
             if !mapped.contains(candidate) { mapped.append(candidate) }
           }
         }
         if !step.relationship.isToMany && !mapped.isEmpty { break }
       }
-      if !step.relationship.isToMany {
-        try setToOne(id, step.relationship.name, mapped.first)
-      } else if !step.isSetFromInverse {
+      if step.relationship.isToMany {
         try setToMany(id, step.relationship.name, mapped)
+      } else {
+        try setToOne(id, step.relationship.name, mapped.first)
       }
     }
   }
 
   // MARK: - Non public
 
-  /// One relationship stage 2's default fills: from which source relationship, and whether the
-  /// inverse's mapping writes it (see ``isSetFromInverse(_:)``).
+  /// One relationship stage 2's default fills, and from which source relationship.
   private struct RelationshipStep {
     let relationship: Relationship
     let source: String
-    /// The source entity whose relationship `source` is (the mapping's).
-    let sourceEntity: String
-    let isSetFromInverse: Bool
     /// Whether the source relationship is to-many (or unknown): its members must be read.
     let readsToMany: Bool
-  }
-
-  /// The relationships stage 2's default writes for one entity mapping and destination entity.
-  private struct RelationshipPlan {
-    /// Without the to-manys the inverse's column holds (written from the other side).
-    let steps: [RelationshipStep]
   }
 
   private struct RelationshipPlanKey: Hashable {
@@ -363,27 +353,30 @@ public final class MigrationManager {
   }
 
   /// Per entity mapping and destination entity: worked out once, used for every object.
-  private var relationshipPlans: [RelationshipPlanKey: RelationshipPlan] = [:]
+  private var relationshipPlans: [RelationshipPlanKey: [RelationshipStep]] = [:]
 
-  private func relationshipPlan(of entityMapping: EntityMapping, for entityName: String) -> RelationshipPlan {
+  /// What stage 2's default writes for objects of `entityName` made by `entityMapping`: every mapped
+  /// relationship but the to-manys the inverse's column holds (written from the other side, see
+  /// ``isSetFromInverse(_:)``).
+  private func relationshipPlan(of entityMapping: EntityMapping, for entityName: String) -> [RelationshipStep] {
     let key = RelationshipPlanKey(mapping: entityMapping.name, entity: entityName)
     if let plan = relationshipPlans[key] { return plan }
-    var steps: [RelationshipStep] = []
+    var plan: [RelationshipStep] = []
     if let entity = mapping.destination.entity(named: entityName) {
       let relationships = mapping.destination.relationships(of: entity)
-      let sourceEntity = entityMapping.sourceEntity ?? ""
-      let sourceRelationships = mapping.source.entity(named: sourceEntity).map { mapping.source.relationships(of: $0) }
+      let sourceRelationships = entityMapping.sourceEntity.flatMap(mapping.source.entity(named:)).map {
+        mapping.source.relationships(of: $0)
+      }
       for (name, from) in entityMapping.relationships.sorted(by: { $0.key < $1.key }) {
-        guard let relationship = relationships.first(where: { $0.name == name }) else { continue }
-        let isSetFromInverse = isSetFromInverse(relationship)
-        if relationship.isToMany && isSetFromInverse { continue }
-        steps.append(
+        guard let relationship = relationships.first(where: { $0.name == name }),
+          !(relationship.isToMany && isSetFromInverse(relationship))
+        else { continue }
+        plan.append(
           RelationshipStep(
-            relationship: relationship, source: from, sourceEntity: sourceEntity, isSetFromInverse: isSetFromInverse,
+            relationship: relationship, source: from,
             readsToMany: sourceRelationships?.first { $0.name == from }?.isToMany ?? true))
       }
     }
-    let plan = RelationshipPlan(steps: steps)
     relationshipPlans[key] = plan
     return plan
   }
@@ -401,11 +394,6 @@ public final class MigrationManager {
       return mapping.destination.entity(entity, isKindOf: relationship.destinationEntity)
         && other.relationships[inverse.name] != nil
     }
-  }
-
-  private func isKind(_ entity: String, of ancestor: String) -> Bool {
-    if entity == ancestor { return true }
-    return mapping.destination.entity(named: entity).map { mapping.destination.entity($0, isKindOf: ancestor) } ?? false
   }
 
   private func activeWriter() throws -> any StoreWriter {

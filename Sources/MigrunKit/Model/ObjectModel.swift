@@ -87,6 +87,12 @@ public struct ObjectModel: Sendable, Hashable {
     entity.name == ancestor || ancestors(of: entity).contains { $0.name == ancestor }
   }
 
+  /// Whether the entity named `name` is `ancestor` or inherits from it (false for a name the model
+  /// lacks). Equal names answer without looking the entity up.
+  public func entity(named name: String, isKindOf ancestor: String) -> Bool {
+    name == ancestor || entity(named: name).map { entity($0, isKindOf: ancestor) } == true
+  }
+
   /// Every attribute of the entity, inherited ones first; a redeclared property replaces the inherited one.
   public func attributes(of entity: Entity) -> [Attribute] {
     guard let position = positions[entity.name], position < resolvedAttributes.count else {

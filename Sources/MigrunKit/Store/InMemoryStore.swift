@@ -291,7 +291,7 @@ final class InMemoryWriter: StoreWriter {
         guard !key.contains(.null) else { continue }
         let clash = store.state.rows.contains { other in
           other.key != object.id
-            && store.model.entity(named: other.key.entity).map { store.model.entity($0, isKindOf: level.name) } == true
+            && store.model.entity(named: other.key.entity, isKindOf: level.name)
             && constraint.map {
               other.value.attributes[$0] ?? other.value.toOne[$0].map { .integer($0.primaryKey) } ?? .null
             } == key
