@@ -9,7 +9,7 @@ struct ChainOptions: ParsableArguments {
   @Option(help: "The destination version (default: the current version).") var to: String?
   @Option(
     help:
-      "The version order, oldest first, comma-separated (default: a chain file in a policy folder, else natural order of names)."
+      "Walk these versions one at a time, oldest first, comma-separated (default: a chain file in a policy folder, else Core Data's path: straight from the store's version to the destination)."
   )
   var chain: String?
   @Option(
@@ -31,7 +31,7 @@ struct ChainOptions: ParsableArguments {
   func plan(for store: URL) throws -> (MigrationPlan, ModelBundle) {
     let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: model))
     let override = chain.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
-    let order = try MigrationPlanner.versionOrder(bundle, policyFolders: policyURLs, override: override)
+    let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: policyURLs, override: override)
     let metadata = try SQLiteStore.metadata(at: store)
     let folders = policyURLs
     // --mapping files go to the steps they were made for.
@@ -45,8 +45,7 @@ struct ChainOptions: ParsableArguments {
       given["\(model.sourceVersion)\u{0}\(model.destinationVersion)"] = url
     }
     let plan = try MigrationPlanner.plan(
-      bundle: bundle, storeHashes: metadata.versionHashes, destination: to, order: order.names,
-      orderIsGuessed: order.guessed,
+      bundle: bundle, storeHashes: metadata.versionHashes, destination: to, order: order,
       script: { from, to in given["\(from)\u{0}\(to)"] ?? ScriptedStep.find(from: from, to: to, in: folders) })
     return (plan, bundle)
   }
@@ -62,7 +61,14 @@ struct StatusCommand: MigrunCommand {
   @OptionGroup var chain: ChainOptions
 
   func execute() throws {
-    let (plan, _) = try chain.plan(for: URL(fileURLWithPath: store))
+    let plan: MigrationPlan
+    do {
+      (plan, _) = try chain.plan(for: URL(fileURLWithPath: store))
+    } catch let error as MigrationError where error.code == .notInferable {
+      // The store is not at the destination; only the way there is missing.
+      print("\(store): needs migrating, but there is no path yet: \(error)")
+      throw ExitCode(10)
+    }
     guard plan.needsMigration else {
       print("\(store): at \(plan.destinationVersion); no migration needed")
       return
@@ -112,7 +118,7 @@ struct PlanCommand: MigrunCommand {
     }
     print("Store   \(url.lastPathComponent) at \(plan.sourceVersion) (\(counts.values.reduce(0, +)) objects)")
     print("Target  \(plan.destinationVersion)")
-    if plan.orderIsGuessed { print("Order   guessed from version names: give --chain or a chain file if it is wrong") }
+    print("Path    \(plan.rule)")
     if !plan.needsMigration { print("Nothing to do: the store is at the destination version.") }
     for (index, step) in plan.steps.enumerated() {
       switch step.kind {
@@ -369,7 +375,7 @@ enum PlanReport {
     counts: [String: Int], objects: [[String: Int]]
   ) -> [String: Any] {
     [
-      "source": plan.sourceVersion, "destination": plan.destinationVersion, "orderIsGuessed": plan.orderIsGuessed,
+      "source": plan.sourceVersion, "destination": plan.destinationVersion, "rule": plan.rule.name,
       "objects": counts,
       "steps": zip(plan.steps.indices, zip(mappings, methods)).map { index, planned -> [String: Any] in
         let step = plan.steps[index]

@@ -96,23 +96,63 @@ import Testing
     #expect(exports[0].contains("\"Mood\""))
   }
 
+  /// A copy of Moody's model with a version 7 whose `Mood.rating` becomes a String: a type change
+  /// Core Data's inference refuses, so no store before 7 has a path without a mapping file.
+  static func moodyWithAStringRating(in folder: TemporaryDirectory) throws -> String {
+    let copy = folder.url.appendingPathComponent("Moody.xcdatamodeld")
+    try FileManager.default.copyItem(at: URL(fileURLWithPath: Self.moody), to: copy)
+    let six = try String(contentsOf: copy.appendingPathComponent("Moody 6.xcdatamodel/contents"), encoding: .utf8)
+    let seven = six.replacingOccurrences(
+      of: #"name="rating" attributeType="Integer 16""#, with: #"name="rating" attributeType="String""#)
+    #expect(seven != six)
+    try folder.write(seven, to: "Moody.xcdatamodeld/Moody 7.xcdatamodel/contents")
+    try folder.write(
+      #"<plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>Moody 7.xcdatamodel</string></dict></plist>"#,
+      to: "Moody.xcdatamodeld/.xccurrentversion")
+    return copy.path
+  }
+
   @Test func aStepThatCannotBeInferredIsRefusedByPlanAndMigrateAlike() throws {
     let folder = try TemporaryDirectory()
-    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)
+    let model = try Self.moodyWithAStringRating(in: folder)
+    let stores = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: stores)
     let before = try Data(contentsOf: store)
     for command in ["plan", "migrate"] {
-      let result = try MigrunProcess.run([command, store.path, "--model", Self.moody])
+      let result = try MigrunProcess.run([command, store.path, "--model", model])
       #expect(result.status == 1)
       #expect(
-        result.errorLines.first?.contains("step Moody 2 → Moody 3: entity 'Continent', property 'moods'") == true,
+        result.errorLines.first?.contains(
+          "step Moody 2 → Moody 7: entity 'Mood', property 'rating': changes type from Integer 16 to String") == true,
         "\(result.stderr)")
-      #expect(result.stderr.contains("no mapping file Moody 2-Moody 3.lua"))
+      #expect(result.stderr.contains("no mapping file Moody 2-Moody 7.lua"))
     }
+    // status does not fail: the store needs migrating, the path is what is missing.
+    let status = try MigrunProcess.run(["status", store.path, "--model", model])
+    #expect(status.status == 10, "\(status.stderr)")
+    #expect(status.stdout.contains("needs migrating, but there is no path yet"))
     #expect(try Data(contentsOf: store) == before)
     #expect(
       try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path) == [
         store.lastPathComponent
       ])
+  }
+
+  @Test func planSaysWhichRuleChoseThePath() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)
+    let direct = try MigrunProcess.run(["plan", store.path, "--model", Self.moody])
+    #expect(direct.status == 0, "\(direct.stderr)")
+    #expect(direct.stdout.contains("Path    Core Data's default: one inferred step from the store's version"))
+    #expect(direct.stdout.contains("Step 1  Moody 2 → Moody 6  inferred"))
+    let chained = try MigrunProcess.run([
+      "plan", store.path, "--model", Self.moody, "--chain", "Moody 2,Moody 3,Moody 6",
+    ])
+    #expect(chained.stdout.contains("Path    the version order of --chain, one version at a time"))
+    #expect(chained.stdout.contains("Step 2  Moody 3 → Moody 6  inferred"))
+    let status = try MigrunProcess.run(["status", store.path, "--model", Self.moody])
+    #expect(status.status == 10)
+    #expect(status.stdout.contains("needs migrating: Moody 2 → Moody 6 (1 step)"), "\(status.stdout)")
   }
 
   @Test func migrateReportsProgressAsJSONLinesAndKeepsABackup() throws {
@@ -161,11 +201,13 @@ import Testing
     #expect(inferred.status == 0)
     #expect(inferred.stdout.contains("remoteID ← remoteIdentifier"))
     #expect(inferred.stdout.contains("rating ← default 0"))
-    let refused = try MigrunProcess.run(["diff", Self.moody, "--from", "Moody 2", "--to", "Moody 3"])
+    let folder = try TemporaryDirectory()
+    let model = try Self.moodyWithAStringRating(in: folder)
+    let refused = try MigrunProcess.run(["diff", model, "--from", "Moody 6", "--to", "Moody 7"])
     #expect(refused.status == 1)
     #expect(
       refused.errorLines == [
-        "migrun: error: Moody 2 → Moody 3 cannot be inferred: entity 'Continent', property 'moods': the new relationship 'moods' is required and nothing can fill it; write a mapping script"
+        "migrun: error: Moody 6 → Moody 7 cannot be inferred: entity 'Mood', property 'rating': changes type from Integer 16 to String; write a mapping script"
       ])
   }
 }

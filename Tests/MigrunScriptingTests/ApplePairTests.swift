@@ -38,7 +38,8 @@ import Testing
     for (bundleURL, stores) in byBundle.sorted(by: { $0.key.path < $1.key.path }) {
       let bundle = try ModelBundle(contentsOf: bundleURL)
       let folders = policies[bundle.name].map { [$0] } ?? []
-      let order = try MigrationPlanner.versionOrder(bundle, policyFolders: folders, override: nil).names
+      let order =
+        try MigrationPlanner.explicitOrder(bundle, policyFolders: folders, override: nil)?.names ?? bundle.versionNames
       for (a, b) in zip(order, order.dropFirst()) {
         guard let earlier = stores[a], let later = stores[b] else { continue }
         pairs.append(Pair(earlier: earlier, later: later, bundle: bundleURL, from: a, to: b))
@@ -72,7 +73,7 @@ import Testing
     let folders = Self.policies[bundle.name].map { [$0] } ?? []
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: try SQLiteStore.metadata(at: url).versionHashes, destination: pair.to,
-      order: [pair.from, pair.to], orderIsGuessed: false,
+      order: VersionOrder(names: [pair.from, pair.to], origin: "test"),
       script: { from, to in
         folders.map { $0.appendingPathComponent("\(from)-\(to).lua") }.first {
           FileManager.default.fileExists(atPath: $0.path)

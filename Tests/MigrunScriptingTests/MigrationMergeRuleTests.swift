@@ -63,8 +63,8 @@ import Testing
     _ store: URL, _ bundle: ModelBundle, policies: URL, mergeRules: URL? = nil
   ) throws -> StoreMigrator.Report {
     let plan = try MigrationPlanner.plan(
-      bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes, order: bundle.versionNames,
-      orderIsGuessed: false,
+      bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes,
+      order: VersionOrder(names: bundle.versionNames, origin: "test"),
       script: { from, to in
         let file = policies.appendingPathComponent("\(from)-\(to).lua")
         return FileManager.default.fileExists(atPath: file.path) ? file : nil

@@ -13,10 +13,10 @@ import Testing
   @discardableResult
   static func migrate(_ store: URL, to destination: String? = nil) throws -> StoreMigrator.Report {
     let bundle = try ModelBundle(contentsOf: bundleURL)
-    let order = try MigrationPlanner.versionOrder(bundle, policyFolders: [policies], override: nil)
+    let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: [policies], override: nil)
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes, destination: destination,
-      order: order.names, orderIsGuessed: order.guessed,
+      order: order,
       script: { from, to in
         let file = policies.appendingPathComponent("\(from)-\(to).lua")
         return FileManager.default.fileExists(atPath: file.path) ? file : nil

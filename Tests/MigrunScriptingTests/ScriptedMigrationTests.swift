@@ -57,8 +57,8 @@ import Testing
   {
     let bundle = try ModelBundle(contentsOf: bundleURL)
     let plan = try MigrationPlanner.plan(
-      bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes, order: bundle.versionNames,
-      orderIsGuessed: false,
+      bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes,
+      order: VersionOrder(names: bundle.versionNames, origin: "test"),
       script: { from, to in policies.appendingPathComponent("\(from)-\(to).lua") })
     let migrator = StoreMigrator(store: store, plan: plan, options: .init(bulkCopy: bulkCopy))
     migrator.scriptedStep = { step in

@@ -14,10 +14,10 @@ enum ScriptedRun {
     _ store: URL, bundle bundleURL: URL, folders: [URL], to destination: String? = nil, mixed: Bool = true
   ) throws -> [StepMethod] {
     let bundle = try ModelBundle(contentsOf: bundleURL)
-    let order = try MigrationPlanner.versionOrder(bundle, policyFolders: folders, override: nil)
+    let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: folders, override: nil)
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes, destination: destination,
-      order: order.names, orderIsGuessed: order.guessed,
+      order: order,
       script: { from, to in ScriptedStep.find(from: from, to: to, in: folders) })
     var options = StoreMigrator.Options()
     options.mixed = mixed

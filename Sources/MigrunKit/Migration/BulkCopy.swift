@@ -195,6 +195,13 @@ struct BulkCopy {
           guard case .attribute(let old)? = fromLayout.properties[name] else { return nil }
           value = "coalesce(\(old.name), ?)"
           constants.append(StoreValueCoding.databaseValue(fallback))
+        case .converted(let name, let conversion, let fallback)?:
+          // Only conversions no value can fail run by SQL; the others check values object by object.
+          guard case .attribute(let old)? = fromLayout.properties[name], let converted = conversion.sql(old.name) else {
+            return nil
+          }
+          value = fallback == .null ? converted : "coalesce(\(converted), ?)"
+          if fallback != .null { constants.append(StoreValueCoding.databaseValue(fallback)) }
         case .constant(let constant)?:
           value = "?"
           constants.append(StoreValueCoding.databaseValue(constant))

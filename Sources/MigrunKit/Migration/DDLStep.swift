@@ -52,8 +52,12 @@ struct DDLStep {
 
   /// Whether `mapping` can run as DDL on a store laid out as `schema` whose file holds `tables`
   /// (name → columns) and the triggers and views named in `otherObjects`.
+  /// `constrained`: per table (uppercased), the columns (uppercased) a table constraint of its
+  /// `CREATE TABLE` names — Core Data writes uniqueness constraints as `CONSTRAINT … UNIQUE (…)`,
+  /// and `ALTER TABLE … DROP COLUMN` cannot drop such a column.
   static func decide(
-    mapping: MappingModel, schema source: StoreSchema, tables: [String: [String]], otherObjects: [String]
+    mapping: MappingModel, schema source: StoreSchema, tables: [String: [String]], otherObjects: [String],
+    constrained: [String: Set<String>] = [:]
   ) -> Decision {
     let destination = StoreSchema(model: mapping.destination)
     // Every row stays in its table with its Z_ENT: each entity keeps its number, parent and table
@@ -99,7 +103,7 @@ struct DDLStep {
         BulkCopy.keepsConstraints(entityMapping, from: from, in: mapping.source, to: to, in: mapping.destination)
       else { return .copyRows("\(to.name) gets a uniqueness constraint its rows may break") }
     }
-    var builder = Builder(mapping: mapping, source: source, destination: destination)
+    var builder = Builder(mapping: mapping, source: source, destination: destination, constrained: constrained)
     return builder.build()
   }
 
@@ -117,7 +121,38 @@ struct DDLStep {
     let others = try store.read { db in
       try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type IN ('trigger', 'view') ORDER BY name")
     }
-    return decide(mapping: mapping, schema: store.schema, tables: store.storedTables, otherObjects: others)
+    let creates = try store.read { db in
+      try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL")
+    }
+    var constrained: [String: Set<String>] = [:]
+    for row in creates {
+      let name: String = row[0]
+      let sql: String = row[1]
+      constrained[name.uppercased()] = tableConstraintColumns(sql)
+    }
+    return decide(
+      mapping: mapping, schema: store.schema, tables: store.storedTables, otherObjects: others,
+      constrained: constrained)
+  }
+
+  /// The columns (uppercased) named by the table constraints (`UNIQUE (…)`, `PRIMARY KEY (…)`,
+  /// `CHECK (…)`) of a `CREATE TABLE` statement.
+  static func tableConstraintColumns(_ sql: String) -> Set<String> {
+    var columns: Set<String> = []
+    let upper = sql.uppercased()
+    for keyword in ["UNIQUE", "PRIMARY KEY", "CHECK"] {
+      var rest = upper[...]
+      while let found = rest.range(of: keyword) {
+        rest = rest[found.upperBound...]
+        let trimmed = rest.drop { $0 == " " || $0 == "\t" || $0 == "\n" }
+        guard trimmed.first == "(", let close = trimmed.firstIndex(of: ")") else { continue }
+        let inside = trimmed[trimmed.index(after: trimmed.startIndex)..<close]
+        for part in inside.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "_") }) {
+          columns.insert(String(part))
+        }
+      }
+    }
+    return columns
   }
 
   // MARK: - Running
@@ -266,10 +301,13 @@ extension DDLStep {
     /// Per destination entity number: assignments and arguments of its fill.
     var fills: [Int: (mapping: String, assignments: [String], arguments: [DatabaseValue])] = [:]
 
-    init(mapping: MappingModel, source: StoreSchema, destination: StoreSchema) {
+    let constrained: [String: Set<String>]
+
+    init(mapping: MappingModel, source: StoreSchema, destination: StoreSchema, constrained: [String: Set<String>]) {
       self.mapping = mapping
       self.source = source
       self.destination = destination
+      self.constrained = constrained
     }
 
     /// Records that destination `column` of `table` continues `origin` (nil: new); false when
@@ -358,6 +396,8 @@ extension DDLStep {
             }
           case .computed?:
             return "\(to.name).\(name) is computed by a script"
+          case .converted(_, let conversion, _)?:
+            return "\(to.name).\(name) changes type (\(conversion)): its values are converted"
           case nil:
             break
           }
@@ -493,6 +533,10 @@ extension DDLStep {
           return .copyRows("a column of \(table.name) continues in two columns")
         }
         for name in columns.keys.sorted() where !continued.contains(name) {
+          let sourceTable = tableNames.first { $0.value.uppercased() == key }?.key.uppercased() ?? key
+          if constrained[sourceTable]?.contains(name) == true || constrained[key]?.contains(name) == true {
+            return .copyRows("column \(table.name).\(name) is in a table constraint: DROP COLUMN cannot remove it")
+          }
           droppedColumns.append((table.name, name))
           columns[name] = nil
         }

@@ -5,7 +5,8 @@ extension MappingModel {
   /// required when the attribute has a default; renames through renaming identifiers (matched by
   /// name or by the identifier both versions carry, so skipped versions work); to-one ↔ to-many and
   /// ordering changes; new parents or children and properties moved along the hierarchy; an entity
-  /// taken out of a hierarchy. Refused: type changes, new required values without a default,
+  /// taken out of a hierarchy. Numeric type changes are converted (``AttributeConversion``). Refused: other type changes,
+  /// new required values without a default,
   /// merging two hierarchies.
   public static func inferred(from source: ObjectModel, to destination: ObjectModel) throws(MigrationError)
     -> MappingModel
@@ -105,10 +106,24 @@ extension MappingModel {
         continue
       }
       if old.name != attribute.name { isCopy = false }
-      guard old.type == attribute.type else {
-        throw MigrationError(
-          .notInferable, entity: entity.name, property: attribute.name,
-          reason: "changes type from \(old.type.xmlName) to \(attribute.type.xmlName); write a mapping script")
+      if old.type != attribute.type {
+        guard let conversion = AttributeConversion(from: old.type, to: attribute.type) else {
+          throw MigrationError(
+            .notInferable, entity: entity.name, property: attribute.name,
+            reason: "changes type from \(old.type.xmlName) to \(attribute.type.xmlName); write a mapping script")
+        }
+        let becomesRequired = old.isOptional && !attribute.isOptional && attribute.derivation == nil
+        if becomesRequired && attribute.defaultValue == .null {
+          throw MigrationError(
+            .notInferable, entity: entity.name, property: attribute.name,
+            reason:
+              "becomes required without a default value for rows that hold NULL; give it a default or write a mapping script"
+          )
+        }
+        attributes[attribute.name] = .converted(
+          old.name, conversion, orDefault: becomesRequired ? attribute.defaultValue : .null)
+        isCopy = false
+        continue
       }
       if old.isOptional && !attribute.isOptional && attribute.derivation == nil {
         guard attribute.defaultValue != .null else {
@@ -128,11 +143,13 @@ extension MappingModel {
     for relationship in destination.relationships(of: entity) where !relationship.isTransient {
       guard let old = continued(relationship, in: sourceRelationships) else {
         isCopy = false
-        // A non-optional relationship must hold at least one object (to-many included, as Core
-        // Data validates it): a new one cannot be filled by inference. An optional one with a
-        // minimum count (`optional="YES" minCount="1"`, as Xcode often writes) may stay empty: the
-        // minimum applies only when it holds something.
-        if !requiredRelationshipsMayBeFilled && !relationship.isOptional {
+        // A new non-optional to-one cannot be filled by inference. A new to-many starts empty, as
+        // Core Data infers it: that is valid unless it is non-optional with a minimum count (see
+        // ModelRules.problem). An optional one with a minimum (`optional="YES" minCount="1"`, as
+        // Xcode often writes) may stay empty: the minimum applies only when it holds something.
+        let mustHoldSomething =
+          !relationship.isOptional && (!relationship.isToMany || relationship.minCount > 0)
+        if !requiredRelationshipsMayBeFilled && mustHoldSomething {
           throw MigrationError(
             .notInferable, entity: entity.name, property: relationship.name,
             reason:

@@ -72,6 +72,9 @@ public enum AttributeSource: Sendable, Hashable, CustomStringConvertible {
   case property(String)
   /// The source attribute, or the value when it is NULL (an optional attribute made required).
   case propertyOrDefault(String, StoreValue)
+  /// The source attribute converted to another numeric type (``AttributeConversion``); when it is
+  /// NULL, the value (NULL when the attribute may be NULL).
+  case converted(String, AttributeConversion, orDefault: StoreValue)
   /// A constant: the attribute's default value, or NULL.
   case constant(StoreValue)
   /// Computed by the entity mapping's policy (a script's function).
@@ -81,6 +84,8 @@ public enum AttributeSource: Sendable, Hashable, CustomStringConvertible {
     switch self {
     case .property(let name): name
     case .propertyOrDefault(let name, let value): "\(name) (NULL → \(value))"
+    case .converted(let name, let conversion, let value):
+      "\(name) (\(conversion)\(value == .null ? "" : "; NULL → \(value)"))"
     case .constant(let value): value == .null ? "NULL" : "default \(value)"
     case .computed: "computed by the script"
     }
@@ -88,11 +93,35 @@ public enum AttributeSource: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension Attribute {
+  /// The integer at the start of `text` (after spaces, with an optional sign), 0 when there is none,
+  /// clamped to 64 bits — `NSString.longLongValue`'s documented reading.
+  static func leadingInteger(_ text: String) -> Int64 {
+    var scalars = Substring(text).drop { $0 == " " || $0 == "\t" || $0 == "\n" }
+    var negative = false
+    if let sign = scalars.first, sign == "-" || sign == "+" {
+      negative = sign == "-"
+      scalars = scalars.dropFirst()
+    }
+    var value: Int64 = 0
+    for character in scalars {
+      guard let digit = character.wholeNumberValue, character.isASCII else { break }
+      let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
+      let (plus, overflow2) = times.addingReportingOverflow(Int64(digit))
+      if overflow1 || overflow2 { return negative ? Int64.min : Int64.max }
+      value = plus
+    }
+    return negative ? -value : value
+  }
+
   /// The default value as a stored value (`defaultValueString` read by type), or NULL.
   public var defaultValue: StoreValue {
     guard let text = defaultValueString else { return .null }
     switch type {
-    case .integer16, .integer32, .integer64: return Int64(text).map(StoreValue.integer) ?? .null
+    case .integer16, .integer32, .integer64:
+      // Read as NSString's longLongValue reads it (leading decimal digits, else 0): a Boolean turned
+      // into an integer keeps Xcode's `defaultValueString="NO"`, which Core Data's stores show
+      // filled as 0. (Our reading of how the model compiler converts the text; not documented.)
+      return .integer(Self.leadingInteger(text))
     case .boolean: return .boolean(text == "YES" || text == "1" || text.lowercased() == "true")
     case .double, .float, .decimal: return Double(text).map(StoreValue.double) ?? .null
     case .date: return Double(text).map(StoreValue.date) ?? .null

@@ -290,6 +290,16 @@ public final class MigrationManager {
       case .propertyOrDefault(let from, let fallback):
         let value = object.attributes[from] ?? .null
         values[name] = value == .null ? fallback : value
+      case .converted(let from, let conversion, let fallback):
+        let value: StoreValue
+        do {
+          value = try conversion.apply(object.attributes[from] ?? .null)
+        } catch {
+          throw MigrationError(
+            .validation, entity: entity, property: name,
+            reason: "\(object.id): '\(from)' \(error.reason) (\(conversion))")
+        }
+        values[name] = value == .null ? fallback : value
       case .constant(let value): values[name] = value
       case .computed: continue
       }

@@ -31,37 +31,89 @@ public struct MigrationStep: Sendable {
   }
 }
 
-/// The chain from a store's version to the destination version.
+/// How a plan's path was chosen (`migrun plan` says which).
+public enum PathRule: Sendable, Hashable, CustomStringConvertible {
+  /// The store is at the destination version.
+  case current
+  /// An explicit order (`--chain`, or a `chain` file: its path), walked one version at a time.
+  case chain(String)
+  /// Core Data's default: the mapping file made for the store's version and the destination.
+  case directMapping
+  /// Core Data's default: one inferred step from the store's version straight to the destination.
+  case directInferred
+  /// Neither direct step exists: the shortest path through mapping files and inferable steps (what
+  /// Core Data's staged migration, `NSStagedMigrationManager`, does with stages given by hand).
+  case shortestPath
+
+  public var description: String {
+    switch self {
+    case .current: "the store is at the destination version"
+    case .chain(let origin): "the version order of \(origin), one version at a time"
+    case .directMapping: "Core Data's default: the mapping file for the store's version → the destination"
+    case .directInferred: "Core Data's default: one inferred step from the store's version to the destination"
+    case .shortestPath:
+      "no direct step (no mapping file, not inferable): the shortest path through mapping files and inferable steps"
+    }
+  }
+
+  /// A short name for JSON.
+  public var name: String {
+    switch self {
+    case .current: "current"
+    case .chain: "chain"
+    case .directMapping: "direct-mapping"
+    case .directInferred: "direct-inferred"
+    case .shortestPath: "shortest-path"
+    }
+  }
+}
+
+/// The path from a store's version to the destination version.
 public struct MigrationPlan: Sendable {
   public let sourceVersion: String
   public let destinationVersion: String
   public let steps: [MigrationStep]
-  /// The version order came from names alone (no `chain` file, no `--chain`).
-  public let orderIsGuessed: Bool
+  /// How the path was chosen.
+  public let rule: PathRule
 
   public var needsMigration: Bool { !steps.isEmpty }
 
-  public init(sourceVersion: String, destinationVersion: String, steps: [MigrationStep], orderIsGuessed: Bool) {
+  public init(sourceVersion: String, destinationVersion: String, steps: [MigrationStep], rule: PathRule) {
     self.sourceVersion = sourceVersion
     self.destinationVersion = destinationVersion
     self.steps = steps
-    self.orderIsGuessed = orderIsGuessed
+    self.rule = rule
   }
 }
 
-/// Plans migrations: finds the store's version by its hashes, the path to the destination, and for
-/// each step a mapping script or an inferred mapping — refusing, before anything runs, a step that
-/// has neither.
+/// An explicit version order, oldest first, and where it came from.
+public struct VersionOrder: Sendable, Hashable {
+  public let names: [String]
+  /// `--chain`, or the chain file's path.
+  public let origin: String
+
+  public init(names: [String], origin: String) {
+    self.names = names
+    self.origin = origin
+  }
+}
+
+/// Plans migrations as Core Data does: finds the store's version by its hashes, then goes
+/// **directly** to the destination — with the mapping file made for that pair if there is one, else
+/// an inferred mapping (`NSMigratePersistentStoresAutomaticallyOption` +
+/// `NSInferMappingModelAutomaticallyOption`: Core Data never walks the versions in between). When
+/// neither exists, the shortest path through mapping files and inferable steps; an explicit order
+/// (`--chain`, a `chain` file) walks its versions one at a time instead. A step that has neither a
+/// mapping nor an inferred mapping is refused before anything runs.
 public enum MigrationPlanner {
-  /// The version order: `override`, else a `chain` file (one version per line) in a policy folder,
-  /// else the bundle's natural order (a guess, said so in errors).
-  public static func versionOrder(_ bundle: ModelBundle, policyFolders: [URL], override: [String]?)
-    throws(MigrationError)
-    -> (names: [String], guessed: Bool)
+  /// The explicit order: `override`, else a `chain` file (one version per line) in a policy folder,
+  /// else nil (Core Data's default path: no order needed).
+  public static func explicitOrder(_ bundle: ModelBundle, policyFolders: [URL], override: [String]?)
+    throws(MigrationError) -> VersionOrder?
   {
     if let override {
       try check(override, in: bundle, origin: "--chain")
-      return (override, false)
+      return VersionOrder(names: override, origin: "--chain")
     }
     for folder in policyFolders {
       let file = folder.appendingPathComponent("chain")
@@ -69,16 +121,16 @@ public enum MigrationPlanner {
       let names = text.split(whereSeparator: \.isNewline).map { String($0).trimmingWhitespace() }
         .filter { !$0.isEmpty && !$0.hasPrefix("#") }
       try check(names, in: bundle, origin: file.path)
-      return (names, false)
+      return VersionOrder(names: names, origin: file.path)
     }
-    return (bundle.versionNames, bundle.isOrderGuessed)
+    return nil
   }
 
-  /// The plan for a store whose entity hashes are `storeHashes`.
-  /// `script(from, to)` returns the mapping file for a step, if there is one.
+  /// The plan for a store whose entity hashes are `storeHashes`: along `order` when one is given,
+  /// else Core Data's default path. `script(from, to)` returns the mapping file for a step, if there
+  /// is one.
   public static func plan(
-    bundle: ModelBundle, storeHashes: [String: VersionHash], destination: String? = nil, order: [String],
-    orderIsGuessed: Bool,
+    bundle: ModelBundle, storeHashes: [String: VersionHash], destination: String? = nil, order: VersionOrder? = nil,
     script: (String, String) -> URL? = { _, _ in nil }
   ) throws(MigrationError) -> MigrationPlan {
     guard let sourceModel = bundle.version(matching: storeHashes), let sourceName = sourceModel.versionName else {
@@ -90,55 +142,45 @@ public enum MigrationPlanner {
           + "\(storeHashes.keys.sorted().joined(separator: ", ")); closest: \(closest))")
     }
     let target = destination ?? bundle.currentVersionName
-    guard let from = order.firstIndex(of: sourceName) else {
-      throw MigrationError(.unknownVersion, reason: "the store's version '\(sourceName)' is not in the version order")
-    }
-    guard let to = order.firstIndex(of: target) else {
-      throw MigrationError(.unknownVersion, reason: "the destination '\(target)' is not in the version order \(order)")
-    }
-    guard from <= to else {
-      let guess =
-        orderIsGuessed
-        ? " (the order \(order.joined(separator: ", ")) is guessed from names: give --chain or a chain file)" : ""
+    guard bundle.versionNames.contains(target) else {
       throw MigrationError(
-        .backwards, reason: "the store is at '\(sourceName)', after the destination '\(target)'\(guess)")
+        .unknownVersion,
+        reason:
+          "\(bundle.name) has no version '\(target)' (versions: \(bundle.versionNames.joined(separator: ", ")))")
     }
-    var steps: [MigrationStep] = []
-    for index in from..<to {
-      let (a, b) = (order[index], order[index + 1])
-      let stepName = "\(a) → \(b)"
-      let source: ObjectModel
-      let destinationModel: ObjectModel
-      do {
-        source = try bundle.model(named: a)
-        destinationModel = try bundle.model(named: b)
-      } catch {
-        throw MigrationError(.unknownVersion, step: stepName, reason: error.description)
-      }
-      if let file = script(a, b) {
-        let inferred = try? MappingModel.inferred(from: source, to: destinationModel)
-        steps.append(
-          MigrationStep(
-            from: a, to: b, kind: .scripted(file), inferredMapping: inferred, source: source,
-            destination: destinationModel))
-        continue
-      }
-      do {
-        let inferred = try MappingModel.inferred(from: source, to: destinationModel)
-        steps.append(
-          MigrationStep(
-            from: a, to: b, kind: .inferred, inferredMapping: inferred, source: source, destination: destinationModel))
-      } catch {
-        let guess = orderIsGuessed ? " (version order guessed from names)" : ""
+    if sourceName == target {
+      return MigrationPlan(sourceVersion: sourceName, destinationVersion: target, steps: [], rule: .current)
+    }
+    return try withoutActuallyEscaping(script) { script throws(MigrationError) in
+      var planner = PathFinder(bundle: bundle, script: script)
+      return try plan(planner: &planner, sourceName: sourceName, target: target, order: order)
+    }
+  }
+
+  private static func plan(planner: inout PathFinder, sourceName: String, target: String, order: VersionOrder?)
+    throws(MigrationError) -> MigrationPlan
+  {
+    if let order {
+      let steps = try planner.chain(from: sourceName, to: target, order: order)
+      return MigrationPlan(
+        sourceVersion: sourceName, destinationVersion: target, steps: steps, rule: .chain(order.origin))
+    }
+    let direct = try planner.step(from: sourceName, to: target)
+    switch direct {
+    case .success(let step):
+      let rule: PathRule = if case .scripted = step.kind { .directMapping } else { .directInferred }
+      return MigrationPlan(sourceVersion: sourceName, destinationVersion: target, steps: [step], rule: rule)
+    case .failure(let directError):
+      guard let steps = try planner.shortestPath(from: sourceName, to: target) else {
         throw MigrationError(
-          .notInferable, step: stepName, entity: error.entity, property: error.property,
+          .notInferable, step: "\(sourceName) → \(target)", entity: directError.entity, property: directError.property,
           reason:
-            "\(error.reason); no mapping file \(a)-\(b).lua (or mapping model \(a)-\(b).xcmappingmodel or .cdm) in the policy folders\(guess)"
-        )
+            "\(directError.reason); no mapping file \(sourceName)-\(target).lua (or mapping model "
+            + "\(sourceName)-\(target).xcmappingmodel or .cdm) in the policy folders, and no path through other "
+            + "versions by mapping files and inferable steps (or give the order: --chain or a chain file)")
       }
+      return MigrationPlan(sourceVersion: sourceName, destinationVersion: target, steps: steps, rule: .shortestPath)
     }
-    return MigrationPlan(
-      sourceVersion: sourceName, destinationVersion: target, steps: steps, orderIsGuessed: orderIsGuessed)
   }
 
   private static func check(_ names: [String], in bundle: ModelBundle, origin: String) throws(MigrationError) {
@@ -149,5 +191,148 @@ public enum MigrationPlanner {
           "\(origin) names version '\(name)', which \(bundle.name) does not have (versions: \(bundle.versionNames.joined(separator: ", ")))"
       )
     }
+  }
+}
+
+/// Steps between versions of one bundle, each decided once: the mapping file for the pair, else the
+/// inferred mapping, else why there is neither.
+private struct PathFinder {
+  let bundle: ModelBundle
+  let script: (String, String) -> URL?
+  private var decided: [String: Result<MigrationStep, MigrationError>] = [:]
+
+  init(bundle: ModelBundle, script: @escaping (String, String) -> URL?) {
+    self.bundle = bundle
+    self.script = script
+  }
+
+  /// The step `a → b`, or why there is none (a bad model is thrown).
+  mutating func step(from a: String, to b: String) throws(MigrationError) -> Result<MigrationStep, MigrationError> {
+    let key = "\(a)\u{0}\(b)"
+    if let known = decided[key] { return known }
+    let stepName = "\(a) → \(b)"
+    let source: ObjectModel
+    let destination: ObjectModel
+    do {
+      source = try bundle.model(named: a)
+      destination = try bundle.model(named: b)
+    } catch {
+      throw MigrationError(.unknownVersion, step: stepName, reason: error.description)
+    }
+    let result: Result<MigrationStep, MigrationError>
+    if let file = script(a, b) {
+      let inferred = try? MappingModel.inferred(from: source, to: destination)
+      result = .success(
+        MigrationStep(
+          from: a, to: b, kind: .scripted(file), inferredMapping: inferred, source: source, destination: destination))
+    } else {
+      do {
+        let inferred = try MappingModel.inferred(from: source, to: destination)
+        result = .success(
+          MigrationStep(
+            from: a, to: b, kind: .inferred, inferredMapping: inferred, source: source, destination: destination))
+      } catch {
+        result = .failure(error)
+      }
+    }
+    decided[key] = result
+    return result
+  }
+
+  /// The steps along an explicit order, one version at a time.
+  mutating func chain(from sourceName: String, to target: String, order: VersionOrder) throws(MigrationError)
+    -> [MigrationStep]
+  {
+    guard let from = order.names.firstIndex(of: sourceName) else {
+      throw MigrationError(
+        .unknownVersion, reason: "the store's version '\(sourceName)' is not in the version order of \(order.origin)")
+    }
+    guard let to = order.names.firstIndex(of: target) else {
+      throw MigrationError(
+        .unknownVersion, reason: "the destination '\(target)' is not in the version order of \(order.origin)")
+    }
+    guard from <= to else {
+      throw MigrationError(
+        .backwards,
+        reason: "the store is at '\(sourceName)', after the destination '\(target)' in the order of \(order.origin)")
+    }
+    var steps: [MigrationStep] = []
+    for index in from..<to {
+      let (a, b) = (order.names[index], order.names[index + 1])
+      switch try step(from: a, to: b) {
+      case .success(let step): steps.append(step)
+      case .failure(let error):
+        throw MigrationError(
+          .notInferable, step: "\(a) → \(b)", entity: error.entity, property: error.property,
+          reason:
+            "\(error.reason); no mapping file \(a)-\(b).lua (or mapping model \(a)-\(b).xcmappingmodel or .cdm) in the policy folders"
+        )
+      }
+    }
+    return steps
+  }
+
+  /// Whether an inferred step removes data the target keeps: an entity, attribute or relationship
+  /// that the step's source version and the target both have (matched by name or renaming
+  /// identifier, as inference matches them) and the step's destination lacks. Such a step would lose
+  /// data the direct way keeps (going back through an older version, say), so the search does not
+  /// take it. A mapping file is its author's intent and is always taken. This guard is migrun's own
+  /// rule: Core Data's staged migration walks stages in the order the app gives, not a search.
+  static func drops(_ step: MigrationStep, keptBy target: ObjectModel) -> Bool {
+    for entity in target.entities {
+      guard let inSource = try? MappingModel.match(entity, in: step.source) else { continue }
+      guard let inDestination = try? MappingModel.match(entity, in: step.destination) else { return true }
+      for attribute in target.attributes(of: entity) where !attribute.isTransient {
+        if MappingModel.continued(attribute, in: step.source.attributes(of: inSource)) != nil,
+          MappingModel.continued(attribute, in: step.destination.attributes(of: inDestination)) == nil
+        {
+          return true
+        }
+      }
+      for relationship in target.relationships(of: entity) where !relationship.isTransient {
+        if MappingModel.continued(relationship, in: step.source.relationships(of: inSource)) != nil,
+          MappingModel.continued(relationship, in: step.destination.relationships(of: inDestination)) == nil
+        {
+          return true
+        }
+      }
+    }
+    return false
+  }
+
+  /// The fewest steps from `sourceName` to `target` through mapping files and inferable steps that
+  /// keep what the target keeps (``drops(_:keptBy:)``), breadth first; among paths of equal length,
+  /// the one whose versions come first in the bundle's order. Nil when there is none.
+  mutating func shortestPath(from sourceName: String, to target: String) throws(MigrationError) -> [MigrationStep]? {
+    var previous: [String: MigrationStep] = [:]
+    var seen: Set<String> = [sourceName]
+    var frontier = [sourceName]
+    while !frontier.isEmpty {
+      var next: [String] = []
+      for version in frontier {
+        for other in bundle.versionNames where !seen.contains(other) {
+          guard case .success(let step) = try step(from: version, to: other) else { continue }
+          if step.kind == .inferred, let targetModel = try? bundle.model(named: target),
+            Self.drops(step, keptBy: targetModel)
+          {
+            continue
+          }
+          seen.insert(other)
+          previous[other] = step
+          next.append(other)
+          if other == target {
+            var steps: [MigrationStep] = []
+            var at = target
+            while let step = previous[at] {
+              steps.insert(step, at: 0)
+              at = step.from
+            }
+            return steps
+          }
+        }
+      }
+      frontier = next
+    }
+    return nil
   }
 }

@@ -21,14 +21,26 @@ struct ModelRules {
           !$0.isOptional && !$0.isTransient && $0.derivation == nil
         },
         relationships: model.relationships(of: entity).filter {
-          !$0.isTransient && (!$0.isOptional || $0.minCount > 0 || ($0.isToMany && $0.maxCount > 0))
+          !$0.isTransient && ((!$0.isOptional && !$0.isToMany) || $0.minCount > 0 || ($0.isToMany && $0.maxCount > 0))
         })
     }
   }
 
   /// What is wrong with a relationship holding `count` objects, or nil.
+  ///
+  /// A non-optional to-one must hold an object. A to-many is held to its minimum count only: Core
+  /// Data saves a non-optional to-many with no minimum (`toMany="YES"`, no `optional`, no `minCount`)
+  /// empty — real stores it wrote and validated hold such objects in every version — because the
+  /// value is an empty set, not nil, and the counts are "only enforced if the relationship value … is
+  /// not nil" (NSRelationshipDescription). So a non-optional to-many below its minimum fails even
+  /// when empty; an optional one may be empty, and is held to its minimum once it holds something.
   static func problem(_ relationship: Relationship, count: Int) -> String? {
-    if !relationship.isOptional && count == 0 { return "'\(relationship.name)' is required but empty" }
+    if !relationship.isOptional && !relationship.isToMany && count == 0 {
+      return "'\(relationship.name)' is required but empty"
+    }
+    if !relationship.isOptional && relationship.isToMany && count < Int(relationship.minCount) {
+      return "'\(relationship.name)' has \(count), at least \(relationship.minCount) required"
+    }
     if count > 0 && count < Int(relationship.minCount) {
       return "'\(relationship.name)' has \(count), at least \(relationship.minCount) required"
     }
@@ -79,7 +91,10 @@ extension SQLiteStore {
         for relationship in rules.relationships {
           guard let count = countExpression(of: relationship, in: layout) else { continue }
           var broken: [String] = []
-          if !relationship.isOptional { broken.append("n = 0") }
+          if !relationship.isOptional && !relationship.isToMany { broken.append("n = 0") }
+          if !relationship.isOptional && relationship.isToMany && relationship.minCount > 0 {
+            broken.append("n < \(relationship.minCount)")
+          }
           if relationship.minCount > 1 { broken.append("(n > 0 AND n < \(relationship.minCount))") }
           if relationship.isToMany && relationship.maxCount > 0 { broken.append("n > \(relationship.maxCount)") }
           guard !broken.isEmpty else { continue }

@@ -78,7 +78,7 @@ import Testing
     let step = MigrationStep(
       from: "Gallery", to: "Gallery 2", kind: .inferred, inferredMapping: mapping, source: v1, destination: v2)
     let plan = MigrationPlan(
-      sourceVersion: "Gallery", destinationVersion: "Gallery 2", steps: [step], orderIsGuessed: false)
+      sourceVersion: "Gallery", destinationVersion: "Gallery 2", steps: [step], rule: .directInferred)
     var exports: [String] = []
     for bulkCopy in [true, false] {
       let url = folder.url.appendingPathComponent("gallery-\(bulkCopy).sqlite")
@@ -128,7 +128,7 @@ import Testing
       from: "Gallery", to: "Gallery 2", kind: .inferred, inferredMapping: try MappingModel.inferred(from: v1, to: v2),
       source: v1, destination: v2)
     let plan = MigrationPlan(
-      sourceVersion: "Gallery", destinationVersion: "Gallery 2", steps: [step], orderIsGuessed: false)
+      sourceVersion: "Gallery", destinationVersion: "Gallery 2", steps: [step], rule: .directInferred)
     let report = try StoreMigrator(store: url, plan: plan, options: .init(keepBackup: false)).run()
     #expect(report.steps.first?.bulkCopy == false)
     let migrated = try SQLiteStore(url: url, model: v2)

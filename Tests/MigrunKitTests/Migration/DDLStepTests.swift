@@ -56,7 +56,7 @@ import Testing
       from: v1.versionName ?? "V1", to: v2.versionName ?? "V2", kind: .inferred,
       inferredMapping: try MappingModel.inferred(from: v1, to: v2), source: v1, destination: v2)
     return MigrationPlan(
-      sourceVersion: step.from, destinationVersion: step.to, steps: [step], orderIsGuessed: false)
+      sourceVersion: step.from, destinationVersion: step.to, steps: [step], rule: .directInferred)
   }
 
   static func model(_ xml: String, _ version: String) throws -> ObjectModel {
@@ -75,11 +75,10 @@ import Testing
       let bundle = try ModelBundle(contentsOf: bundleURL)
       let hashes = try SQLiteStore.metadata(at: Fixtures.url(store)).versionHashes
       for target in bundle.versionNames {
-        // Every version the store can reach by inferred steps, in the bundle's order.
+        // Every version the store can reach by one inferred step (Core Data's path).
         guard
-          let plan = try? MigrationPlanner.plan(
-            bundle: bundle, storeHashes: hashes, destination: target, order: bundle.versionNames,
-            orderIsGuessed: false),
+          let plan = try? MigrationPlanner.plan(bundle: bundle, storeHashes: hashes, destination: target),
+          plan.rule == .directInferred,
           plan.needsMigration
         else { continue }
         let folder = try TemporaryDirectory()
@@ -327,5 +326,82 @@ import Testing
     let migrated = try SQLiteStore(url: device, model: try Self.model(Self.shop2, "Shop 2"))
     defer { try? migrated.close() }
     #expect(try migrated.object(Self.id("Item", 5))?.attributes["name"] == .string("W5"), "the -wal's row is in")
+  }
+
+  static let chats1 = """
+    <model>
+      <entity name="Chat">
+        <attribute name="isSilenced" optional="YES" attributeType="Boolean" defaultValueString="NO"/>
+        <attribute name="score" optional="YES" attributeType="Double"/>
+        <attribute name="small" optional="YES" attributeType="Integer 64"/>
+        <attribute name="level" optional="YES" attributeType="Integer 16"/>
+      </entity>
+    </model>
+    """
+  /// A Boolean renamed by its renaming identifier into a required Integer 32 that keeps the
+  /// Boolean's `defaultValueString="NO"` (as a real messaging app's model did), a Double made an
+  /// Integer 16, an Integer 64 narrowed and an Integer 16 widened to a Double.
+  static let chats2 = """
+    <model>
+      <entity name="Chat">
+        <attribute name="mutedStatus" attributeType="Integer 32" defaultValueString="NO" elementID="isSilenced"/>
+        <attribute name="score" optional="YES" attributeType="Integer 16"/>
+        <attribute name="small" optional="YES" attributeType="Integer 16"/>
+        <attribute name="level" optional="YES" attributeType="Double"/>
+      </entity>
+    </model>
+    """
+
+  static func makeChats(at url: URL, model: ObjectModel, small: Int64) throws {
+    let store = try SQLiteStore.create(at: url, model: model)
+    try store.write { writer in
+      try writer.insert(
+        StoredObject(
+          id: id("Chat", 1),
+          attributes: [
+            "isSilenced": .boolean(true), "score": .double(3.9), "small": .integer(small), "level": .integer(4),
+          ]
+        ))
+      try writer.insert(StoredObject(id: id("Chat", 2), attributes: ["score": .double(-2.5)]))
+    }
+    try store.close()
+  }
+
+  @Test func numericTypeChangesAreInferredAndConvertedTheSameEveryWay() throws {
+    let folder = try TemporaryDirectory()
+    let (v1, v2) = (try Self.model(Self.chats1, "Chats"), try Self.model(Self.chats2, "Chats 2"))
+    let plan = try Self.plan(v1, v2)
+    let mapping = try #require(plan.steps.first?.inferredMapping?.entityMappings.first)
+    let boolToInt = try #require(AttributeConversion(from: .boolean, to: .integer32))
+    #expect(mapping.attributes["mutedStatus"] == .converted("isSilenced", boolToInt, orDefault: .integer(0)))
+    #expect(AttributeConversion(from: .integer16, to: .string) == nil, "only numeric types convert")
+    let store = folder.url.appendingPathComponent("Chats.sqlite")
+    try Self.makeChats(at: store, model: v1, small: 7)
+    let results = try Self.migrateEveryWay(store, plan: plan, destination: v2, in: folder, expectDDL: false)
+    let migrated = try SQLiteStore(url: try #require(results[.objects]), model: v2)
+    defer { try? migrated.close() }
+    let chat1 = try #require(try migrated.object(Self.id("Chat", 1)))
+    #expect(chat1.attributes["mutedStatus"] == .integer(1))
+    #expect(chat1.attributes["score"] == .integer(3), "truncated toward zero")
+    #expect(chat1.attributes["small"] == .integer(7))
+    #expect(chat1.attributes["level"] == .double(4))
+    let chat2 = try #require(try migrated.object(Self.id("Chat", 2)))
+    #expect(chat2.attributes["mutedStatus"] == .integer(0), "NULL takes the default 'NO', read as 0")
+    #expect(chat2.attributes["score"] == .integer(-2))
+    #expect(chat2.attributes["small"] == .null)
+  }
+
+  @Test func aValueTheNarrowerTypeCannotHoldFailsTheStepNamingTheObject() throws {
+    let folder = try TemporaryDirectory()
+    let (v1, v2) = (try Self.model(Self.chats1, "Chats"), try Self.model(Self.chats2, "Chats 2"))
+    let store = folder.url.appendingPathComponent("Chats.sqlite")
+    try Self.makeChats(at: store, model: v1, small: 70_000)
+    let before = try Data(contentsOf: store)
+    let error = try #require(throws: MigrationError.self) {
+      try StoreMigrator(store: store, plan: try Self.plan(v1, v2)).run()
+    }
+    #expect(error.code == .validation)
+    #expect(error.description.contains("Chat/p1: 'small' 70000 does not fit Integer 16"), "\(error)")
+    #expect(try Data(contentsOf: store) == before)
   }
 }

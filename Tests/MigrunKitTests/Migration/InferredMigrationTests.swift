@@ -18,10 +18,10 @@ import Testing
     let url = try copyOfFixture(store, into: folder)
     let original = try copyOfFixture(store, into: folder)
     let bundle = try ModelBundle(contentsOf: bundleURL)
-    let order = try MigrationPlanner.versionOrder(bundle, policyFolders: [], override: nil)
+    let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: [], override: nil)
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: try SQLiteStore.metadata(at: url).versionHashes, destination: destination,
-      order: order.names, orderIsGuessed: order.guessed)
+      order: order)
     let report = try StoreMigrator(
       store: url, plan: plan, options: .init(bulkCopy: method != .objects, ddl: method == .ddl)
     ).run()
@@ -51,6 +51,9 @@ import Testing
           case .propertyOrDefault(let origin, let fallback):
             let value = old.attributes[origin] ?? .null
             #expect(new.attributes[name] == (value == .null ? fallback : value))
+          case .converted(let origin, let conversion, let fallback):
+            let value = try conversion.apply(old.attributes[origin] ?? .null)
+            #expect(new.attributes[name] == (value == .null ? fallback : value), "\(old.id).\(origin) → \(name)")
           case .constant(let value): #expect(new.attributes[name] == value, "\(new.id).\(name)")
           case .computed: Issue.record("an inferred mapping computes nothing: \(name)")
           }
@@ -150,49 +153,105 @@ import Testing
       #"<model><entity name="E"><attribute name="a" optional="YES" attributeType="Integer 16"/></entity></model>"#,
       to: "M.xcdatamodeld/M.xcdatamodel/contents")
     try folder.write(
-      #"<model><entity name="E"><attribute name="a" optional="YES" attributeType="Integer 32"/></entity></model>"#,
-      to: "M.xcdatamodeld/M 2.xcdatamodel/contents")
-    try folder.write(
       #"<model><entity name="E"><attribute name="a" optional="YES" attributeType="String"/></entity></model>"#,
-      to: "M.xcdatamodeld/M 3.xcdatamodel/contents")
+      to: "M.xcdatamodeld/M 2.xcdatamodel/contents")
     let bundle = try ModelBundle(contentsOf: folder.url.appendingPathComponent("M.xcdatamodeld"))
-    let order = try MigrationPlanner.versionOrder(bundle, policyFolders: [], override: nil)
     let hashes = try bundle.model(named: "M").entityVersionHashes
     let error = try #require(throws: MigrationError.self) {
-      try MigrationPlanner.plan(bundle: bundle, storeHashes: hashes, order: order.names, orderIsGuessed: order.guessed)
+      try MigrationPlanner.plan(bundle: bundle, storeHashes: hashes)
     }
     #expect(error.code == .notInferable)
-    #expect(error.step == "M → M 2", "the first step that cannot be inferred is named")
+    #expect(error.step == "M → M 2", "the step that cannot be inferred is named")
     #expect(error.entity == "E" && error.property == "a")
-    #expect(error.description.contains("changes type from Integer 16 to Integer 32"))
+    #expect(error.description.contains("changes type from Integer 16 to String"))
     #expect(
       error.description.contains(
-        "no mapping file M-M 2.lua (or mapping model M-M 2.xcmappingmodel or .cdm) in the policy folders (version order guessed from names)"
-      ))
+        "no mapping file M-M 2.lua (or mapping model M-M 2.xcmappingmodel or .cdm) in the policy folders"))
     // A mapping file for the step makes it scripted.
     let plan = try MigrationPlanner.plan(
-      bundle: bundle, storeHashes: hashes, destination: "M 2", order: order.names, orderIsGuessed: order.guessed,
+      bundle: bundle, storeHashes: hashes, destination: "M 2",
       script: { from, to in folder.url.appendingPathComponent("\(from)-\(to).lua") })
     #expect(plan.steps.map(\.kind) == [.scripted(folder.url.appendingPathComponent("M-M 2.lua"))])
+    #expect(plan.rule == .directMapping)
   }
 
-  @Test func theVersionOrderComesFromAChainFileOrTheCommandLine() throws {
+  /// A model whose version names sort in no useful order (the current one is neither first nor last
+  /// by name): `Zeta` (oldest), `alpha` and `Beta` (current).
+  static func unorderedModel(in folder: TemporaryDirectory) throws -> ModelBundle {
+    try folder.write(
+      #"<model><entity name="E"><attribute name="a" optional="YES" attributeType="String"/></entity></model>"#,
+      to: "U.xcdatamodeld/Zeta.xcdatamodel/contents")
+    try folder.write(
+      #"<model><entity name="E"><attribute name="a" optional="YES" attributeType="String"/><attribute name="x" attributeType="Integer 32"/></entity></model>"#,
+      to: "U.xcdatamodeld/alpha.xcdatamodel/contents")
+    try folder.write(
+      #"<model><entity name="E"><attribute name="a" optional="YES" attributeType="String"/><attribute name="x" attributeType="Integer 64"/><attribute name="n" optional="YES" attributeType="Date"/></entity></model>"#,
+      to: "U.xcdatamodeld/Beta.xcdatamodel/contents")
+    try folder.write(
+      """
+      <?xml version="1.0" encoding="UTF-8"?>
+      <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>Beta.xcdatamodel</string></dict></plist>
+      """, to: "U.xcdatamodeld/.xccurrentversion")
+    return try ModelBundle(contentsOf: folder.url.appendingPathComponent("U.xcdatamodeld"))
+  }
+
+  @Test func theDefaultPathIsCoreDatasDirectStepWhateverTheNames() throws {
+    let folder = try TemporaryDirectory()
+    let bundle = try Self.unorderedModel(in: folder)
+    #expect(bundle.currentVersionName == "Beta")
+    // alpha → Beta is inferable: one direct step, although 'Beta' sorts before 'alpha' and 'Zeta'.
+    let direct = try MigrationPlanner.plan(
+      bundle: bundle, storeHashes: try bundle.model(named: "alpha").entityVersionHashes)
+    #expect(direct.steps.map(\.name) == ["alpha → Beta"])
+    #expect(direct.rule == .directInferred)
+    // Zeta → Beta adds a required attribute without a default: not inferable. A mapping file for the
+    // pair is taken directly…
+    let zeta = try bundle.model(named: "Zeta").entityVersionHashes
+    let scripted = try MigrationPlanner.plan(
+      bundle: bundle, storeHashes: zeta,
+      script: { from, to in from == "Zeta" ? folder.url.appendingPathComponent("\(from)-\(to).lua") : nil })
+    #expect(scripted.steps.map(\.name) == ["Zeta → Beta"] && scripted.rule == .directMapping)
+    // …and without one, the shortest path through mapping files and inferable steps.
+    let staged = try MigrationPlanner.plan(
+      bundle: bundle, storeHashes: zeta,
+      script: { from, to in from == "Zeta" && to == "alpha" ? folder.url.appendingPathComponent("Zeta-alpha.lua") : nil
+      })
+    #expect(staged.steps.map(\.name) == ["Zeta → alpha", "alpha → Beta"])
+    #expect(staged.steps.map(\.kind) == [.scripted(folder.url.appendingPathComponent("Zeta-alpha.lua")), .inferred])
+    #expect(staged.rule == .shortestPath)
+    // No way at all: refused, naming the direct step and why.
+    let none = try #require(throws: MigrationError.self) {
+      try MigrationPlanner.plan(bundle: bundle, storeHashes: zeta)
+    }
+    #expect(none.code == .notInferable && none.step == "Zeta → Beta" && none.property == "x")
+    #expect(none.description.contains("no path through other versions"))
+    // A store at the destination needs nothing, and says so.
+    let current = try MigrationPlanner.plan(
+      bundle: bundle, storeHashes: try bundle.model(named: "Beta").entityVersionHashes)
+    #expect(!current.needsMigration && current.rule == .current)
+  }
+
+  @Test func anExplicitOrderWalksEveryVersion() throws {
     let folder = try TemporaryDirectory()
     let bundle = try ModelBundle(contentsOf: Self.moody)
     try folder.write("# oldest first\nMoody\nMoody 2\n\nMoody 3\n", to: "policies/chain")
-    let fromFile = try MigrationPlanner.versionOrder(
-      bundle, policyFolders: [folder.url.appendingPathComponent("policies")], override: nil)
-    #expect(fromFile.names == ["Moody", "Moody 2", "Moody 3"] && !fromFile.guessed)
-    let guessed = try MigrationPlanner.versionOrder(bundle, policyFolders: [], override: nil)
-    #expect(guessed.guessed)
+    let fromFile = try #require(
+      try MigrationPlanner.explicitOrder(
+        bundle, policyFolders: [folder.url.appendingPathComponent("policies")], override: nil))
+    #expect(fromFile.names == ["Moody", "Moody 2", "Moody 3"])
+    #expect(try MigrationPlanner.explicitOrder(bundle, policyFolders: [], override: nil) == nil)
     let error = try #require(throws: MigrationError.self) {
-      try MigrationPlanner.versionOrder(bundle, policyFolders: [], override: ["Moody", "Moody 7"])
+      try MigrationPlanner.explicitOrder(bundle, policyFolders: [], override: ["Moody", "Moody 7"])
     }
     #expect(error.description.contains("--chain names version 'Moody 7'"))
+    let moody = try bundle.model(named: "Moody").entityVersionHashes
+    let walked = try MigrationPlanner.plan(bundle: bundle, storeHashes: moody, destination: "Moody 3", order: fromFile)
+    #expect(walked.steps.map(\.name) == ["Moody → Moody 2", "Moody 2 → Moody 3"])
+    #expect(walked.rule == .chain(fromFile.origin))
     let backwards = try #require(throws: MigrationError.self) {
       try MigrationPlanner.plan(
         bundle: bundle, storeHashes: try bundle.model(named: "Moody 3").entityVersionHashes, destination: "Moody 2",
-        order: guessed.names, orderIsGuessed: true)
+        order: fromFile)
     }
     #expect(backwards.code == .backwards)
   }
@@ -257,7 +316,8 @@ import Testing
     let step = MigrationStep(
       from: "Moody", to: "Moody 2", kind: .inferred, inferredMapping: mapping, source: try bundle.model(named: "Moody"),
       destination: try bundle.model(named: "Moody 2"))
-    let plan = MigrationPlan(sourceVersion: "Moody", destinationVersion: "Moody 2", steps: [step], orderIsGuessed: true)
+    let plan = MigrationPlan(
+      sourceVersion: "Moody", destinationVersion: "Moody 2", steps: [step], rule: .directInferred)
     let error = try #require(throws: MigrationError.self) { try StoreMigrator(store: store, plan: plan).run() }
     #expect(error.code == .validation)
     #expect(error.description.contains("'date' is required but NULL"))

@@ -95,7 +95,7 @@ import Testing
       try Self.fill(try SQLiteStore.create(at: url, model: v1), with: objects)
       let plan = try MigrationPlanner.plan(
         bundle: bundle, storeHashes: try SQLiteStore.metadata(at: url).versionHashes, destination: "V2",
-        order: ["V1", "V2"], orderIsGuessed: false)
+        order: VersionOrder(names: ["V1", "V2"], origin: "test"))
       let report = try StoreMigrator(
         store: url, plan: plan, options: .init(bulkCopy: method != .objects, ddl: method == .ddl)
       ).run()

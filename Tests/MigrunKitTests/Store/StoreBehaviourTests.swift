@@ -175,7 +175,11 @@ import Testing
       <entity name="Team">
         <attribute name="name" attributeType="String"/>
         <relationship name="players" optional="YES" toMany="YES" minCount="2" maxCount="3" deletionRule="Nullify" destinationEntity="Player" inverseName="team" inverseEntity="Player"/>
-        <relationship name="sponsors" toMany="YES" deletionRule="Nullify" destinationEntity="Sponsor" inverseName="teams" inverseEntity="Sponsor"/>
+        <relationship name="sponsors" toMany="YES" minCount="1" deletionRule="Nullify" destinationEntity="Sponsor" inverseName="teams" inverseEntity="Sponsor"/>
+        <relationship name="fans" toMany="YES" deletionRule="Nullify" destinationEntity="Fan" inverseName="teams" inverseEntity="Fan"/>
+      </entity>
+      <entity name="Fan">
+        <relationship name="teams" toMany="YES" deletionRule="Nullify" destinationEntity="Team" inverseName="fans" inverseEntity="Team"/>
       </entity>
       <entity name="Player">
         <attribute name="number" optional="YES" attributeType="Integer 16"/>
@@ -198,11 +202,14 @@ import Testing
     func id(_ entity: String, _ key: Int64) -> ObjectID { ObjectID(entity: entity, primaryKey: key) }
     try store.write { writer in
       // Team 1 keeps every rule; team 2 has no name, one player and no sponsor; team 3 has four players.
+      // No team has a fan and the fan has no team: a non-optional to-many without a minimum may be
+      // empty, as in Core Data's own stores.
       for (key, name) in [(1, "ok"), (2, nil), (3, "crowded")] as [(Int64, String?)] {
         try writer.insert(
           StoredObject(id: id("Team", key), attributes: ["name": name.map(StoreValue.string) ?? .null]))
       }
       try writer.insert(StoredObject(id: id("Sponsor", 1)))
+      try writer.insert(StoredObject(id: id("Fan", 1)))
       for key in Int64(1)...8 { try writer.insert(StoredObject(id: id("Player", key))) }
       try writer.setToMany(id("Team", 1), "players", [id("Player", 1), id("Player", 2)])
       try writer.setToMany(id("Team", 2), "players", [id("Player", 3)])
@@ -212,7 +219,7 @@ import Testing
     let expected = [
       "Team/p2: 'name' is required but NULL",
       "Team/p2: 'players' has 1, at least 2 required",
-      "Team/p2: 'sponsors' is required but empty",
+      "Team/p2: 'sponsors' has 0, at least 1 required",
       "Team/p3: 'players' has 4, at most 3 allowed",
       "Player/p8: 'team' is required but empty",
     ]
