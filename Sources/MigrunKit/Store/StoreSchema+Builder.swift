@@ -16,17 +16,28 @@
 ///      has subentities, `Z_FOK_<source ent><NAME>` when it is ordered;
 ///    - a many-to-many met first as `a` (inverse `b`) makes the join table `Z_<a's ent><A>`; then
 ///      `b`'s column `Z_<b's ent><A>` (and `Z_FOK_<b's ent><A>` when `a` is ordered) is named, then
-///      `a`'s column `Z_<a's ent><B>` (and `Z_FOK_<a's ent><B>` when `b` is ordered). The table is
-///      `(a's column, b's column)`, keyed by both, indexed on `(b's column, a's column)`.
+///      `a`'s column `Z_<a's ent><B>` (and `Z_FOK_<a's ent><B>` when `b` is ordered). The table's key
+///      columns come lower entity number first — between the two columns of a self-referential
+///      pair, the one whose name sorts first — then the order columns; it is keyed by both key
+///      columns and indexed on them the other way round.
 ///      A relationship that is its own inverse uses `REFLEXIVE` (and `FOK_REFLEXIVE`) for the other side.
 /// 4. Every column name of a table — join-table columns named by relationships of the table's
 ///    hierarchy included — goes through one name generator per root: the first use of a base name is
 ///    the name itself, later ones get `1`, `2`, … (the counter is kept per base name).
 ///
-/// **A guess**: the order of relationships *within* one entity in step 3 is a hash-table order in
-/// Core Data (it changed between iOS 18 and iOS 26); migrun takes them by name. It decides which side
-/// of a self-referential many-to-many names the join table and which of two colliding join columns
-/// gets the suffix — so for an existing store migrun reads the names from the store instead.
+/// **Within one entity**, step 3 meets the relationships in the order of the entity's
+/// relationships-by-name dictionary: Core Foundation's hash-table order (``CFHashOrder``), not name
+/// order. How this was established: real stores written by Core Data (not in `../shared`) name
+/// their self-referential join tables from `blocking` (not `blockedBy`), `favorites` (not
+/// `favoriteFolders`), and give an entity's second and third colliding join columns the suffixes
+/// `1` and `2` in the order `shows`, `locations`; the dictionary order of those relationships gives
+/// each of these, name order gives none, and every layout in `../shared` stays Apple's. The hash
+/// function and the table's sizes and probing are Core Foundation's published source, and
+/// `CFHashOrderTests` checks them against Core Foundation itself. **Guesses**, said so: that the
+/// dictionary holds the entity's relationships only (its attributes would change the table's
+/// size), that it is made with room for all of them at once (a dictionary grown key by key orders
+/// seven or more keys differently), and the key-column order above (every real store seen fits
+/// it). For an existing store migrun still reads the names the store has.
 extension StoreSchema {
   struct Builder {
     let model: ObjectModel
@@ -114,8 +125,7 @@ extension StoreSchema {
     private mutating func pairRelationships() {
       var done: Set<String> = []
       for entity in model.entities.sorted(by: { $0.name < $1.name }) {
-        for relationship in model.relationships(of: entity).sorted(by: { $0.name < $1.name })
-        where !relationship.isTransient {
+        for relationship in Self.pairingOrder(model.relationships(of: entity)) where !relationship.isTransient {
           guard let owner = model.declaringEntity(ofRelationship: relationship.name, in: entity),
             done.insert(owner.name + "." + relationship.name).inserted
           else { continue }
@@ -145,6 +155,13 @@ extension StoreSchema {
           }
         }
       }
+    }
+
+    /// The order Core Data meets an entity's relationships in: its relationships-by-name
+    /// dictionary's (``CFHashOrder``).
+    static func pairingOrder(_ relationships: [Relationship]) -> [Relationship] {
+      let byName = Dictionary(relationships.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+      return CFHashOrder.order(of: relationships.map(\.name).sorted()).compactMap { byName[$0] }
     }
 
     private mutating func addOrderColumn(_ relationship: Relationship, of owner: Entity) {
@@ -204,7 +221,14 @@ extension StoreSchema {
       let firstColumn = addColumn("Z_\(firstNumber)\(secondUpper)", "INTEGER", firstRoot, in: table)
       let firstOrder =
         second.isOrdered ? addColumn("Z_FOK_\(firstNumber)\(secondUpper)", "INTEGER", firstRoot, in: table) : nil
-      addJoinTable(table, columns: [firstColumn, secondColumn] + [firstOrder, secondOrder].compactMap { $0 })
+      // The key columns: the lower entity number's first; between the two columns of a
+      // self-referential pair, the one whose name sorts first (real stores: `Z_24TRUSTEDBYCLIENTS`
+      // before `Z_24TRUSTEDCLIENTS` in a table named from `trustedByClients`, `Z_2BLOCKEDBY` before
+      // `Z_2BLOCKING` in one named from `blocking`).
+      let keys =
+        (firstNumber, firstColumn.name) <= (secondNumber, secondColumn.name)
+        ? [firstColumn, secondColumn] : [secondColumn, firstColumn]
+      addJoinTable(table, columns: keys + [firstOrder, secondOrder].compactMap { $0 })
       declared[firstOwner.name]?[first.name] = .manyToMany(
         table: table, ownColumn: firstColumn.name, otherColumn: secondColumn.name, order: secondOrder?.name)
       declared[secondOwner.name]?[second.name] = .manyToMany(
