@@ -5,7 +5,11 @@ import MigrunScripting
 
 /// The options every migration command shares.
 struct ChainOptions: ParsableArguments {
-  @Option(help: "A .xcdatamodeld (or compiled .momd) with the model's versions.") var model: String
+  @Option(
+    help:
+      "The model: a .xcdatamodeld (or compiled .momd) with its versions, or a store whose own model (Z_MODELCACHE) is the destination."
+  )
+  var model: String
   @Option(help: "The destination version (default: the current version).") var to: String?
   @Option(
     help:
@@ -44,8 +48,12 @@ struct ChainOptions: ParsableArguments {
       let model = try AppleMappingModel.read(contentsOf: url, bundle: bundle)
       given["\(model.sourceVersion)\u{0}\(model.destinationVersion)"] = url
     }
+    // The store's own model is the fallback when no version has its hashes (read only then).
+    let storeModel =
+      bundle.version(matching: metadata.versionHashes) == nil
+      ? try? SQLiteStore.cachedModel(at: store)?.named(store.deletingPathExtension().lastPathComponent) : nil
     let plan = try MigrationPlanner.plan(
-      bundle: bundle, storeHashes: metadata.versionHashes, destination: to, order: order,
+      bundle: bundle, storeHashes: metadata.versionHashes, destination: to, order: order, storeModel: storeModel,
       script: { from, to in given["\(from)\u{0}\(to)"] ?? ScriptedStep.find(from: from, to: to, in: folders) })
     return (plan, bundle)
   }
@@ -93,7 +101,8 @@ struct PlanCommand: MigrunCommand {
   func execute() throws {
     let url = URL(fileURLWithPath: store)
     let (plan, bundle) = try chain.plan(for: url)
-    let source = try SQLiteStore(url: url, model: try bundle.model(named: plan.sourceVersion))
+    let source = try SQLiteStore(
+      url: url, model: try plan.steps.first?.source ?? bundle.model(named: plan.sourceVersion))
     defer { try? source.close() }
     let counts = try source.entityCounts()
     // A scripted step shows its script's mapping; loading it also checks the file before anything runs.

@@ -60,8 +60,10 @@ struct InspectCommand: MigrunCommand {
     var source = "--model"
     if let matched = resolution.model {
       counts = try SQLiteStore(url: url, model: matched).entityCounts()
-    } else if let cached = try SQLiteStore.cachedModel(at: url) {
-      counts = try SQLiteStore(url: url, model: cached).entityCounts()
+    } else if try SQLiteStore.cachedModel(at: url) != nil {
+      // The store's own model, as it opens without --model: the stored hashes name the version; the
+      // cache only describes the tables (its hashes may differ from the stored ones).
+      counts = try SQLiteStore(url: url).entityCounts()
       source = "Z_MODELCACHE"
     }
     if json {

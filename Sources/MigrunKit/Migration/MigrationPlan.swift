@@ -41,6 +41,9 @@ public enum PathRule: Sendable, Hashable, CustomStringConvertible {
   case directMapping
   /// Core Data's default: one inferred step from the store's version straight to the destination.
   case directInferred
+  /// The model has no version with the store's hashes: the store's own model (`Z_MODELCACHE`) is
+  /// the source of one inferred step to the destination, as Core Data falls back to it.
+  case storeModel
   /// Neither direct step exists: the shortest path through mapping files and inferable steps (what
   /// Core Data's staged migration, `NSStagedMigrationManager`, does with stages given by hand).
   case shortestPath
@@ -53,6 +56,8 @@ public enum PathRule: Sendable, Hashable, CustomStringConvertible {
     case .directInferred: "Core Data's default: one inferred step from the store's version to the destination"
     case .shortestPath:
       "no direct step (no mapping file, not inferable): the shortest path through mapping files and inferable steps"
+    case .storeModel:
+      "the model has no version with the store's hashes: the store's own model (Z_MODELCACHE) is the source of one inferred step"
     }
   }
 
@@ -64,6 +69,7 @@ public enum PathRule: Sendable, Hashable, CustomStringConvertible {
     case .directMapping: "direct-mapping"
     case .directInferred: "direct-inferred"
     case .shortestPath: "shortest-path"
+    case .storeModel: "store-model"
     }
   }
 }
@@ -129,10 +135,17 @@ public enum MigrationPlanner {
   /// The plan for a store whose entity hashes are `storeHashes`: along `order` when one is given,
   /// else Core Data's default path. `script(from, to)` returns the mapping file for a step, if there
   /// is one.
+  ///
+  /// `storeModel`: the model the store carries (`Z_MODELCACHE`), taken as the source when no version
+  /// of the bundle has the store's hashes — the stored hashes decide which version a store is; its
+  /// cached model is only the fallback.
   public static func plan(
     bundle: ModelBundle, storeHashes: [String: VersionHash], destination: String? = nil, order: VersionOrder? = nil,
-    script: (String, String) -> URL? = { _, _ in nil }
+    storeModel: ObjectModel? = nil, script: (String, String) -> URL? = { _, _ in nil }
   ) throws(MigrationError) -> MigrationPlan {
+    if bundle.version(matching: storeHashes) == nil, let storeModel {
+      return try plan(bundle: bundle, fromStoreModel: storeModel, destination: destination)
+    }
     guard let sourceModel = bundle.version(matching: storeHashes), let sourceName = sourceModel.versionName else {
       let closest = bundle.closestVersions(to: storeHashes).prefix(3)
         .map { "\($0.name) (\($0.matchingEntities) of \(storeHashes.count) entities equal)" }.joined(separator: ", ")
@@ -180,6 +193,39 @@ public enum MigrationPlanner {
             + "versions by mapping files and inferable steps (or give the order: --chain or a chain file)")
       }
       return MigrationPlan(sourceVersion: sourceName, destinationVersion: target, steps: steps, rule: .shortestPath)
+    }
+  }
+
+  /// One inferred step from the store's own model to the destination.
+  private static func plan(bundle: ModelBundle, fromStoreModel storeModel: ObjectModel, destination: String?)
+    throws(MigrationError) -> MigrationPlan
+  {
+    let target = destination ?? bundle.currentVersionName
+    let sourceName = "\(storeModel.versionName ?? "the store")'s own model"
+    let destinationModel: ObjectModel
+    let source: ObjectModel
+    do {
+      destinationModel = try bundle.model(named: target)
+      source = try storeModel.named(sourceName)
+    } catch {
+      throw MigrationError(.unknownVersion, reason: error.description)
+    }
+    let stepName = "\(sourceName) → \(target)"
+    if source.entityVersionHashes == destinationModel.entityVersionHashes {
+      return MigrationPlan(sourceVersion: target, destinationVersion: target, steps: [], rule: .current)
+    }
+    do {
+      let inferred = try MappingModel.inferred(from: source, to: destinationModel)
+      let step = MigrationStep(
+        from: sourceName, to: target, kind: .inferred, inferredMapping: inferred, source: source,
+        destination: destinationModel)
+      return MigrationPlan(sourceVersion: sourceName, destinationVersion: target, steps: [step], rule: .storeModel)
+    } catch {
+      throw MigrationError(
+        .notInferable, step: stepName, entity: error.entity, property: error.property,
+        reason:
+          "\(error.reason); the store's version is not in \(bundle.name), so only an inferred step from its own model (Z_MODELCACHE) can run"
+      )
     }
   }
 

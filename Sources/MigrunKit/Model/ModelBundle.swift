@@ -1,7 +1,8 @@
 import Foundation
 
 /// The versions of one model: an `.xcdatamodeld` folder (or a single `.xcdatamodel`), or a
-/// compiled model — a `.momd` folder (or a single `.mom`), see ``CompiledModel``.
+/// compiled model — a `.momd` folder (or a single `.mom`), see ``CompiledModel`` — or a Core Data
+/// store, whose `Z_MODELCACHE` holds its model: one version, named after the file.
 ///
 /// Versions are the `NAME.xcdatamodel` folders inside; the current one is named by
 /// `.xccurrentversion` (an XML plist whose `_XCCurrentVersionName` names it). Versions are listed in
@@ -48,7 +49,16 @@ public struct ModelBundle: Sendable {
     switch url.pathExtension {
     case "xcdatamodeld", "momd": single = nil
     case "mom": single = try CompiledModel.read(mom: url, versionName: name)
-    default: single = try XcdatamodelReader.read(contentsOf: url)
+    default:
+      if let kind = FileKind.of(url), kind != .xml {
+        // A Core Data store carries its model (Z_MODELCACHE): a store is a model of one version.
+        guard kind == .sqlite else {
+          throw ModelError(.notAModel, file: url.path, reason: "\(kind.description), not a model (\(Self.accepted))")
+        }
+        single = try Self.cachedModel(ofStore: url, versionName: name)
+      } else {
+        single = try XcdatamodelReader.read(contentsOf: url)
+      }
     }
     if let model = single {
       let versionName = model.versionName ?? name
@@ -95,6 +105,34 @@ public struct ModelBundle: Sendable {
     }
     currentVersionName = current
     self.currentModel = currentModel
+  }
+
+  static let accepted =
+    "give a .xcdatamodeld, .xcdatamodel, .momd or .mom, or a Core Data store, whose Z_MODELCACHE holds its model"
+
+  /// The model a store carries in `Z_MODELCACHE`, named `versionName`.
+  static func cachedModel(ofStore url: URL, versionName: String) throws(ModelError) -> ObjectModel {
+    let cached: ObjectModel?
+    do {
+      _ = try SQLiteStore.metadata(at: url)
+    } catch {
+      let why = (error as? StoreError)?.reason ?? "\(error)"
+      throw ModelError(.notAModel, file: url.path, reason: "a SQLite database, but \(why); \(accepted)")
+    }
+    do {
+      cached = try SQLiteStore.cachedModel(at: url)
+    } catch {
+      throw ModelError(
+        .notAModel, file: url.path, reason: "a SQLite database whose model cannot be read (\(error)); \(accepted)")
+    }
+    guard let cached else {
+      throw ModelError(
+        .notAModel, file: url.path,
+        reason:
+          "a Core Data store without a model cache (Z_MODELCACHE: stores written before iOS 7 / OS X 10.9, or emptied): give its model"
+      )
+    }
+    return try cached.named(versionName)
   }
 
   /// The version named `name` (without `.xcdatamodel`).

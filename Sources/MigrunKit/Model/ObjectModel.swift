@@ -56,6 +56,13 @@ public struct ObjectModel: Sendable, Hashable {
     entityVersionHashes = VersionHasher(model: self).entityHashes()
   }
 
+  /// The same model under another version name.
+  public func named(_ versionName: String) throws(ModelError) -> ObjectModel {
+    try ObjectModel(
+      entities: entities, versionName: versionName, versionIdentifiers: versionIdentifiers,
+      configurations: configurations, fetchRequests: fetchRequests)
+  }
+
   /// The entity with that name.
   public func entity(named name: String) -> Entity? {
     positions[name].map { entities[$0] }

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+
+@testable import TestSupport
+
+/// A store is a model (its Z_MODELCACHE): given as --model, and as the source when the model folder
+/// no longer has the store's version.
+@Suite struct StoreAsModelTests {
+  static let moody = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path
+
+  @Test func aStoreGivenAsTheModelIsTheDestination() throws {
+    let folder = try TemporaryDirectory()
+    let old = try copyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    let new = try copyOfFixture("objcio-core-data-moody/stores/Moody 5.moody.sqlite", into: folder)
+    let reference = try copyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    let plan = try MigrunProcess.run(["plan", old.path, "--model", new.path])
+    #expect(plan.status == 0, "\(plan.stderr)")
+    #expect(plan.stdout.contains("Target  Moody 5.moody"))
+    #expect(plan.stdout.contains("the store's own model (Z_MODELCACHE) is the source"))
+    let migrated = try MigrunProcess.run(["migrate", old.path, "--model", new.path])
+    #expect(migrated.status == 0, "\(migrated.stderr)")
+    // The same store as Core Data's direct step with the model folder.
+    let direct = try MigrunProcess.run(["migrate", reference.path, "--model", Self.moody, "--to", "Moody 5"])
+    #expect(direct.status == 0, "\(direct.stderr)")
+    let ours = try MigrunProcess.run(["export", old.path, "--model", Self.moody])
+    let theirs = try MigrunProcess.run(["export", reference.path, "--model", Self.moody])
+    #expect(ours.status == 0 && !ours.stdout.isEmpty, "\(ours.stderr)")
+    #expect(ours.stdout == theirs.stdout)
+  }
+
+  @Test func aStoreWhoseVersionLeftTheModelMigratesFromItsOwnModel() throws {
+    let folder = try TemporaryDirectory()
+    let model = folder.url.appendingPathComponent("Moody.xcdatamodeld")
+    try FileManager.default.copyItem(at: URL(fileURLWithPath: Self.moody), to: model)
+    try FileManager.default.removeItem(at: model.appendingPathComponent("Moody 2.xcdatamodel"))
+    let stores = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: stores)
+    let plan = try MigrunProcess.run(["plan", store.path, "--model", model.path])
+    #expect(plan.status == 0, "\(plan.stderr)")
+    #expect(plan.stdout.contains("Step 1  Moody 2.moody's own model → Moody 6  inferred"), "\(plan.stdout)")
+    let json = try MigrunProcess.run(["plan", store.path, "--model", model.path, "--json"])
+    #expect(json.stdout.contains("store-model"))
+    let migrated = try MigrunProcess.run(["migrate", store.path, "--model", model.path])
+    #expect(migrated.status == 0, "\(migrated.stderr)")
+    let status = try MigrunProcess.run(["status", store.path, "--model", model.path])
+    #expect(status.status == 0, "\(status.stdout)")
+    let export = try MigrunProcess.run(["export", store.path, "--model", model.path])
+    #expect(export.stdout.contains("\"Mood\""))
+  }
+
+  @Test func aFileThatIsNotAModelIsNamedForWhatItIs() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    try folder.write("hello", to: "notes.txt")
+    let plain = folder.url.appendingPathComponent("plain.sqlite")
+    try makeDatabase(plain, ["CREATE TABLE t (a)"])
+    let noCache = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)
+    try makeDatabase(noCache, ["DROP TABLE Z_MODELCACHE"])
+    let cases: [(String, String)] = [
+      (folder.url.appendingPathComponent("notes.txt").path, "a text file, not a model"),
+      (plain.path, "a SQLite database, but not a Core Data store"),
+      (noCache.path, "a Core Data store without a model cache"),
+    ]
+    for (path, expected) in cases {
+      for command in [["plan", store.path, "--model", path], ["hash", path]] {
+        let result = try MigrunProcess.run(command)
+        #expect(result.status == 1)
+        #expect(result.errorLines.first?.contains(expected) == true, "\(command): \(result.stderr)")
+      }
+    }
+  }
+}
