@@ -7,7 +7,8 @@ struct ConvertCommand: MigrunCommand {
   static let configuration = CommandConfiguration(
     commandName: "convert",
     abstract: "Write an Xcode mapping model (.xcmappingmodel or .cdm) as the equivalent Lua mapping file.",
-    discussion: """
+    discussion: HelpText.reflow(
+      """
       Each entity mapping becomes an entry keyed by its destination entity; each value expression
       is written as Lua beside the expression it came from. A custom NSEntityMigrationPolicy class
       the mapping model names is taken from ClassName.lua in a --policies folder when there is one
@@ -16,7 +17,7 @@ struct ConvertCommand: MigrunCommand {
 
       Example:
         migrun convert "Moody 4-Moody 5.xcmappingmodel" --model Moody.xcdatamodeld --out policies/
-      """)
+      """))
 
   @Argument(help: "The mapping model: an .xcmappingmodel folder or a .cdm file.") var mapping: String
   @Option(help: "The model it maps between: a .xcdatamodeld or .momd.") var model: String

@@ -6,27 +6,32 @@ struct HashCommand: MigrunCommand {
   static let configuration = CommandConfiguration(
     commandName: "hash",
     abstract: "Print a model version's entity version hashes, as Core Data stores them.",
-    discussion: """
+    discussion: HelpText.reflow(
+      """
       Prints each entity's version hash in base64 (as in a store's NSStoreModelVersionHashes), then
       the model's NSStoreModelVersionHashesDigest and NSStoreModelVersionChecksumKey.
 
       Example:
-        migrun hash Moody.xcdatamodeld --version "Moody 2"
-      """
+        migrun hash Moody.xcdatamodeld --model-version "Moody 2"
+      """)
   )
 
-  @Argument(help: "A .xcdatamodeld or .xcdatamodel, or a compiled .momd or .mom.")
-  var model: String
+  @Argument(help: "A .xcdatamodeld or .xcdatamodel, a compiled .momd or .mom, or a store (its Z_MODELCACHE).")
+  var modelArgument: String?
 
-  @Option(help: "The version to hash (default: the current version).")
-  var version: String?
+  @Option(help: "The model, as every other command takes it (instead of the argument).")
+  var model: String?
+
+  @Option(name: .customLong("model-version"), help: "The version to hash (default: the current version).")
+  var modelVersion: String?
 
   @Flag(help: "Print {\"version\", \"entities\", \"digest\", \"checksum\"} as JSON.")
   var json = false
 
   func execute() throws {
-    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: model))
-    let versionName = version ?? bundle.currentVersionName
+    let bundle = try ModelBundle(
+      contentsOf: URL(fileURLWithPath: try modelPath(argument: modelArgument, option: model)))
+    let versionName = modelVersion ?? bundle.currentVersionName
     let objectModel = try bundle.model(named: versionName)
     let hashes = objectModel.entityVersionHashes.mapValues(\.base64)
     if json {
@@ -44,6 +49,16 @@ struct HashCommand: MigrunCommand {
     }
     print("digest    \(objectModel.versionHashesDigest)")
     print("checksum  \(objectModel.versionChecksum)")
+  }
+}
+
+/// The model named by an argument or by `--model` (one of them, or both the same).
+func modelPath(argument: String?, option: String?) throws -> String {
+  switch (argument, option) {
+  case (let path?, nil), (nil, let path?): return path
+  case (let first?, let second?) where first == second: return first
+  case (_?, _?): throw CLIError(message: "give the model once: as the argument or as --model, not both")
+  case (nil, nil): throw CLIError(message: "give the model: migrun … MODEL, or --model MODEL")
   }
 }
 

@@ -165,13 +165,15 @@ struct DiffCommand: MigrunCommand {
     commandName: "diff",
     abstract: "Show the mapping Core Data would infer between two model versions, or why there is none.")
 
-  @Argument(help: "A .xcdatamodeld or .momd.") var model: String
+  @Argument(help: "A .xcdatamodeld or .momd.") var modelArgument: String?
+  @Option(help: "The model, as every other command takes it (instead of the argument).") var model: String?
   @Option(help: "The older version.") var from: String
   @Option(help: "The newer version.") var to: String
   @Flag(help: "Print the mapping as JSON.") var json = false
 
   func execute() throws {
-    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: model))
+    let bundle = try ModelBundle(
+      contentsOf: URL(fileURLWithPath: try modelPath(argument: modelArgument, option: model)))
     let mapping: MappingModel
     do {
       mapping = try MappingModel.inferred(from: try bundle.model(named: from), to: try bundle.model(named: to))
@@ -194,7 +196,8 @@ struct MigrateCommand: MigrunCommand {
   static let configuration = CommandConfiguration(
     commandName: "migrate",
     abstract: "Migrate a store to the destination version, step by step, with progress.",
-    discussion: """
+    discussion: HelpText.reflow(
+      """
       Each step writes a new file beside the store; the original's files (with its -wal and -shm) are
       only read — a store whose -wal holds transactions is read through a snapshot — until the last
       step is complete and validated. Then the new store (in the original's journal mode) takes its
@@ -202,7 +205,7 @@ struct MigrateCommand: MigrunCommand {
       Before any work: a store another process has open is refused (exit 11; --wait waits for it),
       and so is a file system with less free space than the working copies need (exit 12).
       Any failure leaves the original exactly as it was.
-      """)
+      """))
 
   @Argument(help: "The store.") var store: String
   @OptionGroup var chain: ChainOptions

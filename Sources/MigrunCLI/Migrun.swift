@@ -7,11 +7,12 @@ struct Migrun: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "migrun",
     abstract: "Core Data–compatible models, stores and migrations, with policies in Lua.",
-    discussion: """
+    discussion: HelpText.reflow(
+      """
       Exit codes: 0 success, 1 failure (the message says why), 10 the store needs migrating
       (status), 11 the store is in use by another process, 12 not enough free space, 64 bad command
       line.
-      """,
+      """),
     version: "0.1.0",
     subcommands: [
       HashCommand.self, InspectCommand.self, CreateCommand.self, ExportCommand.self, ImportCommand.self,

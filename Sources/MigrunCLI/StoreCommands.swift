@@ -39,14 +39,15 @@ struct InspectCommand: MigrunCommand {
   static let configuration = CommandConfiguration(
     commandName: "inspect",
     abstract: "Describe a Core Data store: UUID, metadata, object counts and which model version it matches.",
-    discussion: """
+    discussion: HelpText.reflow(
+      """
       Reads the store without changing it (not even its -wal or -shm). With --model, names the version
       whose entity hashes match the store's, or explains entity by entity why none does; without it,
       counts objects with the store's own model (Z_MODELCACHE).
 
       Example:
         migrun inspect Moody.sqlite --model Moody.xcdatamodeld
-      """)
+      """))
 
   @Argument(help: "The store (.sqlite or any name).") var store: String
   @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd or .mom to identify the store's version.") var model: String?
@@ -109,11 +110,12 @@ struct CreateCommand: MigrunCommand {
 
   @Argument(help: "The store to create (must not exist).") var store: String
   @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd or .mom.") var model: String
-  @Option(help: "The version (default: the current version).") var version: String?
+  @Option(name: .customLong("model-version"), help: "The model version (default: the current version).")
+  var modelVersion: String?
 
   func execute() throws {
     let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: model))
-    let name = version ?? bundle.currentVersionName
+    let name = modelVersion ?? bundle.currentVersionName
     let objectModel = try bundle.model(named: name)
     try SQLiteStore.create(at: URL(fileURLWithPath: store), model: objectModel)
     print("created \(store): \(bundle.name) version \(name), \(objectModel.entities.count) entities")
@@ -127,11 +129,15 @@ struct ExportCommand: MigrunCommand {
 
   @Argument(help: "The store.") var store: String
   @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd or .mom (default: the store's own model).") var model: String?
+  @Option(
+    name: .customLong("model-version"),
+    help: "The model version to read the store as (default: the one whose hashes match the store's).")
+  var modelVersion: String?
   @Option(help: "Write to this file instead of standard output.") var out: String?
 
   func execute() throws {
     let url = URL(fileURLWithPath: store)
-    let resolution = try ModelResolution.resolve(store: url, bundlePath: model)
+    let resolution = try ModelResolution.resolve(store: url, bundlePath: model, version: modelVersion)
     if model != nil && resolution.model == nil {
       throw CLIError(message: "\(store): " + resolution.mismatch.joined(separator: "\n  "))
     }
@@ -154,12 +160,13 @@ struct ImportCommand: MigrunCommand {
 
   @Argument(help: "The JSON file (from migrun export).") var file: String
   @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd or .mom.") var model: String
-  @Option(help: "The version (default: the current version).") var version: String?
+  @Option(name: .customLong("model-version"), help: "The model version (default: the current version).")
+  var modelVersion: String?
   @Option(help: "The store to create (must not exist).") var out: String
 
   func execute() throws {
     let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: model))
-    let objectModel = try bundle.model(named: version ?? bundle.currentVersionName)
+    let objectModel = try bundle.model(named: modelVersion ?? bundle.currentVersionName)
     let data: Data
     do {
       data = try Data(contentsOf: URL(fileURLWithPath: file))

@@ -7,13 +7,14 @@ struct TestCommand: MigrunCommand {
   static let configuration = CommandConfiguration(
     commandName: "test",
     abstract: "Run the *_test.lua files of a policy library.",
-    discussion: """
+    discussion: HelpText.reflow(
+      """
       Each file declares tests as test("name", function() … end) and checks with
       expect(x):equals(y), expect_error(fn, pattern) and the migrate{…} fixture (README: Testing
       policies). Tests run in the sandbox and limits of a migration; `require` finds modules in the
       folder given. Prints each failure with file:line and a diff, then "N passed, N failed".
       Exit 0 when all pass, 1 otherwise.
-      """)
+      """))
 
   @Argument(help: "Test files or folders searched for *_test.lua (default: policies).")
   var paths: [String] = []

@@ -50,7 +50,7 @@ import Testing
   @Test func hashOfAMomPrintsTheHashesItsVersionInfoRecords() throws {
     let mom = Fixtures.url("\(Self.folder)/Fixtures/SampleModel.momd/SampleModel2.mom").path
     let fromMom = try MigrunProcess.run(["hash", mom, "--json"])
-    let fromXML = try MigrunProcess.run(["hash", Self.xcdatamodeld, "--version", "SampleModel2", "--json"])
+    let fromXML = try MigrunProcess.run(["hash", Self.xcdatamodeld, "--model-version", "SampleModel2", "--json"])
     #expect(fromMom.status == 0, "\(fromMom.stderr)")
     let decoded = try [fromMom, fromXML].map {
       try #require(try JSONSerialization.jsonObject(with: Data($0.stdout.utf8)) as? [String: Any])

@@ -13,7 +13,7 @@ import Testing
   }
 
   @Test func jsonMatchesTheHashesAppleStoredInTheStore() throws {
-    let result = try MigrunProcess.run(["hash", Self.moody, "--version", "Moody 5", "--json"])
+    let result = try MigrunProcess.run(["hash", Self.moody, "--model-version", "Moody 5", "--json"])
     #expect(result.status == 0)
     #expect(result.stderr.isEmpty)
     let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
@@ -36,7 +36,7 @@ import Testing
   }
 
   @Test func textOutputListsEntitiesThenDigestAndChecksum() throws {
-    let result = try MigrunProcess.run(["hash", Self.moody, "--version", "Moody 5"])
+    let result = try MigrunProcess.run(["hash", Self.moody, "--model-version", "Moody 5"])
     #expect(result.status == 0)
     let lines = result.stdout.split(separator: "\n").map(String.init)
     #expect(
@@ -95,7 +95,7 @@ import Testing
   }
 
   @Test func unknownVersionAndMissingPathFailCleanly() throws {
-    let unknown = try MigrunProcess.run(["hash", Self.moody, "--version", "Moody 42"])
+    let unknown = try MigrunProcess.run(["hash", Self.moody, "--model-version", "Moody 42"])
     #expect(unknown.status == 1)
     #expect(unknown.errorLines.count == 1)
     #expect(unknown.stderr.contains("no version named 'Moody 42'"))
@@ -107,7 +107,35 @@ import Testing
   @Test func helpDescribesTheCommand() throws {
     let result = try MigrunProcess.run(["hash", "--help"])
     #expect(result.status == 0)
-    #expect(result.stdout.contains("--version"))
+    #expect(result.stdout.contains("--model-version"))
     #expect(result.stdout.contains("NSStoreModelVersionHashesDigest"))
+  }
+
+  @Test func theModelIsAlsoTakenAsModelAndVersionIsTheToolsEverywhere() throws {
+    let argument = try MigrunProcess.run(["hash", Self.moody, "--model-version", "Moody 5", "--json"])
+    let option = try MigrunProcess.run(["hash", "--model", Self.moody, "--model-version", "Moody 5", "--json"])
+    #expect(option.status == 0, "\(option.stderr)")
+    #expect(option.stdout == argument.stdout)
+    let diff = try MigrunProcess.run(["diff", "--model", Self.moody, "--from", "Moody", "--to", "Moody 2"])
+    #expect(diff.status == 0, "\(diff.stderr)")
+    let both = try MigrunProcess.run(["hash", Self.moody, "--model", "/elsewhere/M.xcdatamodeld"])
+    #expect(both.status == 1)
+    #expect(both.stderr.contains("give the model once"))
+    // --version prints the tool's version on every command, never a model version.
+    for command in ["hash", "create", "import", "export", "migrate", "plan", "inspect", "diff", "status"] {
+      let version = try MigrunProcess.run([command, "--version"])
+      #expect(version.status == 0, "\(command): \(version.stderr)")
+      #expect(version.stdout.split(separator: "\n") == ["0.1.0"], "\(command)")
+      let help = try MigrunProcess.run(["help", command])
+      let lines = help.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+      #expect(lines.allSatisfy { $0.count <= 80 || $0.hasPrefix("USAGE:") }, "\(command): a line over 80 columns")
+      #expect(help.stdout.components(separatedBy: "--version").count <= 2, "\(command): --version once")
+      // Prose wraps once: above USAGE, no short line is followed by more of the same paragraph.
+      let prose = lines.prefix { !$0.hasPrefix("USAGE:") }
+      for (line, next) in zip(prose, prose.dropFirst())
+      where !line.isEmpty && line.count < 50 && !next.isEmpty && next.first != " " && line.first != " " {
+        Issue.record("\(command): '\(line)' is cut short before '\(next)'")
+      }
+    }
   }
 }

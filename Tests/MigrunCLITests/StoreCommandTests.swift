@@ -55,7 +55,7 @@ import Testing
     #expect(export.status == 0, "\(export.stderr)")
     let copy = folder.url.appendingPathComponent("copy.sqlite")
     let imported = try MigrunProcess.run([
-      "import", json.path, "--model", Self.moody, "--version", "Moody 4", "--out", copy.path,
+      "import", json.path, "--model", Self.moody, "--model-version", "Moody 4", "--out", copy.path,
     ])
     #expect(imported.status == 0, "\(imported.stderr)")
     let again = try MigrunProcess.run(["export", copy.path, "--model", Self.moody])
@@ -64,7 +64,7 @@ import Testing
     #expect(try JSONDecoder().decode(Inspection.self, from: Data(inspected.stdout.utf8)).version == "Moody 4")
 
     let empty = folder.url.appendingPathComponent("empty.sqlite")
-    let created = try MigrunProcess.run(["create", empty.path, "--model", Self.moody, "--version", "Moody 2"])
+    let created = try MigrunProcess.run(["create", empty.path, "--model", Self.moody, "--model-version", "Moody 2"])
     #expect(created.stdout == "created \(empty.path): Moody version Moody 2, 4 entities\n")
     let refused = try MigrunProcess.run(["create", empty.path, "--model", Self.moody])
     #expect(refused.status == 1)
@@ -79,7 +79,7 @@ import Testing
     _ = try MigrunProcess.run(["export", store.path, "--model", Self.moody, "--out", json.path])
     let target = folder.url.appendingPathComponent("wrong.sqlite")
     let result = try MigrunProcess.run([
-      "import", json.path, "--model", Self.moody, "--version", "Moody 5", "--out", target.path,
+      "import", json.path, "--model", Self.moody, "--model-version", "Moody 5", "--out", target.path,
     ])
     #expect(result.status == 1)
     #expect(result.errorLines.count == 1)
