@@ -21,6 +21,8 @@ public struct ContextError: Error, Sendable, CustomStringConvertible {
     case wrongContext
     case mergeRule
     case store
+    /// New or changed objects break the model's rules (required values, value rules, counts).
+    case validation
   }
 
   public let code: Code

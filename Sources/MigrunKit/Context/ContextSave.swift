@@ -12,6 +12,7 @@ extension ObjectContext {
     let objects = ordered(Array(pending.values))
     guard objects.contains(where: \.hasChanges) else { return ChangeSet() }
     try checkDenyRules(objects.filter { $0.isDeleted && !$0.isInserted })
+    try validate(objects.filter { $0.hasChanges && !$0.isDeleted })
     var save = SaveTransaction(context: self, objects: objects)
     do {
       try store.write { writer in try save.run(writer) }
@@ -21,6 +22,43 @@ extension ObjectContext {
       throw ContextError(.store, entity: error.entity, reason: error.description)
     }
     return finish(save)
+  }
+
+  /// Core Data's validation on save: every new or changed object keeps the model's rules —
+  /// required attributes, value rules (``ValueRule``), required to-ones and to-many counts (those
+  /// the context holds) — or the save throws ``ContextError/Code/validation`` naming every failing
+  /// object, property, rule and value, and writes nothing.
+  private func validate(_ changed: [ManagedObject]) throws {
+    var problems: [String] = []
+    for object in changed {
+      let state = object.state
+      for attribute in model.attributes(of: object.entity) where !attribute.isTransient && attribute.derivation == nil {
+        let value = state.attributes[attribute.name] ?? .null
+        if value == .null && !attribute.isOptional {
+          problems.append("\(object.id): '\(attribute.name)' is required but NULL")
+        }
+        for rule in ValueRule.rules(of: attribute) {
+          if let problem = rule.problem(value) { problems.append("\(object.id): \(problem)") }
+        }
+      }
+      for relationship in model.relationships(of: object.entity) where !relationship.isTransient {
+        let count: Int
+        if relationship.isToMany {
+          // Only what the context holds: a to-many never read is as the store has it.
+          guard let members = state.toMany[relationship.name] ?? (object.isInserted ? [] : nil) else { continue }
+          count = members.count
+        } else {
+          count = state.toOne[relationship.name] == nil ? 0 : 1
+        }
+        if let problem = ModelRules.problem(relationship, count: count) { problems.append("\(object.id): \(problem)") }
+      }
+    }
+    guard !problems.isEmpty else { return }
+    throw ContextError(
+      .validation,
+      reason:
+        "save failed: \(problems.count) broken rule\(problems.count == 1 ? "" : "s"); nothing was written:\n  "
+        + problems.joined(separator: "\n  "))
   }
 
   /// The deleted objects' `deny` relationships must be empty (their destinations deleted too).

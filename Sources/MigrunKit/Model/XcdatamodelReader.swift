@@ -192,7 +192,9 @@ private final class ModelXMLBuilder: XMLScanner.Delegate {
     if flag(values["derived"]), let expression = values["derivationExpression"] {
       derivation = Derivation(expression: expression, filterPredicate: values["derivationFilterPredicate"])
     }
-    let validationKeys = ["minValueString", "maxValueString", "regularExpressionString"]
+    let validationKeys = [
+      "minValueString", "maxValueString", "regularExpressionString", "minDateTimeInterval", "maxDateTimeInterval",
+    ]
     return Attribute(
       name: name, type: type, isOptional: flag(values["optional"]), isTransient: flag(values["transient"]),
       isReadOnly: derivation != nil, versionHashModifier: values["versionHashModifier"],

@@ -1,14 +1,17 @@
 import GRDB
 
 /// The rules of a model every stored object must keep (Core Data's validation of model rules):
-/// required attributes hold a value, required relationships hold an object, and to-many counts
-/// stay within their minimum and maximum.
+/// required attributes hold a value, values keep their minimum, maximum, length and pattern
+/// (``ValueRule``), required relationships hold an object, and to-many counts stay within their
+/// minimum and maximum.
 struct ModelRules {
   struct EntityRules {
     let entity: Entity
     let requiredAttributes: [Attribute]
     /// Relationships with a rule: required, or with a minimum or maximum count.
     let relationships: [Relationship]
+    /// Minimum and maximum values and lengths, regular expressions (``ValueRule``).
+    let valueRules: [(rule: ValueRule, type: AttributeType)]
   }
 
   let entities: [EntityRules]
@@ -22,6 +25,9 @@ struct ModelRules {
         },
         relationships: model.relationships(of: entity).filter {
           !$0.isTransient && ((!$0.isOptional && !$0.isToMany) || $0.minCount > 0 || ($0.isToMany && $0.maxCount > 0))
+        },
+        valueRules: model.attributes(of: entity).flatMap { attribute in
+          ValueRule.rules(of: attribute).map { ($0, attribute.type) }
         })
     }
   }
@@ -59,6 +65,11 @@ struct ModelRules {
         for attribute in rules.requiredAttributes where (object.attributes[attribute.name] ?? .null) == .null {
           problems.append("\(object.id): '\(attribute.name)' is required but NULL")
         }
+        for (rule, _) in rules.valueRules {
+          if let problem = rule.problem(object.attributes[rule.attribute] ?? .null) {
+            problems.append("\(object.id): \(problem)")
+          }
+        }
         for relationship in rules.relationships {
           let count =
             relationship.isToMany
@@ -86,6 +97,30 @@ extension SQLiteStore {
           for key in try Int64.fetchAll(db, sql: sql + " LIMIT \(limit - problems.count)") {
             problems.append(
               "\(ObjectID(entity: layout.name, primaryKey: key)): '\(attribute.name)' is required but NULL")
+          }
+        }
+        // Value rules are checked in Swift (lengths in UTF-16 units, ICU regular expressions) on the
+        // columns that have them, read in one pass.
+        let checked = rules.valueRules.compactMap { entry -> (ValueRule, AttributeType, String)? in
+          guard case .attribute(let column)? = layout.properties[entry.rule.attribute] else { return nil }
+          return (entry.rule, entry.type, column.name)
+        }
+        if !checked.isEmpty && problems.count < limit {
+          let columns = Array(Set(checked.map(\.2))).sorted()
+          let cursor = try Row.fetchCursor(
+            db,
+            sql:
+              "SELECT o.Z_PK, \(columns.map { "o.\($0)" }.joined(separator: ", ")) FROM \(layout.table) o WHERE \(own) ORDER BY o.Z_PK"
+          )
+          while problems.count < limit, let row = try cursor.next() {
+            let key = try row.required(at: 0, as: Int64.self)
+            for (rule, type, column) in checked {
+              guard let index = columns.firstIndex(of: column) else { continue }
+              let value = StoreValueCoding.value(row[index + 1] as DatabaseValue, type: type)
+              if let problem = rule.problem(value) {
+                problems.append("\(ObjectID(entity: layout.name, primaryKey: key)): \(problem)")
+              }
+            }
           }
         }
         for relationship in rules.relationships {
