@@ -116,7 +116,9 @@ public enum PolicyTests {
   }
 }
 
-/// `migrate{ mapping = "…/A-B.lua", source = { Entity = { {…}, … } } [, model = "….xcdatamodeld"] }`
+/// `migrate{ mapping = "…/A-B.lua", source = { Entity = { {…}, … } } [, model = "….xcdatamodeld"] }`,
+/// or `migrate{ store = "device.sqlite", model = "….xcdatamodeld" [, to = "V"] }` (``runStore``).
+///
 /// (the mapping may also be an Xcode mapping model, `.xcmappingmodel` or `.cdm`; the model a `.momd`):
 /// the mapping run (object by object, in memory) on the given source objects; returns the
 /// destination objects by entity, in key order, each a table of its attributes, `_id`
@@ -124,8 +126,13 @@ public enum PolicyTests {
 /// relationship fields name other source objects by label.
 enum FixtureMigration {
   static func run(_ argument: LuaValue, root: URL, testFile: URL, limits: LuaLimits) throws -> LuaValue {
+    if case .table(let options) = argument, let storePath = options["store"]?.stringValue {
+      return try runStore(storePath, options, root: root, testFile: testFile, limits: limits)
+    }
     guard case .table(let options) = argument, let mappingPath = options["mapping"]?.stringValue else {
-      throw HostError("migrate{ mapping = \"From-To.lua\", source = { Entity = { … } } }: give a mapping file")
+      throw HostError(
+        "migrate{ mapping = \"From-To.lua\", source = { Entity = { … } } } or migrate{ store = \"device.sqlite\", model = \"….xcdatamodeld\" }: give a mapping file or a store"
+      )
     }
     let mapping = try locate(mappingPath, root: root, testFile: testFile)
     let bundleURL =
@@ -168,12 +175,60 @@ enum FixtureMigration {
     return try objects(of: destination)
   }
 
+  /// `migrate{ store = "device.sqlite", model = "….xcdatamodeld" [, to = "Version"] }`: a copy of a
+  /// real store (never the file itself, nor its -wal/-shm) migrated as `migrun migrate` would — Core
+  /// Data's path, the library's mapping files and policies — and its objects returned as the
+  /// `source` form returns them. The copy is deleted afterwards.
+  static func runStore(_ storePath: String, _ options: LuaTable, root: URL, testFile: URL, limits: LuaLimits)
+    throws -> LuaValue
+  {
+    let original = try locate(storePath, root: root, testFile: testFile)
+    guard let modelPath = options["model"]?.stringValue else {
+      throw HostError("migrate{ store = …, model = \"….xcdatamodeld\" }: give the model to migrate to")
+    }
+    let bundle = try ModelBundle(contentsOf: try locate(modelPath, root: root, testFile: testFile))
+    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-test-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    let copy = scratch.appendingPathComponent(original.lastPathComponent)
+    try FileManager.default.copyItem(at: original, to: copy)
+    for suffix in ["-wal", "-shm"] {
+      let sidecar = URL(fileURLWithPath: original.path + suffix)
+      if FileManager.default.fileExists(atPath: sidecar.path) {
+        try FileManager.default.copyItem(at: sidecar, to: URL(fileURLWithPath: copy.path + suffix))
+      }
+    }
+    let folders = [testFile.deletingLastPathComponent(), root]
+    let metadata = try SQLiteStore.metadata(at: copy)
+    let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: folders, override: nil)
+    let storeModel =
+      bundle.version(matching: metadata.versionHashes) == nil
+      ? try SQLiteStore.cachedModel(at: copy)?.named(copy.deletingPathExtension().lastPathComponent) : nil
+    let plan = try MigrationPlanner.plan(
+      bundle: bundle, storeHashes: metadata.versionHashes, destination: options["to"]?.stringValue, order: order,
+      storeModel: storeModel, script: { from, to in ScriptedStep.find(from: from, to: to, in: folders) })
+    let migrator = StoreMigrator(store: copy, plan: plan, options: .init(keepBackup: false))
+    migrator.scriptedStep = { step in
+      guard case .scripted(let file) = step.kind else { throw HostError("\(step.name) is not scripted") }
+      return try ScriptedStep.load(step, file: file, policyFolders: folders, limits: limits)
+    }
+    _ = try migrator.run()
+    let migrated = try SQLiteStore(url: copy, model: try bundle.model(named: plan.destinationVersion))
+    defer { try? migrated.close() }
+    return try objects(of: migrated)
+  }
+
   static func locate(_ path: String, root: URL, testFile: URL) throws -> URL {
-    for base in [root, testFile.deletingLastPathComponent()] {
+    if path.hasPrefix("/") {
+      guard FileManager.default.fileExists(atPath: path) else { throw HostError("migrate: no such file \(path)") }
+      return URL(fileURLWithPath: path)
+    }
+    let workingDirectory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+    for base in [root, testFile.deletingLastPathComponent(), workingDirectory] {
       let url = base.appendingPathComponent(path)
       if FileManager.default.fileExists(atPath: url.path) { return url }
     }
-    throw HostError("migrate: no \(path) in \(root.lastPathComponent)/ or beside the test")
+    throw HostError("migrate: no \(path) in \(root.lastPathComponent)/, beside the test or in the working folder")
   }
 
   /// The one `.xcdatamodeld` (or compiled `.momd`) in the mapping's folder or a folder above it (up
@@ -241,7 +296,7 @@ enum FixtureMigration {
     }
   }
 
-  static func objects(of store: InMemoryStore) throws -> LuaValue {
+  static func objects(of store: any ObjectStore) throws -> LuaValue {
     var byEntity = LuaTable()
     for entity in store.model.entities where !entity.isAbstract {
       var list: [LuaValue] = []

@@ -19,6 +19,39 @@ import Testing
     #expect(xml.contains("<testsuites name=\"migrun test\" tests=\"\(passed)\" failures=\"0\">"))
   }
 
+  /// `migrate{ store = … }` migrates a copy of a real store: the file, its folder and its -wal are
+  /// left exactly as they were, and the test sees the migrated objects.
+  @Test func aPolicyTestMigratesACopyOfARealStore() throws {
+    let folder = try TemporaryDirectory()
+    let library = try folder.folder("library")
+    let store = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    try SQLiteShell.commitIntoWAL(
+      store, "UPDATE ZMOOD SET ZCREATORID = 'from the wal' WHERE Z_PK = (SELECT min(Z_PK) FROM ZMOOD);")
+    let storeFolder = store.deletingLastPathComponent()
+    #expect(FileManager.default.fileExists(atPath: store.path + "-wal"))
+    let before = try FileManager.default.contentsOfDirectory(atPath: storeFolder.path).sorted().map { name in
+      (name, try Data(contentsOf: storeFolder.appendingPathComponent(name)))
+    }
+    _ = try folder.write(
+      """
+      test("a device's store reaches Moody 3", function()
+        local out = migrate { store = "\(store.path)", model = "\(Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path)", to = "Moody 3" }
+        expect(#out.Mood):equals(4)
+        local creators = {}
+        for _, mood in ipairs(out.Mood) do creators[mood.creatorID] = true end
+        expect(creators["from the wal"]):equals(true)
+      end)
+      """, to: "library/device_test.lua")
+    let result = try MigrunProcess.run(["test", library.path])
+    #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    #expect(result.stdout.contains("1 passed, 0 failed"))
+    let after = try FileManager.default.contentsOfDirectory(atPath: storeFolder.path).sorted().map { name in
+      (name, try Data(contentsOf: storeFolder.appendingPathComponent(name)))
+    }
+    #expect(after.map(\.0) == before.map(\.0), "no backup or working file beside the store")
+    #expect(after.map(\.1) == before.map(\.1), "the store's files are as they were")
+  }
+
   /// A policy test may run an Xcode mapping model (here CoreDataPlus's compiled V2toV3.cdm, with
   /// the compiled model beside it) on a few objects, with the Lua policy of its custom class.
   @Test func aPolicyTestRunsAnXcodeMappingModel() throws {
