@@ -27,8 +27,9 @@ struct BulkCopy {
   struct Copy {
     let mapping: EntityMapping
     let sourceTable: String
-    let sourceNumber: Int
-    /// `INSERT … SELECT … WHERE Z_ENT = n AND Z_PK > ? AND Z_PK <= ?`, constants bound first.
+    /// The source entity's row predicate (``StoreSchema/rowPredicate(_:includingSubentities:alias:)``).
+    let sourceRows: String
+    /// `INSERT … SELECT … WHERE <source rows> AND Z_PK > ? AND Z_PK <= ?`, constants bound first.
     let insert: String
     let constants: [DatabaseValue]
     /// Set where a transform computes attributes: the copy is a row loop instead.
@@ -179,6 +180,8 @@ struct BulkCopy {
       let (entityMapping, from, to, fromLayout, toLayout) = (
         entry.mapping, entry.from, entry.to, entry.fromLayout, entry.toLayout
       )
+      // The source entity's own rows, as Core Data fetches them (every row of a table it is alone in).
+      let sourceRows = sourceSchema.rowPredicate(fromLayout, includingSubentities: false)
       var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
       var values = ["Z_PK", "\(toLayout.number)", "Z_OPT"]
       var constants: [DatabaseValue] = []
@@ -303,8 +306,8 @@ struct BulkCopy {
           joins[table] = """
             INSERT OR IGNORE INTO main.\(table) (\(joinColumns.joined(separator: ", ")))
             SELECT \(joinValues.joined(separator: ", ")) FROM src.\(oldTable)
-            WHERE \(oldOwn) IN (SELECT Z_PK FROM main.\(ownerLayout.table) WHERE Z_ENT IN (\(SQLiteStore.list(ownerLayout.kindNumbers))))
-            AND \(oldOther) IN (SELECT Z_PK FROM main.\(targetLayout.table) WHERE Z_ENT IN (\(SQLiteStore.list(targetLayout.kindNumbers))))
+            WHERE \(oldOwn) IN (SELECT Z_PK FROM main.\(ownerLayout.table) WHERE \(destinationSchema.rowPredicate(ownerLayout)))
+            AND \(oldOther) IN (SELECT Z_PK FROM main.\(targetLayout.table) WHERE \(destinationSchema.rowPredicate(targetLayout)))
             """
         default:
           if sourceName != nil { return nil }
@@ -318,7 +321,7 @@ struct BulkCopy {
         rows = RowLoop(
           select: """
             SELECT \((values + inputs.map(\.column)).joined(separator: ", ")) FROM \(fromLayout.table)
-            WHERE Z_ENT = \(fromLayout.number) ORDER BY Z_PK
+            WHERE \(sourceRows) ORDER BY Z_PK
             """,
           insert: """
             INSERT INTO main.\(toLayout.table) (\(allColumns.joined(separator: ", ")))
@@ -328,11 +331,11 @@ struct BulkCopy {
       }
       copies.append(
         Copy(
-          mapping: entityMapping, sourceTable: fromLayout.table, sourceNumber: fromLayout.number,
+          mapping: entityMapping, sourceTable: fromLayout.table, sourceRows: sourceRows,
           insert: """
             INSERT INTO main.\(toLayout.table) (\(columns.joined(separator: ", ")))
             SELECT \(values.joined(separator: ", ")) FROM src.\(fromLayout.table)
-            WHERE Z_ENT = \(fromLayout.number) AND Z_PK > ? AND Z_PK <= ?
+            WHERE \(sourceRows) AND Z_PK > ? AND Z_PK <= ?
             """,
           constants: constants, rows: rows))
     }
@@ -392,7 +395,7 @@ struct BulkCopy {
         for copy in copies {
           let total =
             try Int.fetchOne(
-              db, sql: "SELECT count(*) FROM src.\(copy.sourceTable) WHERE Z_ENT = \(copy.sourceNumber)") ?? 0
+              db, sql: "SELECT count(*) FROM src.\(copy.sourceTable) WHERE \(copy.sourceRows)") ?? 0
           let last = try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM src.\(copy.sourceTable)") ?? 0
           if let rows = copy.rows {
             try run(rows, of: copy, total: total, reading: path, into: db, progress)

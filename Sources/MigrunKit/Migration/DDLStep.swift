@@ -185,6 +185,13 @@ struct DDLStep {
               sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
               arguments: [layout.number, layout.name, layout.superNumber])
           }
+          // Rows an older app version left with another entity's number in a table its entity is
+          // alone in are that entity's objects (Core Data fetches them): they get its number, as
+          // the copy path writes them.
+          for layout in destination.entities where destination.soleEntity(ofTable: layout.table) == layout {
+            try db.execute(
+              sql: "UPDATE \(layout.table) SET Z_ENT = \(layout.number) WHERE Z_ENT IS NOT \(layout.number)")
+          }
           for fill in fills {
             try db.execute(sql: fill.sql, arguments: StatementArguments(fill.arguments))
             let rows = db.changesCount
@@ -196,7 +203,10 @@ struct DDLStep {
           try db.execute(
             sql: "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?",
             arguments: [metadata.uuid, Data(metadata.plist.binaryEncoded())])
-          // The cache describes the source model; the copy path writes none, nor does this one.
+          // The cache describes the source model; the copy path writes none, nor does this one. A
+          // store of an older framework (before iOS 7 / OS X 10.9) has no cache table: it comes out
+          // in today's layout, with an empty one.
+          try db.execute(sql: "CREATE TABLE IF NOT EXISTS Z_MODELCACHE (Z_CONTENT BLOB)")
           try db.execute(sql: "DELETE FROM Z_MODELCACHE")
           return .commit
         }
@@ -577,7 +587,7 @@ extension DDLStep {
         guard let fill = fills[number], let layout = destination.layout(number: number) else { return nil }
         return (
           fill.mapping,
-          "UPDATE \(layout.table) SET \(fill.assignments.joined(separator: ", ")) WHERE Z_ENT = \(number)",
+          "UPDATE \(layout.table) SET \(fill.assignments.joined(separator: ", ")) WHERE \(destination.rowPredicate(layout, includingSubentities: false))",
           fill.arguments
         )
       }

@@ -90,7 +90,7 @@ extension SQLiteStore {
     try read { db in
       for rules in ModelRules(model: model).entities {
         guard problems.count < limit, let layout = schema.layout(of: rules.entity.name) else { continue }
-        let own = "o.Z_ENT = \(layout.number)"
+        let own = schema.rowPredicate(layout, includingSubentities: false, alias: "o")
         for attribute in rules.requiredAttributes {
           guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
           let sql = "SELECT o.Z_PK FROM \(layout.table) o WHERE \(own) AND o.\(column.name) IS NULL ORDER BY o.Z_PK"
@@ -162,7 +162,7 @@ extension SQLiteStore {
         case .toOne(let key, _, _)? = target.properties[inverse]
       else { return nil }
       return
-        "(SELECT count(*) FROM \(target.table) t WHERE t.\(key.name) = o.Z_PK AND t.Z_ENT IN (\(Self.list(target.kindNumbers))))"
+        "(SELECT count(*) FROM \(target.table) t WHERE t.\(key.name) = o.Z_PK AND \(schema.rowPredicate(target, alias: "t")))"
     case .manyToMany(let table, let ownColumn, _, _)?:
       return "(SELECT count(*) FROM \(table) j WHERE j.\(ownColumn) = o.Z_PK)"
     default:

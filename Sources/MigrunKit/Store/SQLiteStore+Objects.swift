@@ -24,8 +24,11 @@ struct SQLiteObjectReader {
     -> StoredObject
   {
     let keys = try store.keyColumns(of: table)
-    let number = try row.required(at: keys.entity, named: "Z_ENT", as: Int.self)
+    let stored = try row.value(at: keys.entity, named: "Z_ENT", as: Int.self)
     let primaryKey = try row.required(at: keys.primaryKey, named: "Z_PK", as: Int64.self)
+    // A table's only entity owns every row of it, whatever number the row carries (see
+    // StoreSchema.soleEntity(ofTable:)).
+    let number = store.schema.soleEntity(ofTable: table)?.number ?? stored ?? 0
     guard let plan = try store.readPlan(number: number), plan.layout.table == table else {
       throw StoreError(
         .badValue, primaryKey: primaryKey, reason: "row has Z_ENT \(number), which the model does not have in \(table)")
@@ -112,10 +115,10 @@ struct SQLiteObjectReader {
       case .toOne(let key, _, let order)? = layout.properties[inverse]
     else { return [] }
     let sql = """
-      SELECT Z_PK, Z_ENT FROM \(layout.table) WHERE \(key.name) = ? AND Z_ENT IN (\(SQLiteStore.list(layout.kindNumbers)))
+      SELECT Z_PK, Z_ENT FROM \(layout.table) WHERE \(key.name) = ? AND \(store.schema.rowPredicate(layout))
       ORDER BY \(order.map { "\($0.name), " } ?? "")Z_PK
       """
-    return try members(sql, primaryKey)
+    return try members(sql, primaryKey, table: layout.table)
   }
 
   private func joinMembers(
@@ -126,16 +129,18 @@ struct SQLiteObjectReader {
       SELECT d.Z_PK, d.Z_ENT FROM \(table) j JOIN \(layout.table) d ON d.Z_PK = j.\(other)
       WHERE j.\(own) = ? ORDER BY \(order.map { "j.\($0), " } ?? "")d.Z_PK
       """
-    return try members(sql, primaryKey)
+    return try members(sql, primaryKey, table: layout.table)
   }
 
-  private func members(_ sql: String, _ primaryKey: Int64) throws -> [ObjectID] {
+  /// The objects `sql` (selecting `Z_PK, Z_ENT` of rows of `table`) finds.
+  private func members(_ sql: String, _ primaryKey: Int64, table: String) throws -> [ObjectID] {
     let statement = try db.cachedStatement(sql: sql)
     var result: [ObjectID] = []
     let rows = try Row.fetchCursor(statement, arguments: [primaryKey])
+    let sole = store.schema.soleEntity(ofTable: table)?.name
     while let row = try rows.next() {
-      let number = try row.required(at: 1, as: Int.self)
-      guard let entity = store.schema.layout(number: number)?.name else { continue }
+      let number = try row.value(at: 1, named: "Z_ENT", as: Int.self) ?? 0
+      guard let entity = sole ?? store.schema.layout(number: number)?.name else { continue }
       result.append(ObjectID(entity: entity, primaryKey: try row.required(at: 0)))
     }
     return result
@@ -300,7 +305,7 @@ final class SQLiteObjectWriter: StoreWriter {
     guard let layout = store.schema.layout(of: entity) else {
       throw StoreError(.unknownEntity, entity: entity, reason: "the model has no such entity")
     }
-    var conditions = ["Z_ENT IN (\(SQLiteStore.list(layout.kindNumbers)))"]
+    var conditions = [store.schema.rowPredicate(layout)]
     var arguments: [DatabaseValue] = []
     var columns: [String] = []
     for (name, value) in values.sorted(by: { $0.key < $1.key }) {
@@ -321,9 +326,10 @@ final class SQLiteObjectWriter: StoreWriter {
     guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments)) else {
       return nil
     }
-    let number = try row.required(at: 1, as: Int.self)
+    let number = try row.value(at: 1, named: "Z_ENT", as: Int.self) ?? 0
     let primaryKey = try row.required(at: 0, as: Int64.self)
-    return store.schema.layout(number: number).map { ObjectID(entity: $0.name, primaryKey: primaryKey) }
+    let found = store.schema.soleEntity(ofTable: layout.table) ?? store.schema.layout(number: number)
+    return found.map { ObjectID(entity: $0.name, primaryKey: primaryKey) }
   }
 
   func setMetadata(_ metadata: StoreMetadata) throws {

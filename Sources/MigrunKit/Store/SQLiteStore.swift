@@ -127,7 +127,7 @@ public final class SQLiteStore: ObjectStore {
     let columns = ["Z_ENT", "Z_OPT"] + plan.toOnes.flatMap { [$0.keyName] + ($0.entityName.map { [$0] } ?? []) }
     let sql =
       "SELECT \(columns.joined(separator: ", ")) FROM \(plan.layout.table) WHERE Z_PK = ?"
-      + " AND Z_ENT IN (\(Self.list(plan.layout.kindNumbers)))"
+      + " AND \(schema.rowPredicate(plan.layout))"
     toOnesSQL[plan.layout.number] = sql
     return sql
   }
@@ -165,7 +165,7 @@ public final class SQLiteStore: ObjectStore {
   /// `SELECT *` of one object of `layout`'s entity or a subentity by key (built once per entity).
   func objectSQL(of layout: StoreSchema.EntityLayout) -> String {
     if let known = objectSQL[layout.number] { return known }
-    let sql = "SELECT * FROM \(layout.table) WHERE Z_PK = ? AND Z_ENT IN (\(Self.list(layout.kindNumbers)))"
+    let sql = "SELECT * FROM \(layout.table) WHERE Z_PK = ? AND \(schema.rowPredicate(layout))"
     objectSQL[layout.number] = sql
     return sql
   }
@@ -374,13 +374,12 @@ public final class SQLiteStore: ObjectStore {
 
   public func count(of entity: String, includingSubentities: Bool) throws -> Int {
     let layout = try layout(entity)
-    let kinds = includingSubentities ? layout.kindNumbers : [layout.number]
     // When the table holds only these kinds, no Z_ENT test — as Core Data's own SQL for an entity
     // alone in its table: SQLite then counts the smallest index instead of reading every row.
-    let whole = schema.entities.filter { $0.table == layout.table }.map(\.number).sorted() == kinds.sorted()
+    let condition = schema.rowCondition(layout, includingSubentities: includingSubentities)
     return try read { db in
-      try Int.fetchOne(
-        db, sql: "SELECT count(*) FROM \(layout.table)" + (whole ? "" : " WHERE Z_ENT IN (\(Self.list(kinds)))")) ?? 0
+      try Int.fetchOne(db, sql: "SELECT count(*) FROM \(layout.table)" + (condition.map { " WHERE \($0)" } ?? ""))
+        ?? 0
     }
   }
 
@@ -388,9 +387,8 @@ public final class SQLiteStore: ObjectStore {
     of entity: String, includingSubentities: Bool, withToMany: Bool, _ body: (StoredObject) throws -> Void
   ) throws {
     let layout = try layout(entity)
-    let kinds = includingSubentities ? layout.kindNumbers : [layout.number]
-    let sql =
-      "SELECT * FROM \(layout.table) WHERE Z_ENT IN (\(Self.list(kinds))) AND Z_PK > ? ORDER BY Z_PK LIMIT \(Self.pageSize)"
+    let rows = schema.rowPredicate(layout, includingSubentities: includingSubentities)
+    let sql = "SELECT * FROM \(layout.table) WHERE \(rows) AND Z_PK > ? ORDER BY Z_PK LIMIT \(Self.pageSize)"
     var after: Int64 = .min
     while true {
       // A page is read, then handed out outside the read: `body` may use this store again.

@@ -124,6 +124,35 @@ public struct StoreSchema: Sendable {
     number >= 1 && number <= entities.count ? entities[number - 1] : nil
   }
 
+  /// The entity stored alone in `table` (a root without subentities), if it is. Core Data fetches
+  /// such an entity from its table with no `Z_ENT` condition, so every row of the table is one of
+  /// its objects — a row an older app version left with another entity's number included — and a
+  /// migration carries it with the right number.
+  public func soleEntity(ofTable table: String) -> EntityLayout? {
+    let stored = entities.filter { $0.table.uppercased() == table.uppercased() }
+    return stored.count == 1 ? stored.first : nil
+  }
+
+  /// The one row predicate of `layout`'s objects (with its subentities' when `includingSubentities`),
+  /// as Core Data fetches them: nil when that is every row of the table (the entity is alone in it,
+  /// or the kinds are all the table holds), else `Z_ENT IN (…)` on `alias` when given. Every path,
+  /// count and rule check selects rows through it.
+  public func rowCondition(_ layout: EntityLayout, includingSubentities: Bool = true, alias: String? = nil)
+    -> String?
+  {
+    let kinds = includingSubentities ? layout.kindNumbers : [layout.number]
+    let stored = entities.filter { $0.table.uppercased() == layout.table.uppercased() }.map(\.number)
+    guard Set(stored) != Set(kinds) else { return nil }
+    let column = alias.map { "\($0).Z_ENT" } ?? "Z_ENT"
+    return kinds.count == 1
+      ? "\(column) = \(kinds[0])" : "\(column) IN (\(kinds.map(String.init).joined(separator: ", ")))"
+  }
+
+  /// ``rowCondition(_:includingSubentities:alias:)`` as a `WHERE` clause body: `1` for every row.
+  public func rowPredicate(_ layout: EntityLayout, includingSubentities: Bool = true, alias: String? = nil) -> String {
+    rowCondition(layout, includingSubentities: includingSubentities, alias: alias) ?? "1"
+  }
+
   /// Tables and columns the model implies that `existing` (table name → column names) lacks, one
   /// line each, naming the table, the column, what it stores and what the table has instead.
   public func mismatches(existing: [String: [String]]) -> [String] {
