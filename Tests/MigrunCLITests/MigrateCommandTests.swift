@@ -138,6 +138,29 @@ import Testing
       ])
   }
 
+  /// Core Data's default path, no policies: every Moody store goes straight to Moody 6 in one
+  /// inferred step (Moody 2 → 3 adds a non-optional to-many, which infers as empty) and keeps
+  /// every object.
+  @Test func everyMoodyStoreReachesTheCurrentVersionByCoreDatasPath() throws {
+    let folder = try TemporaryDirectory()
+    for name in ["Moody", "Moody 2", "Moody 3", "Moody 4", "Moody 5"] {
+      let store = try copyOfFixture("objcio-core-data-moody/stores/\(name).moody.sqlite", into: folder)
+      let before = try MigrunProcess.run(["inspect", store.path, "--model", Self.moody, "--json"])
+      let plan = try MigrunProcess.run(["plan", store.path, "--model", Self.moody])
+      #expect(plan.stdout.contains("Step 1  \(name) → Moody 6  inferred"), "\(name): \(plan.stdout)")
+      #expect(!plan.stdout.contains("Step 2"), "\(name): one step")
+      let result = try MigrunProcess.run(["migrate", store.path, "--model", Self.moody])
+      #expect(result.status == 0, "\(name): \(result.stderr)")
+      let after = try MigrunProcess.run(["inspect", store.path, "--model", Self.moody, "--json"])
+      func moods(_ json: String) throws -> Int? {
+        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        return ((object?["entities"] as? [String: Any])?["Mood"] as? [String: Any])?["count"] as? Int
+      }
+      #expect(try moods(after.stdout) == moods(before.stdout), "\(name): every mood kept")
+      #expect(try moods(after.stdout) ?? 0 > 0)
+    }
+  }
+
   @Test func planSaysWhichRuleChoseThePath() throws {
     let folder = try TemporaryDirectory()
     let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)

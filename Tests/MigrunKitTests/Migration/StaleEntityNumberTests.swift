@@ -54,4 +54,22 @@ import Testing
       #expect(rows == [[38, mood], [39, mood], [84, mood], [100, mood]], "\(method)")
     }
   }
+
+  /// A store of a framework before iOS 7 / OS X 10.9 has no Z_MODELCACHE table: every path
+  /// migrates it, and it comes out in today's layout.
+  @Test func aStoreWithoutAModelCacheTableMigratesOnEveryPath() throws {
+    let folder = try TemporaryDirectory()
+    let url = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    try makeDatabase(url, ["DROP TABLE Z_MODELCACHE"])
+    let bundle = try ModelBundle(contentsOf: Self.moody)
+    let (v1, v2) = (try bundle.model(named: "Moody"), try bundle.model(named: "Moody 2"))
+    let results = try DDLStepTests.migrateEveryWay(
+      url, plan: try DDLStepTests.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
+    for (method, migrated) in results {
+      let tables = try DatabaseQueue(path: migrated.path).read { db in
+        try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'Z_MODELCACHE'")
+      }
+      #expect(tables == ["Z_MODELCACHE"], "\(method)")
+    }
+  }
 }
