@@ -128,6 +128,7 @@ struct PlanCommand: MigrunCommand {
     print("Store   \(url.lastPathComponent) at \(plan.sourceVersion) (\(counts.values.reduce(0, +)) objects)")
     print("Target  \(plan.destinationVersion)")
     print("Path    \(plan.rule)")
+    for line in try source.ownObjectsSummary() { print("Own     \(line)") }
     if !plan.needsMigration { print("Nothing to do: the store is at the destination version.") }
     for (index, step) in plan.steps.enumerated() {
       switch step.kind {
@@ -227,6 +228,12 @@ struct MigrateCommand: MigrunCommand {
       "Lua merge rules for uniqueness collisions in every step (a mapping file's own `merge` table comes first).",
       valueName: "file"))
   var mergeRules: String?
+  @Option(
+    name: .customLong("drop"),
+    help: ArgumentHelp(
+      "Drop on purpose a table, trigger or view of the store's own that a step cannot carry faithfully (repeatable; the refusal names them).",
+      valueName: "name"))
+  var drop: [String] = []
 
   func execute() throws {
     let url = URL(fileURLWithPath: store)
@@ -243,9 +250,10 @@ struct MigrateCommand: MigrunCommand {
       }
       return
     }
-    let migrator = StoreMigrator(
-      store: url, plan: plan,
-      options: .init(keepBackup: !noBackup, dryRun: dryRun, bulkCopy: !objectsOnly, ddl: !objectsOnly, wait: wait))
+    var options = StoreMigrator.Options(
+      keepBackup: !noBackup, dryRun: dryRun, bulkCopy: !objectsOnly, ddl: !objectsOnly, wait: wait)
+    options.drop = Set(drop)
+    let migrator = StoreMigrator(store: url, plan: plan, options: options)
     let folders = chain.policyURLs
     let fileRules = mergeRules.map { URL(fileURLWithPath: $0) }
     if let fileRules, !FileManager.default.fileExists(atPath: fileRules.path) {

@@ -70,18 +70,23 @@ struct DDLStep {
           "entity \(layout.name) is removed, renamed, renumbered or moved in the hierarchy: its rows move")
       }
     }
-    if let first = otherObjects.first {
+    // Core Data's derived-attribute triggers are rewritten for the destination; others are not known.
+    if let first = otherObjects.first(where: { !$0.hasPrefix("Z_DA_") }) {
       return .copyRows("the store has triggers or views (\(first)) a DDL edit would have to rewrite")
     }
-    // The file holds exactly the model's tables and columns: what is not the model's is not copied
-    // by the other path either, so a DDL edit would keep what that path drops.
+    do {
+      _ = try DerivedAttributes.triggers(of: destination)
+    } catch {
+      return .copyRows(error.reason)
+    }
+    // The model's tables hold exactly the model's columns (a column of the store's own would be
+    // dropped by the copy path's layout, so it is left to that path's checks).
     let expected = Dictionary(uniqueKeysWithValues: source.tables.map { ($0.name.uppercased(), $0) })
     for (name, columns) in tables {
       let key = name.uppercased()
       guard !key.hasPrefix("SQLITE_"), !coreDataTables.contains(key) else { continue }
-      guard let table = expected[key] else {
-        return .copyRows("the store has tables its model does not declare (\(name))")
-      }
+      // The store's own tables (persistent history, CloudKit's, an app's) stay where they are.
+      guard let table = expected[key] else { continue }
       let declared = Set(table.columns.map { $0.name.uppercased() })
       if let extra = columns.first(where: { !declared.contains($0.uppercased()) }) {
         return .copyRows("table \(name) has a column its model does not declare (\(extra))")
@@ -171,6 +176,13 @@ struct DDLStep {
     do {
       try queue.writeWithoutTransaction { db in
         try db.inTransaction {
+          // Core Data's derived-attribute triggers go first (they name columns the edits change)
+          // and come back as the destination's at the end.
+          for name in try String.fetchAll(
+            db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'Z\\_DA\\_%' ESCAPE '\\'")
+          {
+            try db.execute(sql: "DROP TRIGGER \(name)")
+          }
           let kept = try dropChangedIndexes(db)
           for table in droppedTables { try db.execute(sql: "DROP TABLE \(table)") }
           try rename(renamedTables.map { (nil as String?, $0.from, $0.to) }, in: db)
@@ -200,6 +212,7 @@ struct DDLStep {
           for index in destination.indexes where !kept.contains(index.name.uppercased()) {
             try db.execute(sql: index.createStatement)
           }
+          try DerivedAttributes.install(db, destination)
           try db.execute(
             sql: "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?",
             arguments: [metadata.uuid, Data(metadata.plist.binaryEncoded())])
@@ -252,9 +265,13 @@ struct DDLStep {
     var kept: Set<String> = []
     let existing = try Row.fetchAll(
       db, sql: "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+    let modelTables = Set(
+      (Array(tableNames.keys) + droppedTables + destination.tables.map(\.name)).map { $0.uppercased() })
     for row in existing {
       let name = try row.required("name", as: String.self)
       let sourceTable = try row.required("tbl_name", as: String.self)
+      // Indexes of the store's own tables (persistent history's, an app's) stay as they are.
+      guard modelTables.contains(sourceTable.uppercased()) else { continue }
       let table = tableNames[sourceTable.uppercased()] ?? sourceTable
       let renames = columnNames[table.uppercased()] ?? [:]
       let unique = try Row.fetchOne(

@@ -18,6 +18,9 @@ public struct MigrationError: Error, Sendable, Hashable, CustomStringConvertible
     case validation
     case store
     case interrupted
+    /// The store holds what the step cannot carry faithfully; the message names it and the option
+    /// that drops it on purpose.
+    case wouldDrop
   }
 
   public let code: Code

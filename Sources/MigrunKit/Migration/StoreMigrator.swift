@@ -22,6 +22,9 @@ public final class StoreMigrator {
     /// In a step that cannot be copied as a whole, copy the entity mappings that can be and run the
     /// rest object by object (``BulkCopy``'s mixed steps). Off only to compare the paths.
     public var mixed = true
+    /// Tables, triggers and views of the store's own (not the model's) to drop on purpose where a
+    /// step cannot carry them faithfully (``ForeignObjects``); everything else is carried.
+    public var drop: Set<String> = []
 
     public init(
       keepBackup: Bool = true, dryRun: Bool = false, bulkCopy: Bool = true, ddl: Bool = true, wait: Double = 0
@@ -148,18 +151,26 @@ public final class StoreMigrator {
         let source = try SQLiteStore(url: current, model: step.source, access: .readOnly)
         defer { try? source.close() }
         let stepMapping = try mapping(for: step)
+        let foreign = try source.read { db in try ForeignObjects.read(db, schema: source.schema) }
         if case .ddl(let edit) = try Self.ddlDecision(stepMapping, store: source, options: options) {
           try source.close()
+          // The file is edited in place: its own tables stay; what was dropped on purpose goes.
           // migrun's own file (a snapshot or an earlier step's result) is edited where it is.
           if current == store { try StoreFiles.cloneOrCopy(store, to: working) } else { working = current }
           report.steps.append(
-            try runDDL(edit, on: working, step: step, metadata: source.metadata, progress: stepProgress))
+            try runDDL(
+              edit, on: working, step: step, metadata: source.metadata, dropping: foreign, progress: stepProgress))
           current = working
           continue
         }
+        // A new file: what the store holds beyond its model is carried, or refused now, by name.
+        let numbers = Self.entityNumbers(stepMapping.mapping, from: source.schema)
+        if let refusal = try source.read({ db in try foreign.refusal(db, numbers: numbers, dropped: options.drop) }) {
+          throw MigrationError(.wouldDrop, step: step.name, reason: refusal)
+        }
         let destination = try SQLiteStore.create(
           at: working, model: step.destination, metadata: source.metadata.describing(step.destination),
-          fastWrites: true, withIndexes: false)
+          fastWrites: true, withIndexes: false, withTriggers: false)
         let (mapping, policies) = (stepMapping.mapping, stepMapping.policies)
         let manager = try MigrationManager(
           mapping: mapping, source: source, destination: destination, associationsFile: associations,
@@ -189,6 +200,18 @@ public final class StoreMigrator {
           try destination.createIndexes()
           try manager.migrate()
         }
+        if !foreign.isEmpty {
+          let path = SQLiteStore.readOnlyPath(current) ?? current.path
+          try destination.withConnection { db in
+            try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])
+            defer { try? db.execute(sql: "DETACH DATABASE src") }
+            try db.inTransaction {
+              try foreign.carry(db, numbers: numbers, dropped: options.drop)
+              return .commit
+            }
+          }
+        }
+        try destination.installDerivedAttributes()
         var done = Report.Step(
           name: step.name, kind: step.kind, counts: try destination.entityCounts(),
           method: method)
@@ -260,16 +283,42 @@ public final class StoreMigrator {
   /// A DDL step on `working` (migrun's own copy): the edit, then the destination's rules checked as
   /// after any other step.
   private func runDDL(
-    _ edit: DDLStep, on working: URL, step: MigrationStep, metadata: StoreMetadata,
+    _ edit: DDLStep, on working: URL, step: MigrationStep, metadata: StoreMetadata, dropping foreign: ForeignObjects,
     progress: @escaping (MigrationProgress) -> Void
   ) throws -> Report.Step {
     try edit.run(on: working, metadata: metadata.describing(step.destination), progress: progress)
     let destination = try SQLiteStore(url: working, model: step.destination, access: .readWrite, fastWrites: true)
     defer { try? destination.close() }
+    let dropped =
+      foreign.tables.map { ("TABLE", $0.name) } + foreign.others.map { ($0.type.uppercased(), $0.name) }
+    if dropped.contains(where: { options.drop.contains($0.1) }) {
+      try destination.withConnection { db in
+        for (type, name) in dropped where options.drop.contains(name) {
+          try db.execute(sql: "DROP \(type) IF EXISTS \"\(name)\"")
+          if type == "TABLE", ForeignObjects.historyTables.contains(name.uppercased()) {
+            try db.execute(sql: "DELETE FROM Z_PRIMARYKEY WHERE Z_NAME = ?", arguments: [String(name.dropFirst())])
+          }
+        }
+      }
+    }
     try MigrationManager.checkRules(of: destination)
     progress(
       MigrationProgress(step: step.name, stage: .validation, mapping: "model rules", done: 1, total: 1))
     return Report.Step(name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: .ddl)
+  }
+
+  /// The source's entity numbers → the destination's, entity by entity through the mapping (entities
+  /// the step removes are absent).
+  static func entityNumbers(_ mapping: MappingModel, from source: StoreSchema) -> [Int: Int] {
+    let destination = StoreSchema(model: mapping.destination)
+    var numbers: [Int: Int] = [:]
+    for entityMapping in mapping.entityMappings {
+      guard let from = entityMapping.sourceEntity.flatMap(source.layout(of:)),
+        let to = entityMapping.destinationEntity.flatMap(destination.layout(of:))
+      else { continue }
+      numbers[from.number] = to.number
+    }
+    return numbers
   }
 
   static func isDiskFull(_ error: any Error) -> Bool {

@@ -329,13 +329,18 @@ public final class SQLiteStore: ObjectStore {
   /// `fastWrites`: no rollback journal and no fsync per transaction — for a migration's working
   /// copy, which is thrown away on any failure and synced once when complete.
   /// `withIndexes: false` leaves the indexes out (a bulk copy builds them after the rows).
+  /// `withTriggers: false` leaves the derived attributes' triggers out (a migration step installs
+  /// them after its rows, ``installDerivedAttributes()``).
   static func create(
-    at url: URL, model: ObjectModel, metadata: StoreMetadata?, fastWrites: Bool, withIndexes: Bool = true
+    at url: URL, model: ObjectModel, metadata: StoreMetadata?, fastWrites: Bool, withIndexes: Bool = true,
+    withTriggers: Bool = true
   ) throws -> SQLiteStore {
     guard !FileManager.default.fileExists(atPath: url.path) else {
       throw StoreError(.io, file: url.path, reason: "a file is already there; migrun does not overwrite it")
     }
     let schema = StoreSchema(model: model)
+    // A derivation migrun cannot keep current is refused before the file exists.
+    let triggers = try DerivedAttributes.triggers(of: schema)
     let storeMetadata = metadata ?? StoreMetadata(model: model)
     do {
       let queue = try DatabaseQueue(path: url.path, configuration: configuration(readOnly: false))
@@ -350,6 +355,7 @@ public final class SQLiteStore: ObjectStore {
           try db.execute(sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
           for table in schema.tables { try db.execute(sql: table.createStatement) }
           if withIndexes { try createIndexes(db, schema) }
+          if withTriggers { for trigger in triggers { try db.execute(sql: trigger.sql) } }
           for layout in schema.entities {
             try db.execute(
               sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
@@ -492,7 +498,11 @@ public final class SQLiteStore: ObjectStore {
     }
     configuration.prepareDatabase { db in
       // Core Data's derived-attribute triggers call this function; writes to such stores need it.
-      db.add(function: DatabaseFunction("NSCoreDataDATriggerUpdatedAffectedObjectValue", pure: false) { _ in nil })
+      for name in [
+        "NSCoreDataDATriggerUpdatedAffectedObjectValue", "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue",
+      ] {
+        db.add(function: DatabaseFunction(name, pure: false) { _ in nil })
+      }
       if fastWrites {
         try db.execute(sql: "PRAGMA journal_mode = OFF")
         try db.execute(sql: "PRAGMA synchronous = OFF")
@@ -561,6 +571,17 @@ public final class SQLiteStore: ObjectStore {
   }
 
   /// Creates the schema's indexes (a store made `withIndexes: false`).
+  /// Fills every derived attribute and creates Core Data's `Z_DA_…` triggers (the end of a
+  /// migration step, after its rows).
+  func installDerivedAttributes() throws {
+    try withConnection { db in
+      try db.inTransaction {
+        try DerivedAttributes.install(db, schema)
+        return .commit
+      }
+    }
+  }
+
   func createIndexes() throws {
     try withConnection { db in
       try db.inTransaction {

@@ -20,6 +20,8 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The store's tables and columns are not the ones its model implies.
     case layoutMismatch
     case badModelCache
+    /// A derived attribute whose derivation migrun cannot keep current (no Z_DA_ triggers known).
+    case unsupportedDerivation
     case unknownEntity
     case unknownProperty
     case badValue

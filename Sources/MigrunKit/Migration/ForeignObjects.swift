@@ -1,0 +1,155 @@
+import Foundation
+import GRDB
+
+/// What a store's file holds beyond its model's tables and Core Data's own (`Z_PRIMARYKEY`,
+/// `Z_METADATA`, `Z_MODELCACHE`): tables of their own — persistent history's `ATRANSACTION`,
+/// `ACHANGE`, `ATRANSACTIONSTRING` (on in every SwiftData store and every app that syncs with
+/// CloudKit or shares a store with extensions), `NSPersistentCloudKitContainer`'s `ANSCK…`, an app's
+/// own — with their indexes and triggers, `Z_PRIMARYKEY` rows that are not entities (history's
+/// 16001…), and triggers or views on the model's tables that are not Core Data's derived-attribute
+/// triggers.
+///
+/// A step that writes a new file carries the tables, their indexes and triggers and the key rows
+/// over unchanged, with every row counted on both sides; the entity numbers persistent history
+/// stores (`ACHANGE.ZENTITY`) follow the step's renumbering. What cannot be carried faithfully is
+/// refused before the step runs, by name, with the option that drops it on purpose (``dropped``):
+/// history of objects whose entity the step removes, and triggers or views on the model's tables.
+/// A DDL step edits the file in place and keeps them as they are (it renumbers nothing).
+struct ForeignObjects {
+  struct Table {
+    let name: String
+    let sql: String
+    /// `CREATE INDEX` and `CREATE TRIGGER` statements on the table.
+    let dependents: [String]
+  }
+
+  static let historyTables: Set<String> = ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"]
+
+  var tables: [Table] = []
+  /// `Z_PRIMARYKEY` rows whose `Z_ENT` is not one of the model's entities.
+  var keyRows: [Row] = []
+  /// Triggers and views that are neither a foreign table's nor Core Data's derived-attribute triggers.
+  var others: [(type: String, name: String)] = []
+
+  /// What `db`'s schema `main` holds beyond `schema`'s tables.
+  static func read(_ db: Database, schema: StoreSchema) throws -> ForeignObjects {
+    var found = ForeignObjects()
+    let own = Set(schema.tables.map { $0.name.uppercased() } + ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
+    let objects = try Row.fetchAll(
+      db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE substr(name, 1, 7) <> 'sqlite_'")
+    for row in objects where (row[0] as String) == "table" {
+      let name: String = row[1]
+      guard !own.contains(name.uppercased()), let sql = row[3] as String? else { continue }
+      let dependents = objects.filter {
+        ($0[0] as String) != "table" && ($0[2] as String).uppercased() == name.uppercased() && ($0[3] as String?) != nil
+      }.compactMap { $0[3] as String? }
+      found.tables.append(Table(name: name, sql: sql, dependents: dependents))
+    }
+    let foreign = Set(found.tables.map { $0.name.uppercased() })
+    for row in objects where ["trigger", "view"].contains(row[0] as String) {
+      let (type, name, table): (String, String, String) = (row[0], row[1], row[2])
+      guard !foreign.contains(table.uppercased()), !(type == "trigger" && name.hasPrefix("Z_DA_")) else { continue }
+      found.others.append((type, name))
+    }
+    let numbers = Set(schema.entities.map(\.number))
+    found.keyRows = try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
+      .filter { !numbers.contains($0[0] as Int) }
+    return found
+  }
+
+  var isEmpty: Bool { tables.isEmpty && keyRows.isEmpty && others.isEmpty }
+
+  /// Why the step cannot carry these faithfully, or nil. `numbers` maps the source's entity numbers
+  /// to the destination's (entities the step removes are absent); `dropped` names what the user
+  /// drops on purpose.
+  func refusal(_ db: Database, numbers: [Int: Int], dropped: Set<String>) throws -> String? {
+    var lines: [String] = []
+    let kept = others.filter { !dropped.contains($0.name) }
+    if !kept.isEmpty {
+      lines.append(
+        "the store has \(kept.map { "\($0.type) \($0.name)" }.joined(separator: ", ")) on the model's tables, which a new file cannot keep faithfully"
+          + " (give \(kept.map { "--drop \($0.name)" }.joined(separator: " ")) to drop on purpose)")
+    }
+    if tables.contains(where: { $0.name.uppercased() == "ACHANGE" }), !dropped.contains("ACHANGE") {
+      let sources = numbers.keys.map(String.init).joined(separator: ", ")
+      let orphaned =
+        try Int.fetchOne(
+          db,
+          sql:
+            "SELECT count(*) FROM ACHANGE WHERE ZENTITY IS NOT NULL AND ZENTITY NOT IN (\(sources.isEmpty ? "-1" : sources))"
+        ) ?? 0
+      if orphaned > 0 {
+        let history = tables.map(\.name).filter { Self.historyTables.contains($0.uppercased()) }.sorted()
+        lines.append(
+          "persistent history (ACHANGE) holds \(orphaned) change\(orphaned == 1 ? "" : "s") of objects whose entity this step removes, which the history of the new store cannot refer to"
+            + " (give \(history.map { "--drop \($0)" }.joined(separator: " ")) to drop the history on purpose)")
+      }
+    }
+    return lines.isEmpty ? nil : lines.joined(separator: "; ")
+  }
+
+  /// Copies the tables (with their rows, indexes and triggers) and key rows from the attached
+  /// schema `src` into `main`, skipping `dropped`, and remaps `ACHANGE.ZENTITY` by `numbers`.
+  /// Returns the rows copied per table, each checked against the source's count.
+  @discardableResult
+  func carry(_ db: Database, numbers: [Int: Int], dropped: Set<String>) throws -> [String: Int] {
+    var copied: [String: Int] = [:]
+    for table in tables where !dropped.contains(table.name) {
+      try db.execute(sql: table.sql)
+      try db.execute(sql: "INSERT INTO main.\(quoted(table.name)) SELECT * FROM src.\(quoted(table.name))")
+      let written = try Int.fetchOne(db, sql: "SELECT count(*) FROM main.\(quoted(table.name))") ?? 0
+      let read = try Int.fetchOne(db, sql: "SELECT count(*) FROM src.\(quoted(table.name))") ?? 0
+      guard written == read else {
+        throw MigrationError(
+          .store, reason: "table \(table.name): \(read) rows read, \(written) written; nothing is kept")
+      }
+      copied[table.name] = written
+      if table.name.uppercased() == "ACHANGE" {
+        let changes = numbers.filter { $0.key != $0.value }
+        if !changes.isEmpty {
+          let cases = changes.sorted { $0.key < $1.key }.map { "WHEN \($0.key) THEN \($0.value)" }.joined(
+            separator: " ")
+          try db.execute(sql: "UPDATE main.ACHANGE SET ZENTITY = CASE ZENTITY \(cases) ELSE ZENTITY END")
+        }
+      }
+      for dependent in table.dependents { try db.execute(sql: dependent) }
+    }
+    let history = Set(tables.map { $0.name.uppercased() }).intersection(Self.historyTables)
+    for row in keyRows {
+      // History's rows go with its tables.
+      let name: String = row[1]
+      if !history.isEmpty, dropped.contains("A" + name.uppercased()) { continue }
+      try db.execute(
+        sql: "INSERT OR REPLACE INTO main.Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
+        arguments: [row[0], row[1], row[2], row[3]])
+    }
+    return copied
+  }
+
+  private func quoted(_ name: String) -> String { "\"\(name.replacingOccurrences(of: "\"", with: "\"\""))\"" }
+}
+
+extension SQLiteStore {
+  /// What the store holds beyond its model, one line each (for `migrun plan`): its own tables with
+  /// their row counts, `Z_PRIMARYKEY` rows that are not entities, and triggers or views on the
+  /// model's tables that a new file cannot keep.
+  public func ownObjectsSummary() throws -> [String] {
+    try read { db in
+      let found = try ForeignObjects.read(db, schema: schema)
+      var lines = try found.tables.map { table -> String in
+        let rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM \"\(table.name)\"") ?? 0
+        return
+          "table \(table.name) (\(rows) row\(rows == 1 ? "" : "s"), with \(table.dependents.count) of its indexes and triggers): carried"
+      }
+      if !found.keyRows.isEmpty {
+        lines.append(
+          "Z_PRIMARYKEY rows \(found.keyRows.map { "\($0[0] as Int) \($0[1] as String? ?? "")" }.joined(separator: ", ")): carried"
+        )
+      }
+      lines += found.others.map {
+        "\($0.type) \($0.name) on the model's tables: kept by a DDL step, refused by a step that writes a new file (--drop \($0.name))"
+      }
+      return lines
+    }
+  }
+}
