@@ -293,6 +293,12 @@ struct MigrateCommand: MigrunCommand {
           [
             "step": $0.name, "counts": $0.counts, "method": $0.method.rawValue, "bulkCopy": $0.bulkCopy,
             "merged": $0.merged,
+            "mappings": $0.mappings.map { count in
+              [
+                "mapping": count.mapping, "read": count.read, "written": count.written,
+                "note": count.note.map { $0 as Any } ?? NSNull(), "links": count.edges,
+              ] as [String: Any]
+            },
           ] as [String: Any]
         },
         "backup": report.backup?.path ?? NSNull(),
@@ -305,6 +311,14 @@ struct MigrateCommand: MigrunCommand {
         "  \(step.name): \(total) objects, \(step.method.rawValue) (\(step.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))"
           + (step.merged > 0 ? ", \(step.merged) merged by merge rules" : "")
       )
+      // What each entity mapping read and wrote; equal unless the note says why not.
+      for count in step.mappings {
+        let links = count.edges.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value[0]) → \($0.value[1])" }
+        print(
+          "    \(count.mapping.padding(toLength: 32, withPad: " ", startingAt: 0)) \(count.read) → \(count.written)"
+            + (links.isEmpty ? "" : "; links: \(links.joined(separator: ", "))")
+            + (count.note.map { " (\($0))" } ?? ""))
+      }
     }
     if dryRun {
       print("Dry run: every step ran on scratch files, now deleted; \(store) is unchanged.")

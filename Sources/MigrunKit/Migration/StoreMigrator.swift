@@ -49,6 +49,8 @@ public final class StoreMigrator {
       public var bulkCopy: Bool { method != .objects }
       /// Destination objects folded into another by a merge rule (uniqueness collisions).
       public var merged = 0
+      /// Per entity mapping: objects and relationship links read and written (``MappingCount``).
+      public var mappings: [MappingCount] = []
     }
 
     public var steps: [Step] = []
@@ -59,6 +61,9 @@ public final class StoreMigrator {
   public let plan: MigrationPlan
   public let options: Options
   public var progress: ((MigrationProgress) -> Void)?
+  /// Called with each step's written file before its counts are checked — for tests that damage
+  /// a path's output on purpose and see ``Conservation`` catch it.
+  var stepWritten: ((SQLiteStore, StepMethod) throws -> Void)?
   /// Supplies a scripted step: mapping, policies and merge rules (MigrunScripting's Lua runtime).
   public var scriptedStep: ((MigrationStep) throws -> StepMapping)?
   /// Merge rules for every step, after the step's own (a `--merge-rules` file).
@@ -152,6 +157,7 @@ public final class StoreMigrator {
         defer { try? source.close() }
         let stepMapping = try mapping(for: step)
         let foreign = try source.read { db in try ForeignObjects.read(db, schema: source.schema) }
+        let before = try Conservation.before(stepMapping.mapping, source: source)
         if case .ddl(let edit) = try Self.ddlDecision(stepMapping, store: source, options: options) {
           try source.close()
           // The file is edited in place: its own tables stay; what was dropped on purpose goes.
@@ -159,7 +165,8 @@ public final class StoreMigrator {
           if current == store { try StoreFiles.cloneOrCopy(store, to: working) } else { working = current }
           report.steps.append(
             try runDDL(
-              edit, on: working, step: step, metadata: source.metadata, dropping: foreign, progress: stepProgress))
+              edit, on: working, step: step, metadata: source.metadata, dropping: foreign,
+              conserving: (stepMapping.mapping, before), progress: stepProgress))
           current = working
           continue
         }
@@ -216,6 +223,9 @@ public final class StoreMigrator {
           name: step.name, kind: step.kind, counts: try destination.entityCounts(),
           method: method)
         done.merged = manager.mergedCount
+        try stepWritten?(destination, method)
+        done.mappings = try Conservation.check(
+          mapping, before: before, destination: destination, policies: Set(policies.keys), merged: manager.mergedCount)
         report.steps.append(done)
         try destination.close()
       } catch let error where Self.isDiskFull(error) {
@@ -284,7 +294,7 @@ public final class StoreMigrator {
   /// after any other step.
   private func runDDL(
     _ edit: DDLStep, on working: URL, step: MigrationStep, metadata: StoreMetadata, dropping foreign: ForeignObjects,
-    progress: @escaping (MigrationProgress) -> Void
+    conserving: (mapping: MappingModel, before: Conservation.Before), progress: @escaping (MigrationProgress) -> Void
   ) throws -> Report.Step {
     try edit.run(on: working, metadata: metadata.describing(step.destination), progress: progress)
     let destination = try SQLiteStore(url: working, model: step.destination, access: .readWrite, fastWrites: true)
@@ -304,7 +314,11 @@ public final class StoreMigrator {
     try MigrationManager.checkRules(of: destination)
     progress(
       MigrationProgress(step: step.name, stage: .validation, mapping: "model rules", done: 1, total: 1))
-    return Report.Step(name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: .ddl)
+    try stepWritten?(destination, .ddl)
+    var done = Report.Step(name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: .ddl)
+    done.mappings = try Conservation.check(
+      conserving.mapping, before: conserving.before, destination: destination, policies: [], merged: 0)
+    return done
   }
 
   /// The source's entity numbers → the destination's, entity by entity through the mapping (entities

@@ -281,7 +281,11 @@ import Testing
     ]
     for (old, new, reason) in cases {
       var xml = Self.shop1.replacingOccurrences(of: old, with: new)
-      if new.contains("Label") { xml = xml.replacingOccurrences(of: #"="Tag""#, with: #"="Label""#) }
+      if new.contains("Label") {
+        // References follow the rename; the renaming identifier keeps the old name.
+        xml = xml.replacingOccurrences(of: #"="Tag""#, with: #"="Label""#)
+          .replacingOccurrences(of: #"elementID="Label""#, with: #"elementID="Tag""#)
+      }
       let v2 = try Self.model(xml, "Shop 2")
       let plan = try Self.plan(v1, v2)
       let step = try #require(plan.steps.first)

@@ -73,3 +73,57 @@ import Testing
     }
   }
 }
+
+/// Conservation: every path's output is checked against what the step read; damaging it on purpose
+/// fails the step, naming the mapping and both counts, with the original untouched.
+@Suite struct ConservationTests {
+  static let moody = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld")
+
+  @Test(arguments: [StepMethod.ddl, .copyRows, .objects])
+  func aLostObjectOrLinkFailsTheStepOnEveryPath(_ method: StepMethod) throws {
+    let bundle = try ModelBundle(contentsOf: Self.moody)
+    let (v1, v2) = (try bundle.model(named: "Moody"), try bundle.model(named: "Moody 2"))
+    let damages = [
+      // An object too many (no links): the object count catches it.
+      (
+        "INSERT INTO ZMOOD (Z_PK, Z_ENT, Z_OPT) VALUES (500, \(try #require(StoreSchema(model: v2).layout(of: "Mood")).number), 1)",
+        "entity mapping MoodToMood read 4 objects and wrote 5"
+      ),
+      // A mood lost, and a link lost: the links of the first mapping that holds them catch it.
+      ("DELETE FROM ZMOOD WHERE Z_PK = 38", "entity mapping CountryToCountry read 4 'moods' links and wrote 3"),
+      (
+        "UPDATE ZMOOD SET ZCOUNTRY = NULL WHERE Z_PK = 39",
+        "entity mapping CountryToCountry read 4 'moods' links and wrote 3"
+      ),
+    ]
+    for (damage, expected) in damages {
+      let folder = try TemporaryDirectory()
+      let url = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+      let bytes = try Data(contentsOf: url)
+      let migrator = StoreMigrator(
+        store: url, plan: try DDLStepTests.plan(v1, v2),
+        options: .init(bulkCopy: method != .objects, ddl: method == .ddl))
+      migrator.stepWritten = { store, ran in
+        #expect(ran == method)
+        try store.withConnection { db in try db.execute(sql: damage) }
+      }
+      let error = try #require(throws: MigrationError.self) { try migrator.run() }
+      #expect(error.code == .validation)
+      #expect(error.description.contains(expected), "\(method): \(error)")
+      #expect(try Data(contentsOf: url) == bytes)
+    }
+  }
+
+  @Test func migrateReportsWhatEachMappingReadAndWrote() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)
+    let result = try MigrunProcess.run(["migrate", store.path, "--model", Self.moody.path])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout.contains("MoodToMood                       4 → 4; links: country 4 → 4"), "\(result.stdout)")
+    let json = try MigrunProcess.run([
+      "migrate", try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder).path, "--model",
+      Self.moody.path, "--json",
+    ])
+    #expect(json.stdout.contains(#""mapping":"MoodToMood""#) || json.stdout.contains(#""mapping" : "MoodToMood""#))
+  }
+}

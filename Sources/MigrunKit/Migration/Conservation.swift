@@ -1,0 +1,146 @@
+import GRDB
+
+/// What a step read and wrote, entity mapping by entity mapping, and the check that nothing was
+/// lost: a mapping that makes one object per source object (no policy of its own, no merge) must
+/// write as many objects as it read — the source objects as Core Data fetches them
+/// (``StoreSchema/rowPredicate(_:includingSubentities:alias:)``) — and keep every relationship it
+/// copies, edge for edge (to-one targets, to-many members). Whichever way the step ran (DDL, rows
+/// copied, a row loop, object by object, mixed), the same counts are taken on the two files; a
+/// difference fails the step naming the mapping and both numbers, before the original is touched.
+/// Mappings with a policy may make more or fewer objects on purpose (a filter, a hook that skips,
+/// merged duplicates): their counts are reported, not held equal.
+public struct MappingCount: Sendable, Hashable {
+  public let mapping: String
+  public let read: Int
+  public let written: Int
+  /// Why the two may differ, or nil when they must be equal (and are).
+  public let note: String?
+  /// Relationship → (edges read, edges written), for the relationships the mapping copies.
+  public let edges: [String: [Int]]
+}
+
+enum Conservation {
+  /// The source side: per entity mapping, the objects and relationship edges it reads.
+  struct Before {
+    var objects: [String: Int] = [:]
+    var edges: [String: [String: Int]] = [:]
+  }
+
+  static func before(_ mapping: MappingModel, source: SQLiteStore) throws -> Before {
+    var taken = Before()
+    // Links to objects the mapping removes go with them, on purpose: they are not counted.
+    let carried = Set(mapping.entityMappings.filter { $0.destinationEntity != nil }.compactMap(\.sourceEntity))
+    let removed = source.schema.entities.filter { layout in
+      !carried.contains(layout.name) && source.model.entity(named: layout.name).map { !$0.isAbstract } ?? false
+    }
+    for entityMapping in mapping.entityMappings {
+      guard let entity = entityMapping.sourceEntity, source.schema.layout(of: entity) != nil,
+        source.model.entity(named: entity).map({ !$0.isAbstract }) ?? false
+      else { continue }
+      taken.objects[entityMapping.name] = try source.count(of: entity, includingSubentities: false)
+      for old in entityMapping.relationships.values {
+        taken.edges[entityMapping.name, default: [:]][old] = try source.edgeCount(
+          of: entity, old, excludingTargets: removed)
+      }
+    }
+    return taken
+  }
+
+  /// The counts after the step, checked. `policies`: entity mappings with a policy of their own.
+  static func check(
+    _ mapping: MappingModel, before: Before, destination: SQLiteStore, policies: Set<String>, merged: Int
+  ) throws -> [MappingCount] {
+    var counts: [MappingCount] = []
+    // Destination entity → the mappings that write it (their sources add up).
+    var writers: [String: [EntityMapping]] = [:]
+    for entityMapping in mapping.entityMappings {
+      if let destination = entityMapping.destinationEntity { writers[destination, default: []].append(entityMapping) }
+    }
+    for entityMapping in mapping.entityMappings {
+      guard let read = before.objects[entityMapping.name] else { continue }
+      guard let target = entityMapping.destinationEntity else {
+        counts.append(
+          MappingCount(mapping: entityMapping.name, read: read, written: 0, note: "removed by the mapping", edges: [:]))
+        continue
+      }
+      let together = writers[target] ?? [entityMapping]
+      let written = try destination.count(of: target, includingSubentities: false)
+      let expected = together.compactMap { before.objects[$0.name] }.reduce(0, +)
+      let onPurpose =
+        together.contains { policies.contains($0.name) || $0.kind == .custom }
+        ? "a policy decides what is written"
+        : merged > 0 ? "\(merged) merged by merge rules" : nil
+      var edges: [String: [Int]] = [:]
+      for (name, old) in entityMapping.relationships.sorted(by: { $0.key < $1.key }) {
+        let readEdges = before.edges[entityMapping.name]?[old] ?? 0
+        let writtenEdges = together.count == 1 ? try destination.edgeCount(of: target, name) : readEdges
+        edges[name] = [readEdges, writtenEdges]
+        if onPurpose == nil, readEdges != writtenEdges {
+          throw MigrationError(
+            .validation, entity: target, property: name,
+            reason:
+              "entity mapping \(entityMapping.name) read \(readEdges) '\(old)' links and wrote \(writtenEdges): the step would lose relationships; the store is unchanged"
+          )
+        }
+      }
+      if onPurpose == nil, written != expected {
+        throw MigrationError(
+          .validation, entity: target,
+          reason:
+            "entity mapping \(entityMapping.name) read \(expected) object\(expected == 1 ? "" : "s") and wrote \(written): the step would lose objects; the store is unchanged"
+        )
+      }
+      counts.append(
+        MappingCount(
+          mapping: entityMapping.name, read: read, written: together.count == 1 ? written : read, note: onPurpose,
+          edges: edges))
+    }
+    return counts
+  }
+}
+
+extension SQLiteStore {
+  /// How many (object, target) links `relationship` of `entity`'s own objects holds: to-one keys
+  /// set, to-many members (through the inverse's column or a join table).
+  /// `excludingTargets`: links to objects of these entities (which a step removes) are not counted.
+  func edgeCount(of entity: String, _ relationship: String, excludingTargets removed: [StoreSchema.EntityLayout] = [])
+    throws -> Int
+  {
+    guard let layout = schema.layout(of: entity),
+      let declared = model.relationships(of: model.entity(named: entity) ?? Entity(name: entity)).first(where: {
+        $0.name == relationship
+      }),
+      let targetEntity = schema.layout(of: declared.destinationEntity)
+    else { return 0 }
+    let own = "SELECT Z_PK FROM \(layout.table) WHERE \(schema.rowPredicate(layout, includingSubentities: false))"
+    // The keys of removed objects in the target's table.
+    let gone = removed.filter { $0.table.uppercased() == targetEntity.table.uppercased() }
+    let goneKeys: String? =
+      gone.isEmpty
+      ? nil
+      : gone.contains(where: { schema.rowCondition($0, includingSubentities: false) == nil })
+        ? "SELECT Z_PK FROM \(targetEntity.table)"
+        : "SELECT Z_PK FROM \(targetEntity.table) WHERE "
+          + gone.compactMap { schema.rowCondition($0, includingSubentities: false) }.joined(separator: " OR ")
+    func kept(_ column: String) -> String { goneKeys.map { " AND \(column) NOT IN (\($0))" } ?? "" }
+    let sql: String
+    switch layout.properties[relationship] {
+    case .toOne(let key, _, _)?:
+      sql =
+        "SELECT count(*) FROM \(layout.table) WHERE \(schema.rowPredicate(layout, includingSubentities: false)) AND \(key.name) IS NOT NULL"
+        + kept(key.name)
+    case .toManyThroughInverse(let destination, let inverse)?:
+      guard let target = schema.layout(of: destination), case .toOne(let key, _, _)? = target.properties[inverse] else {
+        return 0
+      }
+      sql =
+        "SELECT count(*) FROM \(target.table) WHERE \(schema.rowPredicate(target)) AND \(key.name) IN (\(own))"
+        + kept("Z_PK")
+    case .manyToMany(let table, let ownColumn, let otherColumn, _)?:
+      sql = "SELECT count(*) FROM \(table) WHERE \(ownColumn) IN (\(own))" + kept(otherColumn)
+    default:
+      return 0
+    }
+    return try read { db in try Int.fetchOne(db, sql: sql) ?? 0 }
+  }
+}
