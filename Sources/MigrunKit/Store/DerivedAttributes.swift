@@ -85,28 +85,20 @@ public enum DerivedAttributes {
       func report(_ function: String, _ row: String) -> String {
         "SELECT \(function)('\(table)', Z_ENT, Z_PK, '\(count.attribute)', \(column)) FROM \(table) WHERE Z_PK = \(row);"
       }
-      let changed = "NSCoreDataDATriggerUpdatedAffectedObjectValue"
+      // The destination's four: which event, which row's key, and how the count moves.
+      func parameter(_ suffix: String, _ event: String, _ row: String, _ change: String) -> Trigger {
+        let name = "\(prefix)_\(suffix)"
+        return Trigger(
+          name: name,
+          sql:
+            "CREATE TRIGGER \(name) AFTER \(event) ON \(other) FOR EACH ROW WHEN (\(row).\(key) NOT NULL) BEGIN UPDATE \(table) SET \(column) = \(change) WHERE Z_PK = \(row).\(key); \(report("NSCoreDataDATriggerUpdatedAffectedObjectValue", "\(row).\(key)")) END"
+        )
+      }
       return [
-        Trigger(
-          name: "\(prefix)_INSERT",
-          sql:
-            "CREATE TRIGGER \(prefix)_INSERT AFTER INSERT ON \(other) FOR EACH ROW WHEN (NEW.\(key) NOT NULL) BEGIN UPDATE \(table) SET \(column) = IFNULL(\(column), 0) + 1 WHERE Z_PK = NEW.\(key); \(report(changed, "NEW.\(key)")) END"
-        ),
-        Trigger(
-          name: "\(prefix)_UPDATE_INCREMENT",
-          sql:
-            "CREATE TRIGGER \(prefix)_UPDATE_INCREMENT AFTER UPDATE OF \(key) ON \(other) FOR EACH ROW WHEN (NEW.\(key) NOT NULL) BEGIN UPDATE \(table) SET \(column) = \(column) + 1 WHERE Z_PK = NEW.\(key); \(report(changed, "NEW.\(key)")) END"
-        ),
-        Trigger(
-          name: "\(prefix)_UPDATE_DECREMENT",
-          sql:
-            "CREATE TRIGGER \(prefix)_UPDATE_DECREMENT AFTER UPDATE OF \(key) ON \(other) FOR EACH ROW WHEN (OLD.\(key) NOT NULL) BEGIN UPDATE \(table) SET \(column) = \(column) - 1 WHERE Z_PK = OLD.\(key); \(report(changed, "OLD.\(key)")) END"
-        ),
-        Trigger(
-          name: "\(prefix)_DELETE",
-          sql:
-            "CREATE TRIGGER \(prefix)_DELETE AFTER DELETE ON \(other) FOR EACH ROW WHEN (OLD.\(key) NOT NULL) BEGIN UPDATE \(table) SET \(column) = \(column) - 1 WHERE Z_PK = OLD.\(key); \(report(changed, "OLD.\(key)")) END"
-        ),
+        parameter("INSERT", "INSERT", "NEW", "IFNULL(\(column), 0) + 1"),
+        parameter("UPDATE_INCREMENT", "UPDATE OF \(key)", "NEW", "\(column) + 1"),
+        parameter("UPDATE_DECREMENT", "UPDATE OF \(key)", "OLD", "\(column) - 1"),
+        parameter("DELETE", "DELETE", "OLD", "\(column) - 1"),
         Trigger(
           name: "Z_DA_\(table)_\(count.entity)_\(count.attribute)_SOURCE_INSERT",
           sql:
