@@ -58,7 +58,7 @@ let package = Package(
     .target(
       name: "TestSupport", dependencies: ["MigrunKit", .product(name: "GRDB", package: "GRDB.swift")],
       path: "Tests/TestSupport"),
-    .testTarget(name: "MigrunKitTests", dependencies: ["MigrunKit", "TestSupport"]),
+    .testTarget(name: "MigrunKitTests", dependencies: ["MigrunKit", "PropertyList", "TestSupport"]),
     .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "TestSupport"]),
     .testTarget(name: "MigrunScriptingTests", dependencies: ["MigrunScripting", "LuaHost", "TestSupport"]),
     .testTarget(name: "PropertyListTests", dependencies: ["PropertyList", "TestSupport"]),

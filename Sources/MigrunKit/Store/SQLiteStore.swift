@@ -653,6 +653,16 @@ public final class SQLiteStore: ObjectStore {
     }
   }
 
+  /// The compressed bytes of the store's `Z_MODELCACHE`, or nil when it has none.
+  static func rawModelCache(at url: URL) throws -> [UInt8]? {
+    let queue = try openQueue(url, access: .readOnly)
+    defer { try? queue.close() }
+    return try queue.read { db -> [UInt8]? in
+      guard try db.tableExists("Z_MODELCACHE") else { return nil }
+      return try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1").map { Array($0) }
+    }
+  }
+
   static func readCachedModel(_ queue: DatabaseQueue, file: String) throws -> ObjectModel? {
     let data: Data?
     do {

@@ -27,17 +27,23 @@
 ///
 /// **Within one entity**, step 3 meets the relationships in the order of the entity's
 /// relationships-by-name dictionary: Core Foundation's hash-table order (``CFHashOrder``), not name
-/// order. How this was established: real stores written by Core Data (not in `../shared`) name
-/// their self-referential join tables from `blocking` (not `blockedBy`), `favorites` (not
-/// `favoriteFolders`), and give an entity's second and third colliding join columns the suffixes
-/// `1` and `2` in the order `shows`, `locations`; the dictionary order of those relationships gives
-/// each of these, name order gives none, and every layout in `../shared` stays Apple's. The hash
-/// function and the table's sizes and probing are Core Foundation's published source, and
-/// `CFHashOrderTests` checks them against Core Foundation itself. **Guesses**, said so: that the
-/// dictionary holds the entity's relationships only (its attributes would change the table's
-/// size), that it is made with room for all of them at once (a dictionary grown key by key orders
-/// seven or more keys differently), and the key-column order above (every real store seen fits
-/// it). For an existing store migrun still reads the names the store has.
+/// order. How this was established:
+/// - the hash table itself is Core Foundation's published source, and `CFHashOrderTests` checks our
+///   version against Core Foundation (the copy in the Swift toolchain's Foundation) key set by key set;
+/// - how Core Data fills such dictionaries is read off its own archives: every entity's
+///   `NSProperties` dictionary in the `Z_MODELCACHE` of every store in `../shared` (28 entities) is
+///   archived in exactly the order of a dictionary made with room for all its keys and filled with
+///   the attributes, then the relationships, inherited ones first, each in the model's order — while
+///   a dictionary grown key by key, or filled in name order, misses several;
+/// - the pairing follows a dictionary of the **relationships alone**: real stores' join tables
+///   (`blocking` before `blockedBy`, `favorites` before `favoriteFolders`, and in Artsy Folio's
+///   `Artwork` — 31 attributes, 11 relationships, its model public — `shows` before `locations`) come
+///   out of the relationships-only table; the table of all properties puts `locations` first.
+///
+/// **Guesses, said so:** the relationships dictionary is assumed to be filled like the properties one
+/// (inherited first, model order — it matters only between names that collide), and the key-column
+/// order above (every real store seen fits it). For an existing store migrun still reads the names the
+/// store has.
 extension StoreSchema {
   struct Builder {
     let model: ObjectModel
@@ -158,10 +164,11 @@ extension StoreSchema {
     }
 
     /// The order Core Data meets an entity's relationships in: its relationships-by-name
-    /// dictionary's (``CFHashOrder``).
+    /// dictionary's (``CFHashOrder``), made with room for all of them and filled in the model's
+    /// order, inherited ones first (which decides only between names that collide in the table).
     static func pairingOrder(_ relationships: [Relationship]) -> [Relationship] {
       let byName = Dictionary(relationships.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-      return CFHashOrder.order(of: relationships.map(\.name).sorted()).compactMap { byName[$0] }
+      return CFHashOrder.order(of: relationships.map(\.name)).compactMap { byName[$0] }
     }
 
     private mutating func addOrderColumn(_ relationship: Relationship, of owner: Entity) {
