@@ -16,10 +16,8 @@
 ///      has subentities, `Z_FOK_<source ent><NAME>` when it is ordered;
 ///    - a many-to-many met first as `a` (inverse `b`) makes the join table `Z_<a's ent><A>`; then
 ///      `b`'s column `Z_<b's ent><A>` (and `Z_FOK_<b's ent><A>` when `a` is ordered) is named, then
-///      `a`'s column `Z_<a's ent><B>` (and `Z_FOK_<a's ent><B>` when `b` is ordered). The table's key
-///      columns come lower entity number first — between the two columns of a self-referential
-///      pair, the one whose name sorts first — then the order columns; it is keyed by both key
-///      columns and indexed on them the other way round.
+///      `a`'s column `Z_<a's ent><B>` (and `Z_FOK_<a's ent><B>` when `b` is ordered). The table is
+///      `(a's column, b's column)`, keyed by both, indexed on `(b's column, a's column)`.
 ///      A relationship that is its own inverse uses `REFLEXIVE` (and `FOK_REFLEXIVE`) for the other side.
 /// 4. Every column name of a table — join-table columns named by relationships of the table's
 ///    hierarchy included — goes through one name generator per root: the first use of a base name is
@@ -40,10 +38,12 @@
 ///   `Artwork` — 31 attributes, 11 relationships, its model public — `shows` before `locations`) come
 ///   out of the relationships-only table; the table of all properties puts `locations` first.
 ///
-/// **Guesses, said so:** the relationships dictionary is assumed to be filled like the properties one
-/// (inherited first, model order — it matters only between names that collide), and the key-column
-/// order above (every real store seen fits it). For an existing store migrun still reads the names the
-/// store has.
+/// **A guess, said so:** the relationships dictionary is assumed to be filled like the properties one
+/// (inherited first, model order — it matters only between names that collide). One reported fact
+/// fits no rule found: a messaging app's `UserClient` store named `Z_24TRUSTEDBYCLIENTS
+/// (Z_24TRUSTEDBYCLIENTS, Z_24TRUSTEDCLIENTS)`; its columns are what this rule gives, its name is
+/// not (the relationships of `UserClient`, from the app's public source, put `trustedClients` first
+/// in every variant tried). For an existing store migrun still reads the names the store has.
 extension StoreSchema {
   struct Builder {
     let model: ObjectModel
@@ -228,14 +228,7 @@ extension StoreSchema {
       let firstColumn = addColumn("Z_\(firstNumber)\(secondUpper)", "INTEGER", firstRoot, in: table)
       let firstOrder =
         second.isOrdered ? addColumn("Z_FOK_\(firstNumber)\(secondUpper)", "INTEGER", firstRoot, in: table) : nil
-      // The key columns: the lower entity number's first; between the two columns of a
-      // self-referential pair, the one whose name sorts first (real stores: `Z_24TRUSTEDBYCLIENTS`
-      // before `Z_24TRUSTEDCLIENTS` in a table named from `trustedByClients`, `Z_2BLOCKEDBY` before
-      // `Z_2BLOCKING` in one named from `blocking`).
-      let keys =
-        (firstNumber, firstColumn.name) <= (secondNumber, secondColumn.name)
-        ? [firstColumn, secondColumn] : [secondColumn, firstColumn]
-      addJoinTable(table, columns: keys + [firstOrder, secondOrder].compactMap { $0 })
+      addJoinTable(table, columns: [firstColumn, secondColumn] + [firstOrder, secondOrder].compactMap { $0 })
       declared[firstOwner.name]?[first.name] = .manyToMany(
         table: table, ownColumn: firstColumn.name, otherColumn: secondColumn.name, order: secondOrder?.name)
       declared[secondOwner.name]?[second.name] = .manyToMany(
