@@ -69,4 +69,27 @@ import Testing
       }
     }
   }
+
+  /// A store whose version left the model, with an Apple mapping model made for that version: the
+  /// mapping model is found by its entity hashes and runs from the store's own model.
+  @Test func aMappingModelMadeForTheStoresOwnVersionIsFoundByItsHashes() throws {
+    let folder = try TemporaryDirectory()
+    let samples = "coredataplus-samplemodels/SampleModel/"
+    let model = folder.url.appendingPathComponent("SampleModel.xcdatamodeld")
+    try FileManager.default.copyItem(at: Fixtures.url(samples + "SampleModel.xcdatamodeld"), to: model)
+    try FileManager.default.removeItem(at: model.appendingPathComponent("SampleModel2.xcdatamodel"))
+    let store = try copyOfFixture(samples + "Fixtures/SampleModel_V2.sqlite", into: folder)
+    let policies = Fixtures.repositoryRoot.appendingPathComponent("policies/examples/samplemodel").path
+    let arguments = [
+      store.path, "--model", model.path, "--mapping", Fixtures.url(samples + "Fixtures/V2toV3.cdm").path,
+      "--policies", policies, "--to", "SampleModel3",
+    ]
+    let plan = try MigrunProcess.run(["plan"] + arguments)
+    #expect(plan.status == 0, "\(plan.stderr)")
+    #expect(plan.stdout.contains("Step 1  SampleModel_V2's own model → SampleModel3  scripted"), "\(plan.stdout)")
+    let migrated = try MigrunProcess.run(["migrate"] + arguments)
+    #expect(migrated.status == 0, "\(migrated.stderr)")
+    let status = try MigrunProcess.run(["status", store.path, "--model", model.path, "--to", "SampleModel3"])
+    #expect(status.status == 0, "\(status.stdout)")
+  }
 }

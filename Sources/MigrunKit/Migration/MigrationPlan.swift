@@ -57,7 +57,7 @@ public enum PathRule: Sendable, Hashable, CustomStringConvertible {
     case .shortestPath:
       "no direct step (no mapping file, not inferable): the shortest path through mapping files and inferable steps"
     case .storeModel:
-      "the model has no version with the store's hashes: the store's own model (Z_MODELCACHE) is the source of one inferred step"
+      "the model has no version with the store's hashes: the store's own model (Z_MODELCACHE) is the source of one step"
     }
   }
 
@@ -144,7 +144,7 @@ public enum MigrationPlanner {
     storeModel: ObjectModel? = nil, script: (String, String) -> URL? = { _, _ in nil }
   ) throws(MigrationError) -> MigrationPlan {
     if bundle.version(matching: storeHashes) == nil, let storeModel {
-      return try plan(bundle: bundle, fromStoreModel: storeModel, destination: destination)
+      return try plan(bundle: bundle, fromStoreModel: storeModel, destination: destination, script: script)
     }
     guard let sourceModel = bundle.version(matching: storeHashes), let sourceName = sourceModel.versionName else {
       let closest = bundle.closestVersions(to: storeHashes).prefix(3)
@@ -196,12 +196,14 @@ public enum MigrationPlanner {
     }
   }
 
-  /// One inferred step from the store's own model to the destination.
-  private static func plan(bundle: ModelBundle, fromStoreModel storeModel: ObjectModel, destination: String?)
-    throws(MigrationError) -> MigrationPlan
-  {
+  /// One step from the store's own model to the destination: the mapping model made for that pair
+  /// (matched by its entity hashes, whatever it is called) when `script` has one, else inferred.
+  private static func plan(
+    bundle: ModelBundle, fromStoreModel storeModel: ObjectModel, destination: String?,
+    script: (String, String) -> URL?
+  ) throws(MigrationError) -> MigrationPlan {
     let target = destination ?? bundle.currentVersionName
-    let sourceName = "\(storeModel.versionName ?? "the store")'s own model"
+    let sourceName = storeModel.versionName ?? "the store's own model"
     let destinationModel: ObjectModel
     let source: ObjectModel
     do {
@@ -213,6 +215,13 @@ public enum MigrationPlanner {
     let stepName = "\(sourceName) → \(target)"
     if source.entityVersionHashes == destinationModel.entityVersionHashes {
       return MigrationPlan(sourceVersion: target, destinationVersion: target, steps: [], rule: .current)
+    }
+    if let file = script(sourceName, target) {
+      let step = MigrationStep(
+        from: sourceName, to: target, kind: .scripted(file),
+        inferredMapping: try? MappingModel.inferred(from: source, to: destinationModel), source: source,
+        destination: destinationModel)
+      return MigrationPlan(sourceVersion: sourceName, destinationVersion: target, steps: [step], rule: .storeModel)
     }
     do {
       let inferred = try MappingModel.inferred(from: source, to: destinationModel)
