@@ -23,7 +23,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   case importJSON = "import-json"
   /// A Lua mapping file, loaded for a step of ``Corpus/model`` to itself.
   case luaMapping = "lua-mapping"
-  /// A store file: opened, its metadata, model cache and objects read (`inspect` and `export`).
+  /// A store file: opened, its metadata, model cache and objects read (`inspect` and `export`), read
+  /// as a model (`--model store.sqlite`), its own tables listed and its DDL decision made (`plan`).
   case storeFile = "store-file"
   /// An Xcode mapping model — `xcmapping.xml`, or a `.cdm` when it starts with `bplist` — read for
   /// ``Corpus/model`` → ``Corpus/model2`` and converted to Lua (`migrun convert`).
@@ -87,9 +88,20 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case .storeFile:
       Scratch.withFile(named: "fuzz.sqlite", data) { file in
         _ = try? SQLiteStore.metadata(at: file)
+        // As a model (`--model store.sqlite`): the file is sniffed, its cache read.
+        _ = try? ModelBundle(contentsOf: file)
         if let store = try? SQLiteStore(url: file) {
           _ = try? store.entityCounts()
           _ = try? StoreJSON.export(store)
+          // What `plan` reads: the store's own tables and triggers, and the DDL decision, which
+          // parses the table constraints of its CREATE TABLE statements.
+          _ = try? store.ownObjectsSummary()
+          if let mapping = try? MappingModel.inferred(from: store.model, to: store.model) {
+            let step = MigrationStep(
+              from: "Fuzz", to: "Fuzz", kind: .inferred, inferredMapping: mapping, source: store.model,
+              destination: store.model)
+            _ = try? StoreMigrator.method(of: step, mapping: StepMapping(mapping: mapping), store: store)
+          }
           try? store.close()
         }
       }
