@@ -26,7 +26,9 @@ enum Conservation {
     var edges: [String: [String: Int]] = [:]
   }
 
-  static func before(_ mapping: MappingModel, source: SQLiteStore) throws -> Before {
+  /// `policies`: entity mappings with a policy of their own — their links are not held equal, so
+  /// they are not counted (their objects are, for the report).
+  static func before(_ mapping: MappingModel, source: SQLiteStore, policies: Set<String> = []) throws -> Before {
     var taken = Before()
     // Links to objects the mapping removes go with them, on purpose: they are not counted.
     let carried = Set(mapping.entityMappings.filter { $0.destinationEntity != nil }.compactMap(\.sourceEntity))
@@ -38,6 +40,7 @@ enum Conservation {
         source.model.entity(named: entity).map({ !$0.isAbstract }) ?? false
       else { continue }
       taken.objects[entityMapping.name] = try source.count(of: entity, includingSubentities: false)
+      guard !policies.contains(entityMapping.name), entityMapping.kind != .custom else { continue }
       for old in entityMapping.relationships.values {
         taken.edges[entityMapping.name, default: [:]][old] = try source.edgeCount(
           of: entity, old, excludingTargets: removed)
@@ -71,7 +74,7 @@ enum Conservation {
         ? "a policy decides what is written"
         : merged > 0 ? "\(merged) merged by merge rules" : nil
       var edges: [String: [Int]] = [:]
-      for (name, old) in entityMapping.relationships.sorted(by: { $0.key < $1.key }) {
+      for (name, old) in entityMapping.relationships.sorted(by: { $0.key < $1.key }) where onPurpose == nil {
         let readEdges = before.edges[entityMapping.name]?[old] ?? 0
         let writtenEdges = together.count == 1 ? try destination.edgeCount(of: target, name) : readEdges
         edges[name] = [readEdges, writtenEdges]

@@ -157,7 +157,8 @@ public final class StoreMigrator {
         defer { try? source.close() }
         let stepMapping = try mapping(for: step)
         let foreign = try source.read { db in try ForeignObjects.read(db, schema: source.schema) }
-        let before = try Conservation.before(stepMapping.mapping, source: source)
+        let before = try Conservation.before(
+          stepMapping.mapping, source: source, policies: Set(stepMapping.policies.keys))
         if case .ddl(let edit) = try Self.ddlDecision(stepMapping, store: source, options: options) {
           try source.close()
           // The file is edited in place: its own tables stay; what was dropped on purpose goes.
