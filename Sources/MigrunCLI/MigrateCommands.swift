@@ -35,45 +35,9 @@ struct ChainOptions: ParsableArguments {
   func plan(for store: URL) throws -> (MigrationPlan, ModelBundle) {
     let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: model))
     let override = chain.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
-    let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: policyURLs, override: override)
-    let metadata = try SQLiteStore.metadata(at: store)
-    let folders = policyURLs
-    // The store's own model is the fallback when no version has its hashes (read only then).
-    let storeModel =
-      bundle.version(matching: metadata.versionHashes) == nil
-      ? try? SQLiteStore.cachedModel(at: store)?.named(
-        "\(store.deletingPathExtension().lastPathComponent)'s own model") : nil
-    // --mapping files go to the steps they were made for; with the store's own model as the source,
-    // a mapping model made for it (given, or in a policy folder) is found by its entity hashes.
-    var given: [String: URL] = [:]
-    func take(_ url: URL, versions: [ObjectModel]) throws {
-      let model = try AppleMappingModel.read(
-        contentsOf: url, versions: versions, modelName: bundle.url.lastPathComponent)
-      let key = "\(model.sourceVersion)\u{0}\(model.destinationVersion)"
-      if given[key] == nil { given[key] = url }
-    }
-    for path in mappingModels {
-      let url = URL(fileURLWithPath: path)
-      guard ScriptedStep.isMappingModel(url) else {
-        throw CLIError(message: "--mapping \(path): give an .xcmappingmodel or a .cdm")
-      }
-      do {
-        try take(url, versions: bundle.models)
-      } catch {
-        guard let storeModel else { throw error }
-        try take(url, versions: [storeModel] + bundle.models)
-      }
-    }
-    if let storeModel {
-      let inFolders = folders.flatMap { folder in
-        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
-          .map { folder.appendingPathComponent($0) }.filter(ScriptedStep.isMappingModel)
-      }
-      for url in inFolders { try? take(url, versions: [storeModel] + bundle.models) }
-    }
-    let plan = try MigrationPlanner.plan(
-      bundle: bundle, storeHashes: metadata.versionHashes, destination: to, order: order, storeModel: storeModel,
-      script: { from, to in given["\(from)\u{0}\(to)"] ?? ScriptedStep.find(from: from, to: to, in: folders) })
+    let plan = try ScriptedStep.plan(
+      store: store, bundle: bundle, policyFolders: policyURLs, chain: override, destination: to,
+      mappingModels: mappingModels.map { URL(fileURLWithPath: $0) })
     return (plan, bundle)
   }
 }

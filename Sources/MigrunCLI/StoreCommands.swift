@@ -61,11 +61,13 @@ struct InspectCommand: MigrunCommand {
     var source = "--model"
     if let matched = resolution.model {
       counts = try SQLiteStore(url: url, model: matched).entityCounts()
-    } else if try SQLiteStore.cachedModel(at: url) != nil {
+    } else {
       // The store's own model, as it opens without --model: the stored hashes name the version; the
-      // cache only describes the tables (its hashes may differ from the stored ones).
-      counts = try SQLiteStore(url: url).entityCounts()
-      source = "Z_MODELCACHE"
+      // cache only describes the tables (its hashes may differ from the stored ones). No cache: no counts.
+      do {
+        counts = try SQLiteStore(url: url).entityCounts()
+        source = "Z_MODELCACHE"
+      } catch let error as StoreError where error.code == .noModel {}
     }
     if json {
       let entities = (counts ?? [:]).mapValues { ["count": $0] }

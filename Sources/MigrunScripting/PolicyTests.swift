@@ -199,14 +199,8 @@ enum FixtureMigration {
       }
     }
     let folders = [testFile.deletingLastPathComponent(), root]
-    let metadata = try SQLiteStore.metadata(at: copy)
-    let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: folders, override: nil)
-    let storeModel =
-      bundle.version(matching: metadata.versionHashes) == nil
-      ? try SQLiteStore.cachedModel(at: copy)?.named(copy.deletingPathExtension().lastPathComponent) : nil
-    let plan = try MigrationPlanner.plan(
-      bundle: bundle, storeHashes: metadata.versionHashes, destination: options["to"]?.stringValue, order: order,
-      storeModel: storeModel, script: { from, to in ScriptedStep.find(from: from, to: to, in: folders) })
+    let plan = try ScriptedStep.plan(
+      store: copy, bundle: bundle, policyFolders: folders, destination: options["to"]?.stringValue)
     let migrator = StoreMigrator(store: copy, plan: plan, options: .init(keepBackup: false))
     migrator.scriptedStep = { step in
       guard case .scripted(let file) = step.kind else { throw HostError("\(step.name) is not scripted") }

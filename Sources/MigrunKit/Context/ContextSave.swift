@@ -31,26 +31,12 @@ extension ObjectContext {
   private func validate(_ changed: [ManagedObject]) throws {
     var problems: [String] = []
     for object in changed {
+      guard let entityRules = rules.byEntity[object.entity.name] else { continue }
       let state = object.state
-      for attribute in model.attributes(of: object.entity) where !attribute.isTransient && attribute.derivation == nil {
-        let value = state.attributes[attribute.name] ?? .null
-        if value == .null && !attribute.isOptional {
-          problems.append("\(object.id): '\(attribute.name)' is required but NULL")
-        }
-        for rule in ValueRule.rules(of: attribute) {
-          if let problem = rule.problem(value) { problems.append("\(object.id): \(problem)") }
-        }
-      }
-      for relationship in model.relationships(of: object.entity) where !relationship.isTransient {
-        let count: Int
-        if relationship.isToMany {
-          // Only what the context holds: a to-many never read is as the store has it.
-          guard let members = state.toMany[relationship.name] ?? (object.isInserted ? [] : nil) else { continue }
-          count = members.count
-        } else {
-          count = state.toOne[relationship.name] == nil ? 0 : 1
-        }
-        if let problem = ModelRules.problem(relationship, count: count) { problems.append("\(object.id): \(problem)") }
+      problems += entityRules.problems(of: state) { relationship in
+        guard relationship.isToMany else { return state.toOne[relationship.name] == nil ? 0 : 1 }
+        // Only what the context holds: a to-many never read is as the store has it.
+        return (state.toMany[relationship.name] ?? (object.isInserted ? [] : nil))?.count
       }
     }
     guard !problems.isEmpty else { return }

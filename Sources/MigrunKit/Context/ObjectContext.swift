@@ -69,6 +69,8 @@ public final class ObjectContext {
   private var registeredPeak = 0
   /// Objects with pending changes, held until saved or rolled back.
   var pending: [ObjectID: ManagedObject] = [:]
+  /// The model's rules, checked on every save: worked out once per context.
+  lazy var rules = ModelRules(model: model)
   private var nextTemporaryKey: Int64 = -1
 
   init(coordinator: StoreCoordinator, mergePolicy: MergePolicy) {

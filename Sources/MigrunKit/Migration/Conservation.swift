@@ -50,55 +50,71 @@ enum Conservation {
   }
 
   /// The counts after the step, checked. `policies`: entity mappings with a policy of their own.
+  /// Mappings that write one destination entity together are held equal together: the sum of what
+  /// they read against what the entity holds, objects and links alike.
   static func check(
     _ mapping: MappingModel, before: Before, destination: SQLiteStore, policies: Set<String>, merged: Int
   ) throws -> [MappingCount] {
-    var counts: [MappingCount] = []
-    // Destination entity → the mappings that write it (their sources add up).
     var writers: [String: [EntityMapping]] = [:]
-    for entityMapping in mapping.entityMappings {
-      if let destination = entityMapping.destinationEntity { writers[destination, default: []].append(entityMapping) }
+    for entityMapping in mapping.entityMappings where before.objects[entityMapping.name] != nil {
+      if let target = entityMapping.destinationEntity { writers[target, default: []].append(entityMapping) }
     }
-    for entityMapping in mapping.entityMappings {
-      guard let read = before.objects[entityMapping.name] else { continue }
-      guard let target = entityMapping.destinationEntity else {
-        counts.append(
-          MappingCount(mapping: entityMapping.name, read: read, written: 0, note: "removed by the mapping", edges: [:]))
-        continue
-      }
-      let together = writers[target] ?? [entityMapping]
-      let written = try destination.count(of: target, includingSubentities: false)
-      let expected = together.compactMap { before.objects[$0.name] }.reduce(0, +)
-      let onPurpose =
-        together.contains { policies.contains($0.name) || $0.kind == .custom }
+    // Per destination entity: objects written, links written per relationship, and the reason the
+    // counts may differ (nil: held equal, and they are).
+    var written: [String: (objects: Int, links: [String: Int], note: String?)] = [:]
+    for (target, group) in writers.sorted(by: { $0.key < $1.key }) {
+      let objects = try destination.count(of: target, includingSubentities: false)
+      var note: String? =
+        group.contains { policies.contains($0.name) || $0.kind == .custom }
         ? "a policy decides what is written"
         : merged > 0 ? "\(merged) merged by merge rules" : nil
-      var edges: [String: [Int]] = [:]
-      for (name, old) in entityMapping.relationships.sorted(by: { $0.key < $1.key }) where onPurpose == nil {
-        let readEdges = before.edges[entityMapping.name]?[old] ?? 0
-        let writtenEdges = together.count == 1 ? try destination.edgeCount(of: target, name) : readEdges
-        edges[name] = [readEdges, writtenEdges]
-        if onPurpose == nil, readEdges != writtenEdges {
+      var links: [String: Int] = [:]
+      if note == nil {
+        let read = group.compactMap { before.objects[$0.name] }.reduce(0, +)
+        guard objects == read else {
           throw MigrationError(
-            .validation, entity: target, property: name,
+            .validation, entity: target,
             reason:
-              "entity mapping \(entityMapping.name) read \(readEdges) '\(old)' links and wrote \(writtenEdges): the step would lose relationships; the store is unchanged"
+              "entity mapping \(group.map(\.name).joined(separator: " + ")) read \(read) object\(read == 1 ? "" : "s") and wrote \(objects): the step would lose objects; the store is unchanged"
           )
         }
+        var readLinks: [String: (count: Int, sources: [String])] = [:]
+        for entityMapping in group {
+          for (name, old) in entityMapping.relationships {
+            readLinks[name, default: (0, [])].count += before.edges[entityMapping.name]?[old] ?? 0
+            readLinks[name, default: (0, [])].sources.append(old)
+          }
+        }
+        for (name, read) in readLinks.sorted(by: { $0.key < $1.key }) {
+          links[name] = try destination.edgeCount(of: target, name)
+          guard links[name] == read.count else {
+            throw MigrationError(
+              .validation, entity: target, property: name,
+              reason:
+                "entity mapping \(group.map(\.name).joined(separator: " + ")) read \(read.count) '\(read.sources.joined(separator: "', '"))' links and wrote \(links[name] ?? 0): the step would lose relationships; the store is unchanged"
+            )
+          }
+        }
+        if group.count > 1 {
+          note = "\(target) is written by \(group.map(\.name).joined(separator: " + ")), held equal together"
+        }
       }
-      if onPurpose == nil, written != expected {
-        throw MigrationError(
-          .validation, entity: target,
-          reason:
-            "entity mapping \(entityMapping.name) read \(expected) object\(expected == 1 ? "" : "s") and wrote \(written): the step would lose objects; the store is unchanged"
-        )
-      }
-      counts.append(
-        MappingCount(
-          mapping: entityMapping.name, read: read, written: together.count == 1 ? written : read, note: onPurpose,
-          edges: edges))
+      written[target] = (objects, links, note)
     }
-    return counts
+    return mapping.entityMappings.compactMap { entityMapping in
+      guard let read = before.objects[entityMapping.name] else { return nil }
+      guard let target = entityMapping.destinationEntity, let result = written[target] else {
+        return MappingCount(
+          mapping: entityMapping.name, read: read, written: 0, note: "removed by the mapping", edges: [:])
+      }
+      var edges: [String: [Int]] = [:]
+      for (name, old) in entityMapping.relationships {
+        guard let linksWritten = result.links[name] else { continue }
+        edges[name] = [before.edges[entityMapping.name]?[old] ?? 0, linksWritten]
+      }
+      return MappingCount(
+        mapping: entityMapping.name, read: read, written: result.objects, note: result.note, edges: edges)
+    }
   }
 }
 

@@ -114,16 +114,34 @@ struct ForeignObjects {
       }
       for dependent in table.dependents { try db.execute(sql: dependent) }
     }
-    let history = Set(tables.map { $0.name.uppercased() }).intersection(Self.historyTables)
+    // History's key rows go with its tables.
+    let droppedKeys = Set(dropped.compactMap(Self.historyKeyName))
     for row in keyRows {
-      // History's rows go with its tables.
       let name: String = row[1]
-      if !history.isEmpty, dropped.contains("A" + name.uppercased()) { continue }
+      if droppedKeys.contains(name.uppercased()) { continue }
       try db.execute(
         sql: "INSERT OR REPLACE INTO main.Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
         arguments: [row[0], row[1], row[2], row[3]])
     }
     return copied
+  }
+
+  /// The `Z_PRIMARYKEY` name persistent history keeps for its table `table` (`ACHANGE` → `CHANGE`),
+  /// or nil for any other table.
+  static func historyKeyName(_ table: String) -> String? {
+    historyTables.contains(table.uppercased()) ? String(table.uppercased().dropFirst()) : nil
+  }
+
+  /// Drops in place what `dropped` names — tables (with their history key rows), triggers and views —
+  /// for a step that edits the file where it is and keeps the rest.
+  func drop(_ db: Database, _ dropped: Set<String>) throws {
+    let named = tables.map { ("TABLE", $0.name) } + others.map { ($0.type.uppercased(), $0.name) }
+    for (type, name) in named where dropped.contains(name) {
+      try db.execute(sql: "DROP \(type) IF EXISTS \(quoted(name))")
+      if let key = Self.historyKeyName(name) {
+        try db.execute(sql: "DELETE FROM Z_PRIMARYKEY WHERE upper(Z_NAME) = ?", arguments: [key])
+      }
+    }
   }
 
   private func quoted(_ name: String) -> String { "\"\(name.replacingOccurrences(of: "\"", with: "\"\""))\"" }

@@ -143,10 +143,28 @@ public enum MigrationPlanner {
     bundle: ModelBundle, storeHashes: [String: VersionHash], destination: String? = nil, order: VersionOrder? = nil,
     storeModel: ObjectModel? = nil, script: (String, String) -> URL? = { _, _ in nil }
   ) throws(MigrationError) -> MigrationPlan {
-    if bundle.version(matching: storeHashes) == nil, let storeModel {
-      return try plan(bundle: bundle, fromStoreModel: storeModel, destination: destination, script: script)
+    let target = destination ?? bundle.currentVersionName
+    let targetModel: ObjectModel
+    do {
+      targetModel = try bundle.model(named: target)
+    } catch {
+      throw MigrationError(
+        .unknownVersion,
+        reason:
+          "\(bundle.name) has no version '\(target)' (versions: \(bundle.versionNames.joined(separator: ", ")))")
     }
-    guard let sourceModel = bundle.version(matching: storeHashes), let sourceName = sourceModel.versionName else {
+    // The stored hashes decide the store's version; its own model is only the fallback.
+    let source: ObjectModel
+    let matched = bundle.version(matching: storeHashes)
+    if let matched {
+      source = matched
+    } else if let storeModel {
+      do {
+        source = storeModel.versionName == nil ? try storeModel.named("the store's own model") : storeModel
+      } catch {
+        throw MigrationError(.unknownVersion, reason: error.description)
+      }
+    } else {
       let closest = bundle.closestVersions(to: storeHashes).prefix(3)
         .map { "\($0.name) (\($0.matchingEntities) of \(storeHashes.count) entities equal)" }.joined(separator: ", ")
       throw MigrationError(
@@ -154,19 +172,26 @@ public enum MigrationPlanner {
         reason: "no version of \(bundle.name) has the store's entity hashes (store entities: "
           + "\(storeHashes.keys.sorted().joined(separator: ", ")); closest: \(closest))")
     }
-    let target = destination ?? bundle.currentVersionName
-    guard bundle.versionNames.contains(target) else {
-      throw MigrationError(
-        .unknownVersion,
-        reason:
-          "\(bundle.name) has no version '\(target)' (versions: \(bundle.versionNames.joined(separator: ", ")))")
+    let sourceName = source.versionName ?? "the store's own model"
+    if sourceName == target || source.entityVersionHashes == targetModel.entityVersionHashes {
+      return MigrationPlan(sourceVersion: target, destinationVersion: target, steps: [], rule: .current)
     }
-    if sourceName == target {
-      return MigrationPlan(sourceVersion: sourceName, destinationVersion: target, steps: [], rule: .current)
-    }
+    let fromStore = matched == nil
     return try withoutActuallyEscaping(script) { script throws(MigrationError) in
-      var planner = PathFinder(bundle: bundle, script: script)
-      return try plan(planner: &planner, sourceName: sourceName, target: target, order: order)
+      var planner = PathFinder(bundle: bundle, storeModel: fromStore ? source : nil, script: script)
+      guard fromStore else { return try plan(planner: &planner, sourceName: sourceName, target: target, order: order) }
+      // Only one step can start from a model the bundle does not have: the mapping model made for
+      // it (matched by its entity hashes), else the inferred one.
+      switch try planner.step(from: sourceName, to: target) {
+      case .success(let step):
+        return MigrationPlan(sourceVersion: sourceName, destinationVersion: target, steps: [step], rule: .storeModel)
+      case .failure(let error):
+        throw MigrationError(
+          .notInferable, step: "\(sourceName) → \(target)", entity: error.entity, property: error.property,
+          reason:
+            "\(error.reason); the store's version is not in \(bundle.name), so only a step from its own model (Z_MODELCACHE) can run: a mapping model made for it, or an inferred one"
+        )
+      }
     }
   }
 
@@ -196,48 +221,6 @@ public enum MigrationPlanner {
     }
   }
 
-  /// One step from the store's own model to the destination: the mapping model made for that pair
-  /// (matched by its entity hashes, whatever it is called) when `script` has one, else inferred.
-  private static func plan(
-    bundle: ModelBundle, fromStoreModel storeModel: ObjectModel, destination: String?,
-    script: (String, String) -> URL?
-  ) throws(MigrationError) -> MigrationPlan {
-    let target = destination ?? bundle.currentVersionName
-    let sourceName = storeModel.versionName ?? "the store's own model"
-    let destinationModel: ObjectModel
-    let source: ObjectModel
-    do {
-      destinationModel = try bundle.model(named: target)
-      source = try storeModel.named(sourceName)
-    } catch {
-      throw MigrationError(.unknownVersion, reason: error.description)
-    }
-    let stepName = "\(sourceName) → \(target)"
-    if source.entityVersionHashes == destinationModel.entityVersionHashes {
-      return MigrationPlan(sourceVersion: target, destinationVersion: target, steps: [], rule: .current)
-    }
-    if let file = script(sourceName, target) {
-      let step = MigrationStep(
-        from: sourceName, to: target, kind: .scripted(file),
-        inferredMapping: try? MappingModel.inferred(from: source, to: destinationModel), source: source,
-        destination: destinationModel)
-      return MigrationPlan(sourceVersion: sourceName, destinationVersion: target, steps: [step], rule: .storeModel)
-    }
-    do {
-      let inferred = try MappingModel.inferred(from: source, to: destinationModel)
-      let step = MigrationStep(
-        from: sourceName, to: target, kind: .inferred, inferredMapping: inferred, source: source,
-        destination: destinationModel)
-      return MigrationPlan(sourceVersion: sourceName, destinationVersion: target, steps: [step], rule: .storeModel)
-    } catch {
-      throw MigrationError(
-        .notInferable, step: stepName, entity: error.entity, property: error.property,
-        reason:
-          "\(error.reason); the store's version is not in \(bundle.name), so only an inferred step from its own model (Z_MODELCACHE) can run"
-      )
-    }
-  }
-
   private static func check(_ names: [String], in bundle: ModelBundle, origin: String) throws(MigrationError) {
     for name in names where !bundle.versionNames.contains(name) {
       throw MigrationError(
@@ -253,12 +236,20 @@ public enum MigrationPlanner {
 /// inferred mapping, else why there is neither.
 private struct PathFinder {
   let bundle: ModelBundle
+  /// The store's own model, a source the bundle does not have.
+  let storeModel: ObjectModel?
   let script: (String, String) -> URL?
   private var decided: [String: Result<MigrationStep, MigrationError>] = [:]
 
-  init(bundle: ModelBundle, script: @escaping (String, String) -> URL?) {
+  init(bundle: ModelBundle, storeModel: ObjectModel?, script: @escaping (String, String) -> URL?) {
     self.bundle = bundle
+    self.storeModel = storeModel
     self.script = script
+  }
+
+  private func model(named name: String) throws(ModelError) -> ObjectModel {
+    if let storeModel, storeModel.versionName == name { return storeModel }
+    return try bundle.model(named: name)
   }
 
   /// The step `a → b`, or why there is none (a bad model is thrown).
@@ -269,8 +260,8 @@ private struct PathFinder {
     let source: ObjectModel
     let destination: ObjectModel
     do {
-      source = try bundle.model(named: a)
-      destination = try bundle.model(named: b)
+      source = try model(named: a)
+      destination = try model(named: b)
     } catch {
       throw MigrationError(.unknownVersion, step: stepName, reason: error.description)
     }
@@ -359,6 +350,7 @@ private struct PathFinder {
   /// keep what the target keeps (``drops(_:keptBy:)``), breadth first; among paths of equal length,
   /// the one whose versions come first in the bundle's order. Nil when there is none.
   mutating func shortestPath(from sourceName: String, to target: String) throws(MigrationError) -> [MigrationStep]? {
+    let targetModel = try? model(named: target)
     var previous: [String: MigrationStep] = [:]
     var seen: Set<String> = [sourceName]
     var frontier = [sourceName]
@@ -367,9 +359,7 @@ private struct PathFinder {
       for version in frontier {
         for other in bundle.versionNames where !seen.contains(other) {
           guard case .success(let step) = try step(from: version, to: other) else { continue }
-          if step.kind == .inferred, let targetModel = try? bundle.model(named: target),
-            Self.drops(step, keptBy: targetModel)
-          {
+          if step.kind == .inferred, let targetModel, Self.drops(step, keptBy: targetModel) {
             continue
           }
           seen.insert(other)

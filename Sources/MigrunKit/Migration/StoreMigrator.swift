@@ -300,17 +300,8 @@ public final class StoreMigrator {
     try edit.run(on: working, metadata: metadata.describing(step.destination), progress: progress)
     let destination = try SQLiteStore(url: working, model: step.destination, access: .readWrite, fastWrites: true)
     defer { try? destination.close() }
-    let dropped =
-      foreign.tables.map { ("TABLE", $0.name) } + foreign.others.map { ($0.type.uppercased(), $0.name) }
-    if dropped.contains(where: { options.drop.contains($0.1) }) {
-      try destination.withConnection { db in
-        for (type, name) in dropped where options.drop.contains(name) {
-          try db.execute(sql: "DROP \(type) IF EXISTS \"\(name)\"")
-          if type == "TABLE", ForeignObjects.historyTables.contains(name.uppercased()) {
-            try db.execute(sql: "DELETE FROM Z_PRIMARYKEY WHERE Z_NAME = ?", arguments: [String(name.dropFirst())])
-          }
-        }
-      }
+    if !options.drop.isEmpty {
+      try destination.withConnection { db in try foreign.drop(db, options.drop) }
     }
     try MigrationManager.checkRules(of: destination)
     progress(

@@ -11,10 +11,33 @@ struct ModelRules {
     /// Relationships with a rule: required, or with a minimum or maximum count.
     let relationships: [Relationship]
     /// Minimum and maximum values and lengths, regular expressions (``ValueRule``).
-    let valueRules: [(rule: ValueRule, type: AttributeType)]
+    let valueRules: [ValueRule]
+
+    /// What `object` breaks, one line each: its required attributes, value rules and relationship
+    /// counts. `count` gives how many objects a relationship holds, nil when that is not known (a
+    /// to-many a context never read is as the store has it).
+    func problems(of object: StoredObject, count: (Relationship) -> Int?) -> [String] {
+      var problems: [String] = []
+      for attribute in requiredAttributes where (object.attributes[attribute.name] ?? .null) == .null {
+        problems.append("\(object.id): '\(attribute.name)' is required but NULL")
+      }
+      for rule in valueRules {
+        if let problem = rule.problem(object.attributes[rule.attribute] ?? .null) {
+          problems.append("\(object.id): \(problem)")
+        }
+      }
+      for relationship in relationships {
+        if let held = count(relationship), let problem = ModelRules.problem(relationship, count: held) {
+          problems.append("\(object.id): \(problem)")
+        }
+      }
+      return problems
+    }
   }
 
   let entities: [EntityRules]
+  /// Entity name → its rules.
+  let byEntity: [String: EntityRules]
 
   init(model: ObjectModel) {
     entities = model.entities.filter { !$0.isAbstract }.map { entity in
@@ -26,10 +49,9 @@ struct ModelRules {
         relationships: model.relationships(of: entity).filter {
           !$0.isTransient && ((!$0.isOptional && !$0.isToMany) || $0.minCount > 0 || ($0.isToMany && $0.maxCount > 0))
         },
-        valueRules: model.attributes(of: entity).flatMap { attribute in
-          ValueRule.rules(of: attribute).map { ($0, attribute.type) }
-        })
+        valueRules: model.attributes(of: entity).flatMap(ValueRule.rules(of:)))
     }
+    byEntity = Dictionary(uniqueKeysWithValues: entities.map { ($0.entity.name, $0) })
   }
 
   /// What is wrong with a relationship holding `count` objects, or nil.
@@ -41,16 +63,13 @@ struct ModelRules {
   /// not nil" (NSRelationshipDescription). So a non-optional to-many below its minimum fails even
   /// when empty; an optional one may be empty, and is held to its minimum once it holds something.
   static func problem(_ relationship: Relationship, count: Int) -> String? {
-    if !relationship.isOptional && !relationship.isToMany && count == 0 {
-      return "'\(relationship.name)' is required but empty"
+    guard relationship.isToMany else {
+      return !relationship.isOptional && count == 0 ? "'\(relationship.name)' is required but empty" : nil
     }
-    if !relationship.isOptional && relationship.isToMany && count < Int(relationship.minCount) {
+    if count < Int(relationship.minCount) && (count > 0 || !relationship.isOptional) {
       return "'\(relationship.name)' has \(count), at least \(relationship.minCount) required"
     }
-    if count > 0 && count < Int(relationship.minCount) {
-      return "'\(relationship.name)' has \(count), at least \(relationship.minCount) required"
-    }
-    if relationship.isToMany && relationship.maxCount > 0 && count > Int(relationship.maxCount) {
+    if relationship.maxCount > 0 && count > Int(relationship.maxCount) {
       return "'\(relationship.name)' has \(count), at most \(relationship.maxCount) allowed"
     }
     return nil
@@ -62,19 +81,9 @@ struct ModelRules {
     for rules in entities where problems.count < limit {
       try store.forEachObject(of: rules.entity.name, includingSubentities: false, withToMany: true) { object in
         guard problems.count < limit else { return }
-        for attribute in rules.requiredAttributes where (object.attributes[attribute.name] ?? .null) == .null {
-          problems.append("\(object.id): '\(attribute.name)' is required but NULL")
-        }
-        for (rule, _) in rules.valueRules {
-          if let problem = rule.problem(object.attributes[rule.attribute] ?? .null) {
-            problems.append("\(object.id): \(problem)")
-          }
-        }
-        for relationship in rules.relationships {
-          let count =
-            relationship.isToMany
+        problems += rules.problems(of: object) { relationship in
+          relationship.isToMany
             ? object.toMany[relationship.name]?.count ?? 0 : (object.toOne[relationship.name] == nil ? 0 : 1)
-          if let problem = Self.problem(relationship, count: count) { problems.append("\(object.id): \(problem)") }
         }
       }
     }
@@ -101,12 +110,14 @@ extension SQLiteStore {
         }
         // Value rules are checked in Swift (lengths in UTF-16 units, ICU regular expressions) on the
         // columns that have them, read in one pass.
-        let checked = rules.valueRules.compactMap { entry -> (ValueRule, AttributeType, String)? in
-          guard case .attribute(let column)? = layout.properties[entry.rule.attribute] else { return nil }
-          return (entry.rule, entry.type, column.name)
+        // Each rule with the position of its column in the row read (Z_PK first).
+        var columns: [String] = []
+        let checked = rules.valueRules.compactMap { rule -> (ValueRule, Int)? in
+          guard case .attribute(let column)? = layout.properties[rule.attribute] else { return nil }
+          if !columns.contains(column.name) { columns.append(column.name) }
+          return (rule, (columns.firstIndex(of: column.name) ?? 0) + 1)
         }
         if !checked.isEmpty && problems.count < limit {
-          let columns = Array(Set(checked.map(\.2))).sorted()
           let cursor = try Row.fetchCursor(
             db,
             sql:
@@ -114,9 +125,8 @@ extension SQLiteStore {
           )
           while problems.count < limit, let row = try cursor.next() {
             let key = try row.required(at: 0, as: Int64.self)
-            for (rule, type, column) in checked {
-              guard let index = columns.firstIndex(of: column) else { continue }
-              let value = StoreValueCoding.value(row[index + 1] as DatabaseValue, type: type)
+            for (rule, position) in checked {
+              let value = StoreValueCoding.value(row[position] as DatabaseValue, type: rule.type)
               if let problem = rule.problem(value) {
                 problems.append("\(ObjectID(entity: layout.name, primaryKey: key)): \(problem)")
               }

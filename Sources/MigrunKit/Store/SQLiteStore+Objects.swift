@@ -26,9 +26,8 @@ struct SQLiteObjectReader {
     let keys = try store.keyColumns(of: table)
     let stored = try row.value(at: keys.entity, named: "Z_ENT", as: Int.self)
     let primaryKey = try row.required(at: keys.primaryKey, named: "Z_PK", as: Int64.self)
-    // A table's only entity owns every row of it, whatever number the row carries (see
-    // StoreSchema.soleEntity(ofTable:)).
-    let number = store.schema.soleEntity(ofTable: table)?.number ?? stored ?? 0
+    // A table's only entity owns every row of it, whatever number the row carries.
+    let number = keys.sole ?? stored ?? 0
     guard let plan = try store.readPlan(number: number), plan.layout.table == table else {
       throw StoreError(
         .badValue, primaryKey: primaryKey, reason: "row has Z_ENT \(number), which the model does not have in \(table)")

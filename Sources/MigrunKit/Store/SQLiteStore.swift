@@ -104,18 +104,20 @@ public final class SQLiteStore: ObjectStore {
     return positions
   }
 
-  private var keyPositions: [String: (primaryKey: Int, entity: Int, version: Int)] = [:]
+  private var keyPositions: [String: (primaryKey: Int, entity: Int, version: Int, sole: Int?)] = [:]
 
-  /// Where Z_PK, Z_ENT and Z_OPT are in a row of `SELECT * FROM table` (asked once per object read:
-  /// worked out once per table).
-  func keyColumns(of table: String) throws -> (primaryKey: Int, entity: Int, version: Int) {
+  /// Where Z_PK, Z_ENT and Z_OPT are in a row of `SELECT * FROM table`, and the number of the entity
+  /// that owns every row when it is alone in the table (``StoreSchema/soleEntity(ofTable:)``) — asked
+  /// once per object read: worked out once per table.
+  func keyColumns(of table: String) throws -> (primaryKey: Int, entity: Int, version: Int, sole: Int?) {
     if let known = keyPositions[table] { return known }
     let positions = positions(in: table)
     guard let primaryKey = positions["Z_PK"], let entity = positions["Z_ENT"], let version = positions["Z_OPT"] else {
       throw StoreError(.layoutMismatch, reason: "table \(table) lacks Z_PK, Z_ENT or Z_OPT")
     }
-    keyPositions[table] = (primaryKey, entity, version)
-    return (primaryKey, entity, version)
+    let found = (primaryKey, entity, version, schema.soleEntity(ofTable: table)?.number)
+    keyPositions[table] = found
+    return found
   }
 
   private var toOnesSQL: [Int: String] = [:]
@@ -657,25 +659,26 @@ public final class SQLiteStore: ObjectStore {
   static func rawModelCache(at url: URL) throws -> [UInt8]? {
     let queue = try openQueue(url, access: .readOnly)
     defer { try? queue.close() }
-    return try queue.read { db -> [UInt8]? in
-      guard try db.tableExists("Z_MODELCACHE") else { return nil }
-      return try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1").map { Array($0) }
-    }
+    return try rawModelCache(queue, file: url.path)
   }
 
-  static func readCachedModel(_ queue: DatabaseQueue, file: String) throws -> ObjectModel? {
-    let data: Data?
+  /// `Z_MODELCACHE.Z_CONTENT` as stored (raw DEFLATE), nil without the table or an empty one.
+  static func rawModelCache(_ queue: DatabaseQueue, file: String) throws -> [UInt8]? {
     do {
-      data = try queue.read { db -> Data? in
+      return try queue.read { db -> [UInt8]? in
         guard try db.tableExists("Z_MODELCACHE") else { return nil }
-        return try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1")
+        return try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1").map { Array($0) }
       }
     } catch {
       throw StoreError(.sqlite, file: file, reason: "cannot read Z_MODELCACHE (\(error))")
     }
+  }
+
+  static func readCachedModel(_ queue: DatabaseQueue, file: String) throws -> ObjectModel? {
+    let data = try rawModelCache(queue, file: file)
     guard let data, !data.isEmpty else { return nil }
     do {
-      return try ModelCache.model(fromCompressed: Array(data))
+      return try ModelCache.model(fromCompressed: data)
     } catch {
       throw error.inFile(file)
     }

@@ -92,6 +92,9 @@ public struct StoreSchema: Sendable {
   public let indexes: [Index]
 
   private let byName: [String: Int]
+  /// Table (as laid out, and uppercased) → the numbers of the entities stored in it (read per row:
+  /// kept, not derived).
+  private let numbersByTable: [String: [Int]]
 
   /// The layout Core Data gives a new store of `model`.
   public init(model: ObjectModel) {
@@ -114,6 +117,10 @@ public struct StoreSchema: Sendable {
     tables = builder.tables
     indexes = builder.indexes
     byName = Dictionary(uniqueKeysWithValues: builder.layouts.enumerated().map { ($1.name, $0) })
+    // Under the name as laid out (what the readers pass, no case folding per row) and uppercased.
+    var numbers = Dictionary(grouping: builder.layouts, by: { $0.table.uppercased() }).mapValues { $0.map(\.number) }
+    for layout in builder.layouts { numbers[layout.table] = numbers[layout.table.uppercased()] }
+    numbersByTable = numbers
   }
 
   public func layout(of entity: String) -> EntityLayout? {
@@ -129,8 +136,10 @@ public struct StoreSchema: Sendable {
   /// its objects — a row an older app version left with another entity's number included — and a
   /// migration carries it with the right number.
   public func soleEntity(ofTable table: String) -> EntityLayout? {
-    let stored = entities.filter { $0.table.uppercased() == table.uppercased() }
-    return stored.count == 1 ? stored.first : nil
+    guard let stored = numbersByTable[table] ?? numbersByTable[table.uppercased()], stored.count == 1 else {
+      return nil
+    }
+    return layout(number: stored[0])
   }
 
   /// The one row predicate of `layout`'s objects (with its subentities' when `includingSubentities`),
@@ -141,8 +150,7 @@ public struct StoreSchema: Sendable {
     -> String?
   {
     let kinds = includingSubentities ? layout.kindNumbers : [layout.number]
-    let stored = entities.filter { $0.table.uppercased() == layout.table.uppercased() }.map(\.number)
-    guard Set(stored) != Set(kinds) else { return nil }
+    guard Set(numbersByTable[layout.table] ?? []) != Set(kinds) else { return nil }
     let column = alias.map { "\($0).Z_ENT" } ?? "Z_ENT"
     return kinds.count == 1
       ? "\(column) = \(kinds[0])" : "\(column) IN (\(kinds.map(String.init).joined(separator: ", ")))"

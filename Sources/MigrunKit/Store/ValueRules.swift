@@ -10,7 +10,10 @@ import Foundation
 /// by type), `minDateTimeInterval` / `maxDateTimeInterval` (dates) and `regularExpressionString`.
 /// Compiled models (`.mom`, `Z_MODELCACHE`) keep these rules as archived validation predicates, which
 /// migrun does not read yet: their attributes carry no value rules.
-public struct ValueRule: Sendable, Hashable {
+///
+/// `@unchecked Sendable`: the one non-`Sendable` part is the compiled `NSRegularExpression`, which is
+/// immutable and documented as safe to share between threads.
+public struct ValueRule: @unchecked Sendable {
   public enum Kind: Sendable, Hashable {
     case minimumValue(Double)
     case maximumValue(Double)
@@ -20,7 +23,22 @@ public struct ValueRule: Sendable, Hashable {
   }
 
   public let attribute: String
+  /// The attribute's type (how its stored values read).
+  public let type: AttributeType
   public let kind: Kind
+  /// A `pattern`'s expression, compiled once (checks run per stored value); nil when it does not compile.
+  private let expression: NSRegularExpression?
+
+  init(attribute: String, type: AttributeType, kind: Kind) {
+    self.attribute = attribute
+    self.type = type
+    self.kind = kind
+    if case .pattern(let pattern) = kind {
+      expression = try? NSRegularExpression(pattern: pattern)
+    } else {
+      expression = nil
+    }
+  }
 
   /// The rules of `attribute` (none for a transient or derived one).
   public static func rules(of attribute: Attribute) -> [ValueRule] {
@@ -47,7 +65,7 @@ public struct ValueRule: Sendable, Hashable {
     default:
       break
     }
-    return kinds.map { ValueRule(attribute: attribute.name, kind: $0) }
+    return kinds.map { ValueRule(attribute: attribute.name, type: attribute.type, kind: $0) }
   }
 
   /// What is wrong with `value`, or nil when it keeps the rule (NULL always does).
@@ -69,7 +87,7 @@ public struct ValueRule: Sendable, Hashable {
       guard let length = Self.length(value), length > max else { return nil }
       return "\(shown) is \(length) long, longer than the maximum length \(max)"
     case (.pattern(let pattern), .string(let text)):
-      guard let expression = try? NSRegularExpression(pattern: pattern) else {
+      guard let expression else {
         return "\(shown): the model's regular expression /\(pattern)/ does not compile"
       }
       let whole = NSRange(text.startIndex..<text.endIndex, in: text)

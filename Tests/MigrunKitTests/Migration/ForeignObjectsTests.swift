@@ -69,6 +69,23 @@ import Testing
     }
   }
 
+  @Test func historyDroppedOnPurposeGoesOnEveryPathWithItsKeyRows() throws {
+    let target = Fixtures.url(Self.fixtures + "SampleModel2_V2.sqlite")
+    let destination = try #require(try SQLiteStore.cachedModel(at: target)).named("Destination")
+    let history: Set<String> = ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"]
+    for (method, url, _) in try Self.migrateEachWay(
+      Self.fixtures + "SampleModel2_V1.sqlite", to: destination, drop: history)
+    {
+      let tables: [String] = try Self.query(
+        url, "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'A%'")
+      #expect(tables.isEmpty, "\(method)")
+      let keys: [Int64] = try Self.query(url, "SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_ENT > 16000")
+      #expect(keys.isEmpty, "\(method)")
+      let pages: [Int64] = try Self.query(url, "SELECT count(*) FROM ZPAGE")
+      #expect(pages == [4970], "\(method)")
+    }
+  }
+
   @Test func historyFollowsTheStepsRenumbering() throws {
     let original = Fixtures.url(Self.fixtures + "SampleModel2_V1.sqlite")
     let source = try #require(try SQLiteStore.cachedModel(at: original))
