@@ -37,6 +37,31 @@ import Testing
     #expect(text.stdout.contains("Objects    (counted with the model from Z_MODELCACHE)"))
   }
 
+  /// Stores migrun writes (imported, created, migrated) carry their model: inspect and export need
+  /// no `--model`, and say the same as with it.
+  @Test func storesMigrunWritesDescribeThemselves() throws {
+    let folder = try TemporaryDirectory()
+    let migrated = try copyOfFixture("objcio-core-data-moody/stores/Moody 3.moody.sqlite", into: folder)
+    let run = try MigrunProcess.run(["migrate", migrated.path, "--model", Self.moody])
+    #expect(run.status == 0, "\(run.stderr)")
+    let created = folder.url.appendingPathComponent("created.sqlite")
+    #expect(try MigrunProcess.run(["create", created.path, "--model", Self.moody]).status == 0)
+    for store in [migrated, created] {
+      let alone = try MigrunProcess.run(["inspect", store.path, "--json"])
+      #expect(alone.status == 0, "\(alone.stderr)")
+      let withModel = try MigrunProcess.run(["inspect", store.path, "--json", "--model", Self.moody])
+      let (own, given) = (
+        try JSONDecoder().decode(Inspection.self, from: Data(alone.stdout.utf8)),
+        try JSONDecoder().decode(Inspection.self, from: Data(withModel.stdout.utf8))
+      )
+      #expect(own.entities.mapValues(\.count) == given.entities.mapValues(\.count))
+      #expect(given.version == "Moody 6")
+      let export = try MigrunProcess.run(["export", store.path])
+      #expect(export.status == 0, "\(export.stderr)")
+      #expect(export.stdout == (try MigrunProcess.run(["export", store.path, "--model", Self.moody]).stdout))
+    }
+  }
+
   @Test func inspectExplainsWhyNoVersionMatches() throws {
     let folder = try TemporaryDirectory()
     let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 3.moody.sqlite", into: folder)

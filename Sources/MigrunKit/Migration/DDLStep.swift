@@ -165,6 +165,7 @@ struct DDLStep {
   /// Edits the store at `url` (migrun's own copy, with no sidecars) into the destination layout and
   /// writes `metadata`. One transaction; on any error the copy is to be thrown away.
   func run(on url: URL, metadata: StoreMetadata, progress: (MigrationProgress) -> Void) throws {
+    let modelCache = try destination.model.modelCache()
     let queue: DatabaseQueue
     do {
       queue = try DatabaseQueue(
@@ -216,11 +217,11 @@ struct DDLStep {
           try db.execute(
             sql: "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?",
             arguments: [metadata.uuid, Data(metadata.plist.binaryEncoded())])
-          // The cache describes the source model; the copy path writes none, nor does this one. A
-          // store of an older framework (before iOS 7 / OS X 10.9) has no cache table: it comes out
-          // in today's layout, with an empty one.
+          // The cache describes the store's model, now the destination. A store of an older
+          // framework (before iOS 7 / OS X 10.9) has no cache table: it comes out in today's layout.
           try db.execute(sql: "CREATE TABLE IF NOT EXISTS Z_MODELCACHE (Z_CONTENT BLOB)")
           try db.execute(sql: "DELETE FROM Z_MODELCACHE")
+          try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [Data(modelCache)])
           return .commit
         }
       }

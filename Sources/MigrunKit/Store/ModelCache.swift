@@ -203,6 +203,11 @@ enum ModelCache {
         continue
       }
     }
+    // The archive keeps properties in a hashed dictionary, not in the model's order (which it does
+    // not record): read them in name order, the same in every run.
+    entity.attributes.sort { $0.name < $1.name }
+    entity.relationships.sort { $0.name < $1.name }
+    entity.fetchedProperties.sort { $0.name < $1.name }
     return entity
   }
 

@@ -344,6 +344,7 @@ public final class SQLiteStore: ObjectStore {
     // A derivation migrun cannot keep current is refused before the file exists.
     let triggers = try DerivedAttributes.triggers(of: schema)
     let storeMetadata = metadata ?? StoreMetadata(model: model)
+    let modelCache = try model.modelCache()
     do {
       let queue = try DatabaseQueue(path: url.path, configuration: configuration(readOnly: false))
       try queue.writeWithoutTransaction { db in
@@ -355,6 +356,7 @@ public final class SQLiteStore: ObjectStore {
           try db.execute(
             sql: "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
           try db.execute(sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
+          try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [Data(modelCache)])
           for table in schema.tables { try db.execute(sql: table.createStatement) }
           if withIndexes { try createIndexes(db, schema) }
           if withTriggers { for trigger in triggers { try db.execute(sql: trigger.sql) } }
