@@ -185,7 +185,8 @@ struct MigrateCommand: MigrunCommand {
       Each step writes a new file beside the store; the original's files (with its -wal and -shm) are
       only read — a store whose -wal holds transactions is read through a snapshot — until the last
       step is complete and validated. Then the new store (in the original's journal mode) takes its
-      place and the original's files are kept as NAME~.EXT (+ -wal/-shm; unless --no-backup).
+      place and the original's files are kept as NAME~.EXT (+ -wal/-shm and the support folder of
+      external binary data, .NAME~_SUPPORT; unless --no-backup).
       Before any work: a store another process has open is refused (exit 11; --wait waits for it),
       and so is a file system with less free space than the working copies need (exit 12).
       Any failure leaves the original exactly as it was.
@@ -285,6 +286,7 @@ struct MigrateCommand: MigrunCommand {
           ] as [String: Any]
         },
         "backup": report.backup?.path ?? NSNull(),
+        "externalFilesRemoved": report.externalFilesRemoved,
       ])
       return
     }
@@ -308,7 +310,10 @@ struct MigrateCommand: MigrunCommand {
     } else {
       print(
         "Done: \(store) is at \(plan.destinationVersion)."
-          + (report.backup.map { " The original is kept as \($0.lastPathComponent)." } ?? ""))
+          + (report.backup.map { " The original is kept as \($0.lastPathComponent)." } ?? "")
+          + (report.externalFilesRemoved > 0
+            ? " \(report.externalFilesRemoved) file(s) of external binary data no value refers to any more were removed"
+              + (report.backup != nil ? " (the backup keeps them)." : ".") : ""))
     }
   }
 }

@@ -198,6 +198,11 @@ enum FixtureMigration {
         try FileManager.default.copyItem(at: sidecar, to: URL(fileURLWithPath: copy.path + suffix))
       }
     }
+    // Values kept outside the store (external binary storage) come with it.
+    let support = ExternalData.supportFolder(of: original)
+    if FileManager.default.fileExists(atPath: support.path) {
+      try FileManager.default.copyItem(at: support, to: ExternalData.supportFolder(of: copy))
+    }
     let folders = [testFile.deletingLastPathComponent(), root]
     let plan = try ScriptedStep.plan(
       store: copy, bundle: bundle, policyFolders: folders, destination: options["to"]?.stringValue)

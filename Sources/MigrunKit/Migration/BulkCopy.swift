@@ -112,8 +112,10 @@ struct BulkCopy {
       else { return nil }
       // A uniqueness constraint the source did not have may see collisions: those are resolved
       // (or reported with both source objects) object by object.
+      // Values kept in another form (external binary storage) are read and written as objects.
       if entityMapping.kind == .custom
         || !Self.keepsConstraints(entityMapping, from: from, in: source, to: to, in: destination)
+        || ExternalData.rewrittenAttribute(entityMapping, from: from, in: source, to: to, in: destination) != nil
       {
         objects.insert(entityMapping.name)
       }

@@ -107,6 +107,11 @@ struct DDLStep {
       guard
         BulkCopy.keepsConstraints(entityMapping, from: from, in: mapping.source, to: to, in: mapping.destination)
       else { return .copyRows("\(to.name) gets a uniqueness constraint its rows may break") }
+      if let attribute = ExternalData.rewrittenAttribute(
+        entityMapping, from: from, in: mapping.source, to: to, in: mapping.destination)
+      {
+        return .copyRows("\(to.name).\(attribute) changes how its values are kept (external binary storage)")
+      }
     }
     var builder = Builder(mapping: mapping, source: source, destination: destination, constrained: constrained)
     return builder.build()

@@ -80,6 +80,14 @@ public enum AttributeSource: Sendable, Hashable, CustomStringConvertible {
   /// Computed by the entity mapping's policy (a script's function).
   case computed
 
+  /// The source attribute the value is read from, when there is one.
+  public var sourceAttribute: String? {
+    switch self {
+    case .property(let name), .propertyOrDefault(let name, _), .converted(let name, _, _): name
+    case .constant, .computed: nil
+    }
+  }
+
   public var description: String {
     switch self {
     case .property(let name): name

@@ -55,6 +55,8 @@ public final class StoreMigrator {
 
     public var steps: [Step] = []
     public var backup: URL?
+    /// Files of external binary data no value refers to after the migration, removed after the swap.
+    public var externalFilesRemoved = 0
   }
 
   public let store: URL
@@ -137,6 +139,9 @@ public final class StoreMigrator {
     var created: [URL] = []
     defer { for file in created { StoreFiles.remove(file) } }
     var current = store
+    // Values kept outside the store are read from the original's folder by every copy: no step
+    // writes a file there (migrun writes values inline), so the copies refer only to its files.
+    let externalData = ExternalData(store: store)
     if StoreFiles.hasWALContent(store) {
       let snapshot = scratch("source")
       created.append(snapshot)
@@ -154,6 +159,7 @@ public final class StoreMigrator {
           progress?(reported)
         }
         let source = try SQLiteStore(url: current, model: step.source, access: .readOnly)
+        source.externalData = externalData
         defer { try? source.close() }
         let stepMapping = try mapping(for: step)
         let foreign = try source.read { db in try ForeignObjects.read(db, schema: source.schema) }
@@ -179,6 +185,7 @@ public final class StoreMigrator {
         let destination = try SQLiteStore.create(
           at: working, model: step.destination, metadata: source.metadata.describing(step.destination),
           fastWrites: true, withIndexes: false, withTriggers: false)
+        destination.externalData = externalData
         let (mapping, policies) = (stepMapping.mapping, stepMapping.policies)
         let manager = try MigrationManager(
           mapping: mapping, source: source, destination: destination, associationsFile: associations,
@@ -225,6 +232,7 @@ public final class StoreMigrator {
           method: method)
         done.merged = manager.mergedCount
         try stepWritten?(destination, method)
+        try destination.checkExternalReferences()
         done.mappings = try Conservation.check(
           mapping, before: before, destination: destination, policies: Set(policies.keys), merged: manager.mergedCount)
         report.steps.append(done)
@@ -254,6 +262,9 @@ public final class StoreMigrator {
     } catch {
       throw MigrationError(.store, reason: "the migrated store is complete but could not be put in place: \(error)")
     }
+    // Cleaning is after the fact: a file left behind (this failing) is only space, never a value.
+    report.externalFilesRemoved =
+      plan.steps.last.flatMap { try? Self.removeUnreferencedExternalFiles(of: store, model: $0.destination) } ?? 0
     return report
   }
 
@@ -299,6 +310,7 @@ public final class StoreMigrator {
   ) throws -> Report.Step {
     try edit.run(on: working, metadata: metadata.describing(step.destination), progress: progress)
     let destination = try SQLiteStore(url: working, model: step.destination, access: .readWrite, fastWrites: true)
+    destination.externalData = ExternalData(store: store)
     defer { try? destination.close() }
     if !options.drop.isEmpty {
       try destination.withConnection { db in try foreign.drop(db, options.drop) }
@@ -307,6 +319,7 @@ public final class StoreMigrator {
     progress(
       MigrationProgress(step: step.name, stage: .validation, mapping: "model rules", done: 1, total: 1))
     try stepWritten?(destination, .ddl)
+    try destination.checkExternalReferences()
     var done = Report.Step(name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: .ddl)
     done.mappings = try Conservation.check(
       conserving.mapping, before: conserving.before, destination: destination, policies: [], merged: 0)
@@ -325,6 +338,15 @@ public final class StoreMigrator {
       numbers[from.number] = to.number
     }
     return numbers
+  }
+
+  /// After a successful swap: the files of values the migration removed or rewrote inline are
+  /// removed (the backup keeps its own links to them). Only where the store has a support folder.
+  static func removeUnreferencedExternalFiles(of store: URL, model: ObjectModel) throws -> Int {
+    guard FileManager.default.fileExists(atPath: ExternalData(store: store).folder.path) else { return 0 }
+    let migrated = try SQLiteStore(url: store, model: model, access: .readOnly)
+    defer { try? migrated.close() }
+    return try migrated.removeUnreferencedExternalFiles()
   }
 
   static func isDiskFull(_ error: any Error) -> Bool {

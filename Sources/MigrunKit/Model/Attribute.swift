@@ -56,6 +56,15 @@ public struct Attribute: Property {
   }
 }
 
+extension Attribute {
+  /// Whether Core Data may keep this attribute's values outside the store (binary data or a
+  /// transformable's data with `allowsExternalBinaryDataStorage`): its column then holds tagged
+  /// bytes (see ``ExternalData``).
+  public var storesExternally: Bool {
+    allowsExternalBinaryDataStorage && (type == .binary || type == .transformable)
+  }
+}
+
 /// How a derived attribute computes its value: Core Data's `derivationExpression` (an `NSExpression`)
 /// and optional filtering predicate.
 public struct Derivation: Sendable, Hashable {

@@ -123,10 +123,13 @@ extension SQLiteStore {
             sql:
               "SELECT o.Z_PK, \(columns.map { "o.\($0)" }.joined(separator: ", ")) FROM \(layout.table) o WHERE \(own) ORDER BY o.Z_PK"
           )
+          // A value kept outside the store is checked as the value, not as its reference.
+          let external = Set(model.attributes(of: rules.entity).filter(\.storesExternally).map(\.name))
           while problems.count < limit, let row = try cursor.next() {
             let key = try row.required(at: 0, as: Int64.self)
             for (rule, position) in checked {
-              let value = StoreValueCoding.value(row[position] as DatabaseValue, type: rule.type)
+              var value = StoreValueCoding.value(row[position] as DatabaseValue, type: rule.type)
+              if external.contains(rule.attribute) { value = try externalData.resolve(value) }
               if let problem = rule.problem(value) {
                 problems.append("\(ObjectID(entity: layout.name, primaryKey: key)): \(problem)")
               }

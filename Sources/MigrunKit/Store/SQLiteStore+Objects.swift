@@ -38,8 +38,14 @@ struct SQLiteObjectReader {
     )
     object.attributes.reserveCapacity(withAttributes ? plan.attributes.count : 0)
     for attribute in plan.attributes where withAttributes {
-      object.attributes[attribute.name] = StoreValueCoding.value(
-        row[attribute.index] as DatabaseValue, type: attribute.type)
+      let value = StoreValueCoding.value(row[attribute.index] as DatabaseValue, type: attribute.type)
+      do {
+        object.attributes[attribute.name] = attribute.external ? try store.externalData.resolve(value) : value
+      } catch {
+        throw StoreError(
+          .badValue, file: error.file, entity: plan.layout.name, primaryKey: primaryKey,
+          reason: "'\(attribute.name)': \(error.reason)")
+      }
     }
     for toOne in plan.toOnes {
       guard let target = try row.value(at: toOne.key, named: toOne.keyName, as: Int64.self) else { continue }
@@ -358,7 +364,9 @@ final class SQLiteObjectWriter: StoreWriter {
   /// The attribute and to-one values of `object`, in the plan's column order.
   private func appendValues(of object: StoredObject, _ plan: SQLiteStore.RowPlan, to values: inout [DatabaseValue]) {
     for attribute in plan.attributes {
-      values.append(StoreValueCoding.databaseValue(object.attributes[attribute] ?? .null))
+      let value = object.attributes[attribute] ?? .null
+      values.append(
+        StoreValueCoding.databaseValue(plan.external.contains(attribute) ? ExternalData.stored(value) : value))
     }
     for relationship in plan.toOnes {
       let target = object.toOne[relationship.name]

@@ -20,6 +20,9 @@ public final class SQLiteStore: ObjectStore {
 
   public let url: URL
   public let model: ObjectModel
+  /// Where values kept outside the store (external binary storage) are read: the store's own
+  /// `.NAME_SUPPORT/_EXTERNAL_DATA`, or — for a migration's working copies — the original's.
+  public var externalData: ExternalData
   public let schema: StoreSchema
   public private(set) var metadata: StoreMetadata
   /// Whether ``model`` came from the store's own `Z_MODELCACHE` rather than from the caller.
@@ -71,6 +74,8 @@ public final class SQLiteStore: ObjectStore {
     let rootNumber: Int
     /// Stored attributes (derived ones included), in column order.
     let attributes: [String]
+    /// Those of ``attributes`` whose values Core Data may keep outside the store (written tagged).
+    let external: Set<String>
     let toOnes: [(name: String, hasEntityColumn: Bool)]
     let insertSQL: String
     let updateSQL: String
@@ -83,7 +88,7 @@ public final class SQLiteStore: ObjectStore {
   /// migrun lay tables out), worked out once per entity.
   struct ReadPlan {
     let layout: StoreSchema.EntityLayout
-    let attributes: [(name: String, index: Int, type: AttributeType)]
+    let attributes: [(name: String, index: Int, type: AttributeType, external: Bool)]
     let toOnes: [(name: String, key: Int, keyName: String, entity: Int?, entityName: String?, destination: String)]
     let toMany: [(name: String, storage: StoreSchema.PropertyStorage, destination: String)]
   }
@@ -187,10 +192,10 @@ public final class SQLiteStore: ObjectStore {
       }
       return index
     }
-    var attributes: [(name: String, index: Int, type: AttributeType)] = []
+    var attributes: [(name: String, index: Int, type: AttributeType, external: Bool)] = []
     for attribute in model.attributes(of: entity) {
       guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
-      attributes.append((attribute.name, try position(column), attribute.type))
+      attributes.append((attribute.name, try position(column), attribute.type, attribute.storesExternally))
     }
     var toOnes: [(name: String, key: Int, keyName: String, entity: Int?, entityName: String?, destination: String)] =
       []
@@ -221,10 +226,12 @@ public final class SQLiteStore: ObjectStore {
     else { throw StoreError(.unknownEntity, entity: entityName, reason: "the model has no such entity") }
     var columns: [String] = []
     var attributes: [String] = []
+    var external: Set<String> = []
     for attribute in model.attributes(of: entity) {
       guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
       columns.append(column.name)
       attributes.append(attribute.name)
+      if attribute.storesExternally { external.insert(attribute.name) }
     }
     var toOnes: [(name: String, hasEntityColumn: Bool)] = []
     for relationship in model.relationships(of: entity) {
@@ -237,7 +244,7 @@ public final class SQLiteStore: ObjectStore {
     let placeholders = inserted.map { _ in "?" }.joined(separator: ", ")
     let assignments = (["Z_OPT"] + columns).map { "\($0) = ?" }.joined(separator: ", ")
     let plan = RowPlan(
-      layout: layout, rootNumber: root.number, attributes: attributes, toOnes: toOnes,
+      layout: layout, rootNumber: root.number, attributes: attributes, external: external, toOnes: toOnes,
       insertSQL: "INSERT INTO \(layout.table) (\(inserted.joined(separator: ", "))) VALUES (\(placeholders))",
       updateSQL: "UPDATE \(layout.table) SET \(assignments) WHERE Z_PK = ?")
     rowPlans[entityName] = plan
@@ -253,6 +260,7 @@ public final class SQLiteStore: ObjectStore {
 
   init(url: URL, model: ObjectModel?, access: Access, fastWrites: Bool) throws {
     self.url = url
+    externalData = ExternalData(store: url)
     let queue = try Self.openQueue(url, access: access, fastWrites: fastWrites)
     let metadata = try Self.readMetadata(queue, file: url.path)
     if let model {

@@ -236,6 +236,7 @@ public enum StoreFiles {
       for suffix in [""] + sidecarSuffixes where FileManager.default.fileExists(atPath: original.path + suffix) {
         try keep(original.path + suffix, as: target.path + suffix)
       }
+      try keepSupportFolder(of: original, as: target)
       backup = target
     }
     let journal = swapJournal(for: original)
@@ -267,6 +268,35 @@ public enum StoreFiles {
       } catch {
         throw StoreError(
           .io, file: target, reason: "cannot keep the original as a backup (\(error.localizedDescription))")
+      }
+    }
+  }
+
+  /// The support folder beside `original` (`.NAME_SUPPORT`: external binary data), kept for the
+  /// backup `target` as `.NAME~_SUPPORT`, file by file with ``keep(_:as:)``; an earlier run's is
+  /// replaced whole.
+  private static func keepSupportFolder(of original: URL, as target: URL) throws {
+    let from = ExternalData.supportFolder(of: original)
+    let to = ExternalData.supportFolder(of: target)
+    try? FileManager.default.removeItem(at: to)
+    guard FileManager.default.fileExists(atPath: from.path),
+      let files = FileManager.default.enumerator(atPath: from.path)
+    else { return }
+    do {
+      try FileManager.default.createDirectory(at: to, withIntermediateDirectories: true)
+    } catch {
+      throw StoreError(
+        .io, file: to.path, reason: "cannot keep the store's support folder (\(error.localizedDescription))")
+    }
+    while let name = files.nextObject() as? String {
+      let path = from.appendingPathComponent(name).path
+      var isFolder: ObjCBool = false
+      guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else { continue }
+      let copy = to.appendingPathComponent(name).path
+      if isFolder.boolValue {
+        try? FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+      } else {
+        try keep(path, as: copy)
       }
     }
   }

@@ -25,6 +25,10 @@ import Testing
     for method in [StepMethod.ddl, .copyRows, .objects] {
       let url = try folder.folder(UUID().uuidString).appendingPathComponent(store.lastPathComponent)
       try FileManager.default.copyItem(at: store, to: url)
+      let support = ExternalData.supportFolder(of: store)
+      if FileManager.default.fileExists(atPath: support.path) {
+        try FileManager.default.copyItem(at: support, to: ExternalData.supportFolder(of: url))
+      }
       let report = try StoreMigrator(
         store: url, plan: plan, options: .init(keepBackup: false, bulkCopy: method != .objects, ddl: method == .ddl)
       ).run()
