@@ -161,6 +161,51 @@ import Testing
     }
   }
 
+  /// `plan`'s object counts are what `migrate` then reads, mapping by mapping and step by step —
+  /// Core Data's direct path, a scripted chain, and a store with a row whose Z_ENT is stale.
+  @Test func planCountsAreWhatMigrateReads() throws {
+    let folder = try TemporaryDirectory()
+    let policies = Fixtures.repositoryRoot.appendingPathComponent("policies/examples/moody").path
+    let stale = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    try makeDatabase(stale, ["UPDATE ZMOOD SET Z_ENT = 3 WHERE Z_PK = 38"])
+    let runs: [(URL, [String])] = [
+      (try copyOfFixture("objcio-core-data-moody/stores/Moody 3.moody.sqlite", into: folder), []),
+      (
+        try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder), ["--policies", policies]
+      ),
+      (stale, []),
+    ]
+    func object(_ text: String) throws -> [String: Any] {
+      try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+    for (store, options) in runs {
+      let plan = try MigrunProcess.run(["plan", store.path, "--model", Self.moody, "--json"] + options)
+      #expect(plan.status == 0, "\(plan.stderr)")
+      let migrate = try MigrunProcess.run(["migrate", store.path, "--model", Self.moody, "--json"] + options)
+      #expect(migrate.status == 0, "\(migrate.stderr)")
+      let planned = try #require(try object(plan.stdout)["steps"] as? [[String: Any]])
+      // The report is the last JSON line (progress lines come first).
+      let last = try #require(migrate.stdout.split(separator: "\n").last.map(String.init))
+      let done = try #require(try object(last)["steps"] as? [[String: Any]])
+      #expect(planned.count == done.count, "\(store.lastPathComponent)")
+      var compared = 0
+      for (step, ran) in zip(planned, done) {
+        let predicted = Dictionary(
+          ((step["mappings"] as? [[String: Any]]) ?? []).compactMap { mapping -> (String, Int)? in
+            guard let name = mapping["name"] as? String, let objects = mapping["objects"] as? Int else { return nil }
+            return (name, objects)
+          }, uniquingKeysWith: { first, _ in first })
+        for mapping in (ran["mappings"] as? [[String: Any]]) ?? [] {
+          let name = try #require(mapping["mapping"] as? String)
+          #expect(
+            predicted[name] == mapping["read"] as? Int, "\(store.lastPathComponent) \(step["name"] ?? ""): \(name)")
+          compared += 1
+        }
+      }
+      #expect(compared >= 3, "\(store.lastPathComponent)")
+    }
+  }
+
   @Test func planSaysWhichRuleChoseThePath() throws {
     let folder = try TemporaryDirectory()
     let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)
