@@ -72,12 +72,7 @@ struct BulkCopy {
   static func keepsConstraints(
     _ entityMapping: EntityMapping, from: Entity, in source: ObjectModel, to: Entity, in destination: ObjectModel
   ) -> Bool {
-    func origin(_ name: String) -> String? {
-      switch entityMapping.attributes[name] {
-      case .property(let old)?, .propertyOrDefault(let old, _)?: old
-      default: nil
-      }
-    }
+    func origin(_ name: String) -> String? { entityMapping.attributes[name]?.carriedAttribute }
     let existing = Set(([from] + source.ancestors(of: from)).flatMap(\.uniquenessConstraints).map { Set($0) })
     for constraint in ([to] + destination.ancestors(of: to)).flatMap(\.uniquenessConstraints) {
       let mapped = constraint.compactMap(origin)
@@ -193,26 +188,18 @@ struct BulkCopy {
         guard case .attribute(let column)? = toLayout.properties[attribute.name] else { continue }
         let value: String
         switch entityMapping.attributes[attribute.name] {
-        case .property(let name)?:
-          guard case .attribute(let old)? = fromLayout.properties[name] else { return nil }
-          value = old.name
-        case .propertyOrDefault(let name, let fallback)?:
-          guard case .attribute(let old)? = fromLayout.properties[name] else { return nil }
-          value = "coalesce(\(old.name), ?)"
-          constants.append(StoreValueCoding.databaseValue(fallback))
-        case .converted(let name, let conversion, let fallback)?:
-          // Only conversions no value can fail run by SQL; the others check values object by object.
-          guard case .attribute(let old)? = fromLayout.properties[name], let converted = conversion.sql(old.name) else {
-            return nil
-          }
-          value = fallback == .null ? converted : "coalesce(\(converted), ?)"
-          if fallback != .null { constants.append(StoreValueCoding.databaseValue(fallback)) }
-        case .constant(let constant)?:
-          value = "?"
-          constants.append(StoreValueCoding.databaseValue(constant))
         case .computed?:
           computed.append((column.name, attribute.name))
           continue
+        case let source?:
+          var old: String?
+          if let name = source.sourceAttribute {
+            guard case .attribute(let oldColumn)? = fromLayout.properties[name] else { return nil }
+            old = oldColumn.name
+          }
+          guard let made = source.sql(column: old) else { return nil }
+          value = made.expression
+          constants += made.constants
         case nil:
           value = "NULL"
         }

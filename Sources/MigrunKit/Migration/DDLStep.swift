@@ -416,21 +416,18 @@ extension DDLStep {
         case .attribute(let column):
           var old: String?
           switch entityMapping.attributes[name] {
-          case .property(let sourceName)?:
-            old = sourceName
-          case .propertyOrDefault(let sourceName, let fallback)?:
-            old = sourceName
-            assignments.append("\(column.name) = coalesce(\(column.name), ?)")
-            arguments.append(StoreValueCoding.databaseValue(fallback))
-          case .constant(let value)?:
-            if value != .null {
-              assignments.append("\(column.name) = ?")
-              arguments.append(StoreValueCoding.databaseValue(value))
-            }
           case .computed?:
             return "\(to.name).\(name) is computed by a script"
           case .converted(_, let conversion, _)?:
             return "\(to.name).\(name) changes type (\(conversion)): its values are converted"
+          case let source?:
+            // The column stays (renamed); a default or a constant is filled in over it, as the row
+            // copy would make it (AttributeSource.sql, the one decision).
+            old = source.carriedAttribute
+            if source != .constant(.null), let made = source.sql(column: column.name), made.expression != column.name {
+              assignments.append("\(column.name) = \(made.expression)")
+              arguments += made.constants
+            }
           case nil:
             break
           }

@@ -1,3 +1,5 @@
+import GRDB
+
 /// How one model version's objects become the next one's: Core Data's `NSMappingModel`, a list of
 /// entity mappings.
 public struct MappingModel: Sendable {
@@ -85,6 +87,55 @@ public enum AttributeSource: Sendable, Hashable, CustomStringConvertible {
     switch self {
     case .property(let name), .propertyOrDefault(let name, _), .converted(let name, _, _): name
     case .constant, .computed: nil
+    }
+  }
+
+  /// The source attribute whose values are carried unchanged (a NULL aside), when there is one: what
+  /// a uniqueness constraint or a column kept in place can rely on.
+  public var carriedAttribute: String? {
+    switch self {
+    case .property(let name), .propertyOrDefault(let name, _): name
+    case .converted, .constant, .computed: nil
+    }
+  }
+
+  // The one decision of how a destination attribute gets its value, in SQL (row copy, DDL fills)
+  // and object by object (the object path): each path asks here, none decides on its own.
+
+  /// The value as an SQL expression over the source attribute's column (`column`, as the statement
+  /// names it) and the constants it binds in order; nil where SQL cannot make it — a script computes
+  /// it, or a conversion that can fail, whose values are checked object by object.
+  func sql(column: String?) -> (expression: String, constants: [DatabaseValue])? {
+    switch self {
+    case .property:
+      column.map { ($0, []) }
+    case .propertyOrDefault(_, let fallback):
+      column.map { ("coalesce(\($0), ?)", [StoreValueCoding.databaseValue(fallback)]) }
+    case .converted(_, let conversion, let fallback):
+      column.flatMap(conversion.sql).map { converted in
+        fallback == .null
+          ? (converted, []) : ("coalesce(\(converted), ?)", [StoreValueCoding.databaseValue(fallback)])
+      }
+    case .constant(let value):
+      ("?", [StoreValueCoding.databaseValue(value)])
+    case .computed:
+      nil
+    }
+  }
+
+  /// The value for one source object (its attributes), nil where a script computes it. A conversion
+  /// that fails throws its reason.
+  func value(from attributes: [String: StoreValue]) throws(AttributeConversion.Failure) -> StoreValue? {
+    switch self {
+    case .property(let from): return attributes[from] ?? .null
+    case .propertyOrDefault(let from, let fallback):
+      let value = attributes[from] ?? .null
+      return value == .null ? fallback : value
+    case .converted(let from, let conversion, let fallback):
+      let value = try conversion.apply(attributes[from] ?? .null)
+      return value == .null ? fallback : value
+    case .constant(let value): return value
+    case .computed: return nil
     }
   }
 

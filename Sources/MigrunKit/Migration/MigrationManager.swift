@@ -285,23 +285,12 @@ public final class MigrationManager {
     guard let entity = entityMapping.destinationEntity else { return nil }
     var values: [String: StoreValue] = [:]
     for (name, attributeSource) in entityMapping.attributes {
-      switch attributeSource {
-      case .property(let from): values[name] = object.attributes[from] ?? .null
-      case .propertyOrDefault(let from, let fallback):
-        let value = object.attributes[from] ?? .null
-        values[name] = value == .null ? fallback : value
-      case .converted(let from, let conversion, let fallback):
-        let value: StoreValue
-        do {
-          value = try conversion.apply(object.attributes[from] ?? .null)
-        } catch {
-          throw MigrationError(
-            .validation, entity: entity, property: name,
-            reason: "\(object.id): '\(from)' \(error.reason) (\(conversion))")
-        }
-        values[name] = value == .null ? fallback : value
-      case .constant(let value): values[name] = value
-      case .computed: continue
+      do {
+        values[name] = try attributeSource.value(from: object.attributes)
+      } catch {
+        throw MigrationError(
+          .validation, entity: entity, property: name,
+          reason: "\(object.id): '\(attributeSource.sourceAttribute ?? name)' \(error.reason) (\(attributeSource))")
       }
     }
     values.merge(overrides) { _, override in override }
