@@ -13,9 +13,9 @@ import GRDB
 /// destination hierarchy) and every relationship is stored the same way on both sides (a to-one
 /// column stays a to-one column, a join table a join table). Otherwise — to-one ↔ to-many,
 /// unordered ↔ ordered, policies with hooks — the step runs object by object, and
-/// ``init(mapping:policies:manager:)`` returns nil.
+/// ``decide(mapping:sourceSchema:policies:manager:mixed:)`` says why.
 ///
-/// With `mixed`, ``init(mapping:sourceSchema:policies:manager:mixed:)`` may also give a *mixed* step:
+/// With `mixed`, ``decide(mapping:sourceSchema:policies:manager:mixed:)`` may also give a *mixed* step:
 /// it copies the entity mappings that can be copied and leaves the others — whole destination
 /// hierarchies — to the object path (``objectMappings``, empty for a whole copy), which runs after it. That holds only when the rows copied
 /// and the objects made by the object path can refer to each other by key: every object mapping
@@ -81,13 +81,40 @@ struct BulkCopy {
     return true
   }
 
-  /// The step as a bulk copy, or nil when it must run object by object. An entity mapping with a
+  /// Whether a step runs as a bulk copy — the copy, ready to run — or object by object, and why.
+  /// `plan` and `migrate` both ask this (``StoreMigrator/method(of:mapping:store:options:)``).
+  enum Decision {
+    case rows(BulkCopy)
+    case objects(reason: String)
+
+    var copy: BulkCopy? { if case .rows(let copy) = self { copy } else { nil } }
+  }
+
+  /// Why a step cannot be a bulk copy, named where it is found.
+  private struct Refusal: Error {
+    let reason: String
+    init(_ reason: String) { self.reason = reason }
+  }
+
+  /// The step as a bulk copy, or the reason it must run object by object. An entity mapping with a
   /// policy takes part only when the policy offers a ``RowTransform`` computing exactly its
   /// `.computed` attributes from the source row. Without `manager` it only decides (for
   /// `migrun plan`), taking a policy's word that it computes attributes only.
-  init?(
+  static func decide(
     mapping: MappingModel, sourceSchema: StoreSchema? = nil, policies: [String: any EntityMigrationPolicy] = [:],
     manager: MigrationManager? = nil, mixed: Bool = false
+  ) throws -> Decision {
+    do {
+      return .rows(
+        try BulkCopy(mapping: mapping, sourceSchema: sourceSchema, policies: policies, manager: manager, mixed: mixed))
+    } catch let refusal as Refusal {
+      return .objects(reason: refusal.reason)
+    }
+  }
+
+  private init(
+    mapping: MappingModel, sourceSchema: StoreSchema?, policies: [String: any EntityMigrationPolicy],
+    manager: MigrationManager?, mixed: Bool
   ) throws {
     let source = mapping.source
     let destination = mapping.destination
@@ -96,34 +123,44 @@ struct BulkCopy {
     let destinationSchema = StoreSchema(model: destination)
     let kinds: [EntityMapping.Kind] =
       mixed ? [.copy, .transform, .custom, .add, .remove] : [.copy, .transform, .add, .remove]
-    guard mapping.entityMappings.allSatisfy({ kinds.contains($0.kind) }) else { return nil }
+    if let other = mapping.entityMappings.first(where: { !kinds.contains($0.kind) }) {
+      throw Refusal("entity mapping \(other.name) is \(other.kind.rawValue)")
+    }
     var active: [Resolved] = []
-    // Mappings that must run object by object: without `mixed`, any of them means no bulk copy.
-    var objects: Set<String> = []
+    // Mappings that must run object by object, with why: without `mixed`, any of them means no bulk copy.
+    var objects: [String: String] = [:]
     for entityMapping in mapping.entityMappings where [.copy, .transform, .custom].contains(entityMapping.kind) {
       guard let from = entityMapping.sourceEntity.flatMap(source.entity(named:)),
         let to = entityMapping.destinationEntity.flatMap(destination.entity(named:)),
         let fromLayout = sourceSchema.layout(of: from.name), let toLayout = destinationSchema.layout(of: to.name)
-      else { return nil }
+      else { throw Refusal("entity mapping \(entityMapping.name) names an entity the models do not lay out") }
       // A uniqueness constraint the source did not have may see collisions: those are resolved
       // (or reported with both source objects) object by object.
       // Values kept in another form (external binary storage) are read and written as objects.
-      if entityMapping.kind == .custom
-        || !Self.keepsConstraints(entityMapping, from: from, in: source, to: to, in: destination)
-        || ExternalData.rewrittenAttribute(entityMapping, from: from, in: source, to: to, in: destination) != nil
+      if entityMapping.kind == .custom {
+        objects[entityMapping.name] = "entity mapping \(entityMapping.name) is custom"
+      } else if !Self.keepsConstraints(entityMapping, from: from, in: source, to: to, in: destination) {
+        objects[entityMapping.name] = "\(to.name) gets a uniqueness constraint its rows may break"
+      } else if let attribute = ExternalData.rewrittenAttribute(
+        entityMapping, from: from, in: source, to: to, in: destination)
       {
-        objects.insert(entityMapping.name)
+        objects[entityMapping.name] =
+          "\(to.name).\(attribute) changes how its values are kept (external binary storage)"
       }
       active.append(Resolved(mapping: entityMapping, from: from, to: to, fromLayout: fromLayout, toLayout: toLayout))
     }
     // A policy anywhere else (an added entity's hooks, say) needs the object path.
-    guard policies.keys.allSatisfy({ name in active.contains { $0.mapping.name == name } }) else { return nil }
+    if let name = policies.keys.sorted().first(where: { name in !active.contains { $0.mapping.name == name } }) {
+      throw Refusal("the policy of entity mapping \(name) runs on objects")
+    }
 
     var transforms: [String: (transform: any RowTransform, inputs: [Input])] = [:]
-    for entry in active where !objects.contains(entry.mapping.name) {
+    for entry in active where objects[entry.mapping.name] == nil {
       let computed = Set(entry.mapping.attributes.filter { $0.value == .computed }.keys)
       guard let policy = policies[entry.mapping.name] else {
-        if !computed.isEmpty { objects.insert(entry.mapping.name) }
+        if !computed.isEmpty {
+          objects[entry.mapping.name] = "entity mapping \(entry.mapping.name) computes values with no policy"
+        }
         continue
       }
       let inputs = Self.inputs(of: entry.from, in: source, layout: entry.fromLayout)
@@ -133,29 +170,38 @@ struct BulkCopy {
         let transform = try policy.rowTransform(for: entry.mapping, inputs: inputs.map(\.name), manager),
         Set(transform.outputs) == computed
       else {
-        objects.insert(entry.mapping.name)
+        objects[entry.mapping.name] = "the policy of entity mapping \(entry.mapping.name) runs on objects"
         continue
       }
       transforms[entry.mapping.name] = (transform, inputs)
     }
-    if !mixed, !objects.isEmpty { return nil }
+    if !mixed, let first = objects.keys.sorted().first, let why = objects[first] { throw Refusal(why) }
     // Whole destination hierarchies go one way (their rows share a table and a key sequence).
     let objectRoots = Set(
-      active.filter { objects.contains($0.mapping.name) }.map { destination.root(of: $0.to).name })
-    for entry in active where objectRoots.contains(destination.root(of: entry.to).name) {
-      objects.insert(entry.mapping.name)
+      active.filter { objects[$0.mapping.name] != nil }.map { destination.root(of: $0.to).name })
+    for entry in active
+    where objectRoots.contains(destination.root(of: entry.to).name) && objects[entry.mapping.name] == nil {
+      objects[entry.mapping.name] =
+        "its destination hierarchy (\(destination.root(of: entry.to).name)) is written as objects"
     }
-    if !objects.isEmpty {
+    if let first = objects.keys.sorted().first, let why = objects[first] {
       // Worth it only with rows to copy; the object mappings must give each source object one
       // destination object with its key (copied rows refer to them by key).
-      guard objects.count < active.count else { return nil }
-      for entry in active where objects.contains(entry.mapping.name) {
-        if let policy = policies[entry.mapping.name], !policy.makesDefaultDestinations { return nil }
-        guard Self.keepsConstraints(entry.mapping, from: entry.from, in: source, to: entry.to, in: destination)
-        else { return nil }
+      guard objects.count < active.count else { throw Refusal(why) }
+      for entry in active where objects[entry.mapping.name] != nil {
+        if let policy = policies[entry.mapping.name], !policy.makesDefaultDestinations {
+          throw Refusal(
+            "the policy of entity mapping \(entry.mapping.name) makes its own destination objects, which copied rows cannot refer to by key"
+          )
+        }
+        guard Self.keepsConstraints(entry.mapping, from: entry.from, in: source, to: entry.to, in: destination) else {
+          throw Refusal(
+            "\(entry.to.name) gets a uniqueness constraint: its objects may be merged, and copied rows cannot refer to them by key"
+          )
+        }
       }
     }
-    objectMappings = objects
+    objectMappings = Set(objects.keys)
 
     // Source entity number → destination entity number; one source hierarchy per destination one.
     var entityNumbers: [Int: Int] = [:]
@@ -164,7 +210,11 @@ struct BulkCopy {
     for entry in active {
       let sourceRoot = source.root(of: entry.from).name
       let destinationRoot = destination.root(of: entry.to).name
-      if let other = keyRoots[destinationRoot], other != sourceRoot { return nil }
+      if let other = keyRoots[destinationRoot], other != sourceRoot {
+        throw Refusal(
+          "\(destinationRoot)'s rows come from two source hierarchies (\(other), \(sourceRoot)): their keys may collide"
+        )
+      }
       keyRoots[destinationRoot] = sourceRoot
       keyTables[destinationRoot] = entry.fromLayout.table
       entityNumbers[entry.fromLayout.number] = entry.toLayout.number
@@ -172,8 +222,8 @@ struct BulkCopy {
 
     var copies: [Copy] = []
     var joins: [String: String] = [:]
-    let objectEntities = Set(active.filter { objects.contains($0.mapping.name) }.map(\.to.name))
-    for entry in active where !objects.contains(entry.mapping.name) {
+    let objectEntities = Set(active.filter { objects[$0.mapping.name] != nil }.map(\.to.name))
+    for entry in active where objects[entry.mapping.name] == nil {
       let (entityMapping, from, to, fromLayout, toLayout) = (
         entry.mapping, entry.from, entry.to, entry.fromLayout, entry.toLayout
       )
@@ -194,10 +244,15 @@ struct BulkCopy {
         case let source?:
           var old: String?
           if let name = source.sourceAttribute {
-            guard case .attribute(let oldColumn)? = fromLayout.properties[name] else { return nil }
+            guard case .attribute(let oldColumn)? = fromLayout.properties[name] else {
+              throw Refusal(
+                "\(to.name).\(attribute.name) comes from \(from.name).\(name), which is not a stored attribute")
+            }
             old = oldColumn.name
           }
-          guard let made = source.sql(column: old) else { return nil }
+          guard let made = source.sql(column: old) else {
+            throw Refusal("\(to.name).\(attribute.name) is \(source): each value is checked as it is converted")
+          }
           value = made.expression
           constants += made.constants
         case nil:
@@ -208,6 +263,7 @@ struct BulkCopy {
       }
 
       for relationship in destination.relationships(of: to) {
+        let named = "\(to.name).\(relationship.name)"
         let storage = toLayout.properties[relationship.name]
         let sourceName = entityMapping.relationships[relationship.name]
         let oldRelationship = sourceName.flatMap { name in source.relationships(of: from).first { $0.name == name } }
@@ -215,13 +271,13 @@ struct BulkCopy {
         switch storage {
         case .toOne(let key, let entityColumn, let order)?:
           guard let oldRelationship, case .toOne(let oldKey, let oldEntityColumn, let oldOrder)? = oldStorage else {
-            if sourceName != nil { return nil }
+            if let sourceName { throw Refusal("\(named) was \(sourceName), stored another way (not a to-one column)") }
             continue  // a new relationship: NULL
           }
           guard order == nil || oldOrder != nil,
             let targetEntity = source.entity(named: oldRelationship.destinationEntity),
             let targetLayout = sourceSchema.layout(of: targetEntity.name)
-          else { return nil }
+          else { throw Refusal("\(named) keeps an order its source relationship does not have") }
           // The target's destination entity number, NULL when its entity is not migrated (or no
           // longer fits the relationship): the key is dropped with it.
           let fitting = targetLayout.kindNumbers.compactMap { number -> (Int, Int)? in
@@ -254,19 +310,19 @@ struct BulkCopy {
             active.contains(where: { other in
               destination.entity(other.to, isKindOf: target) && other.mapping.relationships[inverse] == oldInverse
             })
-          else { return nil }
+          else { throw Refusal("\(named) is not written by its inverse's copied column as in the source") }
         case .manyToMany(let table, let own, let other, let order)?:
           guard sourceName != nil else { continue }
           // A join to objects the object path makes later: their rows are not there when joins run.
           if destination.entities.contains(where: {
             objectEntities.contains($0.name) && destination.entity($0, isKindOf: relationship.destinationEntity)
           }) {
-            return nil
+            throw Refusal("\(named) joins objects the object path writes after the rows")
           }
           guard case .manyToMany(let oldTable, let oldOwn, let oldOther, let oldOrder)? = oldStorage,
             let oldRelationship, (order == nil) == (oldOrder == nil),
             let targetLayout = destinationSchema.layout(of: relationship.destinationEntity)
-          else { return nil }
+          else { throw Refusal("\(named) is a join table, stored another way (or ordered otherwise) in the source") }
           guard joins[table] == nil else { continue }
           var joinColumns = [own, other]
           var joinValues = [oldOwn, oldOther]
@@ -282,7 +338,9 @@ struct BulkCopy {
             Self.joinOrder(of: inverse.name, destinationOf: oldRelationship, in: sourceSchema)
           }
           if other != "REFLEXIVE", inverseOrder != nil || oldInverseOrder != nil {
-            guard let inverseOrder, let oldInverseOrder else { return nil }
+            guard let inverseOrder, let oldInverseOrder else {
+              throw Refusal("\(named)'s inverse is ordered on one side only")
+            }
             joinColumns.append(inverseOrder)
             joinValues.append(oldInverseOrder)
           }
@@ -299,7 +357,7 @@ struct BulkCopy {
             AND \(oldOther) IN (SELECT Z_PK FROM main.\(targetLayout.table) WHERE \(destinationSchema.rowPredicate(targetLayout)))
             """
         default:
-          if sourceName != nil { return nil }
+          if let sourceName { throw Refusal("\(named) was \(sourceName), stored another way (to-one ↔ to-many)") }
         }
       }
       var rows: RowLoop?
@@ -330,17 +388,19 @@ struct BulkCopy {
     }
     // The object path writes its objects' relationships itself; a many-to-many it writes must not
     // reach copied entities either (the join would be written from both sides).
-    for entry in active where objects.contains(entry.mapping.name) {
+    for entry in active where objects[entry.mapping.name] != nil {
       for relationship in destination.relationships(of: entry.to)
       where entry.mapping.relationships[relationship.name] != nil {
         guard case .manyToMany? = destinationSchema.layout(of: entry.to.name)?.properties[relationship.name] else {
           continue
         }
         if active.contains(where: { other in
-          !objects.contains(other.mapping.name)
+          objects[other.mapping.name] == nil
             && destination.entity(other.to, isKindOf: relationship.destinationEntity)
         }) {
-          return nil
+          throw Refusal(
+            "\(entry.to.name).\(relationship.name), written as objects, joins copied rows (the join would be written twice)"
+          )
         }
       }
     }
@@ -366,151 +426,5 @@ struct BulkCopy {
     guard case .manyToMany(_, _, _, let order?)? = schema.layout(of: relationship.destinationEntity)?.properties[name]
     else { return nil }
     return order
-  }
-
-  /// Copies the source store at `sourceURL` into `destination` (created empty, without indexes),
-  /// then builds the indexes and checks the model's rules. One transaction: on any error nothing
-  /// of it is left in the destination.
-  func run(from sourceURL: URL, into destination: SQLiteStore, progress: (MigrationProgress) -> Void) throws {
-    try destination.withConnection { db in
-      // The migrator reads a snapshot whenever the store's -wal has content, so a direct path exists.
-      guard let path = SQLiteStore.readOnlyPath(sourceURL) else {
-        throw StoreError(
-          .io, file: sourceURL.path, reason: "the store's -wal has content and no -shm: migrate a snapshot of it")
-      }
-      try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])
-      defer { try? db.execute(sql: "DETACH DATABASE src") }
-      try db.inTransaction {
-        for copy in copies {
-          let total =
-            try Int.fetchOne(
-              db, sql: "SELECT count(*) FROM src.\(copy.sourceTable) WHERE \(copy.sourceRows)") ?? 0
-          let last = try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM src.\(copy.sourceTable)") ?? 0
-          if let rows = copy.rows {
-            try run(rows, of: copy, total: total, reading: path, into: db, progress)
-            continue
-          }
-          let statement = try db.makeStatement(sql: copy.insert)
-          var done = 0
-          var low: Int64 = .min
-          progress(MigrationProgress(stage: .instances, mapping: copy.mapping.name, done: 0, total: total))
-          while low < last {
-            let high = low == .min ? Self.chunk : low + Self.chunk
-            try statement.execute(
-              arguments: StatementArguments(copy.constants + [low.databaseValue, high.databaseValue]))
-            done += db.changesCount
-            low = high
-            progress(MigrationProgress(stage: .instances, mapping: copy.mapping.name, done: done, total: total))
-          }
-        }
-        for join in joins { try db.execute(sql: join) }
-        for (root, table) in keyTables.sorted(by: { $0.key < $1.key }) {
-          guard let layout = destination.schema.layout(of: root) else { continue }
-          try db.execute(
-            sql:
-              "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, (SELECT coalesce(max(Z_PK), 0) FROM src.\(table))) WHERE Z_ENT = ?",
-            arguments: [layout.number])
-        }
-        try SQLiteStore.createIndexes(db, destination.schema)
-        return .commit
-      }
-    }
-  }
-
-  /// The row loop of a copy through a transform: read a source row, compute, insert — run by the
-  /// transform itself where it can (``RowLoopTransform``: in C), row by row here otherwise and for
-  /// the rows it hands back.
-  /// The source is read through a connection of its own (`sourcePath`): the loop may insert on
-  /// another thread, which then has the destination's connection to itself.
-  private func run(
-    _ rows: RowLoop, of copy: Copy, total: Int, reading sourcePath: String, into db: Database,
-    _ progress: (MigrationProgress) -> Void
-  ) throws {
-    let sourceQueue = try DatabaseQueue(path: sourcePath, configuration: SQLiteStore.configuration(readOnly: true))
-    defer { try? sourceQueue.close() }
-    try sourceQueue.read { source in
-      try run(rows, of: copy, total: total, from: source, into: db, progress)
-    }
-  }
-
-  private func run(
-    _ rows: RowLoop, of copy: Copy, total: Int, from source: Database, into db: Database,
-    _ progress: (MigrationProgress) -> Void
-  ) throws {
-    let selectStatement = try source.makeStatement(sql: rows.select)
-    try selectStatement.setArguments(StatementArguments(copy.constants))
-    let insertStatement = try db.makeStatement(sql: rows.insert)
-    guard let sourceConnection = source.sqliteConnection, let connection = db.sqliteConnection else {
-      throw StoreError(.sqlite, reason: "the store is closed")
-    }
-    let select = RawStatement(handle: selectStatement.sqliteStatement, connection: sourceConnection)
-    let insert = RawStatement(handle: insertStatement.sqliteStatement, connection: connection)
-    defer { select.reset() }
-    let entity = copy.mapping.sourceEntity ?? ""
-    let plainCount = Int32(rows.plainCount)
-    var done = 0
-    var inputs: [StoreValue] = []
-    func report() {
-      progress(MigrationProgress(stage: .instances, mapping: copy.mapping.name, done: done, total: total))
-    }
-    let current = { ObjectID(entity: entity, primaryKey: select.integer(0)) }
-    /// Runs the insert of the row the select is on, its computed values bound.
-    func insertRow(_ computed: [StoreValue]) throws {
-      var index = plainCount + 1
-      for value in computed {
-        insert.bind(value, at: index)
-        index += 1
-      }
-      do {
-        try insert.run()
-      } catch let error as StoreError {
-        let id = current()
-        throw StoreError(error.code, entity: id.entity, primaryKey: id.primaryKey, reason: error.reason)
-      }
-      done += 1
-    }
-    /// The row the select is on, read, computed and inserted here.
-    func copyRow() throws {
-      for column in 0..<plainCount { insert.bind(columnOf: select, column, at: column + 1) }
-      inputs.removeAll(keepingCapacity: true)
-      for (offset, type) in rows.inputTypes.enumerated() {
-        inputs.append(select.value(plainCount + Int32(offset), type: type))
-      }
-      let id = current()
-      let computed: [StoreValue]
-      do {
-        computed = try rows.transform.transform(id, inputs)
-      } catch {
-        throw MigrationManager.located(error, mapping: copy.mapping, object: id)
-      }
-      try insertRow(computed)
-    }
-    report()
-    guard let loop = rows.transform as? any RowLoopTransform else {
-      while try select.step() {
-        try copyRow()
-        if done % 10_000 == 0 || done == total { report() }
-      }
-      return
-    }
-    while true {
-      let (count, stop) = try loop.runRows(
-        select: select.handle, insert: insert.handle, plainCount: rows.plainCount, inputTypes: rows.inputTypes,
-        limit: 10_000, currentObject: current)
-      done += count
-      switch stop {
-      case .finished:
-        report()
-        return
-      case .paused: report()
-      case .hostRow: try copyRow()
-      case .hostOutputs(let computed): try insertRow(computed)
-      case .sqliteFailed(let key):
-        let error = (key != nil ? insert : select).failure()
-        if key != nil { insert.reset() }
-        let id = key.map { ObjectID(entity: entity, primaryKey: $0) } ?? current()
-        throw StoreError(error.code, entity: id.entity, primaryKey: id.primaryKey, reason: error.reason)
-      }
-    }
   }
 }

@@ -196,8 +196,9 @@ public final class StoreMigrator {
         // doing the rest after them.
         let bulk =
           options.bulkCopy
-          ? try BulkCopy(
-            mapping: mapping, sourceSchema: source.schema, policies: policies, manager: manager, mixed: options.mixed)
+          ? try BulkCopy.decide(
+            mapping: mapping, sourceSchema: source.schema, policies: policies, manager: manager, mixed: options.mixed
+          ).copy
           : nil
         var method = StepMethod.objects
         if let bulk, bulk.objectMappings.isEmpty {
@@ -282,11 +283,13 @@ public final class StoreMigrator {
     }
     // (Policies that only compute attributes run as a row loop: that is known once their script runs.)
     let schema = store?.schema ?? StoreSchema(model: step.source)
-    guard options.bulkCopy,
-      let bulk = try BulkCopy(
-        mapping: stepMapping.mapping, sourceSchema: schema, policies: stepMapping.policies, mixed: options.mixed)
-    else { return (.objects, reason) }
-    return (bulk.objectMappings.isEmpty ? .copyRows : .mixed, reason)
+    guard options.bulkCopy else { return (.objects, reason) }
+    switch try BulkCopy.decide(
+      mapping: stepMapping.mapping, sourceSchema: schema, policies: stepMapping.policies, mixed: options.mixed)
+    {
+    case .rows(let bulk): return (bulk.objectMappings.isEmpty ? .copyRows : .mixed, reason)
+    case .objects(let why): return (.objects, why == reason ? reason : "\(reason); not rows: \(why)")
+    }
   }
 
   /// Whether a step runs as DDL, or why not — the one decision `run()` and `method(of:…)` share.

@@ -1,7 +1,8 @@
 import Foundation
-import MigrunKit
 import TestSupport
 import Testing
+
+@testable import MigrunKit
 
 /// An inferred step run as SQL gives the same store as the same step run object by object, through
 /// hierarchies, ordered to-many, many-to-many and reflexive join tables, removed subentities and renames.
@@ -129,6 +130,17 @@ import Testing
       source: v1, destination: v2)
     let plan = MigrationPlan(
       sourceVersion: "Gallery", destinationVersion: "Gallery 2", steps: [step], rule: .directInferred)
+    // Refused with the reason, named where it is found: plan shows it.
+    guard case .objects(let why) = try BulkCopy.decide(mapping: try #require(step.inferredMapping)) else {
+      Issue.record("a to-one becoming to-many was copied as rows")
+      return
+    }
+    #expect(why.hasPrefix("Canvas.shapes") || why.hasPrefix("Circle.canvas") || why.hasPrefix("Shape.canvas"), "\(why)")
+    #expect(why.contains("stored another way"), "\(why)")
+    let predicted = try StoreMigrator.method(
+      of: step, mapping: StepMapping(mapping: try #require(step.inferredMapping)), store: nil)
+    #expect(predicted.method == .objects)
+    #expect(predicted.reason?.contains(why) == true, "\(predicted.reason ?? "")")
     let report = try StoreMigrator(store: url, plan: plan, options: .init(keepBackup: false)).run()
     #expect(report.steps.first?.bulkCopy == false)
     let migrated = try SQLiteStore(url: url, model: v2)

@@ -157,9 +157,18 @@ import Testing
     } else {
       Issue.record("a DDL edit would keep the tagged bytes")
     }
-    #expect(try BulkCopy(mapping: mapping, sourceSchema: StoreSchema(model: v1), policies: [:]) == nil)
-    let report = try StoreMigrator(store: url, plan: try DDLStepTests.plan(v1, v2), options: .init(keepBackup: false))
-      .run()
+    if case .objects(let why) = try BulkCopy.decide(mapping: mapping, sourceSchema: StoreSchema(model: v1)) {
+      #expect(why == "Photo.image changes how its values are kept (external binary storage)")
+    } else {
+      Issue.record("a row copy would keep the tagged bytes")
+    }
+    // What plan says, before anything runs: object by object, and why.
+    let plan = try DDLStepTests.plan(v1, v2)
+    let step = try #require(plan.steps.first)
+    let predicted = try StoreMigrator.method(of: step, mapping: StepMapping(mapping: mapping), store: nil)
+    #expect(predicted.method == .objects)
+    #expect(predicted.reason == "Photo.image changes how its values are kept (external binary storage)")
+    let report = try StoreMigrator(store: url, plan: plan, options: .init(keepBackup: false)).run()
     #expect(report.steps.first?.method == .objects)
     let store = try SQLiteStore(url: url, model: v2)
     defer { try? store.close() }
