@@ -204,7 +204,7 @@ struct BulkCopy {
     objectMappings = Set(objects.keys)
 
     // Source entity number → destination entity number; one source hierarchy per destination one.
-    var entityNumbers: [Int: Int] = [:]
+    let entityNumbers = mapping.entityNumbers(from: sourceSchema)
     var keyRoots: [String: String] = [:]
     var keyTables: [String: String] = [:]
     for entry in active {
@@ -217,7 +217,6 @@ struct BulkCopy {
       }
       keyRoots[destinationRoot] = sourceRoot
       keyTables[destinationRoot] = entry.fromLayout.table
-      entityNumbers[entry.fromLayout.number] = entry.toLayout.number
     }
 
     var copies: [Copy] = []

@@ -1,5 +1,22 @@
 import GRDB
 
+extension MappingModel {
+  /// The source's entity numbers → the destination's, entity by entity through the mapping (entities
+  /// the step removes are absent): the one renumbering every path (row copy, foreign tables'
+  /// entity columns such as `ACHANGE.ZENTITY`) follows.
+  func entityNumbers(from source: StoreSchema) -> [Int: Int] {
+    let destination = StoreSchema(model: self.destination)
+    var numbers: [Int: Int] = [:]
+    for entityMapping in entityMappings {
+      guard let from = entityMapping.sourceEntity.flatMap(source.layout(of:)),
+        let to = entityMapping.destinationEntity.flatMap(destination.layout(of:))
+      else { continue }
+      numbers[from.number] = to.number
+    }
+    return numbers
+  }
+}
+
 /// How one model version's objects become the next one's: Core Data's `NSMappingModel`, a list of
 /// entity mappings.
 public struct MappingModel: Sendable {

@@ -178,7 +178,7 @@ public final class StoreMigrator {
           continue
         }
         // A new file: what the store holds beyond its model is carried, or refused now, by name.
-        let numbers = Self.entityNumbers(stepMapping.mapping, from: source.schema)
+        let numbers = stepMapping.mapping.entityNumbers(from: source.schema)
         if let refusal = try source.read({ db in try foreign.refusal(db, numbers: numbers, dropped: options.drop) }) {
           throw MigrationError(.wouldDrop, step: step.name, reason: refusal)
         }
@@ -327,20 +327,6 @@ public final class StoreMigrator {
     done.mappings = try Conservation.check(
       conserving.mapping, before: conserving.before, destination: destination, policies: [], merged: 0)
     return done
-  }
-
-  /// The source's entity numbers → the destination's, entity by entity through the mapping (entities
-  /// the step removes are absent).
-  static func entityNumbers(_ mapping: MappingModel, from source: StoreSchema) -> [Int: Int] {
-    let destination = StoreSchema(model: mapping.destination)
-    var numbers: [Int: Int] = [:]
-    for entityMapping in mapping.entityMappings {
-      guard let from = entityMapping.sourceEntity.flatMap(source.layout(of:)),
-        let to = entityMapping.destinationEntity.flatMap(destination.layout(of:))
-      else { continue }
-      numbers[from.number] = to.number
-    }
-    return numbers
   }
 
   /// After a successful swap: the files of values the migration removed or rewrote inline are
