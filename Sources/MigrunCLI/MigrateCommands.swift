@@ -34,11 +34,15 @@ struct ChainOptions: ParsableArguments {
   /// The plan for `store`, and the bundle.
   func plan(for store: URL) throws -> (MigrationPlan, ModelBundle) {
     let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: model))
+    return (try plan(for: store, bundle: bundle), bundle)
+  }
+
+  /// The plan for `store` with the model already loaded (many stores, one model).
+  func plan(for store: URL, bundle: ModelBundle) throws -> MigrationPlan {
     let override = chain.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
-    let plan = try ScriptedStep.plan(
+    return try ScriptedStep.plan(
       store: store, bundle: bundle, policyFolders: policyURLs, chain: override, destination: to,
       mappingModels: mappingModels.map { URL(fileURLWithPath: $0) })
-    return (plan, bundle)
   }
 }
 
@@ -48,10 +52,18 @@ struct StatusCommand: MigrunCommand {
     abstract: "Does a store need migrating? Exit 0 when it is at the destination version, 10 when it needs migrating.",
     discussion: "Reads the store's metadata only (no entity table), so it is cheap on any store.")
 
-  @Argument(help: "The store.") var store: String
+  @Argument(help: "The store, or several stores and folders (searched for Core Data stores).") var stores: [String]
   @OptionGroup var chain: ChainOptions
+  @OptionGroup var fleet: FleetOptions
+
+  var store: String { stores.first ?? "" }
+
+  func validate() throws {
+    guard !stores.isEmpty else { throw ValidationError("give a store (or several stores and folders)") }
+  }
 
   func execute() throws {
+    if fleet.isFleet(stores) { return try FleetRun.status(stores, chain: chain, fleet: fleet) }
     let plan: MigrationPlan
     do {
       (plan, _) = try chain.plan(for: URL(fileURLWithPath: store))
@@ -190,10 +202,13 @@ struct MigrateCommand: MigrunCommand {
       Before any work: a store another process has open is refused (exit 11; --wait waits for it),
       and so is a file system with less free space than the working copies need (exit 12).
       Any failure leaves the original exactly as it was.
+      Several stores and folders (searched for Core Data stores) run --jobs at a time, each with the
+      same guarantees, one's failure never stopping the others; see docs/fleet.md.
       """))
 
-  @Argument(help: "The store.") var store: String
+  @Argument(help: "The store, or several stores and folders (searched for Core Data stores).") var stores: [String]
   @OptionGroup var chain: ChainOptions
+  @OptionGroup var fleet: FleetOptions
   @Flag(help: "Run every step on scratch files, report, and delete them.") var dryRun = false
   @Flag(help: "Do not keep the original as NAME~.EXT.") var noBackup = false
   @Flag(
@@ -219,9 +234,38 @@ struct MigrateCommand: MigrunCommand {
       valueName: "name"))
   var drop: [String] = []
 
+  var store: String { stores.first ?? "" }
+
+  func validate() throws {
+    guard !stores.isEmpty else { throw ValidationError("give a store (or several stores and folders)") }
+  }
+
+  /// The migrator for one store on `plan`, with the scripts and options of this command.
+  func migrator(for url: URL, plan: MigrationPlan) -> StoreMigrator {
+    var options = StoreMigrator.Options(
+      keepBackup: !noBackup, dryRun: dryRun, bulkCopy: !objectsOnly, ddl: !objectsOnly, wait: wait)
+    options.drop = Set(drop)
+    let migrator = StoreMigrator(store: url, plan: plan, options: options)
+    let folders = chain.policyURLs
+    migrator.scriptedStep = { step in
+      guard case .scripted(let file) = step.kind else { throw CLIError(message: "\(step.name) is not scripted") }
+      return try ScriptedStep.load(step, file: file, policyFolders: folders)
+    }
+    if let fileRules = mergeRules.map({ URL(fileURLWithPath: $0) }) {
+      migrator.mergeRules = { step in
+        [try LuaMigrationMergeRules(file: fileRules, destination: step.destination, policyFolders: folders)]
+      }
+    }
+    return migrator
+  }
+
   func execute() throws {
-    let url = URL(fileURLWithPath: store)
     guard wait >= 0, wait.isFinite else { throw CLIError(message: "--wait: give a number of seconds, 0 or more") }
+    if let mergeRules, !FileManager.default.fileExists(atPath: mergeRules) {
+      throw CLIError(message: "--merge-rules: no such file \(URL(fileURLWithPath: mergeRules).path)")
+    }
+    if fleet.isFleet(stores) { return try FleetRun.migrate(stores, command: self) }
+    let url = URL(fileURLWithPath: store)
     if try StoreMigrator.completeInterruptedSwap(of: url, wait: wait), !json {
       print("\(store): completed the swap of a migration that was interrupted while putting the new store in place")
     }
@@ -234,24 +278,7 @@ struct MigrateCommand: MigrunCommand {
       }
       return
     }
-    var options = StoreMigrator.Options(
-      keepBackup: !noBackup, dryRun: dryRun, bulkCopy: !objectsOnly, ddl: !objectsOnly, wait: wait)
-    options.drop = Set(drop)
-    let migrator = StoreMigrator(store: url, plan: plan, options: options)
-    let folders = chain.policyURLs
-    let fileRules = mergeRules.map { URL(fileURLWithPath: $0) }
-    if let fileRules, !FileManager.default.fileExists(atPath: fileRules.path) {
-      throw CLIError(message: "--merge-rules: no such file \(fileRules.path)")
-    }
-    migrator.scriptedStep = { step in
-      guard case .scripted(let file) = step.kind else { throw CLIError(message: "\(step.name) is not scripted") }
-      return try ScriptedStep.load(step, file: file, policyFolders: folders)
-    }
-    if let fileRules {
-      migrator.mergeRules = { step in
-        [try LuaMigrationMergeRules(file: fileRules, destination: step.destination, policyFolders: folders)]
-      }
-    }
+    let migrator = migrator(for: url, plan: plan)
     let bar = ProgressBar(enabled: !json && isatty(STDERR_FILENO) != 0)
     migrator.progress = { progress in
       if json {

@@ -177,6 +177,19 @@ public enum MigrationPlanner {
       return MigrationPlan(sourceVersion: target, destinationVersion: target, steps: [], rule: .current)
     }
     let fromStore = matched == nil
+    // A store whose own model has no entity in common with the destination is not a store of this
+    // model (another app's, or the wrong model given): an inferred step would remove every object.
+    // Core Data's inference would run it; we refuse — our rule, so nothing is dropped by mistake.
+    if fromStore {
+      let names = Set(targetModel.entities.flatMap { [$0.name, $0.renamingIdentifier].compactMap { $0 } })
+      guard source.entities.contains(where: { names.contains($0.name) || names.contains($0.canonicalName) }) else {
+        throw MigrationError(
+          .unknownSourceVersion,
+          reason:
+            "the store's model (entities: \(source.entities.map(\.name).sorted().joined(separator: ", "))) has no entity of \(bundle.name) \(target): it is not a store of this model"
+        )
+      }
+    }
     return try withoutActuallyEscaping(script) { script throws(MigrationError) in
       var planner = PathFinder(bundle: bundle, storeModel: fromStore ? source : nil, script: script)
       guard fromStore else { return try plan(planner: &planner, sourceName: sourceName, target: target, order: order) }

@@ -1,0 +1,261 @@
+import ArgumentParser
+import Foundation
+import MigrunKit
+import MigrunScripting
+
+/// The options of a run over many stores (`status` and `migrate` with several stores or a folder).
+struct FleetOptions: ParsableArguments {
+  @Option(
+    help: ArgumentHelp("Stores run at a time (default: the machine's cores).", valueName: "n"))
+  var jobs: Int?
+  @Option(
+    help: ArgumentHelp(
+      "Take only part K of N disjoint parts of the store list (0 ≤ K < N; stable for a store whatever else is listed), so N machines split a fleet.",
+      valueName: "K/N"))
+  var shard: String?
+  @Option(help: ArgumentHelp("Write the run's report as JSON to this file.", valueName: "file")) var report: String?
+  @Option(help: ArgumentHelp("Write one JUnit test case per store to this file.", valueName: "file")) var junit: String?
+
+  /// Whether the arguments are a run over many stores (several, a folder, or a fleet option).
+  func isFleet(_ arguments: [String]) -> Bool {
+    if arguments.count > 1 || jobs != nil || shard != nil || report != nil || junit != nil { return true }
+    var isFolder: ObjCBool = false
+    return arguments.first.map { FileManager.default.fileExists(atPath: $0, isDirectory: &isFolder) } == true
+      && isFolder.boolValue
+  }
+
+  /// The stores of this run (searched, sharded) and the arguments that are not stores.
+  func stores(_ arguments: [String]) throws -> Fleet.Found {
+    var found = Fleet.stores(in: arguments)
+    if let shard {
+      guard let (index, count) = Fleet.parseShard(shard) else {
+        throw CLIError(message: "--shard: give K/N with 0 ≤ K < N (e.g. 0/4), not '\(shard)'")
+      }
+      found.stores = Fleet.shard(found.stores, index: index, of: count)
+    }
+    return found
+  }
+
+  var jobCount: Int { max(1, jobs ?? ProcessInfo.processInfo.activeProcessorCount) }
+
+  func validateJobs() throws {
+    if let jobs, jobs < 1 { throw CLIError(message: "--jobs: give 1 or more") }
+  }
+
+  /// Writes the report and the JUnit file where asked.
+  func write(_ report: Fleet.Report, suite: String) throws {
+    try Self.write(report, suite: suite, json: self.report, junit: junit)
+  }
+
+  static func write(_ report: Fleet.Report, suite: String, json: String?, junit: String?) throws {
+    if let path = json {
+      do {
+        try report.json().write(to: URL(fileURLWithPath: path))
+      } catch {
+        throw CLIError(message: "--report: cannot write \(path) (\(error.localizedDescription))")
+      }
+    }
+    if let path = junit {
+      do {
+        try Data(report.junit(suite: suite).utf8).write(to: URL(fileURLWithPath: path))
+      } catch {
+        throw CLIError(message: "--junit: cannot write \(path) (\(error.localizedDescription))")
+      }
+    }
+  }
+}
+
+/// `status` and `migrate` over many stores: the model is read once, the stores run `--jobs` at a
+/// time, each keeping every guarantee it has alone.
+enum FleetRun {
+  static func status(_ arguments: [String], chain: ChainOptions, fleet: FleetOptions) throws {
+    try fleet.validateJobs()
+    let found = try fleet.stores(arguments)
+    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: chain.model))
+    let outcomes =
+      refusals(found)
+      + Fleet.run(found.stores, jobs: fleet.jobCount) { url in
+        let start = Date()
+        do {
+          let plan = try chain.plan(for: url, bundle: bundle)
+          return Fleet.Outcome(
+            path: url.path, from: plan.sourceVersion, to: plan.destinationVersion,
+            status: plan.needsMigration ? .needsMigrating : .current, seconds: Date().timeIntervalSince(start))
+        } catch {
+          return Fleet.Outcome(
+            path: url.path, status: .failed, seconds: Date().timeIntervalSince(start), error: message(error))
+        }
+      }
+    let report = Fleet.Report(outcomes)
+    for outcome in report.stores {
+      switch outcome.status {
+      case .current: print("\(outcome.path): at \(outcome.to ?? "?"); no migration needed")
+      case .needsMigrating: print("\(outcome.path): at \(outcome.from ?? "?"); needs migrating to \(outcome.to ?? "?")")
+      default: print("\(outcome.path): failed: \(outcome.error ?? "")")
+      }
+    }
+    print(
+      "\(report.stores.count) stores: \(report.current) current, \(report.needsMigrating) need migrating, \(report.failed) failed"
+    )
+    try fleet.write(report, suite: "migrun status")
+    if report.failed > 0 { throw ExitCode(1) }
+    if report.needsMigrating > 0 { throw ExitCode(10) }
+  }
+
+  static func migrate(_ arguments: [String], command: MigrateCommand) throws {
+    let fleet = command.fleet
+    try fleet.validateJobs()
+    let found = try fleet.stores(arguments)
+    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: command.chain.model))
+    let json = command.json
+    let progress = FleetProgress(
+      total: found.stores.count, enabled: !json && isatty(STDERR_FILENO) != 0)
+    let started = Date()
+    let outcomes =
+      refusals(found)
+      + Fleet.run(
+        found.stores, jobs: fleet.jobCount,
+        work: { url in
+          if json { try? printJSONLine(["event": "start", "path": url.path]) }
+          return migrate(url, bundle: bundle, command: command)
+        },
+        done: { outcome in
+          progress.record(outcome)
+          if json { try? printJSONLine(event(outcome)) }
+        })
+    progress.finish()
+    let report = Fleet.Report(outcomes)
+    let seconds = Date().timeIntervalSince(started)
+    if json {
+      try printJSONLine([
+        "result": "done", "migrated": report.migrated, "current": report.current, "failed": report.failed,
+        "seconds": seconds,
+      ])
+    } else {
+      for outcome in report.stores where outcome.status == .failed {
+        print("\(outcome.path): failed: \(outcome.error ?? "")")
+      }
+      let objects = report.stores.compactMap(\.objects).reduce(0, +)
+      print(
+        "\(report.stores.count) stores in \(String(format: "%.1f", seconds)) s: \(report.migrated) migrated (\(objects) objects), \(report.current) current, \(report.failed) failed"
+          + (command.dryRun ? " (dry run: nothing changed)" : ""))
+    }
+    try fleet.write(report, suite: "migrun migrate")
+    if report.failed > 0 { throw ExitCode(1) }
+  }
+
+  /// One store, as `migrate` does it alone: an interrupted swap completed, the plan, the migration.
+  static func migrate(_ url: URL, bundle: ModelBundle, command: MigrateCommand) -> Fleet.Outcome {
+    let start = Date()
+    var outcome = Fleet.Outcome(path: url.path, status: .failed)
+    do {
+      _ = try StoreMigrator.completeInterruptedSwap(of: url, wait: command.wait)
+      let plan = try command.chain.plan(for: url, bundle: bundle)
+      (outcome.from, outcome.to) = (plan.sourceVersion, plan.destinationVersion)
+      if plan.needsMigration {
+        let report = try command.migrator(for: url, plan: plan).run()
+        outcome.objects = report.steps.last?.counts.values.reduce(0, +)
+        outcome.status = .migrated
+      } else {
+        outcome.status = .current
+      }
+    } catch {
+      outcome.error = message(error)
+    }
+    outcome.seconds = (Date().timeIntervalSince(start) * 1000).rounded() / 1000
+    return outcome
+  }
+
+  /// Arguments that are not stores: failures of their own.
+  static func refusals(_ found: Fleet.Found) -> [Fleet.Outcome] {
+    found.refused.map { Fleet.Outcome(path: $0.path, status: .failed, error: $0.reason) }
+  }
+
+  static func event(_ outcome: Fleet.Outcome) -> [String: Any] {
+    var line: [String: Any] = [
+      "event": outcome.status.rawValue, "path": outcome.path, "seconds": outcome.seconds,
+    ]
+    if let from = outcome.from { line["from"] = from }
+    if let to = outcome.to { line["to"] = to }
+    if let objects = outcome.objects { line["objects"] = objects }
+    if let error = outcome.error { line["error"] = error }
+    return line
+  }
+
+  static func message(_ error: any Error) -> String {
+    switch error {
+    case let error as CLIError: error.message
+    case let error as CustomStringConvertible: error.description
+    default: "\(error)"
+    }
+  }
+}
+
+/// `migrun merge-reports`: the reports of a fleet's shards (or of re-runs) as one.
+struct MergeReportsCommand: MigrunCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "merge-reports",
+    abstract: "Merge the --report files of several runs (a fleet's shards) into one report.",
+    discussion: HelpText.reflow(
+      """
+      Stores are listed once, sorted by path; a store in several reports keeps the outcome of the
+      last report given (a re-run after a failure comes after the first run). Exit 1 when any store
+      of the merged report failed.
+      """))
+
+  @Argument(help: "The reports (JSON files written by --report).") var reports: [String]
+  @Option(help: ArgumentHelp("Write the merged report to this file (default: standard output).", valueName: "file"))
+  var out: String?
+  @Option(help: ArgumentHelp("Also write the merged report as JUnit XML to this file.", valueName: "file"))
+  var junit: String?
+
+  func execute() throws {
+    guard !reports.isEmpty else { throw CLIError(message: "give the reports to merge") }
+    var read: [Fleet.Report] = []
+    for path in reports {
+      do {
+        read.append(try JSONDecoder().decode(Fleet.Report.self, from: Data(contentsOf: URL(fileURLWithPath: path))))
+      } catch {
+        throw CLIError(message: "\(path): not a migrun report (\(error.localizedDescription))")
+      }
+    }
+    let merged = Fleet.Report.merged(read)
+    try FleetOptions.write(merged, suite: "migrun", json: out, junit: junit)
+    if out == nil { FileHandle.standardOutput.write(try merged.json() + Data("\n".utf8)) }
+    if merged.failed > 0 { throw ExitCode(1) }
+  }
+}
+
+/// One line on standard error for a whole run: stores done and failed, objects per second, time left.
+final class FleetProgress: @unchecked Sendable {
+  private let lock = NSLock()
+  private let total: Int
+  private let enabled: Bool
+  private let start = Date()
+  private var done = 0
+  private var failed = 0
+  private var objects = 0
+
+  init(total: Int, enabled: Bool) {
+    self.total = total
+    self.enabled = enabled
+  }
+
+  func record(_ outcome: Fleet.Outcome) {
+    lock.lock()
+    defer { lock.unlock() }
+    done += 1
+    if outcome.status == .failed { failed += 1 }
+    objects += outcome.objects ?? 0
+    guard enabled else { return }
+    let elapsed = max(Date().timeIntervalSince(start), 0.001)
+    let left = Double(total - done) * elapsed / Double(done)
+    let line =
+      "  \(done)/\(total) stores, \(failed) failed, \(Int(Double(objects) / elapsed)) objects/s, ~\(Int(left.rounded())) s left"
+    FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+  }
+
+  func finish() {
+    if enabled { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+  }
+}

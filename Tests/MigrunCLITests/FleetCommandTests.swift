@@ -1,0 +1,146 @@
+import Foundation
+import GRDB
+import TestSupport
+import Testing
+
+/// `status` and `migrate` over folders of stores: every store once, failures of their own, the
+/// report and the JUnit file, shards that split the fleet, re-runs that finish what is left.
+@Suite struct FleetCommandTests {
+  static let moody = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path
+  static let stores = "objcio-core-data-moody/stores"
+
+  struct Report: Decodable {
+    struct Store: Decodable {
+      let path: String
+      let from: String?
+      let to: String?
+      let status: String
+      let objects: Int?
+      let error: String?
+    }
+    let migrated: Int
+    let current: Int
+    let failed: Int
+    let stores: [Store]
+  }
+
+  /// A fleet: eight Moody stores of every version in two folders, another app's store (no path to
+  /// Moody 6), a corrupt store, a backup, a SQLite file that is not a store and a text file.
+  static func fleet(in folder: TemporaryDirectory) throws -> (root: URL, bystanders: [URL: Data]) {
+    let root = folder.url.appendingPathComponent("fleet", isDirectory: true)
+    let versions = ["Moody", "Moody 2", "Moody 3", "Moody 4", "Moody 5"]
+    for index in 0..<8 {
+      let url = root.appendingPathComponent("user\(index % 2)/store\(index).sqlite")
+      try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+      try FileManager.default.copyItem(
+        at: Fixtures.url("\(stores)/\(versions[index % versions.count]).moody.sqlite"), to: url)
+    }
+    try FileManager.default.copyItem(
+      at: Fixtures.url("coredataplus-samplemodels/SampleModel/Fixtures/SampleModel_V1.sqlite"),
+      to: root.appendingPathComponent("user1/other-app.sqlite"))
+    try Data("SQLite format 3\0 and then nothing".utf8).write(to: root.appendingPathComponent("user1/corrupt.sqlite"))
+    try FileManager.default.copyItem(
+      at: Fixtures.url("\(stores)/Moody 2.moody.sqlite"), to: root.appendingPathComponent("user0/old~.sqlite"))
+    try makeDatabase(root.appendingPathComponent("user0/cache.db"), ["CREATE TABLE t (a)", "INSERT INTO t VALUES (1)"])
+    try Data("notes".utf8).write(to: root.appendingPathComponent("notes.txt"))
+    var bystanders: [URL: Data] = [:]
+    for name in ["user0/old~.sqlite", "user0/cache.db", "notes.txt", "user1/corrupt.sqlite", "user1/other-app.sqlite"] {
+      let url = root.appendingPathComponent(name)
+      bystanders[url] = try Data(contentsOf: url)
+    }
+    return (root, bystanders)
+  }
+
+  @Test func aFolderMigratesStoreByStoreAndReportsEach() throws {
+    let folder = try TemporaryDirectory()
+    let (root, bystanders) = try Self.fleet(in: folder)
+    let before = try MigrunProcess.run(["status", root.path, "--model", Self.moody])
+    #expect(before.status == 1, "failures come first: \(before.stdout)")
+    let report = folder.url.appendingPathComponent("report.json")
+    let junit = folder.url.appendingPathComponent("report.xml")
+    let run = try MigrunProcess.run([
+      "migrate", root.path, "--model", Self.moody, "--jobs", "3", "--report", report.path, "--junit", junit.path,
+    ])
+    #expect(run.status == 1, "two stores fail: \(run.stdout) \(run.stderr)")
+    let decoded = try JSONDecoder().decode(Report.self, from: Data(contentsOf: report))
+    #expect((decoded.migrated, decoded.current, decoded.failed) == (8, 0, 2))
+    #expect(decoded.stores.count == 10)
+    #expect(decoded.stores.filter { $0.status == "migrated" }.allSatisfy { $0.to == "Moody 6" && $0.objects ?? 0 > 0 })
+    let failed = decoded.stores.filter { $0.status == "failed" }.map { URL(fileURLWithPath: $0.path).lastPathComponent }
+    #expect(failed.sorted() == ["corrupt.sqlite", "other-app.sqlite"])
+    let other = decoded.stores.first { $0.path.hasSuffix("other-app.sqlite") }
+    #expect(other?.error?.contains("has no entity of Moody Moody 6: it is not a store of this model") == true)
+    // Nothing but the stores was touched; every migrated store kept its backup.
+    for (url, bytes) in bystanders { #expect(try Data(contentsOf: url) == bytes, "\(url.lastPathComponent)") }
+    for index in 0..<8 {
+      #expect(
+        FileManager.default.fileExists(
+          atPath: root.appendingPathComponent("user\(index % 2)/store\(index)~.sqlite").path))
+    }
+    let xml = try String(contentsOf: junit, encoding: .utf8)
+    #expect(xml.components(separatedBy: "<testcase ").count - 1 == 10)
+    #expect(xml.contains(#"failures="2""#))
+    // A re-run finishes what is left: every store is current now, the failures stay failures.
+    let again = try MigrunProcess.run(["migrate", root.path, "--model", Self.moody, "--report", report.path])
+    #expect(again.status == 1)
+    let second = try JSONDecoder().decode(Report.self, from: Data(contentsOf: report))
+    #expect((second.migrated, second.current, second.failed) == (0, 8, 2))
+    #expect(again.stdout.contains("10 stores in"), "\(again.stdout)")
+  }
+
+  @Test func statusSaysWhatNeedsMigratingAcrossStores() throws {
+    let folder = try TemporaryDirectory()
+    let a = try copyOfFixture("\(Self.stores)/Moody 2.moody.sqlite", into: folder)
+    let b = try copyOfFixture("\(Self.stores)/Moody 5.moody.sqlite", into: folder)
+    let needs = try MigrunProcess.run(["status", a.path, b.path, "--model", Self.moody])
+    #expect(needs.status == 10, "\(needs.stdout)")
+    #expect(needs.stdout.contains("2 stores: 0 current, 2 need migrating, 0 failed"), "\(needs.stdout)")
+    #expect(try MigrunProcess.run(["migrate", a.path, b.path, "--model", Self.moody, "--jobs", "2"]).status == 0)
+    let current = try MigrunProcess.run(["status", a.path, b.path, "--model", Self.moody])
+    #expect(current.status == 0, "\(current.stdout)")
+  }
+
+  /// Three machines each take their shard of the same folder; together they migrate every store
+  /// once, and their reports merge into the fleet's.
+  @Test func shardsSplitTheFleetAndTheirReportsMerge() throws {
+    let folder = try TemporaryDirectory()
+    let (root, _) = try Self.fleet(in: folder)
+    var reports: [String] = []
+    var seen: [String] = []
+    for index in 0..<3 {
+      let report = folder.url.appendingPathComponent("shard\(index).json").path
+      let run = try MigrunProcess.run([
+        "migrate", root.path, "--model", Self.moody, "--shard", "\(index)/3", "--jobs", "2", "--report", report,
+      ])
+      #expect(run.status == 0 || run.status == 1, "\(run.stderr)")
+      seen += try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: report))).stores
+        .map(\.path)
+      reports.append(report)
+    }
+    #expect(seen.count == 10)
+    #expect(Set(seen).count == 10, "every store exactly once")
+    let merged = try MigrunProcess.run(["merge-reports"] + reports)
+    #expect(merged.status == 1, "two stores failed")
+    let fleet = try JSONDecoder().decode(Report.self, from: Data(merged.stdout.utf8))
+    #expect((fleet.migrated, fleet.current, fleet.failed) == (8, 0, 2))
+    #expect(fleet.stores.map(\.path) == seen.sorted())
+    let refused = try MigrunProcess.run(["migrate", root.path, "--model", Self.moody, "--shard", "3/3"])
+    #expect(refused.errorLines == ["migrun: error: --shard: give K/N with 0 ≤ K < N (e.g. 0/4), not '3/3'"])
+  }
+
+  /// With --json, one line per store event, and a last line with the totals.
+  @Test func jsonGivesOneLinePerStoreEvent() throws {
+    let folder = try TemporaryDirectory()
+    let a = try copyOfFixture("\(Self.stores)/Moody 3.moody.sqlite", into: folder)
+    let b = try copyOfFixture("\(Self.stores)/Moody 4.moody.sqlite", into: folder)
+    let run = try MigrunProcess.run(["migrate", a.path, b.path, "--model", Self.moody, "--json"])
+    #expect(run.status == 0, "\(run.stderr)")
+    let lines = try run.stdout.split(separator: "\n").map {
+      try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+    }
+    #expect(lines.filter { $0["event"] as? String == "start" }.count == 2)
+    #expect(lines.filter { $0["event"] as? String == "migrated" }.count == 2)
+    #expect(lines.last?["result"] as? String == "done")
+    #expect(lines.last?["migrated"] as? Int == 2)
+  }
+}
