@@ -128,6 +128,42 @@ import Testing
     #expect(refused.errorLines == ["migrun: error: --shard: give K/N with 0 ≤ K < N (e.g. 0/4), not '3/3'"])
   }
 
+  /// docs/fleet.md's xargs recipe, run as it is written (migrun on PATH): every store once, the
+  /// merged report and JUnit file written.
+  @Test func theShellRecipeRunsAsWritten() throws {
+    let doc = try String(
+      contentsOf: Fixtures.repositoryRoot.appendingPathComponent("docs/fleet.md"), encoding: .utf8)
+    let start = try #require(doc.range(of: "<!-- recipe: xargs -->"))
+    let end = try #require(doc.range(of: "<!-- end recipe -->"))
+    let block = doc[start.upperBound..<end.lowerBound]
+      .replacingOccurrences(of: "```sh", with: "").replacingOccurrences(of: "```", with: "")
+    let folder = try TemporaryDirectory()
+    let (root, _) = try Self.fleet(in: folder)
+    let reports = folder.url.appendingPathComponent("reports", isDirectory: true)
+    try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: true)
+    let script = folder.url.appendingPathComponent("recipe.sh")
+    try Data(("set -e\n" + block).utf8).write(to: script)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/bash")
+    process.arguments = [script.path]
+    var environment = ProcessInfo.processInfo.environment
+    environment["PATH"] = MigrunProcess.executable.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "")
+    environment["STORES"] = root.path
+    environment["MODEL"] = Self.moody
+    environment["REPORTS"] = reports.path
+    process.environment = environment
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 1, "merge-reports exits 1: two stores of the fleet fail")
+    let fleet = try JSONDecoder().decode(
+      Report.self, from: Data(contentsOf: reports.appendingPathComponent("fleet.json")))
+    #expect((fleet.migrated, fleet.current, fleet.failed) == (8, 0, 2))
+    #expect(Set(fleet.stores.map(\.path)).count == 10)
+    #expect(FileManager.default.fileExists(atPath: reports.appendingPathComponent("fleet.xml").path))
+  }
+
   /// With --json, one line per store event, and a last line with the totals.
   @Test func jsonGivesOneLinePerStoreEvent() throws {
     let folder = try TemporaryDirectory()
