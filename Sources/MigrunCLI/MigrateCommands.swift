@@ -166,10 +166,37 @@ struct DiffCommand: MigrunCommand {
   @Option(help: "The older version.") var from: String
   @Option(help: "The newer version.") var to: String
   @Flag(help: "Print the mapping as JSON.") var json = false
+  @Flag(
+    help:
+      "Write a mapping file to start from, <From>-<To>.lua: the inferred mapping spelled out, what cannot be inferred a failing placeholder."
+  )
+  var lua = false
+  @Option(help: ArgumentHelp("With --lua: the folder to write it in (default: the current folder).", valueName: "dir"))
+  var out: String?
 
   func execute() throws {
     let bundle = try ModelBundle(
       contentsOf: URL(fileURLWithPath: try modelPath(argument: modelArgument, option: model)))
+    if lua {
+      let folder = URL(fileURLWithPath: out ?? FileManager.default.currentDirectoryPath, isDirectory: true)
+      let file = folder.appendingPathComponent(StarterMapping.fileName(from: from, to: to))
+      guard !FileManager.default.fileExists(atPath: file.path) else {
+        throw CLIError(message: "\(file.path): a file is already there; migrun does not overwrite it")
+      }
+      let text = StarterMapping.lua(
+        source: try bundle.model(named: from), destination: try bundle.model(named: to), from: from, to: to)
+      do {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: file)
+      } catch {
+        throw CLIError(message: "\(file.path): cannot write (\(error.localizedDescription))")
+      }
+      let placeholders = text.components(separatedBy: "error(").count - 1
+      print(
+        "wrote \(file.path)"
+          + (placeholders > 0 ? ": \(placeholders) placeholder(s) to fill (they fail the step until written)" : ""))
+      return
+    }
     let mapping: MappingModel
     do {
       mapping = try MappingModel.inferred(from: try bundle.model(named: from), to: try bundle.model(named: to))

@@ -173,27 +173,25 @@ public enum LuaMappingFile {
         for attribute in destination.attributes(of: target) where !attribute.isTransient {
           switch scriptAttributes[.text(attribute.name)] {
           case .string(let bytes)?:
+            // A source attribute, carried as Core Data would carry it (converted, defaulted).
             let from = String(decoding: bytes, as: UTF8.self)
-            guard sourceAttributes.contains(where: { $0.name == from }) else {
+            guard let old = sourceAttributes.first(where: { $0.name == from }) else {
               throw fail(
                 name, attribute.name, "attributes: the source entity '\(origin.name)' has no attribute '\(from)'")
             }
-            mapping.attributes[attribute.name] = .property(from)
+            mapping.attributes[attribute.name] = try carried(attribute, from: old, entry: name)
           case .function(let function)?:
             computed.append((attribute, function))
             mapping.attributes[attribute.name] = .computed
           case nil:
             let old = MappingModel.continued(attribute, in: sourceAttributes)
-            if let old, old.type == attribute.type {
-              mapping.attributes[attribute.name] =
-                old.isOptional && !attribute.isOptional && attribute.defaultValue != .null
-                ? .propertyOrDefault(old.name, attribute.defaultValue) : .property(old.name)
-            } else if let old {
-              throw fail(
-                name, attribute.name,
-                "changes type from \(old.type.xmlName) to \(attribute.type.xmlName): give it a function in attributes")
+            let required = !attribute.isOptional && attribute.defaultValue == .null && attribute.derivation == nil
+            if required, old == nil || old?.type == attribute.type {
+              // Not mentioned, new or made required, with no default: NULL (or the source's value)
+              // until a hook sets it; the destination's rules judge it.
+              mapping.attributes[attribute.name] = old.map { .property($0.name) } ?? .constant(.null)
             } else {
-              mapping.attributes[attribute.name] = .constant(attribute.defaultValue)
+              mapping.attributes[attribute.name] = try carried(attribute, from: old, entry: name)
             }
           case let other?:
             throw fail(
@@ -242,6 +240,16 @@ public enum LuaMappingFile {
       policies[mapping.name] = LuaEntityPolicy(
         bridge: bridge, invoke: invoke, file: file, step: step, mapping: mapping, hooks: hooks,
         computed: computed.sorted { $0.attribute.name < $1.attribute.name }, filter: filter)
+    }
+
+    /// How `attribute` gets its value from `old` — Core Data's inference, the one rule for inferred
+    /// steps and mapping files (``MappingModel/attributeSource(for:continuing:in:)``).
+    func carried(_ attribute: Attribute, from old: Attribute?, entry: String) throws -> AttributeSource {
+      do {
+        return try MappingModel.attributeSource(for: attribute, continuing: old, in: entry)
+      } catch {
+        throw fail(entry, attribute.name, "\(error.reason): give it a function in attributes")
+      }
     }
 
     /// Unmentioned entities, inferred one by one; unmapped sources removed.

@@ -206,6 +206,30 @@ import Testing
     }
   }
 
+  /// `diff --lua` writes a starting mapping file that `migrate --policies` then runs as it is.
+  @Test func diffWritesAMappingFileToStartFrom() throws {
+    let folder = try TemporaryDirectory()
+    let scripts = folder.url.appendingPathComponent("steps").path
+    let written = try MigrunProcess.run([
+      "diff", Self.moody, "--from", "Moody 3", "--to", "Moody 4", "--lua", "--out", scripts,
+    ])
+    #expect(written.status == 0, "\(written.stderr)")
+    #expect(written.stdout == "wrote \(scripts)/Moody 3-Moody 4.lua\n")
+    let again = try MigrunProcess.run([
+      "diff", Self.moody, "--from", "Moody 3", "--to", "Moody 4", "--lua", "--out", scripts,
+    ])
+    #expect(
+      again.errorLines == [
+        "migrun: error: \(scripts)/Moody 3-Moody 4.lua: a file is already there; migrun does not overwrite it"
+      ])
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 3.moody.sqlite", into: folder)
+    let run = try MigrunProcess.run([
+      "migrate", store.path, "--model", Self.moody, "--to", "Moody 4", "--policies", scripts,
+    ])
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(run.stdout.contains("Moody 3 → Moody 4: 9 objects"), "\(run.stdout)")
+  }
+
   @Test func planSaysWhichRuleChoseThePath() throws {
     let folder = try TemporaryDirectory()
     let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)

@@ -92,52 +92,10 @@ extension MappingModel {
       && sourceRelationships.count == destination.relationships(of: entity).filter({ !$0.isTransient }).count
 
     for attribute in destination.attributes(of: entity) where !attribute.isTransient {
-      guard let old = continued(attribute, in: sourceAttributes) else {
-        isCopy = false
-        if attribute.derivation != nil || attribute.isOptional {
-          attributes[attribute.name] = .constant(attribute.defaultValue)
-        } else if attribute.defaultValue != .null {
-          attributes[attribute.name] = .constant(attribute.defaultValue)
-        } else {
-          throw MigrationError(
-            .notInferable, entity: entity.name, property: attribute.name,
-            reason: "is new and required without a default value; give it a default or write a mapping script")
-        }
-        continue
-      }
-      if old.name != attribute.name { isCopy = false }
-      if old.type != attribute.type {
-        guard let conversion = AttributeConversion(from: old.type, to: attribute.type) else {
-          throw MigrationError(
-            .notInferable, entity: entity.name, property: attribute.name,
-            reason: "changes type from \(old.type.xmlName) to \(attribute.type.xmlName); write a mapping script")
-        }
-        let becomesRequired = old.isOptional && !attribute.isOptional && attribute.derivation == nil
-        if becomesRequired && attribute.defaultValue == .null {
-          throw MigrationError(
-            .notInferable, entity: entity.name, property: attribute.name,
-            reason:
-              "becomes required without a default value for rows that hold NULL; give it a default or write a mapping script"
-          )
-        }
-        attributes[attribute.name] = .converted(
-          old.name, conversion, orDefault: becomesRequired ? attribute.defaultValue : .null)
-        isCopy = false
-        continue
-      }
-      if old.isOptional && !attribute.isOptional && attribute.derivation == nil {
-        guard attribute.defaultValue != .null else {
-          throw MigrationError(
-            .notInferable, entity: entity.name, property: attribute.name,
-            reason:
-              "becomes required without a default value for rows that hold NULL; give it a default or write a mapping script"
-          )
-        }
-        attributes[attribute.name] = .propertyOrDefault(old.name, attribute.defaultValue)
-        isCopy = false
-      } else {
-        attributes[attribute.name] = .property(old.name)
-      }
+      let old = continued(attribute, in: sourceAttributes)
+      let source = try attributeSource(for: attribute, continuing: old, in: entity.name)
+      if source != .property(attribute.name) { isCopy = false }
+      attributes[attribute.name] = source
     }
 
     for relationship in destination.relationships(of: entity) where !relationship.isTransient {
@@ -167,5 +125,41 @@ extension MappingModel {
     return EntityMapping(
       name: EntityMapping.name(source: origin.name, destination: entity.name), kind: isCopy ? .copy : .transform,
       sourceEntity: origin.name, destinationEntity: entity.name, attributes: attributes, relationships: relationships)
+  }
+
+  /// How a destination attribute gets its value when it continues `old` (nil: it is new), as Core
+  /// Data infers it: copied; converted between numeric types; its default where a value may be NULL
+  /// and no longer may; a new one its default. Refused (`notInferable`): a new required attribute
+  /// without a default, a type change that is not numeric, a value becoming required without a
+  /// default. The one rule for inferred steps and for a mapping file's attributes alike.
+  public static func attributeSource(for attribute: Attribute, continuing old: Attribute?, in entity: String)
+    throws(MigrationError) -> AttributeSource
+  {
+    guard let old else {
+      if attribute.derivation != nil || attribute.isOptional || attribute.defaultValue != .null {
+        return .constant(attribute.defaultValue)
+      }
+      throw MigrationError(
+        .notInferable, entity: entity, property: attribute.name,
+        reason: "is new and required without a default value; give it a default or write a mapping script")
+    }
+    let conversion = old.type == attribute.type ? nil : AttributeConversion(from: old.type, to: attribute.type)
+    if old.type != attribute.type && conversion == nil {
+      throw MigrationError(
+        .notInferable, entity: entity, property: attribute.name,
+        reason: "changes type from \(old.type.xmlName) to \(attribute.type.xmlName); write a mapping script")
+    }
+    let becomesRequired = old.isOptional && !attribute.isOptional && attribute.derivation == nil
+    if becomesRequired && attribute.defaultValue == .null {
+      throw MigrationError(
+        .notInferable, entity: entity, property: attribute.name,
+        reason:
+          "becomes required without a default value for rows that hold NULL; give it a default or write a mapping script"
+      )
+    }
+    if let conversion {
+      return .converted(old.name, conversion, orDefault: becomesRequired ? attribute.defaultValue : .null)
+    }
+    return becomesRequired ? .propertyOrDefault(old.name, attribute.defaultValue) : .property(old.name)
   }
 }
