@@ -1,0 +1,254 @@
+/// The model changes that lose data in practice, found before release: each pair of consecutive
+/// versions is compared (and the current version looked at alone for CloudKit's rules).
+///
+/// ```swift
+/// let findings = ModelLint.findings(bundle.models, cloudKit: false)
+/// ```
+///
+/// Rules (each has a model that trips it and one that does not in `ModelLintTests`):
+/// - `probable-rename`: in one entity, a property removed and one of the same kind and type added,
+///   the new one with no renaming identifier — Core Data drops the old values and starts the new
+///   property empty, where a rename was most likely meant.
+/// - `unchanged-hashes`: a version whose entity hashes equal its predecessor's although its model
+///   changed (defaults, transformers, validation, indexes…) — devices do not migrate to it.
+/// - `required-without-default`: an attribute new in an entity that existed, required, with no default
+///   — the step cannot be inferred, and existing objects have no value.
+/// - `cardinality-change`: a to-one turned to-many or back — the values change shape.
+/// - with `cloudKit`, what Core Data's CloudKit mirroring does not allow (Apple's "Creating a Core Data
+///   Model for CloudKit"): `cloudkit-required` (an attribute neither optional nor defaulted),
+///   `cloudkit-unique` (uniqueness constraints), `cloudkit-inverse` (a relationship without inverse),
+///   `cloudkit-optional` (a relationship that is not optional), `cloudkit-deny` (the Deny delete rule),
+///   `cloudkit-ordered` (ordered relationships), and `cloudkit-removed` (an entity or property removed
+///   or renamed once a version is deployed: the CloudKit schema only grows).
+public enum ModelLint {
+  public struct Finding: Sendable, Hashable, CustomStringConvertible {
+    public let rule: String
+    /// The version, or the two versions of a step.
+    public let versions: [String]
+    public let entity: String
+    public let properties: [String]
+    public let message: String
+
+    public var description: String {
+      let place = properties.isEmpty ? entity : "\(entity).\(properties.joined(separator: ", "))"
+      return "\(versions.joined(separator: " → ")): \(place): \(message) [\(rule)]"
+    }
+  }
+
+  public static func findings(_ versions: [ObjectModel], cloudKit: Bool = false) -> [Finding] {
+    var found: [Finding] = []
+    for (old, new) in zip(versions, versions.dropFirst()) {
+      found += step(from: old, to: new, cloudKit: cloudKit)
+    }
+    if cloudKit, let current = versions.last { found += cloudKitRules(current) }
+    return found
+  }
+
+  static func name(_ model: ObjectModel) -> String { model.versionName ?? "the model" }
+
+  static func step(from old: ObjectModel, to new: ObjectModel, cloudKit: Bool) -> [Finding] {
+    let versions = [name(old), name(new)]
+    var found: [Finding] = []
+    func add(_ rule: String, _ entity: String, _ properties: [String], _ message: String) {
+      found.append(Finding(rule: rule, versions: versions, entity: entity, properties: properties, message: message))
+    }
+    if old.entityVersionHashes == new.entityVersionHashes, let changed = firstChange(from: old, to: new) {
+      add(
+        "unchanged-hashes", changed.entity, changed.properties,
+        "\(name(new)) has \(name(old))'s entity hashes though \(changed.what) changed: devices do not migrate to it (add a version hash modifier if stores must change)"
+      )
+    }
+    var continuedEntities = Set<String>()
+    for entity in new.entities.sorted(by: { $0.name < $1.name }) {
+      guard let origin = (try? MappingModel.match(entity, in: old)) ?? nil else { continue }
+      continuedEntities.insert(origin.name)
+      let oldAttributes = old.attributes(of: origin).filter { !$0.isTransient }
+      let newAttributes = new.attributes(of: entity).filter { !$0.isTransient }
+      let oldRelationships = old.relationships(of: origin).filter { !$0.isTransient }
+      let newRelationships = new.relationships(of: entity).filter { !$0.isTransient }
+      // A finding about an inherited property is made once, at the entity that declares it.
+      let declaredBefore = Set(origin.attributes.map(\.name) + origin.relationships.map(\.name))
+      let declaredNow = Set(entity.attributes.map(\.name) + entity.relationships.map(\.name))
+      var keptAttributes = Set<String>()
+      var addedAttributes: [Attribute] = []
+      for attribute in newAttributes {
+        if let previous = MappingModel.continued(attribute, in: oldAttributes) {
+          keptAttributes.insert(previous.name)
+          if cloudKit && previous.name != attribute.name && declaredNow.contains(attribute.name) {
+            add(
+              "cloudkit-removed", entity.name, [attribute.name],
+              "renamed from '\(previous.name)': CloudKit's schema cannot rename a field once deployed")
+          }
+        } else if declaredNow.contains(attribute.name) {
+          addedAttributes.append(attribute)
+          if !attribute.isOptional && attribute.defaultValue == .null && attribute.derivation == nil {
+            add(
+              "required-without-default", entity.name, [attribute.name],
+              "is new and required without a default: existing \(entity.name) objects have no value for it (give it a default)"
+            )
+          }
+        }
+      }
+      let removedAttributes = oldAttributes.filter {
+        !keptAttributes.contains($0.name) && declaredBefore.contains($0.name)
+      }
+      for removed in removedAttributes {
+        if let added = addedAttributes.first(where: { $0.type == removed.type && $0.renamingIdentifier == nil }) {
+          add(
+            "probable-rename", entity.name, [removed.name, added.name],
+            "'\(removed.name)' removed and '\(added.name)' (\(added.type.xmlName)) added with no renaming identifier: its values are lost if a rename was meant (set the Renaming ID of '\(added.name)' to '\(removed.name)')"
+          )
+        }
+        if cloudKit {
+          add(
+            "cloudkit-removed", entity.name, [removed.name],
+            "removed: CloudKit's schema cannot remove a field once deployed")
+        }
+      }
+      var keptRelationships = Set<String>()
+      var addedRelationships: [Relationship] = []
+      for relationship in newRelationships {
+        guard let previous = MappingModel.continued(relationship, in: oldRelationships) else {
+          if declaredNow.contains(relationship.name) { addedRelationships.append(relationship) }
+          continue
+        }
+        guard declaredNow.contains(relationship.name) else {
+          keptRelationships.insert(previous.name)
+          continue
+        }
+        keptRelationships.insert(previous.name)
+        if previous.isToMany != relationship.isToMany {
+          add(
+            "cardinality-change", entity.name, [relationship.name],
+            previous.isToMany
+              ? "was to-many, now to-one: objects related to more than one keep only one"
+              : "was to-one, now to-many: check what the relationship's objects mean now")
+        }
+        if cloudKit && previous.name != relationship.name {
+          add(
+            "cloudkit-removed", entity.name, [relationship.name],
+            "renamed from '\(previous.name)': CloudKit's schema cannot rename once deployed")
+        }
+      }
+      for removed in oldRelationships
+      where !keptRelationships.contains(removed.name) && declaredBefore.contains(removed.name) {
+        if let added = addedRelationships.first(where: {
+          $0.destinationEntity == removed.destinationEntity && $0.isToMany == removed.isToMany
+            && $0.renamingIdentifier == nil
+        }) {
+          add(
+            "probable-rename", entity.name, [removed.name, added.name],
+            "'\(removed.name)' removed and '\(added.name)' (to \(added.destinationEntity)) added with no renaming identifier: its links are lost if a rename was meant (set the Renaming ID of '\(added.name)' to '\(removed.name)')"
+          )
+        }
+        if cloudKit {
+          add(
+            "cloudkit-removed", entity.name, [removed.name],
+            "removed: CloudKit's schema cannot remove a field once deployed")
+        }
+      }
+      if cloudKit && origin.name != entity.name {
+        add(
+          "cloudkit-removed", entity.name, [],
+          "renamed from '\(origin.name)': CloudKit's schema cannot rename a record type")
+      }
+    }
+    if cloudKit {
+      for entity in old.entities.sorted(by: { $0.name < $1.name }) where !continuedEntities.contains(entity.name) {
+        add("cloudkit-removed", entity.name, [], "removed: CloudKit's schema cannot remove a record type once deployed")
+      }
+    }
+    return found
+  }
+
+  /// The first difference between two versions that their hashes do not show.
+  static func firstChange(from old: ObjectModel, to new: ObjectModel) -> (
+    entity: String, properties: [String], what: String
+  )? {
+    for entity in new.entities.sorted(by: { $0.name < $1.name }) {
+      guard let previous = old.entity(named: entity.name) else { continue }
+      for attribute in entity.attributes.sorted(by: { $0.name < $1.name }) {
+        guard let before = previous.attributes.first(where: { $0.name == attribute.name }), before != attribute else {
+          continue
+        }
+        // What a store or its objects would show; user info and renaming identifiers are not changes
+        // of the data.
+        let what: String
+        if before.valueTransformerName != attribute.valueTransformerName {
+          what = "its value transformer"
+        } else if before.customClassName != attribute.customClassName {
+          what = "its value class"
+        } else if before.defaultValueString != attribute.defaultValueString {
+          what = "its default value"
+        } else if before.validation != attribute.validation {
+          what = "its validation rules"
+        } else if before.isIndexed != attribute.isIndexed {
+          what = "its index"
+        } else if before.allowsExternalBinaryDataStorage != attribute.allowsExternalBinaryDataStorage {
+          what = "its external storage"
+        } else if before.derivation != attribute.derivation {
+          what = "its derivation"
+        } else {
+          continue
+        }
+        return (entity.name, [attribute.name], what)
+      }
+      for relationship in entity.relationships.sorted(by: { $0.name < $1.name }) {
+        guard let before = previous.relationships.first(where: { $0.name == relationship.name }),
+          before.deleteRule != relationship.deleteRule
+        else { continue }
+        return (entity.name, [relationship.name], "its delete rule")
+      }
+      if previous.fetchIndexes != entity.fetchIndexes || previous.compoundIndexes != entity.compoundIndexes {
+        return (entity.name, [], "its indexes")
+      }
+    }
+    return nil
+  }
+
+  static func cloudKitRules(_ model: ObjectModel) -> [Finding] {
+    let versions = [name(model)]
+    var found: [Finding] = []
+    func add(_ rule: String, _ entity: String, _ properties: [String], _ message: String) {
+      found.append(Finding(rule: rule, versions: versions, entity: entity, properties: properties, message: message))
+    }
+    for entity in model.entities.sorted(by: { $0.name < $1.name }) {
+      if !entity.uniquenessConstraints.isEmpty {
+        add(
+          "cloudkit-unique", entity.name, entity.uniquenessConstraints.first ?? [],
+          "has uniqueness constraints, which CloudKit mirroring does not support")
+      }
+      for attribute in entity.attributes.sorted(by: { $0.name < $1.name })
+      where !attribute.isTransient && !attribute.isOptional && attribute.defaultValue == .null
+        && attribute.derivation == nil
+      {
+        add(
+          "cloudkit-required", entity.name, [attribute.name],
+          "is required without a default: CloudKit needs every attribute optional or with a default")
+      }
+      for relationship in entity.relationships.sorted(by: { $0.name < $1.name }) where !relationship.isTransient {
+        if relationship.inverseName == nil {
+          add(
+            "cloudkit-inverse", entity.name, [relationship.name],
+            "has no inverse: CloudKit needs every relationship to have one")
+        }
+        if !relationship.isOptional {
+          add(
+            "cloudkit-optional", entity.name, [relationship.name],
+            "is not optional: CloudKit needs every relationship optional")
+        }
+        if relationship.deleteRule == .deny {
+          add(
+            "cloudkit-deny", entity.name, [relationship.name],
+            "has the Deny delete rule, which CloudKit mirroring does not support")
+        }
+        if relationship.isOrdered {
+          add(
+            "cloudkit-ordered", entity.name, [relationship.name],
+            "is ordered, which CloudKit mirroring does not support")
+        }
+      }
+    }
+    return found
+  }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `migrun lint`: findings with their versions, entity and properties; exit 1 on findings; JSON.
+@Suite struct LintCommandTests {
+  /// A two-version model on disk whose second version renames `title` without a renaming identifier.
+  static func bundle(in folder: TemporaryDirectory) throws -> URL {
+    let bundle = folder.url.appendingPathComponent("Notes.xcdatamodeld", isDirectory: true)
+    for (version, attribute) in [("Notes", "title"), ("Notes 2", "heading")] {
+      let contents = bundle.appendingPathComponent("\(version).xcdatamodel/contents")
+      try FileManager.default.createDirectory(
+        at: contents.deletingLastPathComponent(), withIntermediateDirectories: true)
+      try Data(
+        """
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+          <entity name="Note" representedClassName="Note" syncable="YES">
+            <attribute name="\(attribute)" optional="YES" attributeType="String"/>
+          </entity>
+        </model>
+        """.utf8
+      ).write(to: contents)
+    }
+    try Data(
+      """
+      <?xml version="1.0" encoding="UTF-8"?>
+      <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+      <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>Notes 2.xcdatamodel</string></dict></plist>
+      """.utf8
+    ).write(to: bundle.appendingPathComponent(".xccurrentversion"))
+    return bundle
+  }
+
+  @Test func findingsExitOneAndNameTheVersionsEntityAndProperties() throws {
+    let folder = try TemporaryDirectory()
+    let bundle = try Self.bundle(in: folder)
+    let text = try MigrunProcess.run(["lint", bundle.path])
+    #expect(text.status == 1, "\(text.stderr)")
+    #expect(text.stdout.hasPrefix("Notes → Notes 2: Note.title, heading: 'title' removed and 'heading' (String) added"))
+    #expect(text.stdout.hasSuffix("Notes: 1 finding\n"))
+    let json = try MigrunProcess.run(["lint", bundle.path, "--json"])
+    let findings = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+    #expect(findings.count == 1)
+    #expect(findings.first?["rule"] as? String == "probable-rename")
+    #expect(findings.first?["versions"] as? [String] == ["Notes", "Notes 2"])
+    #expect(findings.first?["properties"] as? [String] == ["title", "heading"])
+    let clean = try MigrunProcess.run([
+      "lint", Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path,
+    ])
+    #expect(clean.status == 0)
+    #expect(clean.stdout == "Moody: 6 versions, no findings\n")
+    let cloud = try MigrunProcess.run([
+      "lint", Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path, "--cloudkit",
+    ])
+    #expect(cloud.status == 1)
+    #expect(cloud.stdout.contains("Moody 6: Mood.date: is required without a default"))
+  }
+}
