@@ -1,0 +1,57 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `migrun verify`: every old version of Moody, with its mapping files, reaches Moody 6; a broken
+/// mapping file fails exactly the versions whose path runs it.
+@Suite struct VerifyCommandTests {
+  static let moody = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path
+  static let policies = Fixtures.repositoryRoot.appendingPathComponent("policies")
+
+  @Test func everyOldVersionOfMoodyReachesTheCurrentOne() throws {
+    let folder = try TemporaryDirectory()
+    let junit = folder.url.appendingPathComponent("verify.xml")
+    let run = try MigrunProcess.run([
+      "verify", Self.moody, "--policies", Self.policies.appendingPathComponent("examples/moody").path,
+      "--policies", Self.policies.path, "--objects", "12", "--junit", junit.path,
+    ])
+    #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+    let lines = run.stdout.split(separator: "\n").map(String.init)
+    #expect(lines.filter { $0.hasPrefix("ok   ") }.count == 5, "\(run.stdout)")
+    #expect(lines.first == "ok   Moody (36 objects): Moody → Moody 2 → Moody 3 → Moody 4 → Moody 5 → Moody 6")
+    #expect(lines.last == "5 of 5 versions reach Moody 6")
+    let xml = try String(contentsOf: junit, encoding: .utf8)
+    #expect(xml.contains(#"tests="5" failures="0""#))
+    // The same seed makes the same stores: the same output.
+    let again = try MigrunProcess.run([
+      "verify", Self.moody, "--policies", Self.policies.appendingPathComponent("examples/moody").path,
+      "--policies", Self.policies.path, "--objects", "12",
+    ])
+    #expect(again.stdout == run.stdout)
+  }
+
+  @Test func aBrokenMappingFileFailsExactlyItsVersions() throws {
+    let folder = try TemporaryDirectory()
+    let copy = folder.url.appendingPathComponent("moody", isDirectory: true)
+    try FileManager.default.copyItem(at: Self.policies.appendingPathComponent("examples/moody"), to: copy)
+    let file = copy.appendingPathComponent("Moody 4-Moody 5.lua")
+    let text = try String(contentsOf: file, encoding: .utf8)
+    // A mistake a policy author makes: a required value computed as NULL.
+    let broken = text.replacingOccurrences(
+      of: "return {", with: "return {\n  Mood = { attributes = { date = function(src) return NULL end } },",
+      options: [], range: text.range(of: "return {"))
+    #expect(broken != text)
+    try Data(broken.utf8).write(to: file)
+    let run = try MigrunProcess.run([
+      "verify", Self.moody, "--policies", copy.path, "--policies", Self.policies.path, "--objects", "8",
+    ])
+    #expect(run.status == 1)
+    let lines = run.stdout.split(separator: "\n").map(String.init)
+    #expect(
+      lines.filter { $0.hasPrefix("FAIL ") }.map { $0.split(separator: " (")[0] } == [
+        "FAIL Moody", "FAIL Moody 2", "FAIL Moody 3", "FAIL Moody 4",
+      ], "\(run.stdout)")
+    #expect(lines.contains { $0.hasPrefix("ok   Moody 5 ") })
+    #expect(lines.last == "1 of 5 versions reach Moody 6")
+  }
+}
