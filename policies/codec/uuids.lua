@@ -25,7 +25,9 @@ end
 
 function M.to_string(bytes)
   if bytes == NULL or bytes == nil then return NULL end
-  if type(bytes) ~= "string" or #bytes ~= 16 then error("a UUID has 16 bytes, not " .. tostring(type(bytes) == "string" and #bytes or bytes), 2) end
+  if type(bytes) ~= "string" or #bytes ~= 16 then
+    error("a UUID has 16 bytes, not " .. tostring(type(bytes) == "string" and #bytes or bytes), 2)
+  end
   return uuid.string(bytes)
 end
 

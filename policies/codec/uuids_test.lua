@@ -13,7 +13,8 @@ test("lower case, braces and no dashes are accepted", function()
 end)
 
 test("16 bytes become the upper-case string", function()
-  expect(uuids.to_string(uuids.to_bytes("e7350b5d-0d1b-4a4c-9c4e-5e2a8d8b8e01"))):equals("E7350B5D-0D1B-4A4C-9C4E-5E2A8D8B8E01")
+  expect(uuids.to_string(uuids.to_bytes("e7350b5d-0d1b-4a4c-9c4e-5e2a8d8b8e01")))
+    :equals("E7350B5D-0D1B-4A4C-9C4E-5E2A8D8B8E01")
 end)
 
 test("NULL passes through both ways", function()

@@ -26,7 +26,8 @@ end)
 
 test("a rule combines them", function()
   local rule = dedupe.rule { newest = "modified", max = { "visits" }, min = { "created" }, union = { "tags" } }
-  expect(rule(older, newer)):equals({ name = "Ada L.", modified = 20.0, visits = 3, created = 1.0, tags = { "a", "b", "c" } })
+  expect(rule(older, newer))
+    :equals({ name = "Ada L.", modified = 20.0, visits = 3, created = 1.0, tags = { "a", "b", "c" } })
 end)
 
 test("a rule fills NULLs from the other object", function()

@@ -7,7 +7,8 @@ local units = require "data.units"
 local remap = require "data.remap"
 
 -- Old unit → the metric unit it becomes (units already metric or unknown stay as they are).
-local metric = remap.table({ oz = "g", lb = "g", cup = "ml", tbsp = "ml", tsp = "ml", floz = "ml" }, { default = false })
+local metric = remap.table(
+  { oz = "g", lb = "g", cup = "ml", tbsp = "ml", tsp = "ml", floz = "ml" }, { default = false })
 
 return {
   Recipe = {

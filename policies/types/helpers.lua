@@ -1,0 +1,90 @@
+---@meta helpers
+-- The host's helper modules, globals in every script (also available with `require`).
+
+json = {}
+
+---JSON text of a value (sorted keys; NULL → null; integers and floats kept apart).
+---@param value any
+---@param pretty? boolean
+---@return string
+function json.encode(value, pretty) end
+
+---The value of JSON text (null → NULL).
+---@param text string
+---@return any
+function json.decode(text) end
+
+base64 = {}
+
+---@param bytes string
+---@return string
+function base64.encode(bytes) end
+
+---@param text string
+---@return string
+function base64.decode(text) end
+
+hex = {}
+
+---@param bytes string
+---@return string
+function hex.encode(bytes) end
+
+---@param text string
+---@return string
+function hex.decode(text) end
+
+uuid = {}
+
+---16 bytes → "E7350B5D-…".
+---@param bytes string
+---@return string
+function uuid.string(bytes) end
+
+---"E7350B5D-…" → 16 bytes.
+---@param text string
+---@return string
+function uuid.bytes(text) end
+
+---Dates as Core Data stores them: seconds since its reference date, 2001-01-01 00:00 UTC.
+date = {}
+
+---@param seconds number seconds since 1970-01-01 UTC
+---@return number
+function date.fromUnix(seconds) end
+
+---@param reference number seconds since 2001-01-01 UTC
+---@return number
+function date.toUnix(reference) end
+
+---ISO 8601 text of a Core Data date.
+---@param reference number
+---@return string
+function date.iso(reference) end
+
+---A Core Data date from ISO 8601 text.
+---@param text string
+---@return number
+function date.parse(text) end
+
+plist = {}
+
+---A property list (binary or XML) as Lua values.
+---@param bytes string
+---@return any
+function plist.decode(bytes) end
+
+---A property list of a value.
+---@param value any
+---@param format? "binary"|"xml"
+---@return string
+function plist.encode(value, format) end
+
+---An NSKeyedArchiver archive as Lua values (NSNull → NULL; other classes carry ["$class"]).
+---@param bytes string
+---@return any
+function plist.unarchive(bytes) end
+
+---Printed on the migration's standard error (with the script's name).
+---@param ... any
+function print(...) end
