@@ -38,7 +38,7 @@ let package = Package(
     .executableTarget(
       name: "MigrunCLI",
       dependencies: [
-        "MigrunKit", "MigrunScripting",
+        "MigrunKit", "MigrunScripting", "LuaHost",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),

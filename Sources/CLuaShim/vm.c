@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
+#include <stdint.h>
 
 double mr_now(void) {
   struct timespec t;
@@ -47,9 +49,111 @@ int mr_trip(lua_State *L, int level, int kind, const char *message) {
   return lua_error(L);
 }
 
+// Line coverage (`migrun test --coverage`): a table for the whole process, since a test runs
+// mapping files in VMs of their own. Counted by the line hook, armed with the limits' count hook
+// while coverage is on.
+typedef struct {
+  char *source;
+  int32_t line;
+  int64_t count;
+} mr_cov_entry;
+
+static pthread_mutex_t cov_lock = PTHREAD_MUTEX_INITIALIZER;
+static volatile int cov_on = 0;
+static mr_cov_entry *cov_entries = NULL;
+static size_t cov_count = 0, cov_capacity = 0;
+static size_t *cov_slots = NULL;  // open addressing: entry index + 1, 0 when free
+static size_t cov_slot_count = 0;
+
+static uint64_t cov_hash(const char *source, int32_t line) {
+  uint64_t hash = 1469598103934665603ULL ^ (uint64_t)(uint32_t)line;
+  for (const unsigned char *c = (const unsigned char *)source; *c; c++) hash = (hash ^ *c) * 1099511628211ULL;
+  return hash;
+}
+
+static int cov_grow(void) {
+  size_t slots = cov_slot_count ? cov_slot_count * 2 : 1024;
+  size_t *fresh = calloc(slots, sizeof *fresh);
+  if (!fresh) return 0;
+  for (size_t i = 0; i < cov_count; i++) {
+    size_t at = (size_t)(cov_hash(cov_entries[i].source, cov_entries[i].line) & (slots - 1));
+    while (fresh[at]) at = (at + 1) & (slots - 1);
+    fresh[at] = i + 1;
+  }
+  free(cov_slots);
+  cov_slots = fresh;
+  cov_slot_count = slots;
+  return 1;
+}
+
+static void cov_record(const char *source, int32_t line) {
+  pthread_mutex_lock(&cov_lock);
+  if ((cov_count + 1) * 2 > cov_slot_count && !cov_grow()) goto done;
+  size_t at = (size_t)(cov_hash(source, line) & (cov_slot_count - 1));
+  while (cov_slots[at]) {
+    mr_cov_entry *entry = &cov_entries[cov_slots[at] - 1];
+    if (entry->line == line && strcmp(entry->source, source) == 0) {
+      entry->count++;
+      goto done;
+    }
+    at = (at + 1) & (cov_slot_count - 1);
+  }
+  if (cov_count == cov_capacity) {
+    size_t capacity = cov_capacity ? cov_capacity * 2 : 1024;
+    mr_cov_entry *grown = realloc(cov_entries, capacity * sizeof *grown);
+    if (!grown) goto done;
+    cov_entries = grown;
+    cov_capacity = capacity;
+  }
+  char *copy = strdup(source);
+  if (!copy) goto done;
+  cov_entries[cov_count] = (mr_cov_entry){copy, line, 1};
+  cov_slots[at] = ++cov_count;
+done:
+  pthread_mutex_unlock(&cov_lock);
+}
+
+void mr_coverage_enable(int on) { cov_on = on; }
+
+void mr_coverage_reset(void) {
+  pthread_mutex_lock(&cov_lock);
+  for (size_t i = 0; i < cov_count; i++) free(cov_entries[i].source);
+  free(cov_entries);
+  free(cov_slots);
+  cov_entries = NULL;
+  cov_slots = NULL;
+  cov_count = cov_capacity = cov_slot_count = 0;
+  pthread_mutex_unlock(&cov_lock);
+}
+
+size_t mr_coverage_size(void) {
+  pthread_mutex_lock(&cov_lock);
+  size_t count = cov_count;
+  pthread_mutex_unlock(&cov_lock);
+  return count;
+}
+
+int mr_coverage_entry(size_t index, char *source, size_t source_size, int32_t *line, int64_t *count) {
+  pthread_mutex_lock(&cov_lock);
+  int found = index < cov_count;
+  if (found) {
+    snprintf(source, source_size, "%s", cov_entries[index].source);
+    *line = cov_entries[index].line;
+    *count = cov_entries[index].count;
+  }
+  pthread_mutex_unlock(&cov_lock);
+  return found;
+}
+
 static void mr_hook(lua_State *L, lua_Debug *ar) {
-  (void)ar;
   mr_vm *vm = mr_vm_of(L);
+  if (ar->event == LUA_HOOKLINE) {
+    // Scripts are named "=name" (run as text) or "@folder/module.lua" (required).
+    if (cov_on && lua_getinfo(L, "S", ar) && (ar->source[0] == '@' || ar->source[0] == '=')) {
+      cov_record(ar->source + 1, (int32_t)ar->currentline);
+    }
+    return;
+  }
   if (!vm->armed) return;
   char message[160];
   if (vm->tripped) {
@@ -123,7 +227,7 @@ void mr_arm(mr_vm *vm) {
   vm->instructions_left = vm->limits.instructions;
   vm->deadline = mr_now() + vm->limits.seconds;
   vm->armed = 1;
-  lua_sethook(vm->L, mr_hook, LUA_MASKCOUNT, MR_HOOK_STEP);
+  lua_sethook(vm->L, mr_hook, LUA_MASKCOUNT | (cov_on ? LUA_MASKLINE : 0), MR_HOOK_STEP);
 }
 
 void mr_disarm(mr_vm *vm) {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LuaHost
 import MigrunKit
 import MigrunScripting
 
@@ -25,6 +26,12 @@ struct TestCommand: MigrunCommand {
   @Flag(help: "List every test, not only the failures.")
   var verbose = false
 
+  @Option(
+    help: ArgumentHelp(
+      "Write line coverage of the policy files under the tested folders to this file (lcov tracefile), and list each file's percentage and the lines never run.",
+      valueName: "file"))
+  var coverage: String?
+
   func execute() throws {
     let roots = (paths.isEmpty ? ["policies"] : paths).map { URL(fileURLWithPath: $0) }
     let files = try PolicyTests.files(under: roots)
@@ -32,6 +39,7 @@ struct TestCommand: MigrunCommand {
       throw CLIError(message: "no *_test.lua under \(roots.map(\.path).joined(separator: ", "))")
     }
     var results: [PolicyTests.Result] = []
+    if coverage != nil { LuaCoverage.start() }
     for (file, root) in files {
       let fileResults = PolicyTests.run(file: file, root: root)
       for result in fileResults where verbose || !result.passed {
@@ -46,6 +54,22 @@ struct TestCommand: MigrunCommand {
     }
     let failed = results.filter { !$0.passed }.count
     print("\(results.count - failed) passed, \(failed) failed (\(files.count) files)")
+    if let coverage {
+      LuaCoverage.stop()
+      let folders = roots.filter { root in
+        var isFolder: ObjCBool = false
+        return FileManager.default.fileExists(atPath: root.path, isDirectory: &isFolder) && isFolder.boolValue
+      }
+      let covered = PolicyCoverage.collect(
+        roots: folders.isEmpty ? roots.map { $0.deletingLastPathComponent() } : folders, counted: LuaCoverage.lines())
+      do {
+        try PolicyCoverage.lcov(covered).write(toFile: coverage, atomically: true, encoding: .utf8)
+      } catch {
+        throw CLIError(message: "cannot write \(coverage): \(error.localizedDescription)")
+      }
+      print("Line coverage (\(coverage)):")
+      for line in PolicyCoverage.summary(covered) { print(line) }
+    }
     if let junit {
       do {
         try PolicyTests.junit(results).write(toFile: junit, atomically: true, encoding: .utf8)

@@ -148,6 +148,14 @@ size_t mr_vm_memory(const mr_vm *vm);
 /// Runs a full garbage collection.
 void mr_vm_collect(mr_vm *vm);
 
+/// Line coverage of every VM of the process (`migrun test --coverage`): while on, each line a
+/// script runs is counted by script name and line.
+void mr_coverage_enable(int on);
+void mr_coverage_reset(void);
+size_t mr_coverage_size(void);
+/// Entry `index`: the script's name (copied into `source`), the line and its count; 0 past the end.
+int mr_coverage_entry(size_t index, char *source, size_t source_size, int32_t *line, int64_t *count);
+
 void mr_buf_reset(mr_buf *buf);
 void mr_buf_free(mr_buf *buf);
 /// Appends a value; for MR_STR copies `len` bytes from `bytes`. Returns 0, or -1 when out of memory.
