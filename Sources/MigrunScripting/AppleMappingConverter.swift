@@ -354,49 +354,13 @@ public enum AppleMappingConverter {
       selector.split(separator: ":").joined(separator: "_")
     }
 
-    func key(_ name: String) -> String {
-      Self.isIdentifier(name) ? name : "[\(lua(name))]"
-    }
+    func key(_ name: String) -> String { LuaSource.key(name) }
 
-    static func isIdentifier(_ name: String) -> Bool {
-      let keywords: Set<String> = [
-        "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if", "in", "local", "nil",
-        "not", "or", "repeat", "return", "then", "true", "until", "while",
-      ]
-      guard let first = name.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic)
-      else { return false }
-      return !keywords.contains(name)
-        && name.unicodeScalars.allSatisfy {
-          $0 == "_" || ($0.isASCII && $0.properties.isAlphabetic) || ("0"..."9").contains($0)
-        }
-    }
+    static func isIdentifier(_ name: String) -> Bool { LuaSource.isIdentifier(name) }
 
-    func literal(_ value: StoreValue) -> String {
-      switch value {
-      case .null: return "NULL"
-      case .integer(let number): return String(number)
-      case .boolean(let flag): return flag ? "1" : "0"
-      case .double(let number), .date(let number): return "\(number)"
-      case .string(let text): return lua(text)
-      default: return "NULL"
-      }
-    }
+    func literal(_ value: StoreValue) -> String { LuaSource.literal(value) }
 
     /// A Lua string literal.
-    func lua(_ text: String) -> String {
-      var out = "\""
-      for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case _ where scalar.value < 32 || scalar.value == 127:
-          let digits = String(scalar.value)
-          out += "\\" + String(repeating: "0", count: 3 - digits.count) + digits
-        default: out.unicodeScalars.append(scalar)
-        }
-      }
-      return out + "\""
-    }
+    func lua(_ text: String) -> String { LuaSource.string(text) }
   }
 }

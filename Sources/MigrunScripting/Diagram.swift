@@ -118,22 +118,23 @@ public enum Diagram {
             "constraint": "true",
           ]))
     }
-    var left = Graph(title: from)
-    for entity in source.entities.sorted(by: { $0.name < $1.name }) {
-      left.nodes.append(
-        node(
-          entity, in: source, id: "from:\(entity.name)", marks: sourceMarks[entity.name] ?? [:],
-          entityMark: entityMarks.source[entity.name]))
+    /// One version's side: its entities, marked, and its relationships, ids prefixed.
+    func side(
+      _ model: ObjectModel, title: String, prefix: String, marks: [String: [String: Mark]], entities: [String: Mark]
+    ) -> Graph {
+      var side = Graph(title: title)
+      for entity in model.entities.sorted(by: { $0.name < $1.name }) {
+        side.nodes.append(
+          node(
+            entity, in: model, id: prefix + entity.name, marks: marks[entity.name] ?? [:],
+            entityMark: entities[entity.name]))
+      }
+      side.edges = edges(of: model, prefix: prefix)
+      return side
     }
-    left.edges = edges(of: source, prefix: "from:")
-    var right = Graph(title: to)
-    for entity in destination.entities.sorted(by: { $0.name < $1.name }) {
-      right.nodes.append(
-        node(
-          entity, in: destination, id: "to:\(entity.name)", marks: destinationMarks[entity.name] ?? [:],
-          entityMark: entityMarks.destination[entity.name]))
-    }
-    right.edges = edges(of: destination, prefix: "to:")
+    let left = side(source, title: from, prefix: "from:", marks: sourceMarks, entities: entityMarks.source)
+    let right = side(
+      destination, title: to, prefix: "to:", marks: destinationMarks, entities: entityMarks.destination)
     graph.clusters = [("from", left), ("to", right)]
     graph.legend = true
     return graph.dot

@@ -172,41 +172,8 @@ public enum StarterMapping {
       return out
     }
 
-    func key(_ name: String) -> String {
-      let identifier =
-        name.first.map { $0.isLetter || $0 == "_" } == true
-        && name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" }
-      let keywords: Set<String> = [
-        "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if", "in", "local", "nil",
-        "not", "or", "repeat", "return", "then", "true", "until", "while",
-      ]
-      return identifier && !keywords.contains(name) ? name : "[\(lua(name))]"
-    }
-
-    func lua(_ text: String) -> String {
-      var out = "\""
-      for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\\": out += "\\\\"
-        case "\"": out += "\\\""
-        case "\n": out += "\\n"
-        default:
-          if scalar.value < 0x20 { out += "\\\(scalar.value)" } else { out.unicodeScalars.append(scalar) }
-        }
-      }
-      return out + "\""
-    }
-
-    func literal(_ value: StoreValue) -> String {
-      switch value {
-      case .null: "NULL"
-      case .integer(let number): String(number)
-      case .boolean(let flag): flag ? "1" : "0"
-      case .double(let number): number.isFinite ? String(number) : "0/0"
-      case .string(let text): lua(text)
-      case .date(let seconds): String(seconds)
-      default: "NULL"
-      }
-    }
+    func key(_ name: String) -> String { LuaSource.key(name) }
+    func lua(_ text: String) -> String { LuaSource.string(text) }
+    func literal(_ value: StoreValue) -> String { LuaSource.literal(value) }
   }
 }
