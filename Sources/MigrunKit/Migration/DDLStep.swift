@@ -136,8 +136,9 @@ struct DDLStep {
     }
     var constrained: [String: Set<String>] = [:]
     for row in creates {
-      let name: String = row[0]
-      let sql: String = row[1]
+      guard let name = try row.value(at: 0, as: String.self), let sql = try row.value(at: 1, as: String.self) else {
+        continue
+      }
       constrained[name.uppercased()] = tableConstraintColumns(sql)
     }
     return decide(

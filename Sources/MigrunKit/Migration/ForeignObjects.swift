@@ -35,25 +35,33 @@ struct ForeignObjects {
   static func read(_ db: Database, schema: StoreSchema) throws -> ForeignObjects {
     var found = ForeignObjects()
     let own = Set(schema.tables.map { $0.name.uppercased() } + ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
+    // The schema of a damaged file is outside input too: every column is read without trusting it.
     let objects = try Row.fetchAll(
-      db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE substr(name, 1, 7) <> 'sqlite_'")
-    for row in objects where (row[0] as String) == "table" {
-      let name: String = row[1]
-      guard !own.contains(name.uppercased()), let sql = row[3] as String? else { continue }
+      db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE substr(name, 1, 7) <> 'sqlite_'"
+    ).map { row in
+      (
+        type: (try? row.value(at: 0, as: String.self)) ?? nil ?? "",
+        name: (try? row.value(at: 1, as: String.self)) ?? nil ?? "",
+        table: (try? row.value(at: 2, as: String.self)) ?? nil ?? "",
+        sql: (try? row.value(at: 3, as: String.self)) ?? nil
+      )
+    }
+    for object in objects where object.type == "table" {
+      guard !own.contains(object.name.uppercased()), let sql = object.sql else { continue }
       let dependents = objects.filter {
-        ($0[0] as String) != "table" && ($0[2] as String).uppercased() == name.uppercased() && ($0[3] as String?) != nil
-      }.compactMap { $0[3] as String? }
-      found.tables.append(Table(name: name, sql: sql, dependents: dependents))
+        $0.type != "table" && $0.table.uppercased() == object.name.uppercased() && $0.sql != nil
+      }.compactMap(\.sql)
+      found.tables.append(Table(name: object.name, sql: sql, dependents: dependents))
     }
     let foreign = Set(found.tables.map { $0.name.uppercased() })
-    for row in objects where ["trigger", "view"].contains(row[0] as String) {
-      let (type, name, table): (String, String, String) = (row[0], row[1], row[2])
-      guard !foreign.contains(table.uppercased()), !(type == "trigger" && name.hasPrefix("Z_DA_")) else { continue }
-      found.others.append((type, name))
+    for object in objects where ["trigger", "view"].contains(object.type) {
+      guard !foreign.contains(object.table.uppercased()), !(object.type == "trigger" && object.name.hasPrefix("Z_DA_"))
+      else { continue }
+      found.others.append((object.type, object.name))
     }
     let numbers = Set(schema.entities.map(\.number))
     found.keyRows = try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
-      .filter { !numbers.contains($0[0] as Int) }
+      .filter { row in ((try? row.value(at: 0, as: Int.self)) ?? nil).map { !numbers.contains($0) } ?? true }
     return found
   }
 
@@ -117,7 +125,7 @@ struct ForeignObjects {
     // History's key rows go with its tables.
     let droppedKeys = Set(dropped.compactMap(Self.historyKeyName))
     for row in keyRows {
-      let name: String = row[1]
+      let name = (try? row.value(at: 1, as: String.self)) ?? nil ?? ""
       if droppedKeys.contains(name.uppercased()) { continue }
       try db.execute(
         sql: "INSERT OR REPLACE INTO main.Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
@@ -161,7 +169,7 @@ extension SQLiteStore {
       }
       if !found.keyRows.isEmpty {
         lines.append(
-          "Z_PRIMARYKEY rows \(found.keyRows.map { "\($0[0] as Int) \($0[1] as String? ?? "")" }.joined(separator: ", ")): carried"
+          "Z_PRIMARYKEY rows \(found.keyRows.map { "\(((try? $0.value(at: 0, as: Int.self)) ?? nil).map(String.init) ?? "?") \(((try? $0.value(at: 1, as: String.self)) ?? nil) ?? "")" }.joined(separator: ", ")): carried"
         )
       }
       lines += found.others.map {

@@ -118,7 +118,7 @@ extension SQLiteStore {
               AND substr(\(column.name), 1, 1) = x'02' ORDER BY Z_PK
               """)
           while let row = try rows.next() {
-            let bytes: [UInt8] = (row[1] as Data?).map { Array($0) } ?? []
+            let bytes: [UInt8] = ((try? row.value(at: 1, as: Data.self)) ?? nil).map { Array($0) } ?? []
             guard let file = ExternalData.reference(in: bytes) else { continue }
             found.append(
               (ObjectID(entity: entity.name, primaryKey: try row.required(at: 0, as: Int64.self)), attribute.name, file)
