@@ -15,7 +15,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   case plist
   /// An NSKeyedArchiver archive.
   case keyedArchive = "keyed-archive"
-  /// `Z_MODELCACHE.Z_CONTENT`, compressed or (when it starts with `bplist`) inflated.
+  /// `Z_MODELCACHE.Z_CONTENT`, compressed or (when it starts with `bplist`) inflated, read as a
+  /// model; migrun's own cache of that model is then written and read again.
   case modelCache = "model-cache"
   /// A store's metadata property list, read as `StoreMetadata`.
   case storeMetadata = "store-metadata"
@@ -56,10 +57,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case .keyedArchive:
       _ = try? KeyedArchive.unarchive(bytes)
     case .modelCache:
-      if bytes.starts(with: Array("bplist".utf8)) {
-        _ = try? ObjectModel.decodingModelCache(archive: bytes)
-      } else {
-        _ = try? ObjectModel.decodingModelCache(compressed: bytes)
+      let model =
+        bytes.starts(with: Array("bplist".utf8))
+        ? try? ObjectModel.decodingModelCache(archive: bytes) : try? ObjectModel.decodingModelCache(compressed: bytes)
+      // Whatever model a cache describes, migrun's own cache of it is written and read back.
+      if let model, let written = try? model.modelCache() {
+        _ = try? ObjectModel.decodingModelCache(compressed: written)
       }
     case .storeMetadata:
       if let plist = try? PropertyListValue(decoding: bytes),
