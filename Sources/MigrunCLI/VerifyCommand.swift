@@ -42,7 +42,13 @@ struct VerifyCommand: MigrunCommand {
         "\(outcome.passed ? "ok  " : "FAIL") \(outcome.version) (\(outcome.objects) objects): \(outcome.detail)")
     }
     let failed = outcomes.filter { !$0.passed }.count
-    print("\(outcomes.count - failed) of \(outcomes.count) versions reach \(to ?? bundle.currentVersionName)")
+    let destination = to ?? bundle.currentVersionName
+    guard !outcomes.isEmpty else {
+      print(
+        "no version of \(bundle.name) comes before \(destination): nothing to check (--to names another destination)")
+      return
+    }
+    print("\(outcomes.count - failed) of \(outcomes.count) versions reach \(destination)")
     if let junit {
       let report = Fleet.Report(
         outcomes.map {

@@ -30,6 +30,17 @@ import Testing
     #expect(again.stdout == run.stdout)
   }
 
+  /// A model whose current version is its first has nothing before it; --to names another.
+  @Test func aFirstVersionHasNothingToCheckUntilToNamesAnother() throws {
+    let model = Fixtures.url("coredataplus-samplemodels/SampleModel/SampleModel.xcdatamodeld").path
+    let none = try MigrunProcess.run(["verify", model, "--objects", "3"])
+    #expect(none.status == 0)
+    #expect(none.stdout.contains("nothing to check"), "\(none.stdout)")
+    let later = try MigrunProcess.run(["verify", model, "--to", "SampleModel3", "--objects", "3"])
+    #expect(later.status == 0, "\(later.stdout)")
+    #expect(later.stdout.hasSuffix("2 of 2 versions reach SampleModel3\n"), "\(later.stdout)")
+  }
+
   @Test func aBrokenMappingFileFailsExactlyItsVersions() throws {
     let folder = try TemporaryDirectory()
     let copy = folder.url.appendingPathComponent("moody", isDirectory: true)
