@@ -184,15 +184,10 @@ public enum LuaMappingFile {
             computed.append((attribute, function))
             mapping.attributes[attribute.name] = .computed
           case nil:
-            let old = MappingModel.continued(attribute, in: sourceAttributes)
-            let required = !attribute.isOptional && attribute.defaultValue == .null && attribute.derivation == nil
-            if required, old == nil || old?.type == attribute.type {
-              // Not mentioned, new or made required, with no default: NULL (or the source's value)
-              // until a hook sets it; the destination's rules judge it.
-              mapping.attributes[attribute.name] = old.map { .property($0.name) } ?? .constant(.null)
-            } else {
-              mapping.attributes[attribute.name] = try carried(attribute, from: old, entry: name)
-            }
+            // Not mentioned: inferred; what cannot be, left to the rules (a hook may set it).
+            mapping.attributes[attribute.name] = try carried(
+              attribute, from: MappingModel.continued(attribute, in: sourceAttributes), entry: name,
+              leavingNullToRules: true)
           case let other?:
             throw fail(
               name, attribute.name, "attributes: give a source attribute's name or a function, not a \(other.typeName)")
@@ -244,9 +239,12 @@ public enum LuaMappingFile {
 
     /// How `attribute` gets its value from `old` — Core Data's inference, the one rule for inferred
     /// steps and mapping files (``MappingModel/attributeSource(for:continuing:in:)``).
-    func carried(_ attribute: Attribute, from old: Attribute?, entry: String) throws -> AttributeSource {
+    func carried(_ attribute: Attribute, from old: Attribute?, entry: String, leavingNullToRules: Bool = false) throws
+      -> AttributeSource
+    {
       do {
-        return try MappingModel.attributeSource(for: attribute, continuing: old, in: entry)
+        return try MappingModel.attributeSource(
+          for: attribute, continuing: old, in: entry, leavingNullToRules: leavingNullToRules)
       } catch {
         throw fail(entry, attribute.name, "\(error.reason): give it a function in attributes")
       }

@@ -132,11 +132,15 @@ extension MappingModel {
   /// and no longer may; a new one its default. Refused (`notInferable`): a new required attribute
   /// without a default, a type change that is not numeric, a value becoming required without a
   /// default. The one rule for inferred steps and for a mapping file's attributes alike.
-  public static func attributeSource(for attribute: Attribute, continuing old: Attribute?, in entity: String)
-    throws(MigrationError) -> AttributeSource
-  {
+  ///
+  /// `leavingNullToRules`: a mapping file's attribute it does not mention, which a hook may still
+  /// set — a value that cannot be inferred is NULL (or the source's, made required) and the
+  /// destination's rules judge it after the step, instead of a refusal before it.
+  public static func attributeSource(
+    for attribute: Attribute, continuing old: Attribute?, in entity: String, leavingNullToRules: Bool = false
+  ) throws(MigrationError) -> AttributeSource {
     guard let old else {
-      if attribute.derivation != nil || attribute.isOptional || attribute.defaultValue != .null {
+      if attribute.derivation != nil || attribute.isOptional || attribute.defaultValue != .null || leavingNullToRules {
         return .constant(attribute.defaultValue)
       }
       throw MigrationError(
@@ -150,7 +154,7 @@ extension MappingModel {
         reason: "changes type from \(old.type.xmlName) to \(attribute.type.xmlName); write a mapping script")
     }
     let becomesRequired = old.isOptional && !attribute.isOptional && attribute.derivation == nil
-    if becomesRequired && attribute.defaultValue == .null {
+    if becomesRequired && attribute.defaultValue == .null && !leavingNullToRules {
       throw MigrationError(
         .notInferable, entity: entity, property: attribute.name,
         reason:
@@ -160,6 +164,7 @@ extension MappingModel {
     if let conversion {
       return .converted(old.name, conversion, orDefault: becomesRequired ? attribute.defaultValue : .null)
     }
-    return becomesRequired ? .propertyOrDefault(old.name, attribute.defaultValue) : .property(old.name)
+    return becomesRequired && attribute.defaultValue != .null
+      ? .propertyOrDefault(old.name, attribute.defaultValue) : .property(old.name)
   }
 }

@@ -142,6 +142,8 @@ public final class StoreMigrator {
     // Values kept outside the store are read from the original's folder by every copy: no step
     // writes a file there (migrun writes values inline), so the copies refer only to its files.
     let externalData = ExternalData(store: store)
+    // The files the original refers to: the only ones a successful migration may clean up.
+    var referencedBefore = Set<String>()
     if StoreFiles.hasWALContent(store) {
       let snapshot = scratch("source")
       created.append(snapshot)
@@ -161,6 +163,7 @@ public final class StoreMigrator {
         let source = try SQLiteStore(url: current, model: step.source, access: .readOnly)
         source.externalData = externalData
         defer { try? source.close() }
+        if index == 0 { referencedBefore = Set(try source.externalReferences().map(\.file)) }
         let stepMapping = try mapping(for: step)
         let foreign = try source.read { db in try ForeignObjects.read(db, schema: source.schema) }
         let before = try Conservation.before(
@@ -264,8 +267,10 @@ public final class StoreMigrator {
       throw MigrationError(.store, reason: "the migrated store is complete but could not be put in place: \(error)")
     }
     // Cleaning is after the fact: a file left behind (this failing) is only space, never a value.
-    report.externalFilesRemoved =
-      plan.steps.last.flatMap { try? Self.removeUnreferencedExternalFiles(of: store, model: $0.destination) } ?? 0
+    if !referencedBefore.isEmpty, let last = plan.steps.last {
+      report.externalFilesRemoved =
+        (try? Self.removeExternalFiles(of: store, model: last.destination, noLongerReferencedOf: referencedBefore)) ?? 0
+    }
     return report
   }
 
@@ -329,13 +334,14 @@ public final class StoreMigrator {
     return done
   }
 
-  /// After a successful swap: the files of values the migration removed or rewrote inline are
-  /// removed (the backup keeps its own links to them). Only where the store has a support folder.
-  static func removeUnreferencedExternalFiles(of store: URL, model: ObjectModel) throws -> Int {
-    guard FileManager.default.fileExists(atPath: ExternalData(store: store).folder.path) else { return 0 }
+  /// After a successful swap: the files the original referred to that the migrated store no longer
+  /// does (values removed or rewritten inline) are removed; the backup keeps its own links to them.
+  static func removeExternalFiles(of store: URL, model: ObjectModel, noLongerReferencedOf before: Set<String>) throws
+    -> Int
+  {
     let migrated = try SQLiteStore(url: store, model: model, access: .readOnly)
     defer { try? migrated.close() }
-    return try migrated.removeUnreferencedExternalFiles()
+    return try migrated.removeExternalFiles(noLongerReferencedOf: before)
   }
 
   static func isDiskFull(_ error: any Error) -> Bool {

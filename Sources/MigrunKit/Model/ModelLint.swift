@@ -62,89 +62,63 @@ public enum ModelLint {
     for entity in new.entities.sorted(by: { $0.name < $1.name }) {
       guard let origin = (try? MappingModel.match(entity, in: old)) ?? nil else { continue }
       continuedEntities.insert(origin.name)
-      let oldAttributes = old.attributes(of: origin).filter { !$0.isTransient }
-      let newAttributes = new.attributes(of: entity).filter { !$0.isTransient }
-      let oldRelationships = old.relationships(of: origin).filter { !$0.isTransient }
-      let newRelationships = new.relationships(of: entity).filter { !$0.isTransient }
       // A finding about an inherited property is made once, at the entity that declares it.
       let declaredBefore = Set(origin.attributes.map(\.name) + origin.relationships.map(\.name))
       let declaredNow = Set(entity.attributes.map(\.name) + entity.relationships.map(\.name))
-      var keptAttributes = Set<String>()
-      var addedAttributes: [Attribute] = []
-      for attribute in newAttributes {
-        if let previous = MappingModel.continued(attribute, in: oldAttributes) {
-          keptAttributes.insert(previous.name)
-          if cloudKit && previous.name != attribute.name && declaredNow.contains(attribute.name) {
-            add(
-              "cloudkit-removed", entity.name, [attribute.name],
-              "renamed from '\(previous.name)': CloudKit's schema cannot rename a field once deployed")
-          }
-        } else if declaredNow.contains(attribute.name) {
-          addedAttributes.append(attribute)
-          if !attribute.isOptional && attribute.defaultValue == .null && attribute.derivation == nil {
-            add(
-              "required-without-default", entity.name, [attribute.name],
-              "is new and required without a default: existing \(entity.name) objects have no value for it (give it a default)"
-            )
-          }
+      let attributes = paired(
+        old.attributes(of: origin), new.attributes(of: entity), declaredBefore: declaredBefore, declaredNow: declaredNow
+      )
+      let relationships = paired(
+        old.relationships(of: origin), new.relationships(of: entity), declaredBefore: declaredBefore,
+        declaredNow: declaredNow)
+      for attribute in attributes.added
+      where !attribute.isOptional && attribute.defaultValue == .null && attribute.derivation == nil {
+        add(
+          "required-without-default", entity.name, [attribute.name],
+          "is new and required without a default: existing \(entity.name) objects have no value for it (give it a default)"
+        )
+      }
+      for (previous, relationship) in relationships.kept where previous.isToMany != relationship.isToMany {
+        add(
+          "cardinality-change", entity.name, [relationship.name],
+          previous.isToMany
+            ? "was to-many, now to-one: objects related to more than one keep only one"
+            : "was to-one, now to-many: check what the relationship's objects mean now")
+      }
+      // A property removed where one of its kind was added without a renaming identifier.
+      var renames: [(removed: String, added: String, what: String)] = []
+      for removed in attributes.removed {
+        if let added = attributes.added.first(where: { $0.type == removed.type && $0.renamingIdentifier == nil }) {
+          renames.append(
+            (removed.name, added.name, "(\(added.type.xmlName)) added with no renaming identifier: its values"))
         }
       }
-      let removedAttributes = oldAttributes.filter {
-        !keptAttributes.contains($0.name) && declaredBefore.contains($0.name)
-      }
-      for removed in removedAttributes {
-        if let added = addedAttributes.first(where: { $0.type == removed.type && $0.renamingIdentifier == nil }) {
-          add(
-            "probable-rename", entity.name, [removed.name, added.name],
-            "'\(removed.name)' removed and '\(added.name)' (\(added.type.xmlName)) added with no renaming identifier: its values are lost if a rename was meant (set the Renaming ID of '\(added.name)' to '\(removed.name)')"
-          )
-        }
-        if cloudKit {
-          add(
-            "cloudkit-removed", entity.name, [removed.name],
-            "removed: CloudKit's schema cannot remove a field once deployed")
-        }
-      }
-      var keptRelationships = Set<String>()
-      var addedRelationships: [Relationship] = []
-      for relationship in newRelationships {
-        guard let previous = MappingModel.continued(relationship, in: oldRelationships) else {
-          if declaredNow.contains(relationship.name) { addedRelationships.append(relationship) }
-          continue
-        }
-        guard declaredNow.contains(relationship.name) else {
-          keptRelationships.insert(previous.name)
-          continue
-        }
-        keptRelationships.insert(previous.name)
-        if previous.isToMany != relationship.isToMany {
-          add(
-            "cardinality-change", entity.name, [relationship.name],
-            previous.isToMany
-              ? "was to-many, now to-one: objects related to more than one keep only one"
-              : "was to-one, now to-many: check what the relationship's objects mean now")
-        }
-        if cloudKit && previous.name != relationship.name {
-          add(
-            "cloudkit-removed", entity.name, [relationship.name],
-            "renamed from '\(previous.name)': CloudKit's schema cannot rename once deployed")
-        }
-      }
-      for removed in oldRelationships
-      where !keptRelationships.contains(removed.name) && declaredBefore.contains(removed.name) {
-        if let added = addedRelationships.first(where: {
+      for removed in relationships.removed {
+        if let added = relationships.added.first(where: {
           $0.destinationEntity == removed.destinationEntity && $0.isToMany == removed.isToMany
             && $0.renamingIdentifier == nil
         }) {
-          add(
-            "probable-rename", entity.name, [removed.name, added.name],
-            "'\(removed.name)' removed and '\(added.name)' (to \(added.destinationEntity)) added with no renaming identifier: its links are lost if a rename was meant (set the Renaming ID of '\(added.name)' to '\(removed.name)')"
-          )
+          renames.append(
+            (removed.name, added.name, "(to \(added.destinationEntity)) added with no renaming identifier: its links"))
         }
-        if cloudKit {
+      }
+      for rename in renames {
+        add(
+          "probable-rename", entity.name, [rename.removed, rename.added],
+          "'\(rename.removed)' removed and '\(rename.added)' \(rename.what) are lost if a rename was meant (set the Renaming ID of '\(rename.added)' to '\(rename.removed)')"
+        )
+      }
+      if cloudKit {
+        let kept = attributes.kept.map { ($0.0.name, $0.1.name) } + relationships.kept.map { ($0.0.name, $0.1.name) }
+        for (previous, name) in kept where previous != name {
           add(
-            "cloudkit-removed", entity.name, [removed.name],
-            "removed: CloudKit's schema cannot remove a field once deployed")
+            "cloudkit-removed", entity.name, [name],
+            "renamed from '\(previous)': CloudKit's schema cannot rename a field once deployed")
+        }
+        for removed in attributes.removed.map(\.name) + relationships.removed.map(\.name) {
+          add(
+            "cloudkit-removed", entity.name, [removed], "removed: CloudKit's schema cannot remove a field once deployed"
+          )
         }
       }
       if cloudKit && origin.name != entity.name {
@@ -159,6 +133,27 @@ public enum ModelLint {
       }
     }
     return found
+  }
+
+  /// One kind of property (stored ones) paired across a step, as Core Data pairs them (name or
+  /// renaming identifier): kept pairs and additions where the new entity declares them, removals
+  /// where the old one declared them.
+  static func paired<P: Property>(_ old: [P], _ new: [P], declaredBefore: Set<String>, declaredNow: Set<String>)
+    -> (kept: [(P, P)], added: [P], removed: [P])
+  {
+    let before = old.filter { !$0.isTransient }
+    var kept: [(P, P)] = []
+    var added: [P] = []
+    var continued = Set<String>()
+    for property in new where !property.isTransient {
+      if let previous = MappingModel.continued(property, in: before) {
+        continued.insert(previous.name)
+        if declaredNow.contains(property.name) { kept.append((previous, property)) }
+      } else if declaredNow.contains(property.name) {
+        added.append(property)
+      }
+    }
+    return (kept, added, before.filter { !continued.contains($0.name) && declaredBefore.contains($0.name) })
   }
 
   /// The first difference between two versions that their hashes do not show.

@@ -142,13 +142,15 @@ extension SQLiteStore {
     }
   }
 
-  /// Removes the files of the store's external data that no value refers to any more (after a
-  /// migration that rewrote or removed them; a backup keeps its own links to them). Returns how many.
+  /// Removes the files of `candidates` (the files the store referred to before a migration) that
+  /// none of its values refers to any more — values a step removed or rewrote inline; the backup
+  /// keeps its own links to them. A file the store never referred to through an attribute its model
+  /// marks for external storage is not ours to judge, and stays. Returns how many went.
   @discardableResult
-  public func removeUnreferencedExternalFiles() throws -> Int {
+  public func removeExternalFiles(noLongerReferencedOf candidates: Set<String>) throws -> Int {
     let referenced = Set(try externalReferences().map(\.file))
     var removed = 0
-    for file in externalData.files().subtracting(referenced) {
+    for file in candidates.intersection(externalData.files()).subtracting(referenced) {
       let path = externalData.folder.appendingPathComponent(file)
       var isFolder: ObjCBool = false
       guard FileManager.default.fileExists(atPath: path.path, isDirectory: &isFolder), !isFolder.boolValue else {

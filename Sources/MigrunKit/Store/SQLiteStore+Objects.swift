@@ -363,10 +363,9 @@ final class SQLiteObjectWriter: StoreWriter {
 
   /// The attribute and to-one values of `object`, in the plan's column order.
   private func appendValues(of object: StoredObject, _ plan: SQLiteStore.RowPlan, to values: inout [DatabaseValue]) {
-    for attribute in plan.attributes {
+    for (attribute, external) in zip(plan.attributes, plan.external) {
       let value = object.attributes[attribute] ?? .null
-      values.append(
-        StoreValueCoding.databaseValue(plan.external.contains(attribute) ? ExternalData.stored(value) : value))
+      values.append(StoreValueCoding.databaseValue(external ? ExternalData.stored(value) : value))
     }
     for relationship in plan.toOnes {
       let target = object.toOne[relationship.name]

@@ -74,8 +74,9 @@ public final class SQLiteStore: ObjectStore {
     let rootNumber: Int
     /// Stored attributes (derived ones included), in column order.
     let attributes: [String]
-    /// Those of ``attributes`` whose values Core Data may keep outside the store (written tagged).
-    let external: Set<String>
+    /// For each of ``attributes``, whether Core Data may keep its values outside the store (written
+    /// tagged): an array beside them, so the write loop looks nothing up.
+    let external: [Bool]
     let toOnes: [(name: String, hasEntityColumn: Bool)]
     let insertSQL: String
     let updateSQL: String
@@ -226,12 +227,12 @@ public final class SQLiteStore: ObjectStore {
     else { throw StoreError(.unknownEntity, entity: entityName, reason: "the model has no such entity") }
     var columns: [String] = []
     var attributes: [String] = []
-    var external: Set<String> = []
+    var external: [Bool] = []
     for attribute in model.attributes(of: entity) {
       guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
       columns.append(column.name)
       attributes.append(attribute.name)
-      if attribute.storesExternally { external.insert(attribute.name) }
+      external.append(attribute.storesExternally)
     }
     var toOnes: [(name: String, hasEntityColumn: Bool)] = []
     for relationship in model.relationships(of: entity) {

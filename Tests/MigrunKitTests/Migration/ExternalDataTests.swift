@@ -115,6 +115,15 @@ import Testing
       let references = try store.externalReferences().map(\.file)
       try store.close()
       let files = ExternalData(store: migrated).files()
+      // The columns as Core Data reads them: every value tagged, inline or by reference.
+      let raw = try DatabaseQueue(path: migrated.path).read { db in
+        try Row.fetchAll(db, sql: "SELECT ZNAME, ZIMAGE FROM ZPHOTO ORDER BY Z_PK").map {
+          (try $0.required(at: 0, as: String.self), Array(try $0.required(at: 1, as: Data.self)))
+        }
+      }
+      #expect(raw.first?.1 == [1, 10, 20, 30, 40, 50], "\(method)")
+      #expect(
+        raw.dropFirst().first?.1 == (method == .objects ? [1] + Self.big : [2] + Array(Self.file.utf8)), "\(method)")
       if method == .objects {
         // Written inline; the file no value refers to is gone.
         #expect(references.isEmpty)
@@ -124,6 +133,21 @@ import Testing
         #expect(files == [Self.file], "\(method)")
       }
     }
+  }
+
+  /// A file the store never referred to (through an attribute its model keeps externally) is not the
+  /// migration's to clean up: it stays.
+  @Test func aFileNoValueReferredToBeforeStays() throws {
+    let folder = try TemporaryDirectory()
+    let (v1, v2) = (try Self.model("V1"), try Self.model("V2", caption: true))
+    let url = try Self.store(in: folder, model: v1)
+    let stranger = ExternalData(store: url).folder.appendingPathComponent("11111111-2222-3333-4444-555555555555")
+    try Data([9, 9, 9]).write(to: stranger)
+    let report = try StoreMigrator(
+      store: url, plan: try DDLStepTests.plan(v1, v2), options: .init(keepBackup: false, bulkCopy: false, ddl: false)
+    ).run()
+    #expect(report.externalFilesRemoved == 1, "only the file the old value referred to")
+    #expect(FileManager.default.fileExists(atPath: stranger.path))
   }
 
   @Test func theBackupKeepsTheOriginalsSupportFolder() throws {
