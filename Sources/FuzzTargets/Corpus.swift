@@ -104,7 +104,7 @@ public enum Corpus {
       let plists = files(under: fixtures, where: { ["plist", "xccurrentversion"].contains($0.pathExtension) })
       var seeds = try plists.map { (name(of: $0, in: fixtures), try Data(contentsOf: $0)) }
       for store in stores {
-        guard let blob = try column("SELECT Z_PLIST FROM Z_METADATA", of: store) else { continue }
+        guard let blob = try column("Z_PLIST", of: "Z_METADATA", in: store) else { continue }
         seeds.append((name(of: store, in: fixtures) + ".metadata", blob))
         if let value = try? PropertyListValue(decoding: [UInt8](blob)) {
           seeds.append((name(of: store, in: fixtures) + ".metadata.xml", Data(value.xmlEncoded())))
@@ -114,7 +114,7 @@ public enum Corpus {
     case .keyedArchive, .modelCache:
       var seeds: [(String, Data)] = []
       for store in stores {
-        guard let blob = try column("SELECT Z_CONTENT FROM Z_MODELCACHE", of: store) else { continue }
+        guard let blob = try column("Z_CONTENT", of: "Z_MODELCACHE", in: store) else { continue }
         if target == .modelCache { seeds.append((name(of: store, in: fixtures) + ".modelcache", blob)) }
         if let archive = try? ObjectModel.inflateModelCache([UInt8](blob)) {
           seeds.append((name(of: store, in: fixtures) + ".archive", Data(archive)))
@@ -182,9 +182,14 @@ public enum Corpus {
     String(file.path.dropFirst(folder.path.count + 1)).replacingOccurrences(of: "/", with: "__")
   }
 
-  static func column(_ sql: String, of store: URL) throws -> Data? {
+  /// The first value of `column` in `table` of `store`; nil when the store has no such table (a
+  /// store of Core Data before iOS 8 has no `Z_MODELCACHE`, for one).
+  static func column(_ column: String, of table: String, in store: URL) throws -> Data? {
     let queue = try DatabaseQueue(path: StoreFiles.immutableURI(store))
     defer { try? queue.close() }
-    return try queue.read { db in try Data.fetchOne(db, sql: sql) }
+    return try queue.read { db in
+      guard try db.tableExists(table) else { return nil }
+      return try Data.fetchOne(db, sql: "SELECT \(column) FROM \(table)")
+    }
   }
 }

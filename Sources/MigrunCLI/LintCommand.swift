@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MigrunKit
+import MigrunScripting
 
 struct LintCommand: MigrunCommand {
   static let configuration = CommandConfiguration(
@@ -22,11 +23,19 @@ struct LintCommand: MigrunCommand {
   @Option(help: "The model, as every other command takes it (instead of the argument).") var model: String?
   @Flag(help: "Also check what Core Data's CloudKit mirroring forbids.") var cloudkit = false
   @Flag(help: "Print the findings as JSON.") var json = false
+  @Option(
+    name: .customLong("policies"),
+    help: "A folder of mapping files or mapping models (repeatable): steps they cover are left to them.")
+  var policyFolders: [String] = []
 
   func execute() throws {
     let bundle = try ModelBundle(
       contentsOf: URL(fileURLWithPath: try modelPath(argument: modelArgument, option: model)))
-    let findings = ModelLint.findings(bundle.models, cloudKit: cloudkit)
+    let folders = policyFolders.map { URL(fileURLWithPath: $0) }
+    try ScriptedStep.checkPolicyFolders(folders, bundle: bundle)
+    let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: folders, override: nil)?.names
+    let scripted = ScriptedStep.scriptedSteps(of: bundle, order: order ?? bundle.versionNames, in: folders)
+    let findings = ModelLint.findings(bundle.models, cloudKit: cloudkit, scripted: scripted)
     if json {
       try printJSONObject(
         findings.map {

@@ -103,6 +103,7 @@ struct PlanCommand: MigrunCommand {
     // A scripted step shows its script's mapping; loading it also checks the file before anything runs.
     var mappings: [[EntityMapping]] = []
     var methods: [(method: StepMethod, reason: String?)] = []
+    var drops: [[DroppedProperty]] = []
     for (index, step) in plan.steps.enumerated() {
       let stepMapping: StepMapping
       if case .scripted(let file) = step.kind {
@@ -112,12 +113,23 @@ struct PlanCommand: MigrunCommand {
         stepMapping = StepMapping(mapping: inferred)
       }
       mappings.append(stepMapping.mapping.entityMappings)
+      // What the step leaves behind: counted in the store for the first step; later steps' sources
+      // do not exist yet, so every property they drop is listed.
+      let stepDrops = stepMapping.mapping.drops(scripted: Set(stepMapping.policies.keys))
+      drops.append(index == 0 ? try source.counting(stepDrops).filter { ($0.values ?? 0) > 0 } : stepDrops)
       methods.append(
         try StoreMigrator.method(of: step, mapping: stepMapping, store: index == 0 ? source : nil))
     }
     let objects = PlanReport.objectCounts(mappings, store: counts)
     if json {
-      try printJSONObject(PlanReport.json(plan, mappings: mappings, methods: methods, counts: counts, objects: objects))
+      var report = PlanReport.json(plan, mappings: mappings, methods: methods, counts: counts, objects: objects)
+      if var steps = report["steps"] as? [[String: Any]] {
+        for index in steps.indices where index < drops.count {
+          steps[index]["dropped"] = drops[index].map(MigrateCommand.json)
+        }
+        report["steps"] = steps
+      }
+      try printJSONObject(report)
       return
     }
     print("Store   \(url.lastPathComponent) at \(plan.sourceVersion) (\(counts.values.reduce(0, +)) objects)")
@@ -149,6 +161,7 @@ struct PlanCommand: MigrunCommand {
         let changes = PlanReport.changes(mapping)
         if !changes.isEmpty { print("            \(changes.joined(separator: "; "))") }
       }
+      for drop in drops[index] { print("        drops \(drop)") }
     }
     if plan.steps.count > 1 {
       print("(~: what the step before hands on, one object per source object; a script's hooks may make more or fewer)")
@@ -204,7 +217,10 @@ struct DiffCommand: MigrunCommand {
       throw CLIError(message: "\(from) → \(to) cannot be inferred: \(error.description)")
     }
     if json {
-      try printJSONObject(["from": from, "to": to, "mappings": mapping.entityMappings.map(PlanReport.json)])
+      try printJSONObject([
+        "from": from, "to": to, "mappings": mapping.entityMappings.map(PlanReport.json),
+        "dropped": mapping.drops().map(MigrateCommand.json),
+      ])
       return
     }
     print("\(from) → \(to): inferred")
@@ -212,6 +228,8 @@ struct DiffCommand: MigrunCommand {
       print("  \(entityMapping.name) (\(entityMapping.kind.rawValue))")
       for change in PlanReport.changes(entityMapping) { print("    \(change)") }
     }
+    // Every property the step leaves behind: its values are lost unless a mapping file carries them.
+    for drop in mapping.drops() { print("  drops \(drop)") }
   }
 }
 
@@ -238,6 +256,11 @@ struct MigrateCommand: MigrunCommand {
   @OptionGroup var fleet: FleetOptions
   @Flag(help: "Run every step on scratch files, report, and delete them.") var dryRun = false
   @Flag(help: "Do not keep the original as NAME~.EXT.") var noBackup = false
+  @Flag(
+    help:
+      "Refuse a step whose mapping leaves values behind (a removed attribute or entity that holds values), before it runs."
+  )
+  var noDrops = false
   @Flag(
     help:
       "Run every step object by object, as Core Data does: no DDL, no rows copied by SQL (to compare, or to rule the fast paths out)."
@@ -272,6 +295,7 @@ struct MigrateCommand: MigrunCommand {
     var options = StoreMigrator.Options(
       keepBackup: !noBackup, dryRun: dryRun, bulkCopy: !objectsOnly, ddl: !objectsOnly, wait: wait)
     options.drop = Set(drop)
+    options.refuseDrops = noDrops
     let migrator = StoreMigrator(store: url, plan: plan, options: options)
     let folders = chain.policyURLs
     migrator.scriptedStep = { step in
@@ -330,7 +354,7 @@ struct MigrateCommand: MigrunCommand {
         "steps": report.steps.map {
           [
             "step": $0.name, "counts": $0.counts, "method": $0.method.rawValue, "bulkCopy": $0.bulkCopy,
-            "merged": $0.merged,
+            "merged": $0.merged, "dropped": $0.drops.map(Self.json),
             "mappings": $0.mappings.map { count in
               [
                 "mapping": count.mapping, "read": count.read, "written": count.written,
@@ -350,6 +374,8 @@ struct MigrateCommand: MigrunCommand {
         "  \(step.name): \(total) objects, \(step.method.rawValue) (\(step.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))"
           + (step.merged > 0 ? ", \(step.merged) merged by merge rules" : "")
       )
+      // What the mapping left behind, by name and count: never dropped without a word.
+      for drop in step.drops { print("    dropped: \(drop)") }
       // What each entity mapping read and wrote; equal unless the note says why not.
       for count in step.mappings {
         let links = count.edges.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value[0]) → \($0.value[1])" }
@@ -369,6 +395,15 @@ struct MigrateCommand: MigrunCommand {
             ? " \(report.externalFilesRemoved) file(s) of external binary data no value refers to any more were removed"
               + (report.backup != nil ? " (the backup keeps them)." : ".") : ""))
     }
+  }
+}
+
+extension MigrateCommand {
+  static func json(_ drop: DroppedProperty) -> [String: Any] {
+    [
+      "entity": drop.entity, "property": drop.property.map { $0 as Any } ?? NSNull(),
+      "values": drop.values.map { $0 as Any } ?? NSNull(), "certain": drop.isCertain,
+    ]
   }
 }
 

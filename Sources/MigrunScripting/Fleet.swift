@@ -61,7 +61,7 @@ public enum Fleet {
   static func isCandidate(_ file: URL) -> Bool {
     let name = file.lastPathComponent
     let stem = file.deletingPathExtension().lastPathComponent
-    if stem.hasSuffix("~") || name.contains(".migrun-") { return false }
+    if StoreFiles.isBackupStem(stem) || name.contains(".migrun-") { return false }
     if ["-wal", "-shm", "-journal"].contains(where: { name.hasSuffix($0) }) { return false }
     guard let handle = try? FileHandle(forReadingFrom: file) else { return false }
     defer { try? handle.close() }

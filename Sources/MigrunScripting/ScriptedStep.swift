@@ -40,11 +40,15 @@ public enum ScriptedStep {
       ? try? SQLiteStore.cachedModel(at: store)?.named(
         "\(store.deletingPathExtension().lastPathComponent)'s own model") : nil
     var given: [String: URL] = [:]
+    var givenModules = Set<String>()
     func take(_ url: URL, versions: [ObjectModel]) throws {
       let model = try AppleMappingModel.read(
         contentsOf: url, versions: versions, modelName: bundle.url.lastPathComponent)
       let key = "\(model.sourceVersion)\u{0}\(model.destinationVersion)"
       if given[key] == nil { given[key] = url }
+      for className in model.entityMappings.compactMap(\.policyClassName) {
+        givenModules.insert(AppleMappingConverter.moduleName(ofClass: className))
+      }
     }
     for url in mappingModels {
       guard isMappingModel(url) else {
@@ -57,18 +61,117 @@ public enum ScriptedStep {
         try take(url, versions: [storeModel] + bundle.models)
       }
     }
-    if let storeModel {
-      // Mapping models are matched by hashes here, not names: the store's version has no name in the bundle.
-      let inFolders = folders.flatMap { folder in
-        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
-          .map { folder.appendingPathComponent($0) }.filter(isMappingModel)
-      }
-      for url in inFolders { try? take(url, versions: [storeModel] + bundle.models) }
-    }
+    let byHashes = try checkPolicyFolders(
+      folders, bundle: bundle, storeModel: storeModel, modulesOfGivenMappings: givenModules)
     return try MigrationPlanner.plan(
       bundle: bundle, storeHashes: metadata.versionHashes, destination: destination, order: order,
       storeModel: storeModel,
-      script: { from, to in given["\(from)\u{0}\(to)"] ?? find(from: from, to: to, in: folders) })
+      script: { from, to in
+        given["\(from)\u{0}\(to)"] ?? find(from: from, to: to, in: folders) ?? byHashes["\(from)\u{0}\(to)"]
+      })
+  }
+
+  /// Checks that `folders` hold only what a migration of `bundle` can use, so that nothing in them
+  /// is passed over without a word (a misnamed mapping file would leave its step to inference):
+  /// every folder exists; every mapping model fits two versions (by its hashes); every `.lua` file
+  /// directly in a folder is a step (`<From>-<To>.lua`, two version names of the model), a test
+  /// (`*_test.lua`), a module another Lua file requires, or the policy class a mapping model names.
+  /// Returns the mapping models by the step they fit ("source\u{0}destination").
+  @discardableResult
+  public static func checkPolicyFolders(
+    _ folders: [URL], bundle: ModelBundle, storeModel: ObjectModel? = nil, modulesOfGivenMappings: Set<String> = []
+  ) throws -> [String: URL] {
+    for folder in folders {
+      var isFolder: ObjCBool = false
+      guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
+        throw MigrationError(.badMapping, reason: "--policies \(folder.path): no such folder")
+      }
+    }
+    let found = mappingModels(in: folders, bundle: bundle, storeModel: storeModel)
+    if let (url, reason) = found.unmatched.first {
+      throw MigrationError(
+        .badMapping, reason: "\(url.path) is in a policy folder but fits no two versions of \(bundle.name): \(reason)")
+    }
+    let versions = Set(bundle.versionNames + (storeModel?.versionName.map { [$0] } ?? []))
+    var luaFiles: [URL] = []
+    for folder in folders {
+      for name in ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
+      where name.hasSuffix(".lua") {
+        luaFiles.append(folder.appendingPathComponent(name))
+      }
+    }
+    // Modules some Lua file of the folders requires, by their first name part.
+    var required = found.policyModules.union(modulesOfGivenMappings)
+    for file in luaFiles {
+      let text = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+      for match in text.matches(of: #/require\s*\(?\s*["']([^"']+)["']/#) {
+        required.insert(String(match.output.1.split(separator: ".").first ?? match.output.1))
+      }
+    }
+    let steps = zip(bundle.versionNames, bundle.versionNames.dropFirst()).map { "\($0)-\($1)" }
+    for file in luaFiles {
+      let name = file.deletingPathExtension().lastPathComponent
+      if name.hasSuffix("_test") || required.contains(name) { continue }
+      if versions.contains(where: { from in
+        name.hasPrefix(from + "-") && versions.contains(String(name.dropFirst(from.count + 1)))
+      }) {
+        continue
+      }
+      let folded = { (text: String) in text.lowercased().filter { $0.isLetter || $0.isNumber || $0 == "-" } }
+      let meant = steps.first { folded($0) == folded(name) }
+      throw MigrationError(
+        .badMapping,
+        reason:
+          "\(file.path) is no step of \(bundle.name) (a step's file is <From>-<To>.lua with two version names), no test (*_test.lua) and no module a mapping file requires: it would be passed over"
+          + (meant.map { "; did you mean '\($0).lua'?" }
+            ?? "; the steps are \(steps.map { "'\($0).lua'" }.joined(separator: ", "))"))
+    }
+    return found.matched
+  }
+
+  /// The mapping models in `folders`, matched to the versions they were made for by the entity
+  /// hashes they record, whatever their files are called — Core Data's own rule
+  /// (`NSMappingModel(from:forSourceModel:destinationModel:)` searches bundles by hashes). Keyed by
+  /// "source\u{0}destination" (the first folder's wins); `unmatched`: the ones that fit no two
+  /// versions of `bundle` (or `storeModel`), with the reason.
+  public static func mappingModels(in folders: [URL], bundle: ModelBundle, storeModel: ObjectModel? = nil)
+    -> (matched: [String: URL], unmatched: [(URL, String)], policyModules: Set<String>)
+  {
+    var matched: [String: URL] = [:]
+    var unmatched: [(URL, String)] = []
+    var policyModules = Set<String>()
+    let files = folders.flatMap { folder in
+      ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
+        .map { folder.appendingPathComponent($0) }.filter(isMappingModel)
+    }
+    for url in files {
+      do {
+        let model = try AppleMappingModel.read(
+          contentsOf: url, versions: (storeModel.map { [$0] } ?? []) + bundle.models,
+          modelName: bundle.url.lastPathComponent)
+        let key = "\(model.sourceVersion)\u{0}\(model.destinationVersion)"
+        if matched[key] == nil { matched[key] = url }
+        for className in model.entityMappings.compactMap(\.policyClassName) {
+          policyModules.insert(AppleMappingConverter.moduleName(ofClass: className))
+        }
+      } catch {
+        unmatched.append((url, error.reason))
+      }
+    }
+    return (matched, unmatched, policyModules)
+  }
+
+  /// The steps between consecutive versions of `bundle` (in `order`) that `folders` hold a script
+  /// for — a Lua mapping file or a mapping model by name, or a mapping model by its hashes — as
+  /// "source\u{0}destination": steps whose values the script decides (`lint` leaves them to it).
+  public static func scriptedSteps(of bundle: ModelBundle, order: [String], in folders: [URL]) -> Set<String> {
+    let byHashes = mappingModels(in: folders, bundle: bundle).matched
+    var steps = Set<String>()
+    for (from, to) in zip(order, order.dropFirst()) {
+      let key = "\(from)\u{0}\(to)"
+      if byHashes[key] != nil || find(from: from, to: to, in: folders) != nil { steps.insert(key) }
+    }
+    return steps
   }
 
   /// Loads `file` for `step`.

@@ -57,7 +57,11 @@ import Testing
     for url in try Fixtures.versionInfoPlists() {
       let value = try PropertyListValue(decoding: Array(try Data(contentsOf: url)))
       let hashes = try #require(value["NSManagedObjectModel_VersionHashes"]?.dictionaryValue)
-      #expect(hashes.count == 3)
+      // One entry per compiled version: a .mom file beside the plist.
+      let moms = try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path)
+        .filter { $0.hasSuffix(".mom") }
+      #expect(hashes.count == moms.count, "\(url.path)")
+      #expect(Set(hashes.keys) == Set(moms.map { String($0.dropLast(4)) }), "\(url.path)")
       for (_, entities) in hashes {
         for (_, hash) in try #require(entities.dictionaryValue) {
           #expect(hash.dataValue?.count == 32)

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 /// Paths of the real Core Data fixtures in `../shared/fixtures/coredata` (or `$MIGRUN_FIXTURES`).
 ///
@@ -38,6 +39,27 @@ public enum Fixtures {
   /// Every compiled model's `VersionInfo.plist` (inside `.momd` folders).
   public static func versionInfoPlists() throws -> [URL] {
     try find { $0.lastPathComponent == "VersionInfo.plist" && $0.deletingLastPathComponent().pathExtension == "momd" }
+  }
+
+  /// The `.xcdatamodeld` a compiled `.momd` was made from: the bundle of the same name nearest to
+  /// it in the fixtures (beside it, or in a folder above), nil when the project did not ship it.
+  public static func sourceBundle(ofCompiled momd: URL) throws -> URL? {
+    let name = momd.deletingPathExtension().lastPathComponent
+    let candidates = try modelBundles().filter { $0.deletingPathExtension().lastPathComponent == name }
+    func shared(_ url: URL) -> Int {
+      zip(url.pathComponents, momd.pathComponents).prefix { $0 == $1 }.count
+    }
+    return candidates.max { shared($0) < shared($1) }
+  }
+
+  /// Whether the SQLite file `store` has a table named `table`, read without writing anything.
+  public static func store(_ store: URL, hasTable table: String) throws -> Bool {
+    var configuration = Configuration()
+    configuration.readonly = true
+    let path =
+      "file:\(store.path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? store.path)?immutable=1"
+    let queue = try DatabaseQueue(path: path, configuration: configuration)
+    return try queue.read { try $0.tableExists(table) }
   }
 
   private static func find(_ match: (URL) -> Bool) throws -> [URL] {

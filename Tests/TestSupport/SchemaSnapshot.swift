@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import MigrunKit
 
 /// A SQLite file's schema as sets, read independently of migrun's store code: what must be equal
 /// between a store migrun writes and the one Apple's Core Data wrote.
@@ -48,6 +49,22 @@ public struct SchemaSnapshot: Equatable, CustomStringConvertible {
     self.uniqueness = uniqueness
   }
 
+  /// This snapshot without what Core Data leaves behind when it migrates a store in place: fetch
+  /// indexes (`Z_<Entity>_<name>`, not a uniqueness index) that `model` does not declare. Apple's
+  /// in-place migration keeps the fetch indexes of the versions the store went through (the
+  /// bookmarks stores keep `Z_BookmarkEntity_url` beside the current `Z_BookmarkEntity_byURL`), so
+  /// they are no part of the layout a version gives a new store.
+  public func withoutInPlaceLeftovers(of model: ObjectModel) -> SchemaSnapshot {
+    var copy = self
+    let declared = Set(
+      model.entities.flatMap { entity in entity.fetchIndexes.map { "Z_\(entity.name)_\($0.name)" } })
+    let prefixes = model.entities.map { "Z_\($0.name)_" }
+    copy.indexes = indexes.filter { name in
+      name.contains("UNIQUE") || declared.contains(name) || !prefixes.contains { name.hasPrefix($0) }
+    }
+    return copy
+  }
+
   public var description: String {
     let tableText = tables.keys.sorted().map { "\($0): \(tables[$0]?.sorted().joined(separator: ",") ?? "")" }
     return (tableText + ["indexes: \(indexes.sorted())", "unique: \(uniqueness.sorted())"]).joined(separator: "\n")
@@ -60,6 +77,11 @@ public func copyOfFixture(_ relativePath: String, into folder: TemporaryDirector
   let source = Fixtures.url(relativePath)
   let destination = try folder.folder(UUID().uuidString).appendingPathComponent(source.lastPathComponent)
   try FileManager.default.copyItem(at: source, to: destination)
+  // A store copied off a device comes with its sidecars when it has them: they are part of it.
+  for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: source.path + suffix) {
+    try FileManager.default.copyItem(
+      at: URL(fileURLWithPath: source.path + suffix), to: URL(fileURLWithPath: destination.path + suffix))
+  }
   return destination
 }
 

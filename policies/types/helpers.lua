@@ -41,6 +41,10 @@ uuid = {}
 ---@return string
 function uuid.string(bytes) end
 
+---A new random UUID as text ("E7350B5D-…"), as Swift's `UUID().uuidString`.
+---@return string
+function uuid.new() end
+
 ---"E7350B5D-…" → 16 bytes.
 ---@param text string
 ---@return string

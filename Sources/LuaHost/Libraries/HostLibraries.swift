@@ -38,6 +38,8 @@ enum HostLibraries {
       let uuid = value.withUnsafeBytes { UUID(uuid: $0.load(as: uuid_t.self)) }
       return [.text(uuid.uuidString)]
     }
+    // A new random UUID, as text (`UUID().uuidString`, what a Swift policy writes for a new object's ID).
+    vm.register("new", in: "uuid") { _ in [.text(UUID().uuidString)] }
     vm.register("bytes", in: "uuid") { arguments in
       let text = String(decoding: try bytes(arguments, 0, "uuid.bytes"), as: UTF8.self)
       guard let uuid = UUID(uuidString: text) else { throw HostError("uuid.bytes: '\(text)' is not a UUID") }

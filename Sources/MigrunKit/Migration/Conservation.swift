@@ -24,12 +24,16 @@ enum Conservation {
   struct Before {
     var objects: [String: Int] = [:]
     var edges: [String: [String: Int]] = [:]
+    /// One-to-one links whose other side does not name them back, by "Entity.relationship": damage
+    /// the original already has, carried (a step may not add to it).
+    var disagreeing: [String: Int] = [:]
   }
 
   /// `policies`: entity mappings with a policy of their own — their links are not held equal, so
   /// they are not counted (their objects are, for the report).
   static func before(_ mapping: MappingModel, source: SQLiteStore, policies: Set<String> = []) throws -> Before {
     var taken = Before()
+    taken.disagreeing = try source.oneToOneDisagreements()
     // Links to objects the mapping removes go with them, on purpose: they are not counted.
     let carried = Set(mapping.entityMappings.filter { $0.destinationEntity != nil }.compactMap(\.sourceEntity))
     let removed = source.schema.entities.filter { layout in
@@ -101,6 +105,16 @@ enum Conservation {
       }
       written[target] = (objects, links, note)
     }
+    // Both sides of every one-to-one agree, as Core Data's objects keep them (a policy that set one
+    // side has set the other): a step may not leave more disagreeing than the original had.
+    for (pair, count) in try destination.oneToOneDisagreements().sorted(by: { $0.key < $1.key })
+    where count > before.disagreeing[pair] ?? 0 {
+      throw MigrationError(
+        .validation, entity: String(pair.prefix { $0 != "." }), property: String(pair.drop { $0 != "." }.dropFirst()),
+        reason:
+          "\(count) '\(pair)' link\(count == 1 ? "" : "s") whose other side does not name \(count == 1 ? "it" : "them") back (the original had \(before.disagreeing[pair] ?? 0)): a one-to-one's two sides would disagree; the store is unchanged"
+      )
+    }
     return mapping.entityMappings.compactMap { entityMapping in
       guard let read = before.objects[entityMapping.name] else { return nil }
       guard let target = entityMapping.destinationEntity, let result = written[target] else {
@@ -119,6 +133,30 @@ enum Conservation {
 }
 
 extension SQLiteStore {
+  /// Per one-to-one relationship ("Entity.relationship", at the entity that declares it): how many
+  /// objects name a target whose inverse does not name them back (or that is no object at all).
+  func oneToOneDisagreements() throws -> [String: Int] {
+    var result: [String: Int] = [:]
+    for entity in model.entities {
+      guard let layout = schema.layout(of: entity.name) else { continue }
+      for relationship in entity.relationships where !relationship.isToMany {
+        guard let inverse = model.inverse(of: relationship), !inverse.isToMany,
+          case .toOne(let key, _, _)? = layout.properties[relationship.name],
+          let target = schema.layout(of: relationship.destinationEntity),
+          case .toOne(let back, _, _)? = target.properties[inverse.name]
+        else { continue }
+        let sql = """
+          SELECT count(*) FROM \(layout.table) a WHERE \(schema.rowPredicate(layout, alias: "a")) \
+          AND a.\(key.name) IS NOT NULL AND NOT EXISTS \
+          (SELECT 1 FROM \(target.table) b WHERE b.Z_PK = a.\(key.name) AND b.\(back.name) = a.Z_PK)
+          """
+        let count = try read { db in try Int.fetchOne(db, sql: sql) ?? 0 }
+        if count > 0 { result["\(entity.name).\(relationship.name)"] = count }
+      }
+    }
+    return result
+  }
+
   /// How many (object, target) links `relationship` of `entity`'s own objects holds: to-one keys
   /// set, to-many members (through the inverse's column or a join table).
   /// `excludingTargets`: links to objects of these entities (which a step removes) are not counted.

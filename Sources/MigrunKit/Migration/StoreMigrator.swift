@@ -25,6 +25,8 @@ public final class StoreMigrator {
     /// Tables, triggers and views of the store's own (not the model's) to drop on purpose where a
     /// step cannot carry them faithfully (``ForeignObjects``); everything else is carried.
     public var drop: Set<String> = []
+    /// Refuse a step whose mapping leaves values behind (``DroppedProperty``), before it runs.
+    public var refuseDrops = false
 
     public init(
       keepBackup: Bool = true, dryRun: Bool = false, bulkCopy: Bool = true, ddl: Bool = true, wait: Double = 0
@@ -51,6 +53,8 @@ public final class StoreMigrator {
       public var merged = 0
       /// Per entity mapping: objects and relationship links read and written (``MappingCount``).
       public var mappings: [MappingCount] = []
+      /// What the step's mapping left behind that held values in its source (``DroppedProperty``).
+      public var drops: [DroppedProperty] = []
     }
 
     public var steps: [Step] = []
@@ -168,15 +172,25 @@ public final class StoreMigrator {
         let foreign = try source.read { db in try ForeignObjects.read(db, schema: source.schema) }
         let before = try Conservation.before(
           stepMapping.mapping, source: source, policies: Set(stepMapping.policies.keys))
+        let drops = try source.counting(stepMapping.mapping.drops(scripted: Set(stepMapping.policies.keys)))
+          .filter { ($0.values ?? 0) > 0 }
+        if options.refuseDrops, case let certain = drops.filter(\.isCertain), !certain.isEmpty {
+          throw MigrationError(
+            .wouldDrop, step: step.name,
+            reason:
+              "the step's mapping leaves values behind: \(certain.map(\.description).joined(separator: "; ")). --no-drops refuses it: map them in a mapping file, or migrate without --no-drops to drop them on purpose; the store is unchanged"
+          )
+        }
         if case .ddl(let edit) = try Self.ddlDecision(stepMapping, store: source, options: options) {
           try source.close()
           // The file is edited in place: its own tables stay; what was dropped on purpose goes.
           // migrun's own file (a snapshot or an earlier step's result) is edited where it is.
           if current == store { try StoreFiles.cloneOrCopy(store, to: working) } else { working = current }
-          report.steps.append(
-            try runDDL(
-              edit, on: working, step: step, metadata: source.metadata, dropping: foreign,
-              conserving: (stepMapping.mapping, before), progress: stepProgress))
+          var done = try runDDL(
+            edit, on: working, step: step, metadata: source.metadata, dropping: foreign,
+            conserving: (stepMapping.mapping, before), progress: stepProgress)
+          done.drops = drops
+          report.steps.append(done)
           current = working
           continue
         }
@@ -235,6 +249,7 @@ public final class StoreMigrator {
           name: step.name, kind: step.kind, counts: try destination.entityCounts(),
           method: method)
         done.merged = manager.mergedCount
+        done.drops = drops
         try stepWritten?(destination, method)
         try destination.checkExternalReferences()
         done.mappings = try Conservation.check(

@@ -6,9 +6,12 @@
 /// ```
 ///
 /// Rules (each has a model that trips it and one that does not in `ModelLintTests`):
-/// - `probable-rename`: in one entity, a property removed and one of the same kind and type added,
-///   the new one with no renaming identifier — Core Data drops the old values and starts the new
-///   property empty, where a rename was most likely meant.
+/// - `probable-rename`: in one entity, a property removed and one of the same kind and type added
+///   (an attribute: with a related name, ``namesAreRelated(_:_:)``, or the same optionality and
+///   default; a relationship: the same destination and cardinality), the new one with no renaming
+///   identifier —
+///   Core Data drops the old values and starts the new property empty, where a rename was most
+///   likely meant. A step a script covers is left to it.
 /// - `unchanged-hashes`: a version whose entity hashes equal its predecessor's although its model
 ///   changed (defaults, transformers, validation, indexes…) — devices do not migrate to it.
 /// - `required-without-default`: an attribute new in an entity that existed, required, with no default
@@ -35,16 +38,50 @@ public enum ModelLint {
     }
   }
 
-  public static func findings(_ versions: [ObjectModel], cloudKit: Bool = false) -> [Finding] {
+  /// `scripted`: the steps ("source\u{0}destination" version names) a mapping file or mapping model
+  /// covers — their values are the script's to make, so the rules about inferred values
+  /// (`probable-rename`, `required-without-default`) leave them alone.
+  public static func findings(_ versions: [ObjectModel], cloudKit: Bool = false, scripted: Set<String> = [])
+    -> [Finding]
+  {
     var found: [Finding] = []
     for (old, new) in zip(versions, versions.dropFirst()) {
-      found += step(from: old, to: new, cloudKit: cloudKit)
+      let inferred = !scripted.contains("\(name(old))\u{0}\(name(new))")
+      found += step(from: old, to: new, cloudKit: cloudKit).filter { finding in
+        inferred || !["probable-rename", "required-without-default"].contains(finding.rule)
+      }
     }
     if cloudKit, let current = versions.last { found += cloudKitRules(current) }
     return found
   }
 
   static func name(_ model: ObjectModel) -> String { model.versionName ?? "the model" }
+
+  /// Whether two property names look like one renamed: one contains the other, they share a word
+  /// of three letters or more (camel case, leaving out `has`, `should`, `was`), or a first four
+  /// letters — `color` → `hexColor`, `createdAt` → `creationDate`, `tags` → `tagList`. A heuristic
+  /// of ours: an attribute removed and one of its type added under an unrelated name, with another
+  /// optionality or default (DuckDuckGo's required `isFavorite` and optional, defaulted
+  /// `isPendingDeletion`), is a change of model, not a forgotten renaming identifier.
+  static func namesAreRelated(_ a: String, _ b: String) -> Bool {
+    let (x, y) = (a.lowercased(), b.lowercased())
+    if x.contains(y) || y.contains(x) { return true }
+    if x.count >= 4, y.count >= 4, x.prefix(4) == y.prefix(4) { return true }
+    func words(_ name: String) -> Set<String> {
+      var result: [String] = []
+      var current = ""
+      for character in name {
+        if character.isUppercase, !current.isEmpty {
+          result.append(current)
+          current = ""
+        }
+        current.append(character)
+      }
+      result.append(current)
+      return Set(result.map { $0.lowercased() }.filter { $0.count >= 3 && !["has", "should", "was"].contains($0) })
+    }
+    return !words(a).isDisjoint(with: words(b))
+  }
 
   static func step(from old: ObjectModel, to new: ObjectModel, cloudKit: Bool) -> [Finding] {
     let versions = [name(old), name(new)]
@@ -88,7 +125,11 @@ public enum ModelLint {
       // A property removed where one of its kind was added without a renaming identifier.
       var renames: [(removed: String, added: String, what: String)] = []
       for removed in attributes.removed {
-        if let added = attributes.added.first(where: { $0.type == removed.type && $0.renamingIdentifier == nil }) {
+        if let added = attributes.added.first(where: {
+          $0.type == removed.type && $0.renamingIdentifier == nil
+            && (namesAreRelated($0.name, removed.name)
+              || ($0.isOptional == removed.isOptional && $0.defaultValue == removed.defaultValue))
+        }) {
           renames.append(
             (removed.name, added.name, "(\(added.type.xmlName)) added with no renaming identifier: its values"))
         }

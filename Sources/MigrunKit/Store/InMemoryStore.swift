@@ -165,8 +165,9 @@ final class InMemoryWriter: StoreWriter {
     }
     try checkUniqueness(object)
     store.state.rows[object.id] = InMemoryStore.Row(
-      version: object.version, attributes: try storedAttributes(object), toOne: object.toOne, order: [:])
+      version: object.version, attributes: try storedAttributes(object), toOne: [:], order: [:])
     store.state.maxKeys[root] = max(store.state.maxKeys[root] ?? 0, object.id.primaryKey)
+    for (name, target) in object.toOne { try setToOne(object.id, name, target) }
   }
 
   func update(_ object: StoredObject, bumpingVersion: Bool) throws {
@@ -177,8 +178,11 @@ final class InMemoryWriter: StoreWriter {
     try checkUniqueness(object)
     row.version = bumpingVersion ? object.version + 1 : object.version
     row.attributes = try storedAttributes(object)
-    row.toOne = object.toOne
+    let previous = row.toOne
     store.state.rows[object.id] = row
+    for name in Set(previous.keys).union(object.toOne.keys) where previous[name] != object.toOne[name] {
+      try setToOne(object.id, name, object.toOne[name])
+    }
   }
 
   func reservePrimaryKeys(for entity: String, through key: Int64) throws {
@@ -190,7 +194,23 @@ final class InMemoryWriter: StoreWriter {
     guard store.state.rows[id] != nil else {
       throw StoreError(.unknownEntity, entity: id.entity, primaryKey: id.primaryKey, reason: "no such object")
     }
+    let previous = store.state.rows[id]?.toOne[relationship]
     store.state.rows[id]?.toOne[relationship] = target
+    // A one-to-one pair: both sides agree, as Core Data keeps them (what either named before is unset).
+    guard let entity = store.model.entity(named: id.entity),
+      let declared = store.model.relationships(of: entity).first(where: { $0.name == relationship }),
+      !declared.isToMany, let inverse = store.model.inverse(of: declared), !inverse.isToMany
+    else { return }
+    if let previous, previous != target, store.state.rows[previous]?.toOne[inverse.name] == id {
+      store.state.rows[previous]?.toOne[inverse.name] = nil
+    }
+    guard let target, store.state.rows[target] != nil else { return }
+    if let prior = store.state.rows[target]?.toOne[inverse.name], prior != id,
+      store.state.rows[prior]?.toOne[relationship] == target
+    {
+      store.state.rows[prior]?.toOne[relationship] = nil
+    }
+    store.state.rows[target]?.toOne[inverse.name] = id
   }
 
   func setToMany(_ id: ObjectID, _ relationshipName: String, _ members: [ObjectID]) throws {

@@ -1,4 +1,5 @@
 import CZlib
+import Foundation
 import PropertyList
 
 /// A store's own model: `Z_MODELCACHE.Z_CONTENT`, raw DEFLATE around an NSKeyedArchiver archive of
@@ -221,8 +222,36 @@ enum ModelCache {
     case .real(let number)?: return String(number)
     case .date(let seconds)?: return String(seconds)
     case .url(let text)?: return text
+    // momc archives NSDecimalNumberPlaceholder (CartKit's model); NSDecimalNumber is the class proper.
+    case .object(let className, let fields)? where className.hasPrefix("NSDecimalNumber"): return decimalText(fields)
     default: return nil
     }
+  }
+
+  /// An archived `NSDecimalNumber` (a Decimal attribute's default in a compiled model or a cache) as
+  /// text: `NS.mantissa` holds up to eight 16-bit words, least significant first (byte order
+  /// `NS.mantissa.bo`, 1 = little-endian), the value is mantissa × 10^`NS.exponent`, negated by
+  /// `NS.negative`. Read off momc's output (CartKit's model); nil when the fields are not these.
+  static func decimalText(_ fields: [String: ArchivedValue]) -> String? {
+    guard case .data(let bytes)? = fields["NS.mantissa"] else { return nil }
+    let length = Int(integer(fields["NS.length"]) ?? Int64(bytes.count / 2))
+    let bigEndian = integer(fields["NS.mantissa.bo"]) == 0
+    var mantissa = Decimal(0)
+    var scale = Decimal(1)
+    for word in 0..<min(length, bytes.count / 2) {
+      let (low, high) = (UInt16(bytes[word * 2]), UInt16(bytes[word * 2 + 1]))
+      let value = bigEndian ? (low << 8 | high) : (high << 8 | low)
+      mantissa += Decimal(Int(value)) * scale
+      scale *= 65536
+    }
+    let exponent = Int(integer(fields["NS.exponent"]) ?? 0)
+    guard (-128...127).contains(exponent) else { return nil }
+    var value = Decimal(sign: .plus, exponent: exponent, significand: mantissa)
+    if case .boolean(true)? = fields["NS.negative"] { value.negate() }
+    if case .integer(let flag)? = fields["NS.negative"], flag != 0 { value.negate() }
+    // As text the way a real default reads back (migrun holds a Decimal default as a Double, and
+    // writes it to a cache as a real): one spelling whichever way the model came.
+    return String(NSDecimalNumber(decimal: value).doubleValue)
   }
 
   static func string(_ value: ArchivedValue?) -> String? {

@@ -140,7 +140,7 @@ public final class SQLiteStore: ObjectStore {
     return sql
   }
 
-  private struct PropertyKey: Hashable {
+  struct PropertyKey: Hashable {
     let entity: String
     let property: String
   }

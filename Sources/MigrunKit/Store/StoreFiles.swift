@@ -12,11 +12,33 @@ public enum StoreFiles {
   /// The sidecar suffixes SQLite writes beside a database.
   public static let sidecarSuffixes = ["-wal", "-shm"]
 
-  /// `Moody.sqlite` → `Moody~.sqlite`, `Store` → `Store~`: where the original goes after a migration.
-  public static func backupURL(for url: URL) -> URL {
+  /// `Moody.sqlite` → `Moody~.sqlite`, `Store` → `Store~`: where the original goes after a migration
+  /// (`number` 2, 3…: `Moody~2.sqlite`, for when that name is taken).
+  public static func backupURL(for url: URL, number: Int = 1) -> URL {
     let ext = url.pathExtension
-    let base = url.deletingPathExtension().lastPathComponent
-    return url.deletingLastPathComponent().appendingPathComponent(ext.isEmpty ? base + "~" : "\(base)~.\(ext)")
+    let base = url.deletingPathExtension().lastPathComponent + (number > 1 ? "~\(number)" : "~")
+    return url.deletingLastPathComponent().appendingPathComponent(ext.isEmpty ? base : "\(base).\(ext)")
+  }
+
+  /// The first backup name for `url` that nothing uses — no file, no sidecar, no support folder —
+  /// `Moody~.sqlite`, else `Moody~2.sqlite`, …: an earlier migration's backup (perhaps the only copy
+  /// of the original) is never overwritten.
+  public static func freeBackupURL(for url: URL) -> URL {
+    var number = 1
+    while true {
+      let candidate = backupURL(for: url, number: number)
+      let taken =
+        ([""] + sidecarSuffixes).contains { FileManager.default.fileExists(atPath: candidate.path + $0) }
+        || FileManager.default.fileExists(atPath: ExternalData.supportFolder(of: candidate).path)
+      if !taken { return candidate }
+      number += 1
+    }
+  }
+
+  /// Whether a file name's stem is a backup's (`NAME~`, `NAME~2`, …).
+  public static func isBackupStem(_ stem: String) -> Bool {
+    guard let tilde = stem.lastIndex(of: "~") else { return false }
+    return stem[stem.index(after: tilde)...].allSatisfy(\.isNumber)
   }
 
   /// The sidecars present beside `url`.
@@ -231,8 +253,7 @@ public enum StoreFiles {
     let folder = original.deletingLastPathComponent()
     var backup: URL?
     if keepBackup {
-      let target = backupURL(for: original)
-      remove(target)
+      let target = freeBackupURL(for: original)
       for suffix in [""] + sidecarSuffixes where FileManager.default.fileExists(atPath: original.path + suffix) {
         try keep(original.path + suffix, as: target.path + suffix)
       }

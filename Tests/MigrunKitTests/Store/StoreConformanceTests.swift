@@ -43,13 +43,16 @@ import Testing
   @Test func everyStoresModelCacheHasTheStoresHashes() throws {
     let folder = try TemporaryDirectory()
     var withCache = 0
+    var read = 0
     for (store, expected) in try Self.expected() {
       let url = try copyOfFixture(store, into: folder)
+      // Core Data before iOS 8 wrote no cache (the 2011 store): every store that has the table is read.
+      if try Fixtures.store(url, hasTable: "Z_MODELCACHE") { withCache += 1 }
       guard let model = try SQLiteStore.cachedModel(at: url) else { continue }
-      withCache += 1
+      read += 1
       #expect(model.entityVersionHashes.mapValues(\.base64) == expected.NSStoreModelVersionHashes, "\(store)")
     }
-    #expect(withCache == (try Self.expected().count))
+    #expect(read == withCache && read > 0)
   }
 
   @Test func everyStoreIsIdentifiedAndEveryObjectIsRead() throws {
@@ -96,8 +99,10 @@ import Testing
       }
       let created = folder.url.appendingPathComponent("created-\(compared).sqlite")
       try SQLiteStore.create(at: created, model: model)
-      let apple = try SchemaSnapshot(of: url, excluding: isPersistentHistory)
-      let ours = try SchemaSnapshot(of: created)
+      let apple = try SchemaSnapshot(of: url, excluding: isPersistentHistory).withoutInPlaceLeftovers(of: model)
+      var ours = try SchemaSnapshot(of: created)
+      // Frameworks before iOS 8 wrote no Z_MODELCACHE; a store made today has one.
+      if apple.tables["Z_MODELCACHE"] == nil { ours.tables["Z_MODELCACHE"] = nil }
       let era = FrameworkEra(try SQLiteStore.metadata(at: url))
       #expect(ours.tables == apple.tables, "\(store)\nours:\n\(ours)\napple:\n\(apple)")
       #expect(era.comparableIndexes(ours) == era.comparableIndexes(apple), "\(store)")
