@@ -34,12 +34,16 @@ struct VerifyCommand: MigrunCommand {
       contentsOf: URL(fileURLWithPath: try modelPath(argument: modelArgument, option: model)))
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-verify-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: scratch) }
+    let folders = policyFolders.map { URL(fileURLWithPath: $0) }
+    try ScriptedStep.checkPolicyFolders(folders, bundle: bundle)
     let outcomes = try Verify.run(
-      bundle: bundle, destination: to, policyFolders: policyFolders.map { URL(fileURLWithPath: $0) },
+      bundle: bundle, destination: to, policyFolders: folders,
       objects: objects, seed: seed, scratch: scratch
     ) { outcome in
       print(
         "\(outcome.passed ? "ok  " : "FAIL") \(outcome.version) (\(outcome.objects) objects): \(outcome.detail)")
+      // Values the path leaves behind, by name: passing is not the same as keeping everything.
+      for drop in outcome.drops { print("       drops \(drop)") }
     }
     let failed = outcomes.filter { !$0.passed }.count
     let destination = to ?? bundle.currentVersionName

@@ -13,6 +13,8 @@ public enum Verify {
     /// The steps run (`A → B`), or what failed.
     public let detail: String
     public let seconds: Double
+    /// What the path's steps left behind that held values (``DroppedProperty``), step by step.
+    public var drops: [DroppedProperty] = []
   }
 
   /// Every version of `bundle` before `destination` (default: the current one), in the bundle's
@@ -57,10 +59,12 @@ public enum Verify {
           }
           return try ScriptedStep.load(step, file: file, policyFolders: policyFolders)
         }
-        try migrator.run()
+        let report = try migrator.run()
         let path = ([plan.sourceVersion] + plan.steps.map(\.to)).joined(separator: " → ")
-        outcome = Outcome(
+        var passed = Outcome(
           version: version, passed: true, objects: count, detail: path, seconds: Date().timeIntervalSince(start))
+        passed.drops = report.steps.flatMap(\.drops)
+        outcome = passed
       } catch {
         outcome = Outcome(
           version: version, passed: false, objects: count, detail: "\(error)", seconds: Date().timeIntervalSince(start))

@@ -176,6 +176,10 @@ extension NothingLostTests {
     let dropped = (result["steps"] as? [[String: Any]])?.first?["dropped"] as? [[String: Any]]
     #expect(dropped?.first?["property"] as? String == "color")
     #expect(dropped?.first?["values"] as? Int == colors)
+    // verify says it too, for the made-up store of version 1.
+    let verify = try MigrunProcess.run(["verify", "--objects", "5"] + target)
+    #expect(verify.status == 0, "\(verify.stderr)")
+    #expect(verify.stdout.contains("drops Post.color — "), "\(verify.stdout)")
     // The app's own mapping model carries the value: nothing dropped, and --no-drops lets it run.
     let mapped = try MigrunProcess.run(
       ["migrate", store.path, "--no-drops", "--policies", Self.wiboscoMappings] + target)

@@ -47,6 +47,10 @@ public enum PathRule: Sendable, Hashable, CustomStringConvertible {
   /// Neither direct step exists: the shortest path through mapping files and inferable steps (what
   /// Core Data's staged migration, `NSStagedMigrationManager`, does with stages given by hand).
   case shortestPath
+  /// Core Data's one inferred step would leave these destination attributes ("Entity.attribute")
+  /// without the source a walk through every version between carries (renaming identifiers that
+  /// each name only the version before): migrun walks, and keeps them. Our rule, not Core Data's.
+  case keepingValues(lostDirectly: [String])
 
   public var description: String {
     switch self {
@@ -58,6 +62,8 @@ public enum PathRule: Sendable, Hashable, CustomStringConvertible {
       "no direct step (no mapping file, not inferable): the shortest path through mapping files and inferable steps"
     case .storeModel:
       "the model has no version with the store's hashes: the store's own model (Z_MODELCACHE) is the source of one step"
+    case .keepingValues(let lost):
+      "one version at a time: Core Data's one inferred step would lose \(lost.joined(separator: ", ")), which the steps through the versions between keep"
     }
   }
 
@@ -70,6 +76,7 @@ public enum PathRule: Sendable, Hashable, CustomStringConvertible {
     case .directInferred: "direct-inferred"
     case .shortestPath: "shortest-path"
     case .storeModel: "store-model"
+    case .keepingValues: "keeping-values"
     }
   }
 }
@@ -219,6 +226,11 @@ public enum MigrationPlanner {
     let direct = try planner.step(from: sourceName, to: target)
     switch direct {
     case .success(let step):
+      if case .inferred = step.kind, let kept = try planner.pathKeepingMore(than: step) {
+        return MigrationPlan(
+          sourceVersion: sourceName, destinationVersion: target, steps: kept.steps,
+          rule: .keepingValues(lostDirectly: kept.lostDirectly))
+      }
       let rule: PathRule = if case .scripted = step.kind { .directMapping } else { .directInferred }
       return MigrationPlan(sourceVersion: sourceName, destinationVersion: target, steps: [step], rule: rule)
     case .failure(let directError):
@@ -362,6 +374,59 @@ private struct PathFinder {
   /// The fewest steps from `sourceName` to `target` through mapping files and inferable steps that
   /// keep what the target keeps (``drops(_:keptBy:)``), breadth first; among paths of equal length,
   /// the one whose versions come first in the bundle's order. Nil when there is none.
+  /// The walk through every version between `direct`'s two (in the bundle's version order), when it
+  /// is all inferable steps and carries a value into some destination attribute that `direct`
+  /// leaves without a source: the steps, and those attributes. Nil when the direct step loses
+  /// nothing such a walk keeps.
+  mutating func pathKeepingMore(than direct: MigrationStep) throws(MigrationError)
+    -> (steps: [MigrationStep], lostDirectly: [String])?
+  {
+    let names = bundle.versionNames
+    guard let mapping = direct.inferredMapping, let from = names.firstIndex(of: direct.from),
+      let to = names.firstIndex(of: direct.to), to > from + 1
+    else { return nil }
+    var steps: [MigrationStep] = []
+    for index in from..<to {
+      guard case .success(let step) = try self.step(from: names[index], to: names[index + 1]),
+        case .inferred = step.kind, step.inferredMapping != nil
+      else { return nil }
+      steps.append(step)
+    }
+    let directly = Self.carried(through: [mapping])
+    let walking = Self.carried(through: steps.compactMap(\.inferredMapping))
+    // Only a walk that keeps everything the direct step keeps, and more.
+    let lost = walking.subtracting(directly).sorted()
+    return lost.isEmpty || !directly.isSubset(of: walking) ? nil : (steps, lost)
+  }
+
+  /// The last mapping's destination attributes ("Entity.attribute") whose values come, mapping by
+  /// mapping, from an attribute of the first mapping's source.
+  static func carried(through mappings: [MappingModel]) -> Set<String> {
+    guard let last = mappings.last else { return [] }
+    var carried = Set<String>()
+    for entityMapping in last.entityMappings {
+      guard let entity = entityMapping.destinationEntity else { continue }
+      for (attribute, source) in entityMapping.attributes where source.sourceAttribute != nil {
+        // Walk back: (entity, attribute) in each earlier version, until the first source.
+        var place: (entity: String, attribute: String)? = (entity, attribute)
+        for mapping in mappings.reversed() {
+          guard let here = place,
+            let step = mapping.entityMappings.first(where: {
+              $0.destinationEntity == here.entity && $0.sourceEntity != nil
+            }),
+            let from = step.sourceEntity, let name = step.attributes[here.attribute]?.sourceAttribute
+          else {
+            place = nil
+            break
+          }
+          place = (from, name)
+        }
+        if place != nil { carried.insert("\(entity).\(attribute)") }
+      }
+    }
+    return carried
+  }
+
   mutating func shortestPath(from sourceName: String, to target: String) throws(MigrationError) -> [MigrationStep]? {
     let targetModel = try? model(named: target)
     var previous: [String: MigrationStep] = [:]

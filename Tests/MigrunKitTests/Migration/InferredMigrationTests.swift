@@ -328,3 +328,59 @@ import Testing
       ])
   }
 }
+
+/// A value Core Data's direct inferred step loses and a walk through the versions keeps: a model
+/// that renames one attribute at every version, each renaming identifier naming only the version
+/// before (`name` → `v2_name` → `v3_name` → `v4_name`). migrun walks and says why.
+@Suite struct RenamingChainTests {
+  static func bundle(in folder: TemporaryDirectory) throws -> ModelBundle {
+    let names = ["name", "v2_name", "v3_name", "v4_name"]
+    for (index, name) in names.enumerated() {
+      let renaming = index == 0 ? "" : #" elementID="\#(names[index - 1])""#
+      try folder.write(
+        #"<model><entity name="Item"><attribute name="\#(name)" optional="YES" attributeType="String"\#(renaming)/><attribute name="size" optional="YES" attributeType="Integer 32"/></entity></model>"#,
+        to: "R.xcdatamodeld/R\(index + 1).xcdatamodel/contents")
+    }
+    try folder.write(
+      """
+      <?xml version="1.0" encoding="UTF-8"?>
+      <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>R4.xcdatamodel</string></dict></plist>
+      """, to: "R.xcdatamodeld/.xccurrentversion")
+    return try ModelBundle(contentsOf: folder.url.appendingPathComponent("R.xcdatamodeld"))
+  }
+
+  @Test(arguments: ["R1", "R2", "R3"]) func everyVersionKeepsTheRenamedValue(_ version: String) throws {
+    let folder = try TemporaryDirectory()
+    let bundle = try Self.bundle(in: folder)
+    let model = try bundle.model(named: version)
+    let url = folder.url.appendingPathComponent("\(version).sqlite")
+    let store = try SQLiteStore.create(at: url, model: model)
+    let attribute = try #require(
+      model.entity(named: "Item").map { model.attributes(of: $0) }?.first { $0.name != "size" })
+    try store.write { writer in
+      for key in 1...3 {
+        try writer.insert(
+          StoredObject(
+            id: ObjectID(entity: "Item", primaryKey: Int64(key)),
+            attributes: [attribute.name: .string("item \(key)"), "size": .integer(Int64(key))]))
+      }
+    }
+    try store.close()
+    let plan = try MigrationPlanner.plan(bundle: bundle, storeHashes: try SQLiteStore.metadata(at: url).versionHashes)
+    if version == "R3" {
+      // One step apart: the direct step is the walk.
+      #expect(plan.rule == .directInferred)
+    } else {
+      #expect(plan.rule == .keepingValues(lostDirectly: ["Item.v4_name"]))
+      #expect(plan.rule.description.contains("would lose Item.v4_name"))
+      #expect(plan.steps.count == 4 - (Int(version.dropFirst()) ?? 0))
+    }
+    try StoreMigrator(store: url, plan: plan).run()
+    let migrated = try SQLiteStore(url: url, model: try bundle.model(named: "R4"))
+    var names: [String] = []
+    try migrated.forEachObject(of: "Item", includingSubentities: false) { object in
+      if case .string(let text)? = object.attributes["v4_name"] { names.append(text) }
+    }
+    #expect(names.sorted() == ["item 1", "item 2", "item 3"])
+  }
+}
