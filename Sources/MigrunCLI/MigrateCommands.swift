@@ -355,6 +355,12 @@ struct MigrateCommand: MigrunCommand {
           [
             "step": $0.name, "counts": $0.counts, "method": $0.method.rawValue, "bulkCopy": $0.bulkCopy,
             "merged": $0.merged, "dropped": $0.drops.map(Self.json),
+            "damageCarried": $0.damage.map { damage in
+              [
+                "kind": damage.kind.rawValue, "entity": damage.entity, "property": damage.property,
+                "read": damage.read, "written": damage.written,
+              ] as [String: Any]
+            },
             "mappings": $0.mappings.map { count in
               [
                 "mapping": count.mapping, "read": count.read, "written": count.written,
@@ -376,6 +382,8 @@ struct MigrateCommand: MigrunCommand {
       )
       // What the mapping left behind, by name and count: never dropped without a word.
       for drop in step.drops { print("    dropped: \(drop)") }
+      // What was already wrong in the original: carried as Core Data carries it, and said.
+      for damage in step.damage { print("    damage in the original: \(damage)") }
       // What each entity mapping read and wrote; equal unless the note says why not.
       for count in step.mappings {
         let links = count.edges.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value[0]) → \($0.value[1])" }

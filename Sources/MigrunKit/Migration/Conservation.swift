@@ -27,6 +27,42 @@ enum Conservation {
     /// One-to-one links whose other side does not name them back, by "Entity.relationship": damage
     /// the original already has, carried (a step may not add to it).
     var disagreeing: [String: Int] = [:]
+    /// Links naming no object (a to-one key, a join row), by "Entity.relationship": damage carried.
+    var dangling: [String: Int] = [:]
+  }
+
+  /// The damage the step's source had and what the step wrote of it: links naming no object (to-one
+  /// keys, join rows), under the destination's names through the mapping. `carriedFiles`: references
+  /// to external-data files the original never had, as the step wrote them.
+  static func damage(
+    _ mapping: MappingModel, before: Before, destination: SQLiteStore,
+    carriedFiles: [(object: ObjectID, attribute: String, file: String)]
+  ) throws -> [CarriedDamage] {
+    var found: [CarriedDamage] = []
+    let after = try destination.danglingLinks()
+    for (place, read) in before.dangling.sorted(by: { $0.key < $1.key }) {
+      let entity = String(place.prefix { $0 != "." })
+      let relationship = String(place.drop { $0 != "." }.dropFirst())
+      let carried = mapping.entityMappings.first { $0.sourceEntity == entity && $0.destinationEntity != nil }
+      let target = carried.flatMap { entityMapping in
+        entityMapping.relationships.first { $0.value == relationship }.map {
+          "\(entityMapping.destinationEntity ?? entity).\($0.key)"
+        }
+      }
+      found.append(
+        CarriedDamage(
+          kind: .linkToNoObject, entity: entity, property: relationship, read: read,
+          written: target.flatMap { after[$0] } ?? 0))
+    }
+    var files: [String: Int] = [:]
+    for reference in carriedFiles { files["\(reference.object.entity).\(reference.attribute)", default: 0] += 1 }
+    for (place, count) in files.sorted(by: { $0.key < $1.key }) {
+      found.append(
+        CarriedDamage(
+          kind: .externalFileMissing, entity: String(place.prefix { $0 != "." }),
+          property: String(place.drop { $0 != "." }.dropFirst()), read: count, written: count))
+    }
+    return found
   }
 
   /// `policies`: entity mappings with a policy of their own — their links are not held equal, so
@@ -34,6 +70,7 @@ enum Conservation {
   static func before(_ mapping: MappingModel, source: SQLiteStore, policies: Set<String> = []) throws -> Before {
     var taken = Before()
     taken.disagreeing = try source.oneToOneDisagreements()
+    taken.dangling = try source.danglingLinks()
     // Links to objects the mapping removes go with them, on purpose: they are not counted.
     let carried = Set(mapping.entityMappings.filter { $0.destinationEntity != nil }.compactMap(\.sourceEntity))
     let removed = source.schema.entities.filter { layout in
@@ -132,7 +169,66 @@ enum Conservation {
   }
 }
 
+/// Damage a store already had when a step read it, carried as Core Data carries it and reported:
+/// never a reason to refuse the store, never counted as a loss.
+public struct CarriedDamage: Sendable, Hashable, CustomStringConvertible {
+  public enum Kind: String, Sendable, Hashable {
+    /// A to-one key or a join row naming no object.
+    case linkToNoObject = "link-to-no-object"
+    /// A value kept outside the store (external binary storage) whose file was never there.
+    case externalFileMissing = "external-file-missing"
+  }
+
+  public let kind: Kind
+  /// The entity and property in the step's source.
+  public let entity: String
+  public let property: String
+  /// How many the source held, and the step's result holds (the object path cannot keep a key
+  /// naming no object: it has no destination object to name).
+  public let read: Int
+  public let written: Int
+
+  public var description: String {
+    let what =
+      kind == .linkToNoObject
+      ? "link\(read == 1 ? "" : "s") naming no object"
+      : "value\(read == 1 ? "" : "s") whose external file was never there"
+    let carried =
+      written == read ? "carried" : "\(written) carried (the object path cannot keep a key naming no object)"
+    return "\(entity).\(property): \(read) \(what), \(carried)"
+  }
+}
+
 extension SQLiteStore {
+  /// Per relationship ("Entity.relationship", the entity's own objects): to-one keys and join rows
+  /// that name no object of the destination entity — damage a store can carry for years.
+  func danglingLinks() throws -> [String: Int] {
+    var result: [String: Int] = [:]
+    for entity in model.entities where !entity.isAbstract {
+      guard let layout = schema.layout(of: entity.name) else { continue }
+      let own = "SELECT Z_PK FROM \(layout.table) WHERE \(schema.rowPredicate(layout, includingSubentities: false))"
+      for relationship in model.relationships(of: entity) {
+        guard let target = schema.layout(of: relationship.destinationEntity) else { continue }
+        let targets = "SELECT Z_PK FROM \(target.table) WHERE \(schema.rowPredicate(target))"
+        let sql: String
+        switch layout.properties[relationship.name] {
+        case .toOne(let key, _, _)?:
+          sql = """
+            SELECT count(*) FROM \(layout.table) WHERE \(schema.rowPredicate(layout, includingSubentities: false)) \
+            AND \(key.name) IS NOT NULL AND \(key.name) NOT IN (\(targets))
+            """
+        case .manyToMany(let table, let ownColumn, let otherColumn, _)?:
+          sql = "SELECT count(*) FROM \(table) WHERE \(ownColumn) IN (\(own)) AND \(otherColumn) NOT IN (\(targets))"
+        default:
+          continue
+        }
+        let count = try read { db in try Int.fetchOne(db, sql: sql) ?? 0 }
+        if count > 0 { result["\(entity.name).\(relationship.name)"] = count }
+      }
+    }
+    return result
+  }
+
   /// Per one-to-one relationship ("Entity.relationship", at the entity that declares it): how many
   /// objects name a target whose inverse does not name them back (or that is no object at all).
   func oneToOneDisagreements() throws -> [String: Int] {
@@ -181,10 +277,12 @@ extension SQLiteStore {
           + gone.compactMap { schema.rowCondition($0, includingSubentities: false) }.joined(separator: " OR ")
     func kept(_ column: String) -> String { goneKeys.map { " AND \(column) NOT IN (\($0))" } ?? "" }
     let sql: String
+    // Links to objects that exist: a key naming no object is damage, counted apart (danglingLinks).
+    let targets = "SELECT Z_PK FROM \(targetEntity.table) WHERE \(schema.rowPredicate(targetEntity))"
     switch layout.properties[relationship] {
     case .toOne(let key, _, _)?:
       sql =
-        "SELECT count(*) FROM \(layout.table) WHERE \(schema.rowPredicate(layout, includingSubentities: false)) AND \(key.name) IS NOT NULL"
+        "SELECT count(*) FROM \(layout.table) WHERE \(schema.rowPredicate(layout, includingSubentities: false)) AND \(key.name) IN (\(targets))"
         + kept(key.name)
     case .toManyThroughInverse(let destination, let inverse)?:
       guard let target = schema.layout(of: destination), case .toOne(let key, _, _)? = target.properties[inverse] else {
@@ -194,7 +292,9 @@ extension SQLiteStore {
         "SELECT count(*) FROM \(target.table) WHERE \(schema.rowPredicate(target)) AND \(key.name) IN (\(own))"
         + kept("Z_PK")
     case .manyToMany(let table, let ownColumn, let otherColumn, _)?:
-      sql = "SELECT count(*) FROM \(table) WHERE \(ownColumn) IN (\(own))" + kept(otherColumn)
+      sql =
+        "SELECT count(*) FROM \(table) WHERE \(ownColumn) IN (\(own)) AND \(otherColumn) IN (\(targets))"
+        + kept(otherColumn)
     default:
       return 0
     }

@@ -55,6 +55,8 @@ public final class StoreMigrator {
       public var mappings: [MappingCount] = []
       /// What the step's mapping left behind that held values in its source (``DroppedProperty``).
       public var drops: [DroppedProperty] = []
+      /// Damage the step's source already had, carried (``CarriedDamage``).
+      public var damage: [CarriedDamage] = []
     }
 
     public var steps: [Step] = []
@@ -145,7 +147,7 @@ public final class StoreMigrator {
     var current = store
     // Values kept outside the store are read from the original's folder by every copy: no step
     // writes a file there (migrun writes values inline), so the copies refer only to its files.
-    let externalData = ExternalData(store: store)
+    var externalData = ExternalData(store: store)
     // The files the original refers to: the only ones a successful migration may clean up.
     var referencedBefore = Set<String>()
     if StoreFiles.hasWALContent(store) {
@@ -167,7 +169,12 @@ public final class StoreMigrator {
         let source = try SQLiteStore(url: current, model: step.source, access: .readOnly)
         source.externalData = externalData
         defer { try? source.close() }
-        if index == 0 { referencedBefore = Set(try source.externalReferences().map(\.file)) }
+        if index == 0 {
+          referencedBefore = Set(try source.externalReferences().map(\.file))
+          // Files the original refers to and never had: carried as references, reported.
+          externalData.carriedMissing = referencedBefore.subtracting(externalData.files())
+          source.externalData = externalData
+        }
         let stepMapping = try mapping(for: step)
         let foreign = try source.read { db in try ForeignObjects.read(db, schema: source.schema) }
         let before = try Conservation.before(
@@ -187,7 +194,7 @@ public final class StoreMigrator {
           // migrun's own file (a snapshot or an earlier step's result) is edited where it is.
           if current == store { try StoreFiles.cloneOrCopy(store, to: working) } else { working = current }
           var done = try runDDL(
-            edit, on: working, step: step, metadata: source.metadata, dropping: foreign,
+            edit, on: working, step: step, metadata: source.metadata, dropping: foreign, externalData: externalData,
             conserving: (stepMapping.mapping, before), progress: stepProgress)
           done.drops = drops
           report.steps.append(done)
@@ -251,9 +258,11 @@ public final class StoreMigrator {
         done.merged = manager.mergedCount
         done.drops = drops
         try stepWritten?(destination, method)
-        try destination.checkExternalReferences()
+        let carriedFiles = try destination.checkExternalReferences()
         done.mappings = try Conservation.check(
           mapping, before: before, destination: destination, policies: Set(policies.keys), merged: manager.mergedCount)
+        done.damage = try Conservation.damage(
+          mapping, before: before, destination: destination, carriedFiles: carriedFiles)
         report.steps.append(done)
         try destination.close()
       } catch let error where Self.isDiskFull(error) {
@@ -329,11 +338,12 @@ public final class StoreMigrator {
   /// after any other step.
   private func runDDL(
     _ edit: DDLStep, on working: URL, step: MigrationStep, metadata: StoreMetadata, dropping foreign: ForeignObjects,
-    conserving: (mapping: MappingModel, before: Conservation.Before), progress: @escaping (MigrationProgress) -> Void
+    externalData: ExternalData, conserving: (mapping: MappingModel, before: Conservation.Before),
+    progress: @escaping (MigrationProgress) -> Void
   ) throws -> Report.Step {
     try edit.run(on: working, metadata: metadata.describing(step.destination), progress: progress)
     let destination = try SQLiteStore(url: working, model: step.destination, access: .readWrite, fastWrites: true)
-    destination.externalData = ExternalData(store: store)
+    destination.externalData = externalData
     defer { try? destination.close() }
     if !options.drop.isEmpty {
       try destination.withConnection { db in try foreign.drop(db, options.drop) }
@@ -342,10 +352,12 @@ public final class StoreMigrator {
     progress(
       MigrationProgress(step: step.name, stage: .validation, mapping: "model rules", done: 1, total: 1))
     try stepWritten?(destination, .ddl)
-    try destination.checkExternalReferences()
+    let carriedFiles = try destination.checkExternalReferences()
     var done = Report.Step(name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: .ddl)
     done.mappings = try Conservation.check(
       conserving.mapping, before: conserving.before, destination: destination, policies: [], merged: 0)
+    done.damage = try Conservation.damage(
+      conserving.mapping, before: conserving.before, destination: destination, carriedFiles: carriedFiles)
     return done
   }
 

@@ -19,6 +19,10 @@ import GRDB
 public struct ExternalData: Sendable, Hashable {
   /// The `_EXTERNAL_DATA` folder references are resolved in.
   public var folder: URL
+  /// Files the original store refers to that were never there (a store copied without its support
+  /// folder): damage Core Data carries, and so does a migration — a reference to one of them is read
+  /// and written as the reference it is (``resolve(_:)``, ``stored(_:)``), never refused.
+  public var carriedMissing: Set<String> = []
 
   public init(folder: URL) { self.folder = folder }
 
@@ -58,6 +62,7 @@ public struct ExternalData: Sendable, Hashable {
     if tag == Self.inlineTag { return .data(Array(bytes.dropFirst())) }
     guard tag == Self.referenceTag, let name = Self.reference(in: bytes) else { return value }
     let file = folder.appendingPathComponent(name)
+    if carriedMissing.contains(name), !FileManager.default.fileExists(atPath: file.path) { return value }
     guard let data = FileManager.default.contents(atPath: file.path) else {
       throw StoreError(
         .badValue, file: file.path,
@@ -66,10 +71,12 @@ public struct ExternalData: Sendable, Hashable {
     return .data(Array(data))
   }
 
-  /// The column bytes for a value migrun writes: inline, tagged.
-  static func stored(_ value: StoreValue) -> StoreValue {
+  /// The column bytes for a value migrun writes: inline, tagged — or a carried reference to a file
+  /// the original never had, as it was.
+  func stored(_ value: StoreValue) -> StoreValue {
     guard case .data(let bytes) = value else { return value }
-    return .data([inlineTag] + bytes)
+    if !carriedMissing.isEmpty, let name = Self.reference(in: bytes), carriedMissing.contains(name) { return value }
+    return .data([Self.inlineTag] + bytes)
   }
 
   /// The file names in the folder (empty when there is none).
@@ -132,14 +139,22 @@ extension SQLiteStore {
 
   /// Fails naming the first value whose file is missing: what a migration step wrote must be
   /// readable, files included.
-  func checkExternalReferences() throws {
+  /// Returns the references carried to files the original never had (``ExternalData/carriedMissing``).
+  @discardableResult
+  func checkExternalReferences() throws -> [(object: ObjectID, attribute: String, file: String)] {
     let files = externalData.files()
+    var carried: [(object: ObjectID, attribute: String, file: String)] = []
     for reference in try externalReferences() where !files.contains(reference.file) {
+      if externalData.carriedMissing.contains(reference.file) {
+        carried.append(reference)
+        continue
+      }
       throw StoreError(
         .badValue, file: externalData.folder.appendingPathComponent(reference.file).path,
         entity: reference.object.entity, primaryKey: reference.object.primaryKey,
         reason: "'\(reference.attribute)' is kept outside the store (external binary storage) and its file is missing")
     }
+    return carried
   }
 
   /// Removes the files of `candidates` (the files the store referred to before a migration) that

@@ -481,7 +481,7 @@ final class SQLiteObjectWriter: StoreWriter {
   private func appendValues(of object: StoredObject, _ plan: SQLiteStore.RowPlan, to values: inout [DatabaseValue]) {
     for (attribute, external) in zip(plan.attributes, plan.external) {
       let value = object.attributes[attribute] ?? .null
-      values.append(StoreValueCoding.databaseValue(external ? ExternalData.stored(value) : value))
+      values.append(StoreValueCoding.databaseValue(external ? store.externalData.stored(value) : value))
     }
     for relationship in plan.toOnes {
       let target = object.toOne[relationship.name]
