@@ -65,7 +65,9 @@ let package = Package(
     .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "TestSupport"]),
     .testTarget(
       name: "MigrunCLITests",
-      dependencies: ["MigrunCLI", "MigrunKit", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+      dependencies: [
+        "MigrunCLI", "MigrunKit", "PropertyList", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+      ]),
   ],
   swiftLanguageModes: [.v6]
 )

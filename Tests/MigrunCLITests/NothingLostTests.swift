@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import MigrunKit
+import PropertyList
 import TestSupport
 import Testing
 
@@ -186,5 +188,33 @@ extension NothingLostTests {
     #expect(mapped.status == 0, "\(mapped.stderr)")
     #expect(!mapped.stdout.contains("dropped:"), "\(mapped.stdout)")
     #expect(try Self.count(store, "SELECT count(*) FROM ZPOST WHERE ZHEXCOLOR IS NOT NULL") == colors)
+  }
+}
+
+extension NothingLostTests {
+  /// The messaging app's case: a store whose metadata hashes match no version, and whose own cached
+  /// model hashes one entity otherwise than its metadata. Core Data takes the cache as the source;
+  /// so does migrun, and says so.
+  @Test func aCacheThatDisagreesWithItsMetadataIsTheSource() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    var metadata = try SQLiteStore.metadata(at: store)
+    metadata.versionHashes["Mood"] = VersionHash(data: Data(repeating: 7, count: 32))
+    let queue = try DatabaseQueue(path: store.path)
+    try queue.write { db in
+      try db.execute(
+        sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [Data(metadata.plist.binaryEncoded())])
+    }
+    try queue.close()
+    let target = ["--model", Self.moody, "--to", "Moody 2"]
+    let plan = try MigrunProcess.run(["plan", store.path] + target)
+    #expect(plan.status == 0, "\(plan.stderr)")
+    let migrated = try MigrunProcess.run(["migrate", store.path] + target)
+    #expect(migrated.status == 0, "\(migrated.stderr)")
+    #expect(
+      migrated.stdout.contains("damage in the original: the store's Z_MODELCACHE disagrees with its metadata (Mood"),
+      "\(migrated.stdout)")
+    let status = try MigrunProcess.run(["status", store.path] + target)
+    #expect(status.status == 0, "\(status.stdout)")
   }
 }

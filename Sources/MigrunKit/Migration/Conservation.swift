@@ -177,6 +177,9 @@ public struct CarriedDamage: Sendable, Hashable, CustomStringConvertible {
     case linkToNoObject = "link-to-no-object"
     /// A value kept outside the store (external binary storage) whose file was never there.
     case externalFileMissing = "external-file-missing"
+    /// The store's cached model hashes an entity otherwise than its metadata records (`property`:
+    /// the difference); its own model was the source, as Core Data takes it.
+    case cacheDisagreesWithMetadata = "cache-disagrees-with-metadata"
   }
 
   public let kind: Kind
@@ -189,6 +192,9 @@ public struct CarriedDamage: Sendable, Hashable, CustomStringConvertible {
   public let written: Int
 
   public var description: String {
+    if kind == .cacheDisagreesWithMetadata {
+      return "the store's Z_MODELCACHE disagrees with its metadata (\(property)): its own model was the source"
+    }
     let what =
       kind == .linkToNoObject
       ? "link\(read == 1 ? "" : "s") naming no object"

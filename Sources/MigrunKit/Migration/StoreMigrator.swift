@@ -156,6 +156,21 @@ public final class StoreMigrator {
       try withSpaceReported { try StoreFiles.snapshot(store, to: snapshot) }
       current = snapshot
     }
+    // SQLite's own check of the file first: a damaged page is the user's store's damage, named as
+    // such, before any work (not a 'malformed' error about a working file halfway through).
+    let damaged: [String]
+    do {
+      damaged = try StoreCheck.sqliteProblems(of: current)
+    } catch {
+      throw MigrationError(.store, reason: "\(store.path): cannot be read as a SQLite database (\(error))")
+    }
+    guard damaged.isEmpty else {
+      throw MigrationError(
+        .store,
+        reason:
+          "\(store.path) is damaged — SQLite's integrity check: \(damaged.prefix(3).joined(separator: "; ")); nothing was written (`migrun check` lists what it finds; migrate a backup)"
+      )
+    }
     for (index, step) in plan.steps.enumerated() {
       var working = scratch("step\(index + 1)")
       let associations = scratch("assoc\(index + 1)")
@@ -189,6 +204,7 @@ public final class StoreMigrator {
           )
         }
         if case .ddl(let edit) = try Self.ddlDecision(stepMapping, store: source, options: options) {
+          let cacheDisagreement = source.cacheDisagreement
           try source.close()
           // The file is edited in place: its own tables stay; what was dropped on purpose goes.
           // migrun's own file (a snapshot or an earlier step's result) is edited where it is.
@@ -197,6 +213,9 @@ public final class StoreMigrator {
             edit, on: working, step: step, metadata: source.metadata, dropping: foreign, externalData: externalData,
             conserving: (stepMapping.mapping, before), progress: stepProgress)
           done.drops = drops
+          done.damage += cacheDisagreement.map {
+            CarriedDamage(kind: .cacheDisagreesWithMetadata, entity: "", property: $0, read: 1, written: 0)
+          }
           report.steps.append(done)
           current = working
           continue
@@ -261,8 +280,12 @@ public final class StoreMigrator {
         let carriedFiles = try destination.checkExternalReferences()
         done.mappings = try Conservation.check(
           mapping, before: before, destination: destination, policies: Set(policies.keys), merged: manager.mergedCount)
-        done.damage = try Conservation.damage(
-          mapping, before: before, destination: destination, carriedFiles: carriedFiles)
+        done.damage =
+          try Conservation.damage(
+            mapping, before: before, destination: destination, carriedFiles: carriedFiles)
+          + source.cacheDisagreement.map {
+            CarriedDamage(kind: .cacheDisagreesWithMetadata, entity: "", property: $0, read: 1, written: 0)
+          }
         report.steps.append(done)
         try destination.close()
       } catch let error where Self.isDiskFull(error) {

@@ -23,6 +23,9 @@ public final class SQLiteStore: ObjectStore {
   /// Where values kept outside the store (external binary storage) are read: the store's own
   /// `.NAME_SUPPORT/_EXTERNAL_DATA`, or — for a migration's working copies — the original's.
   public var externalData: ExternalData
+  /// Where the store's own cached model (`Z_MODELCACHE`), opened as its model, disagrees with the
+  /// hashes its metadata records, entity by entity (empty when they agree): damage to report.
+  public private(set) var cacheDisagreement: [String] = []
   public let schema: StoreSchema
   public private(set) var metadata: StoreMetadata
   /// Whether ``model`` came from the store's own `Z_MODELCACHE` rather than from the caller.
@@ -266,7 +269,15 @@ public final class SQLiteStore: ObjectStore {
     let metadata = try Self.readMetadata(queue, file: url.path)
     if let model {
       let differences = metadata.differences(from: model)
-      guard differences.isEmpty else {
+      // The store's own cached model is taken even where its hashes disagree with the metadata's
+      // (a store written by one build and cached by another): Core Data falls back to the cache
+      // when no version has the store's hashes, and so does migrun — the layout check below still
+      // holds it to the tables. The disagreement is kept, for reports.
+      if !differences.isEmpty, let cached = try? Self.readCachedModel(queue, file: url.path),
+        cached.entityVersionHashes == model.entityVersionHashes
+      {
+        cacheDisagreement = differences.map(\.description)
+      } else if !differences.isEmpty {
         throw StoreError(
           .incompatibleModel, file: url.path,
           reason: "the store does not fit model version '\(model.versionName ?? "?")':\n  "

@@ -1,0 +1,52 @@
+import ArgumentParser
+import Foundation
+import MigrunKit
+
+struct CheckCommand: MigrunCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "check",
+    abstract: "Check stores the way Core Data would need them: exit 0 when clean, 1 on findings.",
+    discussion: HelpText.reflow(
+      """
+      For each store, one line per finding: SQLite's own integrity check (sqlite-integrity; the rest is
+      skipped on a damaged file), to-one keys and join rows naming no object (link-to-no-object), rows
+      whose Z_ENT no entity of their table has (unknown-entity-number), Z_PRIMARYKEY.Z_MAX below a
+      table's largest key (primary-key-behind), values kept outside the store whose file is missing
+      (external-file-missing) and files no value names (external-file-unreferenced), metadata hashes
+      that match no version of --model (no-matching-version) and a cached model that disagrees with the
+      metadata (cache-disagrees-with-metadata). Nothing is written: a store is read as immutable, or
+      through a snapshot when its -wal holds transactions. migrate carries all of these but SQLite's
+      damage, and reports what it carried.
+      """))
+
+  @Argument(help: "The stores.") var stores: [String]
+  @Option(help: "The model folder the stores' versions should be in (default: each store's own cache).")
+  var model: String?
+  @Flag(help: "The findings as JSON.") var json = false
+
+  func validate() throws {
+    guard !stores.isEmpty else { throw ValidationError("give a store (or several)") }
+  }
+
+  func execute() throws {
+    let bundle = try model.map { try ModelBundle(contentsOf: URL(fileURLWithPath: $0)) }
+    var report: [[String: Any]] = []
+    var dirty = 0
+    for path in stores {
+      let url = URL(fileURLWithPath: path)
+      guard FileManager.default.fileExists(atPath: url.path) else { throw CLIError(message: "\(path): no such file") }
+      let findings = try StoreCheck.findings(of: url, bundle: bundle)
+      if !findings.isEmpty { dirty += 1 }
+      if json {
+        report.append([
+          "store": path, "findings": findings.map { ["kind": $0.kind, "message": $0.message] },
+        ])
+      } else {
+        for finding in findings { print("\(path): \(finding)") }
+        if findings.isEmpty { print("\(path): clean") }
+      }
+    }
+    if json { try printJSONObject(report) }
+    if dirty > 0 { throw ExitCode(1) }
+  }
+}

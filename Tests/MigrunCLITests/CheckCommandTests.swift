@@ -1,0 +1,74 @@
+import Foundation
+import GRDB
+import TestSupport
+import Testing
+
+/// `migrun check`: every store in ../shared is clean; each kind of damage is found, by name.
+@Suite struct CheckCommandTests {
+  struct Expected: Decodable { let model: String? }
+
+  @Test func everyStoreOfTheCorpusIsClean() throws {
+    let folder = try TemporaryDirectory()
+    let data = try Data(contentsOf: Fixtures.url("expected_store_hashes.json"))
+    let stores = try JSONDecoder().decode([String: Expected].self, from: data)
+    for (path, expected) in stores.sorted(by: { $0.key < $1.key }) {
+      let store = try copyOfFixture(path, into: folder)
+      let model = expected.model.map {
+        Fixtures.url($0).deletingLastPathComponent().deletingLastPathComponent().path
+      }
+      let result = try MigrunProcess.run(["check", store.path] + (model.map { ["--model", $0] } ?? []))
+      #expect(result.status == 0, "\(path): \(result.stdout) \(result.stderr)")
+      #expect(result.stdout.hasSuffix(": clean\n"), "\(path): \(result.stdout)")
+    }
+  }
+
+  @Test func eachKindOfDamageIsFound() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)
+    let queue = try DatabaseQueue(path: store.path)
+    try queue.write { db in
+      // A mood whose country names no object, a row of no entity, a key sequence behind its table.
+      try db.execute(sql: "UPDATE ZMOOD SET ZCOUNTRY = 999 WHERE Z_PK = (SELECT min(Z_PK) FROM ZMOOD)")
+      try db.execute(sql: "INSERT INTO ZMOOD (Z_PK, Z_ENT, Z_OPT) VALUES (500, 77, 1)")
+      try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = 1 WHERE Z_NAME = 'Mood'")
+    }
+    try queue.close()
+    let model = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path
+    let result = try MigrunProcess.run(["check", store.path, "--model", model, "--json"])
+    #expect(result.status == 1, "\(result.stdout)")
+    let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+    let kinds = Set((report.first?["findings"] as? [[String: String]] ?? []).compactMap { $0["kind"] })
+    #expect(kinds == ["link-to-no-object", "unknown-entity-number", "primary-key-behind"], "\(result.stdout)")
+    // Against another model's versions: the metadata matches none.
+    let other = Fixtures.url(
+      "coredataplus-samplemodels/SampleModel/SampleModel.xcdatamodeld"
+    ).path
+    let foreign = try MigrunProcess.run(["check", store.path, "--model", other])
+    #expect(foreign.stdout.contains("no-matching-version"), "\(foreign.stdout)")
+  }
+
+  /// A damaged page: check says so, and migrate refuses before any work, naming the user's file
+  /// (not a working copy), the file untouched.
+  @Test func aDamagedFileIsNamedAndNotMigrated() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture(
+      "wibosco-coredatamigration-example/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_3.sqlite",
+      into: folder)
+    var bytes = try Data(contentsOf: store)
+    // Scribble over a page in the middle (a table's b-tree page), leaving the header and schema.
+    let page = 4096
+    for offset in (page * 100)..<(page * 100 + 2000) { bytes[offset] = 0xA5 }
+    try bytes.write(to: store)
+    let check = try MigrunProcess.run(["check", store.path])
+    #expect(check.status == 1)
+    #expect(check.stdout.contains("sqlite-integrity"), "\(check.stdout)")
+    let model = Fixtures.url(
+      "wibosco-coredatamigration-example/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld"
+    ).path
+    let migrate = try MigrunProcess.run(["migrate", store.path, "--model", model])
+    #expect(migrate.status == 1)
+    #expect(migrate.stderr.contains("\(store.path) is damaged"), "\(migrate.stderr)")
+    #expect(!migrate.stderr.contains(".migrun-"), "\(migrate.stderr)")
+    #expect(try Data(contentsOf: store) == bytes)
+  }
+}
