@@ -29,6 +29,9 @@ enum Conservation {
     var disagreeing: [String: Int] = [:]
     /// Links naming no object (a to-one key, a join row), by "Entity.relationship": damage carried.
     var dangling: [String: Int] = [:]
+    /// Per entity mapping and relationship: every link held, to an object or not (what a step that
+    /// edits tables in place must still hold, key for key).
+    var rawEdges: [String: [String: Int]] = [:]
   }
 
   /// The damage the step's source had and what the step wrote of it: links naming no object (to-one
@@ -36,23 +39,29 @@ enum Conservation {
   /// to external-data files the original never had, as the step wrote them.
   static func damage(
     _ mapping: MappingModel, before: Before, destination: SQLiteStore,
-    carriedFiles: [(object: ObjectID, attribute: String, file: String)]
+    carriedFiles: [(object: ObjectID, attribute: String, file: String)], inPlace: Bool = false
   ) throws -> [CarriedDamage] {
     var found: [CarriedDamage] = []
-    let after = try destination.danglingLinks()
     for (place, read) in before.dangling.sorted(by: { $0.key < $1.key }) {
       let entity = String(place.prefix { $0 != "." })
       let relationship = String(place.drop { $0 != "." }.dropFirst())
       let carried = mapping.entityMappings.first { $0.sourceEntity == entity && $0.destinationEntity != nil }
       let target = carried.flatMap { entityMapping in
         entityMapping.relationships.first { $0.value == relationship }.map {
-          "\(entityMapping.destinationEntity ?? entity).\($0.key)"
+          (entity: entityMapping.destinationEntity ?? entity, relationship: $0.key)
         }
       }
+      // In place (DDL), the kept columns hold what they held (checked key for key): the same.
+      var written = 0
+      if let target {
+        written =
+          inPlace
+          ? read
+          : try destination.edgeCount(of: target.entity, target.relationship, toExistingObjects: false)
+            - destination.edgeCount(of: target.entity, target.relationship)
+      }
       found.append(
-        CarriedDamage(
-          kind: .linkToNoObject, entity: entity, property: relationship, read: read,
-          written: target.flatMap { after[$0] } ?? 0))
+        CarriedDamage(kind: .linkToNoObject, entity: entity, property: relationship, read: read, written: written))
     }
     var files: [String: Int] = [:]
     for reference in carriedFiles { files["\(reference.object.entity).\(reference.attribute)", default: 0] += 1 }
@@ -70,7 +79,6 @@ enum Conservation {
   static func before(_ mapping: MappingModel, source: SQLiteStore, policies: Set<String> = []) throws -> Before {
     var taken = Before()
     taken.disagreeing = try source.oneToOneDisagreements()
-    taken.dangling = try source.danglingLinks()
     // Links to objects the mapping removes go with them, on purpose: they are not counted.
     let carried = Set(mapping.entityMappings.filter { $0.destinationEntity != nil }.compactMap(\.sourceEntity))
     let removed = source.schema.entities.filter { layout in
@@ -83,8 +91,11 @@ enum Conservation {
       taken.objects[entityMapping.name] = try source.count(of: entity, includingSubentities: false)
       guard !policies.contains(entityMapping.name), entityMapping.kind != .custom else { continue }
       for old in entityMapping.relationships.values {
-        taken.edges[entityMapping.name, default: [:]][old] = try source.edgeCount(
-          of: entity, old, excludingTargets: removed)
+        let linked = try source.edgeCount(of: entity, old, excludingTargets: removed)
+        let held = try source.edgeCount(of: entity, old, excludingTargets: removed, toExistingObjects: false)
+        taken.edges[entityMapping.name, default: [:]][old] = linked
+        taken.rawEdges[entityMapping.name, default: [:]][old] = held
+        if held > linked { taken.dangling["\(entity).\(old)"] = held - linked }
       }
     }
     return taken
@@ -93,8 +104,14 @@ enum Conservation {
   /// The counts after the step, checked. `policies`: entity mappings with a policy of their own.
   /// Mappings that write one destination entity together are held equal together: the sum of what
   /// they read against what the entity holds, objects and links alike.
+  /// `inPlace`: the step edited the store's own tables in place (DDL) — rows are counted again (a
+  /// rewritten table must still hold them), but the relationship columns and join tables it kept
+  /// hold the values they held (no statement of the edit writes one: columns and tables are only
+  /// renamed, added or dropped with the relationships the mapping drops), so their links, dangling
+  /// keys and one-to-one pairs are what the source had, and are not counted a second time.
   static func check(
-    _ mapping: MappingModel, before: Before, destination: SQLiteStore, policies: Set<String>, merged: Int
+    _ mapping: MappingModel, before: Before, destination: SQLiteStore, policies: Set<String>, merged: Int,
+    inPlace: Bool = false
   ) throws -> [MappingCount] {
     var writers: [String: [EntityMapping]] = [:]
     for entityMapping in mapping.entityMappings where before.objects[entityMapping.name] != nil {
@@ -119,15 +136,22 @@ enum Conservation {
               "entity mapping \(group.map(\.name).joined(separator: " + ")) read \(read) object\(read == 1 ? "" : "s") and wrote \(objects): the step would lose objects; the store is unchanged"
           )
         }
-        var readLinks: [String: (count: Int, sources: [String])] = [:]
+        var readLinks: [String: (count: Int, held: Int, sources: [String])] = [:]
         for entityMapping in group {
           for (name, old) in entityMapping.relationships {
-            readLinks[name, default: (0, [])].count += before.edges[entityMapping.name]?[old] ?? 0
-            readLinks[name, default: (0, [])].sources.append(old)
+            readLinks[name, default: (0, 0, [])].count += before.edges[entityMapping.name]?[old] ?? 0
+            readLinks[name, default: (0, 0, [])].held += before.rawEdges[entityMapping.name]?[old] ?? 0
+            readLinks[name, default: (0, 0, [])].sources.append(old)
           }
         }
         for (name, read) in readLinks.sorted(by: { $0.key < $1.key }) {
-          links[name] = try destination.edgeCount(of: target, name)
+          if inPlace {
+            // Every key and join row still held, whatever it names: the links to objects with them.
+            let held = try destination.edgeCount(of: target, name, toExistingObjects: false)
+            links[name] = read.count - (read.held - held)
+          } else {
+            links[name] = try destination.edgeCount(of: target, name)
+          }
           guard links[name] == read.count else {
             throw MigrationError(
               .validation, entity: target, property: name,
@@ -144,7 +168,7 @@ enum Conservation {
     }
     // Both sides of every one-to-one agree, as Core Data's objects keep them (a policy that set one
     // side has set the other): a step may not leave more disagreeing than the original had.
-    for (pair, count) in try destination.oneToOneDisagreements().sorted(by: { $0.key < $1.key })
+    for (pair, count) in try (inPlace ? [:] : destination.oneToOneDisagreements()).sorted(by: { $0.key < $1.key })
     where count > before.disagreeing[pair] ?? 0 {
       throw MigrationError(
         .validation, entity: String(pair.prefix { $0 != "." }), property: String(pair.drop { $0 != "." }.dropFirst()),
@@ -262,9 +286,12 @@ extension SQLiteStore {
   /// How many (object, target) links `relationship` of `entity`'s own objects holds: to-one keys
   /// set, to-many members (through the inverse's column or a join table).
   /// `excludingTargets`: links to objects of these entities (which a step removes) are not counted.
-  func edgeCount(of entity: String, _ relationship: String, excludingTargets removed: [StoreSchema.EntityLayout] = [])
-    throws -> Int
-  {
+  /// `toExistingObjects` false: every key set and join row, whatever it names (a key naming no
+  /// object included) — a cheaper count, for what an in-place edit must keep.
+  func edgeCount(
+    of entity: String, _ relationship: String, excludingTargets removed: [StoreSchema.EntityLayout] = [],
+    toExistingObjects: Bool = true
+  ) throws -> Int {
     guard let layout = schema.layout(of: entity),
       let declared = model.relationships(of: model.entity(named: entity) ?? Entity(name: entity)).first(where: {
         $0.name == relationship
@@ -283,13 +310,17 @@ extension SQLiteStore {
           + gone.compactMap { schema.rowCondition($0, includingSubentities: false) }.joined(separator: " OR ")
     func kept(_ column: String) -> String { goneKeys.map { " AND \(column) NOT IN (\($0))" } ?? "" }
     let sql: String
-    // Links to objects that exist: a key naming no object is damage, counted apart (danglingLinks).
+    // Links to objects that exist (or every key held): a key naming no object is damage, counted
+    // apart (Before.dangling).
     let targets = "SELECT Z_PK FROM \(targetEntity.table) WHERE \(schema.rowPredicate(targetEntity))"
+    func named(_ column: String) -> String {
+      toExistingObjects ? " AND \(column) IN (\(targets))" : " AND \(column) IS NOT NULL"
+    }
     switch layout.properties[relationship] {
     case .toOne(let key, _, _)?:
       sql =
-        "SELECT count(*) FROM \(layout.table) WHERE \(schema.rowPredicate(layout, includingSubentities: false)) AND \(key.name) IN (\(targets))"
-        + kept(key.name)
+        "SELECT count(*) FROM \(layout.table) WHERE \(schema.rowPredicate(layout, includingSubentities: false))"
+        + named(key.name) + kept(key.name)
     case .toManyThroughInverse(let destination, let inverse)?:
       guard let target = schema.layout(of: destination), case .toOne(let key, _, _)? = target.properties[inverse] else {
         return 0
@@ -298,9 +329,7 @@ extension SQLiteStore {
         "SELECT count(*) FROM \(target.table) WHERE \(schema.rowPredicate(target)) AND \(key.name) IN (\(own))"
         + kept("Z_PK")
     case .manyToMany(let table, let ownColumn, let otherColumn, _)?:
-      sql =
-        "SELECT count(*) FROM \(table) WHERE \(ownColumn) IN (\(own)) AND \(otherColumn) IN (\(targets))"
-        + kept(otherColumn)
+      sql = "SELECT count(*) FROM \(table) WHERE \(ownColumn) IN (\(own))" + named(otherColumn) + kept(otherColumn)
     default:
       return 0
     }

@@ -156,150 +156,146 @@ public final class StoreMigrator {
       try withSpaceReported { try StoreFiles.snapshot(store, to: snapshot) }
       current = snapshot
     }
-    // SQLite's own check of the file first: a damaged page is the user's store's damage, named as
-    // such, before any work (not a 'malformed' error about a working file halfway through).
-    let damaged: [String]
+    // SQLite's own check of the file, beside the steps: a damaged page is the user's store's
+    // damage, named as such, and decided before the original is touched (IntegrityWatch).
+    let integrity = try IntegrityWatch(checking: current, for: store)
     do {
-      damaged = try StoreCheck.sqliteProblems(of: current)
-    } catch {
-      throw MigrationError(.store, reason: "\(store.path): cannot be read as a SQLite database (\(error))")
-    }
-    guard damaged.isEmpty else {
-      throw MigrationError(
-        .store,
-        reason:
-          "\(store.path) is damaged — SQLite's integrity check: \(damaged.prefix(3).joined(separator: "; ")); nothing was written (`migrun check` lists what it finds; migrate a backup)"
-      )
-    }
-    for (index, step) in plan.steps.enumerated() {
-      var working = scratch("step\(index + 1)")
-      let associations = scratch("assoc\(index + 1)")
-      created += [working, associations]
-      do {
-        let stepProgress: (MigrationProgress) -> Void = { [progress] in
-          var reported = $0
-          reported.step = step.name
-          progress?(reported)
-        }
-        let source = try SQLiteStore(url: current, model: step.source, access: .readOnly)
-        source.externalData = externalData
-        defer { try? source.close() }
-        if index == 0 {
-          referencedBefore = Set(try source.externalReferences().map(\.file))
-          // Files the original refers to and never had: carried as references, reported.
-          externalData.carriedMissing = referencedBefore.subtracting(externalData.files())
+      for (index, step) in plan.steps.enumerated() {
+        var working = scratch("step\(index + 1)")
+        let associations = scratch("assoc\(index + 1)")
+        created += [working, associations]
+        do {
+          let stepProgress: (MigrationProgress) -> Void = { [progress] in
+            var reported = $0
+            reported.step = step.name
+            progress?(reported)
+          }
+          let source = try SQLiteStore(url: current, model: step.source, access: .readOnly)
           source.externalData = externalData
-        }
-        let stepMapping = try mapping(for: step)
-        let foreign = try source.read { db in try ForeignObjects.read(db, schema: source.schema) }
-        let before = try Conservation.before(
-          stepMapping.mapping, source: source, policies: Set(stepMapping.policies.keys))
-        let drops = try source.counting(stepMapping.mapping.drops(scripted: Set(stepMapping.policies.keys)))
-          .filter { ($0.values ?? 0) > 0 }
-        if options.refuseDrops, case let certain = drops.filter(\.isCertain), !certain.isEmpty {
-          throw MigrationError(
-            .wouldDrop, step: step.name,
-            reason:
-              "the step's mapping leaves values behind: \(certain.map(\.description).joined(separator: "; ")). --no-drops refuses it: map them in a mapping file, or migrate without --no-drops to drop them on purpose; the store is unchanged"
-          )
-        }
-        if case .ddl(let edit) = try Self.ddlDecision(stepMapping, store: source, options: options) {
-          let cacheDisagreement = source.cacheDisagreement
-          try source.close()
-          // The file is edited in place: its own tables stay; what was dropped on purpose goes.
-          // migrun's own file (a snapshot or an earlier step's result) is edited where it is.
-          if current == store { try StoreFiles.cloneOrCopy(store, to: working) } else { working = current }
-          var done = try runDDL(
-            edit, on: working, step: step, metadata: source.metadata, dropping: foreign, externalData: externalData,
-            conserving: (stepMapping.mapping, before), progress: stepProgress)
-          done.drops = drops
-          done.damage += cacheDisagreement.map {
-            CarriedDamage(kind: .cacheDisagreesWithMetadata, entity: "", property: $0, read: 1, written: 0)
+          defer { try? source.close() }
+          if index == 0 {
+            referencedBefore = Set(try source.externalReferences().map(\.file))
+            // Files the original refers to and never had: carried as references, reported.
+            externalData.carriedMissing = referencedBefore.subtracting(externalData.files())
+            source.externalData = externalData
           }
-          report.steps.append(done)
-          current = working
-          continue
-        }
-        // A new file: what the store holds beyond its model is carried, or refused now, by name.
-        let numbers = stepMapping.mapping.entityNumbers(from: source.schema)
-        if let refusal = try source.read({ db in try foreign.refusal(db, numbers: numbers, dropped: options.drop) }) {
-          throw MigrationError(.wouldDrop, step: step.name, reason: refusal)
-        }
-        let destination = try SQLiteStore.create(
-          at: working, model: step.destination, metadata: source.metadata.describing(step.destination),
-          fastWrites: true, withIndexes: false, withTriggers: false)
-        destination.externalData = externalData
-        let (mapping, policies) = (stepMapping.mapping, stepMapping.policies)
-        let manager = try MigrationManager(
-          mapping: mapping, source: source, destination: destination, associationsFile: associations,
-          policies: policies)
-        manager.progress = stepProgress
-        manager.mergeRules = try stepMapping.mergeRules + (mergeRules?(step) ?? [])
-        // Rows copied where the mappings allow it — all of them, or (mixed) some, the object path
-        // doing the rest after them.
-        let bulk =
-          options.bulkCopy
-          ? try BulkCopy.decide(
-            mapping: mapping, sourceSchema: source.schema, policies: policies, manager: manager, mixed: options.mixed
-          ).copy
-          : nil
-        var method = StepMethod.objects
-        if let bulk, bulk.objectMappings.isEmpty {
-          try bulk.run(from: current, into: destination, progress: stepProgress)
-          try manager.validate()
-          method = .copyRows
-        } else if let bulk {
-          try bulk.run(from: current, into: destination, progress: stepProgress)
-          manager.copiedMappings = mapping.entityMappings.filter { mapping in
-            bulk.copies.contains { $0.mapping.name == mapping.name }
+          let stepMapping = try mapping(for: step)
+          let foreign = try source.read { db in try ForeignObjects.read(db, schema: source.schema) }
+          let before = try Conservation.before(
+            stepMapping.mapping, source: source, policies: Set(stepMapping.policies.keys))
+          let drops = try source.counting(stepMapping.mapping.drops(scripted: Set(stepMapping.policies.keys)))
+            .filter { ($0.values ?? 0) > 0 }
+          if options.refuseDrops, case let certain = drops.filter(\.isCertain), !certain.isEmpty {
+            throw MigrationError(
+              .wouldDrop, step: step.name,
+              reason:
+                "the step's mapping leaves values behind: \(certain.map(\.description).joined(separator: "; ")). --no-drops refuses it: map them in a mapping file, or migrate without --no-drops to drop them on purpose; the store is unchanged"
+            )
           }
-          try manager.migrate()
-          method = .mixed
-        } else {
-          try destination.createIndexes()
-          try manager.migrate()
-        }
-        if !foreign.isEmpty {
-          let path = SQLiteStore.readOnlyPath(current) ?? current.path
-          try destination.withConnection { db in
-            try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])
-            defer { try? db.execute(sql: "DETACH DATABASE src") }
-            try db.inTransaction {
-              try foreign.carry(db, numbers: numbers, dropped: options.drop)
-              return .commit
+          if case .ddl(let edit) = try Self.ddlDecision(stepMapping, store: source, options: options) {
+            let cacheDisagreement = source.cacheDisagreement
+            try source.close()
+            // The file is edited in place: its own tables stay; what was dropped on purpose goes.
+            // migrun's own file (a snapshot or an earlier step's result) is edited where it is.
+            if current == store { try StoreFiles.cloneOrCopy(store, to: working) } else { working = current }
+            var done = try runDDL(
+              edit, on: working, step: step, metadata: source.metadata, dropping: foreign, externalData: externalData,
+              conserving: (stepMapping.mapping, before), progress: stepProgress)
+            done.drops = drops
+            done.damage += cacheDisagreement.map {
+              CarriedDamage(kind: .cacheDisagreesWithMetadata, entity: "", property: $0, read: 1, written: 0)
+            }
+            report.steps.append(done)
+            current = working
+            continue
+          }
+          // A new file: what the store holds beyond its model is carried, or refused now, by name.
+          let numbers = stepMapping.mapping.entityNumbers(from: source.schema)
+          if let refusal = try source.read({ db in try foreign.refusal(db, numbers: numbers, dropped: options.drop) }) {
+            throw MigrationError(.wouldDrop, step: step.name, reason: refusal)
+          }
+          let destination = try SQLiteStore.create(
+            at: working, model: step.destination, metadata: source.metadata.describing(step.destination),
+            fastWrites: true, withIndexes: false, withTriggers: false)
+          destination.externalData = externalData
+          let (mapping, policies) = (stepMapping.mapping, stepMapping.policies)
+          let manager = try MigrationManager(
+            mapping: mapping, source: source, destination: destination, associationsFile: associations,
+            policies: policies)
+          manager.progress = stepProgress
+          manager.mergeRules = try stepMapping.mergeRules + (mergeRules?(step) ?? [])
+          // Rows copied where the mappings allow it — all of them, or (mixed) some, the object path
+          // doing the rest after them.
+          let bulk =
+            options.bulkCopy
+            ? try BulkCopy.decide(
+              mapping: mapping, sourceSchema: source.schema, policies: policies, manager: manager, mixed: options.mixed
+            ).copy
+            : nil
+          var method = StepMethod.objects
+          if let bulk, bulk.objectMappings.isEmpty {
+            try bulk.run(from: current, into: destination, progress: stepProgress)
+            try manager.validate()
+            method = .copyRows
+          } else if let bulk {
+            try bulk.run(from: current, into: destination, progress: stepProgress)
+            manager.copiedMappings = mapping.entityMappings.filter { mapping in
+              bulk.copies.contains { $0.mapping.name == mapping.name }
+            }
+            try manager.migrate()
+            method = .mixed
+          } else {
+            try destination.createIndexes()
+            try manager.migrate()
+          }
+          if !foreign.isEmpty {
+            let path = SQLiteStore.readOnlyPath(current) ?? current.path
+            try destination.withConnection { db in
+              try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])
+              defer { try? db.execute(sql: "DETACH DATABASE src") }
+              try db.inTransaction {
+                try foreign.carry(db, numbers: numbers, dropped: options.drop)
+                return .commit
+              }
             }
           }
+          try destination.installDerivedAttributes()
+          var done = Report.Step(
+            name: step.name, kind: step.kind, counts: try destination.entityCounts(),
+            method: method)
+          done.merged = manager.mergedCount
+          done.drops = drops
+          try stepWritten?(destination, method)
+          let carriedFiles = try destination.checkExternalReferences()
+          done.mappings = try Conservation.check(
+            mapping, before: before, destination: destination, policies: Set(policies.keys), merged: manager.mergedCount
+          )
+          done.damage =
+            try Conservation.damage(
+              mapping, before: before, destination: destination, carriedFiles: carriedFiles)
+            + source.cacheDisagreement.map {
+              CarriedDamage(kind: .cacheDisagreesWithMetadata, entity: "", property: $0, read: 1, written: 0)
+            }
+          report.steps.append(done)
+          try destination.close()
+        } catch let error where Self.isDiskFull(error) {
+          throw outOfSpace(during: "step \(step.name)")
+        } catch let error as MigrationError {
+          throw error.inStep(step.name)
+        } catch let error as StoreError {
+          throw MigrationError(.store, step: step.name, reason: error.description)
+        } catch {
+          throw MigrationError(.policy, step: step.name, reason: "\(error)")
         }
-        try destination.installDerivedAttributes()
-        var done = Report.Step(
-          name: step.name, kind: step.kind, counts: try destination.entityCounts(),
-          method: method)
-        done.merged = manager.mergedCount
-        done.drops = drops
-        try stepWritten?(destination, method)
-        let carriedFiles = try destination.checkExternalReferences()
-        done.mappings = try Conservation.check(
-          mapping, before: before, destination: destination, policies: Set(policies.keys), merged: manager.mergedCount)
-        done.damage =
-          try Conservation.damage(
-            mapping, before: before, destination: destination, carriedFiles: carriedFiles)
-          + source.cacheDisagreement.map {
-            CarriedDamage(kind: .cacheDisagreesWithMetadata, entity: "", property: $0, read: 1, written: 0)
-          }
-        report.steps.append(done)
-        try destination.close()
-      } catch let error where Self.isDiskFull(error) {
-        throw outOfSpace(during: "step \(step.name)")
-      } catch let error as MigrationError {
-        throw error.inStep(step.name)
-      } catch let error as StoreError {
-        throw MigrationError(.store, step: step.name, reason: error.description)
-      } catch {
-        throw MigrationError(.policy, step: step.name, reason: "\(error)")
+        if current != store { StoreFiles.remove(current) }
+        current = working
       }
-      if current != store { StoreFiles.remove(current) }
-      current = working
+    } catch {
+      // A step that failed on a damaged file: the damage is what to say.
+      try integrity.verdict()
+      throw error
     }
+    try integrity.verdict()
     guard current != store, !options.dryRun else { return report }
     do {
       if walMode { try StoreFiles.setWALMode(current) }
@@ -378,9 +374,10 @@ public final class StoreMigrator {
     let carriedFiles = try destination.checkExternalReferences()
     var done = Report.Step(name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: .ddl)
     done.mappings = try Conservation.check(
-      conserving.mapping, before: conserving.before, destination: destination, policies: [], merged: 0)
+      conserving.mapping, before: conserving.before, destination: destination, policies: [], merged: 0, inPlace: true)
     done.damage = try Conservation.damage(
-      conserving.mapping, before: conserving.before, destination: destination, carriedFiles: carriedFiles)
+      conserving.mapping, before: conserving.before, destination: destination, carriedFiles: carriedFiles,
+      inPlace: true)
     return done
   }
 

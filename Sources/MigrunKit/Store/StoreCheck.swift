@@ -23,10 +23,19 @@ public enum StoreCheck {
   /// SQLite's integrity check of the file at `url` (`quick_check`, or the full `integrity_check`):
   /// its complaints, empty when the file is sound.
   public static func sqliteProblems(of url: URL, full: Bool = false, limit: Int = 10) throws -> [String] {
+    let queue = try openForCheck(url)
+    defer { try? queue.close() }
+    return try sqliteProblems(queue, full: full, limit: limit)
+  }
+
+  /// The file opened read-only for ``sqliteProblems(_:full:limit:)`` (its file held open from here on).
+  static func openForCheck(_ url: URL) throws -> DatabaseQueue {
     var configuration = Configuration()
     configuration.readonly = true
-    let queue = try DatabaseQueue(path: SQLiteStore.readOnlyPath(url) ?? url.path, configuration: configuration)
-    defer { try? queue.close() }
+    return try DatabaseQueue(path: SQLiteStore.readOnlyPath(url) ?? url.path, configuration: configuration)
+  }
+
+  static func sqliteProblems(_ queue: DatabaseQueue, full: Bool = false, limit: Int = 10) throws -> [String] {
     do {
       let rows = try queue.read { db in
         try String.fetchAll(db, sql: "PRAGMA \(full ? "integrity_check" : "quick_check")(\(limit))")

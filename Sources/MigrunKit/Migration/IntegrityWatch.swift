@@ -1,0 +1,49 @@
+import Foundation
+import GRDB
+
+/// SQLite's integrity check of a migration's input, run beside the migration instead of before it:
+/// the file is read-only until the swap, so the check can take its whole read pass while the steps
+/// run (a store the size of the durable copy costs ~a third of that copy to check), and its verdict
+/// is taken before the original is touched — or at once, when a step fails, to tell a damaged
+/// store from a failed step. The file is opened here, before the steps can remove a snapshot.
+final class IntegrityWatch: @unchecked Sendable {
+  private let store: URL
+  private let lock = NSLock()
+  private let finished = DispatchSemaphore(value: 0)
+  private var outcome: Result<[String], any Error> = .success([])
+
+  init(checking file: URL, for store: URL) throws {
+    self.store = store
+    let queue: DatabaseQueue
+    do {
+      queue = try StoreCheck.openForCheck(file)
+    } catch {
+      throw MigrationError(.store, reason: "\(store.path): cannot be read as a SQLite database (\(error))")
+    }
+    Thread.detachNewThread { [self] in
+      let result = Result { try StoreCheck.sqliteProblems(queue) }
+      try? queue.close()
+      lock.withLock { outcome = result }
+      finished.signal()
+    }
+  }
+
+  /// Waits for the check; throws naming the user's store when it found damage.
+  func verdict() throws {
+    finished.wait()
+    finished.signal()  // later calls return at once
+    let result = lock.withLock { outcome }
+    let problems: [String]
+    switch result {
+    case .success(let found): problems = found
+    case .failure(let error): problems = ["\(error)"]
+    }
+    guard problems.isEmpty else {
+      throw MigrationError(
+        .store,
+        reason:
+          "\(store.path) is damaged — SQLite's integrity check: \(problems.prefix(3).joined(separator: "; ")); nothing was written (`migrun check` lists what it finds; migrate a backup)"
+      )
+    }
+  }
+}
