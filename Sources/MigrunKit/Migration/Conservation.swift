@@ -91,8 +91,15 @@ enum Conservation {
       taken.objects[entityMapping.name] = try source.count(of: entity, includingSubentities: false)
       guard !policies.contains(entityMapping.name), entityMapping.kind != .custom else { continue }
       for old in entityMapping.relationships.values {
-        let linked = try source.edgeCount(of: entity, old, excludingTargets: removed)
         let held = try source.edgeCount(of: entity, old, excludingTargets: removed, toExistingObjects: false)
+        // A to-many kept in its inverse's column names only rows that exist: held is linked.
+        let heldIsLinked =
+          held == 0
+          || {
+            if case .toManyThroughInverse? = source.schema.layout(of: entity)?.properties[old] { return true }
+            return false
+          }()
+        let linked = heldIsLinked ? held : try source.edgeCount(of: entity, old, excludingTargets: removed)
         taken.edges[entityMapping.name, default: [:]][old] = linked
         taken.rawEdges[entityMapping.name, default: [:]][old] = held
         if held > linked { taken.dangling["\(entity).\(old)"] = held - linked }

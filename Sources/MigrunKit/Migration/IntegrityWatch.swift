@@ -47,3 +47,28 @@ final class IntegrityWatch: @unchecked Sendable {
     }
   }
 }
+
+/// Work on a thread of its own (a file copy beside CPU-bound counting), waited for once.
+final class BackgroundWork: @unchecked Sendable {
+  private let lock = NSLock()
+  private let finished = DispatchSemaphore(value: 0)
+  private var failure: (any Error)?
+  private var waited = false
+
+  init(_ work: @escaping @Sendable () throws -> Void) {
+    Thread.detachNewThread { [self] in
+      do { try work() } catch { lock.withLock { failure = error } }
+      finished.signal()
+    }
+  }
+
+  /// Waits for the work (once; later calls return at once) and rethrows its error.
+  func wait() throws {
+    let first = lock.withLock {
+      defer { waited = true }
+      return !waited
+    }
+    if first { finished.wait() }
+    if let failure = lock.withLock({ failure }) { throw failure }
+  }
+}

@@ -181,6 +181,16 @@ public final class StoreMigrator {
           }
           let stepMapping = try mapping(for: step)
           let foreign = try source.read { db in try ForeignObjects.read(db, schema: source.schema) }
+          // A DDL step on the store itself starts from a copy: made while the source is counted
+          // (the copy is I/O, the counts CPU — two cores do both at once).
+          let decision = try Self.ddlDecision(stepMapping, store: source, options: options)
+          var copying: BackgroundWork?
+          if case .ddl = decision, current == store {
+            let (from, to) = (store, working)
+            copying = BackgroundWork { try StoreFiles.cloneOrCopy(from, to: to) }
+          }
+          // Never leave the copy running past this step, whatever fails (its file is ours to remove).
+          defer { try? copying?.wait() }
           let before = try Conservation.before(
             stepMapping.mapping, source: source, policies: Set(stepMapping.policies.keys))
           let drops = try source.counting(stepMapping.mapping.drops(scripted: Set(stepMapping.policies.keys)))
@@ -192,12 +202,12 @@ public final class StoreMigrator {
                 "the step's mapping leaves values behind: \(certain.map(\.description).joined(separator: "; ")). --no-drops refuses it: map them in a mapping file, or migrate without --no-drops to drop them on purpose; the store is unchanged"
             )
           }
-          if case .ddl(let edit) = try Self.ddlDecision(stepMapping, store: source, options: options) {
+          if case .ddl(let edit) = decision {
             let cacheDisagreement = source.cacheDisagreement
             try source.close()
             // The file is edited in place: its own tables stay; what was dropped on purpose goes.
             // migrun's own file (a snapshot or an earlier step's result) is edited where it is.
-            if current == store { try StoreFiles.cloneOrCopy(store, to: working) } else { working = current }
+            if let copying { try copying.wait() } else { working = current }
             var done = try runDDL(
               edit, on: working, step: step, metadata: source.metadata, dropping: foreign, externalData: externalData,
               conserving: (stepMapping.mapping, before), progress: stepProgress)
