@@ -16,6 +16,26 @@ struct FleetOptions: ParsableArguments {
   @Option(help: ArgumentHelp("Write the run's report as JSON to this file.", valueName: "file")) var report: String?
   @Option(help: ArgumentHelp("Write one JUnit test case per store to this file.", valueName: "file")) var junit: String?
 
+  /// Usage errors, before any store is touched (exit 64, as the README reserves for them): a job
+  /// count below 1, a shard outside 0 ≤ K < N, a report or JUnit file whose folder is not there to
+  /// write in (it would be found only after every store was migrated, and the report lost).
+  func validate() throws {
+    if let jobs, jobs < 1 { throw ValidationError("--jobs: give 1 or more") }
+    if let shard, Fleet.parseShard(shard) == nil {
+      throw ValidationError("--shard: give K/N with 0 ≤ K < N (e.g. 0/4), not '\(shard)'")
+    }
+    for (option, path) in [("--report", report), ("--junit", junit)] {
+      guard let path else { continue }
+      let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+      var isFolder: ObjCBool = false
+      guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue,
+        FileManager.default.isWritableFile(atPath: folder.path)
+      else {
+        throw ValidationError("\(option) \(path): there is no folder \(folder.path) to write it in")
+      }
+    }
+  }
+
   /// Whether the arguments are a run over many stores (several, a folder, or a fleet option).
   func isFleet(_ arguments: [String]) -> Bool {
     if arguments.count > 1 || jobs != nil || shard != nil || report != nil || junit != nil { return true }

@@ -124,8 +124,20 @@ import Testing
     let fleet = try JSONDecoder().decode(Report.self, from: Data(merged.stdout.utf8))
     #expect((fleet.migrated, fleet.current, fleet.failed) == (8, 0, 2))
     #expect(fleet.stores.map(\.path) == seen.sorted())
+    // Usage errors exit 64, before any store is touched: a shard out of range, no jobs, a report
+    // that could not be written.
     let refused = try MigrunProcess.run(["migrate", root.path, "--model", Self.moody, "--shard", "3/3"])
-    #expect(refused.errorLines == ["migrun: error: --shard: give K/N with 0 ≤ K < N (e.g. 0/4), not '3/3'"])
+    #expect(refused.status == 64)
+    #expect(refused.errorLines.first == "Error: --shard: give K/N with 0 ≤ K < N (e.g. 0/4), not '3/3'")
+    let noJobs = try MigrunProcess.run(["migrate", root.path, "--model", Self.moody, "--jobs", "0"])
+    #expect(noJobs.status == 64)
+    let before = try FileManager.default.contentsOfDirectory(atPath: root.path).sorted()
+    let lost = try MigrunProcess.run([
+      "migrate", root.path, "--model", Self.moody, "--report", "/no/such/dir/r.json",
+    ])
+    #expect(lost.status == 64)
+    #expect(lost.stderr.contains("--report /no/such/dir/r.json: there is no folder /no/such/dir"), "\(lost.stderr)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).sorted() == before, "nothing migrated")
   }
 
   /// docs/fleet.md's xargs recipe, run as it is written (migrun on PATH): every store once, the
