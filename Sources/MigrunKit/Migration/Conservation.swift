@@ -32,6 +32,8 @@ enum Conservation {
     /// Per entity mapping and relationship: every link held, to an object or not (what a step that
     /// edits tables in place must still hold, key for key).
     var rawEdges: [String: [String: Int]] = [:]
+    /// Where the source's own cached model, its model here, disagrees with its metadata.
+    var cacheDisagreement: [EntityDifference] = []
   }
 
   /// The damage the step's source had and what the step wrote of it: links naming no object (to-one
@@ -63,6 +65,9 @@ enum Conservation {
       found.append(
         CarriedDamage(kind: .linkToNoObject, entity: entity, property: relationship, read: read, written: written))
     }
+    found += before.cacheDisagreement.map {
+      CarriedDamage(kind: .cacheDisagreesWithMetadata, entity: $0.entity, property: $0.description, read: 1, written: 0)
+    }
     var files: [String: Int] = [:]
     for reference in carriedFiles { files["\(reference.object.entity).\(reference.attribute)", default: 0] += 1 }
     for (place, count) in files.sorted(by: { $0.key < $1.key }) {
@@ -79,6 +84,7 @@ enum Conservation {
   static func before(_ mapping: MappingModel, source: SQLiteStore, policies: Set<String> = []) throws -> Before {
     var taken = Before()
     taken.disagreeing = try source.oneToOneDisagreements()
+    taken.cacheDisagreement = source.cacheDisagreement
     // Links to objects the mapping removes go with them, on purpose: they are not counted.
     let carried = Set(mapping.entityMappings.filter { $0.destinationEntity != nil }.compactMap(\.sourceEntity))
     let removed = source.schema.entities.filter { layout in
@@ -92,14 +98,13 @@ enum Conservation {
       guard !policies.contains(entityMapping.name), entityMapping.kind != .custom else { continue }
       for old in entityMapping.relationships.values {
         let held = try source.edgeCount(of: entity, old, excludingTargets: removed, toExistingObjects: false)
-        // A to-many kept in its inverse's column names only rows that exist: held is linked.
-        let heldIsLinked =
-          held == 0
-          || {
-            if case .toManyThroughInverse? = source.schema.layout(of: entity)?.properties[old] { return true }
-            return false
-          }()
-        let linked = heldIsLinked ? held : try source.edgeCount(of: entity, old, excludingTargets: removed)
+        // A to-many kept in its inverse's column counts rows that exist: what it holds is linked.
+        var linked = held
+        switch source.schema.layout(of: entity)?.properties[old] {
+        case .toOne?, .manyToMany?:
+          if held > 0 { linked = try source.edgeCount(of: entity, old, excludingTargets: removed) }
+        default: break
+        }
         taken.edges[entityMapping.name, default: [:]][old] = linked
         taken.rawEdges[entityMapping.name, default: [:]][old] = held
         if held > linked { taken.dangling["\(entity).\(old)"] = held - linked }
@@ -238,29 +243,21 @@ public struct CarriedDamage: Sendable, Hashable, CustomStringConvertible {
 
 extension SQLiteStore {
   /// Per relationship ("Entity.relationship", the entity's own objects): to-one keys and join rows
-  /// that name no object of the destination entity — damage a store can carry for years.
+  /// that name no object of the destination entity — damage a store can carry for years. Counted
+  /// as ``edgeCount(of:_:excludingTargets:toExistingObjects:)`` counts links: held minus linked.
   func danglingLinks() throws -> [String: Int] {
     var result: [String: Int] = [:]
     for entity in model.entities where !entity.isAbstract {
       guard let layout = schema.layout(of: entity.name) else { continue }
-      let own = "SELECT Z_PK FROM \(layout.table) WHERE \(schema.rowPredicate(layout, includingSubentities: false))"
       for relationship in model.relationships(of: entity) {
-        guard let target = schema.layout(of: relationship.destinationEntity) else { continue }
-        let targets = "SELECT Z_PK FROM \(target.table) WHERE \(schema.rowPredicate(target))"
-        let sql: String
         switch layout.properties[relationship.name] {
-        case .toOne(let key, _, _)?:
-          sql = """
-            SELECT count(*) FROM \(layout.table) WHERE \(schema.rowPredicate(layout, includingSubentities: false)) \
-            AND \(key.name) IS NOT NULL AND \(key.name) NOT IN (\(targets))
-            """
-        case .manyToMany(let table, let ownColumn, let otherColumn, _)?:
-          sql = "SELECT count(*) FROM \(table) WHERE \(ownColumn) IN (\(own)) AND \(otherColumn) NOT IN (\(targets))"
-        default:
-          continue
+        case .toOne?, .manyToMany?: break
+        default: continue
         }
-        let count = try read { db in try Int.fetchOne(db, sql: sql) ?? 0 }
-        if count > 0 { result["\(entity.name).\(relationship.name)"] = count }
+        let held = try edgeCount(of: entity.name, relationship.name, toExistingObjects: false)
+        guard held > 0 else { continue }
+        let dangling = held - (try edgeCount(of: entity.name, relationship.name))
+        if dangling > 0 { result["\(entity.name).\(relationship.name)"] = dangling }
       }
     }
     return result

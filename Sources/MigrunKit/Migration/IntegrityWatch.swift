@@ -28,8 +28,22 @@ final class IntegrityWatch: @unchecked Sendable {
     }
   }
 
+  /// Runs `body` (the migration's steps) while the check runs, then takes the check's verdict —
+  /// also when `body` fails: a step that failed on a damaged file reports the damage.
+  func judging<T>(_ body: () throws -> T) throws -> T {
+    let result: T
+    do {
+      result = try body()
+    } catch {
+      try verdict()
+      throw error
+    }
+    try verdict()
+    return result
+  }
+
   /// Waits for the check; throws naming the user's store when it found damage.
-  func verdict() throws {
+  private func verdict() throws {
     finished.wait()
     finished.signal()  // later calls return at once
     let result = lock.withLock { outcome }

@@ -158,8 +158,7 @@ public final class StoreMigrator {
     }
     // SQLite's own check of the file, beside the steps: a damaged page is the user's store's
     // damage, named as such, and decided before the original is touched (IntegrityWatch).
-    let integrity = try IntegrityWatch(checking: current, for: store)
-    do {
+    try IntegrityWatch(checking: current, for: store).judging {
       for (index, step) in plan.steps.enumerated() {
         var working = scratch("step\(index + 1)")
         let associations = scratch("assoc\(index + 1)")
@@ -203,7 +202,6 @@ public final class StoreMigrator {
             )
           }
           if case .ddl(let edit) = decision {
-            let cacheDisagreement = source.cacheDisagreement
             try source.close()
             // The file is edited in place: its own tables stay; what was dropped on purpose goes.
             // migrun's own file (a snapshot or an earlier step's result) is edited where it is.
@@ -212,9 +210,6 @@ public final class StoreMigrator {
               edit, on: working, step: step, metadata: source.metadata, dropping: foreign, externalData: externalData,
               conserving: (stepMapping.mapping, before), progress: stepProgress)
             done.drops = drops
-            done.damage += cacheDisagreement.map {
-              CarriedDamage(kind: .cacheDisagreesWithMetadata, entity: "", property: $0, read: 1, written: 0)
-            }
             report.steps.append(done)
             current = working
             continue
@@ -280,12 +275,8 @@ public final class StoreMigrator {
           done.mappings = try Conservation.check(
             mapping, before: before, destination: destination, policies: Set(policies.keys), merged: manager.mergedCount
           )
-          done.damage =
-            try Conservation.damage(
-              mapping, before: before, destination: destination, carriedFiles: carriedFiles)
-            + source.cacheDisagreement.map {
-              CarriedDamage(kind: .cacheDisagreesWithMetadata, entity: "", property: $0, read: 1, written: 0)
-            }
+          done.damage = try Conservation.damage(
+            mapping, before: before, destination: destination, carriedFiles: carriedFiles)
           report.steps.append(done)
           try destination.close()
         } catch let error where Self.isDiskFull(error) {
@@ -300,12 +291,7 @@ public final class StoreMigrator {
         if current != store { StoreFiles.remove(current) }
         current = working
       }
-    } catch {
-      // A step that failed on a damaged file: the damage is what to say.
-      try integrity.verdict()
-      throw error
     }
-    try integrity.verdict()
     guard current != store, !options.dryRun else { return report }
     do {
       if walMode { try StoreFiles.setWALMode(current) }

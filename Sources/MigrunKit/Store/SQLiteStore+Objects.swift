@@ -181,8 +181,7 @@ final class SQLiteObjectWriter: StoreWriter {
     ]
     appendValues(of: object, plan, to: &values)
     try execute(plan.insertSQL, values, object.id)
-    let pairs = try oneToOnes(of: object.id.entity)
-    if !pairs.isEmpty { try keepInverses(of: object, pairs, previous: [:]) }
+    if !plan.oneToOnes.isEmpty { try keepInverses(of: object, plan.oneToOnes, previous: [:]) }
     // Z_MAX covers the key: raised only when it does not yet (a migration reserves the source's
     // keys first, so its inserts with kept keys leave it alone).
     let known: Int64
@@ -205,10 +204,10 @@ final class SQLiteObjectWriter: StoreWriter {
     var values: [DatabaseValue] = [(bumpingVersion ? object.version + 1 : object.version).databaseValue]
     appendValues(of: object, plan, to: &values)
     values.append(object.id.primaryKey.databaseValue)
-    let pairs = try oneToOnes(of: object.id.entity)
-    let previous = pairs.isEmpty ? [:] : try currentTargets(of: object.id, pairs)
+    var previous: [String: ObjectID] = [:]
+    for own in plan.oneToOnes.keys { previous[own] = try currentTarget(of: object.id, own) }
     try execute(plan.updateSQL, values, object.id)
-    if !pairs.isEmpty { try keepInverses(of: object, pairs, previous: previous) }
+    if !plan.oneToOnes.isEmpty { try keepInverses(of: object, plan.oneToOnes, previous: previous) }
   }
 
   func reservePrimaryKeys(for entity: String, through key: Int64) throws {
@@ -219,42 +218,24 @@ final class SQLiteObjectWriter: StoreWriter {
 
   func setToOne(_ id: ObjectID, _ relationship: String, _ target: ObjectID?) throws {
     let update = try store.toOneUpdate(of: id, relationship)
-    let pair = try oneToOne(id.entity, relationship)
-    let previous = try pair.map { try currentTarget(of: id, $0.own) } ?? nil
+    let inverse = try store.rowPlan(for: id.entity).oneToOnes[relationship]
+    let previous = try inverse.map { _ in try currentTarget(of: id, relationship) } ?? nil
     try writeColumn(update, of: id, target)
-    if let pair { try keepInverse(pair, of: id, from: previous, to: target) }
-  }
-
-  // MARK: One-to-one pairs
-
-  /// A one-to-one pair as the writer keeps it: both tables hold a key, and Core Data keeps them
-  /// agreeing (setting one side sets the other, and unsets what either side named before).
-  struct OneToOne {
-    let own: String
-    let inverse: String
-  }
-
-  private var pairCache: [SQLiteStore.PropertyKey: OneToOne?] = [:]
-
-  /// `relationship` of `entity` with its inverse when both are to-one, else nil (worked out once).
-  private func oneToOne(_ entity: String, _ relationship: String) throws -> OneToOne? {
-    let key = SQLiteStore.PropertyKey(entity: entity, property: relationship)
-    if let known = pairCache[key] { return known }
-    var pair: OneToOne?
-    if let owner = store.model.entity(named: entity),
-      let declared = store.model.relationships(of: owner).first(where: { $0.name == relationship }),
-      !declared.isToMany, let inverse = store.model.inverse(of: declared), !inverse.isToMany
-    {
-      pair = OneToOne(own: relationship, inverse: inverse.name)
+    if let inverse {
+      try keepInverse(of: id, relationship, inverse: inverse, from: previous, to: target)
     }
-    pairCache[key] = .some(pair)
-    return pair
   }
 
-  /// The object `id`'s to-one `relationship` names now (nil when none, or when it names no object).
+  // MARK: One-to-one pairs (both tables hold a key; Core Data keeps the two sides agreeing)
+
+  /// The object `id`'s to-one `relationship` names now: its entity from the entity column, or the
+  /// destination's own when it has no subentities (nil when the key is NULL or `id` has no row).
   private func currentTarget(of id: ObjectID, _ relationship: String) throws -> ObjectID? {
     let (layout, _) = try resolve(id)
-    guard case .toOne(let key, let entityColumn, _)? = layout.properties[relationship] else { return nil }
+    guard case .toOne(let key, let entityColumn, _)? = layout.properties[relationship],
+      let owner = store.model.entity(named: id.entity),
+      let declared = store.model.relationships(of: owner).first(where: { $0.name == relationship })
+    else { return nil }
     let columns = [key.name] + (entityColumn.map { [$0.name] } ?? [])
     guard
       let row = try Row.fetchOne(
@@ -262,26 +243,9 @@ final class SQLiteObjectWriter: StoreWriter {
         arguments: [id.primaryKey]),
       let targetKey = row[0] as Int64?
     else { return nil }
-    return try objectID(
-      key: targetKey, entityNumber: entityColumn == nil ? nil : row[1] as Int?, via: relationship, of: id)
-  }
-
-  /// The object a to-one key names: its entity from the entity column, or the destination's own
-  /// when it has no subentities; nil when the key names no object (damage carried, not followed).
-  private func objectID(key: Int64, entityNumber: Int?, via relationship: String, of id: ObjectID) throws -> ObjectID? {
-    guard let owner = store.model.entity(named: id.entity),
-      let declared = store.model.relationships(of: owner).first(where: { $0.name == relationship })
-    else { return nil }
-    let entity =
-      entityNumber.flatMap { number in store.schema.entities.first { $0.number == number }?.name }
-      ?? declared.destinationEntity
-    let target = ObjectID(entity: entity, primaryKey: key)
-    guard let layout = store.schema.layout(of: entity),
-      try Bool.fetchOne(
-        db, sql: "SELECT 1 FROM \(layout.table) WHERE Z_PK = ? AND \(store.schema.rowPredicate(layout))",
-        arguments: [key]) == true
-    else { return nil }
-    return target
+    let number: Int? = entityColumn == nil ? nil : row[1]
+    let entity = number.flatMap { number in store.schema.entities.first { $0.number == number }?.name }
+    return ObjectID(entity: entity ?? declared.destinationEntity, primaryKey: targetKey)
   }
 
   private func writeColumn(_ update: (sql: String, hasEntityColumn: Bool), of id: ObjectID, _ target: ObjectID?) throws
@@ -296,45 +260,25 @@ final class SQLiteObjectWriter: StoreWriter {
 
   /// After `id.own` went from `previous` to `target`: `previous` no longer names `id`, whatever
   /// `target` named before no longer names it, and `target` names `id` — as Core Data's objects do.
-  private func keepInverse(_ pair: OneToOne, of id: ObjectID, from previous: ObjectID?, to target: ObjectID?) throws {
-    if let previous, previous != target, try currentTarget(of: previous, pair.inverse) == id {
-      try writeColumn(try store.toOneUpdate(of: previous, pair.inverse), of: previous, nil)
+  /// A key naming no object is left as it is (no row to write).
+  private func keepInverse(
+    of id: ObjectID, _ own: String, inverse: String, from previous: ObjectID?, to target: ObjectID?
+  ) throws {
+    if let previous, previous != target, try currentTarget(of: previous, inverse) == id {
+      try writeColumn(try store.toOneUpdate(of: previous, inverse), of: previous, nil)
     }
     guard let target else { return }
-    if let prior = try currentTarget(of: target, pair.inverse), prior != id,
-      try currentTarget(of: prior, pair.own) == target
-    {
-      try writeColumn(try store.toOneUpdate(of: prior, pair.own), of: prior, nil)
+    if let prior = try currentTarget(of: target, inverse), prior != id, try currentTarget(of: prior, own) == target {
+      try writeColumn(try store.toOneUpdate(of: prior, own), of: prior, nil)
     }
-    try writeColumn(try store.toOneUpdate(of: target, pair.inverse), of: target, id)
+    try writeColumn(try store.toOneUpdate(of: target, inverse), of: target, id)
   }
 
-  /// The one-to-one pairs objects of `entity` have (worked out once per entity).
-  private var pairsByEntity: [String: [OneToOne]] = [:]
-
-  private func oneToOnes(of entity: String) throws -> [OneToOne] {
-    if let known = pairsByEntity[entity] { return known }
-    var pairs: [OneToOne] = []
-    if let owner = store.model.entity(named: entity) {
-      for relationship in store.model.relationships(of: owner) where !relationship.isToMany {
-        if let pair = try oneToOne(entity, relationship.name) { pairs.append(pair) }
-      }
-    }
-    pairsByEntity[entity] = pairs
-    return pairs
-  }
-
-  /// What `id`'s one-to-ones name now, before a write changes them.
-  private func currentTargets(of id: ObjectID, _ pairs: [OneToOne]) throws -> [String: ObjectID] {
-    var targets: [String: ObjectID] = [:]
-    for pair in pairs { targets[pair.own] = try currentTarget(of: id, pair.own) }
-    return targets
-  }
-
-  /// Inserted or updated (`previous`: what it named before): the inverse side of each one-to-one follows.
-  private func keepInverses(of object: StoredObject, _ pairs: [OneToOne], previous: [String: ObjectID]) throws {
-    for pair in pairs where previous[pair.own] != object.toOne[pair.own] {
-      try keepInverse(pair, of: object.id, from: previous[pair.own], to: object.toOne[pair.own])
+  /// Inserted or updated (`previous`: what it named before): the inverse side of each one-to-one
+  /// (`pairs`: relationship → inverse) follows.
+  private func keepInverses(of object: StoredObject, _ pairs: [String: String], previous: [String: ObjectID]) throws {
+    for (own, inverse) in pairs.sorted(by: { $0.key < $1.key }) where previous[own] != object.toOne[own] {
+      try keepInverse(of: object.id, own, inverse: inverse, from: previous[own], to: object.toOne[own])
     }
   }
 

@@ -25,7 +25,7 @@ public final class SQLiteStore: ObjectStore {
   public var externalData: ExternalData
   /// Where the store's own cached model (`Z_MODELCACHE`), opened as its model, disagrees with the
   /// hashes its metadata records, entity by entity (empty when they agree): damage to report.
-  public private(set) var cacheDisagreement: [String] = []
+  public private(set) var cacheDisagreement: [EntityDifference] = []
   public let schema: StoreSchema
   public private(set) var metadata: StoreMetadata
   /// Whether ``model`` came from the store's own `Z_MODELCACHE` rather than from the caller.
@@ -81,6 +81,9 @@ public final class SQLiteStore: ObjectStore {
     /// tagged): an array beside them, so the write loop looks nothing up.
     let external: [Bool]
     let toOnes: [(name: String, hasEntityColumn: Bool)]
+    /// The entity's to-ones whose inverse is to-one too (relationship → inverse): both tables hold
+    /// a key, and a write keeps the two sides agreeing.
+    let oneToOnes: [String: String]
     let insertSQL: String
     let updateSQL: String
   }
@@ -143,7 +146,7 @@ public final class SQLiteStore: ObjectStore {
     return sql
   }
 
-  struct PropertyKey: Hashable {
+  private struct PropertyKey: Hashable {
     let entity: String
     let property: String
   }
@@ -238,17 +241,22 @@ public final class SQLiteStore: ObjectStore {
       external.append(attribute.storesExternally)
     }
     var toOnes: [(name: String, hasEntityColumn: Bool)] = []
+    var oneToOnes: [String: String] = [:]
     for relationship in model.relationships(of: entity) {
       guard case .toOne(let key, let entityColumn, _)? = layout.properties[relationship.name] else { continue }
       columns.append(key.name)
       if let entityColumn { columns.append(entityColumn.name) }
       toOnes.append((relationship.name, entityColumn != nil))
+      if let inverse = model.inverse(of: relationship), !inverse.isToMany {
+        oneToOnes[relationship.name] = inverse.name
+      }
     }
     let inserted = ["Z_PK", "Z_ENT", "Z_OPT"] + columns
     let placeholders = inserted.map { _ in "?" }.joined(separator: ", ")
     let assignments = (["Z_OPT"] + columns).map { "\($0) = ?" }.joined(separator: ", ")
     let plan = RowPlan(
       layout: layout, rootNumber: root.number, attributes: attributes, external: external, toOnes: toOnes,
+      oneToOnes: oneToOnes,
       insertSQL: "INSERT INTO \(layout.table) (\(inserted.joined(separator: ", "))) VALUES (\(placeholders))",
       updateSQL: "UPDATE \(layout.table) SET \(assignments) WHERE Z_PK = ?")
     rowPlans[entityName] = plan
@@ -276,7 +284,7 @@ public final class SQLiteStore: ObjectStore {
       if !differences.isEmpty, let cached = try? Self.readCachedModel(queue, file: url.path),
         cached.entityVersionHashes == model.entityVersionHashes
       {
-        cacheDisagreement = differences.map(\.description)
+        cacheDisagreement = differences
       } else if !differences.isEmpty {
         throw StoreError(
           .incompatibleModel, file: url.path,

@@ -90,7 +90,7 @@ public enum StoreCheck {
     let store = try SQLiteStore(url: url, model: model)
     store.externalData = externalData
     defer { try? store.close() }
-    found += store.cacheDisagreement.map { Finding(kind: "cache-disagrees-with-metadata", message: $0) }
+    found += store.cacheDisagreement.map { Finding(kind: "cache-disagrees-with-metadata", message: $0.description) }
     for (place, count) in try store.danglingLinks().sorted(by: { $0.key < $1.key }) {
       found.append(
         Finding(kind: "link-to-no-object", message: "\(place): \(count) link\(count == 1 ? "" : "s") naming no object"))
