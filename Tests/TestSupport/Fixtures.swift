@@ -21,6 +21,11 @@ public enum Fixtures {
     return repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures/coredata")
   }()
 
+  /// A file of facts read off stores that are not shared (`../shared/fixtures/facts`).
+  public static func facts(_ name: String) -> URL {
+    coreData.deletingLastPathComponent().appendingPathComponent("facts").appendingPathComponent(name)
+  }
+
   /// A path inside the fixtures folder.
   public static func url(_ relativePath: String) -> URL {
     coreData.appendingPathComponent(relativePath)

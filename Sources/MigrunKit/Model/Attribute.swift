@@ -28,6 +28,10 @@ public struct Attribute: Property {
   /// Validation rules as written in the model (`minValueString`, `maxValueString`, `regularExpressionString`…).
   /// Not part of identity.
   public var validation: [String: String]
+  /// A composite attribute's elements (Core Data's `NSCompositeAttributeDescription.elements`, type
+  /// ``AttributeType/composite``), in the model's order; empty for every other attribute. An element
+  /// may itself be a composite.
+  public var elements: [Attribute]
 
   public init(
     name: String, type: AttributeType, isOptional: Bool = false, isTransient: Bool = false,
@@ -35,7 +39,7 @@ public struct Attribute: Property {
     userInfo: [String: String] = [:], defaultValueString: String? = nil,
     allowsExternalBinaryDataStorage: Bool = false, preservesValueInHistoryOnDeletion: Bool = false,
     derivation: Derivation? = nil, isIndexed: Bool = false, valueTransformerName: String? = nil,
-    customClassName: String? = nil, validation: [String: String] = [:]
+    customClassName: String? = nil, validation: [String: String] = [:], elements: [Attribute] = []
   ) {
     self.name = name
     self.type = type
@@ -53,10 +57,37 @@ public struct Attribute: Property {
     self.valueTransformerName = valueTransformerName
     self.customClassName = customClassName
     self.validation = validation
+    self.elements = elements
   }
 }
 
 extension Attribute {
+  /// What a store keeps of this attribute, one entry per column: the attribute itself, or for a
+  /// composite its elements (nested ones flattened too), each named by its key path —
+  /// `author.person`, Core Data's namespaced key path for a composite's element — with the element's
+  /// type and flags. A composite's flags reach its elements: a transient composite has transient
+  /// elements. An element's renaming identifier is its path of renaming identifiers.
+  public var leaves: [Attribute] {
+    guard type == .composite else { return [self] }
+    return elements.flatMap { element in
+      element.leaves.map { leaf in
+        var leaf = leaf
+        let path = name + "." + leaf.name
+        let renamed = canonicalName + "." + leaf.canonicalName
+        leaf.name = path
+        leaf.renamingIdentifier = renamed == path ? nil : renamed
+        leaf.isTransient = leaf.isTransient || isTransient
+        return leaf
+      }
+    }
+  }
+
+  /// The name a store's column is made from: the last part of a composite element's key path
+  /// (`author.person` → `ZPERSON`), the name itself for any other attribute.
+  public var columnStem: String {
+    name.lastIndex(of: ".").map { String(name[name.index(after: $0)...]) } ?? name
+  }
+
   /// Whether Core Data may keep this attribute's values outside the store (binary data or a
   /// transformable's data with `allowsExternalBinaryDataStorage`): its column then holds tagged
   /// bytes (see ``ExternalData``).

@@ -50,10 +50,13 @@ public struct Entity: Sendable, Hashable {
   /// The name a migration matches this entity by in an earlier version.
   public var canonicalName: String { renamingIdentifier ?? name }
 
-  /// The attribute or relationship this entity itself declares with that name.
+  /// The attribute or relationship this entity itself declares with that name; a composite's
+  /// element by its key path (`author.person`).
   public func declaredProperty(named name: String) -> (any Property)? {
     if let attribute = attributes.first(where: { $0.name == name }) { return attribute }
-    return relationships.first(where: { $0.name == name })
+    if let relationship = relationships.first(where: { $0.name == name }) { return relationship }
+    guard name.contains(".") else { return nil }
+    return attributes.lazy.filter { $0.type == .composite }.flatMap(\.leaves).first { $0.name == name }
   }
 }
 

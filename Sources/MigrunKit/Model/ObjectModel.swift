@@ -27,8 +27,10 @@ public struct ObjectModel: Sendable, Hashable {
 
   private let positions: [String: Int]
   /// Each entity's attributes and relationships with the inherited ones, by position: resolved once,
-  /// as they are asked for per object during a migration.
+  /// as they are asked for per object during a migration. Attributes as the store keeps them
+  /// (composites as their elements, ``Attribute/leaves``) and as the model declares them.
   private var resolvedAttributes: [[Attribute]] = []
+  private var resolvedDeclaredAttributes: [[Attribute]] = []
   private var resolvedRelationships: [[Relationship]] = []
 
   /// Makes a model from entities, refusing one that Core Data could not load.
@@ -51,7 +53,8 @@ public struct ObjectModel: Sendable, Hashable {
     self.positions = positions
     self.entityVersionHashes = [:]
     try validate()
-    resolvedAttributes = sorted.map { resolved($0, \.attributes) }
+    resolvedDeclaredAttributes = sorted.map { resolved($0, \.attributes) }
+    resolvedAttributes = resolvedDeclaredAttributes.map { $0.flatMap(\.leaves) }
     resolvedRelationships = sorted.map { resolved($0, \.relationships) }
     entityVersionHashes = VersionHasher(model: self).entityHashes()
   }
@@ -100,12 +103,24 @@ public struct ObjectModel: Sendable, Hashable {
     name == ancestor || entity(named: name).map { entity($0, isKindOf: ancestor) } == true
   }
 
-  /// Every attribute of the entity, inherited ones first; a redeclared property replaces the inherited one.
+  /// Every attribute of the entity as a store keeps it, inherited ones first; a redeclared property
+  /// replaces the inherited one. A composite attribute is there as its elements (``Attribute/leaves``:
+  /// `author.person`, `author.place`…), so that whatever reads, writes, maps or counts values carries
+  /// every element; ``declaredAttributes(of:)`` has the composites themselves.
   public func attributes(of entity: Entity) -> [Attribute] {
     guard let position = positions[entity.name], position < resolvedAttributes.count else {
-      return resolved(entity, \.attributes)
+      return resolved(entity, \.attributes).flatMap(\.leaves)
     }
     return resolvedAttributes[position]
+  }
+
+  /// Every attribute of the entity as the model declares it (a composite as one attribute with its
+  /// elements), inherited ones first: what version hashes, archives and model files are made of.
+  public func declaredAttributes(of entity: Entity) -> [Attribute] {
+    guard let position = positions[entity.name], position < resolvedDeclaredAttributes.count else {
+      return resolved(entity, \.attributes)
+    }
+    return resolvedDeclaredAttributes[position]
   }
 
   /// Every relationship of the entity, inherited ones first; a redeclared one replaces the inherited one.

@@ -46,6 +46,7 @@ public enum XcdatamodelReader {
       throw ModelError(.notAModel, file: file, reason: "no <model> element: this is not a Core Data model")
     }
     do {
+      try builder.resolveComposites()
       return try ObjectModel(
         entities: builder.entities, versionName: versionName, versionIdentifiers: builder.versionIdentifiers,
         configurations: builder.configurations, fetchRequests: builder.fetchRequests)
@@ -93,6 +94,13 @@ private final class ModelXMLBuilder: XMLScanner.Delegate {
   private var compoundIndex: [String]?
   private var fetchIndex: FetchIndex?
   private var configuration: String?
+  /// Model-level `<composite name=…>` definitions (Xcode 15+): name → elements.
+  private var composites: [String: [Attribute]] = [:]
+  /// The `<composite>` being read.
+  private var composite: (name: String, elements: [Attribute])?
+  /// A composite attribute's `composite="…"`, by the path of the attribute (`Entity.attribute`, or
+  /// `composite:Name.attribute` for an element).
+  private var compositeReferences: [String: String] = [:]
 
   func startElement(_ element: String, attributes: [String: String]) throws {
     try start(element, attributes)
@@ -119,6 +127,11 @@ private final class ModelXMLBuilder: XMLScanner.Delegate {
         className: values["representedClassName"])
     case "attribute":
       attribute = try readAttribute(values)
+      if let reference = values["composite"], let name = values["name"] {
+        compositeReferences[ownerPath(of: name)] = reference
+      }
+    case "composite" where entity == nil:
+      composite = (try name(of: element, values), [])
     case "relationship":
       relationship = try readRelationship(values)
     case "fetchedProperty":
@@ -157,8 +170,13 @@ private final class ModelXMLBuilder: XMLScanner.Delegate {
       if let entity { entities.append(entity) }
       entity = nil
     case "attribute":
-      if let attribute { entity?.attributes.append(attribute) }
+      if let attribute {
+        if entity != nil { entity?.attributes.append(attribute) } else { composite?.elements.append(attribute) }
+      }
       attribute = nil
+    case "composite":
+      if let composite, entity == nil { composites[composite.name] = composite.elements }
+      composite = nil
     case "relationship":
       if let relationship { entity?.relationships.append(relationship) }
       relationship = nil
@@ -176,6 +194,52 @@ private final class ModelXMLBuilder: XMLScanner.Delegate {
       fetchIndex = nil
     case "configuration": configuration = nil
     default: break
+    }
+  }
+
+  private func ownerPath(of attribute: String) -> String {
+    if let entity { return entity.name + "." + attribute }
+    return "composite:" + (composite?.name ?? "") + "." + attribute
+  }
+
+  /// Gives every composite attribute the elements of the `<composite>` it names — how Xcode 15+
+  /// writes them: `<attribute name="author" attributeType="Composite" composite="Author"/>` in the
+  /// entity, `<composite name="Author">` with its `<attribute>`s beside the entities. (The element
+  /// names are Xcode's as public model parsers read them; the `composite` key is our reading of
+  /// Xcode's files, not documented.) A composite naming no definition, or itself, is an error.
+  func resolveComposites() throws(ModelError) {
+    func resolved(_ attribute: Attribute, path: String, entity: String, visiting: [String]) throws(ModelError)
+      -> Attribute
+    {
+      guard attribute.type == .composite else { return attribute }
+      guard let reference = compositeReferences[path], let elements = composites[reference] else {
+        throw ModelError(
+          .invalidValue, entity: entity, property: attribute.name,
+          reason: "the composite attribute names no <composite> definition in the model"
+            + (compositeReferences[path].map { " ('\($0)' is not defined)" } ?? ""))
+      }
+      guard !visiting.contains(reference), !elements.isEmpty else {
+        throw ModelError(
+          .invalidValue, entity: entity, property: attribute.name,
+          reason: "composite '\(reference)' " + (elements.isEmpty ? "has no elements" : "contains itself"))
+      }
+      var attribute = attribute
+      attribute.elements = []
+      for element in elements {
+        attribute.elements.append(
+          try resolved(
+            element, path: "composite:" + reference + "." + element.name, entity: entity,
+            visiting: visiting + [reference]))
+      }
+      return attribute
+    }
+    for index in entities.indices {
+      let name = entities[index].name
+      for position in entities[index].attributes.indices {
+        let attribute = entities[index].attributes[position]
+        entities[index].attributes[position] = try resolved(
+          attribute, path: name + "." + attribute.name, entity: name, visiting: [])
+      }
     }
   }
 

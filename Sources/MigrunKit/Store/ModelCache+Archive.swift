@@ -123,7 +123,7 @@ enum ModelCacheArchive {
     /// Every property name of the entity, inherited ones included, in the order Core Data's
     /// `NSProperties` dictionary enumerates them.
     func propertyNames(of entity: Entity) -> [String] {
-      let attributes = model.attributes(of: entity).map(\.name)
+      let attributes = model.declaredAttributes(of: entity).map(\.name)
       let relationships = model.relationships(of: entity).map(\.name)
       let fetched = ([entity] + model.ancestors(of: entity)).reversed().flatMap { $0.fetchedProperties.map(\.name) }
       return CFHashOrder.order(of: attributes + relationships + fetched)
@@ -207,27 +207,9 @@ enum ModelCacheArchive {
             | (userInfo.isEmpty ? 0x40 : 0))
         if !userInfo.isEmpty { fields["NSUserInfo"] = self.userInfo(userInfo) }
       }
-      if let attribute = model.attributes(of: entity).first(where: { $0.name == name }) {
-        flags(
-          optional: attribute.isOptional, readOnly: attribute.isReadOnly || attribute.derivation != nil,
-          transient: attribute.isTransient, userInfo: attribute.userInfo)
-        fields["NSRenamingIdentifier"] = archiver.string(attribute.renamingIdentifier ?? name)
-        fields["NSAttributeType"] = .integer(Int64(attribute.type.rawValue))
-        // The type's value class; a transformable's custom class is not archived ($null in Apple's).
-        fields["NSAttributeValueClassName"] = archiver.string(Self.valueClassName(attribute.type))
-        fields["NSValueTransformerName"] = archiver.string(attribute.valueTransformerName)
-        fields["NSDefaultValue"] = defaultValue(attribute)
-        fields["NSFlagsKey"] = .integer(
-          (attribute.allowsExternalBinaryDataStorage ? 1 : 0) | (attribute.preservesValueInHistoryOnDeletion ? 16 : 0))
-        if attribute.isIndexed { fields["NSIsIndexed"] = .boolean(true) }
-        if let modifier = attribute.versionHashModifier { fields["NSVersionHashModifier"] = archiver.string(modifier) }
-        var classes = ["NSAttributeDescription", "NSPropertyDescription", "NSObject"]
-        if let derivation = attribute.derivation {
-          classes.insert("NSDerivedAttributeDescription", at: 0)
-          fields["NSDerivationExpression"] = expression(derivation.expression)
-          fields["NSFilteringPredicate"] = KeyedArchiver.null
-        }
-        archiver.fill(slot, classes: classes, fields: fields)
+      if let attribute = model.declaredAttributes(of: entity).first(where: { $0.name == name }) {
+        fields.merge(attributeFields(attribute), uniquingKeysWith: { _, new in new })
+        archiver.fill(slot, classes: Self.attributeClasses(attribute), fields: fields)
       } else if let relationship = model.relationships(of: entity).first(where: { $0.name == name }) {
         flags(
           optional: relationship.isOptional, readOnly: relationship.isReadOnly, transient: relationship.isTransient,
@@ -260,6 +242,54 @@ enum ModelCacheArchive {
         archiver.fill(
           slot, classes: ["NSFetchedPropertyDescription", "NSPropertyDescription", "NSObject"], fields: fields)
       }
+    }
+
+    /// What an attribute's description holds besides its entity: flags, type, value class, default,
+    /// and for a composite (`NSCompositeAttributeDescription`, value class `NSDictionary`) its
+    /// elements in `NSCompositeElements`, each a description of its own (with no entity), as
+    /// SwiftData's stores archive them.
+    mutating func attributeFields(_ attribute: Attribute) -> [String: PropertyListValue] {
+      let readOnly = attribute.isReadOnly || attribute.derivation != nil
+      var fields: [String: PropertyListValue] = [
+        "NSPropertyName": archiver.string(attribute.name),
+        "_P": .integer(
+          0x81 | 0x30 | (attribute.isOptional ? 0x02 : 0) | (readOnly ? 0x04 : 0) | (attribute.isTransient ? 0x08 : 0)
+            | (attribute.userInfo.isEmpty ? 0x40 : 0)),
+        "NSRenamingIdentifier": archiver.string(attribute.renamingIdentifier ?? attribute.name),
+        "NSAttributeType": .integer(Int64(attribute.type.rawValue)),
+        // The type's value class; a transformable's custom class is not archived ($null in Apple's).
+        "NSAttributeValueClassName": archiver.string(Self.valueClassName(attribute.type)),
+        "NSValueTransformerName": archiver.string(attribute.valueTransformerName),
+        "NSDefaultValue": defaultValue(attribute),
+        "NSFlagsKey": .integer(
+          (attribute.allowsExternalBinaryDataStorage ? 1 : 0) | (attribute.preservesValueInHistoryOnDeletion ? 16 : 0)),
+      ]
+      if attribute.isOptional { fields["NSIsOptional"] = .boolean(true) }
+      if readOnly { fields["NSIsReadOnly"] = .boolean(true) }
+      if attribute.isTransient { fields["NSIsTransient"] = .boolean(true) }
+      if !attribute.userInfo.isEmpty { fields["NSUserInfo"] = userInfo(attribute.userInfo) }
+      if attribute.isIndexed { fields["NSIsIndexed"] = .boolean(true) }
+      if let modifier = attribute.versionHashModifier { fields["NSVersionHashModifier"] = archiver.string(modifier) }
+      if let derivation = attribute.derivation {
+        fields["NSDerivationExpression"] = expression(derivation.expression)
+        fields["NSFilteringPredicate"] = KeyedArchiver.null
+      }
+      if attribute.type == .composite {
+        var elements: [PropertyListValue] = []
+        for element in attribute.elements {
+          let elementFields = attributeFields(element)
+          elements.append(archiver.object(Self.attributeClasses(element), elementFields))
+        }
+        fields["NSCompositeElements"] = archiver.array(elements, classes: Self.mutableArray)
+      }
+      return fields
+    }
+
+    static func attributeClasses(_ attribute: Attribute) -> [String] {
+      let base = ["NSAttributeDescription", "NSPropertyDescription", "NSObject"]
+      if attribute.type == .composite { return ["NSCompositeAttributeDescription"] + base }
+      if attribute.derivation != nil { return ["NSDerivedAttributeDescription"] + base }
+      return base
     }
 
     /// An `NSFetchRequest` for the entity, with no predicate (see the type's notes).
@@ -342,6 +372,7 @@ enum ModelCacheArchive {
       case .binary: "NSData"
       case .uuid: "NSUUID"
       case .uri: "NSURL"
+      case .composite: "NSDictionary"
       default: nil
       }
     }

@@ -158,28 +158,8 @@ enum ModelCache {
         readOnly: property["NSIsReadOnly"] == .boolean(true)
       )
       switch className {
-      case "NSAttributeDescription", "NSDerivedAttributeDescription":
-        guard case .integer(let code)? = property["NSAttributeType"],
-          let type = AttributeType(rawValue: UInt32(clamping: code))
-        else {
-          throw StoreError(.badModelCache, entity: name, reason: "attribute '\(propertyName)' has an unknown type")
-        }
-        let attributeFlags = integer(property["NSFlagsKey"]) ?? 0
-        var derivation: Derivation?
-        if className == "NSDerivedAttributeDescription", let expression = property["NSDerivationExpression"] {
-          derivation = Derivation(expression: ExpressionFormat.format(expression))
-        }
-        entity.attributes.append(
-          Attribute(
-            name: propertyName, type: type, isOptional: flags.optional, isTransient: flags.transient,
-            isReadOnly: flags.readOnly, versionHashModifier: string(property["NSVersionHashModifier"]),
-            renamingIdentifier: renaming,
-            defaultValueString: defaultValueText(property["NSDefaultValue"], type: type),
-            allowsExternalBinaryDataStorage: attributeFlags & 1 != 0,
-            preservesValueInHistoryOnDeletion: attributeFlags & 16 != 0, derivation: derivation,
-            // A guess: no compiled model we have marks an attribute indexed.
-            isIndexed: property["NSIsIndexed"] == .boolean(true),
-            valueTransformerName: string(property["NSValueTransformerName"])))
+      case "NSAttributeDescription", "NSDerivedAttributeDescription", "NSCompositeAttributeDescription":
+        entity.attributes.append(try attribute(propertyName, className, property, of: name))
       case "NSRelationshipDescription":
         guard let destination = string(property["_NSDestinationEntityName"]) else {
           throw StoreError(.badModelCache, entity: name, reason: "relationship '\(propertyName)' has no destination")
@@ -201,7 +181,10 @@ enum ModelCache {
         entity.fetchedProperties.append(
           FetchedProperty(name: propertyName, fetchEntity: string(property["_NSFetchRequestEntityName"])))
       default:
-        continue
+        // Skipping what we do not know would lose its values without a word.
+        throw StoreError(
+          .badModelCache, entity: name,
+          reason: "property '\(propertyName)' is a \(className), which migrun does not know")
       }
     }
     // The archive keeps properties in a hashed dictionary, not in the model's order (which it does
@@ -210,6 +193,55 @@ enum ModelCache {
     entity.relationships.sort { $0.name < $1.name }
     entity.fetchedProperties.sort { $0.name < $1.name }
     return entity
+  }
+
+  /// An archived attribute: `NSAttributeDescription`, `NSDerivedAttributeDescription`, or
+  /// `NSCompositeAttributeDescription` (type 2100) with its elements in `NSCompositeElements`, each
+  /// an archived attribute itself (named by its own `NSPropertyName`).
+  static func attribute(
+    _ propertyName: String, _ className: String, _ property: [String: ArchivedValue], of entity: String
+  ) throws(StoreError) -> Attribute {
+    guard case .integer(let code)? = property["NSAttributeType"],
+      let type = AttributeType(rawValue: UInt32(clamping: code))
+    else {
+      throw StoreError(.badModelCache, entity: entity, reason: "attribute '\(propertyName)' has an unknown type")
+    }
+    let attributeFlags = integer(property["NSFlagsKey"]) ?? 0
+    var derivation: Derivation?
+    if className == "NSDerivedAttributeDescription", let expression = property["NSDerivationExpression"] {
+      derivation = Derivation(expression: ExpressionFormat.format(expression))
+    }
+    var elements: [Attribute] = []
+    if type == .composite || className == "NSCompositeAttributeDescription" {
+      guard type == .composite, className == "NSCompositeAttributeDescription",
+        case .array(let archived)? = property["NSCompositeElements"], !archived.isEmpty
+      else {
+        throw StoreError(
+          .badModelCache, entity: entity,
+          reason: "attribute '\(propertyName)' is not a composite attribute with elements (\(className), type \(code))")
+      }
+      for item in archived {
+        guard case .object(let elementClass, let fields) = item, let elementName = string(fields["NSPropertyName"]),
+          ["NSAttributeDescription", "NSCompositeAttributeDescription"].contains(elementClass)
+        else {
+          throw StoreError(
+            .badModelCache, entity: entity,
+            reason: "composite attribute '\(propertyName)' has an element migrun does not know")
+        }
+        elements.append(try attribute(elementName, elementClass, fields, of: entity))
+      }
+    }
+    let renaming = string(property["NSRenamingIdentifier"]).flatMap { $0 == propertyName ? nil : $0 }
+    return Attribute(
+      name: propertyName, type: type, isOptional: property["NSIsOptional"] == .boolean(true),
+      isTransient: property["NSIsTransient"] == .boolean(true), isReadOnly: property["NSIsReadOnly"] == .boolean(true),
+      versionHashModifier: string(property["NSVersionHashModifier"]), renamingIdentifier: renaming,
+      defaultValueString: defaultValueText(property["NSDefaultValue"], type: type),
+      allowsExternalBinaryDataStorage: attributeFlags & 1 != 0,
+      preservesValueInHistoryOnDeletion: attributeFlags & 16 != 0, derivation: derivation,
+      // A guess: no compiled model we have marks an attribute indexed.
+      isIndexed: property["NSIsIndexed"] == .boolean(true),
+      valueTransformerName: string(property["NSValueTransformerName"]), elements: elements)
   }
 
   /// An archived `NSDefaultValue` written the way a model file's `defaultValueString` says it.

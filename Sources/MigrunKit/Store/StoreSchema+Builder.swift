@@ -6,7 +6,7 @@
 ///
 /// 1. Entities are numbered (depth-first, roots and siblings by name).
 /// 2. Each root's table gets its columns: every entity of the hierarchy in that order, its
-///    attributes, then its to-one relationships (key, and `Z<ent>_<NAME>` when the destination has
+///    attributes (a composite's elements in its place), then its to-one relationships (key, and `Z<ent>_<NAME>` when the destination has
 ///    subentities).
 /// 3. Then every entity **in name order** (subentities included, each seeing its inherited
 ///    relationships) pairs its relationships with their inverses, in a first-come order:
@@ -101,8 +101,14 @@ extension StoreSchema {
       ]
       for entity in hierarchy(of: root) {
         var storage: [String: PropertyStorage] = [:]
-        for attribute in entity.attributes.sorted(by: { $0.name < $1.name }) where !attribute.isTransient {
-          let column = addColumn("Z" + attribute.name.uppercased(), StoreSchema.columnType(attribute.type), root)
+        // A composite's elements take its place, in the composite's order, each named after the
+        // element alone (`author.person` → ZPERSON; ZID1 when the name is taken): the columns of
+        // SwiftData's stores (`../shared/fixtures/facts/composite-attributes.json`), whose
+        // order within each type follows exactly this sequence.
+        for attribute in entity.attributes.sorted(by: { $0.name < $1.name }).flatMap(\.leaves)
+        where !attribute.isTransient {
+          let column = addColumn(
+            "Z" + attribute.columnStem.uppercased(), StoreSchema.columnType(attribute.type), root)
           storage[attribute.name] = .attribute(column)
           if attribute.isIndexed {
             indexes.append(
