@@ -138,6 +138,10 @@ final class MigrationBridge {
         guard let name = key.stringValue else { continue }
         if let attribute = manager.mapping.destination.attributes(of: found).first(where: { $0.name == name }) {
           attributes[name] = try Self.store(value, for: attribute, entity: entity)
+        } else if let composite = Self.composite(name, of: found, in: manager.mapping.destination) {
+          var object = StoredObject(id: ObjectID(entity: entity, primaryKey: 0), attributes: attributes)
+          try Self.storeComposite(value, composite, path: name, entity: entity, into: &object)
+          attributes = object.attributes
         } else if manager.mapping.destination.relationships(of: found).contains(where: { $0.name == name }) {
           relationships.append((name, value))
         } else {
@@ -194,6 +198,68 @@ final class MigrationBridge {
     }
   }
 
+  /// The composite attribute `key` names — `author`, or an element that is itself a composite
+  /// (`author.address`) — when it does.
+  static func composite(_ key: String, of entity: Entity, in model: ObjectModel) -> Attribute? {
+    let parts = key.split(separator: ".").map(String.init)
+    guard let first = parts.first else { return nil }
+    var found = model.declaredAttributes(of: entity).first { $0.name == first }
+    for part in parts.dropFirst() { found = found?.elements.first { $0.name == part } }
+    return found?.type == .composite ? found : nil
+  }
+
+  /// A composite as Lua sees it: a table of its elements by name (`src.author.person`), nested
+  /// composites as tables too, read from the object's element values (`author.person`).
+  static func compositeTable(_ composite: Attribute, path: String, of object: StoredObject) -> LuaValue {
+    var fields: [LuaValue: LuaValue] = [:]
+    for element in composite.elements {
+      let elementPath = path + "." + element.name
+      fields[.text(element.name)] =
+        element.type == .composite
+        ? compositeTable(element, path: elementPath, of: object) : lua(object.attributes[elementPath] ?? .null)
+    }
+    return .table(LuaTable(fields: fields))
+  }
+
+  /// Stores a Lua table of a composite's elements (`dst.author = { person = "…", year = 1930 }`) into
+  /// its element values; an element the table leaves out is NULL, as is every element for `nil`.
+  /// A key that names no element is an error naming it (a typo would otherwise be dropped).
+  static func storeComposite(
+    _ value: LuaValue, _ composite: Attribute, path: String, entity: String, into object: inout StoredObject
+  ) throws {
+    let table: LuaTable
+    switch value {
+    case .null, .nil: table = LuaTable()
+    case .table(let given): table = given
+    default:
+      throw HostError(
+        "\(entity).\(path) is a composite attribute: give it a table of its elements ("
+          + composite.elements.map(\.name).joined(separator: ", ") + "), not a \(value.typeName)")
+    }
+    let names = Set(composite.elements.map(\.name))
+    for key in table.fields.keys {
+      guard let name = key.stringValue, names.contains(name) else {
+        throw HostError(
+          "\(entity).\(path) has no element '\(key.stringValue ?? key.typeName)' (its elements: "
+            + composite.elements.map(\.name).joined(separator: ", ") + ")")
+      }
+    }
+    guard table.array.isEmpty else {
+      throw HostError("\(entity).\(path) is a composite attribute: give its elements by name, not as a list")
+    }
+    for element in composite.elements {
+      let elementPath = path + "." + element.name
+      let given = table[element.name] ?? .nil
+      if element.type == .composite {
+        try storeComposite(given, element, path: elementPath, entity: entity, into: &object)
+      } else {
+        var leaf = element
+        leaf.name = elementPath
+        object.attributes[elementPath] = try store(given, for: leaf, entity: entity)
+      }
+    }
+  }
+
   private func object(side: String, _ id: ObjectID) throws -> StoredObject {
     let manager = try activeManager()
     if side == "src", let cachedSource, cachedSource.id == id { return cachedSource }
@@ -215,9 +281,11 @@ final class MigrationBridge {
     if let value = object.attributes[key] { return Self.lua(value) }
     let manager = try activeManager()
     let model = side == "src" ? manager.mapping.source : manager.mapping.destination
-    guard let entity = model.entity(named: id.entity),
-      let relationship = model.relationships(of: entity).first(where: { $0.name == key })
-    else {
+    guard let entity = model.entity(named: id.entity) else { throw HostError("no entity '\(id.entity)'") }
+    if let composite = Self.composite(key, of: entity, in: model) {
+      return Self.compositeTable(composite, path: key, of: object)
+    }
+    guard let relationship = model.relationships(of: entity).first(where: { $0.name == key }) else {
       throw HostError("entity '\(id.entity)' has no property '\(key)'")
     }
     if relationship.isToMany {
@@ -245,6 +313,12 @@ final class MigrationBridge {
     if let attribute = model.attributes(of: entity).first(where: { $0.name == key }) {
       guard var object = try manager.destinationObject(id) else { throw HostError("\(id) does not exist") }
       object.attributes[key] = try Self.store(arguments[3], for: attribute, entity: id.entity)
+      try manager.update(object)
+      return
+    }
+    if let composite = Self.composite(key, of: entity, in: model) {
+      guard var object = try manager.destinationObject(id) else { throw HostError("\(id) does not exist") }
+      try Self.storeComposite(arguments[3], composite, path: key, entity: id.entity, into: &object)
       try manager.update(object)
       return
     }

@@ -116,7 +116,7 @@ extension SQLiteStore {
       var found: [(object: ObjectID, attribute: String, file: String)] = []
       for entity in model.entities {
         guard let layout = schema.layout(of: entity.name) else { continue }
-        for attribute in entity.attributes where attribute.storesExternally {
+        for attribute in entity.attributes.flatMap(\.leaves) where attribute.storesExternally {
           guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
           let rows = try Row.fetchCursor(
             db,

@@ -1,0 +1,134 @@
+import Foundation
+import MigrunKit
+import MigrunScripting
+import TestSupport
+import Testing
+
+/// Composite attributes in Lua: read as a table of their elements (`src.author.person`), written
+/// element by element (`["credit.who"]`) — an attribute becoming a composite, a composite
+/// flattened, an element moved.
+@Suite struct CompositeScriptTests {
+  static let v1 = """
+    <model>
+      <entity name="Cocktail">
+        <attribute name="author" optional="YES" attributeType="Composite" composite="Author"/>
+        <attribute name="maker" optional="YES" attributeType="String"/>
+      </entity>
+      <composite name="Author">
+        <attribute name="person" optional="YES" attributeType="String"/>
+        <attribute name="year" optional="YES" attributeType="Integer 32"/>
+      </composite>
+    </model>
+    """
+  static let v2 = """
+    <model>
+      <entity name="Cocktail">
+        <attribute name="authorName" optional="YES" attributeType="String"/>
+        <attribute name="credit" optional="YES" attributeType="Composite" composite="Credit"/>
+      </entity>
+      <composite name="Credit">
+        <attribute name="when" optional="YES" attributeType="Integer 64"/>
+        <attribute name="who" optional="YES" attributeType="String"/>
+      </composite>
+    </model>
+    """
+  static let script = """
+    return {
+      Cocktail = {
+        attributes = {
+          authorName = function(src) return src.author.person end,
+          ["credit.who"] = function(src) return src.maker end,
+          ["credit.when"] = function(src) return src.author.year end,
+        },
+      },
+    }
+    """
+
+  @Test func compositesAreReadAsTablesAndWrittenByElement() throws {
+    let folder = try TemporaryDirectory()
+    try folder.write(Self.v1, to: "Bar.xcdatamodeld/Bar.xcdatamodel/contents")
+    try folder.write(Self.v2, to: "Bar.xcdatamodeld/Bar 2.xcdatamodel/contents")
+    let policies = try folder.folder("policies")
+    try folder.write(Self.script, to: "policies/Bar-Bar 2.lua")
+    let bundleURL = folder.url.appendingPathComponent("Bar.xcdatamodeld")
+    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let store = folder.url.appendingPathComponent("bar.sqlite")
+    let created = try SQLiteStore.create(at: store, model: try bundle.model(named: "Bar"))
+    try created.write { writer in
+      try writer.insert(
+        StoredObject(
+          id: ObjectID(entity: "Cocktail", primaryKey: 1),
+          attributes: [
+            "author.person": .string("Harry Craddock"), "author.year": .integer(1930), "maker": .string("Savoy"),
+          ]))
+      try writer.insert(StoredObject(id: ObjectID(entity: "Cocktail", primaryKey: 2), attributes: [:]))
+    }
+    try created.close()
+
+    try ScriptedRun.migrate(store, bundle: bundleURL, folders: [policies])
+
+    let after = try SQLiteStore(url: store, model: try bundle.model(named: "Bar 2"))
+    defer { try? after.close() }
+    let first = try #require(try after.object(ObjectID(entity: "Cocktail", primaryKey: 1)))
+    #expect(first.attributes["authorName"] == .string("Harry Craddock"))
+    #expect(first.attributes["credit.who"] == .string("Savoy"))
+    #expect(first.attributes["credit.when"] == .integer(1930))
+    let empty = try #require(try after.object(ObjectID(entity: "Cocktail", primaryKey: 2)))
+    #expect(empty.attributes["authorName"] == .null)
+    #expect(empty.attributes["credit.when"] == .null)
+  }
+
+  static func run(hook: String) throws -> (SQLiteStore?, (any Error)?) {
+    let folder = try TemporaryDirectory()
+    try folder.write(Self.v1, to: "Bar.xcdatamodeld/Bar.xcdatamodel/contents")
+    try folder.write(Self.v2, to: "Bar.xcdatamodeld/Bar 2.xcdatamodel/contents")
+    let policies = try folder.folder("policies")
+    try folder.write(
+      """
+      return {
+        Cocktail = {
+          createRelationships = function(dst, m)
+            local src = m:sources(m.mapping.name, dst)[1]
+            \(hook)
+          end,
+        },
+      }
+      """, to: "policies/Bar-Bar 2.lua")
+    let bundleURL = folder.url.appendingPathComponent("Bar.xcdatamodeld")
+    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let store = folder.url.appendingPathComponent("bar.sqlite")
+    let created = try SQLiteStore.create(at: store, model: try bundle.model(named: "Bar"))
+    try created.write { writer in
+      try writer.insert(
+        StoredObject(
+          id: ObjectID(entity: "Cocktail", primaryKey: 1),
+          attributes: ["author.person": .string("Harry Craddock"), "author.year": .integer(1930)]))
+    }
+    try created.close()
+    do {
+      try ScriptedRun.migrate(store, bundle: bundleURL, folders: [policies])
+    } catch {
+      return (nil, error)
+    }
+    return (try SQLiteStore(url: store, model: try bundle.model(named: "Bar 2")), nil)
+  }
+
+  /// A hook writes a composite as a table of its elements.
+  @Test func aHookWritesACompositeAsATable() throws {
+    let (store, error) = try Self.run(hook: "dst.credit = { who = src.author.person, when = src.author.year }")
+    #expect(error == nil)
+    let after = try #require(store)
+    defer { try? after.close() }
+    let cocktail = try #require(try after.object(ObjectID(entity: "Cocktail", primaryKey: 1)))
+    #expect(cocktail.attributes["credit.who"] == .string("Harry Craddock"))
+    #expect(cocktail.attributes["credit.when"] == .integer(1930))
+  }
+
+  /// An element the composite does not have is an error naming it, not a value dropped.
+  @Test func anUnknownElementIsAnErrorNamingIt() throws {
+    let (store, error) = try Self.run(hook: "dst.credit = { whom = src.author.person }")
+    #expect(store == nil)
+    #expect(
+      "\(error.map { "\($0)" } ?? "")".contains("Cocktail.credit has no element 'whom' (its elements: when, who)"))
+  }
+}
