@@ -14,7 +14,8 @@ import PropertyList
 /// the same text. Values follow the attribute's type: integers, booleans, floats (shortest exact
 /// form; `"NaN"`, `"Infinity"`, `"-Infinity"` as strings), strings, dates as seconds since
 /// 2001-01-01, Binary and Transformable as base64, UUIDs as text. Relationships name objects as
-/// `Entity/pN`.
+/// `Entity/pN`. A composite attribute is an object of its elements (`"author": {"person": "…"}`);
+/// import takes that form or its elements by key path (`"author.person"`).
 public enum StoreJSON {
   public static let format = "migrun-store/1"
 
@@ -97,10 +98,16 @@ public enum StoreJSON {
 
   static func encode(_ object: StoredObject, model: ObjectModel) -> String {
     guard let entity = model.entity(named: object.id.entity) else { return "{}" }
-    let attributes = model.attributes(of: entity).filter { !$0.isTransient }.sorted { $0.name < $1.name }.map {
-      attribute in
-      "\(quote(attribute.name)): \(encode(object.attributes[attribute.name] ?? .null))"
+    // A composite is an object of its elements (`"author": {"person": …}`), nested ones nested.
+    func encoded(_ attribute: Attribute, path: String) -> String {
+      guard attribute.type == .composite else { return encode(object.attributes[path] ?? .null) }
+      let elements = attribute.elements.sorted { $0.name < $1.name }.map { element in
+        "\(quote(element.name)): \(encoded(element, path: path + "." + element.name))"
+      }
+      return "{\(elements.joined(separator: ", "))}"
     }
+    let attributes = model.declaredAttributes(of: entity).filter { !$0.isTransient }.sorted { $0.name < $1.name }
+      .map { attribute in "\(quote(attribute.name)): \(encoded(attribute, path: attribute.name))" }
     var relationships: [String] = []
     for relationship in model.relationships(of: entity).filter({ !$0.isTransient }).sorted(by: { $0.name < $1.name }) {
       if relationship.isToMany {
@@ -145,7 +152,20 @@ public enum StoreJSON {
     var object = StoredObject(id: ObjectID(entity: entity.name, primaryKey: primaryKey), version: version)
     if case .object(let attributes)? = entry["attributes"] {
       for attribute in model.attributes(of: entity) where !attribute.isTransient {
-        guard let raw = attributes[attribute.name] else { continue }
+        // A composite's element: in the composite's object (as export writes it) or by key path.
+        var raw = attributes[attribute.name]
+        if raw == nil, attribute.name.contains(".") {
+          var level: JSONValue? = .object(attributes)
+          for part in attribute.name.split(separator: ".") {
+            guard case .object(let fields)? = level else {
+              level = nil
+              break
+            }
+            level = fields[String(part)]
+          }
+          raw = level
+        }
+        guard let raw else { continue }
         object.attributes[attribute.name] = try value(
           raw, attribute: attribute, entity: entity.name, primaryKey: primaryKey)
       }

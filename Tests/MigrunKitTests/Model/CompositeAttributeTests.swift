@@ -258,4 +258,24 @@ import Testing
     #expect(Set(columns).isSuperset(of: ["ZPERSON", "ZYEARMADE", "ZID", "ZID1"]))
     #expect(!columns.contains("ZYEAR") && !columns.contains("ZAUTHOR"))
   }
+
+  /// Export writes a composite as an object of its elements; import reads it back.
+  @Test func exportAndImportShowACompositeAsAnObject() throws {
+    let folder = try TemporaryDirectory()
+    let bundle = try Self.bundle(in: folder)
+    let model = try bundle.model(named: "C1")
+    let store = try SQLiteStore.create(at: folder.url.appendingPathComponent("a.sqlite"), model: model)
+    let object = StoredObject(
+      id: ObjectID(entity: "Cocktail", primaryKey: 1),
+      attributes: [
+        "name": .string("Bronx"), "id": Self.uuid(1), "author.id": .null, "author.person": .string("Harry Craddock"),
+        "author.year": .integer(1930),
+      ])
+    try store.write { writer in try writer.insert(object) }
+    let text = try StoreJSON.export(store)
+    #expect(text.contains(#""author": {"id": null, "person": "Harry Craddock", "year": 1930}"#))
+    let copy = try SQLiteStore.create(at: folder.url.appendingPathComponent("b.sqlite"), model: model)
+    try StoreJSON.importObjects(Data(text.utf8), into: copy)
+    #expect(try copy.object(object.id)?.attributes == object.attributes)
+  }
 }
