@@ -355,6 +355,7 @@ struct MigrateCommand: MigrunCommand {
           [
             "step": $0.name, "counts": $0.counts, "method": $0.method.rawValue, "bulkCopy": $0.bulkCopy,
             "merged": $0.merged, "dropped": $0.drops.map(Self.json),
+            "cloudKit": ["renumbered": $0.cloudKit.renumbered, "removed": $0.cloudKit.removed],
             "damageCarried": $0.damage.map { damage in
               [
                 "kind": damage.kind.rawValue, "entity": damage.entity, "property": damage.property,
@@ -384,6 +385,13 @@ struct MigrateCommand: MigrunCommand {
       for drop in step.drops { print("    dropped: \(drop)") }
       // What was already wrong in the original: carried as Core Data carries it, and said.
       for damage in step.damage { print("    damage in the original: \(damage)") }
+      // CloudKit's record metadata follows the renumbering; the store is marked for a zone refetch.
+      if !step.cloudKit.isEmpty {
+        print(
+          "    CloudKit: \(step.cloudKit.renumbered) record metadata row(s) renumbered"
+            + (step.cloudKit.removed > 0 ? ", \(step.cloudKit.removed) of removed entities deleted" : "")
+            + "; the store asks for a zone refetch at the next sync, as Core Data's migration does")
+      }
       // What each entity mapping read and wrote; equal unless the note says why not.
       for count in step.mappings {
         let links = count.edges.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value[0]) → \($0.value[1])" }

@@ -15,6 +15,30 @@ import GRDB
 /// refused before the step runs, by name, with the option that drops it on purpose (``dropped``):
 /// history of objects whose entity the step removes, and triggers or views on the model's tables.
 /// A DDL step edits the file in place and keeps them as they are (it renumbers nothing).
+///
+/// `NSPersistentCloudKitContainer` names each synced object by entity number too: `ZENTITYID` (with
+/// `ZENTITYPK`) in `ANSCKRECORDMETADATA` and `ANSCKHISTORYANALYZERSTATE`. Core Data's own migrator
+/// rewrites exactly those two columns (`UPDATE … SET ZENTITYID = new WHERE ZENTITYID = old`, per
+/// entity whose number changes) and then marks the store with the metadata key
+/// `PFCloudKitMetadataNeedsZoneFetchAfterClientMigrationKey`, so the next sync refetches the zone —
+/// as public decompilations of its `_NSSQLiteStoreMigrator` show. A step here does the same, as
+/// one `CASE` (a chain of renumberings cannot collide). Rows naming objects of an entity the step
+/// removes name nothing afterwards (and their number may be another entity's): they are deleted
+/// and counted — our choice, not read off Core Data.
+/// What a step did to `NSPersistentCloudKitContainer`'s record metadata (``ForeignObjects``): rows
+/// whose entity number it changed, and rows of entities it removed (deleted).
+public struct CloudKitRenumbering: Sendable, Hashable {
+  public var renumbered = 0
+  public var removed = 0
+
+  public init(renumbered: Int = 0, removed: Int = 0) {
+    self.renumbered = renumbered
+    self.removed = removed
+  }
+
+  public var isEmpty: Bool { renumbered == 0 && removed == 0 }
+}
+
 struct ForeignObjects {
   struct Table {
     let name: String
@@ -24,6 +48,10 @@ struct ForeignObjects {
   }
 
   static let historyTables: Set<String> = ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"]
+  /// `NSPersistentCloudKitContainer`'s tables whose `ZENTITYID` is an entity number.
+  static let cloudKitEntityTables: Set<String> = ["ANSCKRECORDMETADATA", "ANSCKHISTORYANALYZERSTATE"]
+  /// The metadata key Core Data sets when a migration renumbered CloudKit's objects.
+  static let zoneFetchKey = "PFCloudKitMetadataNeedsZoneFetchAfterClientMigrationKey"
 
   var tables: [Table] = []
   /// `Z_PRIMARYKEY` rows whose `Z_ENT` is not one of the model's entities.
@@ -66,6 +94,35 @@ struct ForeignObjects {
   }
 
   var isEmpty: Bool { tables.isEmpty && keyRows.isEmpty && others.isEmpty }
+
+  /// CloudKit's tables with entity numbers that this store has (and that `dropped` does not drop).
+  func cloudKitTables(dropped: Set<String>) -> [String] {
+    tables.map(\.name).filter { Self.cloudKitEntityTables.contains($0.uppercased()) && !dropped.contains($0) }
+  }
+
+  /// How many rows of CloudKit's tables in `schema` (the source: `main`, or `src` when attached) a
+  /// step renumbering by `numbers` changes or removes.
+  func cloudKitRenumbering(_ db: Database, in schema: String = "main", numbers: [Int: Int], dropped: Set<String>)
+    throws -> CloudKitRenumbering
+  {
+    var found = CloudKitRenumbering()
+    let changed = numbers.filter { $0.key != $0.value }.keys.map(String.init).joined(separator: ", ")
+    let kept = numbers.keys.map(String.init).joined(separator: ", ")
+    for table in cloudKitTables(dropped: dropped) {
+      let name = "\(schema).\(quoted(table))"
+      if !changed.isEmpty {
+        found.renumbered +=
+          try Int.fetchOne(db, sql: "SELECT count(*) FROM \(name) WHERE ZENTITYID IN (\(changed))") ?? 0
+      }
+      found.removed +=
+        try Int.fetchOne(
+          db,
+          sql:
+            "SELECT count(*) FROM \(name) WHERE ZENTITYID IS NOT NULL AND ZENTITYID NOT IN (\(kept.isEmpty ? "-1" : kept))"
+        ) ?? 0
+    }
+    return found
+  }
 
   /// Why the step cannot carry these faithfully, or nil. `numbers` maps the source's entity numbers
   /// to the destination's (entities the step removes are absent); `dropped` names what the user
@@ -113,12 +170,15 @@ struct ForeignObjects {
       }
       copied[table.name] = written
       if table.name.uppercased() == "ACHANGE" {
-        let changes = numbers.filter { $0.key != $0.value }
-        if !changes.isEmpty {
-          let cases = changes.sorted { $0.key < $1.key }.map { "WHEN \($0.key) THEN \($0.value)" }.joined(
-            separator: " ")
-          try db.execute(sql: "UPDATE main.ACHANGE SET ZENTITY = CASE ZENTITY \(cases) ELSE ZENTITY END")
-        }
+        try renumber(db, table: "ACHANGE", column: "ZENTITY", numbers: numbers)
+      }
+      if Self.cloudKitEntityTables.contains(table.name.uppercased()) {
+        let kept = numbers.keys.map(String.init).joined(separator: ", ")
+        try db.execute(
+          sql:
+            "DELETE FROM main.\(quoted(table.name)) WHERE ZENTITYID IS NOT NULL AND ZENTITYID NOT IN (\(kept.isEmpty ? "-1" : kept))"
+        )
+        try renumber(db, table: table.name, column: "ZENTITYID", numbers: numbers)
       }
       for dependent in table.dependents { try db.execute(sql: dependent) }
     }
@@ -132,6 +192,15 @@ struct ForeignObjects {
         arguments: [row[0], row[1], row[2], row[3]])
     }
     return copied
+  }
+
+  /// Rewrites `column` of `table` (in `main`) from source entity numbers to destination ones.
+  private func renumber(_ db: Database, table: String, column: String, numbers: [Int: Int]) throws {
+    let changes = numbers.filter { $0.key != $0.value }
+    guard !changes.isEmpty else { return }
+    let cases = changes.sorted { $0.key < $1.key }.map { "WHEN \($0.key) THEN \($0.value)" }.joined(separator: " ")
+    try db.execute(
+      sql: "UPDATE main.\(quoted(table)) SET \(column) = CASE \(column) \(cases) ELSE \(column) END")
   }
 
   /// The `Z_PRIMARYKEY` name persistent history keeps for its table `table` (`ACHANGE` → `CHANGE`),

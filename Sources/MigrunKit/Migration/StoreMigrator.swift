@@ -57,6 +57,8 @@ public final class StoreMigrator {
       public var drops: [DroppedProperty] = []
       /// Damage the step's source already had, carried (``CarriedDamage``).
       public var damage: [CarriedDamage] = []
+      /// CloudKit's record metadata the step renumbered, and deleted with the entities it removes.
+      public var cloudKit = CloudKitRenumbering()
     }
 
     public var steps: [Step] = []
@@ -219,8 +221,14 @@ public final class StoreMigrator {
           if let refusal = try source.read({ db in try foreign.refusal(db, numbers: numbers, dropped: options.drop) }) {
             throw MigrationError(.wouldDrop, step: step.name, reason: refusal)
           }
+          // CloudKit's objects renumbered: the store is marked as Core Data marks it (see ForeignObjects).
+          let cloudKit = try source.read { db in
+            try foreign.cloudKitRenumbering(db, numbers: numbers, dropped: options.drop)
+          }
+          var metadata = source.metadata.describing(step.destination)
+          if !cloudKit.isEmpty { metadata.otherKeys[ForeignObjects.zoneFetchKey] = .boolean(true) }
           let destination = try SQLiteStore.create(
-            at: working, model: step.destination, metadata: source.metadata.describing(step.destination),
+            at: working, model: step.destination, metadata: metadata,
             fastWrites: true, withIndexes: false, withTriggers: false)
           destination.externalData = externalData
           let (mapping, policies) = (stepMapping.mapping, stepMapping.policies)
@@ -270,6 +278,7 @@ public final class StoreMigrator {
             method: method)
           done.merged = manager.mergedCount
           done.drops = drops
+          done.cloudKit = cloudKit
           try stepWritten?(destination, method)
           let carriedFiles = try destination.checkExternalReferences()
           done.mappings = try Conservation.check(
