@@ -263,6 +263,11 @@ struct MigrateCommand: MigrunCommand {
   var noDrops = false
   @Flag(
     help:
+      "Migrate a store that syncs through CloudKit even where the plan changes what CloudKit's schema does not allow (removed or renamed fields, new uniqueness constraints…); refused otherwise."
+  )
+  var allowCloudkitChanges = false
+  @Flag(
+    help:
       "Run every step object by object, as Core Data does: no DDL, no rows copied by SQL (to compare, or to rule the fast paths out)."
   )
   var objectsOnly = false
@@ -296,6 +301,7 @@ struct MigrateCommand: MigrunCommand {
       keepBackup: !noBackup, dryRun: dryRun, bulkCopy: !objectsOnly, ddl: !objectsOnly, wait: wait)
     options.drop = Set(drop)
     options.refuseDrops = noDrops
+    options.allowCloudKitChanges = allowCloudkitChanges
     let migrator = StoreMigrator(store: url, plan: plan, options: options)
     let folders = chain.policyURLs
     migrator.scriptedStep = { step in

@@ -95,6 +95,9 @@ struct ForeignObjects {
 
   var isEmpty: Bool { tables.isEmpty && keyRows.isEmpty && others.isEmpty }
 
+  /// Whether the store syncs through `NSPersistentCloudKitContainer` (it has its `ANSCK…` tables).
+  var syncsWithCloudKit: Bool { tables.contains { $0.name.uppercased().hasPrefix("ANSCK") } }
+
   /// CloudKit's tables with entity numbers that this store has (and that `dropped` does not drop).
   func cloudKitTables(dropped: Set<String>) -> [String] {
     tables.map(\.name).filter { Self.cloudKitEntityTables.contains($0.uppercased()) && !dropped.contains($0) }

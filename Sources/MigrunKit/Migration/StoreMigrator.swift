@@ -27,6 +27,9 @@ public final class StoreMigrator {
     public var drop: Set<String> = []
     /// Refuse a step whose mapping leaves values behind (``DroppedProperty``), before it runs.
     public var refuseDrops = false
+    /// Migrate a store that syncs through CloudKit even where the plan changes what CloudKit's
+    /// schema does not allow (``StoreMigrator/cloudKitFindings(_:)``); refused otherwise.
+    public var allowCloudKitChanges = false
 
     public init(
       keepBackup: Bool = true, dryRun: Bool = false, bulkCopy: Bool = true, ddl: Bool = true, wait: Double = 0
@@ -130,6 +133,30 @@ public final class StoreMigrator {
   /// space checked. The store's files are only ever read; a store whose `-wal` has content is read
   /// through a snapshot.
   @discardableResult
+  /// What the plan changes that CloudKit's schema does not allow, for a store that syncs through
+  /// `NSPersistentCloudKitContainer`: ``ModelLint``'s `cloudkit-…` rules over the plan's versions,
+  /// less what the store's own version already breaks (it syncs as it is).
+  public static func cloudKitFindings(_ plan: MigrationPlan) -> [ModelLint.Finding] {
+    guard let first = plan.steps.first else { return [] }
+    let versions = [first.source] + plan.steps.map(\.destination)
+    let before = Set(ModelLint.findings([first.source], cloudKit: true).map { [$0.rule, $0.entity] + $0.properties })
+    return ModelLint.findings(versions, cloudKit: true).filter { finding in
+      finding.rule.hasPrefix("cloudkit-") && !before.contains([finding.rule, finding.entity] + finding.properties)
+    }
+  }
+
+  static func refuseCloudKitChanges(_ plan: MigrationPlan) throws {
+    let findings = cloudKitFindings(plan)
+    guard !findings.isEmpty else { return }
+    throw MigrationError(
+      .wouldDrop,
+      reason:
+        "the store syncs through CloudKit (it has NSPersistentCloudKitContainer's tables), and the plan changes what CloudKit's schema does not allow: "
+        + findings.map(\.description).joined(separator: "; ")
+        + ". Give --allow-cloudkit-changes to migrate anyway (CloudKit will not take the change); the store is unchanged"
+    )
+  }
+
   public func run() throws -> Report {
     guard FileManager.default.fileExists(atPath: store.path) else {
       throw StoreError(.notFound, file: store.path, reason: "no such file")
@@ -182,6 +209,9 @@ public final class StoreMigrator {
           }
           let stepMapping = try mapping(for: step)
           let foreign = try source.read { db in try ForeignObjects.read(db, schema: source.schema) }
+          if index == 0, foreign.syncsWithCloudKit, !options.allowCloudKitChanges {
+            try Self.refuseCloudKitChanges(plan)
+          }
           // A DDL step on the store itself starts from a copy: made while the source is counted
           // (the copy is I/O, the counts CPU — two cores do both at once).
           let decision = try Self.ddlDecision(stepMapping, store: source, options: options)

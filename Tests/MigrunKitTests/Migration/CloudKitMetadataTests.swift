@@ -65,9 +65,17 @@ import Testing
           """)
     }
     let plan = try MigrationPlanner.plan(bundle: bundle, storeHashes: try SQLiteStore.metadata(at: url).versionHashes)
-    let report = try StoreMigrator(
-      store: url, plan: plan, options: .init(bulkCopy: !objectByObject, ddl: false)
-    ).run()
+    // Removing Charlie is what CloudKit's schema does not allow: refused, the store untouched…
+    let before = storeFileBytes(url)
+    #expect(StoreMigrator.cloudKitFindings(plan).map(\.rule) == ["cloudkit-removed"])
+    #expect(throws: MigrationError.self) {
+      try StoreMigrator(store: url, plan: plan, options: .init(bulkCopy: !objectByObject, ddl: false)).run()
+    }
+    #expect(storeFileBytes(url) == before)
+    // …unless allowed.
+    var options = StoreMigrator.Options(bulkCopy: !objectByObject, ddl: false)
+    options.allowCloudKitChanges = true
+    let report = try StoreMigrator(store: url, plan: plan, options: options).run()
     #expect(report.steps.first?.cloudKit == CloudKitRenumbering(renumbered: 3, removed: 2))
     // Bravo is 2 now; Charlie's rows went with Charlie.
     #expect(try Self.entityIDs(url, "ANSCKRECORDMETADATA") == [[2, 1], [2, 2]])
