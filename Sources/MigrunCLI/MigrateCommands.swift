@@ -135,7 +135,14 @@ struct PlanCommand: MigrunCommand {
     print("Store   \(url.lastPathComponent) at \(plan.sourceVersion) (\(counts.values.reduce(0, +)) objects)")
     print("Target  \(plan.destinationVersion)")
     print("Path    \(plan.rule)")
-    for line in try source.ownObjectsSummary() { print("Own     \(line)") }
+    let own = try source.ownObjectsSummary()
+    for line in own { print("Own     \(line)") }
+    // A store that syncs through CloudKit: what the plan changes that CloudKit does not allow.
+    if own.contains(where: { $0.hasPrefix("table ANSCK") }) {
+      for finding in StoreMigrator.cloudKitFindings(plan) {
+        print("CloudKit \(finding) — migrate refuses it unless --allow-cloudkit-changes")
+      }
+    }
     if !plan.needsMigration { print("Nothing to do: the store is at the destination version.") }
     for (index, step) in plan.steps.enumerated() {
       switch step.kind {
