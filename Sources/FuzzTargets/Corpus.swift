@@ -6,7 +6,8 @@ import PropertyList
 /// The fixed model some targets read into, and the seed inputs of every target: taken from the
 /// fixture stores and models (`../shared/fixtures/coredata`) and made from ``model``.
 public enum Corpus {
-  /// Every attribute type, inheritance, to-one, to-many, ordered to-many, many-to-many.
+  /// Every attribute type (a composite among them, whose element `id` collides with the entity's),
+  /// inheritance, to-one, to-many, ordered to-many, many-to-many.
   public static let modelXML = """
     <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
     <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
@@ -28,6 +29,7 @@ public enum Corpus {
         <attribute name="id" optional="YES" attributeType="UUID"/>
         <attribute name="link" optional="YES" attributeType="URI"/>
         <attribute name="extra" optional="YES" attributeType="Transformable"/>
+        <attribute name="origin" optional="YES" attributeType="Composite" composite="Origin"/>
         <relationship name="owner" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Owner" inverseName="items" inverseEntity="Owner"/>
         <relationship name="tags" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Tag" inverseName="items" inverseEntity="Tag"/>
       </entity>
@@ -38,6 +40,10 @@ public enum Corpus {
         <attribute name="name" attributeType="String" defaultValueString="tag"/>
         <relationship name="items" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Item" inverseName="tags" inverseEntity="Item"/>
       </entity>
+      <composite name="Origin">
+        <attribute name="place" optional="YES" attributeType="String"/>
+        <attribute name="id" optional="YES" attributeType="UUID"/>
+      </composite>
     </model>
     """
 
