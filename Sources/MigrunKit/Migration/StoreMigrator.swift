@@ -157,6 +157,20 @@ public final class StoreMigrator {
     )
   }
 
+  /// What a run carries from step to step.
+  private struct Run {
+    var report = Report()
+    /// migrun's working files, removed however the run ends (the result is swapped in first).
+    var created: [URL] = []
+    /// The file the next step reads: the store, a snapshot of it, or the last step's result.
+    var current: URL
+    /// Values kept outside the store are read from the original's folder by every copy: no step
+    /// writes a file there (migrun writes values inline), so the copies refer only to its files.
+    var externalData: ExternalData
+    /// The files the original refers to: the only ones a successful migration may clean up.
+    var referencedBefore = Set<String>()
+  }
+
   public func run() throws -> Report {
     guard FileManager.default.fileExists(atPath: store.path) else {
       throw StoreError(.notFound, file: store.path, reason: "no such file")
@@ -170,154 +184,24 @@ public final class StoreMigrator {
     let state = StoreFiles.State(of: store)
     let walMode = StoreFiles.isWALMode(store)
     try checkSpace()
-    var report = Report()
-    var created: [URL] = []
-    defer { for file in created { StoreFiles.remove(file) } }
-    var current = store
-    // Values kept outside the store are read from the original's folder by every copy: no step
-    // writes a file there (migrun writes values inline), so the copies refer only to its files.
-    var externalData = ExternalData(store: store)
-    // The files the original refers to: the only ones a successful migration may clean up.
-    var referencedBefore = Set<String>()
+    var run = Run(current: store, externalData: ExternalData(store: store))
+    defer { for file in run.created { StoreFiles.remove(file) } }
     if StoreFiles.hasWALContent(store) {
       let snapshot = scratch("source")
-      created.append(snapshot)
+      run.created.append(snapshot)
       try withSpaceReported { try StoreFiles.snapshot(store, to: snapshot) }
-      current = snapshot
+      run.current = snapshot
     }
     // SQLite's own check of the file, beside the steps: a damaged page is the user's store's
     // damage, named as such, and decided before the original is touched (IntegrityWatch).
-    try IntegrityWatch(checking: current, for: store).judging {
+    try IntegrityWatch(checking: run.current, for: store).judging {
       for (index, step) in plan.steps.enumerated() {
-        var working = scratch("step\(index + 1)")
+        let working = scratch("step\(index + 1)")
         let associations = scratch("assoc\(index + 1)")
-        created += [working, associations]
+        run.created += [working, associations]
+        let result: URL
         do {
-          let stepProgress: (MigrationProgress) -> Void = { [progress] in
-            var reported = $0
-            reported.step = step.name
-            progress?(reported)
-          }
-          let source = try SQLiteStore(url: current, model: step.source, access: .readOnly)
-          source.externalData = externalData
-          defer { try? source.close() }
-          if index == 0 {
-            referencedBefore = Set(try source.externalReferences().map(\.file))
-            // Files the original refers to and never had: carried as references, reported.
-            externalData.carriedMissing = referencedBefore.subtracting(externalData.files())
-            source.externalData = externalData
-          }
-          let stepMapping = try mapping(for: step)
-          let foreign = try source.read { db in try ForeignObjects.read(db, schema: source.schema) }
-          if index == 0, foreign.syncsWithCloudKit, !options.allowCloudKitChanges {
-            try Self.refuseCloudKitChanges(plan)
-          }
-          // A DDL step on the store itself starts from a copy: made while the source is counted
-          // (the copy is I/O, the counts CPU — two cores do both at once).
-          let decision = try Self.ddlDecision(stepMapping, store: source, options: options)
-          var copying: BackgroundWork?
-          if case .ddl = decision, current == store {
-            let (from, to) = (store, working)
-            copying = BackgroundWork { try StoreFiles.cloneOrCopy(from, to: to) }
-          }
-          // Never leave the copy running past this step, whatever fails (its file is ours to remove).
-          defer { try? copying?.wait() }
-          let before = try Conservation.before(
-            stepMapping.mapping, source: source, policies: Set(stepMapping.policies.keys))
-          let drops = try source.counting(stepMapping.mapping.drops(scripted: Set(stepMapping.policies.keys)))
-            .filter { ($0.values ?? 0) > 0 }
-          if options.refuseDrops, case let certain = drops.filter(\.isCertain), !certain.isEmpty {
-            throw MigrationError(
-              .wouldDrop, step: step.name,
-              reason:
-                "the step's mapping leaves values behind: \(certain.map(\.description).joined(separator: "; ")). --no-drops refuses it: map them in a mapping file, or migrate without --no-drops to drop them on purpose; the store is unchanged"
-            )
-          }
-          if case .ddl(let edit) = decision {
-            try source.close()
-            // The file is edited in place: its own tables stay; what was dropped on purpose goes.
-            // migrun's own file (a snapshot or an earlier step's result) is edited where it is.
-            if let copying { try copying.wait() } else { working = current }
-            var done = try runDDL(
-              edit, on: working, step: step, metadata: source.metadata, dropping: foreign, externalData: externalData,
-              conserving: (stepMapping.mapping, before), progress: stepProgress)
-            done.drops = drops
-            report.steps.append(done)
-            current = working
-            continue
-          }
-          // A new file: what the store holds beyond its model is carried, or refused now, by name.
-          let numbers = stepMapping.mapping.entityNumbers(from: source.schema)
-          if let refusal = try source.read({ db in try foreign.refusal(db, numbers: numbers, dropped: options.drop) }) {
-            throw MigrationError(.wouldDrop, step: step.name, reason: refusal)
-          }
-          // CloudKit's objects renumbered: the store is marked as Core Data marks it (see ForeignObjects).
-          let cloudKit = try source.read { db in
-            try foreign.cloudKitRenumbering(db, numbers: numbers, dropped: options.drop)
-          }
-          var metadata = source.metadata.describing(step.destination)
-          if !cloudKit.isEmpty { metadata.otherKeys[ForeignObjects.zoneFetchKey] = .boolean(true) }
-          let destination = try SQLiteStore.create(
-            at: working, model: step.destination, metadata: metadata,
-            fastWrites: true, withIndexes: false, withTriggers: false)
-          destination.externalData = externalData
-          let (mapping, policies) = (stepMapping.mapping, stepMapping.policies)
-          let manager = try MigrationManager(
-            mapping: mapping, source: source, destination: destination, associationsFile: associations,
-            policies: policies)
-          manager.progress = stepProgress
-          manager.mergeRules = try stepMapping.mergeRules + (mergeRules?(step) ?? [])
-          // Rows copied where the mappings allow it — all of them, or (mixed) some, the object path
-          // doing the rest after them.
-          let bulk =
-            options.bulkCopy
-            ? try BulkCopy.decide(
-              mapping: mapping, sourceSchema: source.schema, policies: policies, manager: manager, mixed: options.mixed
-            ).copy
-            : nil
-          var method = StepMethod.objects
-          if let bulk, bulk.objectMappings.isEmpty {
-            try bulk.run(from: current, into: destination, progress: stepProgress)
-            try manager.validate()
-            method = .copyRows
-          } else if let bulk {
-            try bulk.run(from: current, into: destination, progress: stepProgress)
-            manager.copiedMappings = mapping.entityMappings.filter { mapping in
-              bulk.copies.contains { $0.mapping.name == mapping.name }
-            }
-            try manager.migrate()
-            method = .mixed
-          } else {
-            try destination.createIndexes()
-            try manager.migrate()
-          }
-          if !foreign.isEmpty {
-            let path = SQLiteStore.readOnlyPath(current) ?? current.path
-            try destination.withConnection { db in
-              try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])
-              defer { try? db.execute(sql: "DETACH DATABASE src") }
-              try db.inTransaction {
-                try foreign.carry(db, numbers: numbers, dropped: options.drop)
-                return .commit
-              }
-            }
-          }
-          try destination.installDerivedAttributes()
-          var done = Report.Step(
-            name: step.name, kind: step.kind, counts: try destination.entityCounts(),
-            method: method)
-          done.merged = manager.mergedCount
-          done.drops = drops
-          done.cloudKit = cloudKit
-          try stepWritten?(destination, method)
-          let carriedFiles = try destination.checkExternalReferences()
-          done.mappings = try Conservation.check(
-            mapping, before: before, destination: destination, policies: Set(policies.keys), merged: manager.mergedCount
-          )
-          done.damage = try Conservation.damage(
-            mapping, before: before, destination: destination, carriedFiles: carriedFiles)
-          report.steps.append(done)
-          try destination.close()
+          result = try runStep(index, step, into: working, associations: associations, run: &run)
         } catch let error where Self.isDiskFull(error) {
           throw outOfSpace(during: "step \(step.name)")
         } catch let error as MigrationError {
@@ -327,16 +211,28 @@ public final class StoreMigrator {
         } catch {
           throw MigrationError(.policy, step: step.name, reason: "\(error)")
         }
-        if current != store { StoreFiles.remove(current) }
-        current = working
+        if run.current != store, run.current != result { StoreFiles.remove(run.current) }
+        run.current = result
       }
     }
-    guard current != store, !options.dryRun else { return report }
+    guard run.current != store, !options.dryRun else { return run.report }
+    run.report.backup = try swapIn(run.current, state: state, walMode: walMode)
+    // Cleaning is after the fact: a file left behind (this failing) is only space, never a value.
+    if !run.referencedBefore.isEmpty, let last = plan.steps.last {
+      run.report.externalFilesRemoved =
+        (try? Self.removeExternalFiles(
+          of: store, model: last.destination, noLongerReferencedOf: run.referencedBefore)) ?? 0
+    }
+    return run.report
+  }
+
+  /// Puts the migrated file in the store's place (the original kept as the backup, unless told
+  /// otherwise); returns the backup.
+  private func swapIn(_ migrated: URL, state: StoreFiles.State, walMode: Bool) throws -> URL? {
     do {
-      if walMode { try StoreFiles.setWALMode(current) }
-      try StoreFiles.sync(current)
-      report.backup = try StoreFiles.replace(
-        store, with: current, keepBackup: options.keepBackup, expecting: state)
+      if walMode { try StoreFiles.setWALMode(migrated) }
+      try StoreFiles.sync(migrated)
+      return try StoreFiles.replace(store, with: migrated, keepBackup: options.keepBackup, expecting: state)
     } catch let error as StoreError where error.code == .inUse {
       throw error
     } catch let error as StoreError where Self.isDiskFull(error) {
@@ -344,12 +240,166 @@ public final class StoreMigrator {
     } catch {
       throw MigrationError(.store, reason: "the migrated store is complete but could not be put in place: \(error)")
     }
-    // Cleaning is after the fact: a file left behind (this failing) is only space, never a value.
-    if !referencedBefore.isEmpty, let last = plan.steps.last {
-      report.externalFilesRemoved =
-        (try? Self.removeExternalFiles(of: store, model: last.destination, noLongerReferencedOf: referencedBefore)) ?? 0
+  }
+
+  /// Runs one step from `run.current`: as DDL on a copy (or on migrun's own file, in place), or
+  /// into the new file `working`. Returns the step's result.
+  private func runStep(
+    _ index: Int, _ step: MigrationStep, into working: URL, associations: URL, run: inout Run
+  ) throws -> URL {
+    let stepProgress: (MigrationProgress) -> Void = { [progress] in
+      var reported = $0
+      reported.step = step.name
+      progress?(reported)
     }
-    return report
+    let source = try SQLiteStore(url: run.current, model: step.source, access: .readOnly)
+    source.externalData = run.externalData
+    defer { try? source.close() }
+    if index == 0 {
+      run.referencedBefore = Set(try source.externalReferences().map(\.file))
+      // Files the original refers to and never had: carried as references, reported.
+      run.externalData.carriedMissing = run.referencedBefore.subtracting(run.externalData.files())
+      source.externalData = run.externalData
+    }
+    let stepMapping = try mapping(for: step)
+    let foreign = try source.read { db in try ForeignObjects.read(db, schema: source.schema) }
+    if index == 0, foreign.syncsWithCloudKit, !options.allowCloudKitChanges {
+      try Self.refuseCloudKitChanges(plan)
+    }
+    // A DDL step on the store itself starts from a copy: made while the source is counted
+    // (the copy is I/O, the counts CPU — two cores do both at once).
+    let decision = try Self.ddlDecision(stepMapping, store: source, options: options)
+    var copying: BackgroundWork?
+    if case .ddl = decision, run.current == store {
+      let (from, to) = (store, working)
+      copying = BackgroundWork { try StoreFiles.cloneOrCopy(from, to: to) }
+    }
+    // Never leave the copy running past this step, whatever fails (its file is ours to remove).
+    defer { try? copying?.wait() }
+    let before = try Conservation.before(
+      stepMapping.mapping, source: source, policies: Set(stepMapping.policies.keys))
+    let drops = try drops(of: stepMapping, in: source, step: step)
+    var done: Report.Step
+    var result = working
+    if case .ddl(let edit) = decision {
+      try source.close()
+      // The file is edited in place: its own tables stay; what was dropped on purpose goes.
+      // migrun's own file (a snapshot or an earlier step's result) is edited where it is.
+      if let copying { try copying.wait() } else { result = run.current }
+      done = try runDDL(
+        edit, on: result, step: step, metadata: source.metadata, dropping: foreign, externalData: run.externalData,
+        conserving: (stepMapping.mapping, before), progress: stepProgress)
+    } else {
+      done = try writeNewFile(
+        step, from: source, at: run.current, into: working, associations: associations, mapping: stepMapping,
+        foreign: foreign, before: before, externalData: run.externalData, progress: stepProgress)
+    }
+    done.drops = drops
+    run.report.steps.append(done)
+    return result
+  }
+
+  /// What the step's mapping leaves behind that holds values in `source`; refused here with
+  /// ``Options/refuseDrops``.
+  private func drops(of stepMapping: StepMapping, in source: SQLiteStore, step: MigrationStep) throws
+    -> [DroppedProperty]
+  {
+    let drops = try source.counting(stepMapping.mapping.drops(scripted: Set(stepMapping.policies.keys)))
+      .filter { ($0.values ?? 0) > 0 }
+    if options.refuseDrops, case let certain = drops.filter(\.isCertain), !certain.isEmpty {
+      throw MigrationError(
+        .wouldDrop, step: step.name,
+        reason:
+          "the step's mapping leaves values behind: \(certain.map(\.description).joined(separator: "; ")). --no-drops refuses it: map them in a mapping file, or migrate without --no-drops to drop them on purpose; the store is unchanged"
+      )
+    }
+    return drops
+  }
+
+  /// A step that writes a new file: what the store holds beyond its model carried (or refused
+  /// now, by name), the objects moved as rows, as objects or both, then every count checked.
+  private func writeNewFile(
+    _ step: MigrationStep, from source: SQLiteStore, at current: URL, into working: URL, associations: URL,
+    mapping stepMapping: StepMapping, foreign: ForeignObjects, before: Conservation.Before,
+    externalData: ExternalData, progress stepProgress: @escaping (MigrationProgress) -> Void
+  ) throws -> Report.Step {
+    let numbers = stepMapping.mapping.entityNumbers(from: source.schema)
+    if let refusal = try source.read({ db in try foreign.refusal(db, numbers: numbers, dropped: options.drop) }) {
+      throw MigrationError(.wouldDrop, step: step.name, reason: refusal)
+    }
+    // CloudKit's objects renumbered: the store is marked as Core Data marks it (see ForeignObjects).
+    let cloudKit = try source.read { db in
+      try foreign.cloudKitRenumbering(db, numbers: numbers, dropped: options.drop)
+    }
+    var metadata = source.metadata.describing(step.destination)
+    if !cloudKit.isEmpty { metadata.otherKeys[ForeignObjects.zoneFetchKey] = .boolean(true) }
+    let destination = try SQLiteStore.create(
+      at: working, model: step.destination, metadata: metadata, fastWrites: true, withIndexes: false,
+      withTriggers: false)
+    destination.externalData = externalData
+    let (mapping, policies) = (stepMapping.mapping, stepMapping.policies)
+    let manager = try MigrationManager(
+      mapping: mapping, source: source, destination: destination, associationsFile: associations,
+      policies: policies)
+    manager.progress = stepProgress
+    manager.mergeRules = try stepMapping.mergeRules + (mergeRules?(step) ?? [])
+    let method = try moveObjects(
+      from: current, schema: source.schema, into: destination, manager: manager, progress: stepProgress)
+    if !foreign.isEmpty {
+      let path = SQLiteStore.readOnlyPath(current) ?? current.path
+      try destination.withConnection { db in
+        try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])
+        defer { try? db.execute(sql: "DETACH DATABASE src") }
+        try db.inTransaction {
+          try foreign.carry(db, numbers: numbers, dropped: options.drop)
+          return .commit
+        }
+      }
+    }
+    try destination.installDerivedAttributes()
+    var done = Report.Step(
+      name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: method)
+    done.merged = manager.mergedCount
+    done.cloudKit = cloudKit
+    try stepWritten?(destination, method)
+    let carriedFiles = try destination.checkExternalReferences()
+    done.mappings = try Conservation.check(
+      mapping, before: before, destination: destination, policies: Set(policies.keys), merged: manager.mergedCount)
+    done.damage = try Conservation.damage(
+      mapping, before: before, destination: destination, carriedFiles: carriedFiles)
+    try destination.close()
+    return done
+  }
+
+  /// Rows copied where the mappings allow it — all of them, or (mixed) some, the object path doing
+  /// the rest after them — else object by object. Returns how the step ran.
+  private func moveObjects(
+    from current: URL, schema: StoreSchema, into destination: SQLiteStore, manager: MigrationManager,
+    progress stepProgress: @escaping (MigrationProgress) -> Void
+  ) throws -> StepMethod {
+    let mapping = manager.mapping
+    let bulk =
+      options.bulkCopy
+      ? try BulkCopy.decide(
+        mapping: mapping, sourceSchema: schema, policies: manager.policies, manager: manager,
+        mixed: options.mixed
+      ).copy
+      : nil
+    if let bulk, bulk.objectMappings.isEmpty {
+      try bulk.run(from: current, into: destination, progress: stepProgress)
+      try manager.validate()
+      return .copyRows
+    } else if let bulk {
+      try bulk.run(from: current, into: destination, progress: stepProgress)
+      manager.copiedMappings = mapping.entityMappings.filter { mapping in
+        bulk.copies.contains { $0.mapping.name == mapping.name }
+      }
+      try manager.migrate()
+      return .mixed
+    }
+    try destination.createIndexes()
+    try manager.migrate()
+    return .objects
   }
 
   /// How `step` runs with `stepMapping` (ahead of running it, as `migrun plan` shows): DDL where the
