@@ -44,12 +44,14 @@ import Testing
     }
     """
 
-  @Test func compositesAreReadAsTablesAndWrittenByElement() throws {
+  /// Migrates a store of two cocktails (one with an author and a maker, one empty) with `script`
+  /// as the mapping file; the migrated store, or the error.
+  static func migrate(script: String) throws -> (SQLiteStore?, (any Error)?) {
     let folder = try TemporaryDirectory()
     try folder.write(Self.v1, to: "Bar.xcdatamodeld/Bar.xcdatamodel/contents")
     try folder.write(Self.v2, to: "Bar.xcdatamodeld/Bar 2.xcdatamodel/contents")
     let policies = try folder.folder("policies")
-    try folder.write(Self.script, to: "policies/Bar-Bar 2.lua")
+    try folder.write(script, to: "policies/Bar-Bar 2.lua")
     let bundleURL = folder.url.appendingPathComponent("Bar.xcdatamodeld")
     let bundle = try ModelBundle(contentsOf: bundleURL)
     let store = folder.url.appendingPathComponent("bar.sqlite")
@@ -64,10 +66,32 @@ import Testing
       try writer.insert(StoredObject(id: ObjectID(entity: "Cocktail", primaryKey: 2), attributes: [:]))
     }
     try created.close()
+    do {
+      try ScriptedRun.migrate(store, bundle: bundleURL, folders: [policies])
+    } catch {
+      return (nil, error)
+    }
+    return (try SQLiteStore(url: store, model: try bundle.model(named: "Bar 2")), nil)
+  }
 
-    try ScriptedRun.migrate(store, bundle: bundleURL, folders: [policies])
+  /// A mapping file with a hook that writes `dst.credit`.
+  static func hook(_ body: String) -> String {
+    """
+    return {
+      Cocktail = {
+        createRelationships = function(dst, m)
+          local src = m:sources(m.mapping.name, dst)[1]
+          \(body)
+        end,
+      },
+    }
+    """
+  }
 
-    let after = try SQLiteStore(url: store, model: try bundle.model(named: "Bar 2"))
+  @Test func compositesAreReadAsTablesAndWrittenByElement() throws {
+    let (store, error) = try Self.migrate(script: Self.script)
+    #expect(error == nil)
+    let after = try #require(store)
     defer { try? after.close() }
     let first = try #require(try after.object(ObjectID(entity: "Cocktail", primaryKey: 1)))
     #expect(first.attributes["authorName"] == .string("Harry Craddock"))
@@ -78,44 +102,10 @@ import Testing
     #expect(empty.attributes["credit.when"] == .null)
   }
 
-  static func run(hook: String) throws -> (SQLiteStore?, (any Error)?) {
-    let folder = try TemporaryDirectory()
-    try folder.write(Self.v1, to: "Bar.xcdatamodeld/Bar.xcdatamodel/contents")
-    try folder.write(Self.v2, to: "Bar.xcdatamodeld/Bar 2.xcdatamodel/contents")
-    let policies = try folder.folder("policies")
-    try folder.write(
-      """
-      return {
-        Cocktail = {
-          createRelationships = function(dst, m)
-            local src = m:sources(m.mapping.name, dst)[1]
-            \(hook)
-          end,
-        },
-      }
-      """, to: "policies/Bar-Bar 2.lua")
-    let bundleURL = folder.url.appendingPathComponent("Bar.xcdatamodeld")
-    let bundle = try ModelBundle(contentsOf: bundleURL)
-    let store = folder.url.appendingPathComponent("bar.sqlite")
-    let created = try SQLiteStore.create(at: store, model: try bundle.model(named: "Bar"))
-    try created.write { writer in
-      try writer.insert(
-        StoredObject(
-          id: ObjectID(entity: "Cocktail", primaryKey: 1),
-          attributes: ["author.person": .string("Harry Craddock"), "author.year": .integer(1930)]))
-    }
-    try created.close()
-    do {
-      try ScriptedRun.migrate(store, bundle: bundleURL, folders: [policies])
-    } catch {
-      return (nil, error)
-    }
-    return (try SQLiteStore(url: store, model: try bundle.model(named: "Bar 2")), nil)
-  }
-
   /// A hook writes a composite as a table of its elements.
   @Test func aHookWritesACompositeAsATable() throws {
-    let (store, error) = try Self.run(hook: "dst.credit = { who = src.author.person, when = src.author.year }")
+    let (store, error) = try Self.migrate(
+      script: Self.hook("dst.credit = { who = src.author.person, when = src.author.year }"))
     #expect(error == nil)
     let after = try #require(store)
     defer { try? after.close() }
@@ -126,7 +116,7 @@ import Testing
 
   /// An element the composite does not have is an error naming it, not a value dropped.
   @Test func anUnknownElementIsAnErrorNamingIt() throws {
-    let (store, error) = try Self.run(hook: "dst.credit = { whom = src.author.person }")
+    let (store, error) = try Self.migrate(script: Self.hook("dst.credit = { whom = src.author.person }"))
     #expect(store == nil)
     #expect(
       "\(error.map { "\($0)" } ?? "")".contains("Cocktail.credit has no element 'whom' (its elements: when, who)"))
