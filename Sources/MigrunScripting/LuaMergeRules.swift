@@ -70,7 +70,7 @@ public final class LuaMergeRules: MergeRule {
       guard let policy = MergePolicy(name: name), policy.name != "error" else {
         throw HostError("c:merge: unknown policy '\(name)' (storeTrump, objectTrump, overwrite, rollback)")
       }
-      return [Self.lua(conflict.resolved(by: policy))]
+      return [Self.lua(conflict.resolved(by: policy), model: model)]
     }
     guard let prepare = try vm.run(source: Self.helpers, name: "migrun merge helpers").first?.functionValue else {
       throw ContextError(.mergeRule, reason: "the merge-rule helpers did not load")
@@ -88,7 +88,8 @@ public final class LuaMergeRules: MergeRule {
     defer { current.conflict = nil }
     let context: LuaValue = [
       "kind": .text(conflict.kind.rawValue), "entity": .text(conflict.id.entity), "id": .text(conflict.id.description),
-      "object": Self.lua(conflict.object), "snapshot": Self.lua(conflict.snapshot), "store": Self.lua(conflict.store),
+      "object": Self.lua(conflict.object, model: model), "snapshot": Self.lua(conflict.snapshot, model: model),
+      "store": Self.lua(conflict.store, model: model),
       "oldVersion": .integer(conflict.oldVersion), "newVersion": .integer(conflict.newVersion),
       "changed": .table(LuaTable(array: conflict.changed.sorted().map { .text($0) })),
       "constraint": .table(LuaTable(array: conflict.constraint.map { .text($0) })),
@@ -119,11 +120,22 @@ public final class LuaMergeRules: MergeRule {
 
   // MARK: - Values
 
-  /// An object's values as a plain Lua table (`NULL` for no object).
-  static func lua(_ state: StoredObject?) -> LuaValue {
+  /// An object's values as a plain Lua table (`NULL` for no object); with its `model`, a composite
+  /// attribute is a table of its elements (`author.person`), as everywhere in Lua.
+  static func lua(_ state: StoredObject?, model: ObjectModel? = nil) -> LuaValue {
     guard let state else { return .null }
     var table = LuaTable()
-    for (name, value) in state.attributes { table[name] = MigrationBridge.lua(value) }
+    let composites =
+      model.flatMap { model in
+        model.entity(named: state.id.entity).map { model.declaredAttributes(of: $0).filter { $0.type == .composite } }
+      } ?? []
+    for composite in composites {
+      table[composite.name] = MigrationBridge.compositeTable(composite, path: composite.name, of: state)
+    }
+    for (name, value) in state.attributes
+    where !composites.contains(where: { name.hasPrefix($0.name + ".") }) {
+      table[name] = MigrationBridge.lua(value)
+    }
     for (name, target) in state.toOne { table[name] = .text(target.description) }
     for (name, members) in state.toMany { table[name] = .table(LuaTable(array: members.map { .text($0.description) })) }
     return .table(table)
@@ -139,6 +151,8 @@ public final class LuaMergeRules: MergeRule {
       guard let name = key.stringValue else { continue }
       if let attribute = attributes[name] {
         state.attributes[name] = try MigrationBridge.store(value, for: attribute, entity: entity.name)
+      } else if let composite = MigrationBridge.composite(name, of: entity, in: model) {
+        try MigrationBridge.storeComposite(value, composite, path: name, entity: entity.name, into: &state)
       } else if let relationship = relationships[name] {
         if relationship.isToMany {
           let list = value == .null ? [] : (value.tableValue?.array ?? [])

@@ -81,7 +81,8 @@ public final class LuaMigrationMergeRules: MigrationMergeRule {
     guard let rule = rules[entity], let found = destination.entity(named: existing.id.entity) else { return [:] }
     let made: [LuaValue]
     do {
-      made = try vm.call(rule, [LuaMergeRules.lua(existing), LuaMergeRules.lua(incoming)])
+      made = try vm.call(
+        rule, [LuaMergeRules.lua(existing, model: destination), LuaMergeRules.lua(incoming, model: destination)])
     } catch {
       throw MigrationError(.policy, entity: entity, reason: "merge rule: \(error)")
     }
@@ -94,6 +95,16 @@ public final class LuaMigrationMergeRules: MigrationMergeRule {
     let attributes = destination.attributes(of: found)
     for (key, value) in table.fields {
       guard let name = key.stringValue else { continue }
+      if let composite = MigrationBridge.composite(name, of: found, in: destination) {
+        var elements = StoredObject(id: existing.id, attributes: [:])
+        do {
+          try MigrationBridge.storeComposite(value, composite, path: name, entity: found.name, into: &elements)
+        } catch {
+          throw MigrationError(.policy, entity: entity, property: name, reason: "\(file): \(error)")
+        }
+        values.merge(elements.attributes) { _, new in new }
+        continue
+      }
       guard let attribute = attributes.first(where: { $0.name == name }) else {
         // Relationships are joined by the migration; other names are mistakes.
         if destination.relationships(of: found).contains(where: { $0.name == name }) { continue }

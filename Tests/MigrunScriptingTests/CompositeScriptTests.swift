@@ -121,4 +121,48 @@ import Testing
     #expect(
       "\(error.map { "\($0)" } ?? "")".contains("Cocktail.credit has no element 'whom' (its elements: when, who)"))
   }
+
+  /// A merge rule sees composites as tables and returns one: two cocktails of one name fold into
+  /// one whose author names both.
+  @Test func aMergeRuleMergesComposites() throws {
+    let folder = try TemporaryDirectory()
+    let unique =
+      #"<uniquenessConstraints><uniquenessConstraint><constraint value="maker"/></uniquenessConstraint></uniquenessConstraints>"#
+    try folder.write(Self.v1, to: "Bar.xcdatamodeld/Bar.xcdatamodel/contents")
+    try folder.write(
+      Self.v1.replacingOccurrences(of: "</entity>", with: unique + "</entity>"),
+      to: "Bar.xcdatamodeld/Bar 2.xcdatamodel/contents")
+    let policies = try folder.folder("policies")
+    try folder.write(
+      """
+      return {
+        merge = {
+          Cocktail = function(existing, incoming)
+            return { author = { person = existing.author.person .. " & " .. incoming.author.person, year = existing.author.year } }
+          end,
+        },
+      }
+      """, to: "policies/Bar-Bar 2.lua")
+    let bundleURL = folder.url.appendingPathComponent("Bar.xcdatamodeld")
+    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let store = folder.url.appendingPathComponent("bar.sqlite")
+    let created = try SQLiteStore.create(at: store, model: try bundle.model(named: "Bar"))
+    try created.write { writer in
+      for (key, person) in [(1, "Harry Craddock"), (2, "Jerry Thomas")] {
+        try writer.insert(
+          StoredObject(
+            id: ObjectID(entity: "Cocktail", primaryKey: Int64(key)),
+            attributes: ["author.person": .string(person), "author.year": .integer(1930), "maker": .string("Savoy")]))
+      }
+    }
+    try created.close()
+    try ScriptedRun.migrate(store, bundle: bundleURL, folders: [policies])
+    let after = try SQLiteStore(url: store, model: try bundle.model(named: "Bar 2"))
+    defer { try? after.close() }
+    var people: [StoreValue] = []
+    try after.forEachObject(of: "Cocktail", includingSubentities: false) {
+      people.append($0.attributes["author.person"] ?? .null)
+    }
+    #expect(people == [.string("Harry Craddock & Jerry Thomas")])
+  }
 }

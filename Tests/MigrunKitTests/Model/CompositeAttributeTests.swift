@@ -161,6 +161,44 @@ import Testing
     #expect(layout.properties["magnitude.richter"] == .attribute(StoreSchema.Column(name: "ZRICHTER", type: "FLOAT")))
   }
 
+  /// A composite may hold a composite (Apple's documentation allows nesting): its elements are
+  /// columns too, named after the innermost element; the cache keeps the nesting; export nests.
+  @Test func nestedCompositesAreLaidOutKeptAndExported() throws {
+    let model = try XcdatamodelReader.parse(
+      Data(
+        """
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+          <entity name="Person">
+            <attribute name="home" optional="YES" attributeType="Composite" composite="Address"/>
+          </entity>
+          <composite name="Address">
+            <attribute name="city" optional="YES" attributeType="String"/>
+            <attribute name="geo" optional="YES" attributeType="Composite" composite="Geo"/>
+          </composite>
+          <composite name="Geo">
+            <attribute name="lat" optional="YES" attributeType="Double"/>
+            <attribute name="lon" optional="YES" attributeType="Double"/>
+          </composite>
+        </model>
+        """.utf8), file: "People.xcdatamodel/contents")
+    let person = try #require(model.entity(named: "Person"))
+    #expect(model.attributes(of: person).map(\.name) == ["home.city", "home.geo.lat", "home.geo.lon"])
+    let layout = try #require(StoreSchema(model: model).layout(of: "Person"))
+    #expect(layout.properties["home.geo.lon"] == .attribute(StoreSchema.Column(name: "ZLON", type: "FLOAT")))
+    let read = try ModelCache.model(fromCompressed: try model.modelCache())
+    #expect(read.entityVersionHashes == model.entityVersionHashes)
+    #expect(read.declaredAttributes(of: person).first?.elements.last?.elements.map(\.name) == ["lat", "lon"])
+    let folder = try TemporaryDirectory()
+    let store = try SQLiteStore.create(at: folder.url.appendingPathComponent("p.sqlite"), model: model)
+    try store.write { writer in
+      try writer.insert(
+        StoredObject(
+          id: ObjectID(entity: "Person", primaryKey: 1),
+          attributes: ["home.city": .string("Lisbon"), "home.geo.lat": .double(38.7), "home.geo.lon": .double(-9.1)]))
+    }
+    #expect(try StoreJSON.export(store).contains(#""home": {"city": "Lisbon", "geo": {"lat": 38.7, "lon": -9.1}}"#))
+  }
+
   /// A composite that names no definition is refused by name, never read as an empty attribute.
   @Test func aCompositeWithoutItsDefinitionIsRefused() throws {
     #expect(throws: ModelError.self) {
