@@ -170,7 +170,44 @@ struct DDLStep {
 
   /// Edits the store at `url` (migrun's own copy, with no sidecars) into the destination layout and
   /// writes `metadata`. One transaction; on any error the copy is to be thrown away.
-  func run(on url: URL, metadata: StoreMetadata, progress: (MigrationProgress) -> Void) throws {
+  /// The tables whose rows the edit rewrites (SQLite rewrites a table to drop a column). No other
+  /// statement of the edit inserts or deletes a row of a table it keeps, or writes a key or join
+  /// column: it renames tables and columns, adds columns, fills new attributes and fixes stale
+  /// `Z_ENT`s — so every other kept table holds the rows and links it held (``Conservation``
+  /// counts only these again).
+  var rewrittenTables: Set<String> { Set(droppedColumns.map { $0.table.uppercased() }) }
+
+  /// The destination's tables (uppercased) the edit neither rewrites nor creates: they must come out
+  /// with the rows and key columns the source held — checked as the edit runs (``EditWatch``), so a
+  /// count after the step has nothing to find in them.
+  var untouchedTables: Set<String> {
+    Set(destination.tables.map { $0.name.uppercased() }).subtracting(rewrittenTables)
+      .subtracting(createdTables.map { $0.name.uppercased() })
+  }
+
+  /// Per table (uppercased), the columns that hold identity and links: `Z_PK`, every to-one's key,
+  /// entity and order columns, every column of a join table.
+  var keyColumns: [String: Set<String>] {
+    var keys: [String: Set<String>] = [:]
+    for layout in destination.entities {
+      let table = layout.table.uppercased()
+      keys[table, default: []].insert("Z_PK")
+      for case .toOne(let key, let entity, let order) in layout.properties.values {
+        keys[table, default: []].formUnion([key, entity, order].compactMap { $0?.name.uppercased() })
+      }
+    }
+    for table in destination.tables where table.primaryKey.count == 2 {
+      keys[table.name.uppercased()] = Set(table.columns.map { $0.name.uppercased() })
+    }
+    return keys
+  }
+
+  /// `whileEditing`: run inside the edit's transaction, before it commits (tests damage the edit
+  /// with it, as a faulty statement would).
+  func run(
+    on url: URL, metadata: StoreMetadata, progress: (MigrationProgress) -> Void,
+    whileEditing: ((Database) throws -> Void)? = nil
+  ) throws {
     let modelCache = try destination.model.modelCache()
     let queue: DatabaseQueue
     do {
@@ -182,6 +219,8 @@ struct DDLStep {
     defer { try? queue.close() }
     do {
       try queue.writeWithoutTransaction { db in
+        let watch = EditWatch(untouched: untouchedTables, keys: keyColumns)
+        db.add(transactionObserver: watch, extent: .nextTransaction)
         try db.inTransaction {
           // Core Data's derived-attribute triggers go first (they name columns the edits change)
           // and come back as the destination's at the end.
@@ -228,14 +267,66 @@ struct DDLStep {
           try db.execute(sql: "CREATE TABLE IF NOT EXISTS Z_MODELCACHE (Z_CONTENT BLOB)")
           try db.execute(sql: "DELETE FROM Z_MODELCACHE")
           try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [Data(modelCache)])
+          try whileEditing?(db)
           return .commit
         }
       }
     } catch let error as StoreError {
       throw error
+    } catch let error as MigrationError {
+      throw error
     } catch {
       throw StoreError(.sqlite, file: url.lastPathComponent, reason: "the DDL edit failed (\(error))")
     }
+  }
+
+  /// Watches the edit's own statements on the tables it must keep as they are (``untouchedTables``):
+  /// a row inserted or deleted there, or a key or join column written, fails the commit — the edit
+  /// is rolled back and the step refused, naming what was written. SQLite tells the observer only
+  /// of the statements that could do it (GRDB asks per statement), so the fills and `Z_ENT` fixes
+  /// of a large table cost nothing here.
+  final class EditWatch: TransactionObserver {
+    let untouched: Set<String>
+    let keys: [String: Set<String>]
+    private(set) var written: [String: Int] = [:]
+
+    init(untouched: Set<String>, keys: [String: Set<String>]) {
+      self.untouched = untouched
+      self.keys = keys
+    }
+
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
+      switch eventKind {
+      case .insert(let table), .delete(let table): untouched.contains(table.uppercased())
+      case .update(let table, let columns):
+        untouched.contains(table.uppercased())
+          && !(keys[table.uppercased()] ?? []).isDisjoint(with: columns.map { $0.uppercased() })
+      }
+    }
+
+    func databaseDidChange(with event: DatabaseEvent) {
+      let what =
+        switch event.kind {
+        case .insert: "inserted into \(event.tableName)"
+        case .delete: "deleted from \(event.tableName)"
+        case .update: "with key or join columns written in \(event.tableName)"
+        }
+      written[what, default: 0] += 1
+    }
+
+    func databaseWillCommit() throws {
+      guard !written.isEmpty else { return }
+      throw MigrationError(
+        .validation,
+        reason:
+          "the step's DDL edit would change rows it must keep ("
+          + written.sorted { $0.key < $1.key }.map { "\($0.value) row\($0.value == 1 ? "" : "s") \($0.key)" }
+          .joined(separator: ", ")
+          + "): the step would lose objects or relationships; the store is unchanged")
+    }
+
+    func databaseDidCommit(_ db: Database) {}
+    func databaseDidRollback(_ db: Database) {}
   }
 
   /// Renames tables (`table` nil) or columns, through temporary names where a new name is still

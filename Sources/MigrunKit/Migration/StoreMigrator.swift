@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 
 /// Runs a plan on a store file: each step writes a new file beside the store; the original is
 /// untouched until the last step is complete and validated, then swapped in atomically (the
@@ -77,6 +78,9 @@ public final class StoreMigrator {
   /// Called with each step's written file before its counts are checked — for tests that damage
   /// a path's output on purpose and see ``Conservation`` catch it.
   var stepWritten: ((SQLiteStore, StepMethod) throws -> Void)?
+  /// Called inside a DDL step's edit, before it commits — for tests that damage the edit itself and
+  /// see ``DDLStep/EditWatch`` refuse it.
+  var stepEditing: ((Database) throws -> Void)?
   /// Supplies a scripted step: mapping, policies and merge rules (MigrunScripting's Lua runtime).
   public var scriptedStep: ((MigrationStep) throws -> StepMapping)?
   /// Merge rules for every step, after the step's own (a `--merge-rules` file).
@@ -169,6 +173,8 @@ public final class StoreMigrator {
     var externalData: ExternalData
     /// The files the original refers to: the only ones a successful migration may clean up.
     var referencedBefore = Set<String>()
+    /// Early fsyncs of a DDL step's copy (its pages reach the disk while the step edits it).
+    var flushing: [BackgroundWork] = []
   }
 
   public func run() throws -> Report {
@@ -194,6 +200,7 @@ public final class StoreMigrator {
     }
     // SQLite's own check of the file, beside the steps: a damaged page is the user's store's
     // damage, named as such, and decided before the original is touched (IntegrityWatch).
+    var syncing: BackgroundWork?
     try IntegrityWatch(checking: run.current, for: store).judging {
       for (index, step) in plan.steps.enumerated() {
         let working = scratch("step\(index + 1)")
@@ -214,9 +221,18 @@ public final class StoreMigrator {
         if run.current != store, run.current != result { StoreFiles.remove(run.current) }
         run.current = result
       }
+      // The result is made durable while the check takes its last pages: its verdict still comes
+      // before the swap, which waits for both.
+      if run.current != store, !options.dryRun {
+        syncing = try swapping { try prepareSwap(run.current, walMode: walMode) }
+      }
     }
     guard run.current != store, !options.dryRun else { return run.report }
-    run.report.backup = try swapIn(run.current, state: state, walMode: walMode)
+    run.report.backup = try swapping {
+      for flush in run.flushing { try flush.wait() }
+      try syncing?.wait()
+      return try StoreFiles.replace(store, with: run.current, keepBackup: options.keepBackup, expecting: state)
+    }
     // Cleaning is after the fact: a file left behind (this failing) is only space, never a value.
     if !run.referencedBefore.isEmpty, let last = plan.steps.last {
       run.report.externalFilesRemoved =
@@ -226,13 +242,17 @@ public final class StoreMigrator {
     return run.report
   }
 
-  /// Puts the migrated file in the store's place (the original kept as the backup, unless told
-  /// otherwise); returns the backup.
-  private func swapIn(_ migrated: URL, state: StoreFiles.State, walMode: Bool) throws -> URL? {
+  /// The migrated file in the store's journal mode, its fsync started on a thread of its own.
+  private func prepareSwap(_ migrated: URL, walMode: Bool) throws -> BackgroundWork {
+    if walMode { try StoreFiles.setWALMode(migrated) }
+    return BackgroundWork { try StoreFiles.sync(migrated) }
+  }
+
+  /// Runs a part of putting the migrated file in the store's place (the original kept as the
+  /// backup, unless told otherwise), its failures said as such.
+  private func swapping<T>(_ body: () throws -> T) throws -> T {
     do {
-      if walMode { try StoreFiles.setWALMode(migrated) }
-      try StoreFiles.sync(migrated)
-      return try StoreFiles.replace(store, with: migrated, keepBackup: options.keepBackup, expecting: state)
+      return try body()
     } catch let error as StoreError where error.code == .inUse {
       throw error
     } catch let error as StoreError where Self.isDiskFull(error) {
@@ -285,7 +305,15 @@ public final class StoreMigrator {
       try source.close()
       // The file is edited in place: its own tables stay; what was dropped on purpose goes.
       // migrun's own file (a snapshot or an earlier step's result) is edited where it is.
-      if let copying { try copying.wait() } else { result = run.current }
+      if let copying {
+        try copying.wait()
+        // The copy's pages go to the disk now, beside the edit: the swap's fsync has only the
+        // edited pages left to write.
+        let copied = result
+        run.flushing.append(BackgroundWork { try StoreFiles.sync(copied) })
+      } else {
+        result = run.current
+      }
       done = try runDDL(
         edit, on: result, step: step, metadata: source.metadata, dropping: foreign, externalData: run.externalData,
         conserving: (stepMapping.mapping, before), progress: stepProgress)
@@ -445,7 +473,8 @@ public final class StoreMigrator {
     externalData: ExternalData, conserving: (mapping: MappingModel, before: Conservation.Before),
     progress: @escaping (MigrationProgress) -> Void
   ) throws -> Report.Step {
-    try edit.run(on: working, metadata: metadata.describing(step.destination), progress: progress)
+    try edit.run(
+      on: working, metadata: metadata.describing(step.destination), progress: progress, whileEditing: stepEditing)
     let destination = try SQLiteStore(url: working, model: step.destination, access: .readWrite, fastWrites: true)
     destination.externalData = externalData
     defer { try? destination.close() }
@@ -459,7 +488,8 @@ public final class StoreMigrator {
     let carriedFiles = try destination.checkExternalReferences()
     var done = Report.Step(name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: .ddl)
     done.mappings = try Conservation.check(
-      conserving.mapping, before: conserving.before, destination: destination, policies: [], merged: 0, inPlace: true)
+      conserving.mapping, before: conserving.before, destination: destination, policies: [], merged: 0, inPlace: true,
+      untouched: edit.untouchedTables)
     done.damage = try Conservation.damage(
       conserving.mapping, before: conserving.before, destination: destination, carriedFiles: carriedFiles,
       inPlace: true)

@@ -96,7 +96,13 @@ import Testing
         "entity mapping CountryToCountry read 4 'moods' links and wrote 3"
       ),
     ]
-    for (damage, expected) in damages {
+    // A DDL step's edit keeps the tables it does not rewrite as they were by construction: they are
+    // not counted again; its own statements are watched instead (DDLStep.EditWatch) — damaged here.
+    let editDamages = [
+      "1 row inserted into ZMOOD", "1 row deleted from ZMOOD", "1 row with key or join columns written in ZMOOD",
+    ]
+    for ((damage, counted), watched) in zip(damages, editDamages) {
+      let expected = method == .ddl ? watched : counted
       let folder = try TemporaryDirectory()
       let url = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
       let bytes = try Data(contentsOf: url)
@@ -105,13 +111,44 @@ import Testing
         options: .init(bulkCopy: method != .objects, ddl: method == .ddl))
       migrator.stepWritten = { store, ran in
         #expect(ran == method)
-        try store.withConnection { db in try db.execute(sql: damage) }
+        if method != .ddl { try store.withConnection { db in try db.execute(sql: damage) } }
       }
+      migrator.stepEditing = { db in try db.execute(sql: damage) }
       let error = try #require(throws: MigrationError.self) { try migrator.run() }
       #expect(error.code == .validation)
       #expect(error.description.contains(expected), "\(method): \(error)")
       #expect(try Data(contentsOf: url) == bytes)
     }
+  }
+
+  /// A table the DDL edit rewrites (a column dropped: SQLite copies its rows) is counted again: an
+  /// item lost there fails the step.
+  @Test func aTableTheDDLEditRewritesIsCountedAgain() throws {
+    let folder = try TemporaryDirectory()
+    let attribute = { (name: String) in #"<attribute name="\#(name)" optional="YES" attributeType="String"/>"# }
+    let v1 = try XcdatamodelReader.parse(
+      Data("<model><entity name=\"Item\">\(attribute("name"))\(attribute("old"))</entity></model>".utf8), file: "V1",
+      versionName: "V1")
+    let v2 = try XcdatamodelReader.parse(
+      Data("<model><entity name=\"Item\">\(attribute("name"))</entity></model>".utf8), file: "V2", versionName: "V2")
+    let url = folder.url.appendingPathComponent("items.sqlite")
+    let store = try SQLiteStore.create(at: url, model: v1)
+    try store.write { writer in
+      for key in 1...3 {
+        try writer.insert(
+          StoredObject(id: ObjectID(entity: "Item", primaryKey: Int64(key)), attributes: ["name": .string("item")]))
+      }
+    }
+    try store.close()
+    let bytes = try Data(contentsOf: url)
+    let migrator = StoreMigrator(store: url, plan: try DDLStepTests.plan(v1, v2))
+    migrator.stepWritten = { store, ran in
+      #expect(ran == .ddl)
+      try store.withConnection { db in try db.execute(sql: "DELETE FROM ZITEM WHERE Z_PK = 2") }
+    }
+    let error = try #require(throws: MigrationError.self) { try migrator.run() }
+    #expect(error.description.contains("entity mapping ItemToItem read 3 objects and wrote 2"), "\(error)")
+    #expect(try Data(contentsOf: url) == bytes)
   }
 
   @Test func migrateReportsWhatEachMappingReadAndWrote() throws {
