@@ -55,5 +55,8 @@ void mr_disarm(mr_vm *vm);
 int mr_call_status(mr_vm *vm, lua_State *L, int status);
 /// The C function behind every host function: calls the host with the arguments, pushes its results.
 int mr_host_trampoline(lua_State *L);
+// Pushes "file:line: " of the nearest frame from `level` up that is a script's, not the host's
+// own Lua (the prelude, the merge helpers, the sandbox) — what an error should name.
+void mr_where_script(lua_State *L, int level);
 
 #endif

@@ -300,7 +300,7 @@ int mr_host_trampoline(lua_State *L) {
   if (vm->host_fn(vm->host, id, &vm->host_args, &vm->host_out) != 0) {
     const mr_val *message = vm->host_out.count ? &vm->host_out.vals[0] : NULL;
     if (message && message->tag == MR_STR) {
-      luaL_where(L, 1);
+      mr_where_script(L, 1);
       lua_pushlstring(L, vm->host_out.bytes + message->off, message->len);
       lua_concat(L, 2);
     } else {

@@ -36,11 +36,29 @@ static void *mr_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   return block;
 }
 
+// Whether a chunk is the host's own Lua ("=migrun prelude", "=migrun merge helpers", "=sandbox"):
+// errors name the script that called into it, never it.
+static int mr_is_host_chunk(const char *source) {
+  return source && (strncmp(source, "=migrun ", 8) == 0 || strcmp(source, "=sandbox") == 0);
+}
+
+void mr_where_script(lua_State *L, int level) {
+  lua_Debug ar;
+  for (int at = level; lua_getstack(L, at, &ar); at++) {
+    if (!lua_getinfo(L, "Sl", &ar)) break;
+    if (ar.currentline > 0 && !mr_is_host_chunk(ar.source)) {
+      lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
+      return;
+    }
+  }
+  luaL_where(L, level);
+}
+
 int mr_trip(lua_State *L, int level, int kind, const char *message) {
   mr_vm *vm = mr_vm_of(L);
   if (!vm->tripped) {
     vm->tripped = kind;
-    luaL_where(L, level);
+    mr_where_script(L, level);
     snprintf(vm->trip_message, sizeof vm->trip_message, "%s%s", lua_tostring(L, -1), message);
     lua_pop(L, 1);
   }

@@ -82,6 +82,19 @@ public struct LuaError: Error, Sendable, Hashable, CustomStringConvertible {
     self.init(kind: kind, message: message, script: script, line: line, traceback: traceback)
   }
 
+  /// This error named after `script` where it names the host's own Lua (a limit that struck inside
+  /// the prelude, with no line of the script's to give).
+  public func attributed(to script: String) -> LuaError {
+    guard let current = self.script, Self.isHostChunk(current) else { return self }
+    return LuaError(kind: kind, message: message, script: script, line: nil, traceback: traceback)
+  }
+
+  /// The host's own Lua chunks (`migrun prelude`, `migrun merge helpers`, the sandbox): an error
+  /// names the script that called into them.
+  static func isHostChunk(_ name: String) -> Bool {
+    name.hasPrefix("migrun ") || name == "sandbox" || name == "[C]"
+  }
+
   private static func position(in text: String) -> (script: String, line: Int, message: String)? {
     // "name:12: message": the first ":<digits>: " after a non-empty name.
     let characters = Array(text)

@@ -115,7 +115,7 @@ enum FleetRun {
       }
     }
     print(
-      "\(report.stores.count) stores: \(report.current) current, \(report.needsMigrating) need migrating, \(report.failed) failed"
+      "\(plural(report.stores.count, "store")): \(report.current) current, \(report.needsMigrating) need migrating, \(report.failed) failed"
     )
     try fleet.write(report, suite: "migrun status")
     if report.failed > 0 { throw ExitCode(1) }
@@ -157,7 +157,7 @@ enum FleetRun {
       }
       let objects = report.stores.compactMap(\.objects).reduce(0, +)
       print(
-        "\(report.stores.count) stores in \(String(format: "%.1f", seconds)) s: \(report.migrated) migrated (\(objects) objects), \(report.current) current, \(report.failed) failed"
+        "\(plural(report.stores.count, "store")) in \(String(format: "%.1f", seconds)) s: \(report.migrated) migrated (\(objects) objects), \(report.current) current, \(report.failed) failed"
           + (command.dryRun ? " (dry run: nothing changed)" : ""))
     }
     try fleet.write(report, suite: "migrun migrate")
@@ -241,7 +241,14 @@ struct MergeReportsCommand: MigrunCommand {
     }
     let merged = Fleet.Report.merged(read)
     try FleetOptions.write(merged, suite: "migrun", json: out, junit: junit)
-    if out == nil { FileHandle.standardOutput.write(try merged.json() + Data("\n".utf8)) }
+    if out == nil {
+      FileHandle.standardOutput.write(try merged.json() + Data("\n".utf8))
+    } else {
+      // Written to files: say what the merged report holds, and where it went.
+      print(
+        "merged \(plural(read.count, "report")): \(plural(merged.stores.count, "store")), \(merged.migrated) migrated, \(merged.current) current, \(merged.failed) failed → "
+          + ([out, junit].compactMap { $0 }.joined(separator: ", ")))
+    }
     if merged.failed > 0 { throw ExitCode(1) }
   }
 }
@@ -271,7 +278,7 @@ final class FleetProgress: @unchecked Sendable {
     let elapsed = max(Date().timeIntervalSince(start), 0.001)
     let left = Double(total - done) * elapsed / Double(done)
     let line =
-      "  \(done)/\(total) stores, \(failed) failed, \(Int(Double(objects) / elapsed)) objects/s, ~\(Int(left.rounded())) s left"
+      "  \(done)/\(plural(total, "store")), \(failed) failed, \(Int(Double(objects) / elapsed)) objects/s, ~\(Int(left.rounded())) s left"
     FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
   }
 
@@ -279,3 +286,6 @@ final class FleetProgress: @unchecked Sendable {
     if enabled { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
   }
 }
+
+/// "1 store", "2 stores".
+func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }

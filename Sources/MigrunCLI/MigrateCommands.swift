@@ -261,6 +261,7 @@ struct MigrateCommand: MigrunCommand {
   @Argument(help: "The store, or several stores and folders (searched for Core Data stores).") var stores: [String]
   @OptionGroup var chain: ChainOptions
   @OptionGroup var fleet: FleetOptions
+  @OptionGroup(title: "Lua limits") var lua: LuaLimitOptions
   @Flag(help: "Run every step on scratch files, report, and delete them.") var dryRun = false
   @Flag(help: "Do not keep the original as NAME~.EXT.") var noBackup = false
   @Flag(
@@ -279,10 +280,13 @@ struct MigrateCommand: MigrunCommand {
   )
   var objectsOnly = false
   @Option(
+    name: .customLong("wait"),
     help: ArgumentHelp(
       "Wait up to this many seconds for another process to close the store (default: refuse at once, exit 11).",
       valueName: "seconds"))
-  var wait: Double = 0
+  var waitSeconds: Double?
+  /// Seconds to wait for the store (none unless given).
+  var wait: Double { waitSeconds ?? 0 }
   @Flag(help: "Progress and result as JSON lines on standard output.") var json = false
   @Option(
     help: ArgumentHelp(
@@ -311,13 +315,17 @@ struct MigrateCommand: MigrunCommand {
     options.allowCloudKitChanges = allowCloudkitChanges
     let migrator = StoreMigrator(store: url, plan: plan, options: options)
     let folders = chain.policyURLs
+    let limits = lua.limits
     migrator.scriptedStep = { step in
       guard case .scripted(let file) = step.kind else { throw CLIError(message: "\(step.name) is not scripted") }
-      return try ScriptedStep.load(step, file: file, policyFolders: folders)
+      return try ScriptedStep.load(step, file: file, policyFolders: folders, limits: limits)
     }
     if let fileRules = mergeRules.map({ URL(fileURLWithPath: $0) }) {
       migrator.mergeRules = { step in
-        [try LuaMigrationMergeRules(file: fileRules, destination: step.destination, policyFolders: folders)]
+        [
+          try LuaMigrationMergeRules(
+            file: fileRules, destination: step.destination, policyFolders: folders, limits: limits)
+        ]
       }
     }
     return migrator
@@ -355,6 +363,8 @@ struct MigrateCommand: MigrunCommand {
         bar.show(progress)
       }
     }
+    // A store another process holds is refused (or waited for) before anything says it is migrating.
+    try StoreUse.waitUntilFree(url, wait: wait)
     if !json {
       print(
         "Migrating \(url.lastPathComponent): \(([plan.sourceVersion] + plan.steps.map(\.to)).joined(separator: " → "))")

@@ -21,6 +21,39 @@ struct Migrun: ParsableCommand {
       CheckCommand.self,
     ]
   )
+
+  /// Runs the command line; a first word that names no command, but nearly names one, is a usage
+  /// error that says which (exit 64), not ArgumentParser's "unexpected arguments".
+  static func main() {
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    if let first = arguments.first, !first.hasPrefix("-") {
+      let names = configuration.subcommands.compactMap { $0.configuration.commandName } + ["help"]
+      if !names.contains(first), let near = names.min(by: { distance(first, $0) < distance(first, $1) }),
+        distance(first, near) <= max(2, first.count / 3)
+      {
+        FileHandle.standardError.write(
+          Data("migrun: error: unknown command '\(first)'. Did you mean '\(near)'? (migrun --help lists them)\n".utf8))
+        Foundation.exit(64)
+      }
+    }
+    main(nil)
+  }
+
+  /// Levenshtein distance between two words.
+  static func distance(_ a: String, _ b: String) -> Int {
+    let (a, b) = (Array(a), Array(b))
+    var row = Array(0...b.count)
+    for (i, x) in a.enumerated() {
+      var previous = row[0]
+      row[0] = i + 1
+      for (j, y) in b.enumerated() {
+        let current = row[j + 1]
+        row[j + 1] = min(row[j + 1] + 1, row[j] + 1, previous + (x == y ? 0 : 1))
+        previous = current
+      }
+    }
+    return row[b.count]
+  }
 }
 
 /// A subcommand whose failures print one line on standard error and exit 1.

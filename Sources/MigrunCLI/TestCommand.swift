@@ -26,6 +26,8 @@ struct TestCommand: MigrunCommand {
   @Flag(help: "List every test, not only the failures.")
   var verbose = false
 
+  @OptionGroup(title: "Lua limits") var lua: LuaLimitOptions
+
   @Option(
     help: ArgumentHelp(
       "Write line coverage of the policy files under the tested folders to this file (lcov tracefile), and list each file's percentage and the lines never run.",
@@ -41,7 +43,7 @@ struct TestCommand: MigrunCommand {
     var results: [PolicyTests.Result] = []
     if coverage != nil { LuaCoverage.start() }
     for (file, root) in files {
-      let fileResults = PolicyTests.run(file: file, root: root)
+      let fileResults = PolicyTests.run(file: file, root: root, limits: lua.limits)
       for result in fileResults where verbose || !result.passed {
         print("\(result.passed ? "ok  " : "FAIL") \(result.file): \(result.name)")
         if let message = result.message, !result.passed {

@@ -19,6 +19,11 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
   let info: LuaValue
   let destinationEntity: String
 
+  /// An error of the script, named after its file where Lua could only name the host's prelude.
+  func described(_ error: any Error) -> String {
+    (error as? LuaError).map { "\($0.attributed(to: file))" } ?? "\(error)"
+  }
+
   init(
     bridge: MigrationBridge, invoke: LuaFunction, file: String, step: MigrationStep, mapping: EntityMapping,
     hooks: [String: LuaFunction], computed: [(attribute: Attribute, function: LuaFunction)], filter: LuaFunction?
@@ -124,7 +129,7 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
       let loopCall = try bridge.vm.prepareRowCall(inOrder, inputKeys: ["__pk"] + inputs, outputKeys: keys)
       return LuaRowTransform(policy: self, mapping: mapping, call: call, loopCall: loopCall)
     } catch {
-      throw MigrationError(.policy, entity: entityName, reason: "mapping \(mapping.name): \(error)")
+      throw MigrationError(.policy, entity: entityName, reason: "mapping \(mapping.name): \(described(error))")
     }
   }
 
@@ -177,7 +182,8 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
     do {
       return try bridge.vm.call(invoke, arguments).first ?? .nil
     } catch {
-      throw MigrationError(.policy, entity: mapping.destinationEntity, reason: "mapping \(mapping.name): \(error)")
+      throw MigrationError(
+        .policy, entity: mapping.destinationEntity, reason: "mapping \(mapping.name): \(described(error))")
     }
   }
 
@@ -216,7 +222,8 @@ final class LuaRowTransform: RowLoopTransform {
       results = try policy.bridge.vm.call(call, values) ?? []
     } catch {
       throw MigrationError(
-        .policy, entity: mapping.destinationEntity, reason: "mapping \(mapping.name): \(error) (object \(id))")
+        .policy, entity: mapping.destinationEntity,
+        reason: "mapping \(mapping.name): \(policy.described(error)) (object \(id))")
     }
     return try policy.computed.enumerated().map { index, output in
       try policy.stored(index < results.count ? results[index] : .nil, for: output.attribute, object: id)
@@ -240,7 +247,7 @@ extension LuaRowTransform {
     } catch {
       throw MigrationError(
         .policy, entity: mapping.destinationEntity,
-        reason: "mapping \(mapping.name): \(error) (object \(currentObject()))")
+        reason: "mapping \(mapping.name): \(policy.described(error)) (object \(currentObject()))")
     }
     switch result.stop {
     case .finished: return (result.rows, .finished)

@@ -96,6 +96,7 @@ import Testing
     #expect(line.contains(store.path) && line.contains("the store is in use"), "\(line)")
     #expect(line.contains("process \(shell.pid) (sqlite3) holds \(holder.holds)"), "\(line)")
     #expect(line.contains("--wait"), "\(line)")
+    #expect(!result.stdout.contains("Migrating"), "nothing says it is migrating a store it refuses: \(result.stdout)")
 
     for command in [
       ["inspect", store.path, "--model", Self.moody], ["export", store.path, "--model", Self.moody],

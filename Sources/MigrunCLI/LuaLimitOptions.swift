@@ -1,0 +1,32 @@
+import ArgumentParser
+import LuaHost
+
+/// The Lua limits a run may raise (a `begin` or `finish` hook on a big store can need more than the
+/// defaults): per call for time and instructions, per VM for memory.
+struct LuaLimitOptions: ParsableArguments {
+  @Option(
+    help: ArgumentHelp("Seconds a Lua call may run (default: 10).", valueName: "seconds"))
+  var luaTime: Double?
+  @Option(
+    help: ArgumentHelp("MiB a policy's Lua VM may hold (default: 64).", valueName: "MiB"))
+  var luaMemory: Int?
+  @Option(
+    help: ArgumentHelp("Lua instructions per call (default: 50000000).", valueName: "count"))
+  var luaInstructions: Int64?
+
+  func validate() throws {
+    if let luaTime, !(luaTime > 0) { throw ValidationError("--lua-time must be more than 0 seconds") }
+    if let luaMemory, luaMemory < 1 || luaMemory > 1 << 20 {
+      throw ValidationError("--lua-memory must be between 1 and 1048576 MiB")
+    }
+    if let luaInstructions, luaInstructions < 1 { throw ValidationError("--lua-instructions must be at least 1") }
+  }
+
+  var limits: LuaLimits {
+    var limits = LuaLimits()
+    if let luaTime { limits.seconds = luaTime }
+    if let luaMemory { limits.memoryBytes = luaMemory << 20 }
+    if let luaInstructions { limits.instructions = luaInstructions }
+    return limits
+  }
+}

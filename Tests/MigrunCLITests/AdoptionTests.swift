@@ -1,0 +1,76 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// What a team meets on its first days: a mistyped command, an error in its own mapping file, a
+/// hook that needs more than the default Lua limits, a fleet's merged report.
+@Suite struct AdoptionTests {
+  static let moody = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path
+
+  @Test func aMistypedCommandIsAUsageErrorThatNamesTheNearestOne() throws {
+    let result = try MigrunProcess.run(["migrat", "store.sqlite"])
+    #expect(result.status == 64)
+    #expect(result.stderr.contains("unknown command 'migrat'. Did you mean 'migrate'?"), "\(result.stderr)")
+  }
+
+  /// A Moody store and a mapping file Moody → Moody 2 whose MoodToMood has `body`.
+  static func migrate(mood body: String, _ extra: [String] = []) throws -> MigrunProcess.Result {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    try folder.write("return {\n  Mood = {\n\(body)\n  },\n}\n", to: "policies/Moody-Moody 2.lua")
+    let policies = folder.url.appendingPathComponent("policies").path
+    return try MigrunProcess.run(
+      ["migrate", store.path, "--model", Self.moody, "--to", "Moody 2", "--policies", policies] + extra)
+  }
+
+  /// A misspelled property is reported at the user's file and line, never the host's prelude.
+  @Test func aScriptErrorNamesTheUsersFileAndLine() throws {
+    let result = try Self.migrate(
+      mood: """
+        attributes = {
+          rating = function(src)
+            return src.ratng
+          end,
+        },
+        """)
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("Moody-Moody 2.lua:5: entity 'Mood' has no property 'ratng'"), "\(result.stderr)")
+    #expect(!result.stderr.contains("prelude"), "\(result.stderr)")
+  }
+
+  /// A hook that holds ~100 MB: over the default 64 MiB (named at the user's file), within
+  /// `--lua-memory 512`.
+  @Test func theLuaLimitsCanBeRaisedForARun() throws {
+    let hook = """
+        createRelationships = function(dst, m)
+          local t = {}
+          for i = 1, 400000 do t[i] = string.rep("x", 200) .. i end
+        end,
+      """
+    let refused = try Self.migrate(mood: hook)
+    #expect(refused.status == 1)
+    #expect(refused.stderr.contains("Moody-Moody 2.lua: memory limit of 67108864 bytes exceeded"), "\(refused.stderr)")
+    let raised = try Self.migrate(mood: hook, ["--lua-memory", "512"])
+    #expect(raised.status == 0, "\(raised.stderr)")
+    let bad = try Self.migrate(mood: hook, ["--lua-memory", "0"])
+    #expect(bad.status == 64, "\(bad.stderr)")
+  }
+
+  /// merge-reports writing files says what it merged and where it went (it used to print nothing).
+  @Test func mergeReportsSaysWhatItWrote() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    let stores = folder.url.appendingPathComponent("stores")
+    try FileManager.default.createDirectory(at: stores, withIntermediateDirectories: true)
+    try FileManager.default.moveItem(at: store, to: stores.appendingPathComponent("a.sqlite"))
+    let report = folder.url.appendingPathComponent("r.json").path
+    let run = try MigrunProcess.run(["migrate", stores.path, "--model", Self.moody, "--report", report])
+    #expect(run.status == 0, "\(run.stderr)")
+    let merged = folder.url.appendingPathComponent("all.json").path
+    let result = try MigrunProcess.run(["merge-reports", report, "--out", merged])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(
+      result.stdout.contains("merged 1 report: 1 store, 1 migrated, 0 current, 0 failed → \(merged)"),
+      "\(result.stdout)")
+  }
+}
