@@ -55,11 +55,19 @@ struct StatusCommand: MigrunCommand {
   @Argument(help: "The store, or several stores and folders (searched for Core Data stores).") var stores: [String]
   @OptionGroup var chain: ChainOptions
   @OptionGroup var fleet: FleetOptions
+  @Flag(
+    help:
+      "One JSON line: {\"event\": \"status\", \"store\", \"version\" (the store's, null when no version matches), \"destination\", \"needsMigration\", \"path\" (the versions a migration walks), \"reason\" (why there is no path, or null)}; the exit code is the same."
+  )
+  var json = false
 
   var store: String { stores.first ?? "" }
 
   func validate() throws {
     guard !stores.isEmpty else { throw ValidationError("give a store (or several stores and folders)") }
+    if json, stores.count > 1 || fleet.isFleet(stores) {
+      throw ValidationError("--json takes one store; for several, --report FILE writes the run as JSON")
+    }
   }
 
   func execute() throws {
@@ -69,18 +77,32 @@ struct StatusCommand: MigrunCommand {
       (plan, _) = try chain.plan(for: URL(fileURLWithPath: store))
     } catch let error as MigrationError where error.code == .notInferable {
       // The store is not at the destination; only the way there is missing.
-      print("\(store): needs migrating, but there is no path yet: \(error)")
+      try say(
+        "\(store): needs migrating, but there is no path yet: \(error)", version: nil, destination: chain.to,
+        path: [], reason: "\(error)")
       throw ExitCode(10)
     }
+    let path = [plan.sourceVersion] + plan.steps.map(\.to)
     guard plan.needsMigration else {
-      print("\(store): at \(plan.destinationVersion); no migration needed")
+      try say(
+        "\(store): at \(plan.destinationVersion); no migration needed", version: plan.sourceVersion,
+        destination: plan.destinationVersion, path: [], reason: nil)
       return
     }
-    let path = [plan.sourceVersion] + plan.steps.map(\.to)
-    print(
-      "\(store): at \(plan.sourceVersion); needs migrating: \(path.joined(separator: " → ")) (\(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s"))"
-    )
+    try say(
+      "\(store): at \(plan.sourceVersion); needs migrating: \(path.joined(separator: " → ")) (\(plural(plan.steps.count, "step")))",
+      version: plan.sourceVersion, destination: plan.destinationVersion, path: path, reason: nil)
     throw ExitCode(10)
+  }
+
+  /// The status as a line of text, or with --json as one JSON line.
+  func say(_ text: String, version: String?, destination: String?, path: [String], reason: String?) throws {
+    guard json else { return print(text) }
+    try printJSONLine([
+      "event": "status", "store": URL(fileURLWithPath: store).path, "version": version ?? NSNull(),
+      "destination": destination ?? NSNull(), "needsMigration": version == nil || !path.isEmpty, "path": path,
+      "reason": reason ?? NSNull(),
+    ])
   }
 }
 

@@ -36,7 +36,21 @@ struct Migrun: ParsableCommand {
         Foundation.exit(64)
       }
     }
-    main(nil)
+    do {
+      var command = try parseAsRoot()
+      try command.run()
+    } catch {
+      // ArgumentParser's own words, in migrun's one error format ("migrun: error: …").
+      let code = exitCode(for: error)
+      var text = fullMessage(for: error)
+      if text.hasPrefix("Error: ") { text = "migrun: error: " + text.dropFirst("Error: ".count) }
+      if code == .success {
+        if !text.isEmpty { print(text) }
+      } else {
+        FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+      }
+      Foundation.exit(code.rawValue)
+    }
   }
 
   /// Levenshtein distance between two words.

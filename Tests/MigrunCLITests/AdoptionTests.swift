@@ -73,4 +73,43 @@ import Testing
       result.stdout.contains("merged 1 report: 1 store, 1 migrated, 0 current, 0 failed → \(merged)"),
       "\(result.stdout)")
   }
+
+  /// `status --json`: one line a CI gate can read, with the same exit code as the text.
+  @Test func statusSpeaksJSONForCIGates() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    let behind = try MigrunProcess.run(["status", store.path, "--model", Self.moody, "--json"])
+    #expect(behind.status == 10)
+    let line = try #require(
+      try JSONSerialization.jsonObject(with: Data(behind.stdout.utf8)) as? [String: Any], "\(behind.stdout)")
+    #expect(line["event"] as? String == "status")
+    #expect(line["version"] as? String == "Moody")
+    #expect(line["needsMigration"] as? Bool == true)
+    #expect(line["path"] as? [String] == ["Moody", "Moody 6"])
+    let current = try MigrunProcess.run(["status", store.path, "--model", Self.moody, "--to", "Moody", "--json"])
+    #expect(current.status == 0)
+    #expect(current.stdout.contains(#""needsMigration":false"#), "\(current.stdout)")
+  }
+
+  /// Usage errors speak as every other error does, and exit 64.
+  @Test func usageErrorsUseTheOneErrorFormat() throws {
+    let result = try MigrunProcess.run(["plan", "store.sqlite"])
+    #expect(result.status == 64)
+    #expect(result.stderr.hasPrefix("migrun: error: Missing expected argument '--model <model>'"), "\(result.stderr)")
+  }
+
+  /// A chain file without the destination says which line to add.
+  @Test func aChainFileMissingTheDestinationSaysWhatToAdd() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    try folder.write("Moody\nMoody 2\n", to: "policies/chain")
+    let chain = folder.url.appendingPathComponent("policies/chain").path
+    let result = try MigrunProcess.run(
+      [
+        "plan", store.path, "--model", Self.moody, "--to", "Moody 3", "--policies",
+        folder.url.appendingPathComponent("policies").path,
+      ])
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("add a line 'Moody 3' to \(chain) where it belongs"), "\(result.stderr)")
+  }
 }

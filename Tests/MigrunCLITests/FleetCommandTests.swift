@@ -128,7 +128,7 @@ import Testing
     // that could not be written.
     let refused = try MigrunProcess.run(["migrate", root.path, "--model", Self.moody, "--shard", "3/3"])
     #expect(refused.status == 64)
-    #expect(refused.errorLines.first == "Error: --shard: give K/N with 0 ≤ K < N (e.g. 0/4), not '3/3'")
+    #expect(refused.errorLines.first == "migrun: error: --shard: give K/N with 0 ≤ K < N (e.g. 0/4), not '3/3'")
     let noJobs = try MigrunProcess.run(["migrate", root.path, "--model", Self.moody, "--jobs", "0"])
     #expect(noJobs.status == 64)
     let before = try FileManager.default.contentsOfDirectory(atPath: root.path).sorted()

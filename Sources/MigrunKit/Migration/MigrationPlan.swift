@@ -314,14 +314,19 @@ private struct PathFinder {
   mutating func chain(from sourceName: String, to target: String, order: VersionOrder) throws(MigrationError)
     -> [MigrationStep]
   {
-    guard let from = order.names.firstIndex(of: sourceName) else {
-      throw MigrationError(
-        .unknownVersion, reason: "the store's version '\(sourceName)' is not in the version order of \(order.origin)")
+    // What to do about it: the order is a file to add the version to, or the --chain list.
+    func missing(_ what: String, _ name: String) -> MigrationError {
+      let fix =
+        order.origin == "--chain"
+        ? "add it to --chain" : "add a line '\(name)' to \(order.origin) where it belongs, oldest first"
+      return MigrationError(
+        .unknownVersion,
+        reason:
+          "\(what) '\(name)' is not in the version order of \(order.origin) (\(order.names.joined(separator: " → "))): \(fix)"
+      )
     }
-    guard let to = order.names.firstIndex(of: target) else {
-      throw MigrationError(
-        .unknownVersion, reason: "the destination '\(target)' is not in the version order of \(order.origin)")
-    }
+    guard let from = order.names.firstIndex(of: sourceName) else { throw missing("the store's version", sourceName) }
+    guard let to = order.names.firstIndex(of: target) else { throw missing("the destination", target) }
     guard from <= to else {
       throw MigrationError(
         .backwards,
