@@ -168,7 +168,12 @@ static void mr_hook(lua_State *L, lua_Debug *ar) {
   if (ar->event == LUA_HOOKLINE) {
     // Scripts are named "=name" (run as text) or "@folder/module.lua" (required).
     if (cov_on && lua_getinfo(L, "S", ar) && (ar->source[0] == '@' || ar->source[0] == '=')) {
-      cov_record(ar->source + 1, (int32_t)ar->currentline);
+      // A function written on one line runs on the line that defines it: its body's runs are
+      // recorded as the line negated, so a definition alone (the line running as the enclosing
+      // code makes the closure) does not count as the body run.
+      int32_t line = (int32_t)ar->currentline;
+      if (ar->linedefined > 0 && ar->linedefined == ar->lastlinedefined && ar->linedefined == line) line = -line;
+      cov_record(ar->source + 1, line);
     }
     return;
   }

@@ -52,8 +52,17 @@ public enum PolicyCoverage {
       guard let text = try? String(contentsOf: url, encoding: .utf8) else { continue }
       var lines: [Int: Int] = [:]
       for line in executableLines(of: text) { lines[line] = 0 }
+      // A line that holds a whole function counts the runs of that function's body (recorded as
+      // the line negated), not the enclosing code that made the closure when the file loaded.
+      let oneLiners = oneLineFunctions(of: text)
       for key in Set(keys) {
-        for (line, count) in counted[key] ?? [:] { lines[line, default: 0] += count }
+        for (line, count) in counted[key] ?? [:] {
+          if line < 0 {
+            if oneLiners.contains(-line) { lines[-line, default: 0] += count }
+          } else if !oneLiners.contains(line) {
+            lines[line, default: 0] += count
+          }
+        }
       }
       result.append(File(url: url, shown: shown, lines: lines))
     }
@@ -98,6 +107,48 @@ public enum PolicyCoverage {
   }
 
   /// The lines of Lua text that hold code (see the type's notes).
+  /// The lines that hold a whole function — `function` and its `end` on one line, as `diff --lua`
+  /// writes attribute functions. Read off the line's words outside strings and comments: the line
+  /// has `function`, and as many `end`s as blocks it opens (`function`, `if`, `do`) — our rule.
+  static func oneLineFunctions(of text: String) -> Set<Int> {
+    var found: Set<Int> = []
+    for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+      var words: [Substring] = []
+      var position = line.startIndex
+      var quote: Character?
+      var wordStart: String.Index?
+      func closeWord(at end: String.Index) {
+        if let start = wordStart { words.append(line[start..<end]) }
+        wordStart = nil
+      }
+      while position < line.endIndex {
+        let character = line[position]
+        if let open = quote {
+          if character == "\\" {
+            position = line.index(after: position)
+            if position == line.endIndex { break }
+          } else if character == open {
+            quote = nil
+          }
+        } else if character == "\"" || character == "'" {
+          closeWord(at: position)
+          quote = character
+        } else if character == "-", line[position...].hasPrefix("--") {
+          break
+        } else if character.isLetter || character == "_" || (wordStart != nil && character.isNumber) {
+          if wordStart == nil { wordStart = position }
+        } else {
+          closeWord(at: position)
+        }
+        position = line.index(after: position)
+      }
+      closeWord(at: position)
+      let opens = words.filter { ["function", "if", "do"].contains($0) }.count
+      if words.contains("function"), opens == words.filter({ $0 == "end" }).count { found.insert(index + 1) }
+    }
+    return found
+  }
+
   static func executableLines(of text: String) -> Set<Int> {
     let bytes = Array(text.utf8)
     var code: [Int: [UInt8]] = [:]  // line → its code outside comments (strings kept as a marker)

@@ -57,4 +57,36 @@ import Testing
     #expect(Int(found.dropFirst(3)) ?? 0 == (Int(hit.dropFirst(3)) ?? 0) + 1, "one line never ran: \(lcov)")
     #expect(!lcov.contains("numbers_test.lua"), "tests are not the library")
   }
+
+  /// A function written on one line (as `diff --lua` writes attribute functions) counts as run only
+  /// when a test ran it — not because its file loaded.
+  @Test func aOneLineFunctionCountsOnlyWhenItRan() throws {
+    let folder = try TemporaryDirectory()
+    let library = folder.url.appendingPathComponent("lib", isDirectory: true)
+    try FileManager.default.createDirectory(at: library, withIntermediateDirectories: true)
+    try Data(
+      """
+      local M = {}
+      M.twice = function(n) return n * 2 end
+      M.never = function(n) return n end -- "end" in a comment: not a word
+      M.label = function(n) if n > 1 then return "many" end return "one" end
+      return M
+      """.utf8
+    ).write(to: library.appendingPathComponent("small.lua"))
+    try Data(
+      """
+      local small = require "small"
+      test("twice", function() expect(small.twice(2)):equals(4) end)
+      test("label", function() expect(small.label(3)):equals("many") end)
+      """.utf8
+    ).write(to: library.appendingPathComponent("small_test.lua"))
+    let out = folder.url.appendingPathComponent("lcov.info")
+    let run = try MigrunProcess.run(["test", library.path, "--coverage", out.path])
+    #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+    let lcov = try String(contentsOf: out, encoding: .utf8)
+    #expect(lcov.contains("DA:2,1\n"), "\(lcov)")
+    #expect(lcov.contains("DA:3,0\n"), "never called: \(lcov)")
+    #expect(lcov.contains("DA:4,1\n"), "\(lcov)")
+    #expect(run.stdout.contains("never run: 3"), "\(run.stdout)")
+  }
 }
