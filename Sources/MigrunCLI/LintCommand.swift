@@ -27,6 +27,47 @@ struct LintCommand: MigrunCommand {
     name: .customLong("policies"),
     help: "A folder of mapping files or mapping models (repeatable): steps they cover are left to them.")
   var policyFolders: [String] = []
+  @Option(help: ArgumentHelp("Leave out the findings of this rule (repeatable).", valueName: "rule"))
+  var ignore: [String] = []
+  @Option(
+    help: ArgumentHelp(
+      "Known findings (a file --write-baseline wrote, or lint --json's output): only findings not in it fail.",
+      valueName: "file"))
+  var baseline: String?
+  @Option(
+    help: ArgumentHelp("Write the findings to this file, as the baseline of later runs.", valueName: "file"))
+  var writeBaseline: String?
+  @Option(
+    help: ArgumentHelp(
+      "The first version deployed with CloudKit: changes between versions before it are not CloudKit's concern.",
+      valueName: "version"))
+  var deployed: String?
+
+  static let rules = [
+    "probable-rename", "unchanged-hashes", "required-without-default", "cardinality-change", "cloudkit-required",
+    "cloudkit-unique", "cloudkit-inverse", "cloudkit-optional", "cloudkit-deny", "cloudkit-ordered", "cloudkit-removed",
+  ]
+
+  func validate() throws {
+    for rule in ignore where !Self.rules.contains(rule) {
+      throw ValidationError("--ignore: no rule '\(rule)' (rules: \(Self.rules.joined(separator: ", ")))")
+    }
+  }
+
+  /// What identifies a finding from one run to the next (its message may be reworded).
+  static func key(_ finding: [String: Any]) -> String {
+    let versions = (finding["versions"] as? [String] ?? []).joined(separator: ",")
+    let properties = (finding["properties"] as? [String] ?? []).joined(separator: ",")
+    return [finding["rule"] as? String ?? "", versions, finding["entity"] as? String ?? "", properties].joined(
+      separator: "|")
+  }
+
+  static func json(_ finding: ModelLint.Finding) -> [String: Any] {
+    [
+      "rule": finding.rule, "versions": finding.versions, "entity": finding.entity, "properties": finding.properties,
+      "message": finding.message,
+    ]
+  }
 
   func execute() throws {
     let bundle = try ModelBundle(
@@ -35,22 +76,59 @@ struct LintCommand: MigrunCommand {
     try ScriptedStep.checkPolicyFolders(folders, bundle: bundle)
     let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: folders, override: nil)?.names
     let scripted = ScriptedStep.scriptedSteps(of: bundle, order: order ?? bundle.versionNames, in: folders)
-    let findings = ModelLint.findings(bundle.models, cloudKit: cloudkit, scripted: scripted)
+    var findings = ModelLint.findings(bundle.models, cloudKit: cloudkit, scripted: scripted)
+      .filter { !ignore.contains($0.rule) }
+    if let deployed {
+      guard let first = bundle.versionNames.firstIndex(of: deployed) else {
+        throw CLIError(
+          message:
+            "--deployed: \(bundle.name) has no version '\(deployed)' (versions: \(bundle.versionNames.joined(separator: ", ")))"
+        )
+      }
+      // A change between two versions before the one deployed with CloudKit is not CloudKit's concern.
+      findings.removeAll { finding in
+        finding.rule.hasPrefix("cloudkit-") && finding.versions.count == 2
+          && (bundle.versionNames.firstIndex(of: finding.versions[0]) ?? first) < first
+      }
+    }
+    if let writeBaseline {
+      let data = try JSONSerialization.data(
+        withJSONObject: findings.map(Self.json), options: [.prettyPrinted, .sortedKeys])
+      try data.write(to: URL(fileURLWithPath: writeBaseline))
+    }
+    // Written as the baseline, today's findings are known: the run passes.
+    var known: Set<String> = writeBaseline == nil ? [] : Set(findings.map { Self.key(Self.json($0)) })
+    if let baseline {
+      let data: Data
+      do {
+        data = try Data(contentsOf: URL(fileURLWithPath: baseline))
+      } catch {
+        throw CLIError(message: "--baseline: cannot read \(baseline) (\(error.localizedDescription))")
+      }
+      guard let recorded = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else {
+        throw CLIError(message: "--baseline: \(baseline) is not a list of findings (lint --json writes one)")
+      }
+      known.formUnion(recorded.map(Self.key))
+    }
+    let new = findings.filter { !known.contains(Self.key(Self.json($0))) }
     if json {
       try printJSONObject(
-        findings.map {
-          [
-            "rule": $0.rule, "versions": $0.versions, "entity": $0.entity, "properties": $0.properties,
-            "message": $0.message,
-          ] as [String: Any]
+        findings.map { finding in
+          var entry = Self.json(finding)
+          if baseline != nil { entry["known"] = known.contains(Self.key(entry)) }
+          return entry
         })
     } else {
-      for finding in findings { print(finding) }
+      for finding in findings {
+        print(known.contains(Self.key(Self.json(finding))) ? "known: \(finding)" : "\(finding)")
+      }
+      let knownCount = findings.count - new.count
       print(
         findings.isEmpty
           ? "\(bundle.name): \(bundle.versionNames.count) versions, no findings"
-          : "\(bundle.name): \(findings.count) finding\(findings.count == 1 ? "" : "s")")
+          : "\(bundle.name): \(plural(findings.count, "finding"))"
+            + (baseline == nil ? "" : " (\(knownCount) known from the baseline, \(new.count) new)"))
     }
-    if !findings.isEmpty { throw ExitCode(1) }
+    if !new.isEmpty { throw ExitCode(1) }
   }
 }

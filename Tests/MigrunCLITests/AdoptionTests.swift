@@ -113,3 +113,40 @@ import Testing
     #expect(result.stderr.contains("add a line 'Moody 3' to \(chain) where it belongs"), "\(result.stderr)")
   }
 }
+
+/// lint as a gate on a long history: a baseline of known findings, rules left out, CloudKit's rules
+/// from the version first deployed with it.
+@Suite struct LintGateTests {
+  static let moody = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path
+
+  @Test func aBaselineLetsOnlyNewFindingsFail() throws {
+    let folder = try TemporaryDirectory()
+    let baseline = folder.url.appendingPathComponent("lint-baseline.json").path
+    let all = try MigrunProcess.run(["lint", Self.moody, "--cloudkit"])
+    #expect(all.status == 1)
+    let written = try MigrunProcess.run(["lint", Self.moody, "--cloudkit", "--write-baseline", baseline])
+    #expect(written.status == 0, "\(written.stdout)")
+    let gated = try MigrunProcess.run(["lint", Self.moody, "--cloudkit", "--baseline", baseline])
+    #expect(gated.status == 0, "\(gated.stdout)")
+    #expect(gated.stdout.contains("(11 known from the baseline, 0 new)"), "\(gated.stdout)")
+    // A finding the baseline does not have fails the run: the baseline without its last entry.
+    let data = try Data(contentsOf: URL(fileURLWithPath: baseline))
+    var entries = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
+    entries.removeLast()
+    try JSONSerialization.data(withJSONObject: entries).write(to: URL(fileURLWithPath: baseline))
+    let one = try MigrunProcess.run(["lint", Self.moody, "--cloudkit", "--baseline", baseline])
+    #expect(one.status == 1)
+    #expect(one.stdout.contains("1 new"), "\(one.stdout)")
+  }
+
+  @Test func rulesCanBeLeftOutAndCloudKitStartsWhereItWasDeployed() throws {
+    let ignored = try MigrunProcess.run(["lint", Self.moody, "--cloudkit", "--ignore", "cloudkit-removed", "--json"])
+    #expect(!ignored.stdout.contains("cloudkit-removed"), "\(ignored.stdout)")
+    let deployed = try MigrunProcess.run(["lint", Self.moody, "--cloudkit", "--deployed", "Moody 5", "--json"])
+    #expect(!deployed.stdout.contains(#""Moody 4","Moody 5""#) && !deployed.stdout.contains("Continent: removed"))
+    #expect(deployed.stdout.contains("isoContinent"), "a removal after Moody 5 is still found: \(deployed.stdout)")
+    let unknown = try MigrunProcess.run(["lint", Self.moody, "--ignore", "nope"])
+    #expect(unknown.status == 64)
+    #expect(unknown.stderr.contains("no rule 'nope'"), "\(unknown.stderr)")
+  }
+}
