@@ -233,10 +233,12 @@ struct DiffCommand: MigrunCommand {
       } catch {
         throw CLIError(message: "\(file.path): cannot write (\(error.localizedDescription))")
       }
-      let placeholders = text.components(separatedBy: "error(").count - 1
+      // The placeholders themselves (`function(src) error("…") end`), not the comment that names them.
+      let placeholders = text.components(separatedBy: "function(src) error(").count - 1
       print(
         "wrote \(file.path)"
-          + (placeholders > 0 ? ": \(placeholders) placeholder(s) to fill (they fail the step until written)" : ""))
+          + (placeholders > 0
+            ? ": \(plural(placeholders, "placeholder")) to fill (they fail the step until written)" : ""))
       return
     }
     let mapping: MappingModel

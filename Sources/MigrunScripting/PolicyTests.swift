@@ -137,7 +137,7 @@ enum FixtureMigration {
     let mapping = try locate(mappingPath, root: root, testFile: testFile)
     let bundleURL =
       try options["model"]?.stringValue.map { try locate($0, root: root, testFile: testFile) }
-      ?? findModel(near: mapping, root: root)
+      ?? findModel(near: mapping)
     let bundle = try ModelBundle(contentsOf: bundleURL)
     let stem = mapping.deletingPathExtension().lastPathComponent
     let named = bundle.versionNames.lazy.compactMap({ from -> (String, String)? in
@@ -230,16 +230,16 @@ enum FixtureMigration {
     throw HostError("migrate: no \(path) in \(root.lastPathComponent)/, beside the test or in the working folder")
   }
 
-  /// The one `.xcdatamodeld` (or compiled `.momd`) in the mapping's folder or a folder above it (up
-  /// to the library root).
-  static func findModel(near mapping: URL, root: URL) throws -> URL {
+  /// The nearest `.xcdatamodeld` (or compiled `.momd`): in the mapping's folder or a folder above it
+  /// — the library's own folders first, then above the library (a policy folder kept beside the app's
+  /// model, as the README describes).
+  static func findModel(near mapping: URL) throws -> URL {
     var folder = mapping.deletingLastPathComponent().standardizedFileURL
-    let top = root.standardizedFileURL.path
     while true {
       let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
       let models = names.filter { $0.hasSuffix(".xcdatamodeld") || $0.hasSuffix(".momd") }.sorted()
       if let model = models.first { return folder.appendingPathComponent(model) }
-      guard folder.path.count > top.count, folder.path != "/" else { break }
+      guard folder.path != "/", !folder.path.isEmpty else { break }
       folder = folder.deletingLastPathComponent()
     }
     throw HostError("migrate: no .xcdatamodeld near \(mapping.lastPathComponent); give model = \"….xcdatamodeld\"")

@@ -114,6 +114,29 @@ import Testing
   }
 }
 
+/// `migrun test` finds the model beside or above the policy folder, as the README says (it used to
+/// stop at the folder it was given).
+@Suite struct PolicyTestModelTests {
+  @Test func theModelAboveThePolicyFolderIsFound() throws {
+    let folder = try TemporaryDirectory()
+    let model = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld")
+    try FileManager.default.copyItem(at: model, to: folder.url.appendingPathComponent("Moody.xcdatamodeld"))
+    try folder.write(
+      "return { Mood = { attributes = { rating = function(src) return 3 end } } }\n",
+      to: "policies/Moody-Moody 2.lua")
+    try folder.write(
+      """
+      test("every mood gets a rating of 3", function()
+        local out = migrate { mapping = "Moody-Moody 2.lua", source = { Mood = { { date = 0, colors = "" } } } }
+        expect(out.Mood[1].rating):equals(3)
+      end)
+      """, to: "policies/rating_test.lua")
+    let result = try MigrunProcess.run(["test", folder.url.appendingPathComponent("policies").path])
+    #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    #expect(result.stdout.contains("1 passed, 0 failed"), "\(result.stdout)")
+  }
+}
+
 /// lint as a gate on a long history: a baseline of known findings, rules left out, CloudKit's rules
 /// from the version first deployed with it.
 @Suite struct LintGateTests {

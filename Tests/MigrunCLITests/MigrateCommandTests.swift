@@ -288,6 +288,18 @@ import Testing
     #expect(try Data(contentsOf: store) != original)
   }
 
+  /// `diff --lua` counts the placeholders it wrote, not the comment that tells where they are.
+  @Test func diffLuaCountsThePlaceholdersItWrote() throws {
+    let folder = try TemporaryDirectory()
+    let model = try Self.moodyWithAStringRating(in: folder)
+    let out = folder.url.appendingPathComponent("scripts").path
+    let wrote = try MigrunProcess.run(["diff", model, "--from", "Moody 6", "--to", "Moody 7", "--lua", "--out", out])
+    #expect(wrote.status == 0, "\(wrote.stderr)")
+    #expect(wrote.stdout.contains(": 1 placeholder to fill"), "\(wrote.stdout)")
+    let text = try String(contentsOfFile: out + "/Moody 6-Moody 7.lua", encoding: .utf8)
+    #expect(text.contains("-- 1 value(s) cannot be inferred"), "\(text)")
+  }
+
   @Test func diffShowsTheInferredMappingOrWhyThereIsNone() throws {
     let inferred = try MigrunProcess.run(["diff", Self.moody, "--from", "Moody", "--to", "Moody 2"])
     #expect(inferred.status == 0)
