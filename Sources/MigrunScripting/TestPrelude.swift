@@ -52,8 +52,9 @@ enum TestPrelude {
       return tostring(value)
     end
 
-    -- Differences between `actual` and `expected`, one line each, with the path to each.
-    local function compare(actual, expected, path, out)
+    -- Differences between `actual` and `expected`, one line each, with the path to each; `partial`:
+    -- keys of `actual` that `expected` does not name are not differences (at every depth).
+    local function compare(actual, expected, path, out, partial)
       if #out >= 20 then return end
       if actual == NULL or expected == NULL or type(actual) ~= "table" or type(expected) ~= "table" then
         local same = actual == expected
@@ -70,11 +71,11 @@ enum TestPrelude {
       for _, key in ipairs(keys) do
         local where = path .. (type(key) == "number" and "[" .. key .. "]" or "." .. tostring(key))
         if expected[key] == nil then
-          out[#out + 1] = format("%s: not expected, got %s", where, show(actual[key]))
+          if not partial then out[#out + 1] = format("%s: not expected, got %s", where, show(actual[key])) end
         elseif actual[key] == nil then
           out[#out + 1] = format("%s: expected %s, missing", where, show(expected[key]))
         else
-          compare(actual[key], expected[key], where, out)
+          compare(actual[key], expected[key], where, out, partial)
         end
       end
     end
@@ -88,6 +89,14 @@ enum TestPrelude {
       local out = {}
       compare(self.value, expected, "value", out)
       if #out > 0 then fail("not equal:\n    " .. concat(out, "\n    ")) end
+      return self
+    end
+    -- The fields `expected` names, at every depth; others may be anything (one field of an object
+    -- compared without listing the rest).
+    function Expectation:includes(expected)
+      local out = {}
+      compare(self.value, expected, "value", out, true)
+      if #out > 0 then fail("not included:\n    " .. concat(out, "\n    ")) end
       return self
     end
     function Expectation:near(expected, tolerance)

@@ -146,4 +146,24 @@ extension TestCommandTests {
     #expect(result.stdout.contains("lib/lines_test.lua:2: expected NULL, got 1"), "\(result.stdout)")
     #expect(result.stdout.contains("lib/lines_test.lua:4: expected true, got NULL"), "\(result.stdout)")
   }
+
+  /// `includes` compares only the fields it names (at every depth): one field of an object is checked
+  /// without listing the rest, and a differing one is still found.
+  @Test func includesComparesOnlyTheFieldsItNames() throws {
+    let folder = try TemporaryDirectory()
+    try folder.write(
+      """
+      local recipe = { title = "Soup", minutes = 20, author = { name = "Ada", email = "ada@example.org" } }
+      test("one field", function() expect(recipe):includes({ title = "Soup" }) end)
+      test("nested", function() expect(recipe):includes({ author = { name = "Ada" } }) end)
+      test("differs", function() expect(recipe):includes({ author = { name = "Grace" } }) end)
+      test("missing", function() expect(recipe):includes({ rating = 5 }) end)
+      """, to: "lib/partial_test.lua")
+    let result = try MigrunProcess.run(["test", folder.url.appendingPathComponent("lib").path])
+    #expect(result.status == 1)
+    #expect(result.stdout.contains("2 passed, 2 failed"), "\(result.stdout)")
+    #expect(result.stdout.contains(#"value.author.name: expected "Grace", got "Ada""#), "\(result.stdout)")
+    #expect(result.stdout.contains("value.rating: expected 5, missing"), "\(result.stdout)")
+    #expect(!result.stdout.contains("not expected"), "fields it does not name are not differences: \(result.stdout)")
+  }
 }

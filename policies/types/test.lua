@@ -13,6 +13,11 @@ local Expectation = {}
 ---@param expected any
 function Expectation:equals(expected) end
 
+---The fields `expected` names, compared as `equals` does, at every depth; the others may be anything
+---(one field of an object checked without listing the rest).
+---@param expected table
+function Expectation:includes(expected) end
+
 ---A number within `tolerance` of `expected`.
 ---@param expected number
 ---@param tolerance? number
