@@ -286,6 +286,3 @@ final class FleetProgress: @unchecked Sendable {
     if enabled { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
   }
 }
-
-/// "1 store", "2 stores".
-func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }

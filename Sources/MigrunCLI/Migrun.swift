@@ -106,6 +106,9 @@ extension MigrunCommand {
 }
 
 /// A failure found by the command line itself (a bad combination of arguments, an unwritable file).
+/// "1 store", "2 stores".
+func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+
 struct CLIError: Error {
   let message: String
 }

@@ -282,10 +282,11 @@ final class MigrationBridge {
     let manager = try activeManager()
     let model = side == "src" ? manager.mapping.source : manager.mapping.destination
     guard let entity = model.entity(named: id.entity) else { throw HostError("no entity '\(id.entity)'") }
-    if let composite = Self.composite(key, of: entity, in: model) {
-      return Self.compositeTable(composite, path: key, of: object)
-    }
     guard let relationship = model.relationships(of: entity).first(where: { $0.name == key }) else {
+      // Not a stored value, not a relationship: a composite, or no property at all.
+      if let composite = Self.composite(key, of: entity, in: model) {
+        return Self.compositeTable(composite, path: key, of: object)
+      }
       throw HostError("entity '\(id.entity)' has no property '\(key)'")
     }
     if relationship.isToMany {
@@ -316,14 +317,14 @@ final class MigrationBridge {
       try manager.update(object)
       return
     }
-    if let composite = Self.composite(key, of: entity, in: model) {
+    guard let relationship = model.relationships(of: entity).first(where: { $0.name == key }) else {
+      guard let composite = Self.composite(key, of: entity, in: model) else {
+        throw HostError("entity '\(id.entity)' has no property '\(key)'")
+      }
       guard var object = try manager.destinationObject(id) else { throw HostError("\(id) does not exist") }
       try Self.storeComposite(arguments[3], composite, path: key, entity: id.entity, into: &object)
       try manager.update(object)
       return
-    }
-    guard let relationship = model.relationships(of: entity).first(where: { $0.name == key }) else {
-      throw HostError("entity '\(id.entity)' has no property '\(key)'")
     }
     writtenRelationships[id, default: []].insert(key)
     let value = arguments[3]

@@ -112,44 +112,17 @@ public enum PolicyCoverage {
   /// has `function`, and as many `end`s as blocks it opens (`function`, `if`, `do`) — our rule.
   static func oneLineFunctions(of text: String) -> Set<Int> {
     var found: Set<Int> = []
-    for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-      var words: [Substring] = []
-      var position = line.startIndex
-      var quote: Character?
-      var wordStart: String.Index?
-      func closeWord(at end: String.Index) {
-        if let start = wordStart { words.append(line[start..<end]) }
-        wordStart = nil
-      }
-      while position < line.endIndex {
-        let character = line[position]
-        if let open = quote {
-          if character == "\\" {
-            position = line.index(after: position)
-            if position == line.endIndex { break }
-          } else if character == open {
-            quote = nil
-          }
-        } else if character == "\"" || character == "'" {
-          closeWord(at: position)
-          quote = character
-        } else if character == "-", line[position...].hasPrefix("--") {
-          break
-        } else if character.isLetter || character == "_" || (wordStart != nil && character.isNumber) {
-          if wordStart == nil { wordStart = position }
-        } else {
-          closeWord(at: position)
-        }
-        position = line.index(after: position)
-      }
-      closeWord(at: position)
+    for (number, code) in codeByLine(of: text) {
+      let words = code.split { !($0.isLetter || $0.isNumber || $0 == "_") }
       let opens = words.filter { ["function", "if", "do"].contains($0) }.count
-      if words.contains("function"), opens == words.filter({ $0 == "end" }).count { found.insert(index + 1) }
+      if words.contains("function"), opens == words.filter({ $0 == "end" }).count { found.insert(number) }
     }
     return found
   }
 
-  static func executableLines(of text: String) -> Set<Int> {
+  /// Each line's code outside comments, strings kept as the marker `s` (a long string counts on every
+  /// line it spans), runs of blanks as one space.
+  static func codeByLine(of text: String) -> [Int: String] {
     let bytes = Array(text.utf8)
     var code: [Int: [UInt8]] = [:]  // line → its code outside comments (strings kept as a marker)
     var line = 1
@@ -212,10 +185,15 @@ public enum PolicyCoverage {
         index += 1
       }
     }
+    return code.mapValues { String(decoding: $0, as: UTF8.self) }
+  }
+
+  static func executableLines(of text: String) -> Set<Int> {
+    let code = codeByLine(of: text)
     let closers: Set<String> = ["end", "else", "}", ")", "]", "do", "then", "repeat"]
     var lines = Set<Int>()
     for (number, text) in code {
-      let words = String(decoding: text, as: UTF8.self).split(whereSeparator: { $0 == " " }).joined(separator: " ")
+      let words = text.split(whereSeparator: { $0 == " " }).joined(separator: " ")
       let trimmed = words.trimmingCharacters(in: CharacterSet(charactersIn: ",;"))
       guard !trimmed.isEmpty else { continue }
       // A block's closing words alone (`end)`, `end,`, `},`, `})`…) run nothing.

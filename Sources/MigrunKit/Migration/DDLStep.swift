@@ -185,13 +185,16 @@ struct DDLStep {
       .subtracting(createdTables.map { $0.name.uppercased() })
   }
 
-  /// Per table (uppercased), the columns that hold identity and links: `Z_PK`, every to-one's key,
-  /// entity and order columns, every column of a join table.
+  /// Per table (uppercased), the columns that hold identity and links: `Z_PK`, `Z_ENT` where the
+  /// table holds several entities (it says which object is which), every to-one's key, entity and
+  /// order columns, every column of a join table. (`Z_ENT` of a table one entity has alone is what
+  /// the edit fixes in stale rows.)
   var keyColumns: [String: Set<String>] {
     var keys: [String: Set<String>] = [:]
     for layout in destination.entities {
       let table = layout.table.uppercased()
       keys[table, default: []].insert("Z_PK")
+      if destination.soleEntity(ofTable: layout.table) == nil { keys[table, default: []].insert("Z_ENT") }
       for case .toOne(let key, let entity, let order) in layout.properties.values {
         keys[table, default: []].formUnion([key, entity, order].compactMap { $0?.name.uppercased() })
       }

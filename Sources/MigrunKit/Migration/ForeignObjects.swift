@@ -105,26 +105,25 @@ struct ForeignObjects {
 
   /// How many rows of CloudKit's tables in `schema` (the source: `main`, or `src` when attached) a
   /// step renumbering by `numbers` changes or removes.
-  func cloudKitRenumbering(_ db: Database, in schema: String = "main", numbers: [Int: Int], dropped: Set<String>)
-    throws -> CloudKitRenumbering
-  {
+  func cloudKitRenumbering(_ db: Database, numbers: [Int: Int], dropped: Set<String>) throws -> CloudKitRenumbering {
     var found = CloudKitRenumbering()
     let changed = numbers.filter { $0.key != $0.value }.keys.map(String.init).joined(separator: ", ")
-    let kept = numbers.keys.map(String.init).joined(separator: ", ")
     for table in cloudKitTables(dropped: dropped) {
-      let name = "\(schema).\(quoted(table))"
       if !changed.isEmpty {
         found.renumbered +=
-          try Int.fetchOne(db, sql: "SELECT count(*) FROM \(name) WHERE ZENTITYID IN (\(changed))") ?? 0
+          try Int.fetchOne(db, sql: "SELECT count(*) FROM \(quoted(table)) WHERE ZENTITYID IN (\(changed))") ?? 0
       }
       found.removed +=
-        try Int.fetchOne(
-          db,
-          sql:
-            "SELECT count(*) FROM \(name) WHERE ZENTITYID IS NOT NULL AND ZENTITYID NOT IN (\(kept.isEmpty ? "-1" : kept))"
-        ) ?? 0
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(quoted(table)) WHERE \(Self.removed("ZENTITYID", numbers))")
+        ?? 0
     }
     return found
+  }
+
+  /// The condition that `column` names an entity the step removes (`numbers` has only the kept ones).
+  static func removed(_ column: String, _ numbers: [Int: Int]) -> String {
+    let kept = numbers.keys.sorted().map(String.init).joined(separator: ", ")
+    return "\(column) IS NOT NULL AND \(column) NOT IN (\(kept.isEmpty ? "-1" : kept))"
   }
 
   /// Why the step cannot carry these faithfully, or nil. `numbers` maps the source's entity numbers
@@ -139,13 +138,8 @@ struct ForeignObjects {
           + " (give \(kept.map { "--drop \($0.name)" }.joined(separator: " ")) to drop on purpose)")
     }
     if tables.contains(where: { $0.name.uppercased() == "ACHANGE" }), !dropped.contains("ACHANGE") {
-      let sources = numbers.keys.map(String.init).joined(separator: ", ")
       let orphaned =
-        try Int.fetchOne(
-          db,
-          sql:
-            "SELECT count(*) FROM ACHANGE WHERE ZENTITY IS NOT NULL AND ZENTITY NOT IN (\(sources.isEmpty ? "-1" : sources))"
-        ) ?? 0
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM ACHANGE WHERE \(Self.removed("ZENTITY", numbers))") ?? 0
       if orphaned > 0 {
         let history = tables.map(\.name).filter { Self.historyTables.contains($0.uppercased()) }.sorted()
         lines.append(
@@ -176,11 +170,7 @@ struct ForeignObjects {
         try renumber(db, table: "ACHANGE", column: "ZENTITY", numbers: numbers)
       }
       if Self.cloudKitEntityTables.contains(table.name.uppercased()) {
-        let kept = numbers.keys.map(String.init).joined(separator: ", ")
-        try db.execute(
-          sql:
-            "DELETE FROM main.\(quoted(table.name)) WHERE ZENTITYID IS NOT NULL AND ZENTITYID NOT IN (\(kept.isEmpty ? "-1" : kept))"
-        )
+        try db.execute(sql: "DELETE FROM main.\(quoted(table.name)) WHERE \(Self.removed("ZENTITYID", numbers))")
         try renumber(db, table: table.name, column: "ZENTITYID", numbers: numbers)
       }
       for dependent in table.dependents { try db.execute(sql: dependent) }

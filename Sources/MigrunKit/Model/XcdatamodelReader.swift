@@ -3,9 +3,10 @@ import PropertyList
 
 /// Reads one model version in Xcode's format: an `.xcdatamodel` folder or the `contents` XML inside it.
 ///
-/// Every element and attribute Core Data's model compiler reads is read; elements it does not know
-/// (layout `<elements>`, tool versions) are ignored. A model that cannot be valid is refused with a
-/// ``ModelError`` naming the file, the entity and the property.
+/// Every element Core Data's model compiler reads is read. Inside an entity or a composite, an
+/// element migrun does not know is an error naming it — skipping it could lose what it describes;
+/// beside them (the diagram's `<elements>`, tool information) it is left aside. A model that cannot
+/// be valid is refused with a ``ModelError`` naming the file, the entity and the property.
 ///
 /// ```swift
 /// let model = try XcdatamodelReader.read(contentsOf: URL(fileURLWithPath: "Moody 2.xcdatamodel"))
@@ -158,8 +159,15 @@ private final class ModelXMLBuilder: XMLScanner.Delegate {
       if let configuration, let name = values["name"] { configurations[configuration, default: []].append(name) }
     case "entry":
       if let key = values["key"] { addUserInfo(key, values["value"] ?? "") }
+    case "uniquenessConstraints", "compoundIndexes", "userInfo", "elements", "element":
+      break  // containers, and the diagram's layout
     default:
-      break
+      // Inside an entity or a composite, an element describes what the store keeps: one migrun does
+      // not know is refused by name. Beside them (tool and layout information) it is left aside.
+      guard entity != nil || composite != nil else { break }
+      throw ModelError(
+        .invalidValue, entity: entity?.name,
+        reason: "<\(element)> in \(entity != nil ? "an entity" : "a composite") is not an element migrun knows")
     }
   }
 

@@ -199,13 +199,8 @@ enum ModelCacheArchive {
       let propertyName = archiver.string(name)
       var fields: [String: PropertyListValue] = ["NSEntity": .uid(entitySlot), "NSPropertyName": propertyName]
       func flags(optional: Bool, readOnly: Bool, transient: Bool, userInfo: [String: String]) {
-        if optional { fields["NSIsOptional"] = .boolean(true) }
-        if readOnly { fields["NSIsReadOnly"] = .boolean(true) }
-        if transient { fields["NSIsTransient"] = .boolean(true) }
-        fields["_P"] = .integer(
-          0x81 | 0x30 | (optional ? 0x02 : 0) | (readOnly ? 0x04 : 0) | (transient ? 0x08 : 0)
-            | (userInfo.isEmpty ? 0x40 : 0))
-        if !userInfo.isEmpty { fields["NSUserInfo"] = self.userInfo(userInfo) }
+        let flags = propertyFlags(optional: optional, readOnly: readOnly, transient: transient, userInfo: userInfo)
+        fields.merge(flags, uniquingKeysWith: { _, new in new })
       }
       if let attribute = model.declaredAttributes(of: entity).first(where: { $0.name == name }) {
         fields.merge(attributeFields(attribute), uniquingKeysWith: { _, new in new })
@@ -249,25 +244,22 @@ enum ModelCacheArchive {
     /// elements in `NSCompositeElements`, each a description of its own (with no entity), as
     /// SwiftData's stores archive them.
     mutating func attributeFields(_ attribute: Attribute) -> [String: PropertyListValue] {
-      let readOnly = attribute.isReadOnly || attribute.derivation != nil
-      var fields: [String: PropertyListValue] = [
-        "NSPropertyName": archiver.string(attribute.name),
-        "_P": .integer(
-          0x81 | 0x30 | (attribute.isOptional ? 0x02 : 0) | (readOnly ? 0x04 : 0) | (attribute.isTransient ? 0x08 : 0)
-            | (attribute.userInfo.isEmpty ? 0x40 : 0)),
-        "NSRenamingIdentifier": archiver.string(attribute.renamingIdentifier ?? attribute.name),
-        "NSAttributeType": .integer(Int64(attribute.type.rawValue)),
-        // The type's value class; a transformable's custom class is not archived ($null in Apple's).
-        "NSAttributeValueClassName": archiver.string(Self.valueClassName(attribute.type)),
-        "NSValueTransformerName": archiver.string(attribute.valueTransformerName),
-        "NSDefaultValue": defaultValue(attribute),
-        "NSFlagsKey": .integer(
-          (attribute.allowsExternalBinaryDataStorage ? 1 : 0) | (attribute.preservesValueInHistoryOnDeletion ? 16 : 0)),
-      ]
-      if attribute.isOptional { fields["NSIsOptional"] = .boolean(true) }
-      if readOnly { fields["NSIsReadOnly"] = .boolean(true) }
-      if attribute.isTransient { fields["NSIsTransient"] = .boolean(true) }
-      if !attribute.userInfo.isEmpty { fields["NSUserInfo"] = userInfo(attribute.userInfo) }
+      var fields = propertyFlags(
+        optional: attribute.isOptional, readOnly: attribute.isReadOnly || attribute.derivation != nil,
+        transient: attribute.isTransient, userInfo: attribute.userInfo)
+      fields.merge(
+        [
+          "NSPropertyName": archiver.string(attribute.name),
+          "NSRenamingIdentifier": archiver.string(attribute.renamingIdentifier ?? attribute.name),
+          "NSAttributeType": .integer(Int64(attribute.type.rawValue)),
+          // The type's value class; a transformable's custom class is not archived ($null in Apple's).
+          "NSAttributeValueClassName": archiver.string(Self.valueClassName(attribute.type)),
+          "NSValueTransformerName": archiver.string(attribute.valueTransformerName),
+          "NSDefaultValue": defaultValue(attribute),
+          "NSFlagsKey": .integer(
+            (attribute.allowsExternalBinaryDataStorage ? 1 : 0) | (attribute.preservesValueInHistoryOnDeletion ? 16 : 0)
+          ),
+        ], uniquingKeysWith: { _, new in new })
       if attribute.isIndexed { fields["NSIsIndexed"] = .boolean(true) }
       if let modifier = attribute.versionHashModifier { fields["NSVersionHashModifier"] = archiver.string(modifier) }
       if let derivation = attribute.derivation {
@@ -283,6 +275,23 @@ enum ModelCacheArchive {
         fields["NSCompositeElements"] = archiver.array(elements, classes: Self.mutableArray)
       }
       return fields
+    }
+
+    /// The flags every property description has: `NSIsOptional`, `NSIsReadOnly`, `NSIsTransient`
+    /// when set, the `_P` word (see the type's notes) and `NSUserInfo` when there is any.
+    mutating func propertyFlags(optional: Bool, readOnly: Bool, transient: Bool, userInfo: [String: String])
+      -> [String: PropertyListValue]
+    {
+      var flags: [String: PropertyListValue] = [
+        "_P": .integer(
+          0x81 | 0x30 | (optional ? 0x02 : 0) | (readOnly ? 0x04 : 0) | (transient ? 0x08 : 0)
+            | (userInfo.isEmpty ? 0x40 : 0))
+      ]
+      if optional { flags["NSIsOptional"] = .boolean(true) }
+      if readOnly { flags["NSIsReadOnly"] = .boolean(true) }
+      if transient { flags["NSIsTransient"] = .boolean(true) }
+      if !userInfo.isEmpty { flags["NSUserInfo"] = self.userInfo(userInfo) }
+      return flags
     }
 
     static func attributeClasses(_ attribute: Attribute) -> [String] {

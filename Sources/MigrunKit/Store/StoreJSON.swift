@@ -150,27 +150,23 @@ public enum StoreJSON {
     var version: Int64 = 1
     if case .integer(let stored)? = entry["version"] { version = stored }
     var object = StoredObject(id: ObjectID(entity: entity.name, primaryKey: primaryKey), version: version)
-    if case .object(let attributes)? = entry["attributes"] {
+    if case .object(let given)? = entry["attributes"] {
+      let attributes = try flattened(
+        given, of: model.declaredAttributes(of: entity), leaves: Set(model.attributes(of: entity).map(\.name)),
+        prefix: "", entity: entity.name, primaryKey: primaryKey)
       for attribute in model.attributes(of: entity) where !attribute.isTransient {
-        // A composite's element: in the composite's object (as export writes it) or by key path.
-        var raw = attributes[attribute.name]
-        if raw == nil, attribute.name.contains(".") {
-          var level: JSONValue? = .object(attributes)
-          for part in attribute.name.split(separator: ".") {
-            guard case .object(let fields)? = level else {
-              level = nil
-              break
-            }
-            level = fields[String(part)]
-          }
-          raw = level
-        }
-        guard let raw else { continue }
+        guard let raw = attributes[attribute.name] else { continue }
         object.attributes[attribute.name] = try value(
           raw, attribute: attribute, entity: entity.name, primaryKey: primaryKey)
       }
     }
     guard case .object(let relationships)? = entry["relationships"] else { return object }
+    let names = Set(model.relationships(of: entity).map(\.name))
+    if let unknown = relationships.keys.sorted().first(where: { !names.contains($0) }) {
+      throw StoreError(
+        .badValue, entity: entity.name, primaryKey: primaryKey,
+        reason: "'\(unknown)' is not a relationship of the entity")
+    }
     for relationship in model.relationships(of: entity) where !relationship.isTransient {
       guard let raw = relationships[relationship.name], raw != .null else { continue }
       switch (relationship.isToMany, raw) {
@@ -202,6 +198,47 @@ public enum StoreJSON {
         .badValue, entity: entity, primaryKey: primaryKey, reason: "'\(text)' is not an Entity/pN reference")
     }
     return ObjectID(entity: String(text[..<slash]), primaryKey: key)
+  }
+
+  /// An object's `attributes` by key path: a composite's object opened into its elements
+  /// (`"author": {"person": …}` → `author.person`, nested ones too); an element may also be given by
+  /// its key path. A key that names no attribute, or no element of its composite, is an error naming
+  /// it (a value under a misspelt key would otherwise be dropped).
+  static func flattened(
+    _ fields: [String: JSONValue], of attributes: [Attribute], leaves: Set<String>, prefix: String, entity: String,
+    primaryKey: Int64
+  ) throws -> [String: JSONValue] {
+    var found: [String: JSONValue] = [:]
+    for (key, raw) in fields {
+      let path = prefix + key
+      guard let attribute = attributes.first(where: { $0.name == key }) else {
+        guard prefix.isEmpty, leaves.contains(key) else {
+          throw StoreError(
+            .badValue, entity: entity, primaryKey: primaryKey,
+            reason: "'\(path)' is not \(prefix.isEmpty ? "an attribute of the entity" : "an element of its composite")")
+        }
+        found[key] = raw
+        continue
+      }
+      guard attribute.type == .composite else {
+        found[path] = raw
+        continue
+      }
+      switch raw {
+      case .null: continue  // every element NULL
+      case .object(let elements):
+        found.merge(
+          try flattened(
+            elements, of: attribute.elements, leaves: leaves, prefix: path + ".", entity: entity, primaryKey: primaryKey
+          ),
+          uniquingKeysWith: { _, new in new })
+      default:
+        throw StoreError(
+          .badValue, entity: entity, primaryKey: primaryKey,
+          reason: "'\(path)' is a composite attribute: give an object of its elements")
+      }
+    }
+    return found
   }
 
   static func value(_ raw: JSONValue, attribute: Attribute, entity: String, primaryKey: Int64) throws -> StoreValue {

@@ -199,6 +199,17 @@ import Testing
     #expect(try StoreJSON.export(store).contains(#""home": {"city": "Lisbon", "geo": {"lat": 38.7, "lon": -9.1}}"#))
   }
 
+  /// An element of an entity migrun does not know is refused by name, never skipped (a
+  /// `<composite>` inside an entity, say).
+  @Test func anElementMigrunDoesNotKnowIsRefusedByName() throws {
+    let xml =
+      #"<model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0"><entity name="Quake"><composite name="Magnitude"/></entity></model>"#
+    let error = try #require(throws: ModelError.self) {
+      try XcdatamodelReader.parse(Data(xml.utf8), file: "Quakes.xcdatamodel/contents")
+    }
+    #expect("\(error)".contains("<composite> in an entity is not an element migrun knows"), "\(error)")
+  }
+
   /// A composite that names no definition is refused by name, never read as an empty attribute.
   @Test func aCompositeWithoutItsDefinitionIsRefused() throws {
     #expect(throws: ModelError.self) {
@@ -315,5 +326,13 @@ import Testing
     let copy = try SQLiteStore.create(at: folder.url.appendingPathComponent("b.sqlite"), model: model)
     try StoreJSON.importObjects(Data(text.utf8), into: copy)
     #expect(try copy.object(object.id)?.attributes == object.attributes)
+    // A misspelt element, or attribute, is an error naming it: its value would otherwise be dropped.
+    let typos = [(#""person":"#, #""persn":"#, "'author.persn'"), (#""name":"#, #""nam":"#, "'nam'")]
+    for (index, (right, wrong, named)) in typos.enumerated() {
+      let other = try SQLiteStore.create(at: folder.url.appendingPathComponent("c\(index).sqlite"), model: model)
+      let misspelt = Data(text.replacingOccurrences(of: right, with: wrong).utf8)
+      let error = try #require(throws: StoreError.self) { try StoreJSON.importObjects(misspelt, into: other) }
+      #expect("\(error)".contains(named), "\(error)")
+    }
   }
 }
