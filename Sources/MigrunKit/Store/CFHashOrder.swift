@@ -1,6 +1,7 @@
 /// The order in which Core Foundation's hashed dictionary (`CFDictionary`, and so `NSDictionary`
-/// keyed by strings) enumerates its keys — which Core Data follows when it pairs an entity's
-/// relationships into join tables (see `StoreSchema.Builder`).
+/// keyed by strings) enumerates its keys — the order Core Data archives an entity's properties in
+/// (`Z_MODELCACHE`), and the order it hands them to its own tables when it pairs relationships
+/// (``CoreDataDictionaryOrder``, `StoreSchema.Builder`).
 ///
 /// Facts used (Core Foundation is open source; these are its published behaviour, written anew here):
 /// - a string's hash (`CFStringHash`, `-[NSString hash]`) runs over its UTF-16 code units with
@@ -21,7 +22,11 @@ public enum CFHashOrder {
   static let capacities: [Int] = [0, 3, 6, 11, 19, 32, 52, 85, 118, 155, 237, 390, 672, 1065, 1732, 2795, 4543, 7391]
 
   /// `CFStringHash` of `text`.
-  public static func hash(_ text: String) -> UInt64 {
+  public static func hash(_ text: String) -> UInt64 { hash(text, shiftingBy: text.utf16.count & 31) }
+
+  /// The same hash finished as `h + (h << shift)`: Core Data's own copy shifts by the whole length
+  /// (``CoreDataDictionaryOrder``).
+  static func hash(_ text: String, shiftingBy shift: Int) -> UInt64 {
     let units = Array(text.utf16)
     let length = units.count
     var result = UInt64(length)
@@ -50,7 +55,7 @@ public enum CFHashOrder {
         }
       }
     }
-    return result &+ (result << UInt64(length & 31))
+    return result &+ (result << UInt64(shift & 63))
   }
 
   /// The enumeration order of a dictionary made with room for all of `keys` at once

@@ -23,26 +23,18 @@
 ///    hierarchy included — goes through one name generator per root: the first use of a base name is
 ///    the name itself, later ones get `1`, `2`, … (the counter is kept per base name).
 ///
-/// **Within one entity**, step 3 meets the relationships in the order of the entity's
-/// relationships-by-name dictionary: Core Foundation's hash-table order (``CFHashOrder``), not name
-/// order. How this was established:
-/// - the hash table itself is Core Foundation's published source, and `CFHashOrderTests` checks our
-///   version against Core Foundation (the copy in the Swift toolchain's Foundation) key set by key set;
-/// - how Core Data fills such dictionaries is read off its own archives: every entity's
-///   `NSProperties` dictionary in the `Z_MODELCACHE` of every store in `../shared` (28 entities) is
-///   archived in exactly the order of a dictionary made with room for all its keys and filled with
-///   the attributes, then the relationships, inherited ones first, each in the model's order — while
-///   a dictionary grown key by key, or filled in name order, misses several;
-/// - the pairing follows a dictionary of the **relationships alone**: real stores' join tables
-///   (`blocking` before `blockedBy`, `favorites` before `favoriteFolders`) come out of it.
-///
-/// **Where it stops fitting:** of the 80 held-back stores in `../shared/fixtures/facts/join-pairing.json`,
-/// it gives Apple's tables for 70 and misses 10 (a messaging app's versions 1.27–2.3 and 2.96–2.101,
-/// and a 19-version model's v2.3 store; `theJoinTableFactsThisRuleFitsAndMisses`). Between two of
-/// those versions only attributes were added and Core Data's choice flipped, so the true order
-/// involves the attributes too; no variant tried fits every fact (README). The relationships
-/// dictionary is assumed to be filled like the properties one (inherited first, model order — it
-/// matters only between names that collide). For an existing store migrun reads the names it has.
+/// **Within one entity**, step 3 meets the relationships in the order Core Data's
+/// `_generateInverseRelationshipsAndMore` does (``pairingOrder(of:)``): the entity's SQL properties —
+/// `_ent`, `_pk`, `_opt`, its attributes, its to-ones' foreign keys, its relationships — put into Core
+/// Data's private copy of Mac OS X 10.5's hash table, then from it into its copy of 10.4's, and
+/// enumerated from that (``CoreDataDictionaryOrder``). Core Data carries these old tables so that a
+/// model names its join tables the same on every system; neither orders like Foundation's
+/// dictionaries, which is why no rule built on ``CFHashOrder`` fitted the real stores. Read off the
+/// public decompilation of Core Data; checked against every join table of the 80 held-back real
+/// stores in `../shared/fixtures/facts/join-pairing.json` (all fit, including the versions where
+/// only an added attribute moved the name: `everyJoinTableFactFits`, `JoinTableRenameTests`) and
+/// every layout in `../shared`. Where a detail is a guess it is said at ``pairingOrder(of:)`` and
+/// ``CoreDataDictionaryOrder``. For an existing store migrun reads the names it has.
 extension StoreSchema {
   struct Builder {
     let model: ObjectModel
@@ -136,7 +128,7 @@ extension StoreSchema {
     private mutating func pairRelationships() {
       var done: Set<String> = []
       for entity in model.entities.sorted(by: { $0.name < $1.name }) {
-        for relationship in Self.pairingOrder(model.relationships(of: entity)) where !relationship.isTransient {
+        for relationship in pairingOrder(of: entity) where !relationship.isTransient {
           guard let owner = model.declaringEntity(ofRelationship: relationship.name, in: entity),
             done.insert(owner.name + "." + relationship.name).inserted
           else { continue }
@@ -168,12 +160,47 @@ extension StoreSchema {
       }
     }
 
-    /// The order Core Data meets an entity's relationships in: its relationships-by-name
-    /// dictionary's (``CFHashOrder``), made with room for all of them and filled in the model's
-    /// order, inherited ones first (which decides only between names that collide in the table).
-    static func pairingOrder(_ relationships: [Relationship]) -> [Relationship] {
+    /// The order Core Data meets `entity`'s relationships in (``CoreDataDictionaryOrder``): the
+    /// Tiger table, made with room for all of the entity's SQL properties, of its SQL properties'
+    /// names in its Leopard table's order. That Leopard table is filled with the superentity's
+    /// (in its order) or else `_ent`, `_pk`, `_opt`; then the entity's own attributes, in the order of
+    /// a Leopard table of them filled in the order of Foundation's dictionary of its properties; then
+    /// its own relationships likewise, a to-one preceded by its foreign key (`_` and its column, and
+    /// `_` and its entity column when it has one). Transient properties take no part, and a
+    /// composite's elements count towards the Tiger table's room but are not in it (the decompiled
+    /// code adds them to one dictionary and not the other; no store we have tells).
+    func pairingOrder(of entity: Entity) -> [Relationship] {
+      let keys = sqlPropertyKeys(of: entity)
+      let elements = model.declaredAttributes(of: entity).filter { !$0.isTransient && !$0.elements.isEmpty }
+        .reduce(0) { $0 + $1.leaves.count }
+      let relationships = model.relationships(of: entity)
       let byName = Dictionary(relationships.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-      return CFHashOrder.order(of: relationships.map(\.name)).compactMap { byName[$0] }
+      return CoreDataDictionaryOrder.tiger(keys, capacity: keys.count + elements).compactMap { byName[$0] }
+    }
+
+    /// The names of `entity`'s SQL properties in its Leopard table's order (see ``pairingOrder(of:)``).
+    private func sqlPropertyKeys(of entity: Entity) -> [String] {
+      var keys =
+        entity.parentName.flatMap { model.entity(named: $0) }.map { sqlPropertyKeys(of: $0) } ?? [
+          "_ent", "_pk", "_opt",
+        ]
+      let properties = CFHashOrder.order(of: entity.attributes.map(\.name) + entity.relationships.map(\.name))
+      let attributes = Dictionary(entity.attributes.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+      let relationships = Dictionary(
+        entity.relationships.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+      for name in CoreDataDictionaryOrder.leopard(properties.filter { attributes[$0] != nil }) {
+        guard let attribute = attributes[name], !attribute.isTransient, attribute.elements.isEmpty else { continue }
+        keys.append(name)
+      }
+      for name in CoreDataDictionaryOrder.leopard(properties.filter { relationships[$0] != nil }) {
+        guard let relationship = relationships[name], !relationship.isTransient else { continue }
+        if case .toOne(let key, let entityColumn, _)? = declared[entity.name]?[name] {
+          keys.append("_" + key.name)
+          if let entityColumn { keys.append("_" + entityColumn.name) }
+        }
+        keys.append(name)
+      }
+      return CoreDataDictionaryOrder.leopard(keys)
     }
 
     private mutating func addOrderColumn(_ relationship: Relationship, of owner: Entity) {

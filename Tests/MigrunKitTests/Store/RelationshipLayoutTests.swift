@@ -160,40 +160,6 @@ import Testing
     #expect(Self.columns(art, "Z_3LOCATIONS") == ["Z_3ARTWORKS2", "Z_10LOCATIONS"])
   }
 
-  /// A messaging app's `UserClient` (its relationships as the app's public source declares them):
-  /// of the self-referential pair `ignoredClients` ↔ `ignoredByClients`, the dictionary meets
-  /// `ignoredClients` first — the real store's `Z_nIGNOREDCLIENTS (Z_nIGNOREDBYCLIENTS, Z_nIGNOREDCLIENTS)`.
-  @Test func aSelfReferentialPairAmongManyRelationshipsFollowsTheDictionary() throws {
-    let many = { (name: String, inverse: String) in
-      #"<relationship name="\#(name)" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="UserClient" inverseName="\#(inverse)" inverseEntity="UserClient"/>"#
-    }
-    let model = try Self.model(
-      """
-      <entity name="Message">
-        <relationship name="missingRecipients" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="UserClient" inverseName="messagesMissingRecipient" inverseEntity="UserClient"/>
-      </entity>
-      <entity name="User">
-        <relationship name="clients" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="UserClient" inverseName="user" inverseEntity="UserClient"/>
-      </entity>
-      <entity name="UserClient">
-        \(many("ignoredByClients", "ignoredClients"))
-        \(many("ignoredClients", "ignoredByClients"))
-        <relationship name="messagesMissingRecipient" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Message" inverseName="missingRecipients" inverseEntity="Message"/>
-        <relationship name="missedByClient" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="UserClient" inverseName="missingClients" inverseEntity="UserClient"/>
-        <relationship name="missingClients" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="UserClient" inverseName="missedByClient" inverseEntity="UserClient"/>
-        \(many("trustedByClients", "trustedClients"))
-        \(many("trustedClients", "trustedByClients"))
-        <relationship name="user" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="User" inverseName="clients" inverseEntity="User"/>
-      </entity>
-      """)
-    let schema = StoreSchema(model: model)
-    let number = try #require(schema.layout(of: "UserClient")).number
-    #expect(
-      Self.columns(schema, "Z_\(number)IGNOREDCLIENTS") == ["Z_\(number)IGNOREDBYCLIENTS", "Z_\(number)IGNOREDCLIENTS"])
-    #expect(
-      Self.columns(schema, "Z_\(number)TRUSTEDCLIENTS") == ["Z_\(number)TRUSTEDBYCLIENTS", "Z_\(number)TRUSTEDCLIENTS"])
-  }
-
   /// Relationships are paired in entity-name order, not entity-number order: a subentity that
   /// sorts after another root is met after it.
   @Test func joinTablesAreNamedInEntityNameOrder() throws {
