@@ -323,6 +323,11 @@ struct MigrateCommand: MigrunCommand {
       "Drop on purpose a table, trigger or view of the store's own that a step cannot carry faithfully (repeatable; the refusal names them).",
       valueName: "name"))
   var drop: [String] = []
+  @Flag(
+    help:
+      "Where a step removes an entity, delete persistent history's changes of its objects (Core Data's NSPersistentHistoryAllowPartialHistoryMigration) instead of refusing the step."
+  )
+  var partialHistory = false
 
   var store: String { stores.first ?? "" }
 
@@ -337,6 +342,7 @@ struct MigrateCommand: MigrunCommand {
     options.drop = Set(drop)
     options.refuseDrops = noDrops
     options.allowCloudKitChanges = allowCloudkitChanges
+    options.partialHistory = partialHistory
     let migrator = StoreMigrator(store: url, plan: plan, options: options)
     let folders = chain.policyURLs
     let limits = lua.limits
@@ -403,6 +409,12 @@ struct MigrateCommand: MigrunCommand {
             "step": $0.name, "counts": $0.counts, "method": $0.method.rawValue, "bulkCopy": $0.bulkCopy,
             "merged": $0.merged, "dropped": $0.drops.map(Self.json),
             "cloudKit": ["renumbered": $0.cloudKit.renumbered, "removed": $0.cloudKit.removed],
+            "history": [
+              "updatesRewritten": $0.history.updates, "updatesLosingProperties": $0.history.updatesLosingProperties,
+              "unreadable": $0.history.unreadable, "tombstonesMoved": $0.history.tombstones,
+              "tombstoneValuesCleared": $0.history.tombstoneValuesCleared,
+              "removedChanges": $0.history.removedChanges,
+            ],
             "damageCarried": $0.damage.map { damage in
               [
                 "kind": damage.kind.rawValue, "entity": damage.entity, "property": damage.property,
@@ -439,6 +451,8 @@ struct MigrateCommand: MigrunCommand {
             + (step.cloudKit.removed > 0 ? ", \(step.cloudKit.removed) of removed entities deleted" : "")
             + "; the store asks for a zone refetch at the next sync, as Core Data's migration does")
       }
+      // Persistent history follows the step's properties (ZCOLUMNS, tombstones), as Core Data's does.
+      if !step.history.isEmpty { print("    history: \(Self.describe(step.history))") }
       // What each entity mapping read and wrote; equal unless the note says why not.
       for count in step.mappings {
         let links = count.edges.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value[0]) → \($0.value[1])" }
@@ -462,6 +476,27 @@ struct MigrateCommand: MigrunCommand {
 }
 
 extension MigrateCommand {
+  /// One line for what a step rewrote in persistent history.
+  static func describe(_ history: HistoryRewritten) -> String {
+    var parts: [String] = []
+    if history.removedChanges > 0 {
+      parts.append("\(plural(history.removedChanges, "change")) of removed entities deleted (--partial-history)")
+    }
+    if history.updates > 0 {
+      parts.append(
+        "\(plural(history.updates, "update")) re-pointed at the new properties"
+          + (history.updatesLosingProperties > 0
+            ? " (\(history.updatesLosingProperties) named a property the step removes)" : ""))
+    }
+    if history.unreadable > 0 { parts.append("\(plural(history.unreadable, "update")) with an unreadable mask kept") }
+    if history.tombstones > 0 { parts.append("\(plural(history.tombstones, "tombstone")) moved to the new slots") }
+    if history.tombstoneValuesCleared > 0 {
+      parts.append(
+        "\(plural(history.tombstoneValuesCleared, "tombstone value")) of attributes no longer preserved cleared")
+    }
+    return parts.joined(separator: ", ")
+  }
+
   static func json(_ drop: DroppedProperty) -> [String: Any] {
     [
       "entity": drop.entity, "property": drop.property.map { $0 as Any } ?? NSNull(),

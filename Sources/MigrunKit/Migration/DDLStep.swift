@@ -49,6 +49,8 @@ struct DDLStep {
   /// Source table → destination table (entity tables keep their names).
   let tableNames: [String: String]
   let destination: StoreSchema
+  /// Persistent history's positions the step moves (``HistoryRewrite``), rewritten in the edit.
+  let history: HistoryRewrite
 
   /// Whether `mapping` can run as DDL on a store laid out as `schema` whose file holds `tables`
   /// (name → columns) and the triggers and views named in `otherObjects`.
@@ -207,10 +209,12 @@ struct DDLStep {
 
   /// `whileEditing`: run inside the edit's transaction, before it commits (tests damage the edit
   /// with it, as a faulty statement would).
+  /// Returns what it rewrote in persistent history.
+  @discardableResult
   func run(
     on url: URL, metadata: StoreMetadata, progress: (MigrationProgress) -> Void,
     whileEditing: ((Database) throws -> Void)? = nil
-  ) throws {
+  ) throws -> HistoryRewritten {
     let modelCache = try destination.model.modelCache()
     let queue: DatabaseQueue
     do {
@@ -220,6 +224,7 @@ struct DDLStep {
       throw StoreError(.sqlite, file: url.lastPathComponent, reason: "cannot open the copy (\(error))")
     }
     defer { try? queue.close() }
+    var history = HistoryRewritten()
     do {
       try queue.writeWithoutTransaction { db in
         let watch = EditWatch(untouched: untouchedTables, keys: keyColumns)
@@ -262,6 +267,7 @@ struct DDLStep {
             try db.execute(sql: index.createStatement)
           }
           try DerivedAttributes.install(db, destination)
+          if try db.tableExists("ACHANGE") { history = try self.history.apply(db) }
           try db.execute(
             sql: "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?",
             arguments: [metadata.uuid, Data(metadata.plist.binaryEncoded())])
@@ -281,6 +287,7 @@ struct DDLStep {
     } catch {
       throw StoreError(.sqlite, file: url.lastPathComponent, reason: "the DDL edit failed (\(error))")
     }
+    return history
   }
 
   /// Watches the edit's own statements on the tables it must keep as they are (``untouchedTables``):
@@ -711,7 +718,8 @@ extension DDLStep {
           droppedTables: droppedTables, renamedTables: renamedTables, droppedColumns: droppedColumns,
           renamedColumns: renamedColumns, addedColumns: addedColumns, createdTables: createdTables,
           addedEntities: destination.entities.filter { source.layout(of: $0.name) == nil },
-          fills: fillStatements, columnNames: columnNames, tableNames: tableNames, destination: destination))
+          fills: fillStatements, columnNames: columnNames, tableNames: tableNames, destination: destination,
+          history: HistoryRewrite(mapping: mapping, source: source, destination: destination)))
     }
 
     private func isSourceJoin(_ table: String) -> Bool {

@@ -129,7 +129,11 @@ struct ForeignObjects {
   /// Why the step cannot carry these faithfully, or nil. `numbers` maps the source's entity numbers
   /// to the destination's (entities the step removes are absent); `dropped` names what the user
   /// drops on purpose.
-  func refusal(_ db: Database, numbers: [Int: Int], dropped: Set<String>) throws -> String? {
+  /// `partialHistory`: changes of removed entities' objects are to be deleted (as Core Data's
+  /// `NSPersistentHistoryAllowPartialHistoryMigration`), not refused.
+  func refusal(_ db: Database, numbers: [Int: Int], dropped: Set<String>, partialHistory: Bool = false) throws
+    -> String?
+  {
     var lines: [String] = []
     let kept = others.filter { !dropped.contains($0.name) }
     if !kept.isEmpty {
@@ -137,25 +141,30 @@ struct ForeignObjects {
         "the store has \(kept.map { "\($0.type) \($0.name)" }.joined(separator: ", ")) on the model's tables, which a new file cannot keep faithfully"
           + " (give \(kept.map { "--drop \($0.name)" }.joined(separator: " ")) to drop on purpose)")
     }
-    if tables.contains(where: { $0.name.uppercased() == "ACHANGE" }), !dropped.contains("ACHANGE") {
+    if tables.contains(where: { $0.name.uppercased() == "ACHANGE" }), !dropped.contains("ACHANGE"), !partialHistory {
       let orphaned =
         try Int.fetchOne(db, sql: "SELECT count(*) FROM ACHANGE WHERE \(Self.removed("ZENTITY", numbers))") ?? 0
       if orphaned > 0 {
         let history = tables.map(\.name).filter { Self.historyTables.contains($0.uppercased()) }.sorted()
         lines.append(
           "persistent history (ACHANGE) holds \(orphaned) change\(orphaned == 1 ? "" : "s") of objects whose entity this step removes, which the history of the new store cannot refer to"
-            + " (give \(history.map { "--drop \($0)" }.joined(separator: " ")) to drop the history on purpose)")
+            + " (give --partial-history to delete just those changes, as Core Data's NSPersistentHistoryAllowPartialHistoryMigration does, or \(history.map { "--drop \($0)" }.joined(separator: " ")) to drop the history on purpose)"
+        )
       }
     }
     return lines.isEmpty ? nil : lines.joined(separator: "; ")
   }
 
   /// Copies the tables (with their rows, indexes and triggers) and key rows from the attached
-  /// schema `src` into `main`, skipping `dropped`, and remaps `ACHANGE.ZENTITY` by `numbers`.
-  /// Returns the rows copied per table, each checked against the source's count.
+  /// schema `src` into `main`, skipping `dropped`, and keeps persistent history true: changes of
+  /// removed entities deleted (`partialHistory`), `ACHANGE.ZENTITY` remapped by `numbers`, then
+  /// `history`'s positions rewritten. Every table's rows are checked against the source's count.
   @discardableResult
-  func carry(_ db: Database, numbers: [Int: Int], dropped: Set<String>) throws -> [String: Int] {
-    var copied: [String: Int] = [:]
+  func carry(
+    _ db: Database, numbers: [Int: Int], dropped: Set<String>, history: HistoryRewrite? = nil,
+    partialHistory: Bool = false
+  ) throws -> HistoryRewritten {
+    var rewritten = HistoryRewritten()
     for table in tables where !dropped.contains(table.name) {
       try db.execute(sql: table.sql)
       try db.execute(sql: "INSERT INTO main.\(quoted(table.name)) SELECT * FROM src.\(quoted(table.name))")
@@ -165,9 +174,17 @@ struct ForeignObjects {
         throw MigrationError(
           .store, reason: "table \(table.name): \(read) rows read, \(written) written; nothing is kept")
       }
-      copied[table.name] = written
       if table.name.uppercased() == "ACHANGE" {
+        if partialHistory {
+          try db.execute(sql: "DELETE FROM main.ACHANGE WHERE \(Self.removed("ZENTITY", numbers))")
+          rewritten.removedChanges = db.changesCount
+        }
         try renumber(db, table: "ACHANGE", column: "ZENTITY", numbers: numbers)
+        if let history {
+          let removed = rewritten.removedChanges
+          rewritten = try history.apply(db)
+          rewritten.removedChanges = removed
+        }
       }
       if Self.cloudKitEntityTables.contains(table.name.uppercased()) {
         try db.execute(sql: "DELETE FROM main.\(quoted(table.name)) WHERE \(Self.removed("ZENTITYID", numbers))")
@@ -184,7 +201,7 @@ struct ForeignObjects {
         sql: "INSERT OR REPLACE INTO main.Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
         arguments: [row[0], row[1], row[2], row[3]])
     }
-    return copied
+    return rewritten
   }
 
   /// Rewrites `column` of `table` (in `main`) from source entity numbers to destination ones.

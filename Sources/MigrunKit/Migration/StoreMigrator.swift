@@ -31,6 +31,9 @@ public final class StoreMigrator {
     /// Migrate a store that syncs through CloudKit even where the plan changes what CloudKit's
     /// schema does not allow (``StoreMigrator/cloudKitFindings(_:)``); refused otherwise.
     public var allowCloudKitChanges = false
+    /// Delete persistent history's changes of objects whose entity a step removes (Core Data's
+    /// `NSPersistentHistoryAllowPartialHistoryMigration`) instead of refusing the step.
+    public var partialHistory = false
 
     public init(
       keepBackup: Bool = true, dryRun: Bool = false, bulkCopy: Bool = true, ddl: Bool = true, wait: Double = 0
@@ -63,6 +66,8 @@ public final class StoreMigrator {
       public var damage: [CarriedDamage] = []
       /// CloudKit's record metadata the step renumbered, and deleted with the entities it removes.
       public var cloudKit = CloudKitRenumbering()
+      /// What the step rewrote in persistent history (``HistoryRewrite``).
+      public var history = HistoryRewritten()
     }
 
     public var steps: [Step] = []
@@ -352,7 +357,9 @@ public final class StoreMigrator {
     externalData: ExternalData, progress stepProgress: @escaping (MigrationProgress) -> Void
   ) throws -> Report.Step {
     let numbers = stepMapping.mapping.entityNumbers(from: source.schema)
-    if let refusal = try source.read({ db in try foreign.refusal(db, numbers: numbers, dropped: options.drop) }) {
+    if let refusal = try source.read({ db in
+      try foreign.refusal(db, numbers: numbers, dropped: options.drop, partialHistory: options.partialHistory)
+    }) {
       throw MigrationError(.wouldDrop, step: step.name, reason: refusal)
     }
     // CloudKit's objects renumbered: the store is marked as Core Data marks it (see ForeignObjects).
@@ -373,13 +380,16 @@ public final class StoreMigrator {
     manager.mergeRules = try stepMapping.mergeRules + (mergeRules?(step) ?? [])
     let method = try moveObjects(
       from: current, schema: source.schema, into: destination, manager: manager, progress: stepProgress)
+    var history = HistoryRewritten()
     if !foreign.isEmpty {
       let path = SQLiteStore.readOnlyPath(current) ?? current.path
+      let rewrite = HistoryRewrite(mapping: mapping, source: source.schema, destination: destination.schema)
       try destination.withConnection { db in
         try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])
         defer { try? db.execute(sql: "DETACH DATABASE src") }
         try db.inTransaction {
-          try foreign.carry(db, numbers: numbers, dropped: options.drop)
+          history = try foreign.carry(
+            db, numbers: numbers, dropped: options.drop, history: rewrite, partialHistory: options.partialHistory)
           return .commit
         }
       }
@@ -389,6 +399,7 @@ public final class StoreMigrator {
       name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: method)
     done.merged = manager.mergedCount
     done.cloudKit = cloudKit
+    done.history = history
     try stepWritten?(destination, method)
     let carriedFiles = try destination.checkExternalReferences()
     done.mappings = try Conservation.check(
@@ -473,7 +484,7 @@ public final class StoreMigrator {
     externalData: ExternalData, conserving: (mapping: MappingModel, before: Conservation.Before),
     progress: @escaping (MigrationProgress) -> Void
   ) throws -> Report.Step {
-    try edit.run(
+    let history = try edit.run(
       on: working, metadata: metadata.describing(step.destination), progress: progress, whileEditing: stepEditing)
     let destination = try SQLiteStore(url: working, model: step.destination, access: .readWrite, fastWrites: true)
     destination.externalData = externalData
@@ -487,6 +498,7 @@ public final class StoreMigrator {
     try stepWritten?(destination, .ddl)
     let carriedFiles = try destination.checkExternalReferences()
     var done = Report.Step(name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: .ddl)
+    done.history = history
     done.mappings = try Conservation.check(
       conserving.mapping, before: conserving.before, destination: destination, policies: [], merged: 0, inPlace: true,
       untouched: edit.untouchedTables)
