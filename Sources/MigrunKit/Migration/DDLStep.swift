@@ -51,6 +51,8 @@ struct DDLStep {
   let destination: StoreSchema
   /// Persistent history's positions the step moves (``HistoryRewrite``), rewritten in the edit.
   let history: HistoryRewrite
+  /// The source's R-tree fetch indexes, dropped before the edit (the destination's are built after).
+  let sourceRTrees: [StoreSchema.RTreeIndex]
 
   /// Whether `mapping` can run as DDL on a store laid out as `schema` whose file holds `tables`
   /// (name → columns) and the triggers and views named in `otherObjects`.
@@ -72,8 +74,10 @@ struct DDLStep {
           "entity \(layout.name) is removed, renamed, renumbered or moved in the hierarchy: its rows move")
       }
     }
-    // Core Data's derived-attribute triggers are rewritten for the destination; others are not known.
-    if let first = otherObjects.first(where: { !$0.hasPrefix("Z_DA_") }) {
+    // Core Data's derived-attribute and R-tree triggers are rewritten for the destination; others
+    // are not known.
+    let rtrees = source.rtreeIndexes.reduce(into: Set<String>()) { $0.formUnion($1.objectNames) }
+    if let first = otherObjects.first(where: { !$0.hasPrefix("Z_DA_") && !rtrees.contains($0.uppercased()) }) {
       return .copyRows("the store has triggers or views (\(first)) a DDL edit would have to rewrite")
     }
     do {
@@ -81,6 +85,7 @@ struct DDLStep {
     } catch {
       return .copyRows(error.reason)
     }
+    if let first = destination.unsupported.first { return .copyRows(first) }
     // The model's tables hold exactly the model's columns (a column of the store's own would be
     // dropped by the copy path's layout, so it is left to that path's checks).
     let expected = Dictionary(uniqueKeysWithValues: source.tables.map { ($0.name.uppercased(), $0) })
@@ -237,6 +242,13 @@ struct DDLStep {
           {
             try db.execute(sql: "DROP TRIGGER \(name)")
           }
+          // Core Data's R-tree indexes likewise: dropped, and built again from the edited rows.
+          for index in sourceRTrees {
+            for suffix in ["INSERT", "UPDATE", "DELETE"] {
+              try db.execute(sql: "DROP TRIGGER IF EXISTS \(index.name)_\(suffix)")
+            }
+            try db.execute(sql: "DROP TABLE IF EXISTS \(index.name)")
+          }
           let kept = try dropChangedIndexes(db)
           for table in droppedTables { try db.execute(sql: "DROP TABLE \(table)") }
           try rename(renamedTables.map { (nil as String?, $0.from, $0.to) }, in: db)
@@ -267,6 +279,7 @@ struct DDLStep {
             try db.execute(sql: index.createStatement)
           }
           try DerivedAttributes.install(db, destination)
+          try SQLiteStore.installRTrees(db, destination)
           if try db.tableExists("ACHANGE") { history = try self.history.apply(db) }
           try db.execute(
             sql: "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?",
@@ -719,7 +732,8 @@ extension DDLStep {
           renamedColumns: renamedColumns, addedColumns: addedColumns, createdTables: createdTables,
           addedEntities: destination.entities.filter { source.layout(of: $0.name) == nil },
           fills: fillStatements, columnNames: columnNames, tableNames: tableNames, destination: destination,
-          history: HistoryRewrite(mapping: mapping, source: source, destination: destination)))
+          history: HistoryRewrite(mapping: mapping, source: source, destination: destination),
+          sourceRTrees: source.rtreeIndexes))
     }
 
     private func isSourceJoin(_ table: String) -> Bool {

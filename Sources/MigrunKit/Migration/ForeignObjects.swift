@@ -62,7 +62,11 @@ struct ForeignObjects {
   /// What `db`'s schema `main` holds beyond `schema`'s tables.
   static func read(_ db: Database, schema: StoreSchema) throws -> ForeignObjects {
     var found = ForeignObjects()
+    // Core Data's own R-tree tables (with SQLite's shadow tables) and their triggers are the
+    // model's, rebuilt by every step.
+    let rtrees = schema.rtreeIndexes.reduce(into: Set<String>()) { $0.formUnion($1.objectNames) }
     let own = Set(schema.tables.map { $0.name.uppercased() } + ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
+      .union(rtrees)
     // The schema of a damaged file is outside input too: every column is read without trusting it.
     let objects = try Row.fetchAll(
       db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE substr(name, 1, 7) <> 'sqlite_'"
@@ -83,7 +87,8 @@ struct ForeignObjects {
     }
     let foreign = Set(found.tables.map { $0.name.uppercased() })
     for object in objects where ["trigger", "view"].contains(object.type) {
-      guard !foreign.contains(object.table.uppercased()), !(object.type == "trigger" && object.name.hasPrefix("Z_DA_"))
+      guard !foreign.contains(object.table.uppercased()), !(object.type == "trigger" && object.name.hasPrefix("Z_DA_")),
+        !rtrees.contains(object.name.uppercased())
       else { continue }
       found.others.append((object.type, object.name))
     }

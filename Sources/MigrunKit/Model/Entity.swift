@@ -63,15 +63,20 @@ public struct Entity: Sendable, Hashable {
 /// A fetch index: Core Data's `NSFetchIndexDescription`.
 public struct FetchIndex: Sendable, Hashable {
   public struct Element: Sendable, Hashable {
+    /// The property indexed (empty for an expression element).
     public var property: String
     /// `Binary` or `R-Tree`, as Xcode writes it.
     public var type: String
     public var isAscending: Bool
+    /// An expression element's expression, as written (`NSExpressionDescription`): migrun refuses
+    /// to write a store with one (see `StoreSchema.Builder`).
+    public var expression: String?
 
-    public init(property: String, type: String = "Binary", isAscending: Bool = true) {
+    public init(property: String, type: String = "Binary", isAscending: Bool = true, expression: String? = nil) {
       self.property = property
       self.type = type
       self.isAscending = isAscending
+      self.expression = expression
     }
   }
 

@@ -150,10 +150,13 @@ private final class ModelXMLBuilder: XMLScanner.Delegate {
     case "index": if let value = values["value"] { compoundIndex?.append(value) }
     case "fetchIndex": fetchIndex = FetchIndex(name: values["name"] ?? "", elements: [])
     case "fetchIndexElement":
-      guard let property = values["property"] else { return }
+      // An element indexes a property, or (Xcode's `expression` key: a guess, no model we have
+      // shows one) an expression; anything else would be an index silently narrower than declared.
+      let expression = values["property"] == nil ? (values["expression"] ?? "") : nil
       fetchIndex?.elements.append(
         FetchIndex.Element(
-          property: property, type: values["type"] ?? "Binary", isAscending: values["order"] != "descending"))
+          property: values["property"] ?? "", type: values["type"] ?? "Binary",
+          isAscending: values["order"] != "descending", expression: expression))
     case "configuration": configuration = values["name"]
     case "memberEntity":
       if let configuration, let name = values["name"] { configurations[configuration, default: []].append(name) }

@@ -140,13 +140,13 @@ enum ModelCache {
         return FetchIndex(
           name: indexName,
           elements: elements.compactMap { element in
-            guard case .object(_, let fields) = element, let property = string(fields["NSPropertyName"]) else {
-              return nil
-            }
-            // NSFetchIndexElementType: 0 binary, 1 R-tree.
+            guard case .object(_, let fields) = element else { return nil }
+            // NSFetchIndexElementType: 0 binary, 1 R-tree. An element with no property name
+            // indexes an expression: kept as one (a store is not written with it), never dropped.
+            let property = string(fields["NSPropertyName"])
             return FetchIndex.Element(
-              property: property, type: integer(fields["NSFetchIndexElementType"]) == 1 ? "R-Tree" : "Binary",
-              isAscending: fields["NSAscending"] != .boolean(false))
+              property: property ?? "", type: integer(fields["NSFetchIndexElementType"]) == 1 ? "R-Tree" : "Binary",
+              isAscending: fields["NSAscending"] != .boolean(false), expression: property == nil ? "" : nil)
           })
       }
     }

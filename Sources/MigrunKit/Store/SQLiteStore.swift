@@ -369,8 +369,12 @@ public final class SQLiteStore: ObjectStore {
       throw StoreError(.io, file: url.path, reason: "a file is already there; migrun does not overwrite it")
     }
     let schema = StoreSchema(model: model)
-    // A derivation migrun cannot keep current is refused before the file exists.
+    // A derivation migrun cannot keep current, or an index it cannot write, is refused before the
+    // file exists.
     let triggers = try DerivedAttributes.triggers(of: schema)
+    if let first = schema.unsupported.first {
+      throw StoreError(.unsupportedIndex, file: url.path, reason: first)
+    }
     let storeMetadata = metadata ?? StoreMetadata(model: model)
     let modelCache = try model.modelCache()
     do {
@@ -387,7 +391,10 @@ public final class SQLiteStore: ObjectStore {
           try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [Data(modelCache)])
           for table in schema.tables { try db.execute(sql: table.createStatement) }
           if withIndexes { try createIndexes(db, schema) }
-          if withTriggers { for trigger in triggers { try db.execute(sql: trigger.sql) } }
+          if withTriggers {
+            for trigger in triggers { try db.execute(sql: trigger.sql) }
+            try Self.installRTrees(db, schema)
+          }
           for layout in schema.entities {
             try db.execute(
               sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
@@ -612,8 +619,17 @@ public final class SQLiteStore: ObjectStore {
     try withConnection { db in
       try db.inTransaction {
         try DerivedAttributes.install(db, schema)
+        try Self.installRTrees(db, schema)
         return .commit
       }
+    }
+  }
+
+  /// Creates the schema's R-tree fetch indexes with their triggers and fills them from the rows.
+  static func installRTrees(_ db: Database, _ schema: StoreSchema) throws {
+    for index in schema.rtreeIndexes {
+      for statement in index.createStatements { try db.execute(sql: statement) }
+      try db.execute(sql: index.fillStatement)
     }
   }
 

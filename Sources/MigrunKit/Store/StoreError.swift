@@ -22,6 +22,8 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case badModelCache
     /// A derived attribute whose derivation migrun cannot keep current (no Z_DA_ triggers known).
     case unsupportedDerivation
+    /// A fetch index migrun cannot write as Core Data does (``StoreSchema/unsupported``).
+    case unsupportedIndex
     case unknownEntity
     case unknownProperty
     case badValue

@@ -43,6 +43,8 @@ extension StoreSchema {
     var layouts: [StoreSchema.EntityLayout] = []
     var tables: [StoreSchema.Table] = []
     var indexes: [StoreSchema.Index] = []
+    var rtreeIndexes: [StoreSchema.RTreeIndex] = []
+    var unsupported: [String] = []
 
     private var numbers: [String: Int] = [:]
     private var tableOfRoot: [String: String] = [:]
@@ -303,12 +305,7 @@ extension StoreSchema {
             Index(name: ([table] + names).joined(separator: "_"), table: table, columns: names, isUnique: false))
         }
         for fetchIndex in entity.fetchIndexes {
-          let parts = fetchIndex.elements.compactMap { element in
-            column(element.property).map { "\($0) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")" }
-          }
-          guard parts.count == fetchIndex.elements.count, !parts.isEmpty else { continue }
-          indexes.append(
-            Index(name: "Z_\(entity.name)_\(fetchIndex.name)", table: table, columns: parts, isUnique: false))
+          addFetchIndex(fetchIndex, of: entity, table: table, storage: resolved)
         }
         for constraint in entity.uniquenessConstraints {
           let names = constraint.compactMap(column)
@@ -324,6 +321,57 @@ extension StoreSchema {
             superNumber: entity.parentName.map(self.number) ?? 0, table: table,
             kindNumbers: kindNumbers(of: entity), properties: resolved))
       }
+    }
+
+    /// A fetch index as Core Data's `NSSQLEntity` and `NSSQLBinaryIndex`/`NSSQLRTreeIndex` write it
+    /// (public decompilation): the first element's kind decides. An R-tree index is the virtual
+    /// table `Z_<Entity>_<index>` (``StoreSchema/RTreeIndex``) over attributes only. A binary index
+    /// is `Z_<Entity>_<index>` on the entity's table, each element `<column> COLLATE BINARY ASC|DESC`:
+    /// an attribute's or a to-one's column; a to-many with an inverse has no column and is left out,
+    /// as Core Data leaves it; one to-one alone gets no index (its key column has one). Expression
+    /// elements, an element naming nothing, and an R-tree over anything but attributes are refused
+    /// by name (``StoreSchema/unsupported``) — never an index narrower than declared.
+    private mutating func addFetchIndex(
+      _ fetchIndex: FetchIndex, of entity: Entity, table: String, storage: [String: PropertyStorage]
+    ) {
+      let name = "Z_\(entity.name)_\(fetchIndex.name)"
+      func refuse(_ why: String) {
+        unsupported.append("entity \(entity.name): fetch index '\(fetchIndex.name)' \(why)")
+      }
+      if let expression = fetchIndex.elements.first(where: { $0.expression != nil })?.expression {
+        refuse(
+          "has an expression element\(expression.isEmpty ? "" : " (\(expression))"), which migrun cannot write as Core Data does"
+        )
+        return
+      }
+      guard let first = fetchIndex.elements.first else { return }
+      if first.type == "R-Tree" {
+        var columns: [String] = []
+        for element in fetchIndex.elements {
+          guard case .attribute(let column)? = storage[element.property] else {
+            refuse("is an R-tree index over '\(element.property)', which is not an attribute")
+            return
+          }
+          columns.append(column.name)
+        }
+        rtreeIndexes.append(RTreeIndex(name: name, table: table, columns: columns))
+        return
+      }
+      var parts: [String] = []
+      for element in fetchIndex.elements {
+        let order = element.isAscending ? "ASC" : "DESC"
+        switch storage[element.property] {
+        case .attribute(let column)?: parts.append("\(column.name) COLLATE BINARY \(order)")
+        case .toOne(let key, _, _)?: parts.append("\(key.name) COLLATE BINARY \(order)")
+        case .toManyThroughInverse?, .manyToMany?: continue
+        case nil:
+          refuse("names '\(element.property)', which \(entity.name) has no stored property called")
+          return
+        }
+      }
+      if fetchIndex.elements.count == 1, case .toOne? = storage[first.property] { return }
+      guard !parts.isEmpty else { return }
+      indexes.append(Index(name: name, table: table, columns: parts, isUnique: false))
     }
 
     /// Declared storage of the entity and its ancestors (the nearest declaration winning), with

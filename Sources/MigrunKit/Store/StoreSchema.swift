@@ -70,6 +70,42 @@ public struct StoreSchema: Sendable {
     }
   }
 
+  /// An R-tree fetch index as Core Data writes it (`NSSQLRTreeIndex`, public decompilation): the
+  /// virtual table `Z_<Entity>_<index>` `USING RTREE (Z_PK INTEGER PRIMARY KEY, <col>_MIN, <col>_MAX,
+  /// …)` — each element one dimension, an object a point — kept current by the triggers
+  /// `<name>_INSERT`, `<name>_UPDATE` and `<name>_DELETE` on the entity's table, and filled from the
+  /// rows whose every indexed column is set.
+  public struct RTreeIndex: Sendable, Hashable {
+    public let name: String
+    public let table: String
+    public let columns: [String]
+
+    var ranges: String { columns.map { "\($0)_MIN, \($0)_MAX" }.joined(separator: ", ") }
+    var pairs: String { columns.map { "NEW.\($0), NEW.\($0)" }.joined(separator: ", ") }
+
+    /// The virtual table and its triggers.
+    public var createStatements: [String] {
+      [
+        "CREATE VIRTUAL TABLE \(name) USING RTREE (Z_PK INTEGER PRIMARY KEY, \(ranges))",
+        "CREATE TRIGGER \(name)_INSERT AFTER INSERT ON \(table) FOR EACH ROW BEGIN INSERT OR REPLACE INTO \(name) (Z_PK, \(ranges)) VALUES (NEW.Z_PK, \(pairs)) ; END",
+        "CREATE TRIGGER \(name)_UPDATE AFTER UPDATE ON \(table) FOR EACH ROW BEGIN DELETE FROM \(name) WHERE Z_PK = NEW.Z_PK ; INSERT INTO \(name) (Z_PK, \(ranges)) VALUES (NEW.Z_PK, \(pairs)) ; END",
+        "CREATE TRIGGER \(name)_DELETE AFTER DELETE ON \(table) FOR EACH ROW BEGIN DELETE FROM \(name) WHERE Z_PK = OLD.Z_PK ; END",
+      ]
+    }
+
+    /// Fills the index from the table's rows.
+    public var fillStatement: String {
+      "INSERT OR REPLACE INTO \(name) (Z_PK, \(ranges)) SELECT Z_PK, \(columns.map { "\($0), \($0)" }.joined(separator: ", ")) FROM \(table) WHERE \(columns.map { "\($0) NOT NULL" }.joined(separator: " AND "))"
+    }
+
+    /// The objects SQLite and Core Data make for it: the virtual table, its shadow tables and the triggers.
+    public var objectNames: Set<String> {
+      Set(
+        [name, "\(name)_node", "\(name)_parent", "\(name)_rowid", "\(name)_INSERT", "\(name)_UPDATE", "\(name)_DELETE"]
+          .map { $0.uppercased() })
+    }
+  }
+
   public struct Table: Sendable, Hashable {
     public let name: String
     public let columns: [Column]
@@ -90,6 +126,11 @@ public struct StoreSchema: Sendable {
   public let entities: [EntityLayout]
   public let tables: [Table]
   public let indexes: [Index]
+  /// R-tree fetch indexes: virtual tables Core Data keeps current with triggers.
+  public let rtreeIndexes: [RTreeIndex]
+  /// What of the model a store cannot be written with as Core Data writes it, one line each
+  /// (refused by ``SQLiteStore/create(at:model:metadata:)`` and by every step that writes a store).
+  public let unsupported: [String]
 
   private let byName: [String: Int]
   /// Table (as laid out, and uppercased) → the numbers of the entities stored in it (read per row:
@@ -116,6 +157,8 @@ public struct StoreSchema: Sendable {
     entities = builder.layouts
     tables = builder.tables
     indexes = builder.indexes
+    rtreeIndexes = builder.rtreeIndexes
+    unsupported = builder.unsupported
     byName = Dictionary(uniqueKeysWithValues: builder.layouts.enumerated().map { ($1.name, $0) })
     // Under the name as laid out (what the readers pass, no case folding per row) and uppercased.
     var numbers = Dictionary(grouping: builder.layouts, by: { $0.table.uppercased() }).mapValues { $0.map(\.number) }

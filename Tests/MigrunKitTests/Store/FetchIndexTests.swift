@@ -1,0 +1,160 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import MigrunKit
+@testable import TestSupport
+
+/// Every fetch-index kind Core Data writes, written as it writes them (public decompilation of
+/// `NSSQLBinaryIndex` and `NSSQLRTreeIndex`), kept current by the store itself and carried by every
+/// migration path; what migrun cannot write is refused by name.
+@Suite struct FetchIndexTests {
+  static func notes(_ extra: String = "", index: String? = nil) -> String {
+    let rtree =
+      index
+      ?? #"<fetchIndex name="rt"><fetchIndexElement property="latitude" type="R-Tree" order="ascending"/><fetchIndexElement property="longitude" type="R-Tree" order="ascending"/></fetchIndex>"#
+    return """
+      <model>
+        <entity name="Folder">
+          <attribute name="name" optional="YES" attributeType="String"/>
+          <relationship name="notes" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Note" inverseName="folder" inverseEntity="Note"/>
+        </entity>
+        <entity name="Note">
+          <attribute name="latitude" optional="YES" attributeType="Double"/>
+          <attribute name="longitude" optional="YES" attributeType="Double"/>
+          <attribute name="title" optional="YES" attributeType="String"/>\(extra)
+          <relationship name="folder" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Folder" inverseName="notes" inverseEntity="Folder"/>
+          \(rtree)
+        </entity>
+      </model>
+      """
+  }
+
+  static func rtree(_ url: URL) throws -> [String] {
+    try DatabaseQueue(path: StoreFiles.immutableURI(url)).read { db in
+      try Row.fetchAll(db, sql: "SELECT * FROM Z_Note_rt ORDER BY Z_PK").map { "\($0)" }
+    }
+  }
+
+  @Test func anRTreeIndexIsCoreDatasVirtualTableKeptCurrentByItsTriggers() throws {
+    let folder = try TemporaryDirectory()
+    let url = folder.url.appendingPathComponent("Notes.sqlite")
+    let model = try DDLStepTests.model(Self.notes(), "Notes")
+    try SQLiteStore.create(at: url, model: model).close()
+    let queue = try DatabaseQueue(path: url.path)
+    let objects = try queue.read { db in
+      try String.fetchAll(
+        db, sql: "SELECT type || ' ' || name FROM sqlite_master WHERE name LIKE 'Z_Note_rt%' ORDER BY 1")
+    }
+    #expect(
+      objects == [
+        "table Z_Note_rt", "table Z_Note_rt_node", "table Z_Note_rt_parent", "table Z_Note_rt_rowid",
+        "trigger Z_Note_rt_DELETE", "trigger Z_Note_rt_INSERT", "trigger Z_Note_rt_UPDATE",
+      ])
+    let sql = try queue.read { db in
+      try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'Z_Note_rt'")
+    }
+    #expect(
+      sql
+        == "CREATE VIRTUAL TABLE Z_Note_rt USING RTREE (Z_PK INTEGER PRIMARY KEY, ZLATITUDE_MIN, ZLATITUDE_MAX, ZLONGITUDE_MIN, ZLONGITUDE_MAX)"
+    )
+    // Plain SQL, as another process would write: the store keeps its index current.
+    try queue.write { db in
+      try db.execute(sql: "INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZLATITUDE, ZLONGITUDE) VALUES (1, 2, 1, 48.5, 2.25)")
+      try db.execute(sql: "INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZLATITUDE, ZLONGITUDE) VALUES (2, 2, 1, 10, 20)")
+      try db.execute(sql: "UPDATE ZNOTE SET ZLATITUDE = 49 WHERE Z_PK = 1")
+      try db.execute(sql: "DELETE FROM ZNOTE WHERE Z_PK = 2")
+    }
+    try queue.close()
+    #expect(
+      try Self.rtree(url) == ["[Z_PK:1 ZLATITUDE_MIN:49.0 ZLATITUDE_MAX:49.0 ZLONGITUDE_MIN:2.25 ZLONGITUDE_MAX:2.25]"])
+  }
+
+  @Test func aStoreWithAnRTreeMigratesEveryWayWithItsIndexRebuilt() throws {
+    let folder = try TemporaryDirectory()
+    let url = folder.url.appendingPathComponent("Notes.sqlite")
+    let v1 = try DDLStepTests.model(Self.notes(), "Notes")
+    let v2 = try DDLStepTests.model(
+      Self.notes(#"<attribute name="body" optional="YES" attributeType="String"/>"#), "Notes 2")
+    let store = try SQLiteStore.create(at: url, model: v1)
+    try store.write { writer in
+      for key in Int64(1)...3 {
+        try writer.insert(
+          StoredObject(
+            id: ObjectID(entity: "Note", primaryKey: key),
+            attributes: [
+              "latitude": .double(Double(key)), "longitude": .double(Double(key) * 2), "title": .string("n"),
+            ]))
+      }
+      try writer.insert(
+        StoredObject(id: ObjectID(entity: "Note", primaryKey: 4), attributes: ["title": .string("nowhere")]))
+    }
+    try store.close()
+    // The insert trigger (Core Data's, with no condition) put the note without coordinates in the
+    // index too; a rebuild fills it as Core Data's own does, from the rows whose columns are set.
+    let original = try Self.rtree(url)
+    #expect(original.count == 4)
+    let expected = Array(original.prefix(3))
+    let results = try DDLStepTests.migrateEveryWay(
+      url, plan: try DDLStepTests.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
+    for (method, result) in results {
+      #expect(try Self.rtree(result) == expected, "\(method)")
+    }
+  }
+
+  @Test func binaryIndexesFollowCoreDatasRules() throws {
+    let index = #"""
+      <fetchIndex name="byFolderAndTitle"><fetchIndexElement property="folder" type="Binary" order="ascending"/><fetchIndexElement property="title" type="Binary" order="descending"/></fetchIndex>
+      <fetchIndex name="byFolder"><fetchIndexElement property="folder" type="Binary" order="ascending"/></fetchIndex>
+      """#
+    let schema = StoreSchema(model: try DDLStepTests.model(Self.notes(index: index), "Notes"))
+    let fetchIndexes = schema.indexes.filter { $0.name.hasPrefix("Z_Note_") }.map(\.createStatement)
+    // A to-one alone gets no index of its own (its key column has one), as Core Data writes it.
+    #expect(
+      fetchIndexes == [
+        "CREATE INDEX Z_Note_byFolderAndTitle ON ZNOTE (ZFOLDER COLLATE BINARY ASC, ZTITLE COLLATE BINARY DESC)"
+      ])
+    // A to-many (with its inverse) has no column: left out, as Core Data leaves it.
+    let folderIndex = StoreSchema(
+      model: try DDLStepTests.model(
+        Self.notes().replacingOccurrences(
+          of: #"<attribute name="name" optional="YES" attributeType="String"/>"#,
+          with:
+            #"<attribute name="name" optional="YES" attributeType="String"/><fetchIndex name="byName"><fetchIndexElement property="name" type="Binary" order="ascending"/><fetchIndexElement property="notes" type="Binary" order="ascending"/></fetchIndex>"#
+        ), "Notes"))
+    #expect(
+      folderIndex.indexes.contains {
+        $0.createStatement == "CREATE INDEX Z_Folder_byName ON ZFOLDER (ZNAME COLLATE BINARY ASC)"
+      })
+    #expect(folderIndex.unsupported.isEmpty)
+  }
+
+  @Test func whatMigrunCannotWriteIsRefusedByName() throws {
+    let cases = [
+      (
+        #"<fetchIndex name="byLower"><fetchIndexElement expression="lowercase:(title)" type="Binary" order="ascending"/></fetchIndex>"#,
+        "fetch index 'byLower' has an expression element (lowercase:(title))"
+      ),
+      (
+        #"<fetchIndex name="byNothing"><fetchIndexElement property="nothing" type="Binary" order="ascending"/></fetchIndex>"#,
+        "fetch index 'byNothing' names 'nothing'"
+      ),
+      (
+        #"<fetchIndex name="rt"><fetchIndexElement property="folder" type="R-Tree" order="ascending"/></fetchIndex>"#,
+        "fetch index 'rt' is an R-tree index over 'folder', which is not an attribute"
+      ),
+    ]
+    for (index, message) in cases {
+      let folder = try TemporaryDirectory()
+      let url = folder.url.appendingPathComponent("Notes.sqlite")
+      let model = try DDLStepTests.model(Self.notes(index: index), "Notes")
+      #expect(throws: StoreError.self) { try SQLiteStore.create(at: url, model: model) }
+      do {
+        try SQLiteStore.create(at: url, model: model).close()
+      } catch {
+        #expect("\(error)".contains("entity Note: " + message), "\(error)")
+      }
+      #expect(!FileManager.default.fileExists(atPath: url.path))
+    }
+  }
+}
