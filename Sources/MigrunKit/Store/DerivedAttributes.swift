@@ -1,38 +1,67 @@
+import Foundation
 import GRDB
 
 /// Core Data keeps derived attributes current in SQLite with triggers named `Z_DA_…`, which a store
-/// carries like its tables: migrun writes them, with the same SQL as Apple's stores, on `create`
-/// and at the end of every migration step (after the rows, so a copied value is not counted twice),
-/// and fills every derived value then.
+/// carries like its tables: migrun writes them, with the same SQL as Apple's, on `create` and at the
+/// end of every migration step (after the rows, so a copied value is not counted twice), and fills
+/// every derived value then.
 ///
-/// The shape reproduced is the one real stores show (SampleModel2 in `../shared`): a to-many's
-/// count, `pages.@count` (`count:(pages)` as `NSExpression` prints it), where the to-many's inverse
-/// is a to-one on a table that holds only the destination's kinds — five triggers: on the
-/// destination's insert, update of the key (increment and decrement), delete, and on the source's
-/// insert. Any other derivation (`@sum`, key paths, functions, a filter predicate, a many-to-many)
-/// is refused by name before anything is written: migrun does not know the triggers Core Data
-/// would keep it with, and a store whose derived values silently go stale is worse than an error.
+/// The SQL of each kind is read off the public decompilation of Core Data's
+/// `NSSQLDerivedAttributeSQLGenerator`; the to-many count is also the one real stores show
+/// (SampleModel2 in `../shared`, compared trigger by trigger). Kinds written:
+/// - a to-many's count, `pages.@count` (printed `count:(pages)`), where the to-many's inverse is a
+///   to-one: five triggers, on the destination's insert, update of the key (increment, decrement),
+///   delete, and the source's insert;
+/// - a many-to-many's count: triggers on the join table's insert and delete, and the source's insert;
+/// - one of the entity's own attributes, plain (`title`) or through `canonical:`, `uppercase:`,
+///   `lowercase:`, and `now()`: an insert and an update trigger on the entity's table;
+/// - an attribute across a to-one (`folder.name`, or `lowercase:(folder.name)`): triggers on the
+///   entity's insert and key update, and on the destination's insert and update of the attribute.
+///
+/// `canonical:` runs `NSCoreDataCanonical`, `uppercase:`/`lowercase:` `NSCoreDataToUpper`/`…ToLower`,
+/// `now()` `NSCoreDataNow()` — functions Core Data registers in its connections, and migrun in its own
+/// (``SQLiteStore``). Guesses, said here: a plain own-attribute key path is written like the
+/// functions with the column itself as the value (the decompiled dispatch for key paths was not
+/// read); a many-to-many's count uses the join column holding the entity's own keys; `canonical:`
+/// folds case and diacritics. Anything else (`@sum`, `@min`, `@max`, `@avg`, filter predicates,
+/// longer key paths) is refused by name before anything is written: a store whose derived values
+/// silently go stale is worse than an error.
 public enum DerivedAttributes {
   public struct Trigger: Sendable, Hashable {
     public let name: String
     public let sql: String
   }
 
-  /// One derived count: `attribute` (column `column` of `table`, entity `entity`) counts the rows of
-  /// `destinationTable` whose `keyColumn` holds the object's key.
-  struct Count {
+  /// One derived attribute as SQL: its triggers and the statement giving every row its value.
+  struct Plan {
+    let triggers: [Trigger]
+    let fill: String
+  }
+
+  /// Where a derived attribute lives.
+  struct Target {
     let entity: String
     let attribute: String
     let table: String
     let column: String
-    let destinationTable: String
-    let keyColumn: String
+    /// `Z_ENT = n` or a range, when the entity shares its table (Core Data's condition), else nil.
+    let entityRange: (low: Int, high: Int)?
+
+    func condition(_ prefix: String) -> String? {
+      guard let range = entityRange else { return nil }
+      return range.low >= range.high
+        ? "\(range.low) = \(prefix)Z_ENT" : "\(range.low) <= \(prefix)Z_ENT AND \(prefix)Z_ENT <= \(range.high)"
+    }
+
+    func report(_ function: String, where clause: String) -> String {
+      "SELECT \(function)('\(table)', Z_ENT, Z_PK, '\(attribute)', \(column)) FROM \(table) WHERE \(clause);"
+    }
   }
 
-  /// The derived counts of `schema`'s model, or the first derivation migrun cannot keep current.
-  static func counts(of schema: StoreSchema) throws(StoreError) -> [Count] {
+  /// The derived attributes of `schema`'s model as SQL, or the first one migrun cannot keep current.
+  static func plans(of schema: StoreSchema) throws(StoreError) -> [Plan] {
     let model = schema.model
-    var counts: [Count] = []
+    var plans: [Plan] = []
     for entity in model.entities {
       for attribute in entity.attributes {
         guard let derivation = attribute.derivation, !attribute.isTransient else { continue }
@@ -40,88 +69,242 @@ public enum DerivedAttributes {
           StoreError(
             .unsupportedDerivation, entity: entity.name,
             reason:
-              "attribute '\(attribute.name)' is derived as '\(derivation.expression)', which migrun cannot keep current: \(why) (migrun writes Core Data's Z_DA_ triggers for a to-many's count, 'relationship.@count')"
+              "attribute '\(attribute.name)' is derived as '\(derivation.expression)', which migrun cannot keep current: \(why) (migrun writes Core Data's Z_DA_ triggers for a to-many's count, an attribute of the entity or across a to-one, plain or through canonical:, uppercase:, lowercase:, and now())"
           )
         }
         guard derivation.filterPredicate == nil else { throw refuse("it has a filter predicate") }
-        guard let name = countedRelationship(derivation.expression) else { throw refuse("not a to-many's count") }
         guard let layout = schema.layout(of: entity.name),
-          case .attribute(let column)? = layout.properties[attribute.name],
-          let relationship = model.relationships(of: entity).first(where: { $0.name == name }), relationship.isToMany
-        else { throw refuse("'\(name)' is not a to-many relationship of \(entity.name)") }
-        guard case .toManyThroughInverse(let destination, let inverse)? = layout.properties[name],
-          !StoreSchema.isHiddenToOne(inverse), let target = schema.layout(of: destination),
-          case .toOne(let key, _, _)? = target.properties[inverse],
-          schema.rowCondition(target) == nil
-        else { throw refuse("'\(name)' is not a to-many whose inverse is a to-one of an entity alone in its table") }
-        counts.append(
-          Count(
-            entity: entity.name, attribute: attribute.name, table: layout.table, column: column.name,
-            destinationTable: target.table, keyColumn: key.name))
+          case .attribute(let column)? = layout.properties[attribute.name]
+        else { throw refuse("it has no column") }
+        // Core Data's condition: the entity has a superentity or subentities.
+        let shared = layout.superNumber != 0 || layout.kindNumbers.count > 1
+        let target = Target(
+          entity: entity.name, attribute: attribute.name, table: layout.table, column: column.name,
+          entityRange: shared ? (layout.number, layout.kindNumbers.max() ?? layout.number) : nil)
+        let (function, argument) = Self.parse(DerivationFormat.expression(derivation.expression))
+        switch function {
+        case "count:":
+          guard let argument, !argument.contains(".") else { throw refuse("a count of anything but a to-many") }
+          plans.append(try count(argument, of: target, in: schema, layout: layout, refuse: refuse))
+        case "now()":
+          plans.append(own(target, value: "NSCoreDataNow()", columns: "Z_OPT"))
+        case nil, "canonical:", "uppercase:", "lowercase:":
+          guard let argument else { throw refuse("not a key path") }
+          let sqlFunction = function.map {
+            [
+              "canonical:": "NSCoreDataCanonical", "uppercase:": "NSCoreDataToUpper", "lowercase:": "NSCoreDataToLower",
+            ][$0] ?? ""
+          }
+          let path = argument.split(separator: ".").map(String.init)
+          func wrap(_ value: String) -> String { sqlFunction.map { "\($0)(\(value))" } ?? value }
+          if path.count == 1 {
+            guard case .attribute(let source)? = layout.properties[path[0]] else {
+              throw refuse("'\(path[0])' is not an attribute of \(entity.name)")
+            }
+            plans.append(own(target, value: wrap("NEW.\(source.name)"), columns: source.name))
+          } else if path.count == 2 {
+            guard case .toOne(let key, _, _)? = layout.properties[path[0]],
+              let relationship = model.relationships(of: entity).first(where: { $0.name == path[0] }),
+              let destination = schema.layout(of: relationship.destinationEntity),
+              case .attribute(let parameter)? = destination.properties[path[1]]
+            else { throw refuse("'\(argument)' is not an attribute across a to-one") }
+            plans.append(
+              toOne(
+                target, key: key.name, destination: destination.table, parameter: parameter.name, wrap: wrap))
+          } else {
+            throw refuse("a key path of more than two steps")
+          }
+        default:
+          throw refuse("'\(function ?? "")' is not a function migrun writes")
+        }
       }
     }
-    return counts
+    return plans
+  }
+
+  /// `count:(pages)` → (`count:`, `pages`); `now()` → (`now()`, nil); `title` → (nil, `title`).
+  static func parse(_ expression: String) -> (function: String?, argument: String?) {
+    let text = expression.trimmingWhitespace()
+    if text == "now()" { return ("now()", nil) }
+    guard let colon = text.firstIndex(of: ":"), text.hasSuffix(")") else {
+      return (nil, isKeyPath(text) ? text : nil)
+    }
+    let name = String(text[...colon])
+    let rest = text[text.index(after: colon)...]
+    guard rest.hasPrefix("("), case let inner = String(rest.dropFirst().dropLast()).trimmingWhitespace(),
+      isKeyPath(inner)
+    else { return (name, nil) }
+    return (name, inner)
+  }
+
+  static func isKeyPath(_ text: String) -> Bool {
+    !text.isEmpty
+      && text.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { part in
+        guard let first = part.first, first.isLetter || first == "_" else { return false }
+        return part.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" }
+      }
   }
 
   /// `pages` of `pages.@count` or `count:(pages)`.
   static func countedRelationship(_ expression: String) -> String? {
-    let text = expression.trimmingCharacters(in: .whitespaces)
-    func identifier(_ name: Substring) -> String? {
-      guard let first = name.first, first.isLetter || first == "_",
-        name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" })
-      else { return nil }
-      return String(name)
+    let (function, argument) = parse(DerivationFormat.expression(expression))
+    guard function == "count:", let argument, !argument.contains(".") else { return nil }
+    return argument
+  }
+
+  /// An attribute computed from the entity's own row (`_generateTriggerForAttribute`).
+  static func own(_ target: Target, value: String, columns: String) -> Plan {
+    let (table, column) = (target.table, target.column)
+    let name = "Z_DA_\(table)_\(target.entity)_\(target.attribute)"
+    let insert =
+      "CREATE TRIGGER \(name)_INSERT AFTER INSERT ON \(table) FOR EACH ROW WHEN (NEW.\(columns) NOT NULL) BEGIN UPDATE \(table) SET \(column) = \(value) WHERE Z_PK = NEW.Z_PK; \(target.report("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK")) END"
+    let update =
+      "CREATE TRIGGER \(name)_UPDATE AFTER UPDATE OF \(columns) ON \(table) FOR EACH ROW BEGIN UPDATE \(table) SET \(column) = \(value) WHERE Z_PK = NEW.Z_PK; \(target.report("NSCoreDataDATriggerUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK")) END"
+    let range = target.condition("").map { " WHERE \($0)" } ?? ""
+    return Plan(
+      triggers: [Trigger(name: name + "_INSERT", sql: insert), Trigger(name: name + "_UPDATE", sql: update)],
+      fill: "UPDATE \(table) SET \(column) = \(value.replacingOccurrences(of: "NEW.", with: ""))\(range)")
+  }
+
+  /// An attribute across a to-one (`_generateSQLForToOneDerivationForDerivedAttribute`).
+  static func toOne(
+    _ target: Target, key: String, destination: String, parameter: String, wrap: (String) -> String
+  ) -> Plan {
+    let (table, column) = (target.table, target.column)
+    let source = "Z_DA_\(table)_\(target.entity)_\(target.attribute)_SOURCE"
+    let other = "Z_DA_\(destination)_\(target.entity)_\(target.attribute)_PARAMETER"
+    let selected = "(SELECT \(wrap(parameter)) FROM \(destination) WHERE Z_PK = NEW.\(key))"
+    let newEntity = target.condition("NEW.")
+    let rowEntity = target.condition("")
+    let andNew = newEntity.map { " AND \($0)" } ?? ""
+    let andRow = rowEntity.map { " AND \($0)" } ?? ""
+    let triggers = [
+      Trigger(
+        name: source + "_INSERT",
+        sql:
+          "CREATE TRIGGER \(source)_INSERT AFTER INSERT ON \(table) FOR EACH ROW BEGIN UPDATE \(table) SET \(column) = \(selected) WHERE Z_PK = NEW.Z_PK\(andNew); \(target.report("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK\(andNew)")) END"
+      ),
+      Trigger(
+        name: source + "_UPDATE",
+        sql:
+          "CREATE TRIGGER \(source)_UPDATE AFTER UPDATE OF \(key) ON \(table) FOR EACH ROW\(newEntity.map { " WHEN \($0)" } ?? "") BEGIN UPDATE \(table) SET \(column) = \(selected) WHERE Z_PK = NEW.Z_PK; \(target.report("NSCoreDataDATriggerUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK")) END"
+      ),
+      Trigger(
+        name: other + "_INSERT",
+        sql:
+          "CREATE TRIGGER \(other)_INSERT AFTER INSERT ON \(destination) FOR EACH ROW BEGIN UPDATE \(table) SET \(column) = \(wrap("NEW.\(parameter)")) WHERE \(key) = NEW.Z_PK\(andRow); \(target.report("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "\(key) = NEW.Z_PK\(andRow)")) END"
+      ),
+      Trigger(
+        name: other + "_UPDATE",
+        sql:
+          "CREATE TRIGGER \(other)_UPDATE AFTER UPDATE OF \(parameter) ON \(destination) FOR EACH ROW BEGIN UPDATE \(table) SET \(column) = \(wrap("NEW.\(parameter)")) WHERE \(key) = NEW.Z_PK\(andRow); \(target.report("NSCoreDataDATriggerUpdatedAffectedObjectValue", where: "\(key) = NEW.Z_PK\(andRow)")) END"
+      ),
+    ]
+    return Plan(
+      triggers: triggers,
+      fill:
+        "UPDATE \(table) SET \(column) = (SELECT \(wrap(parameter)) FROM \(destination) WHERE Z_PK = \(table).\(key))")
+  }
+
+  /// A to-many's or a many-to-many's count.
+  static func count(
+    _ name: String, of target: Target, in schema: StoreSchema, layout: StoreSchema.EntityLayout,
+    refuse: (String) -> StoreError
+  ) throws(StoreError) -> Plan {
+    let (table, column) = (target.table, target.column)
+    let own = schema.rowPredicate(layout, alias: "o")
+    switch layout.properties[name] {
+    case .toManyThroughInverse(let destination, let inverse)?:
+      guard !StoreSchema.isHiddenToOne(inverse), let target2 = schema.layout(of: destination),
+        case .toOne(let keyColumn, _, _)? = target2.properties[inverse], schema.rowCondition(target2) == nil
+      else { throw refuse("'\(name)' is not a to-many whose inverse is a to-one of an entity alone in its table") }
+      let (other, key) = (target2.table, keyColumn.name)
+      let prefix = "Z_DA_\(other)_\(target.entity)_\(target.attribute)_PARAMETER"
+      // The destination's four: which event, which row's key, and how the count moves.
+      func parameter(_ suffix: String, _ event: String, _ row: String, _ change: String) -> Trigger {
+        let triggerName = "\(prefix)_\(suffix)"
+        return Trigger(
+          name: triggerName,
+          sql:
+            "CREATE TRIGGER \(triggerName) AFTER \(event) ON \(other) FOR EACH ROW WHEN (\(row).\(key) NOT NULL) BEGIN UPDATE \(table) SET \(column) = \(change) WHERE Z_PK = \(row).\(key); \(target.report("NSCoreDataDATriggerUpdatedAffectedObjectValue", where: "Z_PK = \(row).\(key)")) END"
+        )
+      }
+      let sourceName = "Z_DA_\(table)_\(target.entity)_\(target.attribute)_SOURCE_INSERT"
+      return Plan(
+        triggers: [
+          parameter("INSERT", "INSERT", "NEW", "IFNULL(\(column), 0) + 1"),
+          parameter("UPDATE_INCREMENT", "UPDATE OF \(key)", "NEW", "\(column) + 1"),
+          parameter("UPDATE_DECREMENT", "UPDATE OF \(key)", "OLD", "\(column) - 1"),
+          parameter("DELETE", "DELETE", "OLD", "\(column) - 1"),
+          Trigger(
+            name: sourceName,
+            sql:
+              "CREATE TRIGGER \(sourceName) AFTER INSERT ON \(table) FOR EACH ROW BEGIN UPDATE \(table) SET \(column) = (SELECT IFNULL(COUNT(\(key)), 0) FROM \(other) WHERE \(key) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(target.report("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK")) END"
+          ),
+        ],
+        fill:
+          "UPDATE \(table) AS o SET \(column) = (SELECT COUNT(d.\(key)) FROM \(other) d WHERE d.\(key) = o.Z_PK) WHERE \(own)"
+      )
+    case .manyToMany(let join, let ownColumn, _, _)?:
+      let parameterName = "Z_DA_\(join)_\(target.entity)_\(target.attribute)_PARAMETER"
+      let sourceName = "Z_DA_\(table)_\(target.entity)_\(target.attribute)_SOURCE"
+      let andRow = target.condition("").map { " AND \($0)" } ?? ""
+      let whenNew = target.condition("NEW.").map { " WHEN \($0)" } ?? ""
+      let whereRow = target.condition("").map { " WHERE \($0)" } ?? ""
+      let report = "NSCoreDataDATriggerUpdatedAffectedObjectValue"
+      return Plan(
+        triggers: [
+          Trigger(
+            name: parameterName + "_INSERT",
+            sql:
+              "CREATE TRIGGER \(parameterName)_INSERT AFTER INSERT ON \(join) FOR EACH ROW BEGIN UPDATE \(table) SET \(column) = IFNULL(\(column), 0) + 1 WHERE Z_PK = NEW.\(ownColumn)\(andRow); \(target.report(report, where: "Z_PK = NEW.\(ownColumn)\(andRow)")) END"
+          ),
+          Trigger(
+            name: parameterName + "_DELETE",
+            sql:
+              "CREATE TRIGGER \(parameterName)_DELETE AFTER DELETE ON \(join) FOR EACH ROW BEGIN UPDATE \(table) SET \(column) = \(column) - 1 WHERE Z_PK = OLD.\(ownColumn)\(andRow); \(target.report(report, where: "Z_PK = OLD.\(ownColumn)\(andRow)")) END"
+          ),
+          Trigger(
+            name: sourceName + "_INSERT",
+            sql:
+              "CREATE TRIGGER \(sourceName)_INSERT AFTER INSERT ON \(table) FOR EACH ROW\(whenNew) BEGIN UPDATE \(table) SET \(column) = (SELECT IFNULL(COUNT(\(ownColumn)), 0) FROM \(join) WHERE \(ownColumn) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(target.report(report, where: "Z_PK = NEW.Z_PK")) END"
+          ),
+        ],
+        fill:
+          "UPDATE \(table) SET \(column) = (SELECT IFNULL(COUNT(\(ownColumn)), 0) FROM \(join) WHERE \(ownColumn) = \(table).Z_PK)\(whereRow)"
+      )
+    default:
+      throw refuse("'\(name)' is not a to-many relationship of \(target.entity)")
     }
-    if text.hasSuffix(".@count") { return identifier(text.dropLast(".@count".count)) }
-    if text.hasPrefix("count:("), text.hasSuffix(")") { return identifier(text.dropFirst("count:(".count).dropLast()) }
-    return nil
   }
 
   /// Core Data's triggers for `schema`'s derived attributes.
   public static func triggers(of schema: StoreSchema) throws(StoreError) -> [Trigger] {
-    try counts(of: schema).flatMap { count -> [Trigger] in
-      let (table, column, other, key) = (count.table, count.column, count.destinationTable, count.keyColumn)
-      let prefix = "Z_DA_\(other)_\(count.entity)_\(count.attribute)_PARAMETER"
-      func report(_ function: String, _ row: String) -> String {
-        "SELECT \(function)('\(table)', Z_ENT, Z_PK, '\(count.attribute)', \(column)) FROM \(table) WHERE Z_PK = \(row);"
-      }
-      // The destination's four: which event, which row's key, and how the count moves.
-      func parameter(_ suffix: String, _ event: String, _ row: String, _ change: String) -> Trigger {
-        let name = "\(prefix)_\(suffix)"
-        return Trigger(
-          name: name,
-          sql:
-            "CREATE TRIGGER \(name) AFTER \(event) ON \(other) FOR EACH ROW WHEN (\(row).\(key) NOT NULL) BEGIN UPDATE \(table) SET \(column) = \(change) WHERE Z_PK = \(row).\(key); \(report("NSCoreDataDATriggerUpdatedAffectedObjectValue", "\(row).\(key)")) END"
-        )
-      }
-      return [
-        parameter("INSERT", "INSERT", "NEW", "IFNULL(\(column), 0) + 1"),
-        parameter("UPDATE_INCREMENT", "UPDATE OF \(key)", "NEW", "\(column) + 1"),
-        parameter("UPDATE_DECREMENT", "UPDATE OF \(key)", "OLD", "\(column) - 1"),
-        parameter("DELETE", "DELETE", "OLD", "\(column) - 1"),
-        Trigger(
-          name: "Z_DA_\(table)_\(count.entity)_\(count.attribute)_SOURCE_INSERT",
-          sql:
-            "CREATE TRIGGER Z_DA_\(table)_\(count.entity)_\(count.attribute)_SOURCE_INSERT AFTER INSERT ON \(table) FOR EACH ROW BEGIN UPDATE \(table) SET \(column) = (SELECT IFNULL(COUNT(\(key)), 0) FROM \(other) WHERE \(key) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(report("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", "NEW.Z_PK")) END"
-        ),
-      ]
-    }
-  }
-
-  /// Statements giving every derived value its current value (after rows were copied or a
-  /// migration added the attribute).
-  static func fills(of schema: StoreSchema) throws(StoreError) -> [String] {
-    try counts(of: schema).map { count in
-      let own = schema.layout(of: count.entity).map { schema.rowPredicate($0, alias: "o") } ?? "1"
-      return """
-        UPDATE \(count.table) AS o SET \(count.column) = (SELECT COUNT(d.\(count.keyColumn)) FROM \(count.destinationTable) d WHERE d.\(count.keyColumn) = o.Z_PK) WHERE \(own)
-        """
-    }
+    try plans(of: schema).flatMap(\.triggers)
   }
 
   /// Creates the triggers and fills the values in `db` (inside the caller's transaction).
   static func install(_ db: Database, _ schema: StoreSchema) throws {
-    for fill in try fills(of: schema) { try db.execute(sql: fill) }
-    for trigger in try triggers(of: schema) { try db.execute(sql: trigger.sql) }
+    let plans = try plans(of: schema)
+    for plan in plans { try db.execute(sql: plan.fill) }
+    for plan in plans { for trigger in plan.triggers { try db.execute(sql: trigger.sql) } }
+  }
+
+  /// The functions Core Data's derivations call, for a connection that writes a store
+  /// (`canonical:` folding case and diacritics is a guess, said in the type's notes).
+  static func addFunctions(to db: Database) {
+    db.add(
+      function: DatabaseFunction("NSCoreDataNow", argumentCount: 0, pure: false) { _ in
+        Date().timeIntervalSinceReferenceDate
+      })
+    func text(_ name: String, _ transform: @escaping @Sendable (String) -> String) {
+      db.add(
+        function: DatabaseFunction(name, argumentCount: 1, pure: true) { values in
+          String.fromDatabaseValue(values[0]).map(transform)
+        })
+    }
+    text("NSCoreDataToLower") { $0.lowercased() }
+    text("NSCoreDataToUpper") { $0.uppercased() }
+    text("NSCoreDataCanonical") { $0.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil) }
   }
 }

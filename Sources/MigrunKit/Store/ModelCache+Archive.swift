@@ -341,8 +341,9 @@ enum ModelCacheArchive {
     }
 
     /// A derivation as an `NSExpression`: `pages.@count` (or `count:(pages)`) as Apple archives it
-    /// (the function `count:` over the key path), a plain key path as a key-path expression. Other derivations are refused
-    /// before a store is written (``DerivedAttributes``), so they are written as a key path of their text.
+    /// (the function `count:` over the key path), the other functions (`lowercase:(title)`,
+    /// `now()`) the same way — a guess for those: no archive we have shows one — and a plain key
+    /// path as a key-path expression.
     mutating func expression(_ text: String) -> PropertyListValue {
       func keyPath(_ path: String) -> PropertyListValue {
         let specifier = archiver.object(
@@ -358,16 +359,19 @@ enum ModelCacheArchive {
             "NSArguments": archiver.array([specifier], classes: Self.mutableArray),
           ])
       }
-      guard let counted = DerivedAttributes.countedRelationship(text) else { return keyPath(text) }
-      let path = keyPath(counted)
+      let (function, argument) = DerivedAttributes.parse(DerivationFormat.expression(text))
+      guard let function else { return keyPath(text) }
+      // A function of `_NSPredicateUtilities` (`count:`, `lowercase:`, `now`…) over its key path.
+      let arguments = argument.map { [keyPath($0)] } ?? []
       let utilities = archiver.object(
         ["NSConstantValueExpression", "NSExpression", "NSObject"],
         ["NSExpressionType": .integer(0), "NSConstantValueClassName": archiver.string("_NSPredicateUtilities")])
       return archiver.object(
         ["NSFunctionExpression", "NSExpression", "NSObject"],
         [
-          "NSExpressionType": .integer(4), "NSOperand": utilities, "NSSelectorName": archiver.string("count:"),
-          "NSArguments": archiver.array([path]),
+          "NSExpressionType": .integer(4), "NSOperand": utilities,
+          "NSSelectorName": archiver.string(function == "now()" ? "now" : function),
+          "NSArguments": archiver.array(arguments),
         ])
     }
 

@@ -536,12 +536,13 @@ public final class SQLiteStore: ObjectStore {
       configuration.busyMode = .timeout(30)
     }
     configuration.prepareDatabase { db in
-      // Core Data's derived-attribute triggers call this function; writes to such stores need it.
+      // Core Data's derived-attribute triggers call these functions; writes to such stores need them.
       for name in [
         "NSCoreDataDATriggerUpdatedAffectedObjectValue", "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue",
       ] {
         db.add(function: DatabaseFunction(name, pure: false) { _ in nil })
       }
+      DerivedAttributes.addFunctions(to: db)
       if fastWrites {
         try db.execute(sql: "PRAGMA journal_mode = OFF")
         try db.execute(sql: "PRAGMA synchronous = OFF")
