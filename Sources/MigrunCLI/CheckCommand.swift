@@ -22,6 +22,8 @@ struct CheckCommand: MigrunCommand {
   @Argument(help: "The stores.") var stores: [String]
   @Option(help: "The model folder the stores' versions should be in (default: each store's own cache).")
   var model: String?
+  @Option(help: "The model configuration the stores were written for (default: found from each store).")
+  var configuration: String?
   @Flag(help: "The findings as JSON.") var json = false
 
   func validate() throws {
@@ -35,7 +37,8 @@ struct CheckCommand: MigrunCommand {
     for path in stores {
       let url = URL(fileURLWithPath: path)
       guard FileManager.default.fileExists(atPath: url.path) else { throw CLIError(message: "\(path): no such file") }
-      let findings = try StoreCheck.findings(of: url, bundle: bundle)
+      let findings = try StoreCheck.findings(
+        of: url, bundle: bundle.map { try ConfigurationChoice.bundle($0, configuration: configuration, store: url) })
       if !findings.isEmpty { dirty += 1 }
       if json {
         report.append([

@@ -10,6 +10,11 @@ struct ChainOptions: ParsableArguments {
       "The model: a .xcdatamodeld (or compiled .momd) with its versions, or a store whose own model (Z_MODELCACHE) is the destination."
   )
   var model: String
+  @Option(
+    help:
+      "The model configuration the store was written for (its entities alone); default: found from the store when its entities are exactly one configuration's."
+  )
+  var configuration: String?
   @Option(help: "The destination version (default: the current version).") var to: String?
   @Option(
     help:
@@ -38,7 +43,8 @@ struct ChainOptions: ParsableArguments {
   }
 
   /// The plan for `store` with the model already loaded (many stores, one model).
-  func plan(for store: URL, bundle: ModelBundle) throws -> MigrationPlan {
+  func plan(for store: URL, bundle whole: ModelBundle) throws -> MigrationPlan {
+    let bundle = try ConfigurationChoice.bundle(whole, configuration: configuration, store: store)
     let override = chain.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
     return try ScriptedStep.plan(
       store: store, bundle: bundle, policyFolders: policyURLs, chain: override, destination: to,

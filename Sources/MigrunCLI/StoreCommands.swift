@@ -3,6 +3,18 @@ import Foundation
 import MigrunKit
 import PropertyList
 
+/// Which configuration a store was written for (`--configuration`, or found from the store), and the
+/// bundle restricted to it.
+enum ConfigurationChoice {
+  static func bundle(_ bundle: ModelBundle, configuration: String?, store: URL?) throws -> ModelBundle {
+    if let configuration { return try bundle.restricted(toConfiguration: configuration) }
+    guard bundle.configuration == nil, let store,
+      let found = bundle.configuration(ofStoreHashes: try SQLiteStore.metadata(at: store).versionHashes)
+    else { return bundle }
+    return try bundle.restricted(toConfiguration: found)
+  }
+}
+
 /// How a store's model is found: a version of `--model` whose hashes match, or the store's own.
 struct ModelResolution {
   let model: ObjectModel?
@@ -10,10 +22,13 @@ struct ModelResolution {
   /// Why no version matched, entity by entity (empty when one did or no bundle was given).
   let mismatch: [String]
 
-  static func resolve(store url: URL, bundlePath: String?, version: String? = nil) throws -> ModelResolution {
+  static func resolve(store url: URL, bundlePath: String?, version: String? = nil, configuration: String? = nil) throws
+    -> ModelResolution
+  {
     let metadata = try SQLiteStore.metadata(at: url)
     guard let bundlePath else { return ModelResolution(model: nil, versionName: nil, mismatch: []) }
-    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: bundlePath))
+    let bundle = try ConfigurationChoice.bundle(
+      ModelBundle(contentsOf: URL(fileURLWithPath: bundlePath)), configuration: configuration, store: url)
     if let version {
       let model = try bundle.model(named: version)
       let differences = metadata.differences(from: model).map(\.description)
@@ -51,12 +66,14 @@ struct InspectCommand: MigrunCommand {
 
   @Argument(help: "The store (.sqlite or any name).") var store: String
   @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd or .mom to identify the store's version.") var model: String?
+  @Option(help: "The model configuration the store was written for (default: found from the store).")
+  var configuration: String?
   @Flag(help: "Print {\"uuid\", \"metadata\", \"entities\", \"version\"} as JSON.") var json = false
 
   func execute() throws {
     let url = URL(fileURLWithPath: store)
     let metadata = try SQLiteStore.metadata(at: url)
-    let resolution = try ModelResolution.resolve(store: url, bundlePath: model)
+    let resolution = try ModelResolution.resolve(store: url, bundlePath: model, configuration: configuration)
     var counts: [String: Int]?
     var source = "--model"
     if let matched = resolution.model {
@@ -114,13 +131,17 @@ struct CreateCommand: MigrunCommand {
   @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd or .mom.") var model: String
   @Option(name: .customLong("model-version"), help: "The model version (default: the current version).")
   var modelVersion: String?
+  @Option(help: "Create a store of this configuration: its entities alone.") var configuration: String?
 
   func execute() throws {
-    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: model))
+    let bundle = try ConfigurationChoice.bundle(
+      ModelBundle(contentsOf: URL(fileURLWithPath: model)), configuration: configuration, store: nil)
     let name = modelVersion ?? bundle.currentVersionName
     let objectModel = try bundle.model(named: name)
     try SQLiteStore.create(at: URL(fileURLWithPath: store), model: objectModel)
-    print("created \(store): \(bundle.name) version \(name), \(objectModel.entities.count) entities")
+    print(
+      "created \(store): \(bundle.name) version \(name)\(configuration.map { ", configuration \($0)" } ?? ""), \(objectModel.entities.count) entities"
+    )
   }
 }
 
@@ -135,11 +156,14 @@ struct ExportCommand: MigrunCommand {
     name: .customLong("model-version"),
     help: "The model version to read the store as (default: the one whose hashes match the store's).")
   var modelVersion: String?
+  @Option(help: "The model configuration the store was written for (default: found from the store).")
+  var configuration: String?
   @Option(help: "Write to this file instead of standard output.") var out: String?
 
   func execute() throws {
     let url = URL(fileURLWithPath: store)
-    let resolution = try ModelResolution.resolve(store: url, bundlePath: model, version: modelVersion)
+    let resolution = try ModelResolution.resolve(
+      store: url, bundlePath: model, version: modelVersion, configuration: configuration)
     if model != nil && resolution.model == nil {
       throw CLIError(message: "\(store): " + resolution.mismatch.joined(separator: "\n  "))
     }

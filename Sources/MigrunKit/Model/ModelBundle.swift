@@ -29,13 +29,15 @@ public struct ModelBundle: Sendable {
   public let isOrderGuessed: Bool
 
   /// The current version's model.
-  public let currentModel: ObjectModel
+  public private(set) var currentModel: ObjectModel
+  /// The configuration every version was restricted to (``restricted(toConfiguration:)``), if any.
+  public private(set) var configuration: String?
 
   /// For a `.momd`: the entity hashes its `VersionInfo.plist` holds per version (what Xcode's model
   /// compiler computed); empty for other formats.
-  public let recordedVersionHashes: [String: [String: VersionHash]]
+  public private(set) var recordedVersionHashes: [String: [String: VersionHash]]
 
-  private let modelsByName: [String: ObjectModel]
+  private var modelsByName: [String: ObjectModel]
 
   /// Reads every version at `url`: an `.xcdatamodeld` folder, an `.xcdatamodel` folder or a
   /// `contents` file; a compiled `.momd` folder or `.mom` file.
@@ -105,6 +107,42 @@ public struct ModelBundle: Sendable {
     }
     currentVersionName = current
     self.currentModel = currentModel
+  }
+
+  /// Every version restricted to configuration `name` (``ObjectModel/restricted(toConfiguration:)``):
+  /// the models of that configuration's stores. Versions without the configuration stay whole.
+  public func restricted(toConfiguration name: String) throws(ModelError) -> ModelBundle {
+    guard modelsByName.values.contains(where: { $0.configurations[name] != nil }) else {
+      let known = Set(modelsByName.values.flatMap(\.configurations.keys)).sorted()
+      throw ModelError(
+        .unknownConfiguration, file: url.path,
+        reason:
+          "no version of \(self.name) has a configuration '\(name)' (\(known.isEmpty ? "it has none" : "it has " + known.joined(separator: ", ")))"
+      )
+    }
+    var copy = self
+    var models: [String: ObjectModel] = [:]
+    for (version, model) in modelsByName { models[version] = try model.restricted(toConfiguration: name) }
+    copy.modelsByName = models
+    if let current = models[currentVersionName] { copy.currentModel = current }
+    // The compiler's recorded hashes are the whole model's.
+    copy.recordedVersionHashes = [:]
+    copy.configuration = name
+    return copy
+  }
+
+  /// The configuration a store of this bundle was written for, found from its entity hashes: the one
+  /// configuration (of any version) whose entities are exactly the store's, when the store does not
+  /// hold every entity of a version. Nil when the store is a whole-model store or no single
+  /// configuration fits.
+  public func configuration(ofStoreHashes hashes: [String: VersionHash]) -> String? {
+    let stored = Set(hashes.keys)
+    if modelsByName.values.contains(where: { Set($0.entities.map(\.name)) == stored }) { return nil }
+    var found: Set<String> = []
+    for model in modelsByName.values {
+      for (name, members) in model.configurations where Set(members) == stored { found.insert(name) }
+    }
+    return found.count == 1 ? found.first : nil
   }
 
   static let accepted =

@@ -34,6 +34,8 @@ public struct ModelError: Error, Sendable, Hashable, CustomStringConvertible {
     case missingInverseRelationship
     case unknownConstraintProperty
     case invalidValue
+    /// A configuration the model does not have, or one that cannot stand alone.
+    case unknownConfiguration
   }
 
   public let code: Code

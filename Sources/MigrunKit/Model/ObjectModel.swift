@@ -66,6 +66,38 @@ public struct ObjectModel: Sendable, Hashable {
       configurations: configurations, fetchRequests: fetchRequests)
   }
 
+  /// The model of a store of configuration `name`: the configuration's entities alone, as a store
+  /// written for one configuration holds them (numbered among themselves). A guess where Core Data
+  /// is concerned: the public decompilation of today's `NSSQLModel` logs that it ignores a
+  /// configuration name (a store then has every table and is read as a whole-model store); stores
+  /// that hold one configuration's tables alone are read with this model. A model without that
+  /// configuration is returned whole (a version from before the model was split). An entity of the
+  /// configuration whose parent or relationship leads outside it is an error naming it: such a store
+  /// could not hold its objects.
+  public func restricted(toConfiguration name: String) throws(ModelError) -> ObjectModel {
+    guard let members = configurations[name] else { return self }
+    let kept = Set(members)
+    for entity in entities where kept.contains(entity.name) {
+      if let parent = entity.parentName, !kept.contains(parent) {
+        throw ModelError(
+          .unknownConfiguration, entity: entity.name,
+          reason: "configuration '\(name)' holds \(entity.name) but not its parent \(parent)")
+      }
+      for relationship in entity.relationships where !kept.contains(relationship.destinationEntity) {
+        throw ModelError(
+          .unknownConfiguration, entity: entity.name,
+          reason:
+            "configuration '\(name)': relationship '\(relationship.name)' leads to \(relationship.destinationEntity), which the configuration does not hold"
+        )
+      }
+    }
+    return try ObjectModel(
+      entities: entities.filter { kept.contains($0.name) }, versionName: versionName,
+      versionIdentifiers: versionIdentifiers,
+      configurations: configurations.mapValues { $0.filter(kept.contains) }.filter { !$0.value.isEmpty },
+      fetchRequests: fetchRequests.filter { kept.contains($0.entity) })
+  }
+
   /// The entity with that name.
   public func entity(named name: String) -> Entity? {
     positions[name].map { entities[$0] }

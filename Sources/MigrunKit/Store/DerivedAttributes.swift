@@ -20,12 +20,12 @@ import GRDB
 ///
 /// `canonical:` runs `NSCoreDataCanonical`, `uppercase:`/`lowercase:` `NSCoreDataToUpper`/`…ToLower`,
 /// `now()` `NSCoreDataNow()` — functions Core Data registers in its connections, and migrun in its own
-/// (``SQLiteStore``). Guesses, said here: a plain own-attribute key path is written like the
-/// functions with the column itself as the value (the decompiled dispatch for key paths was not
-/// read); a many-to-many's count uses the join column holding the entity's own keys; `canonical:`
-/// folds case and diacritics. Anything else (`@sum`, `@min`, `@max`, `@avg`, filter predicates,
-/// longer key paths) is refused by name before anything is written: a store whose derived values
-/// silently go stale is worse than an error.
+/// (``SQLiteStore``). Also a to-many's `@sum`, `@min` and `@max` over an attribute of its destination.
+/// Guesses, said here: a many-to-many's count uses the join column holding the entity's own keys;
+/// `canonical:` folds case and diacritics. Anything else is refused by name before anything is
+/// written, as Core Data refuses it (`@avg`, filter predicates, key paths of more than two steps) or
+/// because migrun does not write it (a to-many's count of a boolean attribute): a store whose derived
+/// values silently go stale is worse than an error.
 public enum DerivedAttributes {
   public struct Trigger: Sendable, Hashable {
     public let name: String
@@ -76,16 +76,31 @@ public enum DerivedAttributes {
         guard let layout = schema.layout(of: entity.name),
           case .attribute(let column)? = layout.properties[attribute.name]
         else { throw refuse("it has no column") }
-        // Core Data's condition: the entity has a superentity or subentities.
-        let shared = layout.superNumber != 0 || layout.kindNumbers.count > 1
+        // Core Data's condition on the entity's rows: only when it has a superentity (Apple's
+        // SampleModel2 store: Book, a root with a subentity, has none).
+        let shared = layout.superNumber != 0
         let target = Target(
           entity: entity.name, attribute: attribute.name, table: layout.table, column: column.name,
           entityRange: shared ? (layout.number, layout.kindNumbers.max() ?? layout.number) : nil)
         let (function, argument) = Self.parse(DerivationFormat.expression(derivation.expression))
         switch function {
-        case "count:":
-          guard let argument, !argument.contains(".") else { throw refuse("a count of anything but a to-many") }
-          plans.append(try count(argument, of: target, in: schema, layout: layout, refuse: refuse))
+        case "count:" where argument.map { !$0.contains(".") } ?? false:
+          plans.append(try count(argument ?? "", of: target, in: schema, layout: layout, refuse: refuse))
+        case "sum:", "min:", "max:":
+          let path = (argument ?? "").split(separator: ".").map(String.init)
+          guard path.count == 2, case .toManyThroughInverse(let destination, let inverse)? = layout.properties[path[0]],
+            !StoreSchema.isHiddenToOne(inverse), let other = schema.layout(of: destination),
+            case .toOne(let key, _, _)? = other.properties[inverse],
+            case .attribute(let parameter)? = other.properties[path[1]]
+          else { throw refuse("not an attribute of a to-many whose inverse is a to-one") }
+          let source = ToMany(
+            table: other.table, key: key.name, parameter: parameter.name,
+            entityRange: other.superNumber != 0 ? (other.number, other.kindNumbers.max() ?? other.number) : nil)
+          plans.append(
+            function == "sum:"
+              ? sum(target, over: source) : extreme(target, over: source, minimum: function == "min:"))
+        case "average:":
+          throw refuse("Core Data does not keep an average current in SQL either")
         case "now()":
           plans.append(own(target, value: "NSCoreDataNow()", columns: "Z_OPT"))
         case nil, "canonical:", "uppercase:", "lowercase:":
@@ -206,6 +221,100 @@ public enum DerivedAttributes {
         "UPDATE \(table) SET \(column) = (SELECT \(wrap(parameter)) FROM \(destination) WHERE Z_PK = \(table).\(key))")
   }
 
+  /// The to-many a sum, minimum or maximum runs over: its destination's table, the inverse's key
+  /// column there, the attribute's column, and the destination's entity condition.
+  struct ToMany {
+    let table: String
+    let key: String
+    let parameter: String
+    let entityRange: (low: Int, high: Int)?
+
+    var condition: String? {
+      guard let range = entityRange else { return nil }
+      return range.low >= range.high ? "\(range.low) = Z_ENT" : "\(range.low) <= Z_ENT AND Z_ENT <= \(range.high)"
+    }
+  }
+
+  /// A to-many's `@sum` (the count's triggers, adding and taking away the attribute's value).
+  static func sum(_ target: Target, over many: ToMany) -> Plan {
+    let (table, column, other, key, value) = (target.table, target.column, many.table, many.key, many.parameter)
+    let prefix = "Z_DA_\(other)_\(target.entity)_\(target.attribute)_PARAMETER"
+    let andRow = target.condition("").map { " AND \($0)" } ?? ""
+    let report = "NSCoreDataDATriggerUpdatedAffectedObjectValue"
+    func parameter(_ suffix: String, _ event: String, _ row: String, _ change: String) -> Trigger {
+      Trigger(
+        name: "\(prefix)_\(suffix)",
+        sql:
+          "CREATE TRIGGER \(prefix)_\(suffix) AFTER \(event) ON \(other) FOR EACH ROW WHEN (\(row).\(key) NOT NULL) BEGIN UPDATE \(table) SET \(column) = \(change) WHERE Z_PK = \(row).\(key)\(andRow); \(target.report(report, where: "Z_PK = \(row).\(key)\(andRow)")) END"
+      )
+    }
+    let sourceName = "Z_DA_\(table)_\(target.entity)_\(target.attribute)_SOURCE_INSERT"
+    let whenNew = target.condition("NEW.").map { " WHEN \($0)" } ?? ""
+    return Plan(
+      triggers: [
+        parameter("INSERT", "INSERT", "NEW", "IFNULL(\(column), 0) + IFNULL(NEW.\(value), 0)"),
+        parameter("UPDATE_INCREMENT", "UPDATE OF \(key), \(value)", "NEW", "\(column) + IFNULL(NEW.\(value), 0)"),
+        parameter("UPDATE_DECREMENT", "UPDATE OF \(key), \(value)", "OLD", "\(column) - IFNULL(OLD.\(value), 0)"),
+        parameter("DELETE", "DELETE", "OLD", "\(column) - IFNULL(OLD.\(value), 0)"),
+        Trigger(
+          name: sourceName,
+          sql:
+            "CREATE TRIGGER \(sourceName) AFTER INSERT ON \(table) FOR EACH ROW\(whenNew) BEGIN UPDATE \(table) SET \(column) = (SELECT IFNULL(SUM(\(value)), 0) FROM \(other) WHERE \(key) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(target.report("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK")) END"
+        ),
+      ],
+      fill:
+        "UPDATE \(table) SET \(column) = (SELECT IFNULL(SUM(\(value)), 0) FROM \(other) WHERE \(key) = \(table).Z_PK)\(target.condition("").map { " WHERE \($0)" } ?? "")"
+    )
+  }
+
+  /// A to-many's `@min` or `@max`: the destination's insert, setting and unsetting update, delete,
+  /// and the source's insert.
+  static func extreme(_ target: Target, over many: ToMany, minimum: Bool) -> Plan {
+    let (table, column, other, key, value) = (target.table, target.column, many.table, many.key, many.parameter)
+    let (op, function) = minimum ? ("<", "MIN") : (">", "MAX")
+    let name = "Z_DA_\(other)_\(target.entity)_\(target.attribute)"
+    let sourceName = "Z_DA_\(table)_\(target.entity)_\(target.attribute)"
+    let andOther = many.condition.map { " AND \($0)" } ?? ""
+    let andRow = target.condition("").map { " AND \($0)" } ?? ""
+    let report = "NSCoreDataDATriggerUpdatedAffectedObjectValue"
+    let recompute =
+      "UPDATE \(table) SET \(column) = (SELECT \(function)(\(value)) FROM \(other) WHERE \(key) = OLD.\(key))"
+    func select(_ clause: String) -> String { target.report(report, where: clause) }
+    let triggers = [
+      Trigger(
+        name: name + "_INSERT",
+        sql:
+          "CREATE TRIGGER \(name)_INSERT AFTER INSERT ON \(other) FOR EACH ROW WHEN (NEW.\(key) NOT NULL AND NEW.\(value) NOT NULL\(andOther)) BEGIN UPDATE \(table) SET \(column) = NEW.\(value) WHERE Z_PK = NEW.\(key)\(andRow) AND (\(column) IS NULL OR NEW.\(value) \(op) \(column)); \(select("Z_PK = NEW.\(key)\(andRow) AND (\(column) IS NULL OR NEW.\(value) \(op)= \(column))")) END"
+      ),
+      Trigger(
+        name: name + "_UPDATE_SET",
+        sql:
+          "CREATE TRIGGER \(name)_UPDATE_SET AFTER UPDATE OF \(key), \(value) ON \(other) FOR EACH ROW WHEN (NEW.\(key) NOT NULL AND NEW.\(value) NOT NULL\(andOther)) BEGIN \(recompute) WHERE Z_PK = OLD.\(key)\(andRow) AND OLD.\(value) \(op)= \(column); \(select("Z_PK = OLD.\(key)\(andRow) AND OLD.\(value) \(op)= \(column)")) UPDATE \(table) SET \(column) = NEW.\(value) WHERE Z_PK = NEW.\(key)\(andRow) AND (\(column) IS NULL OR NEW.\(value) \(op) \(column)); \(select("Z_PK = NEW.\(key)\(andRow) AND NEW.\(value) \(op)= \(column)")) END"
+      ),
+      Trigger(
+        name: name + "_UPDATE_UNSET",
+        sql:
+          "CREATE TRIGGER \(name)_UPDATE_UNSET AFTER UPDATE OF \(key), \(value) ON \(other) FOR EACH ROW WHEN (OLD.\(key) NOT NULL AND OLD.\(value) NOT NULL AND (NEW.\(key) IS NULL OR NEW.\(value) IS NULL)\(andOther)) BEGIN \(recompute) WHERE Z_PK = OLD.\(key)\(andRow) AND OLD.\(value) \(op)= \(column); \(select("Z_PK = OLD.\(key)\(andRow) AND (\(column) IS NULL OR OLD.\(value) \(op)= \(column))")) END"
+      ),
+      Trigger(
+        name: name + "_DELETE",
+        sql:
+          "CREATE TRIGGER \(name)_DELETE AFTER DELETE ON \(other) FOR EACH ROW WHEN (OLD.\(key) NOT NULL AND OLD.\(value) NOT NULL\(andOther)) BEGIN \(recompute) WHERE Z_PK = OLD.\(key)\(andRow) AND OLD.\(value) \(op)= \(column); \(select("Z_PK = OLD.\(key)\(andRow) AND (\(column) IS NULL OR OLD.\(value) \(op)= \(column))")) END"
+      ),
+      Trigger(
+        name: sourceName + "_INSERT",
+        sql:
+          "CREATE TRIGGER \(sourceName)_INSERT AFTER INSERT ON \(table) FOR EACH ROW\(target.condition("NEW.").map { " WHEN \($0)" } ?? "") BEGIN UPDATE \(table) SET \(column) = (SELECT \(function)(\(value)) FROM \(other) WHERE \(key) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(target.report("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK")) END"
+      ),
+    ]
+    // Core Data's data statement ends with the destination's condition (its decompiled format).
+    return Plan(
+      triggers: triggers,
+      fill:
+        "UPDATE \(table) SET \(column) = (SELECT \(function)(\(value)) FROM \(other) WHERE \(key) = \(table).Z_PK)\(many.condition.map { " WHERE \($0)" } ?? "")"
+    )
+  }
+
   /// A to-many's or a many-to-many's count.
   static func count(
     _ name: String, of target: Target, in schema: StoreSchema, layout: StoreSchema.EntityLayout,
@@ -220,13 +329,16 @@ public enum DerivedAttributes {
       else { throw refuse("'\(name)' is not a to-many whose inverse is a to-one of an entity alone in its table") }
       let (other, key) = (target2.table, keyColumn.name)
       let prefix = "Z_DA_\(other)_\(target.entity)_\(target.attribute)_PARAMETER"
+      // A subentity's count has Core Data's condition on its rows (none for a root, as Apple's store shows).
+      let andRow = target.condition("").map { " AND \($0)" } ?? ""
+      let whenNew = target.condition("NEW.").map { " WHEN \($0)" } ?? ""
       // The destination's four: which event, which row's key, and how the count moves.
       func parameter(_ suffix: String, _ event: String, _ row: String, _ change: String) -> Trigger {
         let triggerName = "\(prefix)_\(suffix)"
         return Trigger(
           name: triggerName,
           sql:
-            "CREATE TRIGGER \(triggerName) AFTER \(event) ON \(other) FOR EACH ROW WHEN (\(row).\(key) NOT NULL) BEGIN UPDATE \(table) SET \(column) = \(change) WHERE Z_PK = \(row).\(key); \(target.report("NSCoreDataDATriggerUpdatedAffectedObjectValue", where: "Z_PK = \(row).\(key)")) END"
+            "CREATE TRIGGER \(triggerName) AFTER \(event) ON \(other) FOR EACH ROW WHEN (\(row).\(key) NOT NULL) BEGIN UPDATE \(table) SET \(column) = \(change) WHERE Z_PK = \(row).\(key)\(andRow); \(target.report("NSCoreDataDATriggerUpdatedAffectedObjectValue", where: "Z_PK = \(row).\(key)\(andRow)")) END"
         )
       }
       let sourceName = "Z_DA_\(table)_\(target.entity)_\(target.attribute)_SOURCE_INSERT"
@@ -239,7 +351,7 @@ public enum DerivedAttributes {
           Trigger(
             name: sourceName,
             sql:
-              "CREATE TRIGGER \(sourceName) AFTER INSERT ON \(table) FOR EACH ROW BEGIN UPDATE \(table) SET \(column) = (SELECT IFNULL(COUNT(\(key)), 0) FROM \(other) WHERE \(key) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(target.report("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK")) END"
+              "CREATE TRIGGER \(sourceName) AFTER INSERT ON \(table) FOR EACH ROW\(whenNew) BEGIN UPDATE \(table) SET \(column) = (SELECT IFNULL(COUNT(\(key)), 0) FROM \(other) WHERE \(key) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(target.report("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK")) END"
           ),
         ],
         fill:

@@ -182,7 +182,7 @@ import Testing
 
   @Test func aDerivationMigrunCannotKeepCurrentIsRefusedByName() throws {
     let xml = """
-      <model><entity name="Book"><attribute name="total" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="pages.@sum.words"/>
+      <model><entity name="Book"><attribute name="total" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="pages.@avg.words"/>
       <relationship name="pages" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Page" inverseName="book" inverseEntity="Page"/></entity>
       <entity name="Page"><attribute name="words" optional="YES" attributeType="Integer 64"/>
       <relationship name="book" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Book" inverseName="pages" inverseEntity="Book"/></entity></model>
@@ -192,7 +192,8 @@ import Testing
     let url = folder.url.appendingPathComponent("books.sqlite")
     let error = try #require(throws: StoreError.self) { try SQLiteStore.create(at: url, model: model) }
     #expect(error.code == .unsupportedDerivation)
-    #expect(error.description.contains("attribute 'total' is derived as 'pages.@sum.words'"))
+    #expect(error.description.contains("attribute 'total' is derived as 'pages.@avg.words'"))
+    #expect(error.description.contains("Core Data does not keep an average current in SQL either"))
     #expect(!FileManager.default.fileExists(atPath: url.path), "nothing half-done")
   }
 }

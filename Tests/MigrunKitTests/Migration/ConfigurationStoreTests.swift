@@ -1,0 +1,64 @@
+import Foundation
+import MigrunKit
+import TestSupport
+import Testing
+
+/// A configuration's store — its entities alone, numbered among themselves — migrates on every
+/// path to the next version of the same configuration.
+@Suite struct ConfigurationStoreTests {
+  static let v1 = """
+    <model>
+      <entity name="Cache"><attribute name="key" optional="YES" attributeType="String"/></entity>
+      <entity name="Note"><attribute name="title" optional="YES" attributeType="String"/></entity>
+      <entity name="Tag"><attribute name="word" optional="YES" attributeType="String"/></entity>
+      <configuration name="Cloud"><memberEntity name="Note"/><memberEntity name="Tag"/></configuration>
+      <configuration name="Local"><memberEntity name="Cache"/></configuration>
+    </model>
+    """
+
+  @Test func aConfigurationsStoreMigratesOnEveryPath() throws {
+    let v2XML = Self.v1.replacingOccurrences(
+      of: #"<attribute name="title" optional="YES" attributeType="String"/>"#,
+      with:
+        #"<attribute name="title" optional="YES" attributeType="String"/><attribute name="body" optional="YES" attributeType="String"/>"#
+    )
+    let v1 = try DDLStepTests.model(Self.v1, "V1").restricted(toConfiguration: "Cloud")
+    let v2 = try DDLStepTests.model(v2XML, "V2").restricted(toConfiguration: "Cloud")
+    #expect(v1.entities.map(\.name) == ["Note", "Tag"])
+    #expect(StoreSchema(model: v1).layout(of: "Note")?.number == 1, "numbered among the configuration's entities")
+    let folder = try TemporaryDirectory()
+    let url = folder.url.appendingPathComponent("Cloud.sqlite")
+    let store = try SQLiteStore.create(at: url, model: v1)
+    try store.write { writer in
+      try writer.insert(
+        StoredObject(id: ObjectID(entity: "Note", primaryKey: 1), attributes: ["title": .string("kept")]))
+      try writer.insert(StoredObject(id: ObjectID(entity: "Tag", primaryKey: 1), attributes: ["word": .string("red")]))
+    }
+    try store.close()
+    let results = try DDLStepTests.migrateEveryWay(
+      url, plan: try DDLStepTests.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
+    for (method, result) in results {
+      let migrated = try SQLiteStore(url: result, model: v2)
+      #expect(
+        try migrated.object(ObjectID(entity: "Note", primaryKey: 1))?.attributes["title"] == .string("kept"),
+        "\(method)")
+      #expect(try migrated.count(of: "Tag", includingSubentities: true) == 1, "\(method)")
+      try migrated.close()
+    }
+  }
+
+  @Test func aConfigurationThatCannotStandAloneIsRefusedByName() throws {
+    let xml = Self.v1.replacingOccurrences(
+      of: #"<entity name="Note"><attribute name="title" optional="YES" attributeType="String"/></entity>"#,
+      with:
+        #"<entity name="Note"><attribute name="title" optional="YES" attributeType="String"/><relationship name="cache" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Cache"/></entity>"#
+    )
+    let model = try DDLStepTests.model(xml, "V1")
+    #expect(throws: ModelError.self) { try model.restricted(toConfiguration: "Cloud") }
+    do {
+      _ = try model.restricted(toConfiguration: "Cloud")
+    } catch {
+      #expect("\(error)".contains("relationship 'cache' leads to Cache, which the configuration does not hold"))
+    }
+  }
+}
