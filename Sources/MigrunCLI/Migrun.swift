@@ -13,7 +13,7 @@ struct Migrun: ParsableCommand {
       (status), 11 the store is in use by another process, 12 not enough free space, 64 bad command
       line.
       """),
-    version: "0.1.0",
+    version: BuildInfo.versionLine,
     subcommands: [
       HashCommand.self, InspectCommand.self, CreateCommand.self, ExportCommand.self, ImportCommand.self,
       StatusCommand.self, PlanCommand.self, DiffCommand.self, MigrateCommand.self, ConvertCommand.self,

@@ -159,6 +159,11 @@ struct ExportCommand: MigrunCommand {
   @Option(help: "The model configuration the store was written for (default: found from the store).")
   var configuration: String?
   @Option(help: "Write to this file instead of standard output.") var out: String?
+  @Option(
+    help: ArgumentHelp(
+      "Dates as 'seconds' since 2001-01-01 (exact, the default) or 'iso8601' text in UTC, to the millisecond (import reads both).",
+      valueName: "form"))
+  var dates: StoreJSON.Dates = .seconds
 
   func execute() throws {
     let url = URL(fileURLWithPath: store)
@@ -169,11 +174,11 @@ struct ExportCommand: MigrunCommand {
     }
     let opened = try SQLiteStore(url: url, model: resolution.model)
     guard let out else {
-      try StoreJSON.export(opened) { FileHandle.standardOutput.write(Data($0.utf8)) }
+      try StoreJSON.export(opened, dates: dates) { FileHandle.standardOutput.write(Data($0.utf8)) }
       return
     }
     try writeAtomically(to: URL(fileURLWithPath: out)) { handle in
-      try StoreJSON.export(opened) { handle.write(Data($0.utf8)) }
+      try StoreJSON.export(opened, dates: dates) { handle.write(Data($0.utf8)) }
     }
   }
 }
@@ -259,3 +264,5 @@ func printJSONObject(_ value: Any) throws {
     withJSONObject: value, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
   FileHandle.standardOutput.write(data + Data("\n".utf8))
 }
+
+extension StoreJSON.Dates: ExpressibleByArgument {}

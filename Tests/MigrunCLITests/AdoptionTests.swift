@@ -173,3 +173,65 @@ import Testing
     #expect(unknown.stderr.contains("no rule 'nope'"), "\(unknown.stderr)")
   }
 }
+
+/// `migrun --version` names the commit: the checkout's (read from its `.git`, no `git` needed), or
+/// the one `scripts/install` stamped beside an installed binary.
+@Suite struct VersionTests {
+  @Test func versionNamesTheCheckoutsCommit() throws {
+    let result = try MigrunProcess.run(["--version"])
+    #expect(result.status == 0)
+    let line = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    #expect(line.hasPrefix("0.1.0 (commit "), "\(line)")
+    let hash = line.dropFirst("0.1.0 (commit ".count).dropLast()
+    #expect(hash.count == 12 && hash.allSatisfy(\.isHexDigit), "\(line)")
+  }
+
+  @Test func anInstalledBinaryNamesTheStampedCommit() throws {
+    let folder = try TemporaryDirectory()
+    let bin = folder.url.appendingPathComponent("bin")
+    try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+    try FileManager.default.copyItem(at: MigrunProcess.executable, to: bin.appendingPathComponent("migrun"))
+    try folder.write("0123456789ab\n", to: "share/migrun/commit")
+    let process = Process()
+    process.executableURL = bin.appendingPathComponent("migrun")
+    process.arguments = ["--version"]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    #expect(String(decoding: data, as: UTF8.self) == "0.1.0 (commit 0123456789ab)\n")
+  }
+}
+
+/// `export --dates iso8601` writes dates people can read; import reads them back (to the millisecond).
+@Suite struct ReadableDateTests {
+  @Test func exportWritesISODatesThatImportReadsBack() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    let model = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path
+    let readable = try MigrunProcess.run(["export", store.path, "--dates", "iso8601"])
+    #expect(readable.status == 0, "\(readable.stderr)")
+    #expect(readable.stdout.contains("\"date\": \"2015-09-20T11:39:12.530Z\""))
+    let json = folder.url.appendingPathComponent("m.json")
+    try readable.stdout.write(to: json, atomically: true, encoding: .utf8)
+    let back = folder.url.appendingPathComponent("back.sqlite")
+    let imported = try MigrunProcess.run([
+      "import", json.path, "--model", model, "--model-version", "Moody", "--out", back.path,
+    ])
+    #expect(imported.status == 0, "\(imported.stderr)")
+    let original = try MigrunProcess.run(["export", store.path]).stdout
+    let again = try MigrunProcess.run(["export", back.path]).stdout
+    func dates(_ text: String) -> [Double] {
+      text.split(separator: "\n").compactMap { line in
+        guard let range = line.range(of: "\"date\": ") else { return nil }
+        return Double(line[range.upperBound...].prefix { $0.isNumber || $0 == "." || $0 == "-" })
+      }
+    }
+    let (before, after) = (dates(original), dates(again))
+    #expect(!before.isEmpty && before.count == after.count)
+    #expect(zip(before, after).allSatisfy { abs($0 - $1) < 0.001 })
+    let bad = try MigrunProcess.run(["export", store.path, "--dates", "julian"])
+    #expect(bad.status == 64)
+  }
+}

@@ -17,7 +17,9 @@ enum DerivationFormat {
     else { return trimmed }
     let collection = components[..<operatorIndex]
     let member = components[(operatorIndex + 1)...]
-    let argument = (function == "count:" ? Array(collection) : Array(collection + member)).joined(separator: ".")
+    // `pages.@count` counts the collection; `items.@count.done` (a Boolean member: Core Data counts
+    // the true ones) keeps its member — a guess for how NSExpression prints it, no store shows one.
+    let argument = Array(collection + member).joined(separator: ".")
     return "\(function)(\(argument))"
   }
 }

@@ -24,8 +24,8 @@ import GRDB
 /// Guesses, said here: a many-to-many's count uses the join column holding the entity's own keys;
 /// `canonical:` folds case and diacritics. Anything else is refused by name before anything is
 /// written, as Core Data refuses it (`@avg`, filter predicates, key paths of more than two steps) or
-/// because migrun does not write it (a to-many's count of a boolean attribute): a store whose derived
-/// values silently go stale is worse than an error.
+/// because no kind above fits: a store whose derived values silently go stale is worse than an error.
+/// A to-many's count of a Boolean attribute (`items.@count.done`) is its sum, as Core Data writes it.
 public enum DerivedAttributes {
   public struct Trigger: Sendable, Hashable {
     public let name: String
@@ -86,18 +86,28 @@ public enum DerivedAttributes {
         switch function {
         case "count:" where argument.map { !$0.contains(".") } ?? false:
           plans.append(try count(argument ?? "", of: target, in: schema, layout: layout, refuse: refuse))
-        case "sum:", "min:", "max:":
+        case "sum:", "min:", "max:", "count:":
           let path = (argument ?? "").split(separator: ".").map(String.init)
           guard path.count == 2, case .toManyThroughInverse(let destination, let inverse)? = layout.properties[path[0]],
             !StoreSchema.isHiddenToOne(inverse), let other = schema.layout(of: destination),
             case .toOne(let key, _, _)? = other.properties[inverse],
             case .attribute(let parameter)? = other.properties[path[1]]
           else { throw refuse("not an attribute of a to-many whose inverse is a to-one") }
+          // A count of a to-many's attribute is Core Data's count of its true values (a Boolean's
+          // sum); of any other attribute it is not one Core Data writes.
+          if function == "count:" {
+            let attribute = model.entity(named: destination).flatMap {
+              model.attributes(of: $0).first { $0.name == path[1] }
+            }
+            guard attribute?.type == .boolean else {
+              throw refuse("a count of a to-many's attribute that is not Boolean")
+            }
+          }
           let source = ToMany(
             table: other.table, key: key.name, parameter: parameter.name,
             entityRange: other.superNumber != 0 ? (other.number, other.kindNumbers.max() ?? other.number) : nil)
           plans.append(
-            function == "sum:"
+            function == "sum:" || function == "count:"
               ? sum(target, over: source) : extreme(target, over: source, minimum: function == "min:"))
         case "average:":
           throw refuse("Core Data does not keep an average current in SQL either")

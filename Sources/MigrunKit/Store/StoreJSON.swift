@@ -13,14 +13,25 @@ import PropertyList
 /// Entities and keys are sorted and objects listed by primary key, so the same store always gives
 /// the same text. Values follow the attribute's type: integers, booleans, floats (shortest exact
 /// form; `"NaN"`, `"Infinity"`, `"-Infinity"` as strings), strings, dates as seconds since
-/// 2001-01-01, Binary and Transformable as base64, UUIDs as text. Relationships name objects as
+/// 2001-01-01 (or, with ``Dates/iso8601``, as ISO 8601 text; import reads both), Binary and Transformable as base64, UUIDs as text. Relationships name objects as
 /// `Entity/pN`. A composite attribute is an object of its elements (`"author": {"person": "…"}`);
 /// import takes that form or its elements by key path (`"author.person"`).
 public enum StoreJSON {
   public static let format = "migrun-store/1"
 
+  /// How an export writes dates.
+  public enum Dates: String, Sendable, CaseIterable {
+    /// Seconds since 2001-01-01, exact (the default).
+    case seconds
+    /// ISO 8601 in UTC with milliseconds (`2024-05-01T12:00:00.250Z`), for people: import reads it
+    /// back to the millisecond.
+    case iso8601
+  }
+
   /// Writes every object of `store` to `output`, one object at a time (memory stays flat).
-  public static func export(_ store: any ObjectStore, to output: (String) throws -> Void) throws {
+  public static func export(_ store: any ObjectStore, dates: Dates = .seconds, to output: (String) throws -> Void)
+    throws
+  {
     let hashes = store.metadata.versionHashes.sorted { $0.key < $1.key }
       .map { "    \(quote($0.key)): \(quote($0.value.base64))" }.joined(separator: ",\n")
     try output("{\n  \"format\": \(quote(format)),\n  \"uuid\": \(quote(store.metadata.uuid)),\n")
@@ -31,7 +42,7 @@ public enum StoreJSON {
       try output("    \(quote(name)): [")
       var first = true
       try store.forEachObject(of: name, includingSubentities: false) { object in
-        try output((first ? "\n" : ",\n") + "      " + encode(object, model: store.model))
+        try output((first ? "\n" : ",\n") + "      " + encode(object, model: store.model, dates: dates))
         first = false
       }
       try output(first ? "]" : "\n    ]")
@@ -96,11 +107,11 @@ public enum StoreJSON {
 
   // MARK: - Non public
 
-  static func encode(_ object: StoredObject, model: ObjectModel) -> String {
+  static func encode(_ object: StoredObject, model: ObjectModel, dates: Dates = .seconds) -> String {
     guard let entity = model.entity(named: object.id.entity) else { return "{}" }
     // A composite is an object of its elements (`"author": {"person": …}`), nested ones nested.
     func encoded(_ attribute: Attribute, path: String) -> String {
-      guard attribute.type == .composite else { return encode(object.attributes[path] ?? .null) }
+      guard attribute.type == .composite else { return encode(object.attributes[path] ?? .null, dates: dates) }
       let elements = attribute.elements.sorted { $0.name < $1.name }.map { element in
         "\(quote(element.name)): \(encoded(element, path: path + "." + element.name))"
       }
@@ -123,8 +134,10 @@ public enum StoreJSON {
       + "\"relationships\": {\(relationships.joined(separator: ", "))}}"
   }
 
-  static func encode(_ value: StoreValue) -> String {
+  static func encode(_ value: StoreValue, dates: Dates = .seconds) -> String {
     switch value {
+    case .date(let seconds) where dates == .iso8601 && seconds.isFinite:
+      quote(isoFormatter().string(from: Date(timeIntervalSinceReferenceDate: seconds)))
     case .null: "null"
     case .integer(let number): String(number)
     case .boolean(let flag): flag ? "true" : "false"
@@ -140,6 +153,20 @@ public enum StoreJSON {
   }
 
   static func reference(_ id: ObjectID) -> String { "\(id.entity)/p\(id.primaryKey)" }
+
+  /// ISO 8601 in UTC with fractional seconds (a formatter per call: they are not Sendable).
+  static func isoFormatter() -> ISO8601DateFormatter {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return formatter
+  }
+
+  /// ISO 8601 without fractional seconds, which import also reads.
+  static func plainISOFormatter() -> ISO8601DateFormatter {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime]
+    return formatter
+  }
 
   static func quote(_ text: String) -> String { JSONText.quoted(text) }
 
@@ -269,6 +296,9 @@ public enum StoreJSON {
       case .integer(let integer): number = Double(integer)
       case .number(let double): number = double
       case .string(let text):
+        if attribute.type == .date, let date = isoFormatter().date(from: text) ?? plainISOFormatter().date(from: text) {
+          return .date(date.timeIntervalSinceReferenceDate)
+        }
         guard let special = ["NaN": Double.nan, "Infinity": .infinity, "-Infinity": -.infinity][text] else {
           return .string(text)
         }

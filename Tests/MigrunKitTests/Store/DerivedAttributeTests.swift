@@ -17,11 +17,13 @@ import Testing
         <attribute name="wordCount" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="notes.@sum.words"/>
         <attribute name="shortest" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="notes.@min.words"/>
         <attribute name="longest" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="notes.@max.words"/>
+        <attribute name="pinnedCount" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="notes.@count.pinned"/>
         <relationship name="notes" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Note" inverseName="folder" inverseEntity="Note"/>
       </entity>
       <entity name="Note">
         <attribute name="title" optional="YES" attributeType="String"/>
         <attribute name="words" optional="YES" attributeType="Integer 64"/>
+        <attribute name="pinned" optional="YES" attributeType="Boolean"/>
         <attribute name="titleCopy" optional="YES" attributeType="String" derived="YES" derivationExpression="title"/>
         <attribute name="titleLower" optional="YES" attributeType="String" derived="YES" derivationExpression="lowercase:(title)"/>
         <attribute name="titleSearch" optional="YES" attributeType="String" derived="YES" derivationExpression="canonical:(title)"/>
@@ -47,7 +49,9 @@ import Testing
           "SELECT ZTITLECOPY, ZTITLELOWER, ZTITLESEARCH, ZTOUCHED IS NOT NULL, ZFOLDERNAME, ZFOLDERUPPER FROM ZNOTE ORDER BY Z_PK"
       ).map { "\($0)" }
         + Row.fetchAll(db, sql: "SELECT ZNAME, ZNOTECOUNT FROM ZFOLDER ORDER BY Z_PK").map { "\($0)" }
-        + Row.fetchAll(db, sql: "SELECT ZWORDCOUNT, ZSHORTEST, ZLONGEST FROM ZFOLDER ORDER BY Z_PK").map { "\($0)" }
+        + Row.fetchAll(db, sql: "SELECT ZWORDCOUNT, ZSHORTEST, ZLONGEST, ZPINNEDCOUNT FROM ZFOLDER ORDER BY Z_PK").map {
+          "\($0)"
+        }
         + Row.fetchAll(db, sql: "SELECT ZWORD, ZNOTECOUNT FROM ZTAG ORDER BY Z_PK").map { "\($0)" }
     }
   }
@@ -69,7 +73,7 @@ import Testing
       try db.execute(sql: "INSERT INTO ZFOLDER (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (1, \(folderNumber), 1, 'Work')")
       try db.execute(
         sql:
-          "INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZFOLDER, ZWORDS) VALUES (1, \(noteNumber), 1, 'Héllo Wörld', 1, 5)"
+          "INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZFOLDER, ZWORDS, ZPINNED) VALUES (1, \(noteNumber), 1, 'Héllo Wörld', 1, 5, 1)"
       )
       try db.execute(
         sql: "INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZFOLDER, ZWORDS) VALUES (2, \(noteNumber), 1, 'Two', 1, 9)"
@@ -82,7 +86,8 @@ import Testing
       try Self.values(queue) == [
         "[ZTITLECOPY:\"Héllo Wörld\" ZTITLELOWER:\"héllo wörld\" ZTITLESEARCH:\"hello world\" ZTOUCHED IS NOT NULL:1 ZFOLDERNAME:\"Work\" ZFOLDERUPPER:\"WORK\"]",
         two + "\"Work\" ZFOLDERUPPER:\"WORK\"]",
-        "[ZNAME:\"Work\" ZNOTECOUNT:2]", "[ZWORDCOUNT:14 ZSHORTEST:5 ZLONGEST:9]", "[ZWORD:\"red\" ZNOTECOUNT:1]",
+        "[ZNAME:\"Work\" ZNOTECOUNT:2]", "[ZWORDCOUNT:14 ZSHORTEST:5 ZLONGEST:9 ZPINNEDCOUNT:1]",
+        "[ZWORD:\"red\" ZNOTECOUNT:1]",
       ])
     try queue.write { db in
       try db.execute(sql: "UPDATE ZFOLDER SET ZNAME = 'Home' WHERE Z_PK = 1")
@@ -94,13 +99,15 @@ import Testing
       try Self.values(queue) == [
         "[ZTITLECOPY:\"Ça va\" ZTITLELOWER:\"ça va\" ZTITLESEARCH:\"ca va\" ZTOUCHED IS NOT NULL:1 ZFOLDERNAME:\"Home\" ZFOLDERUPPER:\"HOME\"]",
         two + "\"Home\" ZFOLDERUPPER:\"HOME\"]",
-        "[ZNAME:\"Home\" ZNOTECOUNT:2]", "[ZWORDCOUNT:6 ZSHORTEST:1 ZLONGEST:5]", "[ZWORD:\"red\" ZNOTECOUNT:0]",
+        "[ZNAME:\"Home\" ZNOTECOUNT:2]", "[ZWORDCOUNT:6 ZSHORTEST:1 ZLONGEST:5 ZPINNEDCOUNT:1]",
+        "[ZWORD:\"red\" ZNOTECOUNT:0]",
       ])
     // The smallest goes: the minimum is found again among the rest.
     try queue.write { db in try db.execute(sql: "DELETE FROM ZNOTE WHERE Z_PK = 2") }
     #expect(
       try Self.values(queue).suffix(3) == [
-        "[ZNAME:\"Home\" ZNOTECOUNT:1]", "[ZWORDCOUNT:5 ZSHORTEST:5 ZLONGEST:5]", "[ZWORD:\"red\" ZNOTECOUNT:0]",
+        "[ZNAME:\"Home\" ZNOTECOUNT:1]", "[ZWORDCOUNT:5 ZSHORTEST:5 ZLONGEST:5 ZPINNEDCOUNT:1]",
+        "[ZWORD:\"red\" ZNOTECOUNT:0]",
       ])
     try queue.close()
     // The store's own model records every derivation as written.
@@ -108,7 +115,8 @@ import Testing
     let derivations = cached.entities.flatMap { $0.attributes.compactMap { $0.derivation?.expression } }.sorted()
     #expect(
       derivations == [
-        "canonical:(title)", "count:(notes)", "count:(notes)", "folder.name", "lowercase:(title)", "max:(notes.words)",
+        "canonical:(title)", "count:(notes)", "count:(notes)", "count:(notes.pinned)", "folder.name",
+        "lowercase:(title)", "max:(notes.words)",
         "min:(notes.words)", "now()", "sum:(notes.words)", "title", "uppercase:(folder.name)",
       ])
     #expect(cached.entityVersionHashes == model.entityVersionHashes)
