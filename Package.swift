@@ -15,6 +15,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+    // .migrun.yml, the project file (a maintained YAML parser, not our own).
+    .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
   ],
   targets: [
     .systemLibrary(name: "CLua", pkgConfig: "lua5.4", providers: [.apt(["liblua5.4-dev"])]),
@@ -40,6 +42,7 @@ let package = Package(
       dependencies: [
         "MigrunKit", "MigrunScripting", "LuaHost",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Yams", package: "Yams"),
       ]
     ),
     .target(

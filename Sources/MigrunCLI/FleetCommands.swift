@@ -56,7 +56,9 @@ struct FleetOptions: ParsableArguments {
     return found
   }
 
-  var jobCount: Int { max(1, jobs ?? ProcessInfo.processInfo.activeProcessorCount) }
+  var jobCount: Int {
+    max(1, jobs ?? ((try? ProjectConfig.current()) ?? nil)?.jobs ?? ProcessInfo.processInfo.activeProcessorCount)
+  }
 
   func validateJobs() throws {
     if let jobs, jobs < 1 { throw CLIError(message: "--jobs: give 1 or more") }
@@ -91,7 +93,7 @@ enum FleetRun {
   static func status(_ arguments: [String], chain: ChainOptions, fleet: FleetOptions) throws {
     try fleet.validateJobs()
     let found = try fleet.stores(arguments)
-    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: chain.model))
+    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: try chain.modelPath()))
     let outcomes =
       refusals(found)
       + Fleet.run(found.stores, jobs: fleet.jobCount) { url in
@@ -126,7 +128,7 @@ enum FleetRun {
     let fleet = command.fleet
     try fleet.validateJobs()
     let found = try fleet.stores(arguments)
-    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: command.chain.model))
+    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: try command.chain.modelPath()))
     let json = command.json
     let progress = FleetProgress(
       total: found.stores.count, enabled: !json && isatty(STDERR_FILENO) != 0)

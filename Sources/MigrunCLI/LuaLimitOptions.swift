@@ -22,11 +22,13 @@ struct LuaLimitOptions: ParsableArguments {
     if let luaInstructions, luaInstructions < 1 { throw ValidationError("--lua-instructions must be at least 1") }
   }
 
+  /// The limits in force: the flags, else the project file's (``ProjectConfig``), else the defaults.
   var limits: LuaLimits {
+    let project = (try? ProjectConfig.current()) ?? nil
     var limits = LuaLimits()
-    if let luaTime { limits.seconds = luaTime }
-    if let luaMemory { limits.memoryBytes = luaMemory << 20 }
-    if let luaInstructions { limits.instructions = luaInstructions }
+    if let seconds = luaTime ?? project?.luaTime { limits.seconds = seconds }
+    if let mebibytes = luaMemory ?? project?.luaMemory { limits.memoryBytes = mebibytes << 20 }
+    if let count = luaInstructions ?? project?.luaInstructions { limits.instructions = count }
     return limits
   }
 }

@@ -7,9 +7,9 @@ import MigrunScripting
 struct ChainOptions: ParsableArguments {
   @Option(
     help:
-      "The model: a .xcdatamodeld (or compiled .momd) with its versions, or a store whose own model (Z_MODELCACHE) is the destination."
+      "The model: a .xcdatamodeld (or compiled .momd) with its versions, or a store whose own model (Z_MODELCACHE) is the destination (default: model: in .migrun.yml)."
   )
-  var model: String
+  var model: String?
   @Option(
     help:
       "The model configuration the store was written for (its entities alone); default: found from the store when its entities are exactly one configuration's."
@@ -34,20 +34,38 @@ struct ChainOptions: ParsableArguments {
   )
   var mappingModels: [String] = []
 
-  var policyURLs: [URL] { policyFolders.map { URL(fileURLWithPath: $0) } }
+  /// The project file in force (``ProjectConfig``); its errors surface through ``modelPath()``.
+  var project: ProjectConfig? { (try? ProjectConfig.current()) ?? nil }
+
+  /// `--model`, else the project file's; neither is a usage error.
+  func modelPath() throws -> String {
+    if let model { return model }
+    if let model = try ProjectConfig.current()?.model { return model }
+    throw ValidationError("give --model (or model: in \(ProjectConfig.fileName), found in this folder or above)")
+  }
+
+  /// `--policies`, else the project file's.
+  var policyURLs: [URL] {
+    (policyFolders.isEmpty ? project?.policies ?? [] : policyFolders).map { URL(fileURLWithPath: $0) }
+  }
+
+  /// `--to`, `--chain` and `--configuration`, else the project file's.
+  var destination: String? { to ?? project?.to }
+  var walk: String? { chain ?? project?.chain }
+  var chosenConfiguration: String? { configuration ?? project?.configuration }
 
   /// The plan for `store`, and the bundle.
   func plan(for store: URL) throws -> (MigrationPlan, ModelBundle) {
-    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: model))
+    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: try modelPath()))
     return (try plan(for: store, bundle: bundle), bundle)
   }
 
   /// The plan for `store` with the model already loaded (many stores, one model).
   func plan(for store: URL, bundle whole: ModelBundle) throws -> MigrationPlan {
-    let bundle = try ConfigurationChoice.bundle(whole, configuration: configuration, store: store)
-    let override = chain.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
+    let bundle = try ConfigurationChoice.bundle(whole, configuration: chosenConfiguration, store: store)
+    let override = walk.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
     return try ScriptedStep.plan(
-      store: store, bundle: bundle, policyFolders: policyURLs, chain: override, destination: to,
+      store: store, bundle: bundle, policyFolders: policyURLs, chain: override, destination: destination,
       mappingModels: mappingModels.map { URL(fileURLWithPath: $0) })
   }
 }
@@ -84,7 +102,7 @@ struct StatusCommand: MigrunCommand {
     } catch let error as MigrationError where error.code == .notInferable {
       // The store is not at the destination; only the way there is missing.
       try say(
-        "\(store): needs migrating, but there is no path yet: \(error)", version: nil, destination: chain.to,
+        "\(store): needs migrating, but there is no path yet: \(error)", version: nil, destination: chain.destination,
         path: [], reason: "\(error)")
       throw ExitCode(10)
     }

@@ -18,7 +18,7 @@ struct Migrun: ParsableCommand {
       HashCommand.self, InspectCommand.self, CreateCommand.self, ExportCommand.self, ImportCommand.self,
       StatusCommand.self, PlanCommand.self, DiffCommand.self, MigrateCommand.self, ConvertCommand.self,
       TestCommand.self, MergeReportsCommand.self, DiagramCommand.self, LintCommand.self, VerifyCommand.self,
-      CheckCommand.self,
+      CheckCommand.self, ConfigCommand.self,
     ]
   )
 

@@ -95,7 +95,10 @@ import Testing
   @Test func usageErrorsUseTheOneErrorFormat() throws {
     let result = try MigrunProcess.run(["plan", "store.sqlite"])
     #expect(result.status == 64)
-    #expect(result.stderr.hasPrefix("migrun: error: Missing expected argument '--model <model>'"), "\(result.stderr)")
+    #expect(result.stderr.hasPrefix("migrun: error: give --model (or model: in .migrun.yml"), "\(result.stderr)")
+    let unknown = try MigrunProcess.run(["plan", "store.sqlite", "--modle", "x"])
+    #expect(unknown.status == 64)
+    #expect(unknown.stderr.hasPrefix("migrun: error: Unknown option '--modle'"), "\(unknown.stderr)")
   }
 
   /// A chain file without the destination says which line to add.

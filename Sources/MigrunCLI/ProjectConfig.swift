@@ -1,0 +1,147 @@
+import Foundation
+import Yams
+
+/// A project's `.migrun.yml`, found in the working folder or the nearest folder above it: the
+/// options a team would otherwise repeat on every command. Flags given on the command line win.
+///
+/// ```yaml
+/// model: Model/Moody.xcdatamodeld     # paths are relative to the file's folder
+/// policies: [policies, shared-policies]
+/// chain: Moody, Moody 2, Moody 3      # or a list
+/// configuration: Cloud
+/// to: Moody 3
+/// jobs: 4
+/// lua: { time: 30, memory: 256, instructions: 200000000 }
+/// ```
+///
+/// A key migrun does not know, or a value of the wrong kind, is an error naming the file and the key
+/// (a misspelt key would otherwise be an option silently not in force).
+struct ProjectConfig: Sendable {
+  static let fileName = ".migrun.yml"
+  static let keys = ["model", "policies", "chain", "configuration", "to", "jobs", "lua"]
+  static let luaKeys = ["time", "memory", "instructions"]
+
+  let file: URL
+  var model: String?
+  var policies: [String] = []
+  var chain: String?
+  var configuration: String?
+  var to: String?
+  var jobs: Int?
+  var luaTime: Double?
+  var luaMemory: Int?
+  var luaInstructions: Int64?
+
+  /// The file in `folder` or the nearest folder above.
+  static func find(from folder: URL) -> URL? {
+    var current = folder.standardizedFileURL
+    while true {
+      let candidate = current.appendingPathComponent(fileName)
+      if FileManager.default.fileExists(atPath: candidate.path) { return candidate }
+      let parent = current.deletingLastPathComponent()
+      if parent.path == current.path { return nil }
+      current = parent
+    }
+  }
+
+  /// The project file in force for this run (from the working folder), read once.
+  static func current() throws -> ProjectConfig? {
+    switch loaded {
+    case .success(let config): return config
+    case .failure(let error): throw error
+    }
+  }
+
+  private static let loaded: Result<ProjectConfig?, CLIError> = {
+    guard let url = find(from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)) else {
+      return .success(nil)
+    }
+    do {
+      return .success(try load(url))
+    } catch let error as CLIError {
+      return .failure(error)
+    } catch {
+      return .failure(CLIError(message: "\(url.path): \(error)"))
+    }
+  }()
+
+  static func load(_ url: URL) throws -> ProjectConfig {
+    func fail(_ why: String) -> CLIError { CLIError(message: "\(url.path): \(why)") }
+    let text: String
+    do {
+      text = try String(contentsOf: url, encoding: .utf8)
+    } catch {
+      throw fail("cannot read it (\(error.localizedDescription))")
+    }
+    let parsed: Any?
+    do {
+      parsed = try Yams.load(yaml: text)
+    } catch {
+      throw fail("not YAML: \(error)")
+    }
+    var config = ProjectConfig(file: url)
+    guard let parsed else { return config }
+    guard let top = parsed as? [String: Any] else {
+      throw fail("expected keys and values (\(keys.joined(separator: ", ")))")
+    }
+    let folder = url.deletingLastPathComponent()
+    func path(_ value: String) -> String {
+      value.hasPrefix("/") ? value : folder.appendingPathComponent(value).standardizedFileURL.path
+    }
+    func string(_ key: String, _ value: Any) throws -> String {
+      guard let text = value as? String ?? (value as? Int).map(String.init) ?? (value as? Double).map({ "\($0)" })
+      else {
+        throw fail("'\(key)' must be a text")
+      }
+      return text
+    }
+    for (key, value) in top {
+      switch key {
+      case "model": config.model = path(try string(key, value))
+      case "policies":
+        if let list = value as? [Any] {
+          config.policies = try list.map { path(try string(key, $0)) }
+        } else {
+          config.policies = [path(try string(key, value))]
+        }
+      case "chain":
+        if let list = value as? [Any] {
+          config.chain = try list.map { try string(key, $0) }.joined(separator: ",")
+        } else {
+          config.chain = try string(key, value)
+        }
+      case "configuration": config.configuration = try string(key, value)
+      case "to": config.to = try string(key, value)
+      case "jobs":
+        guard let jobs = value as? Int, jobs >= 1 else { throw fail("'jobs' must be a whole number, 1 or more") }
+        config.jobs = jobs
+      case "lua":
+        guard let lua = value as? [String: Any] else {
+          throw fail("'lua' must hold \(luaKeys.joined(separator: ", "))")
+        }
+        for (luaKey, luaValue) in lua {
+          switch luaKey {
+          case "time":
+            guard let seconds = (luaValue as? Double) ?? (luaValue as? Int).map(Double.init), seconds > 0 else {
+              throw fail("'lua.time' must be seconds, more than 0")
+            }
+            config.luaTime = seconds
+          case "memory":
+            guard let mebibytes = luaValue as? Int, mebibytes >= 1 else {
+              throw fail("'lua.memory' must be MiB, 1 or more")
+            }
+            config.luaMemory = mebibytes
+          case "instructions":
+            guard let count = luaValue as? Int, count >= 1 else { throw fail("'lua.instructions' must be 1 or more") }
+            config.luaInstructions = Int64(count)
+          default:
+            throw fail("unknown key 'lua.\(luaKey)' (known: \(luaKeys.joined(separator: ", ")))")
+          }
+        }
+      default:
+        throw fail("unknown key '\(key)' (known: \(keys.joined(separator: ", ")))")
+      }
+    }
+    return config
+  }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `.migrun.yml` gives the options a project repeats; flags win; `migrun config` says where each
+/// value in force comes from; a key migrun does not know is an error naming it.
+@Suite struct ProjectConfigTests {
+  @Test func theProjectFileAboveTheWorkingFolderIsInForceAndFlagsWin() throws {
+    let folder = try TemporaryDirectory()
+    let model = try ConfigurationTests.bundle(in: folder)
+    try folder.write(
+      """
+      # the team's options
+      model: \(model.lastPathComponent)
+      jobs: 2
+      lua:
+        time: 30
+        memory: 128
+      """, to: ".migrun.yml")
+    let stores = folder.url.appendingPathComponent("stores")
+    try FileManager.default.createDirectory(at: stores, withIntermediateDirectories: true)
+    let shown = try MigrunProcess.run(["config"], in: stores)
+    #expect(shown.status == 0, "\(shown.stderr)")
+    #expect(shown.stdout.contains("project file: \(folder.url.appendingPathComponent(".migrun.yml").path)"))
+    #expect(shown.stdout.contains("model             \(model.path)  (.migrun.yml"), "\(shown.stdout)")
+    #expect(shown.stdout.contains("jobs              2  (.migrun.yml"))
+    #expect(shown.stdout.contains("lua.time          30.0  (.migrun.yml"))
+    #expect(shown.stdout.contains("lua.instructions  50000000  (default)"))
+    let flagged = try MigrunProcess.run(["config", "--jobs", "3", "--json"], in: stores)
+    let line = try #require(try JSONSerialization.jsonObject(with: Data(flagged.stdout.utf8)) as? [String: Any])
+    let options = try #require(line["options"] as? [String: [String: String]])
+    #expect(options["jobs"] == ["value": "3", "source": "flag"])
+    #expect(line["event"] as? String == "config")
+    // A command with no --model takes the file's.
+    let created = try MigrunProcess.run(
+      ["create", "new.sqlite", "--model", model.path, "--model-version", "S1"], in: stores)
+    #expect(created.status == 0, "\(created.stderr)")
+    let status = try MigrunProcess.run(["status", "new.sqlite"], in: stores)
+    #expect(status.status == 10, "\(status.stdout)\(status.stderr)")
+  }
+
+  @Test func aKeyMigrunDoesNotKnowIsAnErrorNamingIt() throws {
+    let folder = try TemporaryDirectory()
+    try folder.write("modle: M.xcdatamodeld\n", to: ".migrun.yml")
+    let result = try MigrunProcess.run(["status", "x.sqlite"], in: folder.url)
+    #expect(result.status != 0)
+    #expect(result.stderr.contains("unknown key 'modle' (known: model, policies"), "\(result.stderr)")
+    try folder.write("jobs: many\n", to: ".migrun.yml")
+    let config = try MigrunProcess.run(["config"], in: folder.url)
+    #expect(config.status != 0)
+    #expect(config.stderr.contains("'jobs' must be a whole number"), "\(config.stderr)")
+  }
+
+  @Test func withNoModelAnywhereItIsAUsageError() throws {
+    let folder = try TemporaryDirectory()
+    let result = try MigrunProcess.run(["status", "x.sqlite"], in: folder.url)
+    #expect(result.status == 64, "\(result.stderr)")
+    #expect(result.stderr.contains("give --model (or model: in .migrun.yml"), "\(result.stderr)")
+  }
+}
