@@ -238,3 +238,41 @@ import Testing
     #expect(bad.status == 64)
   }
 }
+
+/// The container recipe: its build stage is the install script (so the image is what
+/// `scripts/install` makes), its runtime stage has no toolchain. Built and run where a container
+/// engine answers (`docker info`); elsewhere its steps are checked as written.
+@Suite struct ContainerRecipeTests {
+  @Test func theImageIsTheInstallScriptsAndRunsWithoutTheToolchain() throws {
+    let root = Fixtures.repositoryRoot
+    let recipe = try String(contentsOf: root.appendingPathComponent("Dockerfile"), encoding: .utf8)
+    let stages = Array(recipe.components(separatedBy: "\nFROM ").dropFirst())
+    #expect(stages.count == 2, "a build stage and a runtime stage")
+    guard stages.count == 2 else { return }
+    #expect(stages[0].contains("RUN scripts/install --prefix /opt/migrun"))
+    #expect(!stages[1].lowercased().contains("swift"), "the runtime stage has no toolchain")
+    #expect(stages[1].contains("COPY --from=build /opt/migrun /usr/local"))
+    #expect(stages[1].contains("liblua5.4-0") && stages[1].contains("libsqlite3-0") && stages[1].contains("zlib1g"))
+    let ignored = try String(contentsOf: root.appendingPathComponent(".dockerignore"), encoding: .utf8)
+    #expect(ignored.contains(".build/"))
+    // Where an engine runs: build it and run migrun --version in it.
+    func docker(_ arguments: [String]) throws -> (Int32, String) {
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+      process.arguments = ["docker"] + arguments
+      process.currentDirectoryURL = root
+      let output = Pipe()
+      process.standardOutput = output
+      process.standardError = FileHandle.nullDevice
+      try process.run()
+      let data = output.fileHandleForReading.readDataToEndOfFile()
+      process.waitUntilExit()
+      return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+    guard (try? docker(["info"]))?.0 == 0 else { return }
+    #expect(try docker(["build", "-t", "migrun-recipe-test", "."]).0 == 0)
+    let (status, version) = try docker(["run", "--rm", "migrun-recipe-test"])
+    #expect(status == 0)
+    #expect(version.hasPrefix("0.1.0 (commit "), "\(version)")
+  }
+}

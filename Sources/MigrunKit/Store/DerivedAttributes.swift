@@ -108,7 +108,8 @@ public enum DerivedAttributes {
             entityRange: other.superNumber != 0 ? (other.number, other.kindNumbers.max() ?? other.number) : nil)
           plans.append(
             function == "sum:" || function == "count:"
-              ? sum(target, over: source) : extreme(target, over: source, minimum: function == "min:"))
+              ? total(target, over: source, summing: parameter.name)
+              : extreme(target, over: source, minimum: function == "min:"))
         case "average:":
           throw refuse("Core Data does not keep an average current in SQL either")
         case "now()":
@@ -245,10 +246,16 @@ public enum DerivedAttributes {
     }
   }
 
-  /// A to-many's `@sum` (the count's triggers, adding and taking away the attribute's value).
-  static func sum(_ target: Target, over many: ToMany) -> Plan {
-    let (table, column, other, key, value) = (target.table, target.column, many.table, many.key, many.parameter)
+  /// A to-many's count or `@sum`: triggers on the destination's insert, update of the key (and of
+  /// the summed attribute) incrementing and decrementing, delete, and on the source's insert.
+  /// `summing`: nil counts the to-many's members.
+  static func total(_ target: Target, over many: ToMany, summing value: String?) -> Plan {
+    let (table, column, other, key) = (target.table, target.column, many.table, many.key)
+    let (plus, minus, columns, aggregate) =
+      value.map { ("+ IFNULL(NEW.\($0), 0)", "- IFNULL(OLD.\($0), 0)", "\(key), \($0)", "SUM(\($0))") }
+      ?? ("+ 1", "- 1", key, "COUNT(\(key))")
     let prefix = "Z_DA_\(other)_\(target.entity)_\(target.attribute)_PARAMETER"
+    // A subentity's total has Core Data's condition on its rows (none for a root, as Apple's store shows).
     let andRow = target.condition("").map { " AND \($0)" } ?? ""
     let report = "NSCoreDataDATriggerUpdatedAffectedObjectValue"
     func parameter(_ suffix: String, _ event: String, _ row: String, _ change: String) -> Trigger {
@@ -262,18 +269,18 @@ public enum DerivedAttributes {
     let whenNew = target.condition("NEW.").map { " WHEN \($0)" } ?? ""
     return Plan(
       triggers: [
-        parameter("INSERT", "INSERT", "NEW", "IFNULL(\(column), 0) + IFNULL(NEW.\(value), 0)"),
-        parameter("UPDATE_INCREMENT", "UPDATE OF \(key), \(value)", "NEW", "\(column) + IFNULL(NEW.\(value), 0)"),
-        parameter("UPDATE_DECREMENT", "UPDATE OF \(key), \(value)", "OLD", "\(column) - IFNULL(OLD.\(value), 0)"),
-        parameter("DELETE", "DELETE", "OLD", "\(column) - IFNULL(OLD.\(value), 0)"),
+        parameter("INSERT", "INSERT", "NEW", "IFNULL(\(column), 0) \(plus)"),
+        parameter("UPDATE_INCREMENT", "UPDATE OF \(columns)", "NEW", "\(column) \(plus)"),
+        parameter("UPDATE_DECREMENT", "UPDATE OF \(columns)", "OLD", "\(column) \(minus)"),
+        parameter("DELETE", "DELETE", "OLD", "\(column) \(minus)"),
         Trigger(
           name: sourceName,
           sql:
-            "CREATE TRIGGER \(sourceName) AFTER INSERT ON \(table) FOR EACH ROW\(whenNew) BEGIN UPDATE \(table) SET \(column) = (SELECT IFNULL(SUM(\(value)), 0) FROM \(other) WHERE \(key) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(target.report("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK")) END"
+            "CREATE TRIGGER \(sourceName) AFTER INSERT ON \(table) FOR EACH ROW\(whenNew) BEGIN UPDATE \(table) SET \(column) = (SELECT IFNULL(\(aggregate), 0) FROM \(other) WHERE \(key) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(target.report("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK")) END"
         ),
       ],
       fill:
-        "UPDATE \(table) SET \(column) = (SELECT IFNULL(SUM(\(value)), 0) FROM \(other) WHERE \(key) = \(table).Z_PK)\(target.condition("").map { " WHERE \($0)" } ?? "")"
+        "UPDATE \(table) SET \(column) = (SELECT IFNULL(\(aggregate), 0) FROM \(other) WHERE \(key) = \(table).Z_PK)\(target.condition("").map { " WHERE \($0)" } ?? "")"
     )
   }
 
@@ -331,42 +338,14 @@ public enum DerivedAttributes {
     refuse: (String) -> StoreError
   ) throws(StoreError) -> Plan {
     let (table, column) = (target.table, target.column)
-    let own = schema.rowPredicate(layout, alias: "o")
     switch layout.properties[name] {
     case .toManyThroughInverse(let destination, let inverse)?:
       guard !StoreSchema.isHiddenToOne(inverse), let target2 = schema.layout(of: destination),
         case .toOne(let keyColumn, _, _)? = target2.properties[inverse], schema.rowCondition(target2) == nil
       else { throw refuse("'\(name)' is not a to-many whose inverse is a to-one of an entity alone in its table") }
-      let (other, key) = (target2.table, keyColumn.name)
-      let prefix = "Z_DA_\(other)_\(target.entity)_\(target.attribute)_PARAMETER"
-      // A subentity's count has Core Data's condition on its rows (none for a root, as Apple's store shows).
-      let andRow = target.condition("").map { " AND \($0)" } ?? ""
-      let whenNew = target.condition("NEW.").map { " WHEN \($0)" } ?? ""
-      // The destination's four: which event, which row's key, and how the count moves.
-      func parameter(_ suffix: String, _ event: String, _ row: String, _ change: String) -> Trigger {
-        let triggerName = "\(prefix)_\(suffix)"
-        return Trigger(
-          name: triggerName,
-          sql:
-            "CREATE TRIGGER \(triggerName) AFTER \(event) ON \(other) FOR EACH ROW WHEN (\(row).\(key) NOT NULL) BEGIN UPDATE \(table) SET \(column) = \(change) WHERE Z_PK = \(row).\(key)\(andRow); \(target.report("NSCoreDataDATriggerUpdatedAffectedObjectValue", where: "Z_PK = \(row).\(key)\(andRow)")) END"
-        )
-      }
-      let sourceName = "Z_DA_\(table)_\(target.entity)_\(target.attribute)_SOURCE_INSERT"
-      return Plan(
-        triggers: [
-          parameter("INSERT", "INSERT", "NEW", "IFNULL(\(column), 0) + 1"),
-          parameter("UPDATE_INCREMENT", "UPDATE OF \(key)", "NEW", "\(column) + 1"),
-          parameter("UPDATE_DECREMENT", "UPDATE OF \(key)", "OLD", "\(column) - 1"),
-          parameter("DELETE", "DELETE", "OLD", "\(column) - 1"),
-          Trigger(
-            name: sourceName,
-            sql:
-              "CREATE TRIGGER \(sourceName) AFTER INSERT ON \(table) FOR EACH ROW\(whenNew) BEGIN UPDATE \(table) SET \(column) = (SELECT IFNULL(COUNT(\(key)), 0) FROM \(other) WHERE \(key) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK; \(target.report("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK")) END"
-          ),
-        ],
-        fill:
-          "UPDATE \(table) AS o SET \(column) = (SELECT COUNT(d.\(key)) FROM \(other) d WHERE d.\(key) = o.Z_PK) WHERE \(own)"
-      )
+      return total(
+        target, over: ToMany(table: target2.table, key: keyColumn.name, parameter: keyColumn.name, entityRange: nil),
+        summing: nil)
     case .manyToMany(let join, let ownColumn, _, _)?:
       let parameterName = "Z_DA_\(join)_\(target.entity)_\(target.attribute)_PARAMETER"
       let sourceName = "Z_DA_\(table)_\(target.entity)_\(target.attribute)_SOURCE"

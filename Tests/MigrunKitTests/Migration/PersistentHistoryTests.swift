@@ -120,12 +120,7 @@ import Testing
         try db.execute(sql: insert, arguments: [90004, 2, nil, 9.5, "Old title"])
       }
       try queue.close()
-      let step = MigrationStep(
-        from: "Source", to: "Destination", kind: .inferred,
-        inferredMapping: try MappingModel.inferred(from: source, to: destination), source: source,
-        destination: destination)
-      let plan = MigrationPlan(
-        sourceVersion: "Source", destinationVersion: "Destination", steps: [step], rule: .storeModel)
+      let plan = try DDLStepTests.plan(source, destination)
       let report = try StoreMigrator(
         store: url, plan: plan,
         options: .init(keepBackup: false, bulkCopy: method != .objects, ddl: method == .ddl)
@@ -161,12 +156,7 @@ import Testing
     let source = try #require(try SQLiteStore.cachedModel(at: url)).named("Source")
     let destination = try ObjectModel(
       entities: source.entities.filter { $0.name != "Feedback" }, versionName: "Destination")
-    let step = MigrationStep(
-      from: "Source", to: "Destination", kind: .inferred,
-      inferredMapping: try MappingModel.inferred(from: source, to: destination), source: source,
-      destination: destination)
-    let plan = MigrationPlan(
-      sourceVersion: "Source", destinationVersion: "Destination", steps: [step], rule: .storeModel)
+    let plan = try DDLStepTests.plan(source, destination)
     // Refused without the option, naming it.
     #expect {
       try StoreMigrator(store: url, plan: plan, options: .init(keepBackup: false)).run()
