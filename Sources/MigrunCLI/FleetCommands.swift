@@ -20,6 +20,7 @@ struct FleetOptions: ParsableArguments {
   /// count below 1, a shard outside 0 ≤ K < N, a report or JUnit file whose folder is not there to
   /// write in (it would be found only after every store was migrated, and the report lost).
   func validate() throws {
+    try ProjectConfig.check()
     if let jobs, jobs < 1 { throw ValidationError("--jobs: give 1 or more") }
     if let shard, Fleet.parseShard(shard) == nil {
       throw ValidationError("--shard: give K/N with 0 ≤ K < N (e.g. 0/4), not '\(shard)'")

@@ -15,6 +15,7 @@ struct LuaLimitOptions: ParsableArguments {
   var luaInstructions: Int64?
 
   func validate() throws {
+    try ProjectConfig.check()
     if let luaTime, !(luaTime > 0) { throw ValidationError("--lua-time must be more than 0 seconds") }
     if let luaMemory, luaMemory < 1 || luaMemory > 1 << 20 {
       throw ValidationError("--lua-memory must be between 1 and 1048576 MiB")

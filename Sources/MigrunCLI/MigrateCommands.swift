@@ -34,7 +34,9 @@ struct ChainOptions: ParsableArguments {
   )
   var mappingModels: [String] = []
 
-  /// The project file in force (``ProjectConfig``); its errors surface through ``modelPath()``.
+  func validate() throws { try ProjectConfig.check() }
+
+  /// The project file in force (``ProjectConfig``), already checked by ``validate()``.
   var project: ProjectConfig? { (try? ProjectConfig.current()) ?? nil }
 
   /// `--model`, else the project file's; neither is a usage error.

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import Yams
 
@@ -49,6 +50,16 @@ struct ProjectConfig: Sendable {
     switch loaded {
     case .success(let config): return config
     case .failure(let error): throw error
+    }
+  }
+
+  /// A usage error (exit 64) when the project file in force cannot be read: every option group that
+  /// falls back on it checks this first, so a broken file is never an option silently not in force.
+  static func check() throws {
+    do {
+      _ = try current()
+    } catch let error as CLIError {
+      throw ValidationError(error.message)
     }
   }
 

@@ -180,16 +180,14 @@ struct ForeignObjects {
           .store, reason: "table \(table.name): \(read) rows read, \(written) written; nothing is kept")
       }
       if table.name.uppercased() == "ACHANGE" {
+        var removed = 0
         if partialHistory {
           try db.execute(sql: "DELETE FROM main.ACHANGE WHERE \(Self.removed("ZENTITY", numbers))")
-          rewritten.removedChanges = db.changesCount
+          removed = db.changesCount
         }
         try renumber(db, table: "ACHANGE", column: "ZENTITY", numbers: numbers)
-        if let history {
-          let removed = rewritten.removedChanges
-          rewritten = try history.apply(db)
-          rewritten.removedChanges = removed
-        }
+        rewritten = try history?.apply(db) ?? HistoryRewritten()
+        rewritten.removedChanges = removed
       }
       if Self.cloudKitEntityTables.contains(table.name.uppercased()) {
         try db.execute(sql: "DELETE FROM main.\(quoted(table.name)) WHERE \(Self.removed("ZENTITYID", numbers))")

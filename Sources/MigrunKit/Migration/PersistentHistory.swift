@@ -109,7 +109,7 @@ struct HistoryRewrite: Sendable {
     let model = schema.model
     guard let layout = schema.layout(of: entity), let described = model.entity(named: entity) else { return [] }
     // Inherited first, each level by name; hidden to-ones (to-manys without inverse landing here)
-    // after the level's own.
+    // after all of them, by name.
     let levels = (model.ancestors(of: described).reversed() + [described])
     var toOnes: [String] = []
     var attributes: [String] = []
@@ -145,29 +145,43 @@ struct HistoryRewrite: Sendable {
       .map(\.name).sorted()
   }
 
-  /// Rewrites `ACHANGE` in schema `schema` (`main`, or the store being edited).
+  /// Rewrites `ACHANGE` in schema `schema` (`main`, or the store being edited). A history table
+  /// without Core Data's columns (`ZENTITY`, `ZCHANGETYPE`, `ZCOLUMNS`) is refused by name when the
+  /// step moves positions in it; a mask that is no blob, or too short, is kept and counted unreadable.
   func apply(_ db: Database, schema: String = "main") throws -> HistoryRewritten {
     var outcome = HistoryRewritten()
+    guard !remaps.isEmpty else { return outcome }
     let table = "\(schema).ACHANGE"
     let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('ACHANGE', '\(schema)')")
       .map { $0.uppercased() }
-    guard columns.contains("ZCOLUMNS") else { return outcome }
-    var tombstoneCount = columns.filter { $0.hasPrefix("ZTOMBSTONE") }.count
-    for index in tombstoneCount..<max(tombstoneCount, tombstoneColumns) {
+    if let missing = ["ZENTITY", "ZCHANGETYPE", "ZCOLUMNS"].first(where: { !columns.contains($0) }) {
+      throw MigrationError(
+        .wouldDrop,
+        reason:
+          "persistent history's ACHANGE has no \(missing) column, a layout migrun does not know, and the step moves the properties it records (give --drop ACHANGE --drop ATRANSACTION --drop ATRANSACTIONSTRING to drop the history on purpose)"
+      )
+    }
+    let existing = columns.filter { $0.hasPrefix("ZTOMBSTONE") }.count
+    for index in existing..<max(existing, tombstoneColumns) {
       try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN ZTOMBSTONE\(index) BLOB")
     }
-    let before = tombstoneCount
-    tombstoneCount = max(tombstoneCount, tombstoneColumns)
+    let slotCount = max(existing, tombstoneColumns)
+    let writeMask = try db.makeStatement(sql: "UPDATE \(table) SET ZCOLUMNS = ? WHERE Z_PK = ?")
+    let writeSlots =
+      slotCount == 0
+      ? nil
+      : try db.makeStatement(
+        sql:
+          "UPDATE \(table) SET \((0..<slotCount).map { "ZTOMBSTONE\($0) = ?" }.joined(separator: ", ")) WHERE Z_PK = ?")
     for remap in remaps {
       if remap.bitsMove {
         let rows = try Row.fetchAll(
           db, sql: "SELECT Z_PK, ZCOLUMNS FROM \(table) WHERE ZENTITY = ? AND ZCHANGETYPE = 1 AND ZCOLUMNS IS NOT NULL",
           arguments: [remap.number])
         for row in rows {
-          guard let key = try? row.value(at: 0, as: Int64.self), let mask = try? row.value(at: 1, as: Data.self) else {
-            continue
-          }
-          guard mask.count * 8 >= remap.sourceBits else {
+          guard let key = try? row.value(at: 0, as: Int64.self), let mask = try? row.value(at: 1, as: Data.self),
+            mask.count * 8 >= remap.sourceBits
+          else {
             outcome.unreadable += 1
             continue
           }
@@ -180,40 +194,28 @@ struct HistoryRewrite: Sendable {
             written[bit >> 3] |= 0x80 >> UInt8(bit & 7)
             kept += 1
           }
-          let held = (0..<remap.sourceBits).filter(isSet).count
-          if kept < held { outcome.updatesLosingProperties += 1 }
-          try db.execute(sql: "UPDATE \(table) SET ZCOLUMNS = ? WHERE Z_PK = ?", arguments: [Data(written), key])
+          if kept < (0..<remap.sourceBits).filter(isSet).count { outcome.updatesLosingProperties += 1 }
+          try writeMask.execute(arguments: [Data(written), key])
           outcome.updates += 1
         }
       }
-      if remap.tombstonesMove, remap.sourceTombstones > 0 || !remap.tombstones.isEmpty {
-        let slots = (0..<min(remap.sourceTombstones, before)).map { "ZTOMBSTONE\($0)" }
-        guard !slots.isEmpty else { continue }
-        let rows = try Row.fetchAll(
-          db,
-          sql: "SELECT Z_PK, \(slots.joined(separator: ", ")) FROM \(table) WHERE ZENTITY = ? AND ZCHANGETYPE = 2",
-          arguments: [remap.number])
-        for row in rows {
-          guard let key = try? row.value(at: 0, as: Int64.self) else { continue }
-          let values: [DatabaseValue] = (0..<slots.count).map { row[$0 + 1] }
-          var assignments: [String] = []
-          var arguments: [DatabaseValue] = []
-          var used = Set<Int>()
-          for slot in 0..<tombstoneCount {
-            let source = slot < remap.tombstones.count ? remap.tombstones[slot] : nil
-            let value = source.flatMap { $0 < values.count ? values[$0] : nil } ?? .null
-            if let source { used.insert(source) }
-            assignments.append("ZTOMBSTONE\(slot) = ?")
-            arguments.append(value)
-          }
-          outcome.tombstoneValuesCleared +=
-            values.enumerated().filter { !used.contains($0.offset) && !$0.element.isNull }
-            .count
-          try db.execute(
-            sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?",
-            arguments: StatementArguments(arguments + [key.databaseValue]))
-          outcome.tombstones += 1
-        }
+      let readable = min(remap.sourceTombstones, existing)
+      guard remap.tombstonesMove, readable > 0, let writeSlots else { continue }
+      let rows = try Row.fetchAll(
+        db,
+        sql:
+          "SELECT Z_PK, \((0..<readable).map { "ZTOMBSTONE\($0)" }.joined(separator: ", ")) FROM \(table) WHERE ZENTITY = ? AND ZCHANGETYPE = 2",
+        arguments: [remap.number])
+      let moved = (0..<slotCount).map { slot in slot < remap.tombstones.count ? remap.tombstones[slot] : nil }
+      let used = Set(moved.compactMap { $0 })
+      for row in rows {
+        guard let key = try? row.value(at: 0, as: Int64.self) else { continue }
+        let values: [DatabaseValue] = (0..<readable).map { row[$0 + 1] }
+        let slots = moved.map { source in source.flatMap { $0 < readable ? values[$0] : nil } ?? .null }
+        outcome.tombstoneValuesCleared +=
+          values.indices.filter { !used.contains($0) && !values[$0].isNull }.count
+        try writeSlots.execute(arguments: StatementArguments(slots + [key.databaseValue]))
+        outcome.tombstones += 1
       }
     }
     return outcome

@@ -171,13 +171,6 @@ public enum DerivedAttributes {
       }
   }
 
-  /// `pages` of `pages.@count` or `count:(pages)`.
-  static func countedRelationship(_ expression: String) -> String? {
-    let (function, argument) = parse(DerivationFormat.expression(expression))
-    guard function == "count:", let argument, !argument.contains(".") else { return nil }
-    return argument
-  }
-
   /// An attribute computed from the entity's own row (`_generateTriggerForAttribute`).
   static func own(_ target: Target, value: String, columns: String) -> Plan {
     let (table, column) = (target.table, target.column)

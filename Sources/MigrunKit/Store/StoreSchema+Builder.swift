@@ -328,7 +328,8 @@ extension StoreSchema {
     /// table `Z_<Entity>_<index>` (``StoreSchema/RTreeIndex``) over attributes only. A binary index
     /// is `Z_<Entity>_<index>` on the entity's table, each element `<column> COLLATE BINARY ASC|DESC`:
     /// an attribute's or a to-one's column; a to-many with an inverse has no column and is left out,
-    /// as Core Data leaves it; one to-one alone gets no index (its key column has one). Expression
+    /// as Core Data leaves it, and so is a transient property; one to-one alone gets no index (its key
+    /// column has one). Expression
     /// elements, an element naming nothing, and an R-tree over anything but attributes are refused
     /// by name (``StoreSchema/unsupported``) — never an index narrower than declared.
     private mutating func addFetchIndex(
@@ -357,8 +358,12 @@ extension StoreSchema {
         rtreeIndexes.append(RTreeIndex(name: name, table: table, columns: columns))
         return
       }
+      // Transient properties have no column; Core Data leaves them out of the index.
+      let transient = Set(
+        model.attributes(of: entity).filter(\.isTransient).map(\.name)
+          + model.relationships(of: entity).filter(\.isTransient).map(\.name))
       var parts: [String] = []
-      for element in fetchIndex.elements {
+      for element in fetchIndex.elements where !transient.contains(element.property) {
         let order = element.isAscending ? "ASC" : "DESC"
         switch storage[element.property] {
         case .attribute(let column)?: parts.append("\(column.name) COLLATE BINARY \(order)")

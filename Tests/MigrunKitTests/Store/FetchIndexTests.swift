@@ -127,6 +127,19 @@ import Testing
         $0.createStatement == "CREATE INDEX Z_Folder_byName ON ZFOLDER (ZNAME COLLATE BINARY ASC)"
       })
     #expect(folderIndex.unsupported.isEmpty)
+    // A transient property has no column: left out, as Core Data leaves it.
+    let transient = StoreSchema(
+      model: try DDLStepTests.model(
+        Self.notes(
+          #"<attribute name="draft" optional="YES" transient="YES" attributeType="String"/>"#,
+          index:
+            #"<fetchIndex name="byTitle"><fetchIndexElement property="title" type="Binary" order="ascending"/><fetchIndexElement property="draft" type="Binary" order="ascending"/></fetchIndex>"#
+        ), "Notes"))
+    #expect(transient.unsupported.isEmpty)
+    #expect(
+      transient.indexes.contains {
+        $0.createStatement == "CREATE INDEX Z_Note_byTitle ON ZNOTE (ZTITLE COLLATE BINARY ASC)"
+      })
   }
 
   @Test func whatMigrunCannotWriteIsRefusedByName() throws {
