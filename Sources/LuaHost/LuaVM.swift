@@ -6,7 +6,7 @@ import Foundation
 ///
 /// One VM owns one `lua_State`; it is not thread-safe (not `Sendable`): use it from one thread, or
 /// make one per thread. Every script runs in its own environment with the sandbox's libraries
-/// (no files, processes, `debug` or bytecode; see the README's "The sandbox"), under ``limits``.
+/// (no files, processes, `debug` or bytecode; see docs/policies.md, "Lua scripts: the sandbox"), under ``limits``.
 ///
 /// ```swift
 /// let vm = try LuaVM(modulePaths: [URL(fileURLWithPath: "policies")])

@@ -24,7 +24,9 @@ struct CheckCommand: MigrunCommand {
   var model: String?
   @Option(help: "The model configuration the stores were written for (default: found from each store).")
   var configuration: String?
-  @Flag(help: "The findings as JSON.") var json = false
+  @Flag(
+    help: "JSON lines (docs/json.md): a `check` line per store {store, findings: [{kind, message}]}, then a `summary`.")
+  var json = false
 
   func validate() throws {
     guard !stores.isEmpty else { throw ValidationError("give a store (or several)") }
@@ -32,7 +34,6 @@ struct CheckCommand: MigrunCommand {
 
   func execute() throws {
     let bundle = try model.map { try ModelBundle(contentsOf: URL(fileURLWithPath: $0)) }
-    var report: [[String: Any]] = []
     var dirty = 0
     for path in stores {
       let url = URL(fileURLWithPath: path)
@@ -41,15 +42,14 @@ struct CheckCommand: MigrunCommand {
         of: url, bundle: bundle.map { try ConfigurationChoice.bundle($0, configuration: configuration, store: url) })
       if !findings.isEmpty { dirty += 1 }
       if json {
-        report.append([
-          "store": path, "findings": findings.map { ["kind": $0.kind, "message": $0.message] },
-        ])
+        try JSONLines.emit(
+          "check", ["store": path, "findings": findings.map { ["kind": $0.kind, "message": $0.message] }])
       } else {
         for finding in findings { print("\(path): \(finding)") }
         if findings.isEmpty { print("\(path): clean") }
       }
     }
-    if json { try printJSONObject(report) }
+    if json { try JSONLines.emit("summary", ["command": "check", "stores": stores.count, "withFindings": dirty]) }
     if dirty > 0 { throw ExitCode(1) }
   }
 }

@@ -51,10 +51,13 @@ struct ConfigCommand: MigrunCommand {
       "lua.instructions", flag: lua.luaInstructions.map(String.init),
       project: project?.luaInstructions.map(String.init), fallback: "50000000")
     if json {
-      try printJSONLine([
-        "event": "config", "file": project?.file.path ?? NSNull(),
-        "options": Dictionary(uniqueKeysWithValues: rows.map { ($0.name, ["value": $0.value, "source": $0.source]) }),
-      ])
+      try JSONLines.emit(
+        "config",
+        [
+          "file": project?.file.path ?? NSNull(),
+          "options": Dictionary(
+            uniqueKeysWithValues: rows.map { ($0.name, ["value": $0.value, "source": $0.source]) }),
+        ])
       return
     }
     print(project.map { "project file: \($0.file.path)" } ?? "no \(ProjectConfig.fileName) in this folder or above")

@@ -91,7 +91,7 @@ struct FleetOptions: ParsableArguments {
 /// `status` and `migrate` over many stores: the model is read once, the stores run `--jobs` at a
 /// time, each keeping every guarantee it has alone.
 enum FleetRun {
-  static func status(_ arguments: [String], chain: ChainOptions, fleet: FleetOptions) throws {
+  static func status(_ arguments: [String], chain: ChainOptions, fleet: FleetOptions, json: Bool) throws {
     try fleet.validateJobs()
     let found = try fleet.stores(arguments)
     let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: try chain.modelPath()))
@@ -110,16 +110,34 @@ enum FleetRun {
         }
       }
     let report = Fleet.Report(outcomes)
-    for outcome in report.stores {
+    if json {
+      for outcome in report.stores {
+        try JSONLines.emit(
+          "status",
+          [
+            "store": outcome.path, "version": outcome.from ?? NSNull(), "destination": outcome.to ?? NSNull(),
+            "needsMigration": outcome.status != .current, "reason": outcome.error ?? NSNull(),
+          ])
+      }
+      try JSONLines.emit(
+        "summary",
+        [
+          "command": "status", "stores": report.stores.count, "current": report.current,
+          "needsMigrating": report.needsMigrating, "failed": report.failed,
+        ])
+    }
+    for outcome in report.stores where !json {
       switch outcome.status {
       case .current: print("\(outcome.path): at \(outcome.to ?? "?"); no migration needed")
       case .needsMigrating: print("\(outcome.path): at \(outcome.from ?? "?"); needs migrating to \(outcome.to ?? "?")")
       default: print("\(outcome.path): failed: \(outcome.error ?? "")")
       }
     }
-    print(
-      "\(plural(report.stores.count, "store")): \(report.current) current, \(report.needsMigrating) need migrating, \(report.failed) failed"
-    )
+    if !json {
+      print(
+        "\(plural(report.stores.count, "store")): \(report.current) current, \(report.needsMigrating) need migrating, \(report.failed) failed"
+      )
+    }
     try fleet.write(report, suite: "migrun status")
     if report.failed > 0 { throw ExitCode(1) }
     if report.needsMigrating > 0 { throw ExitCode(10) }
@@ -139,21 +157,23 @@ enum FleetRun {
       + Fleet.run(
         found.stores, jobs: fleet.jobCount,
         work: { url in
-          if json { try? printJSONLine(["event": "start", "path": url.path]) }
+          if json { try? JSONLines.emit("start", ["store": url.path]) }
           return migrate(url, bundle: bundle, command: command)
         },
         done: { outcome in
           progress.record(outcome)
-          if json { try? printJSONLine(event(outcome)) }
+          if json { try? JSONLines.emit("result", result(outcome)) }
         })
     progress.finish()
     let report = Fleet.Report(outcomes)
     let seconds = Date().timeIntervalSince(started)
     if json {
-      try printJSONLine([
-        "result": "done", "migrated": report.migrated, "current": report.current, "failed": report.failed,
-        "seconds": seconds,
-      ])
+      try JSONLines.emit(
+        "summary",
+        [
+          "command": "migrate", "stores": report.stores.count, "migrated": report.migrated, "current": report.current,
+          "failed": report.failed, "seconds": seconds,
+        ])
     } else {
       for outcome in report.stores where outcome.status == .failed {
         print("\(outcome.path): failed: \(outcome.error ?? "")")
@@ -194,9 +214,10 @@ enum FleetRun {
     found.refused.map { Fleet.Outcome(path: $0.path, status: .failed, error: $0.reason) }
   }
 
-  static func event(_ outcome: Fleet.Outcome) -> [String: Any] {
+  /// A store's `result` line (docs/json.md): its outcome under `result`, as one store's run writes it.
+  static func result(_ outcome: Fleet.Outcome) -> [String: Any] {
     var line: [String: Any] = [
-      "event": outcome.status.rawValue, "path": outcome.path, "seconds": outcome.seconds,
+      "result": outcome.status.rawValue, "store": outcome.path, "seconds": outcome.seconds,
     ]
     if let from = outcome.from { line["from"] = from }
     if let to = outcome.to { line["to"] = to }

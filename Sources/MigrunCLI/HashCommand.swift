@@ -25,7 +25,7 @@ struct HashCommand: MigrunCommand {
   @Option(name: .customLong("model-version"), help: "The version to hash (default: the current version).")
   var modelVersion: String?
 
-  @Flag(help: "Print {\"version\", \"entities\", \"digest\", \"checksum\"} as JSON.")
+  @Flag(help: "One JSON line (docs/json.md): a `hash` event {version, entities, digest, checksum}.")
   var json = false
 
   func execute() throws {
@@ -35,8 +35,9 @@ struct HashCommand: MigrunCommand {
     let objectModel = try bundle.model(named: versionName)
     let hashes = objectModel.entityVersionHashes.mapValues(\.base64)
     if json {
-      try printJSON(
-        HashReport(
+      try JSONLines.emit(
+        "hash",
+        encoding: HashReport(
           version: versionName, entities: hashes, digest: objectModel.versionHashesDigest,
           checksum: objectModel.versionChecksum))
       return

@@ -22,7 +22,7 @@ struct LintCommand: MigrunCommand {
   @Argument(help: "A .xcdatamodeld or .momd.") var modelArgument: String?
   @Option(help: "The model, as every other command takes it (instead of the argument).") var model: String?
   @Flag(help: "Also check what Core Data's CloudKit mirroring forbids.") var cloudkit = false
-  @Flag(help: "Print the findings as JSON.") var json = false
+  @Flag(help: "JSON lines (docs/json.md): a `finding` line per finding, then a `summary`.") var json = false
   @Option(
     name: .customLong("policies"),
     help: "A folder of mapping files or mapping models (repeatable): steps they cover are left to them.")
@@ -92,9 +92,14 @@ struct LintCommand: MigrunCommand {
       }
     }
     if let writeBaseline {
-      let data = try JSONSerialization.data(
-        withJSONObject: findings.map(Self.json), options: [.prettyPrinted, .sortedKeys])
-      try data.write(to: URL(fileURLWithPath: writeBaseline))
+      // The same lines lint --json prints, so either can be a baseline.
+      var lines = Data()
+      for finding in findings {
+        var line = Self.json(finding)
+        (line["event"], line["schema"]) = ("finding", JSONLines.schema)
+        lines += try JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]) + Data("\n".utf8)
+      }
+      try lines.write(to: URL(fileURLWithPath: writeBaseline))
     }
     // Written as the baseline, today's findings are known: the run passes.
     var known: Set<String> = writeBaseline == nil ? [] : Set(findings.map { Self.key(Self.json($0)) })
@@ -105,19 +110,25 @@ struct LintCommand: MigrunCommand {
       } catch {
         throw CLIError(message: "--baseline: cannot read \(baseline) (\(error.localizedDescription))")
       }
-      guard let recorded = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else {
-        throw CLIError(message: "--baseline: \(baseline) is not a list of findings (lint --json writes one)")
+      guard let recorded = Self.findings(in: data) else {
+        throw CLIError(
+          message: "--baseline: \(baseline) is not a list of findings (--write-baseline and lint --json write one)")
       }
       known.formUnion(recorded.map(Self.key))
     }
     let new = findings.filter { !known.contains(Self.key(Self.json($0))) }
     if json {
-      try printJSONObject(
-        findings.map { finding in
-          var entry = Self.json(finding)
-          if baseline != nil { entry["known"] = known.contains(Self.key(entry)) }
-          return entry
-        })
+      for finding in findings {
+        var entry = Self.json(finding)
+        if baseline != nil { entry["known"] = known.contains(Self.key(entry)) }
+        try JSONLines.emit("finding", entry)
+      }
+      try JSONLines.emit(
+        "summary",
+        [
+          "command": "lint", "model": bundle.name, "versions": bundle.versionNames.count, "findings": findings.count,
+          "new": new.count,
+        ])
     } else {
       for finding in findings {
         print(known.contains(Self.key(Self.json(finding))) ? "known: \(finding)" : "\(finding)")
@@ -130,5 +141,17 @@ struct LintCommand: MigrunCommand {
             + (baseline == nil ? "" : " (\(knownCount) known from the baseline, \(new.count) new)"))
     }
     if !new.isEmpty { throw ExitCode(1) }
+  }
+
+  /// A baseline's findings: JSON lines (`finding` events, other lines passed over), or a JSON
+  /// array of findings (the form baselines had before schema 1).
+  static func findings(in data: Data) -> [[String: Any]]? {
+    if let array = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] { return array }
+    var found: [[String: Any]] = []
+    for line in data.split(separator: UInt8(ascii: "\n")) where !line.allSatisfy({ $0 == 32 || $0 == 13 }) {
+      guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else { return nil }
+      if object["event"] as? String == "finding" { found.append(object) }
+    }
+    return found
   }
 }

@@ -83,7 +83,7 @@ struct StatusCommand: MigrunCommand {
   @OptionGroup var fleet: FleetOptions
   @Flag(
     help:
-      "One JSON line: {\"event\": \"status\", \"store\", \"version\" (the store's, null when no version matches), \"destination\", \"needsMigration\", \"path\" (the versions a migration walks), \"reason\" (why there is no path, or null)}; the exit code is the same."
+      "JSON lines (docs/json.md): a `status` line per store {store, version (null when none matches), destination, needsMigration, path, reason}, and for several stores a `summary`; the exit code is the same."
   )
   var json = false
 
@@ -91,13 +91,10 @@ struct StatusCommand: MigrunCommand {
 
   func validate() throws {
     guard !stores.isEmpty else { throw ValidationError("give a store (or several stores and folders)") }
-    if json, stores.count > 1 || fleet.isFleet(stores) {
-      throw ValidationError("--json takes one store; for several, --report FILE writes the run as JSON")
-    }
   }
 
   func execute() throws {
-    if fleet.isFleet(stores) { return try FleetRun.status(stores, chain: chain, fleet: fleet) }
+    if fleet.isFleet(stores) { return try FleetRun.status(stores, chain: chain, fleet: fleet, json: json) }
     let plan: MigrationPlan
     do {
       (plan, _) = try chain.plan(for: URL(fileURLWithPath: store))
@@ -124,11 +121,13 @@ struct StatusCommand: MigrunCommand {
   /// The status as a line of text, or with --json as one JSON line.
   func say(_ text: String, version: String?, destination: String?, path: [String], reason: String?) throws {
     guard json else { return print(text) }
-    try printJSONLine([
-      "event": "status", "store": URL(fileURLWithPath: store).path, "version": version ?? NSNull(),
-      "destination": destination ?? NSNull(), "needsMigration": version == nil || !path.isEmpty, "path": path,
-      "reason": reason ?? NSNull(),
-    ])
+    try JSONLines.emit(
+      "status",
+      [
+        "store": URL(fileURLWithPath: store).path, "version": version ?? NSNull(),
+        "destination": destination ?? NSNull(), "needsMigration": version == nil || !path.isEmpty, "path": path,
+        "reason": reason ?? NSNull(),
+      ])
   }
 }
 
@@ -139,7 +138,7 @@ struct PlanCommand: MigrunCommand {
 
   @Argument(help: "The store.") var store: String
   @OptionGroup var chain: ChainOptions
-  @Flag(help: "Print the plan as JSON.") var json = false
+  @Flag(help: "One JSON line (docs/json.md): a `plan` event with the steps, paths, counts and drops.") var json = false
 
   func execute() throws {
     let url = URL(fileURLWithPath: store)
@@ -177,7 +176,7 @@ struct PlanCommand: MigrunCommand {
         }
         report["steps"] = steps
       }
-      try printJSONObject(report)
+      try JSONLines.emit("plan", report)
       return
     }
     print("Store   \(url.lastPathComponent) at \(plan.sourceVersion) (\(counts.values.reduce(0, +)) objects)")
@@ -233,7 +232,8 @@ struct DiffCommand: MigrunCommand {
   @Option(help: "The model, as every other command takes it (instead of the argument).") var model: String?
   @Option(help: "The older version.") var from: String
   @Option(help: "The newer version.") var to: String
-  @Flag(help: "Print the mapping as JSON.") var json = false
+  @Flag(help: "One JSON line (docs/json.md): a `diff` event with the inferred mapping and what it drops.") var json =
+    false
   @Flag(
     help:
       "Write a mapping file to start from, <From>-<To>.lua: the inferred mapping spelled out, what cannot be inferred a failing placeholder."
@@ -274,10 +274,12 @@ struct DiffCommand: MigrunCommand {
       throw CLIError(message: "\(from) → \(to) cannot be inferred: \(error.description)")
     }
     if json {
-      try printJSONObject([
-        "from": from, "to": to, "mappings": mapping.entityMappings.map(PlanReport.json),
-        "dropped": mapping.drops().map(MigrateCommand.json),
-      ])
+      try JSONLines.emit(
+        "diff",
+        [
+          "from": from, "to": to, "mappings": mapping.entityMappings.map(PlanReport.json),
+          "dropped": mapping.drops().map(MigrateCommand.json),
+        ])
       return
     }
     print("\(from) → \(to): inferred")
@@ -337,7 +339,10 @@ struct MigrateCommand: MigrunCommand {
   var waitSeconds: Double?
   /// Seconds to wait for the store (none unless given).
   var wait: Double { waitSeconds ?? 0 }
-  @Flag(help: "Progress and result as JSON lines on standard output.") var json = false
+  @Flag(
+    help:
+      "JSON lines on standard output (docs/json.md): `start`, `progress` and a `result` per store; for several stores a `summary`."
+  ) var json = false
   @Option(
     help: ArgumentHelp(
       "Lua merge rules for uniqueness collisions in every step (a mapping file's own `merge` table comes first).",
@@ -394,13 +399,28 @@ struct MigrateCommand: MigrunCommand {
     }
     if fleet.isFleet(stores) { return try FleetRun.migrate(stores, command: self) }
     let url = URL(fileURLWithPath: store)
+    do {
+      try migrate(url)
+    } catch {
+      // A gate reading --json sees the failure as a line too; the exit code and message stay.
+      if json {
+        try? JSONLines.emit("result", ["store": url.path, "result": "failed", "error": FleetRun.message(error)])
+      }
+      throw error
+    }
+  }
+
+  /// The one store's migration, as `execute` runs it.
+  private func migrate(_ url: URL) throws {
+    if json { try JSONLines.emit("start", ["store": url.path]) }
     if try StoreMigrator.completeInterruptedSwap(of: url, wait: wait), !json {
       print("\(store): completed the swap of a migration that was interrupted while putting the new store in place")
     }
     let (plan, _) = try chain.plan(for: url)
     guard plan.needsMigration else {
       if json {
-        try printJSONLine(["result": "unchanged", "version": plan.destinationVersion])
+        try JSONLines.emit(
+          "result", ["store": url.path, "result": "current", "from": plan.sourceVersion, "to": plan.destinationVersion])
       } else {
         print("\(store): already at \(plan.destinationVersion)")
       }
@@ -410,11 +430,14 @@ struct MigrateCommand: MigrunCommand {
     let bar = ProgressBar(enabled: !json && isatty(STDERR_FILENO) != 0)
     migrator.progress = { progress in
       if json {
-        try? printJSONLine([
-          "step": progress.step ?? "", "stage": progress.stage.rawValue, "mapping": progress.mapping,
-          "done": progress.done,
-          "total": progress.total,
-        ])
+        try? JSONLines.emit(
+          "progress",
+          [
+            "store": url.path, "step": progress.step ?? "", "stage": progress.stage.rawValue,
+            "mapping": progress.mapping,
+            "done": progress.done,
+            "total": progress.total,
+          ])
       } else {
         bar.show(progress)
       }
@@ -428,36 +451,39 @@ struct MigrateCommand: MigrunCommand {
     let report = try migrator.run()
     bar.finish()
     if json {
-      try printJSONLine([
-        "result": dryRun ? "dry-run" : "migrated", "version": plan.destinationVersion,
-        "steps": report.steps.map {
-          [
-            "step": $0.name, "counts": $0.counts, "method": $0.method.rawValue, "bulkCopy": $0.bulkCopy,
-            "merged": $0.merged, "dropped": $0.drops.map(Self.json),
-            "cloudKit": ["renumbered": $0.cloudKit.renumbered, "removed": $0.cloudKit.removed],
-            "history": [
-              "updatesRewritten": $0.history.updates, "updatesLosingProperties": $0.history.updatesLosingProperties,
-              "unreadable": $0.history.unreadable, "tombstonesMoved": $0.history.tombstones,
-              "tombstoneValuesCleared": $0.history.tombstoneValuesCleared,
-              "removedChanges": $0.history.removedChanges,
-            ],
-            "damageCarried": $0.damage.map { damage in
-              [
-                "kind": damage.kind.rawValue, "entity": damage.entity, "property": damage.property,
-                "read": damage.read, "written": damage.written,
-              ] as [String: Any]
-            },
-            "mappings": $0.mappings.map { count in
-              [
-                "mapping": count.mapping, "read": count.read, "written": count.written,
-                "note": count.note.map { $0 as Any } ?? NSNull(), "links": count.edges,
-              ] as [String: Any]
-            },
-          ] as [String: Any]
-        },
-        "backup": report.backup?.path ?? NSNull(),
-        "externalFilesRemoved": report.externalFilesRemoved,
-      ])
+      try JSONLines.emit(
+        "result",
+        [
+          "store": url.path, "result": dryRun ? "dry-run" : "migrated", "from": plan.sourceVersion,
+          "to": plan.destinationVersion, "objects": report.steps.last?.counts.values.reduce(0, +) ?? 0,
+          "steps": report.steps.map {
+            [
+              "step": $0.name, "counts": $0.counts, "method": $0.method.rawValue, "bulkCopy": $0.bulkCopy,
+              "merged": $0.merged, "dropped": $0.drops.map(Self.json),
+              "cloudKit": ["renumbered": $0.cloudKit.renumbered, "removed": $0.cloudKit.removed],
+              "history": [
+                "updatesRewritten": $0.history.updates, "updatesLosingProperties": $0.history.updatesLosingProperties,
+                "unreadable": $0.history.unreadable, "tombstonesMoved": $0.history.tombstones,
+                "tombstoneValuesCleared": $0.history.tombstoneValuesCleared,
+                "removedChanges": $0.history.removedChanges,
+              ],
+              "damageCarried": $0.damage.map { damage in
+                [
+                  "kind": damage.kind.rawValue, "entity": damage.entity, "property": damage.property,
+                  "read": damage.read, "written": damage.written,
+                ] as [String: Any]
+              },
+              "mappings": $0.mappings.map { count in
+                [
+                  "mapping": count.mapping, "read": count.read, "written": count.written,
+                  "note": count.note.map { $0 as Any } ?? NSNull(), "links": count.edges,
+                ] as [String: Any]
+              },
+            ] as [String: Any]
+          },
+          "backup": report.backup?.path ?? NSNull(),
+          "externalFilesRemoved": report.externalFilesRemoved,
+        ])
       return
     }
     for step in report.steps {
@@ -634,10 +660,4 @@ enum PlanReport {
       },
     ]
   }
-}
-
-/// One JSON object on one line.
-func printJSONLine(_ value: [String: Any]) throws {
-  let data = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])
-  FileHandle.standardOutput.write(data + Data("\n".utf8))
 }

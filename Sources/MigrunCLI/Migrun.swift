@@ -113,10 +113,28 @@ struct CLIError: Error {
   let message: String
 }
 
-/// Prints `value` as JSON with sorted keys and a final newline.
-func printJSON(_ value: some Encodable) throws {
-  let encoder = JSONEncoder()
-  encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-  let data = try encoder.encode(value)
-  FileHandle.standardOutput.write(data + Data("\n".utf8))
+/// What every `--json` prints: JSON lines, each one object whose `event` says what the line is and
+/// whose `schema` is the version of the set of events (`docs/json.md` lists them and their keys). A
+/// tool reads any command's output the same way: line by line, choosing lines by `event`.
+enum JSONLines {
+  /// Raised when an event's keys change in a way an old reader would misread.
+  static let schema = 1
+
+  /// One line: `fields` with `event` and `schema` added, keys sorted.
+  static func emit(_ event: String, _ fields: [String: Any] = [:]) throws {
+    var line = fields
+    line["event"] = event
+    line["schema"] = schema
+    let data = try JSONSerialization.data(withJSONObject: line, options: [.sortedKeys, .withoutEscapingSlashes])
+    FileHandle.standardOutput.write(data + Data("\n".utf8))
+  }
+
+  /// One line from an encodable value's keys.
+  static func emit(_ event: String, encoding value: some Encodable) throws {
+    let data = try JSONEncoder().encode(value)
+    guard let fields = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+      throw CLIError(message: "internal: \(event) is not a JSON object")
+    }
+    try emit(event, fields)
+  }
 }

@@ -68,7 +68,7 @@ struct InspectCommand: MigrunCommand {
   @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd or .mom to identify the store's version.") var model: String?
   @Option(help: "The model configuration the store was written for (default: found from the store).")
   var configuration: String?
-  @Flag(help: "Print {\"uuid\", \"metadata\", \"entities\", \"version\"} as JSON.") var json = false
+  @Flag(help: "One JSON line (docs/json.md): an `inspect` event {uuid, metadata, entities, version}.") var json = false
 
   func execute() throws {
     let url = URL(fileURLWithPath: store)
@@ -92,7 +92,7 @@ struct InspectCommand: MigrunCommand {
         "uuid": metadata.uuid, "metadata": JSONBridge.object(metadata.plist), "entities": entities,
         "version": resolution.versionName.map { $0 as Any } ?? NSNull(),
       ]
-      try printJSONObject(report)
+      try JSONLines.emit("inspect", report)
       return
     }
     print("Store      \(url.lastPathComponent)")
@@ -256,13 +256,6 @@ enum JSONBridge {
     case .uid(let reference): ["CF$UID": reference]
     }
   }
-}
-
-/// Prints a Foundation object as JSON with sorted keys.
-func printJSONObject(_ value: Any) throws {
-  let data = try JSONSerialization.data(
-    withJSONObject: value, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
-  FileHandle.standardOutput.write(data + Data("\n".utf8))
 }
 
 extension StoreJSON.Dates: ExpressibleByArgument {}

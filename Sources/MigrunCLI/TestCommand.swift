@@ -11,8 +11,7 @@ struct TestCommand: MigrunCommand {
     discussion: HelpText.reflow(
       """
       Each file declares tests as test("name", function() … end) and checks with
-      expect(x):equals(y), expect_error(fn, pattern) and the migrate{…} fixture (README: Testing
-      policies). Tests run in the sandbox and limits of a migration; `require` finds modules in the
+      expect(x):equals(y), expect_error(fn, pattern) and the migrate{…} fixture (docs/policies.md). Tests run in the sandbox and limits of a migration; `require` finds modules in the
       folder given. Prints each failure with file:line and a diff, then "N passed, N failed".
       Exit 0 when all pass, 1 otherwise.
       """))

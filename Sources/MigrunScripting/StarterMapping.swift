@@ -65,7 +65,7 @@ public enum StarterMapping {
         "-- Every entity mapping, attribute and relationship of the step Core Data would infer is spelled out,",
         "-- with where it comes from; run as it is, it does what the inferred step does. Edit what should differ:",
         "-- an attribute is a source attribute's name (carried as Core Data carries it: converted, defaulted)",
-        "-- or a function(src, m) returning the value; see the README's \"Writing a mapping file\".",
+        "-- or a function(src, m) returning the value; see docs/policies.md, \"Writing a mapping file\".",
       ]
       if unresolved > 0 {
         lines.append(

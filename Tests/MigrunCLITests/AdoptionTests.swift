@@ -80,15 +80,52 @@ import Testing
     let store = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
     let behind = try MigrunProcess.run(["status", store.path, "--model", Self.moody, "--json"])
     #expect(behind.status == 10)
-    let line = try #require(
-      try JSONSerialization.jsonObject(with: Data(behind.stdout.utf8)) as? [String: Any], "\(behind.stdout)")
-    #expect(line["event"] as? String == "status")
+    let line = try behind.jsonLine("status")
     #expect(line["version"] as? String == "Moody")
     #expect(line["needsMigration"] as? Bool == true)
     #expect(line["path"] as? [String] == ["Moody", "Moody 6"])
     let current = try MigrunProcess.run(["status", store.path, "--model", Self.moody, "--to", "Moody", "--json"])
     #expect(current.status == 0)
     #expect(current.stdout.contains(#""needsMigration":false"#), "\(current.stdout)")
+  }
+
+  /// Every command's --json is one schema (docs/json.md): JSON lines, each with `event` and
+  /// `schema` (jsonLines() refuses any other line), the events each command documents.
+  @Test func everyJSONOutputIsJSONLinesWithAnEventAndTheSchema() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    let fleet = folder.url.appendingPathComponent("fleet")
+    try FileManager.default.createDirectory(at: fleet, withIntermediateDirectories: true)
+    _ = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", in: fleet)
+    let runs: [(arguments: [String], events: [String])] = [
+      (["hash", Self.moody], ["hash"]),
+      (["inspect", store.path], ["inspect"]),
+      (["check", store.path, "--model", Self.moody], ["check", "summary"]),
+      (["lint", Self.moody, "--cloudkit"], ["finding", "summary"]),
+      (["diff", Self.moody, "--from", "Moody", "--to", "Moody 2"], ["diff"]),
+      (["config"], ["config"]),
+      (["status", store.path, "--model", Self.moody], ["status"]),
+      (["status", fleet.path, "--model", Self.moody], ["status", "summary"]),
+      (["plan", store.path, "--model", Self.moody], ["plan"]),
+      (["migrate", store.path, "--model", Self.moody, "--to", "Moody 2"], ["start", "progress", "result"]),
+      (["migrate", store.path, "--model", Self.moody, "--to", "Moody 2"], ["start", "result"]),
+      (["migrate", fleet.path, "--model", Self.moody], ["start", "result", "summary"]),
+      (
+        ["migrate", folder.url.appendingPathComponent("none.sqlite").path, "--model", Self.moody], ["start", "result"]
+      ),
+    ]
+    for run in runs {
+      let result = try MigrunProcess.run(run.arguments + ["--json"], in: folder.url)
+      let lines = try result.jsonLines()
+      let events = lines.compactMap { $0["event"] as? String }
+      #expect(Set(events) == Set(run.events), "\(run.arguments): \(result.stdout) \(result.stderr)")
+    }
+    // One store that fails: its result line says so, and the exit code and message stay.
+    let missing = try MigrunProcess.run(
+      ["migrate", folder.url.appendingPathComponent("none.sqlite").path, "--model", Self.moody, "--json"])
+    #expect(missing.status == 1)
+    #expect(try missing.jsonLine("result")["result"] as? String == "failed")
+    #expect(missing.stderr.hasPrefix("migrun: error:"), "\(missing.stderr)")
   }
 
   /// Usage errors speak as every other error does, and exit 64.
@@ -156,10 +193,12 @@ import Testing
     #expect(gated.status == 0, "\(gated.stdout)")
     #expect(gated.stdout.contains("(11 known from the baseline, 0 new)"), "\(gated.stdout)")
     // A finding the baseline does not have fails the run: the baseline without its last entry.
-    let data = try Data(contentsOf: URL(fileURLWithPath: baseline))
-    var entries = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
-    entries.removeLast()
-    try JSONSerialization.data(withJSONObject: entries).write(to: URL(fileURLWithPath: baseline))
+    // The baseline is lint --json's lines (one finding each).
+    var lines = try String(contentsOfFile: baseline, encoding: .utf8).split(separator: "\n")
+    #expect(lines.count == 11)
+    #expect(lines.allSatisfy { $0.contains(#""event":"finding""#) })
+    lines.removeLast()
+    try lines.joined(separator: "\n").write(toFile: baseline, atomically: true, encoding: .utf8)
     let one = try MigrunProcess.run(["lint", Self.moody, "--cloudkit", "--baseline", baseline])
     #expect(one.status == 1)
     #expect(one.stdout.contains("1 new"), "\(one.stdout)")

@@ -36,8 +36,9 @@ import Testing
     let model = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path
     let result = try MigrunProcess.run(["check", store.path, "--model", model, "--json"])
     #expect(result.status == 1, "\(result.stdout)")
-    let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
-    let kinds = Set((report.first?["findings"] as? [[String: String]] ?? []).compactMap { $0["kind"] })
+    let report = try result.jsonLine("check")
+    #expect(try result.jsonLine("summary")["withFindings"] as? Int == 1)
+    let kinds = Set((report["findings"] as? [[String: String]] ?? []).compactMap { $0["kind"] })
     #expect(kinds == ["link-to-no-object", "unknown-entity-number", "primary-key-behind"], "\(result.stdout)")
     // Against another model's versions: the metadata matches none.
     let other = Fixtures.url(

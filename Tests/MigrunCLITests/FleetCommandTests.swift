@@ -183,12 +183,10 @@ import Testing
     let b = try copyOfFixture("\(Self.stores)/Moody 4.moody.sqlite", into: folder)
     let run = try MigrunProcess.run(["migrate", a.path, b.path, "--model", Self.moody, "--json"])
     #expect(run.status == 0, "\(run.stderr)")
-    let lines = try run.stdout.split(separator: "\n").map {
-      try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
-    }
+    let lines = try run.jsonLines()
     #expect(lines.filter { $0["event"] as? String == "start" }.count == 2)
-    #expect(lines.filter { $0["event"] as? String == "migrated" }.count == 2)
-    #expect(lines.last?["result"] as? String == "done")
+    #expect(lines.filter { $0["event"] as? String == "result" && $0["result"] as? String == "migrated" }.count == 2)
+    #expect(lines.last?["event"] as? String == "summary")
     #expect(lines.last?["migrated"] as? Int == 2)
   }
 }

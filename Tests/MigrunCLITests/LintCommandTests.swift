@@ -40,7 +40,8 @@ import Testing
     #expect(text.stdout.hasPrefix("Notes → Notes 2: Note.title, heading: 'title' removed and 'heading' (String) added"))
     #expect(text.stdout.hasSuffix("Notes: 1 finding\n"))
     let json = try MigrunProcess.run(["lint", bundle.path, "--json"])
-    let findings = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+    let findings = try json.jsonLines().filter { $0["event"] as? String == "finding" }
+    #expect(try json.jsonLine("summary")["findings"] as? Int == 1)
     #expect(findings.count == 1)
     #expect(findings.first?["rule"] as? String == "probable-rename")
     #expect(findings.first?["versions"] as? [String] == ["Notes", "Notes 2"])

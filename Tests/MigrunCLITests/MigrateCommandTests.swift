@@ -67,9 +67,7 @@ import Testing
     let predicted = try #require(plan["steps"] as? [[String: Any]]).map { $0["method"] as? String ?? "" }
     let result = try MigrunProcess.run(["migrate", store.path, "--model", Self.moody, "--policies", policies, "--json"])
     #expect(result.status == 0, "\(result.stderr)")
-    let last = try #require(
-      try JSONSerialization.jsonObject(with: Data((result.stdout.split(separator: "\n").last ?? "").utf8))
-        as? [String: Any])
+    let last = try result.jsonLine("result")
     let ran = try #require(last["steps"] as? [[String: Any]]).map { $0["method"] as? String ?? "" }
     #expect(predicted == ran)
     #expect(ran == ["DDL", "rows, then objects", "copy rows", "copy rows", "rows, then objects"])
@@ -85,9 +83,7 @@ import Testing
       let result = try MigrunProcess.run(
         ["migrate", store.path, "--model", Self.moody, "--policies", policies, "--json"] + flags)
       #expect(result.status == 0, "\(result.stderr)")
-      let last = try #require(
-        try JSONSerialization.jsonObject(with: Data((result.stdout.split(separator: "\n").last ?? "").utf8))
-          as? [String: Any])
+      let last = try result.jsonLine("result")
       let methods = try #require(last["steps"] as? [[String: Any]]).map { $0["method"] as? String ?? "" }
       if !flags.isEmpty { #expect(methods == Array(repeating: "object by object", count: 5), "\(methods)") }
       exports.append(try MigrunProcess.run(["export", store.path, "--model", Self.moody]).stdout)
@@ -253,14 +249,16 @@ import Testing
     let original = try Data(contentsOf: store)
     let result = try MigrunProcess.run(["migrate", store.path, "--model", Self.moody, "--to", "Moody 2", "--json"])
     #expect(result.status == 0, "\(result.stderr)")
-    let lines = try result.stdout.split(separator: "\n").map {
-      try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
-    }
+    let lines = try result.jsonLines()
+    #expect(lines.first?["event"] as? String == "start")
     #expect(
       lines.contains {
-        $0["stage"] as? String == "instances" && $0["mapping"] as? String == "MoodToMood" && $0["done"] as? Int == 4
+        $0["event"] as? String == "progress" && $0["stage"] as? String == "instances"
+          && $0["mapping"] as? String == "MoodToMood" && $0["done"] as? Int == 4
       })
+    #expect(lines.last?["event"] as? String == "result")
     #expect(lines.last?["result"] as? String == "migrated")
+    #expect(lines.last?["to"] as? String == "Moody 2")
     let backup = store.deletingLastPathComponent().appendingPathComponent("Moody.moody~.sqlite")
     #expect(try Data(contentsOf: backup) == original)
     let status = try MigrunProcess.run(["status", store.path, "--model", Self.moody, "--to", "Moody 2"])

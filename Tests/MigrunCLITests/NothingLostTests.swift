@@ -173,8 +173,7 @@ extension NothingLostTests {
     #expect(try Data(contentsOf: store) == original)
     let json = try MigrunProcess.run(["migrate", store.path, "--json", "--dry-run"] + target)
     #expect(json.status == 0, "\(json.stderr)")
-    let last = try #require(json.stdout.split(separator: "\n").last)
-    let result = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
+    let result = try json.jsonLine("result")
     let dropped = (result["steps"] as? [[String: Any]])?.first?["dropped"] as? [[String: Any]]
     #expect(dropped?.first?["property"] as? String == "color")
     #expect(dropped?.first?["values"] as? Int == colors)

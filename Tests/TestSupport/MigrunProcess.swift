@@ -9,6 +9,32 @@ public enum MigrunProcess {
 
     /// Standard error's non-empty lines.
     public var errorLines: [String] { stderr.split(separator: "\n").map(String.init) }
+
+    /// Standard output read as `--json` output (docs/json.md): every line one object with an
+    /// `event` string and `schema` 1, or an error naming the line that is not.
+    public func jsonLines() throws -> [[String: Any]] {
+      try stdout.split(separator: "\n").enumerated().map { number, line in
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+          object["event"] is String, object["schema"] as? Int == 1
+        else { throw NotJSONLines(line: number + 1, text: String(line)) }
+        return object
+      }
+    }
+
+    /// The one line of `event` (an error when there is none or several).
+    public func jsonLine(_ event: String) throws -> [String: Any] {
+      let lines = try jsonLines().filter { $0["event"] as? String == event }
+      guard lines.count == 1, let line = lines.first else {
+        throw NotJSONLines(line: 0, text: "\(lines.count) '\(event)' lines in: \(stdout)")
+      }
+      return line
+    }
+  }
+
+  public struct NotJSONLines: Error, CustomStringConvertible {
+    public let line: Int
+    public let text: String
+    public var description: String { "output line \(line) is not a JSON line with event and schema: \(text)" }
   }
 
   /// The `migrun` binary: `$MIGRUN_BIN`, else beside the running test bundle (SwiftPM builds both

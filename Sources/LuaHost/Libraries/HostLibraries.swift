@@ -1,7 +1,7 @@
 import Foundation
 
 /// The helper modules every script has, as globals and through `require`: `json`, `base64`, `hex`,
-/// `uuid`, `date`, `plist` (see the README's "Host helpers" for each function).
+/// `uuid`, `date`, `plist` (see docs/policies.md, "Host helpers", for each function).
 enum HostLibraries {
   static func register(in vm: LuaVM) {
     vm.register("print") { arguments in
