@@ -17,6 +17,8 @@ let package = Package(
     .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     // .migrun.yml, the project file (a maintained YAML parser, not our own).
     .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+    // SwiftData models read from their Swift sources with Apple's own parser, not patterns.
+    .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.1"),
   ],
   targets: [
     .systemLibrary(name: "CLua", pkgConfig: "lua5.4", providers: [.apt(["liblua5.4-dev"])]),
@@ -37,10 +39,17 @@ let package = Package(
       ]
     ),
     .target(name: "MigrunScripting", dependencies: ["MigrunKit", "LuaHost"]),
+    // A target of its own, so that the core does not wait on swift-syntax's build.
+    .target(
+      name: "SwiftDataModel",
+      dependencies: [
+        "MigrunKit", .product(name: "SwiftSyntax", package: "swift-syntax"),
+        .product(name: "SwiftParser", package: "swift-syntax"),
+      ]),
     .executableTarget(
       name: "MigrunCLI",
       dependencies: [
-        "MigrunKit", "MigrunScripting", "LuaHost",
+        "MigrunKit", "MigrunScripting", "LuaHost", "SwiftDataModel",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Yams", package: "Yams"),
       ]
@@ -65,6 +74,7 @@ let package = Package(
     .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "TestSupport"]),
     .testTarget(name: "MigrunScriptingTests", dependencies: ["MigrunScripting", "LuaHost", "TestSupport"]),
     .testTarget(name: "PropertyListTests", dependencies: ["PropertyList", "TestSupport"]),
+    .testTarget(name: "SwiftDataModelTests", dependencies: ["SwiftDataModel", "MigrunKit", "TestSupport"]),
     .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "TestSupport"]),
     .testTarget(
       name: "MigrunCLITests",

@@ -109,6 +109,23 @@ public struct ModelBundle: Sendable {
     self.currentModel = currentModel
   }
 
+  /// Versions made elsewhere (a SwiftData model read from its Swift sources), in `versions`' order.
+  public init(
+    name: String, url: URL, versions: [(name: String, model: ObjectModel)], current: String, isOrderGuessed: Bool
+  ) throws(ModelError) {
+    guard let currentModel = versions.first(where: { $0.name == current })?.model else {
+      throw ModelError(.unknownVersion, file: url.path, reason: "no version '\(current)'")
+    }
+    self.url = url
+    self.name = name
+    versionNames = versions.map(\.name)
+    currentVersionName = current
+    self.isOrderGuessed = isOrderGuessed
+    self.currentModel = currentModel
+    recordedVersionHashes = [:]
+    modelsByName = Dictionary(versions.map { ($0.name, $0.model) }, uniquingKeysWith: { first, _ in first })
+  }
+
   /// Every version restricted to configuration `name` (``ObjectModel/restricted(toConfiguration:)``):
   /// the models of that configuration's stores. Versions without the configuration stay whole.
   public func restricted(toConfiguration name: String) throws(ModelError) -> ModelBundle {

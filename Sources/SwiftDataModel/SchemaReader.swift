@@ -1,0 +1,587 @@
+import Foundation
+import MigrunKit
+import SwiftSyntax
+
+/// Makes Core Data models of the declarations, as SwiftData's `Schema` makes them of `@Model`
+/// classes. Each rule says where it comes from: facts read off SwiftData's own stores (CartKit's in
+/// `../shared`, the two held-back apps of `../shared/fixtures/facts/composite-attributes.json`), or
+/// a guess, said so beside it.
+struct SchemaReader {
+  let declarations: SourceDeclarations
+
+  struct Version {
+    var name: String
+    var model: ObjectModel
+  }
+
+  // MARK: Versions
+
+  func versions(defaultName: String) throws -> [Version] {
+    let schemas = declarations.types.filter { $0.kind != .classType && $0.conforms(to: "VersionedSchema") }
+    guard !schemas.isEmpty else {
+      let classes = declarations.types.filter(\.isModel)
+      guard !classes.isEmpty else {
+        throw SourceError(
+          spot: SourceSpot(file: defaultName, line: 0), reason: "no @Model class and no VersionedSchema in the sources")
+      }
+      return [Version(name: defaultName, model: try model(of: classes, versionName: defaultName, identifiers: []))]
+    }
+    let plans = declarations.types.filter { $0.kind != .classType && $0.conforms(to: "SchemaMigrationPlan") }
+    var ordered: [DeclaredType]
+    if let plan = plans.first {
+      if plans.count > 1 {
+        throw SourceError(
+          spot: plans[1].spot,
+          reason:
+            "a second SchemaMigrationPlan (\(plans[1].qualifiedName), after \(plan.qualifiedName) at \(plan.spot)): give the files of one"
+        )
+      }
+      guard let (list, spot) = plan.statics["schemas"] else {
+        throw SourceError(spot: plan.spot, reason: "\(plan.name) has no static var schemas")
+      }
+      ordered = try typeReferences(list, spot: spot).map { reference in
+        guard let schema = declarations.resolve(reference, in: plan.scope + [plan.name]),
+          schema.conforms(to: "VersionedSchema")
+        else {
+          throw SourceError(
+            spot: spot, reason: "\(plan.name).schemas names \(reference), which is no VersionedSchema in the sources")
+        }
+        return schema
+      }
+    } else {
+      ordered = try schemas.sorted { try versionParts($0).lexicographicallyPrecedes(try versionParts($1)) }
+    }
+    var versions: [Version] = []
+    for schema in ordered {
+      let identifier = try versionParts(schema).map(String.init).joined(separator: ".")
+      if let earlier = versions.first(where: { $0.name == identifier }) {
+        throw SourceError(
+          spot: schema.spot, reason: "\(schema.name)'s versionIdentifier \(identifier) is \(earlier.name)'s too")
+      }
+      guard let (list, spot) = schema.statics["models"] else {
+        throw SourceError(spot: schema.spot, reason: "\(schema.name) has no static var models")
+      }
+      let classes = try typeReferences(list, spot: spot).map { reference in
+        guard let type = declarations.resolve(reference, in: schema.scope + [schema.name]), type.isModel else {
+          throw SourceError(
+            spot: spot, reason: "\(schema.name).models names \(reference), which is no @Model class in the sources")
+        }
+        return type
+      }
+      versions.append(
+        Version(name: identifier, model: try model(of: classes, versionName: identifier, identifiers: [identifier])))
+    }
+    return versions
+  }
+
+  /// `static var versionIdentifier = Schema.Version(1, 0, 0)` (or `.init(1, 0, 0)`): `[1, 0, 0]`.
+  func versionParts(_ schema: DeclaredType) throws -> [Int] {
+    guard let (value, spot) = schema.statics["versionIdentifier"] else {
+      throw SourceError(spot: schema.spot, reason: "\(schema.name) has no static var versionIdentifier")
+    }
+    guard let call = value.as(FunctionCallExprSyntax.self),
+      case let parts = call.arguments.compactMap({ Int($0.expression.trimmedDescription) }),
+      parts.count == call.arguments.count, parts.count == 3
+    else {
+      throw SourceError(
+        spot: spot,
+        reason:
+          "versionIdentifier \(value.trimmedDescription): migrun reads Schema.Version(major, minor, patch) with literal numbers"
+      )
+    }
+    return parts
+  }
+
+  /// `[A.self, V2.B.self]` → `["A", "V2.B"]`.
+  func typeReferences(_ list: ExprSyntax, spot: SourceSpot) throws -> [String] {
+    guard let array = list.as(ArrayExprSyntax.self) else {
+      throw SourceError(spot: spot, reason: "\(list.trimmedDescription): migrun reads a literal list of Type.self")
+    }
+    return try array.elements.map { element in
+      guard let member = element.expression.as(MemberAccessExprSyntax.self), member.declName.baseName.text == "self",
+        let base = member.base
+      else {
+        throw SourceError(spot: spot, reason: "\(element.expression.trimmedDescription): migrun reads Type.self here")
+      }
+      return base.trimmedDescription
+    }
+  }
+
+  // MARK: Models
+
+  /// The model of `listed` classes and every model class their relationships reach (SwiftData's
+  /// `Schema` takes those in too).
+  func model(of listed: [DeclaredType], versionName: String, identifiers: [String]) throws -> ObjectModel {
+    var classes: [DeclaredType] = []
+    var queue = listed
+    while !queue.isEmpty {
+      let type = queue.removeFirst()
+      guard !classes.contains(where: { $0.qualifiedName == type.qualifiedName }) else { continue }
+      if let twin = classes.first(where: { $0.name == type.name }) {
+        throw SourceError(
+          spot: type.spot, reason: "two @Model classes named \(type.name) in one version (the other at \(twin.spot))")
+      }
+      classes.append(type)
+      for property in type.properties where property.attribute("Transient") == nil {
+        if let typeSyntax = property.type, let destination = modelClass(in: typeSyntax, scope: type.scope + [type.name])
+        {
+          queue.append(destination)
+        }
+      }
+      if let parent = parentClass(of: type) { queue.append(parent) }
+    }
+    var entities = try classes.map { try entity(of: $0) }
+    try pairInverses(&entities, classes: classes)
+    return try ObjectModel(entities: entities, versionName: versionName, versionIdentifiers: identifiers)
+  }
+
+  func parentClass(of type: DeclaredType) -> DeclaredType? {
+    type.inherited.lazy.compactMap { declarations.resolve($0.trimmedDescription, in: type.scope) }.first(
+      where: \.isModel)
+  }
+
+  /// The `@Model` class a property's type names (`Trip`, `Trip?`, `[Trip]`), if it names one.
+  func modelClass(in type: TypeSyntax, scope: [String]) -> DeclaredType? {
+    let (bare, _) = unwrapOptional(type)
+    if let element = arrayElement(bare) { return modelClass(in: element, scope: scope) }
+    guard let found = declarations.resolve(bare.trimmedDescription, in: scope), found.isModel else { return nil }
+    return found
+  }
+
+  // MARK: Entities
+
+  static let knownPropertyAttributes: Set<String> = [
+    "Attribute", "Relationship", "Transient", "ObservationIgnored", "available", "objc", "nonobjc", "MainActor",
+  ]
+
+  func entity(of type: DeclaredType) throws -> Entity {
+    let scope = type.scope + [type.name]
+    var attributes: [Attribute] = []
+    var relationships: [Relationship] = []
+    var unique: [[String]] = []
+    for property in type.properties {
+      for attribute in property.attributes
+      where !Self.knownPropertyAttributes.contains(attribute.attributeName.trimmedDescription) {
+        throw SourceError(
+          spot: property.spot,
+          reason:
+            "\(type.name).\(property.name): @\(attribute.attributeName.trimmedDescription) is not one SwiftData's model takes (migrun reads @Attribute, @Relationship, @Transient)"
+        )
+      }
+      // @Transient: not part of the schema at all.
+      if property.attribute("Transient") != nil { continue }
+      let swiftType = try propertyType(property, owner: type.name)
+      let (bare, optional) = unwrapOptional(swiftType)
+      if let destination = modelClass(in: swiftType, scope: scope) {
+        let toMany = arrayElement(bare) != nil
+        var relationship = Relationship(
+          name: property.name, destinationEntity: destination.name, minCount: 0, maxCount: toMany ? 0 : 1,
+          deleteRule: .nullify, isOptional: optional, renamingIdentifier: property.name)
+        if let options = property.attribute("Relationship") {
+          try apply(options, to: &relationship, unique: &unique, property: property, owner: type)
+        }
+        if property.attribute("Attribute") != nil {
+          throw SourceError(spot: property.spot, reason: "\(type.name).\(property.name): @Attribute on a relationship")
+        }
+        relationships.append(relationship)
+        continue
+      }
+      if property.attribute("Relationship") != nil {
+        throw SourceError(
+          spot: property.spot,
+          reason:
+            "\(type.name).\(property.name): @Relationship on \(swiftType.trimmedDescription), which is no @Model class")
+      }
+      var attribute = try self.attribute(
+        named: property.name, type: bare, optional: optional, scope: scope, spot: property.spot, owner: type.name)
+      attribute.renamingIdentifier = property.name
+      attribute.defaultValueString = Self.literal(property.initializer)
+      if let options = property.attribute("Attribute") {
+        try apply(options, to: &attribute, unique: &unique, property: property, owner: type)
+      }
+      attributes.append(attribute)
+    }
+    var fetchIndexes: [FetchIndex] = []
+    for macro in type.macros {
+      let groups = try keyPathGroups(macro, owner: type)
+      switch macro.macroName.text {
+      case "Unique": unique += groups
+      case "Index":
+        // The index's name is a guess: no store we have shows what SwiftData calls one.
+        fetchIndexes += groups.map { group in
+          FetchIndex(
+            name: "\(type.name)_\(group.joined(separator: "_"))",
+            elements: group.map { FetchIndex.Element(property: $0) })
+        }
+      default:
+        throw SourceError(
+          spot: spotOf(macro, in: type),
+          reason: "\(type.name): #\(macro.macroName.text) is not one migrun reads (#Unique, #Index)")
+      }
+    }
+    return Entity(
+      name: type.name, parentName: parentClass(of: type)?.name, attributes: attributes, relationships: relationships,
+      uniquenessConstraints: unique, className: type.qualifiedName, fetchIndexes: fetchIndexes)
+  }
+
+  func spotOf(_ node: some SyntaxProtocol, in type: DeclaredType) -> SourceSpot { type.spot }
+
+  /// A property's declared type, or the type of its literal initial value (`var count = 0`).
+  func propertyType(_ property: DeclaredProperty, owner: String) throws -> TypeSyntax {
+    if let type = property.type { return type }
+    let inferred: String? =
+      switch property.initializer?.kind {
+      case .integerLiteralExpr: "Int"
+      case .floatLiteralExpr: "Double"
+      case .booleanLiteralExpr: "Bool"
+      case .stringLiteralExpr: "String"
+      default: nil
+      }
+    guard let inferred else {
+      throw SourceError(
+        spot: property.spot,
+        reason:
+          "\(owner).\(property.name) has no type: write it (migrun reads types from the text, it does not compile it)")
+    }
+    return TypeSyntax(IdentifierTypeSyntax(name: .identifier(inferred)))
+  }
+
+  // MARK: Attribute types
+
+  /// Swift's types as SwiftData stores them. `Int`, `Double`, `String`, `Bool`, `Date`, `Data`,
+  /// `UUID`, `URL`, `Decimal` as SwiftData's documentation lists; the widths of the smaller and
+  /// unsigned integers are a guess (no store we have holds one).
+  static let primitives: [String: AttributeType] = [
+    "String": .string, "Int": .integer64, "Int64": .integer64, "UInt": .integer64, "UInt64": .integer64,
+    "Int32": .integer32, "UInt32": .integer64, "Int16": .integer16, "UInt16": .integer32, "Int8": .integer16,
+    "UInt8": .integer16, "Double": .double, "CGFloat": .double, "TimeInterval": .double, "Float": .float,
+    "Bool": .boolean, "Date": .date, "Data": .binary, "UUID": .uuid, "URL": .uri, "Decimal": .decimal,
+  ]
+
+  static func primitive(_ type: TypeSyntax) -> AttributeType? {
+    var name = type.trimmedDescription
+    if name.hasPrefix("Foundation.") { name.removeFirst("Foundation.".count) }
+    if name.hasPrefix("Swift.") { name.removeFirst("Swift.".count) }
+    return primitives[name]
+  }
+
+  func attribute(
+    named name: String, type: TypeSyntax, optional: Bool, scope: [String], spot: SourceSpot, owner: String
+  ) throws -> Attribute {
+    if let primitive = Self.primitive(type) {
+      return Attribute(name: name, type: primitive, isOptional: optional)
+    }
+    if arrayElement(type) != nil || type.is(DictionaryTypeSyntax.self) || genericBase(type) == "Set"
+      || genericBase(type) == "Dictionary"
+    {
+      // A collection of values: one Transformable attribute, archived (SDRecipe.imageData, an
+      // `[Data]`: class `Array<Data>`, NSSecureUnarchiveFromData).
+      return Attribute(
+        name: name, type: .transformable, isOptional: optional, valueTransformerName: "NSSecureUnarchiveFromData",
+        customClassName: Self.collectionClassName(type))
+    }
+    guard let declared = declarations.resolve(type.trimmedDescription, in: scope) else {
+      throw SourceError(
+        spot: spot,
+        reason:
+          "\(owner).\(name): \(type.trimmedDescription) is not a type SwiftData stores and the sources do not declare it"
+      )
+    }
+    let elements = try compositeElements(of: declared, property: name, spot: spot, owner: owner, depth: 0)
+    return Attribute(name: name, type: .composite, isOptional: optional, elements: elements)
+  }
+
+  /// A value type's elements as a composite attribute (`NSCompositeAttributeDescription`):
+  /// - a struct: one element per stored property (the facts' `author{id, person, place, year}`);
+  ///   a collection among them is Binary (the facts' `compiledTags{flavors…}`);
+  /// - an enum with a raw type: one element named after the property, of the raw type (the facts'
+  ///   `glasswareType{glasswareType}`, `unit{unit}` — the Swift types behind them are not in the
+  ///   facts, so reading them as raw-value enums is a guess);
+  /// - an enum without one: one element per case, a String (the facts' `folderType{systemAll,…}`;
+  ///   the element's type for a case with associated values is a guess).
+  /// Every element is optional, as in every SwiftData store the facts hold.
+  func compositeElements(
+    of declared: DeclaredType, property: String, spot: SourceSpot, owner: String, depth: Int
+  ) throws -> [Attribute] {
+    guard depth < 8 else {
+      throw SourceError(spot: spot, reason: "\(owner).\(property): \(declared.name) nests itself")
+    }
+    func element(_ name: String, _ type: AttributeType, elements: [Attribute] = []) -> Attribute {
+      Attribute(name: name, type: type, isOptional: true, renamingIdentifier: name, elements: elements)
+    }
+    switch declared.kind {
+    case .classType:
+      throw SourceError(
+        spot: spot,
+        reason: "\(owner).\(property): \(declared.name) is a class without @Model: SwiftData stores no such value")
+    case .enumType:
+      if let raw = declared.inherited.first, let type = Self.primitive(raw) {
+        return [element(property, type)]
+      }
+      guard !declared.cases.isEmpty else {
+        throw SourceError(spot: spot, reason: "\(owner).\(property): the enum \(declared.name) has no cases")
+      }
+      return declared.cases.map { element($0.name, .string) }
+    case .structType:
+      let scope = declared.scope + [declared.name]
+      return try declared.properties.map { member in
+        guard let memberType = member.type else {
+          throw SourceError(spot: member.spot, reason: "\(declared.name).\(member.name) has no type: write it")
+        }
+        let (bare, _) = unwrapOptional(memberType)
+        if let primitive = Self.primitive(bare) { return element(member.name, primitive) }
+        if arrayElement(bare) != nil || bare.is(DictionaryTypeSyntax.self) || genericBase(bare) == "Set" {
+          return element(member.name, .binary)
+        }
+        guard let nested = declarations.resolve(bare.trimmedDescription, in: scope), !nested.isModel else {
+          throw SourceError(
+            spot: member.spot,
+            reason:
+              "\(declared.name).\(member.name): \(bare.trimmedDescription) is not a value SwiftData stores in a composite"
+          )
+        }
+        // A composite inside a composite: nested as Core Data nests them (a guess: no store shows one).
+        return element(
+          member.name, .composite,
+          elements: try compositeElements(
+            of: nested, property: member.name, spot: member.spot, owner: declared.name, depth: depth + 1))
+      }
+    }
+  }
+
+  static func collectionClassName(_ type: TypeSyntax) -> String {
+    if let array = type.as(ArrayTypeSyntax.self) { return "Array<\(array.element.trimmedDescription)>" }
+    if let dictionary = type.as(DictionaryTypeSyntax.self) {
+      return "Dictionary<\(dictionary.key.trimmedDescription), \(dictionary.value.trimmedDescription)>"
+    }
+    return type.trimmedDescription
+  }
+
+  // MARK: Options
+
+  func apply(
+    _ attributeSyntax: AttributeSyntax, to attribute: inout Attribute, unique: inout [[String]],
+    property: DeclaredProperty, owner: DeclaredType
+  ) throws {
+    for argument in arguments(of: attributeSyntax) {
+      let spot = property.spot
+      switch argument.label?.text {
+      case "originalName": attribute.renamingIdentifier = try string(argument.expression, spot: spot)
+      case "hashModifier": attribute.versionHashModifier = try string(argument.expression, spot: spot)
+      case nil:
+        let option = Self.optionName(argument.expression)
+        switch option {
+        case "unique": unique.append([property.name])
+        case "externalStorage": attribute.allowsExternalBinaryDataStorage = true
+        case "preserveValueOnDeletion": attribute.preservesValueInHistoryOnDeletion = true
+        case "ephemeral": attribute.isTransient = true
+        // Spotlight indexing and CloudKit encryption are not in the version hash nor the store's tables.
+        case "spotlight", "allowsCloudEncryption", "encrypt": break
+        case "transformable":
+          attribute.type = .transformable
+          if let call = argument.expression.as(FunctionCallExprSyntax.self), let by = call.arguments.first?.expression {
+            let name = by.trimmedDescription
+            attribute.valueTransformerName =
+              name.hasSuffix(".self") ? String(name.dropLast(5)) : (try? string(by, spot: spot)) ?? name
+          }
+        default:
+          throw SourceError(
+            spot: spot,
+            reason:
+              "\(owner.name).\(property.name): @Attribute option \(argument.expression.trimmedDescription) is not one migrun reads"
+          )
+        }
+      default:
+        throw SourceError(
+          spot: property.spot,
+          reason: "\(owner.name).\(property.name): @Attribute has no argument \(argument.label?.text ?? "")")
+      }
+    }
+  }
+
+  func apply(
+    _ attributeSyntax: AttributeSyntax, to relationship: inout Relationship, unique: inout [[String]],
+    property: DeclaredProperty, owner: DeclaredType
+  ) throws {
+    let spot = property.spot
+    for argument in arguments(of: attributeSyntax) {
+      switch argument.label?.text {
+      case "deleteRule":
+        switch Self.optionName(argument.expression) {
+        case "cascade": relationship.deleteRule = .cascade
+        case "nullify": relationship.deleteRule = .nullify
+        case "deny": relationship.deleteRule = .deny
+        case "noAction": relationship.deleteRule = .noAction
+        default:
+          throw SourceError(
+            spot: spot, reason: "deleteRule \(argument.expression.trimmedDescription) is not one of SwiftData's")
+        }
+      case "minimumModelCount": relationship.minCount = Int32(try integer(argument.expression, spot: spot))
+      case "maximumModelCount": relationship.maxCount = Int32(try integer(argument.expression, spot: spot))
+      case "originalName": relationship.renamingIdentifier = try string(argument.expression, spot: spot)
+      case "hashModifier": relationship.versionHashModifier = try string(argument.expression, spot: spot)
+      case "inverse":
+        let path = argument.expression.trimmedDescription.drop { $0 == "\\" }
+        let parts = path.split(separator: ".").map(String.init)
+        guard let last = parts.last else {
+          throw SourceError(
+            spot: spot, reason: "inverse \(argument.expression.trimmedDescription): a key path \\Type.property")
+        }
+        relationship.inverseName = last
+        relationship.inverseEntity = relationship.destinationEntity
+      case nil:
+        switch Self.optionName(argument.expression) {
+        case "unique": unique.append([property.name])
+        case "spotlight", "allowsCloudEncryption", "encrypt": break
+        default:
+          throw SourceError(
+            spot: spot, reason: "@Relationship option \(argument.expression.trimmedDescription) is not one migrun reads"
+          )
+        }
+      default:
+        throw SourceError(spot: spot, reason: "@Relationship has no argument \(argument.label?.text ?? "")")
+      }
+    }
+  }
+
+  func arguments(of attribute: AttributeSyntax) -> LabeledExprListSyntax {
+    if case .argumentList(let list) = attribute.arguments { return list }
+    return LabeledExprListSyntax([])
+  }
+
+  /// `.unique`, `Schema.Attribute.Option.unique`, `.transformable(by: …)` → `unique`, `transformable`.
+  static func optionName(_ expression: ExprSyntax) -> String {
+    let called = expression.as(FunctionCallExprSyntax.self)?.calledExpression ?? expression
+    return called.trimmedDescription.split(separator: ".").last.map(String.init) ?? ""
+  }
+
+  func string(_ expression: ExprSyntax, spot: SourceSpot) throws -> String {
+    guard let literal = expression.as(StringLiteralExprSyntax.self),
+      literal.segments.allSatisfy({ $0.is(StringSegmentSyntax.self) })
+    else {
+      throw SourceError(
+        spot: spot, reason: "\(expression.trimmedDescription): migrun reads a plain string literal here")
+    }
+    return literal.segments.compactMap { $0.as(StringSegmentSyntax.self)?.content.text }.joined()
+  }
+
+  func integer(_ expression: ExprSyntax, spot: SourceSpot) throws -> Int {
+    guard let value = Int(expression.trimmedDescription) else {
+      throw SourceError(spot: spot, reason: "\(expression.trimmedDescription): migrun reads an integer literal here")
+    }
+    return value
+  }
+
+  /// A literal initial value as Core Data writes a default (`0`, `2.5`, `YES`, `text`); nil for
+  /// anything else — a value computed when the app runs (`Date.now`, `UUID()`) is no default
+  /// migrun can know, so the model has none (a step that would need it is refused as Core Data's
+  /// inference refuses a new required attribute without a default).
+  static func literal(_ expression: ExprSyntax?) -> String? {
+    guard let expression else { return nil }
+    if let prefix = expression.as(PrefixOperatorExprSyntax.self), prefix.operator.text == "-",
+      let inner = literal(prefix.expression), Double(inner) != nil
+    {
+      return "-" + inner
+    }
+    switch expression.kind {
+    case .integerLiteralExpr, .floatLiteralExpr:
+      return expression.trimmedDescription.replacingOccurrences(of: "_", with: "")
+    case .booleanLiteralExpr: return expression.trimmedDescription == "true" ? "YES" : "NO"
+    case .stringLiteralExpr:
+      guard let literal = expression.as(StringLiteralExprSyntax.self),
+        literal.segments.allSatisfy({ $0.is(StringSegmentSyntax.self) })
+      else { return nil }
+      return literal.segments.compactMap { $0.as(StringSegmentSyntax.self)?.content.text }.joined()
+    default: return nil
+    }
+  }
+
+  /// `#Unique<Trip>([\.name, \.start], [\.id])` → `[["name", "start"], ["id"]]`.
+  func keyPathGroups(_ macro: MacroExpansionDeclSyntax, owner: DeclaredType) throws -> [[String]] {
+    try macro.arguments.map { argument in
+      guard let array = argument.expression.as(ArrayExprSyntax.self) else {
+        throw SourceError(
+          spot: owner.spot,
+          reason: "#\(macro.macroName.text) in \(owner.name): migrun reads lists of key paths [\\.a, \\.b]")
+      }
+      return array.elements.map { element in
+        String(element.expression.trimmedDescription.split(separator: ".").last ?? "")
+      }
+    }
+  }
+
+  // MARK: Inverses
+
+  /// Inverses: the one a `@Relationship(inverse:)` names, set on both sides; else, where each side
+  /// has exactly one relationship to the other and neither has an inverse, the two are paired —
+  /// SwiftData's inference as we read its documentation ("when it can"; the facts' stores agree: a
+  /// relationship whose destination has none back stays without one). The rule is a guess where
+  /// the documentation is silent.
+  func pairInverses(_ entities: inout [Entity], classes: [DeclaredType]) throws {
+    func index(_ name: String) -> Int? { entities.firstIndex { $0.name == name } }
+    for source in entities.indices {
+      for slot in entities[source].relationships.indices {
+        let relationship = entities[source].relationships[slot]
+        guard let inverse = relationship.inverseName, let destination = index(relationship.destinationEntity) else {
+          continue
+        }
+        guard let back = entities[destination].relationships.firstIndex(where: { $0.name == inverse }) else {
+          throw SourceError(
+            spot: classes[source].spot,
+            reason:
+              "\(entities[source].name).\(relationship.name): its inverse \(relationship.destinationEntity).\(inverse) is no relationship"
+          )
+        }
+        entities[destination].relationships[back].inverseName = relationship.name
+        entities[destination].relationships[back].inverseEntity = entities[source].name
+      }
+    }
+    for source in entities.indices {
+      for slot in entities[source].relationships.indices where entities[source].relationships[slot].inverseName == nil {
+        let relationship = entities[source].relationships[slot]
+        guard let destination = index(relationship.destinationEntity), destination != source else { continue }
+        let mine = entities[source].relationships.filter { $0.destinationEntity == relationship.destinationEntity }
+        let theirs = entities[destination].relationships.enumerated().filter {
+          $0.element.destinationEntity == entities[source].name
+        }
+        guard mine.count == 1, theirs.count == 1, let (back, other) = theirs.first, other.inverseName == nil else {
+          continue
+        }
+        entities[source].relationships[slot].inverseName = other.name
+        entities[source].relationships[slot].inverseEntity = entities[destination].name
+        entities[destination].relationships[back].inverseName = relationship.name
+        entities[destination].relationships[back].inverseEntity = entities[source].name
+      }
+    }
+  }
+
+  // MARK: Types
+
+  func unwrapOptional(_ type: TypeSyntax) -> (TypeSyntax, Bool) {
+    if let optional = type.as(OptionalTypeSyntax.self) { return (unwrapOptional(optional.wrappedType).0, true) }
+    if let implicit = type.as(ImplicitlyUnwrappedOptionalTypeSyntax.self) { return (implicit.wrappedType, true) }
+    if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Optional",
+      let argument = identifier.genericArgumentClause?.arguments.first, case .type(let wrapped) = argument.argument
+    {
+      return (wrapped, true)
+    }
+    return (type, false)
+  }
+
+  func arrayElement(_ type: TypeSyntax) -> TypeSyntax? {
+    if let array = type.as(ArrayTypeSyntax.self) { return array.element }
+    if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Array",
+      let argument = identifier.genericArgumentClause?.arguments.first, case .type(let element) = argument.argument
+    {
+      return element
+    }
+    return nil
+  }
+
+  func genericBase(_ type: TypeSyntax) -> String? {
+    guard let identifier = type.as(IdentifierTypeSyntax.self), identifier.genericArgumentClause != nil else {
+      return nil
+    }
+    return identifier.name.text
+  }
+}
