@@ -57,7 +57,8 @@ let package = Package(
     .target(
       name: "FuzzTargets",
       dependencies: [
-        "MigrunKit", "MigrunScripting", "LuaHost", "PropertyList", .product(name: "GRDB", package: "GRDB.swift"),
+        "MigrunKit", "MigrunScripting", "LuaHost", "PropertyList", "SwiftDataModel",
+        .product(name: "GRDB", package: "GRDB.swift"),
       ]
     ),
     // Replays inputs normally; scripts/fuzz builds it with libFuzzer (which brings its own main).

@@ -96,6 +96,28 @@ public enum Corpus {
     """,
   ]
 
+  /// SwiftData models in the shapes the reader takes: nested versions, options, composites.
+  static let swiftSeeds = [
+    """
+    enum V1: VersionedSchema {
+      static var versionIdentifier = Schema.Version(1, 0, 0)
+      static var models: [any PersistentModel.Type] { [Trip.self] }
+      @Model final class Trip {
+        @Attribute(.unique, originalName: "n") var name: String
+        @Relationship(deleteRule: .cascade, inverse: \\Stop.trip) var stops: [Stop] = []
+        var budget: Money?
+        var kind: Kind = .a
+        #Unique<Trip>([\\.name])
+      }
+      @Model final class Stop { var trip: Trip?; var at: Date? }
+    }
+    struct Money: Codable { var amount: Decimal; var tags: [String] }
+    enum Kind: String, Codable { case a, b }
+    enum Plan: SchemaMigrationPlan { static var schemas: [any VersionedSchema.Type] { [V1.self] } }
+    """,
+    "@Model class A: A { var a: A? }\n@Model class B: C {}\n@Model class C: B { var x: [Int: String] = [:] }",
+  ]
+
   /// Seed inputs for `target`, named; `fixtures` is `../shared/fixtures/coredata`, `repository` the
   /// project's folder (its Lua mapping files).
   public static func seeds(for target: FuzzTarget, fixtures: URL, repository: URL) throws -> [(String, Data)] {
@@ -153,6 +175,10 @@ public enum Corpus {
         seeds.append((file + ".fuzz", Data(text.utf8)))
       }
       return seeds
+    case .swiftModel:
+      let sources = files(under: fixtures, where: { $0.pathExtension == "swift" })
+      return try sources.map { (name(of: $0, in: fixtures), try Data(contentsOf: $0)) }
+        + swiftSeeds.enumerated().map { ("seed\($0.offset).swift", Data($0.element.utf8)) }
     case .luaMapping:
       let mappings = files(
         under: repository.appendingPathComponent("policies/examples"), where: { $0.pathExtension == "lua" })

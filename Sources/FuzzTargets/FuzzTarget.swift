@@ -3,6 +3,7 @@ import LuaHost
 import MigrunKit
 import MigrunScripting
 import PropertyList
+import SwiftDataModel
 
 /// One parser of outside input, fed arbitrary bytes. Each must end in a value or a thrown error —
 /// never a trap, a hang or a sanitizer report. Used by the libFuzzer binary (`migrun-fuzz`, built by
@@ -30,6 +31,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// An Xcode mapping model — `xcmapping.xml`, or a `.cdm` when it starts with `bplist` — read for
   /// ``Corpus/model`` → ``Corpus/model2`` and converted to Lua (`migrun convert`).
   case mappingModel = "mapping-model"
+  /// A Swift source file, read as a SwiftData model (`--model Sources/`): every version it declares.
+  case swiftModel = "swift-model"
 
   /// Runs the target on `data`. Errors are the expected outcome for most inputs and are ignored.
   public func run(_ data: Data) {
@@ -49,6 +52,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         mapping, source: source, destination: destination, policyFolders: [], missing: .stub)
     case .xcdatamodel:
       _ = try? XcdatamodelReader.parse(data, file: "fuzz.xcdatamodel")
+    case .swiftModel:
+      if let bundle = try? SwiftDataSources.bundle(
+        sources: [("fuzz.swift", String(decoding: data, as: UTF8.self))], name: "Fuzz")
+      {
+        for model in bundle.models { _ = model.versionHashesDigest }
+      }
     case .plist:
       if let value = try? PropertyListValue(decoding: bytes) {
         _ = try? PropertyListValue(decoding: value.binaryEncoded())

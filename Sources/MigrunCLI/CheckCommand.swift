@@ -33,7 +33,7 @@ struct CheckCommand: MigrunCommand {
   }
 
   func execute() throws {
-    let bundle = try model.map { try ModelBundle(contentsOf: URL(fileURLWithPath: $0)) }
+    let bundle = try model.map { try loadModel(URL(fileURLWithPath: $0)) }
     var dirty = 0
     for path in stores {
       let url = URL(fileURLWithPath: path)

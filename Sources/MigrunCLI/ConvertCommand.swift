@@ -28,7 +28,7 @@ struct ConvertCommand: MigrunCommand {
   @Flag(help: "Replace the --out file if it exists.") var force = false
 
   func execute() throws {
-    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: model))
+    let bundle = try loadModel(URL(fileURLWithPath: model))
     let mappingURL = URL(fileURLWithPath: mapping)
     guard ScriptedStep.isMappingModel(mappingURL) else {
       throw CLIError(message: "\(mapping): give an .xcmappingmodel folder or a .cdm file")

@@ -64,7 +64,7 @@ struct DiagramCommand: MigrunCommand {
     if let model {
       // The argument is a store.
       let store = URL(fileURLWithPath: source)
-      let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: model))
+      let bundle = try loadModel(URL(fileURLWithPath: model))
       let planned = try ScriptedStep.plan(store: store, bundle: bundle, policyFolders: folders, destination: to)
       if plan {
         return Diagram.plan(
@@ -81,7 +81,7 @@ struct DiagramCommand: MigrunCommand {
         try mapping(of: step), from: step.from, to: step.to, title: "\(store.lastPathComponent): \(step.name)")
     }
     guard !plan else { throw CLIError(message: "--plan draws a store's path: give the store and --model") }
-    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: source))
+    let bundle = try loadModel(URL(fileURLWithPath: source))
     switch (from, to) {
     case (let from?, let to?):
       let (source, destination) = (try bundle.model(named: from), try bundle.model(named: to))

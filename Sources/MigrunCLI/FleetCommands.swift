@@ -94,7 +94,7 @@ enum FleetRun {
   static func status(_ arguments: [String], chain: ChainOptions, fleet: FleetOptions, json: Bool) throws {
     try fleet.validateJobs()
     let found = try fleet.stores(arguments)
-    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: try chain.modelPath()))
+    let bundle = try loadModel(URL(fileURLWithPath: try chain.modelPath()))
     let outcomes =
       refusals(found)
       + Fleet.run(found.stores, jobs: fleet.jobCount) { url in
@@ -147,7 +147,7 @@ enum FleetRun {
     let fleet = command.fleet
     try fleet.validateJobs()
     let found = try fleet.stores(arguments)
-    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: try command.chain.modelPath()))
+    let bundle = try loadModel(URL(fileURLWithPath: try command.chain.modelPath()))
     let json = command.json
     let progress = FleetProgress(
       total: found.stores.count, enabled: !json && isatty(STDERR_FILENO) != 0)

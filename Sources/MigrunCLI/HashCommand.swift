@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MigrunKit
+import SwiftDataModel
 
 struct HashCommand: MigrunCommand {
   static let configuration = CommandConfiguration(
@@ -29,8 +30,7 @@ struct HashCommand: MigrunCommand {
   var json = false
 
   func execute() throws {
-    let bundle = try ModelBundle(
-      contentsOf: URL(fileURLWithPath: try modelPath(argument: modelArgument, option: model)))
+    let bundle = try loadModel(URL(fileURLWithPath: try modelPath(argument: modelArgument, option: model)))
     let versionName = modelVersion ?? bundle.currentVersionName
     let objectModel = try bundle.model(named: versionName)
     let hashes = objectModel.entityVersionHashes.mapValues(\.base64)
@@ -51,6 +51,13 @@ struct HashCommand: MigrunCommand {
     print("digest    \(objectModel.versionHashesDigest)")
     print("checksum  \(objectModel.versionChecksum)")
   }
+}
+
+/// The model at `url`: an `.xcdatamodeld`, `.xcdatamodel`, `.momd` or `.mom`, a store (its own
+/// model), or Swift sources — a folder or `.swift` file declaring SwiftData's `@Model` classes.
+func loadModel(_ url: URL) throws -> ModelBundle {
+  if SwiftDataSources.isSwiftSource(url) { return try SwiftDataSources.bundle(at: url) }
+  return try ModelBundle(contentsOf: url)
 }
 
 /// The model named by an argument or by `--model` (one of them, or both the same).

@@ -70,8 +70,7 @@ struct LintCommand: MigrunCommand {
   }
 
   func execute() throws {
-    let bundle = try ModelBundle(
-      contentsOf: URL(fileURLWithPath: try modelPath(argument: modelArgument, option: model)))
+    let bundle = try loadModel(URL(fileURLWithPath: try modelPath(argument: modelArgument, option: model)))
     let folders = policyFolders.map { URL(fileURLWithPath: $0) }
     try ScriptedStep.checkPolicyFolders(folders, bundle: bundle)
     let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: folders, override: nil)?.names

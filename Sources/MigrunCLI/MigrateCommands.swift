@@ -58,7 +58,7 @@ struct ChainOptions: ParsableArguments {
 
   /// The plan for `store`, and the bundle.
   func plan(for store: URL) throws -> (MigrationPlan, ModelBundle) {
-    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: try modelPath()))
+    let bundle = try loadModel(URL(fileURLWithPath: try modelPath()))
     return (try plan(for: store, bundle: bundle), bundle)
   }
 
@@ -243,8 +243,7 @@ struct DiffCommand: MigrunCommand {
   var out: String?
 
   func execute() throws {
-    let bundle = try ModelBundle(
-      contentsOf: URL(fileURLWithPath: try modelPath(argument: modelArgument, option: model)))
+    let bundle = try loadModel(URL(fileURLWithPath: try modelPath(argument: modelArgument, option: model)))
     if lua {
       let folder = URL(fileURLWithPath: out ?? FileManager.default.currentDirectoryPath, isDirectory: true)
       let file = folder.appendingPathComponent(StarterMapping.fileName(from: from, to: to))

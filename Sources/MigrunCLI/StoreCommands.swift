@@ -28,7 +28,7 @@ struct ModelResolution {
     let metadata = try SQLiteStore.metadata(at: url)
     guard let bundlePath else { return ModelResolution(model: nil, versionName: nil, mismatch: []) }
     let bundle = try ConfigurationChoice.bundle(
-      ModelBundle(contentsOf: URL(fileURLWithPath: bundlePath)), configuration: configuration, store: url)
+      loadModel(URL(fileURLWithPath: bundlePath)), configuration: configuration, store: url)
     if let version {
       let model = try bundle.model(named: version)
       let differences = metadata.differences(from: model).map(\.description)
@@ -135,7 +135,7 @@ struct CreateCommand: MigrunCommand {
 
   func execute() throws {
     let bundle = try ConfigurationChoice.bundle(
-      ModelBundle(contentsOf: URL(fileURLWithPath: model)), configuration: configuration, store: nil)
+      loadModel(URL(fileURLWithPath: model)), configuration: configuration, store: nil)
     let name = modelVersion ?? bundle.currentVersionName
     let objectModel = try bundle.model(named: name)
     try SQLiteStore.create(at: URL(fileURLWithPath: store), model: objectModel)
@@ -196,7 +196,7 @@ struct ImportCommand: MigrunCommand {
   @Option(help: "The store to create (must not exist).") var out: String
 
   func execute() throws {
-    let bundle = try ModelBundle(contentsOf: URL(fileURLWithPath: model))
+    let bundle = try loadModel(URL(fileURLWithPath: model))
     let objectModel = try bundle.model(named: modelVersion ?? bundle.currentVersionName)
     let data: Data
     do {

@@ -30,8 +30,7 @@ struct VerifyCommand: MigrunCommand {
 
   func execute() throws {
     guard objects >= 0 else { throw CLIError(message: "--objects: give 0 or more") }
-    let bundle = try ModelBundle(
-      contentsOf: URL(fileURLWithPath: try modelPath(argument: modelArgument, option: model)))
+    let bundle = try loadModel(URL(fileURLWithPath: try modelPath(argument: modelArgument, option: model)))
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-verify-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: scratch) }
     let folders = policyFolders.map { URL(fileURLWithPath: $0) }

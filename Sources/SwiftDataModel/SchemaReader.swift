@@ -132,7 +132,14 @@ struct SchemaReader {
     }
     var entities = try classes.map { try entity(of: $0) }
     try pairInverses(&entities, classes: classes)
-    return try ObjectModel(entities: entities, versionName: versionName, versionIdentifiers: identifiers)
+    do {
+      return try ObjectModel(entities: entities, versionName: versionName, versionIdentifiers: identifiers)
+    } catch {
+      // Core Data's own checks (a constraint naming no property, say): at the class they concern.
+      let spot = classes.first { $0.name == error.entity }?.spot ?? classes[0].spot
+      throw ModelError(
+        error.code, file: spot.description, entity: error.entity, property: error.property, reason: error.reason)
+    }
   }
 
   func parentClass(of type: DeclaredType) -> DeclaredType? {

@@ -1,0 +1,90 @@
+import Foundation
+import GRDB
+import TestSupport
+import Testing
+
+/// Every command that takes a model takes a SwiftData project's Swift sources.
+@Suite struct SwiftDataSourceCommandTests {
+  static let cartKit = Fixtures.url("karim-ezzedine-cartkit/Sources/CartKitStorageSwiftData").path
+  static let cartStore =
+    "karim-ezzedine-cartkit/Tests/CartKitStorageSwiftDataTests/LegacySwiftData/CartKitSwiftData_v1.sqlite"
+
+  /// CartKit's store was written by an earlier state of its sources: it migrates to the model the
+  /// sources declare today, keeping its cart, and is then current.
+  @Test func cartKitsStoreMigratesToItsSourcesModelKeepingItsCart() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture(Self.cartStore, into: folder)
+    let before = try MigrunProcess.run(["export", store.path])
+    #expect(before.status == 0, "\(before.stderr)")
+    let status = try MigrunProcess.run(["status", store.path, "--model", Self.cartKit])
+    #expect(status.status == 10, "\(status.stdout)\(status.stderr)")
+    let migrated = try MigrunProcess.run(["migrate", store.path, "--model", Self.cartKit])
+    #expect(migrated.status == 0, "\(migrated.stderr)")
+    #expect(migrated.stdout.contains("is at 1.0.0"), "\(migrated.stdout)")
+    let after = try MigrunProcess.run(["status", store.path, "--model", Self.cartKit])
+    #expect(after.status == 0, "\(after.stdout)\(after.stderr)")
+    // The cart: every value it had, and the two attributes added since empty.
+    let rows = try DatabaseQueue(path: store.path).read { db in
+      try Row.fetchAll(db, sql: "SELECT ZID, ZSTOREID, ZSTATUS, ZSESSIONID, ZPROMOTIONKINDSJSON FROM ZCARTMODEL")
+    }
+    let original = try DatabaseQueue(path: Fixtures.url(Self.cartStore).path, configuration: Self.readOnly).read {
+      db in try Row.fetchAll(db, sql: "SELECT ZID, ZSTOREID, ZSTATUS FROM ZCARTMODEL")
+    }
+    #expect(rows.count == 1)
+    #expect(
+      rows.map { [$0["ZID"], $0["ZSTOREID"], $0["ZSTATUS"]] as [String?] }
+        == original.map { [$0["ZID"], $0["ZSTOREID"], $0["ZSTATUS"]] as [String?] })
+    #expect(rows.first?["ZSESSIONID"] == nil as String?)
+    // SwiftData's metadata: the version identifier the schema declares.
+    let inspected = try MigrunProcess.run(["inspect", store.path, "--model", Self.cartKit, "--json"])
+    #expect(try inspected.jsonLine("inspect")["version"] as? String == "1.0.0")
+  }
+
+  static var readOnly: Configuration {
+    var configuration = Configuration()
+    configuration.readonly = true
+    return configuration
+  }
+
+  /// A two-version project: hash, create, status, plan, diff (and --lua), lint, verify, migrate and
+  /// diagram all read the sources.
+  @Test func everyModelCommandReadsTheSources() throws {
+    let folder = try TemporaryDirectory()
+    let sources = folder.url.appendingPathComponent("Trips")
+    try SwiftDataSamples.write(SwiftDataSamples.trips, into: sources)
+    let model = sources.path
+    let hash = try MigrunProcess.run(["hash", model, "--model-version", "1.0.0", "--json"])
+    #expect(try hash.jsonLine("hash")["version"] as? String == "1.0.0")
+    let store = folder.url.appendingPathComponent("trips.sqlite").path
+    let created = try MigrunProcess.run(["create", store, "--model", model, "--model-version", "1.0.0"])
+    #expect(created.status == 0, "\(created.stderr)")
+    let plan = try MigrunProcess.run(["plan", store, "--model", model])
+    #expect(plan.status == 0, "\(plan.stderr)")
+    #expect(plan.stdout.contains("1.0.0 → 2.0.0  inferred"), "\(plan.stdout)")
+    let diff = try MigrunProcess.run(["diff", model, "--from", "1.0.0", "--to", "2.0.0"])
+    #expect(diff.stdout.contains("title ← name"), "\(diff.stdout)")
+    let lua = try MigrunProcess.run(
+      ["diff", model, "--from", "1.0.0", "--to", "2.0.0", "--lua", "--out", folder.url.path])
+    #expect(lua.status == 0, "\(lua.stderr)")
+    #expect(FileManager.default.fileExists(atPath: folder.url.appendingPathComponent("1.0.0-2.0.0.lua").path))
+    let lint = try MigrunProcess.run(["lint", model])
+    #expect(lint.stdout.contains("2 versions"), "\(lint.stdout)")
+    let verify = try MigrunProcess.run(["verify", model])
+    #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
+    #expect(verify.stdout.contains("1 of 1 versions reach 2.0.0"), "\(verify.stdout)")
+    let migrate = try MigrunProcess.run(["migrate", store, "--model", model])
+    #expect(migrate.status == 0, "\(migrate.stderr)")
+    let diagram = try MigrunProcess.run(["diagram", model, "--format", "dot"])
+    #expect(diagram.stdout.contains("\"Trip\""), "\(diagram.stdout)")
+  }
+
+  /// An error in the sources names the user's file and line.
+  @Test func anUnreadableSourceNamesItsFileAndLine() throws {
+    let folder = try TemporaryDirectory()
+    try SwiftDataSamples.write(
+      [("Models/Item.swift", "@Model class Item {\n  var when = Date.now\n}\n")], into: folder.url)
+    let result = try MigrunProcess.run(["hash", folder.url.path])
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("Models/Item.swift:2: Item.when has no type"), "\(result.stderr)")
+  }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import MigrunKit
+import SwiftDataModel
+import TestSupport
+import Testing
+
+/// What a SwiftData project's sources declare, read as SwiftData builds its model.
+@Suite struct SourceModelTests {
+  static let trips = SwiftDataSamples.trips
+
+  @Test func eachVersionedSchemaIsAVersionInThePlansOrder() throws {
+    let bundle = try SwiftDataSources.bundle(sources: Self.trips, name: "Trips")
+    #expect(bundle.versionNames == ["1.0.0", "2.0.0"])
+    #expect(bundle.currentVersionName == "2.0.0")
+    let v1 = try bundle.model(named: "1.0.0")
+    #expect(v1.entities.map(\.name) == ["Stop", "Trip"])
+    #expect(v1.versionIdentifiers == ["1.0.0"])
+  }
+
+  @Test func attributesTakeSwiftDataTypesAndOptions() throws {
+    let v2 = try SwiftDataSources.bundle(sources: Self.trips, name: "Trips").model(named: "2.0.0")
+    // Stop is not listed in V2's models: a relationship reaches it, and Schema takes it in.
+    #expect(v2.entities.map(\.name) == ["Stop", "Trip"])
+    let trip = try #require(v2.entities.first { $0.name == "Trip" })
+    func attribute(_ name: String) throws -> Attribute { try #require(trip.attributes.first { $0.name == name }) }
+    #expect(try attribute("title").renamingIdentifier == "name")
+    #expect(try attribute("start").type == .date)
+    #expect(try attribute("start").isOptional == false)
+    #expect(try attribute("rating").type == .integer64)
+    #expect(try attribute("rating").defaultValueString == "3")
+    #expect(try attribute("photo").isOptional)
+    #expect(try attribute("photo").allowsExternalBinaryDataStorage)
+    #expect(try attribute("tags").type == .transformable)
+    #expect(try attribute("tags").customClassName == "Array<String>")
+    #expect(try attribute("budget").type == .composite)
+    #expect(try attribute("budget").elements.map(\.name) == ["amount", "currency", "history"])
+    #expect(try attribute("budget").elements.map(\.type) == [.decimal, .string, .binary])
+    #expect(try attribute("kind").elements.map(\.name) == ["kind"])
+    #expect(try attribute("kind").elements.map(\.type) == [.string])
+    #expect(try attribute("status").isOptional)
+    #expect(try attribute("status").elements.map(\.name) == ["planned", "done", "cancelled"])
+    // @Transient and computed properties are no part of the model.
+    #expect(!trip.attributes.contains { $0.name == "cache" || $0.name == "isLong" })
+    #expect(trip.uniquenessConstraints == [["title", "start"]])
+  }
+
+  @Test func relationshipsTakeTheirInverseGivenOrInferred() throws {
+    let bundle = try SwiftDataSources.bundle(sources: Self.trips, name: "Trips")
+    // Inferred in V1: each side has one relationship to the other.
+    let v1 = try bundle.model(named: "1.0.0")
+    let stops = try #require(v1.entities.first { $0.name == "Trip" }?.relationships.first)
+    #expect(stops.inverseName == "trip")
+    #expect(stops.maxCount == 0)
+    #expect(stops.isOptional == false)
+    #expect(stops.deleteRule == .nullify)
+    let trip = try #require(v1.entities.first { $0.name == "Stop" }?.relationships.first)
+    #expect(trip.inverseName == "stops")
+    #expect(trip.maxCount == 1)
+    #expect(trip.isOptional)
+    // Given in V2, with its delete rule.
+    let v2 = try bundle.model(named: "2.0.0")
+    let given = try #require(v2.entities.first { $0.name == "Trip" }?.relationships.first)
+    #expect(given.inverseName == "trip")
+    #expect(given.deleteRule == .cascade)
+    #expect(v2.entities.first { $0.name == "Stop" }?.relationships.first?.inverseName == "stops")
+  }
+
+  /// A relationship whose destination has none back keeps no inverse (the facts' Cocktail.spec).
+  @Test func aOneWayRelationshipHasNoInverse() throws {
+    let bundle = try SwiftDataSources.bundle(
+      sources: [
+        (
+          "M.swift",
+          """
+          @Model class Cocktail { var spec: [Ingredient] = []; var name: String = "" }
+          @Model class Ingredient { var amount: Double = 0 }
+          """
+        )
+      ], name: "Bar")
+    #expect(bundle.versionNames == ["Bar"])
+    let spec = try #require(bundle.currentModel.entities.first { $0.name == "Cocktail" }?.relationships.first)
+    #expect(spec.inverseName == nil)
+    #expect(spec.destinationEntity == "Ingredient")
+  }
+
+  /// What the text does not say is an error naming the file and line, never a guess.
+  @Test func whatCannotBeReadIsAnErrorNamingFileAndLine() throws {
+    let cases: [(String, String)] = [
+      ("@Model class A {\n  var when = Date.now\n}", "M.swift:2: A.when has no type"),
+      ("@Model class A {\n  var place: CLLocation\n}", "M.swift:2: A.place: CLLocation is not a type SwiftData stores"),
+      ("@Model class A {\n  @Attribute(.fancy) var name: String\n}", "M.swift:2: A.name: @Attribute option .fancy"),
+      ("@Model class A {\n  @Published var name: String\n}", "M.swift:2: A.name: @Published is not one"),
+      (
+        "enum S: VersionedSchema {\n  static var versionIdentifier = Schema.Version(1, 0, 0)\n  static var models: [any PersistentModel.Type] { [Missing.self] }\n}",
+        "M.swift:3: S.models names Missing"
+      ),
+      (
+        "enum S: VersionedSchema {\n  static var versionIdentifier = Schema.Version(major, 0, 0)\n  static var models: [any PersistentModel.Type] { [] }\n}",
+        "M.swift:2: versionIdentifier Schema.Version(major, 0, 0)"
+      ),
+      ("struct Nothing {}", "no @Model class"),
+      ("@Model class A {\n  #Unique<A>([\\.nope])\n  var name: String\n}", "M.swift:1: entity 'A', property 'nope'"),
+    ]
+    for (text, expected) in cases {
+      #expect(throws: ModelError.self) { try SwiftDataSources.bundle(sources: [("M.swift", text)], name: "M") }
+      do {
+        _ = try SwiftDataSources.bundle(sources: [("M.swift", text)], name: "M")
+      } catch {
+        #expect(error.description.contains(expected), "\(error.description)")
+      }
+    }
+  }
+
+  /// Subclasses of a model (SwiftData's inheritance) are subentities.
+  @Test func aModelSubclassIsASubentity() throws {
+    let bundle = try SwiftDataSources.bundle(
+      sources: [
+        (
+          "M.swift",
+          """
+          @Model class Vehicle { var wheels: Int = 4 }
+          @Model class Truck: Vehicle { var load: Double = 0 }
+          """
+        )
+      ], name: "Fleet")
+    let truck = try #require(bundle.currentModel.entities.first { $0.name == "Truck" })
+    #expect(truck.parentName == "Vehicle")
+    #expect(truck.attributes.map(\.name) == ["load"])
+  }
+}
