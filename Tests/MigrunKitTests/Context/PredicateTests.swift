@@ -1,0 +1,116 @@
+import Foundation
+import MigrunKit
+import TestSupport
+import Testing
+
+/// NSPredicate's format syntax, against the semantics Apple's "FormatPredicate Programming Guide"
+/// documents, on the company scenario (Ada 9000 and Bob 5000 in Sales, Bob reporting to Ada; Carol
+/// 6500 in Research; Acme has both departments).
+@Suite struct PredicateTests {
+  static func names(_ format: String, _ entity: String = "Employee", arguments: [StoreValue] = []) throws -> [String] {
+    let folder = try TemporaryDirectory()
+    let context = StoreCoordinator(store: try CompanyScenario.seededStore(folder)).newContext()
+    let predicate = try FormatPredicate(format, arguments: arguments)
+    return try context.fetch(entity, matching: predicate, sortedBy: [.ascending("name")]).map {
+      try $0.value("name").text ?? "?"
+    }
+  }
+
+  @Test(arguments: [
+    ("salary > 6000", ["Ada", "Carol"]),
+    ("salary >= 6500 AND salary <= 9000", ["Ada", "Carol"]),
+    ("salary => 6500 && salary =< 6500", ["Carol"]),
+    ("salary BETWEEN {5000, 6500}", ["Bob", "Carol"]),
+    ("name == 'Ada' OR name = \"Bob\"", ["Ada", "Bob"]),
+    ("name != 'Ada' AND NOT (name <> 'Bob')", ["Bob"]),
+    ("!(salary < 6000)", ["Ada", "Carol"]),
+    ("name IN {'Ada', 'Carol', 'Zed'}", ["Ada", "Carol"]),
+    ("NOT name IN {'Ada'}", ["Bob", "Carol"]),
+    ("name BEGINSWITH 'C'", ["Carol"]),
+    ("name BEGINSWITH 'c'", []),
+    ("name BEGINSWITH[c] 'c'", ["Carol"]),
+    ("email ENDSWITH '@acme.test' AND email CONTAINS 'ob'", ["Bob"]),
+    ("name LIKE 'A*'", ["Ada"]),
+    ("name LIKE '?o?'", ["Bob"]),
+    ("name LIKE[c] '*RO*'", ["Carol"]),
+    ("name MATCHES '[AB].*'", ["Ada", "Bob"]),
+    ("name MATCHES 'a'", []),
+    ("TRUEPREDICATE", ["Ada", "Bob", "Carol"]),
+    ("FALSEPREDICATE", []),
+    // Key paths through to-ones; a missing one is NULL.
+    ("department.name == 'Sales'", ["Ada", "Bob"]),
+    ("manager.name == 'Ada'", ["Bob"]),
+    ("manager == nil", ["Ada", "Carol"]),
+    ("manager != NULL", ["Bob"]),
+    ("manager.salary > 1", ["Bob"]),
+    // To-manys: @count, ANY / ALL / NONE, and an implicit ANY.
+    ("reports.@count == 1", ["Ada"]),
+    ("reports.@count > 0 OR department.employees.@count == 1", ["Ada", "Carol"]),
+    ("ANY reports.name == 'Bob'", ["Ada"]),
+    ("reports.name == 'Bob'", ["Ada"]),
+    ("ALL reports.salary < 6000", ["Ada", "Bob", "Carol"]),
+    ("NONE reports.salary < 6000", ["Bob", "Carol"]),
+    ("department.employees.@sum.salary == 14000", ["Ada", "Bob"]),
+    ("department.employees.@max.salary == 9000", ["Ada", "Bob"]),
+    ("department.employees.@avg.salary == 6500", ["Carol"]),
+    ("#name == 'Ada'", ["Ada"]),
+  ])
+  func predicatesSelectAsDocumented(format: String, expected: [String]) throws {
+    #expect(try Self.names(format) == expected, "\(format)")
+  }
+
+  @Test func stringOptionsFoldCaseAndDiacritics() throws {
+    let folder = try TemporaryDirectory()
+    let context = StoreCoordinator(store: try CompanyScenario.seededStore(folder)).newContext()
+    try CompanyScenario.employee("Carol", context).set("name", .string("Zoë"))
+    let plain = try context.fetch("Employee", matching: try FormatPredicate("name == 'zoe'"))
+    let folded = try context.fetch("Employee", matching: try FormatPredicate("name ==[cd] 'zoe'"))
+    let caseOnly = try context.fetch("Employee", matching: try FormatPredicate("name ==[c] 'ZOË'"))
+    #expect(plain.isEmpty)
+    #expect(folded.count == 1)
+    #expect(caseOnly.count == 1)
+  }
+
+  @Test func argumentsFillValuesAndKeys() throws {
+    #expect(
+      try Self.names("salary > %@ AND %K BEGINSWITH %@", arguments: [.integer(5000), .string("name"), .string("A")])
+        == ["Ada"])
+    #expect(try Self.names("salary < %d", arguments: [.integer(6000)]) == ["Bob"])
+    #expect(throws: FormatPredicateError.self) { try FormatPredicate("salary > %@") }
+  }
+
+  @Test func sortedAndLimited() throws {
+    let folder = try TemporaryDirectory()
+    let context = StoreCoordinator(store: try CompanyScenario.seededStore(folder)).newContext()
+    let top = try context.fetch(
+      "Employee", matching: try FormatPredicate("salary > 0"), sortedBy: [.descending("salary")], limit: 2)
+    #expect(try top.map { try $0.value("name").text ?? "" } == ["Ada", "Carol"])
+    #expect(try context.count("Employee", matching: try FormatPredicate("department.name == 'Sales'")) == 2)
+  }
+
+  /// A predicate that cannot be read is an error saying where; one naming no property says which.
+  @Test func badPredicatesSayWhatAndWhere() throws {
+    let cases = [
+      ("name ==", "at character 8: expected a key path or a value, found the end"),
+      ("name == 'Ada", "at character 9: a string that is not closed"),
+      ("name ~ 'x'", "at character 6: unexpected '~'"),
+      ("name == 'a' 'b'", "unexpected the string 'b' after a complete predicate"),
+      ("salary BETWEEN {1}", "BETWEEN takes {lower, upper}"),
+      ("name CONTAINS AND", "'AND' is a reserved word"),
+    ]
+    for (format, expected) in cases {
+      let error = try #require(throws: FormatPredicateError.self) { try FormatPredicate(format) }
+      #expect(error.description.contains(expected), "\(error.description)")
+    }
+    let folder = try TemporaryDirectory()
+    let context = StoreCoordinator(store: try CompanyScenario.seededStore(folder)).newContext()
+    let unknown = try #require(throws: ContextError.self) {
+      try context.fetch("Employee", matching: try FormatPredicate("nickname == 'x'"))
+    }
+    #expect(unknown.description.contains("has no property 'nickname'"), "\(unknown.description)")
+    let deep = try #require(throws: ContextError.self) {
+      try context.fetch("Employee", matching: try FormatPredicate("manager.nickname == 'x'"))
+    }
+    #expect(deep.description.contains("has no property 'nickname'"), "\(deep.description)")
+  }
+}
