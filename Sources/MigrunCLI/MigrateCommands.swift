@@ -131,6 +131,19 @@ struct StatusCommand: MigrunCommand {
   }
 }
 
+extension MigrateCommand {
+  /// A step's stage in --json: what each handler saved, or null without a stage.
+  static func json(_ stage: StageReport?) -> Any {
+    guard let stage else { return NSNull() }
+    var hooks: [String: Any] = [:]
+    for (hook, changes) in [("willMigrate", stage.willMigrate), ("didMigrate", stage.didMigrate)] {
+      guard let changes else { continue }
+      hooks[hook] = ["inserted": changes.inserted, "updated": changes.updated, "deleted": changes.deleted]
+    }
+    return hooks
+  }
+}
+
 struct PlanCommand: MigrunCommand {
   static let configuration = CommandConfiguration(
     commandName: "plan",
@@ -151,6 +164,8 @@ struct PlanCommand: MigrunCommand {
     var mappings: [[EntityMapping]] = []
     var methods: [(method: StepMethod, reason: String?)] = []
     var drops: [[DroppedProperty]] = []
+    // Custom stages: loaded, so a broken file is found before anything runs.
+    let stages = try plan.steps.map { try LuaStage.find(for: $0, in: chain.policyURLs) }
     for (index, step) in plan.steps.enumerated() {
       let stepMapping: StepMapping
       if case .scripted(let file) = step.kind {
@@ -173,6 +188,8 @@ struct PlanCommand: MigrunCommand {
       if var steps = report["steps"] as? [[String: Any]] {
         for index in steps.indices where index < drops.count {
           steps[index]["dropped"] = drops[index].map(MigrateCommand.json)
+          steps[index]["stage"] =
+            stages[index].map { ["file": $0.url.path, "hooks": $0.hookNames] as [String: Any] } ?? NSNull()
         }
         report["steps"] = steps
       }
@@ -195,6 +212,9 @@ struct PlanCommand: MigrunCommand {
       switch step.kind {
       case .inferred: print("Step \(index + 1)  \(step.name)  inferred")
       case .scripted(let file): print("Step \(index + 1)  \(step.name)  scripted (\(file.path))")
+      }
+      if let stage = stages[index] {
+        print("        custom stage \(stage.url.path): \(stage.hookNames.joined(separator: ", "))")
       }
       let (method, reason) = methods[index]
       let why = reason.map { " (not DDL: \($0))" } ?? ""
@@ -380,6 +400,7 @@ struct MigrateCommand: MigrunCommand {
       guard case .scripted(let file) = step.kind else { throw CLIError(message: "\(step.name) is not scripted") }
       return try ScriptedStep.load(step, file: file, policyFolders: folders, limits: limits)
     }
+    migrator.stage = { step in try LuaStage.find(for: step, in: folders, limits: limits) }
     if let fileRules = mergeRules.map({ URL(fileURLWithPath: $0) }) {
       migrator.mergeRules = { step in
         [
@@ -466,6 +487,7 @@ struct MigrateCommand: MigrunCommand {
                 "tombstoneValuesCleared": $0.history.tombstoneValuesCleared,
                 "removedChanges": $0.history.removedChanges,
               ],
+              "stage": Self.json($0.stage),
               "damageCarried": $0.damage.map { damage in
                 [
                   "kind": damage.kind.rawValue, "entity": damage.entity, "property": damage.property,
@@ -493,6 +515,13 @@ struct MigrateCommand: MigrunCommand {
       )
       // What the mapping left behind, by name and count: never dropped without a word.
       for drop in step.drops { print("    dropped: \(drop)") }
+      if let stage = step.stage {
+        for (hook, changes) in [("willMigrate", stage.willMigrate), ("didMigrate", stage.didMigrate)] {
+          guard let changes else { continue }
+          print(
+            "    stage \(hook): \(changes.inserted) inserted, \(changes.updated) changed, \(changes.deleted) deleted")
+        }
+      }
       // What was already wrong in the original: carried as Core Data carries it, and said.
       for damage in step.damage { print("    damage in the original: \(damage)") }
       // CloudKit's record metadata follows the renumbering; the store is marked for a zone refetch.

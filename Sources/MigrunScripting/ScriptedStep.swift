@@ -110,8 +110,10 @@ public enum ScriptedStep {
     }
     let steps = zip(bundle.versionNames, bundle.versionNames.dropFirst()).map { "\($0)-\($1)" }
     for file in luaFiles {
-      let name = file.deletingPathExtension().lastPathComponent
+      var name = file.deletingPathExtension().lastPathComponent
       if name.hasSuffix("_test") || required.contains(name) { continue }
+      // A custom stage's file, <From>-<To>.stage.lua (LuaStage): named for a step like a mapping file.
+      if name.hasSuffix(".stage") { name.removeLast(".stage".count) }
       if versions.contains(where: { from in
         name.hasPrefix(from + "-") && versions.contains(String(name.dropFirst(from.count + 1)))
       }) {
@@ -122,7 +124,7 @@ public enum ScriptedStep {
       throw MigrationError(
         .badMapping,
         reason:
-          "\(file.path) is no step of \(bundle.name) (a step's file is <From>-<To>.lua with two version names), no test (*_test.lua) and no module a mapping file requires: it would be passed over"
+          "\(file.path) is no step of \(bundle.name) (a step's file is <From>-<To>.lua, or <From>-<To>.stage.lua for a custom stage, with two version names), no test (*_test.lua) and no module a mapping file requires: it would be passed over"
           + (meant.map { "; did you mean '\($0).lua'?" }
             ?? "; the steps are \(steps.map { "'\($0).lua'" }.joined(separator: ", "))"))
     }

@@ -68,6 +68,8 @@ public final class StoreMigrator {
       public var cloudKit = CloudKitRenumbering()
       /// What the step rewrote in persistent history (``HistoryRewrite``).
       public var history = HistoryRewritten()
+      /// What the step's custom stage saved before and after it (``MigrationStageHandlers``).
+      public var stage: StageReport?
     }
 
     public var steps: [Step] = []
@@ -90,6 +92,8 @@ public final class StoreMigrator {
   public var scriptedStep: ((MigrationStep) throws -> StepMapping)?
   /// Merge rules for every step, after the step's own (a `--merge-rules` file).
   public var mergeRules: ((MigrationStep) throws -> [any MigrationMergeRule])?
+  /// A step's custom stage, if it has one (``MigrationStageHandlers``).
+  public var stage: ((MigrationStep) throws -> (any MigrationStageHandlers)?)?
 
   public init(store: URL, plan: MigrationPlan, options: Options = Options()) {
     self.store = store
@@ -213,7 +217,30 @@ public final class StoreMigrator {
         run.created += [working, associations]
         let result: URL
         do {
+          let handlers = try stage?(step)
+          var stageReport: StageReport?
+          if let handlers, handlers.hooks.contains(.willMigrate) {
+            // The handler writes: on a copy, never on the original.
+            if run.current == store {
+              let copy = scratch("stage\(index + 1)")
+              run.created.append(copy)
+              try withSpaceReported { try StoreFiles.cloneOrCopy(store, to: copy) }
+              run.current = copy
+            }
+            stageReport = StageReport(
+              willMigrate: try runStage(
+                handlers, .willMigrate, on: run.current, model: step.source, step: step, run: run))
+          }
           result = try runStep(index, step, into: working, associations: associations, run: &run)
+          if let handlers, handlers.hooks.contains(.didMigrate) {
+            var report = stageReport ?? StageReport()
+            report.didMigrate = try runStage(
+              handlers, .didMigrate, on: result, model: step.destination, step: step, run: run)
+            stageReport = report
+          }
+          if let stageReport, !run.report.steps.isEmpty {
+            run.report.steps[run.report.steps.count - 1].stage = stageReport
+          }
         } catch let error where Self.isDiskFull(error) {
           throw outOfSpace(during: "step \(step.name)")
         } catch let error as MigrationError {
@@ -330,6 +357,30 @@ public final class StoreMigrator {
     done.drops = drops
     run.report.steps.append(done)
     return result
+  }
+
+  /// Runs a stage handler on a context over `file` (migrun's own working file), which must save
+  /// what it changes: changes left unsaved are an error, not dropped.
+  private func runStage(
+    _ handlers: any MigrationStageHandlers, _ hook: StageHook, on file: URL, model: ObjectModel, step: MigrationStep,
+    run: Run
+  ) throws -> StageChanges {
+    guard file != store else {
+      throw MigrationError(.store, step: step.name, reason: "internal: a stage would write the original store")
+    }
+    let working = try SQLiteStore(url: file, model: model, access: .readWrite)
+    working.externalData = run.externalData
+    defer { try? working.close() }
+    let context = StoreCoordinator(store: working).newContext()
+    let changes = try handlers.run(hook, on: context, step: step)
+    guard !context.hasChanges else {
+      throw MigrationError(
+        .policy, step: step.name,
+        reason: "\(hook.rawValue) left changes unsaved (\(context.insertedObjects.count) inserted, "
+          + "\(context.updatedObjects.count) changed, \(context.deletedObjects.count) deleted): save them (ctx:save()) or undo them"
+      )
+    }
+    return changes
   }
 
   /// What the step's mapping leaves behind that holds values in `source`; refused here with

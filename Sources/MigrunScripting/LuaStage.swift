@@ -1,0 +1,296 @@
+import Foundation
+import LuaHost
+import MigrunKit
+
+/// A custom migration stage in Lua, `<From>-<To>.stage.lua` beside the mapping files: SwiftData's
+/// `.custom(fromVersion:toVersion:willMigrate:didMigrate:)` and Core Data's `NSCustomMigrationStage`.
+/// Each handler is given a context on the store — before the step on the source version, after it on
+/// the destination — and saves what it changes.
+///
+/// ```lua
+/// return {
+///   willMigrate = function(ctx)                -- dedupe before a uniqueness constraint is added
+///     local seen = {}
+///     for _, trip in ipairs(ctx:fetch("Trip", nil, { sort = { "name", "-start" } })) do
+///       if seen[trip.name] then ctx:delete(trip) else seen[trip.name] = true end
+///     end
+///     ctx:save()
+///   end,
+///   didMigrate = function(ctx) … end,
+/// }
+/// ```
+///
+/// `ctx:fetch(entity [, predicate [, options]])` — `predicate` in NSPredicate's format syntax,
+/// `options` `{ args = {…} (for %@, %K), sort = { "name", "-date" }, limit = n }`; `ctx:count(entity
+/// [, predicate [, options]])`; `ctx:insert(entity [, values])`; `ctx:delete(object)` (delete rules
+/// apply); `ctx:save()` (validation applies; a uniqueness conflict fails it); `ctx:log(text)`;
+/// `ctx.version`, `ctx.from`, `ctx.to`. Objects: `obj.name` reads (a to-one an object or `NULL`, a
+/// to-many a list of objects), `obj.name = value` writes (objects and lists of them for
+/// relationships), `obj:id()` (`"Trip/p3"`; a new object's until saved is temporary), `obj:entity()`.
+/// Objects are the same table each time they are met, so `==` compares them.
+public final class LuaStage: MigrationStageHandlers {
+  public static func fileName(from: String, to: String) -> String { "\(from)-\(to).stage.lua" }
+
+  let vm: LuaVM
+  let file: String
+  /// The stage file.
+  public let url: URL
+  let handlers: [StageHook: LuaFunction]
+  let runner: LuaFunction
+  let state = State()
+  /// What `ctx:log` wrote.
+  public private(set) var log: [String] = []
+
+  final class State {
+    var context: ObjectContext?
+    var objects: [ManagedObject] = []
+    var handles: [ObjectIdentifier: Int] = [:]
+    var changes = StageChanges()
+    var log: [String] = []
+  }
+
+  public var hooks: Set<StageHook> { Set(handlers.keys) }
+  /// The handlers, in the order they run.
+  public var hookNames: [String] { StageHook.allCases.filter { handlers[$0] != nil }.map(\.rawValue) }
+
+  /// The stage file for `step` in `folders` (the first folder holding one), loaded; nil when none has one.
+  public static func find(for step: MigrationStep, in folders: [URL], limits: LuaLimits = LuaLimits()) throws
+    -> LuaStage?
+  {
+    let name = fileName(from: step.from, to: step.to)
+    guard
+      let file = folders.lazy.map({ $0.appendingPathComponent(name) }).first(where: {
+        FileManager.default.fileExists(atPath: $0.path)
+      })
+    else { return nil }
+    return try LuaStage(file: file, policyFolders: folders, limits: limits)
+  }
+
+  /// Loads `file`; `require` finds modules in `policyFolders`.
+  public init(file: URL, policyFolders: [URL] = [], limits: LuaLimits = LuaLimits()) throws {
+    self.file = "\(file.deletingLastPathComponent().lastPathComponent)/\(file.lastPathComponent)"
+    url = file
+    vm = try LuaVM(limits: limits, modulePaths: policyFolders + [file.deletingLastPathComponent()])
+    let returned = try vm.run(file: file, name: self.file)
+    guard case .table(let table)? = returned.first, table.array.isEmpty else {
+      throw MigrationError(
+        .badMapping,
+        reason: "\(self.file) must return a table { willMigrate = function(ctx) … end, didMigrate = … }, not "
+          + (returned.first?.typeName ?? "nothing"))
+    }
+    var handlers: [StageHook: LuaFunction] = [:]
+    for (key, value) in table.fields {
+      guard let name = key.stringValue, let hook = StageHook(rawValue: name) else {
+        throw MigrationError(
+          .badMapping,
+          reason: "\(self.file): '\(key.stringValue ?? key.typeName)' is no stage handler (willMigrate, didMigrate)")
+      }
+      guard let function = value.functionValue else {
+        throw MigrationError(.badMapping, reason: "\(self.file): \(name) is a \(value.typeName), not a function")
+      }
+      handlers[hook] = function
+    }
+    self.handlers = handlers
+    Self.register(vm, state: state)
+    guard let runner = try vm.run(source: Self.helpers, name: "migrun stage helpers").first?.functionValue else {
+      throw MigrationError(.badMapping, reason: "the stage helpers did not load")
+    }
+    self.runner = runner
+  }
+
+  public func run(_ hook: StageHook, on context: ObjectContext, step: MigrationStep) throws -> StageChanges {
+    guard let handler = handlers[hook] else { return StageChanges() }
+    state.context = context
+    state.objects = []
+    state.handles = [:]
+    state.changes = StageChanges()
+    defer {
+      state.context = nil
+      state.objects = []
+      state.handles = [:]
+    }
+    let info: LuaValue = [
+      "version": .text(hook == .willMigrate ? step.from : step.to), "from": .text(step.from), "to": .text(step.to),
+    ]
+    do {
+      _ = try vm.call(runner, [.function(handler), info])
+    } catch {
+      throw MigrationError(.policy, step: step.name, reason: "\(hook.rawValue): \(error)")
+    }
+    log += state.log.map { "\(hook.rawValue): \($0)" }
+    state.log = []
+    return state.changes
+  }
+
+  // MARK: - The host side
+
+  static func register(_ vm: LuaVM, state: State) {
+    func context() throws -> ObjectContext {
+      guard let context = state.context else { throw HostError("the context is only available while a handler runs") }
+      return context
+    }
+    func handle(_ object: ManagedObject) -> LuaValue {
+      let key = ObjectIdentifier(object)
+      if let known = state.handles[key] { return ["__h": .integer(Int64(known))] }
+      state.objects.append(object)
+      state.handles[key] = state.objects.count
+      return ["__h": .integer(Int64(state.objects.count))]
+    }
+    func objectOf(_ value: LuaValue?, _ what: String) throws -> ManagedObject {
+      guard let number = value?["__h"].integerValue ?? value?.integerValue, number >= 1,
+        Int(number) <= state.objects.count
+      else { throw HostError("\(what): expected an object of this context, got \(value?.typeName ?? "nothing")") }
+      return state.objects[Int(number) - 1]
+    }
+    func text(_ value: LuaValue?, _ what: String) throws -> String {
+      guard let text = value?.stringValue else {
+        throw HostError("\(what) is a string, not \(value?.typeName ?? "nothing")")
+      }
+      return text
+    }
+    func read(_ object: ManagedObject, _ key: String) throws -> LuaValue {
+      let model = try context().model
+      if let relationship = model.relationships(of: object.entity).first(where: { $0.name == key }) {
+        if relationship.isToMany {
+          return .table(LuaTable(array: try object.members(key).map(handle)))
+        }
+        return try object.object(key).map(handle) ?? .null
+      }
+      guard model.attributes(of: object.entity).contains(where: { $0.name == key }) else {
+        throw HostError("entity '\(object.entity.name)' has no property '\(key)'")
+      }
+      return MigrationBridge.lua(try object.value(key))
+    }
+    func write(_ object: ManagedObject, _ key: String, _ value: LuaValue) throws {
+      let model = try context().model
+      if let relationship = model.relationships(of: object.entity).first(where: { $0.name == key }) {
+        if relationship.isToMany {
+          guard case .table(let list) = value else {
+            throw HostError("\(object.entity.name).\(key) is to-many: give a list of objects")
+          }
+          try object.setMembers(key, try list.array.map { try objectOf($0, "\(object.entity.name).\(key)") })
+        } else if value == .null || value == .nil {
+          try object.set(key, to: nil)
+        } else {
+          try object.set(key, to: try objectOf(value, "\(object.entity.name).\(key)"))
+        }
+        return
+      }
+      guard let attribute = model.attributes(of: object.entity).first(where: { $0.name == key }) else {
+        throw HostError("entity '\(object.entity.name)' has no property '\(key)'")
+      }
+      try object.set(key, try MigrationBridge.store(value, for: attribute, entity: object.entity.name))
+    }
+    func storeValue(_ value: LuaValue) throws -> StoreValue {
+      switch value {
+      case .null, .nil: return .null
+      case .boolean(let flag): return .boolean(flag)
+      case .integer(let number): return .integer(number)
+      case .number(let number): return .double(number)
+      case .string(let bytes): return .string(String(decoding: bytes, as: UTF8.self))
+      default:
+        throw HostError("a predicate's argument is a value (number, string, boolean, NULL), not a \(value.typeName)")
+      }
+    }
+    func fetch(_ arguments: [LuaValue], limit fixed: Int? = nil) throws -> [ManagedObject] {
+      let entity = try text(arguments.first, "ctx:fetch's entity")
+      let options = arguments.count > 2 ? arguments[2] : .nil
+      let predicate: FormatPredicate?
+      if arguments.count > 1, arguments[1] != .nil, arguments[1] != .null {
+        let args = try (options["args"].tableValue?.array ?? []).map(storeValue)
+        predicate = try FormatPredicate(try text(arguments[1], "a predicate"), arguments: args)
+      } else {
+        predicate = nil
+      }
+      let sort = try (options["sort"].tableValue?.array ?? []).map { key -> SortKey in
+        let name = try text(key, "a sort key")
+        return name.hasPrefix("-") ? .descending(String(name.dropFirst())) : .ascending(name)
+      }
+      let limit = fixed ?? options["limit"].integerValue.map { Int($0) }
+      return try context().fetch(entity, matching: predicate, sortedBy: sort, limit: limit)
+    }
+    vm.register("fetch", in: "__stage") { arguments in
+      [.table(LuaTable(array: try fetch(arguments).map(handle)))]
+    }
+    vm.register("count", in: "__stage") { arguments in
+      [.integer(Int64(try fetch(arguments).count))]
+    }
+    vm.register("get", in: "__stage") { arguments in
+      [
+        try read(
+          try objectOf(arguments.first, "a property read"), try text(arguments.count > 1 ? arguments[1] : nil, "a key"))
+      ]
+    }
+    vm.register("set", in: "__stage") { arguments in
+      try write(
+        try objectOf(arguments.first, "a property write"), try text(arguments.count > 1 ? arguments[1] : nil, "a key"),
+        arguments.count > 2 ? arguments[2] : .nil)
+      return []
+    }
+    vm.register("insert", in: "__stage") { arguments in
+      let inserted = try context().insert(try text(arguments.first, "ctx:insert's entity"))
+      for (key, value) in arguments.count > 1 ? arguments[1].tableValue?.fields ?? [:] : [:] {
+        try write(inserted, try text(key, "a key"), value)
+      }
+      return [handle(inserted)]
+    }
+    vm.register("delete", in: "__stage") { arguments in
+      try context().delete(try objectOf(arguments.first, "ctx:delete"))
+      return []
+    }
+    vm.register("save", in: "__stage") { _ in
+      state.changes.add(try context().save())
+      return []
+    }
+    vm.register("id", in: "__stage") { arguments in
+      let found = try objectOf(arguments.first, "obj:id()")
+      return [.text("\(found.id.entity)/p\(found.id.primaryKey)")]
+    }
+    vm.register("entity", in: "__stage") { arguments in
+      [.text(try objectOf(arguments.first, "obj:entity()").entity.name)]
+    }
+    vm.register("log", in: "__stage") { arguments in
+      state.log.append(arguments.map { $0.stringValue ?? "\($0)" }.joined(separator: " "))
+      return []
+    }
+  }
+
+  /// Objects as tables with a metatable (one table per object), and the context's methods.
+  static let helpers = """
+    local stage = __stage
+    local setmetatable, rawget, type, ipairs = setmetatable, rawget, type, ipairs
+    local Object, methods, cache = {}, {}, {}
+    local function wrap(value)
+      if type(value) ~= "table" then return value end
+      local h = rawget(value, "__h")
+      if h ~= nil then
+        local known = cache[h]
+        if known == nil then known = setmetatable({ __h = h }, Object); cache[h] = known end
+        return known
+      end
+      for i, item in ipairs(value) do value[i] = wrap(item) end
+      return value
+    end
+    function methods.id(self) return stage.id(self) end
+    function methods.entity(self) return stage.entity(self) end
+    Object.__index = function(self, key)
+      local method = methods[key]
+      if method ~= nil then return method end
+      return wrap(stage.get(self, key))
+    end
+    Object.__newindex = function(self, key, value) stage.set(self, key, value) end
+    Object.__tostring = function(self) return stage.id(self) end
+    local Context = {}
+    Context.__index = Context
+    function Context:fetch(entity, predicate, options) return wrap(stage.fetch(entity, predicate, options)) end
+    function Context:count(entity, predicate, options) return stage.count(entity, predicate, options) end
+    function Context:insert(entity, values) return wrap(stage.insert(entity, values)) end
+    function Context:delete(object) stage.delete(object) end
+    function Context:save() stage.save() end
+    function Context:log(...) stage.log(...) end
+    return function(handler, info)
+      cache = {}
+      handler(setmetatable({ version = info.version, from = info.from, to = info.to }, Context))
+    end
+    """
+}

@@ -1,0 +1,199 @@
+import Foundation
+import GRDB
+import TestSupport
+import Testing
+
+/// Custom stages (`<From>-<To>.stage.lua`): SwiftData's `.custom(willMigrate:didMigrate:)` as Lua,
+/// with a context on the store.
+@Suite struct StageTests {
+  /// Version 2 makes a trip's name unique and adds a slug; stops belong to trips.
+  static let sources: [(file: String, text: String)] = [
+    (
+      "Trips.swift",
+      """
+      import SwiftData
+
+      enum V1: VersionedSchema {
+        static var versionIdentifier = Schema.Version(1, 0, 0)
+        static var models: [any PersistentModel.Type] { [Trip.self, Stop.self] }
+        @Model final class Trip {
+          var name: String
+          var start: Date
+          @Relationship(deleteRule: .cascade) var stops: [Stop] = []
+          init(name: String, start: Date) { self.name = name; self.start = start }
+        }
+        @Model final class Stop {
+          var place: String
+          var trip: Trip?
+          init(place: String) { self.place = place }
+        }
+      }
+
+      enum V2: VersionedSchema {
+        static var versionIdentifier = Schema.Version(2, 0, 0)
+        static var models: [any PersistentModel.Type] { [Trip.self, Stop.self] }
+        @Model final class Trip {
+          @Attribute(.unique) var name: String
+          var start: Date
+          var slug: String?
+          @Relationship(deleteRule: .cascade) var stops: [Stop] = []
+          init(name: String, start: Date) { self.name = name; self.start = start }
+        }
+        @Model final class Stop {
+          var place: String
+          var trip: Trip?
+          init(place: String) { self.place = place }
+        }
+      }
+
+      enum Plan: SchemaMigrationPlan {
+        static var schemas: [any VersionedSchema.Type] { [V1.self, V2.self] }
+      }
+      """
+    )
+  ]
+
+  /// Paris twice (the earlier one with a stop), Rome once with two stops.
+  static let objects = """
+    { "format": "migrun-store/1", "entities": {
+      "Trip": [
+        { "pk": 1, "attributes": { "name": "Paris", "start": 100 }, "relationships": { "stops": ["Stop/p1"] } },
+        { "pk": 2, "attributes": { "name": "Rome", "start": 200 }, "relationships": { "stops": ["Stop/p2", "Stop/p3"] } },
+        { "pk": 3, "attributes": { "name": "Paris", "start": 300 }, "relationships": { "stops": [] } }
+      ],
+      "Stop": [
+        { "pk": 1, "attributes": { "place": "Louvre" }, "relationships": { "trip": "Trip/p1" } },
+        { "pk": 2, "attributes": { "place": "Forum" }, "relationships": { "trip": "Trip/p2" } },
+        { "pk": 3, "attributes": { "place": "Pantheon" }, "relationships": { "trip": "Trip/p2" } }
+      ] } }
+    """
+
+  /// A dedupe in willMigrate (the newest kept; the older one's stops go by the cascade rule), a backfill
+  /// in didMigrate.
+  static let stage = """
+    return {
+      willMigrate = function(ctx)
+        assert(ctx.version == "1.0.0" and ctx.from == "1.0.0" and ctx.to == "2.0.0")
+        local kept = {}
+        for _, trip in ipairs(ctx:fetch("Trip", nil, { sort = { "name", "-start" } })) do
+          if kept[trip.name] then ctx:delete(trip) else kept[trip.name] = trip end
+        end
+        ctx:save()
+        ctx:log("kept", ctx:count("Trip"))
+      end,
+      didMigrate = function(ctx)
+        for _, trip in ipairs(ctx:fetch("Trip", "slug == nil AND stops.@count >= %@", { args = { 0 } })) do
+          trip.slug = string.lower(trip.name)
+        end
+        local rome = ctx:fetch("Trip", "name ==[c] %@", { args = { "rome" }, limit = 1 })[1]
+        local stop = ctx:insert("Stop", { place = "Colosseum", trip = rome })
+        assert(stop.trip == rome and #rome.stops == 3)
+        ctx:save()
+      end,
+    }
+    """
+
+  struct Project {
+    let folder: TemporaryDirectory
+    let model: String
+    let policies: URL
+    let store: URL
+  }
+
+  static func project() throws -> Project {
+    let folder = try TemporaryDirectory()
+    let sources = folder.url.appendingPathComponent("Sources")
+    try SwiftDataSamples.write(Self.sources, into: sources)
+    let policies = folder.url.appendingPathComponent("policies")
+    try FileManager.default.createDirectory(at: policies, withIntermediateDirectories: true)
+    let json = folder.url.appendingPathComponent("trips.json")
+    try Self.objects.write(to: json, atomically: true, encoding: .utf8)
+    let store = folder.url.appendingPathComponent("trips.sqlite")
+    let imported = try MigrunProcess.run([
+      "import", json.path, "--model", sources.path, "--model-version", "1.0.0", "--out", store.path,
+    ])
+    #expect(imported.status == 0, "\(imported.stderr)")
+    return Project(folder: folder, model: sources.path, policies: policies, store: store)
+  }
+
+  static func rows(_ store: URL, _ sql: String) throws -> [Row] {
+    try DatabaseQueue(path: store.path).read { try Row.fetchAll($0, sql: sql) }
+  }
+
+  @Test func aStageDedupesBeforeAUniquenessConstraintAndBackfillsAfter() throws {
+    let project = try Self.project()
+    let original = try Data(contentsOf: project.store)
+    // Without the stage the duplicates are refused by name, and the store is untouched.
+    let refused = try MigrunProcess.run(["migrate", project.store.path, "--model", project.model])
+    #expect(refused.status == 1)
+    #expect(
+      refused.stderr.contains("Trip/p1 and Trip/p3 both become the Trip with name = \"Paris\""), "\(refused.stderr)")
+    #expect(try Data(contentsOf: project.store) == original)
+    try Self.stage.write(
+      to: project.policies.appendingPathComponent("1.0.0-2.0.0.stage.lua"), atomically: true, encoding: .utf8)
+    let plan = try MigrunProcess.run([
+      "plan", project.store.path, "--model", project.model, "--policies", project.policies.path,
+    ])
+    #expect(plan.stdout.contains("custom stage"), "\(plan.stdout)")
+    #expect(plan.stdout.contains("1.0.0-2.0.0.stage.lua: willMigrate, didMigrate"), "\(plan.stdout)")
+    let migrated = try MigrunProcess.run([
+      "migrate", project.store.path, "--model", project.model, "--policies", project.policies.path, "--json",
+    ])
+    #expect(migrated.status == 0, "\(migrated.stderr)")
+    let step = try #require((try migrated.jsonLine("result")["steps"] as? [[String: Any]])?.first)
+    let stage = try #require(step["stage"] as? [String: [String: Int]])
+    // The older Paris, and its stop by the cascade rule.
+    #expect(stage["willMigrate"] == ["inserted": 0, "updated": 0, "deleted": 2])
+    #expect(stage["didMigrate"]?["inserted"] == 1)
+    let trips = try Self.rows(project.store, "SELECT Z_PK, ZNAME, ZSLUG FROM ZTRIP ORDER BY Z_PK")
+    #expect(trips.map { $0["Z_PK"] as Int64 } == [2, 3], "the newest Paris kept")
+    #expect(trips.map { $0["ZSLUG"] as String? } == ["rome", "paris"])
+    let stops = try Self.rows(project.store, "SELECT ZPLACE FROM ZSTOP ORDER BY ZPLACE").map { $0["ZPLACE"] as String }
+    #expect(stops == ["Colosseum", "Forum", "Pantheon"])
+    // The original, before the stage ran, is the backup.
+    let backup = project.store.deletingLastPathComponent().appendingPathComponent("trips~.sqlite")
+    #expect(try Data(contentsOf: backup) == original)
+  }
+
+  /// What a handler does wrong stops the migration, names the stage file and line, and leaves the
+  /// store as it was.
+  @Test func aFailingStageNamesItsFileAndLeavesTheStoreAlone() throws {
+    let cases: [(String, String)] = [
+      ("return { willMigrate = function(ctx)\n  ctx:fetch(\"Trip\", \"name ==\")\nend }", "at character 8"),
+      (
+        "return { willMigrate = function(ctx)\n  local t = ctx:fetch(\"Trip\")[1]\n  t.name = 'x'\nend }",
+        "left changes unsaved"
+      ),
+      ("return { willMigrate = function(ctx)\n  error('no way')\nend }", "1.0.0-2.0.0.stage.lua:2: no way"),
+      (
+        "return { willMigrate = function(ctx)\n  local t = ctx:fetch(\"Trip\")[1]\n  t.nickname = 'x'\nend }",
+        "has no property 'nickname'"
+      ),
+      ("return { whenever = function(ctx) end }", "'whenever' is no stage handler"),
+    ]
+    for (text, expected) in cases {
+      let project = try Self.project()
+      let original = try Data(contentsOf: project.store)
+      try text.write(
+        to: project.policies.appendingPathComponent("1.0.0-2.0.0.stage.lua"), atomically: true, encoding: .utf8)
+      let result = try MigrunProcess.run([
+        "migrate", project.store.path, "--model", project.model, "--policies", project.policies.path,
+      ])
+      #expect(result.status != 0)
+      #expect(result.stderr.contains(expected), "\(expected): \(result.stderr)")
+      #expect(try Data(contentsOf: project.store) == original)
+    }
+  }
+
+  /// A stage file whose name fits no step is refused before anything runs (a typo would skip it).
+  @Test func aStageFileForNoStepIsRefused() throws {
+    let project = try Self.project()
+    try Self.stage.write(
+      to: project.policies.appendingPathComponent("1.0.0-2.0.1.stage.lua"), atomically: true, encoding: .utf8)
+    let result = try MigrunProcess.run([
+      "migrate", project.store.path, "--model", project.model, "--policies", project.policies.path,
+    ])
+    #expect(result.status != 0)
+    #expect(result.stderr.contains("1.0.0-2.0.1.stage.lua is no step"), "\(result.stderr)")
+  }
+}
