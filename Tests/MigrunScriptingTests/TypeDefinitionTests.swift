@@ -2,6 +2,7 @@ import Foundation
 import LuaHost
 import Testing
 
+import MigrunKit
 @testable import MigrunScripting
 @testable import TestSupport
 
@@ -97,6 +98,13 @@ import Testing
     for global in try Self.names(#"\n\s*(\w+) = function"#, in: TestPrelude.source) {
       #expect(Self.types.contains("function \(global)("), "test global \(global)")
     }
+    for method in try Self.names(#"function Context:(\w+)\("#, in: LuaStage.helpers) {
+      #expect(Self.types.contains("function StageContext:\(method)("), "stage context method \(method)")
+    }
+    for method in try Self.names(#"function methods\.(\w+)\("#, in: LuaStage.helpers) {
+      #expect(Self.types.contains("function StageObject:\(method)("), "stage object method \(method)")
+    }
+    for hook in StageHook.allCases { #expect(Self.types.contains("---@field \(hook.rawValue)? "), "stage \(hook)") }
     #expect(Self.types.contains("function migrate("))
     let testsSource = try String(
       contentsOf: Fixtures.repositoryRoot.appendingPathComponent("Sources/MigrunScripting/PolicyTests.swift"),

@@ -161,3 +161,68 @@ function MergeContext:union(field) end
 
 ---What a merge rule file returns: a rule per entity.
 ---@alias MigrunMergeRules table<string, fun(c: MigrunMergeContext): table<string, any>|MigrunNull>
+
+-- A custom stage file, <From>-<To>.stage.lua ------------------------------------------------------
+
+---An object of a stage's context: `obj.name` reads (a to-one an object or NULL, a to-many a list),
+---`obj.name = value` writes (objects and lists of them for relationships).
+---@class MigrunStageObject
+local StageObject = {}
+
+---"Entity/pN" (a new object's is temporary until saved).
+---@return string
+function StageObject:id() end
+
+---The object's entity name.
+---@return string
+function StageObject:entity() end
+
+---Options of a fetch: arguments for %@ / %K, sort keys ("name", or "-name" for descending), a limit.
+---@class MigrunFetchOptions
+---@field args? any[]
+---@field sort? string[]
+---@field limit? integer
+
+---A whole context on the store: before the step (willMigrate, the source version) or after it
+---(didMigrate, the destination version). Changes count once saved.
+---@class MigrunStageContext
+---@field version string the version the store is at while the handler runs
+---@field from string
+---@field to string
+local StageContext = {}
+
+---Objects of `entity` passing `predicate` (NSPredicate's format syntax), sorted and limited.
+---@param entity string
+---@param predicate? string
+---@param options? MigrunFetchOptions
+---@return MigrunStageObject[]
+function StageContext:fetch(entity, predicate, options) end
+
+---How many objects of `entity` pass `predicate`.
+---@param entity string
+---@param predicate? string
+---@param options? MigrunFetchOptions
+---@return integer
+function StageContext:count(entity, predicate, options) end
+
+---A new object of `entity` with `values`.
+---@param entity string
+---@param values? table<string, any>
+---@return MigrunStageObject
+function StageContext:insert(entity, values) end
+
+---Deletes `object`; its relationships' delete rules apply at save.
+---@param object MigrunStageObject
+function StageContext:delete(object) end
+
+---Saves every change (validation and uniqueness apply); a handler must save what it changes.
+function StageContext:save() end
+
+---A line in the migration's log.
+---@param ... any
+function StageContext:log(...) end
+
+---What a stage file returns.
+---@class MigrunStage
+---@field willMigrate? fun(ctx: MigrunStageContext)
+---@field didMigrate? fun(ctx: MigrunStageContext)
