@@ -82,12 +82,33 @@ struct SourceDeclarations {
 
   /// Adds one file's declarations (`file` names it in errors).
   mutating func add(source: String, file: String) throws {
+    // swift-syntax's parser takes time exponential in how deep `[` nest (array types and literals
+    // are told apart by looking ahead: depth 20 takes half a second, each level doubles it), so
+    // a file nesting them deeper than any model does is refused before it is parsed.
+    var depth = 0
+    var line = 1
+    for byte in source.utf8 {
+      switch byte {
+      case UInt8(ascii: "["):
+        depth += 1
+        if depth > Self.maximumBracketDepth {
+          throw SourceError(
+            spot: SourceSpot(file: file, line: line),
+            reason: "'[' nested more than \(Self.maximumBracketDepth) deep (or left open): not a model migrun reads")
+        }
+      case UInt8(ascii: "]"): depth = max(0, depth - 1)
+      case UInt8(ascii: "\n"): line += 1
+      default: break
+      }
+    }
     let tree = Parser.parse(source: source)
     let visitor = Collector(file: file, tree: tree)
     visitor.walk(tree)
     types += visitor.types
     aliases += visitor.aliases
   }
+
+  static let maximumBracketDepth = 12
 
   /// Merges each extension into the type it extends (an extension of a type the sources do not
   /// declare — `Schema.Version`, say — is left out).
