@@ -94,6 +94,49 @@ import Testing
     #expect(bad.message.hasPrefix("plist.decode: not a property list"))
   }
 
+  /// plist.archive writes what the decoder of Apple's archives reads back, and what Foundation's own
+  /// secure unarchiving (the classes NSSecureUnarchiveFromData allows) accepts.
+  @Test func plistsArchiveForSecureUnarchiving() throws {
+    let results = try Self.run(
+      """
+      local bytes = plist.archive({
+        title = 'Soup', servings = 4, rating = 4.5, vegan = true, tags = { 'hot', 'thai' }, note = NULL,
+        made = plist.date(86400), photo = plist.data('\\xff\\x00'), id = plist.uuid(string.rep('\\x01', 16)),
+        link = plist.url('https://example.com/soup'), nested = { { a = 1 }, {} },
+      })
+      local back = plist.unarchive(bytes)
+      return bytes, back.title, back.servings, math.type(back.servings), back.rating, back.vegan, back.tags[2],
+        back.note == NULL, back.made, back.photo, #back.id, back.link, back.nested[1].a, #back.nested[2]
+      """)
+    #expect(
+      Array(results.dropFirst()) == [
+        "Soup", 4, "integer", 4.5, true, "thai", true, 86400.0, .bytes([0xFF, 0]), 16, "https://example.com/soup", 1, 0,
+      ])
+    guard case .string(let bytes) = results[0] else { Issue.record("no bytes"); return }
+    let decoded = try NSKeyedUnarchiver.unarchivedObject(
+      ofClasses: [
+        NSDictionary.self, NSArray.self, NSString.self, NSNumber.self, NSDate.self, NSData.self, NSUUID.self,
+        NSURL.self, NSNull.self,
+      ], from: Data(bytes))
+    let dictionary = try #require(decoded as? NSDictionary)
+    #expect(dictionary["title"] as? String == "Soup")
+    #expect((dictionary["servings"] as? NSNumber)?.intValue == 4)
+    #expect(dictionary["tags"] as? [String] == ["hot", "thai"])
+    #expect((dictionary["made"] as? Date)?.timeIntervalSinceReferenceDate == 86400)
+    #expect(dictionary["note"] is NSNull)
+    #expect((dictionary["id"] as? UUID)?.uuidString == "01010101-0101-0101-0101-010101010101")
+    #expect((dictionary["link"] as? URL)?.absoluteString == "https://example.com/soup")
+    for (script, message) in [
+      ("return plist.archive({ 1, x = 2 })", "a list or has keys, not both"),
+      ("return plist.archive(print)", "a function has no archived form"),
+      ("return plist.uuid('short')", "a UUID is 16 bytes, not 5"),
+      ("return plist.archive({ ['$class'] = 'NSWindow' })", "NSWindow is not a class migrun archives"),
+    ] {
+      let error = try #require(throws: LuaError.self) { try Self.run(script) }
+      #expect(error.message.contains(message), "\(error.message)")
+    }
+  }
+
   @Test func helpersAreReadOnlyAndRequirable() throws {
     #expect(try Self.run("return require('json') == require('json'), require('hex').encode('A')") == [true, "41"])
     let error = try #require(throws: LuaError.self) { try Self.run("json.encode = nil") }

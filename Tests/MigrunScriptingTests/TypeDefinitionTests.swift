@@ -1,8 +1,8 @@
 import Foundation
 import LuaHost
+import MigrunKit
 import Testing
 
-import MigrunKit
 @testable import MigrunScripting
 @testable import TestSupport
 

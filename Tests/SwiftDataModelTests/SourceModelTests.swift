@@ -100,7 +100,10 @@ import Testing
       ),
       ("struct Nothing {}", "no @Model class"),
       // swift-syntax's time doubles with each level of '[': refused before parsing.
-      ("@Model class A {\n  var x: " + String(repeating: "[", count: 13) + "Int", "M.swift:2: '[' nested more than 12 deep"),
+      (
+        "@Model class A {\n  var x: " + String(repeating: "[", count: 13) + "Int",
+        "M.swift:2: '[' nested more than 12 deep"
+      ),
       ("@Model class A {\n  #Unique<A>([\\.nope])\n  var name: String\n}", "M.swift:1: entity 'A', property 'nope'"),
     ]
     for (text, expected) in cases {

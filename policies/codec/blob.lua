@@ -3,6 +3,7 @@
 -- Transformable attributes are usually NSKeyedArchiver archives; apps that move off them want JSON.
 --   local blob = require "codec.blob"
 --   blob.archive_to_json(src.settings)      -- keyed archive bytes → JSON text (NULL stays NULL)
+--   blob.json_to_archive(text)              -- JSON text → keyed archive bytes (a Transformable value)
 --   blob.json_to_plist(text)                -- JSON text → binary property list bytes
 --   blob.plist_to_json(bytes)               -- binary or XML property list → JSON text
 --   blob.hex_to_base64(text), blob.base64_to_hex(text)
@@ -22,6 +23,11 @@ end
 function M.archive_to_json(bytes)
   if bytes == NULL or bytes == nil then return NULL end
   return json.encode(strip(plist.unarchive(bytes)))
+end
+
+function M.json_to_archive(text)
+  if text == NULL or text == nil then return NULL end
+  return plist.archive(json.decode(text))
 end
 
 function M.json_to_plist(text)

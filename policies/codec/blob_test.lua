@@ -21,6 +21,15 @@ test("a keyed archive becomes JSON", function()
     :equals({ cuisine = "thai", servings = 4, tags = { "spicy", "quick" } })
 end)
 
+test("JSON becomes a keyed archive and back", function()
+  local text = '{"cuisine":"thai","servings":4,"tags":["spicy","quick"]}'
+  local bytes = blob.json_to_archive(text)
+  expect(bytes):matches("^bplist00")
+  expect(plist.unarchive(bytes)):equals(plist.unarchive(archive))
+  expect(json.decode(blob.archive_to_json(bytes))):equals(json.decode(text))
+  expect(blob.json_to_archive(NULL)):is_null()
+end)
+
 test("archive_to_json keeps NULL", function()
   expect(blob.archive_to_json(NULL)):is_null()
 end)

@@ -89,6 +89,33 @@ function plist.encode(value, format) end
 ---@return any
 function plist.unarchive(bytes) end
 
+---An NSKeyedArchiver archive (binary) Core Data's secure unarchiving reads: a list is an NSArray, a
+---table with keys an NSDictionary, a string NSString (non-UTF-8 bytes NSData), a number or boolean
+---NSNumber, NULL NSNull; plist.date/data/uuid/url values their classes.
+---@param value any
+---@return string bytes
+function plist.archive(value) end
+
+---An NSDate for plist.archive.
+---@param seconds number seconds since 2001-01-01 (Core Data's reference date)
+---@return table
+function plist.date(seconds) end
+
+---NSData for plist.archive (bytes that are UTF-8 would otherwise be an NSString).
+---@param bytes string
+---@return table
+function plist.data(bytes) end
+
+---An NSUUID for plist.archive.
+---@param bytes string 16 bytes
+---@return table
+function plist.uuid(bytes) end
+
+---An NSURL for plist.archive.
+---@param text string
+---@return table
+function plist.url(text) end
+
 ---Printed on the migration's standard error (with the script's name).
 ---@param ... any
 function print(...) end

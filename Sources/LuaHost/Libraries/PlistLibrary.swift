@@ -8,6 +8,12 @@ import PropertyList
 ///   UTF-8 is written as data
 /// - `plist.unarchive(bytes)` → an NSKeyedArchiver archive as plain tables: NSNull is `NULL`, an NSUUID
 ///   its 16 bytes, another class a table of its fields with `["$class"]` naming it
+/// - `plist.archive(value)` → an NSKeyedArchiver archive (binary) of the classes Foundation's own
+///   archives use and Core Data's secure unarchiving (`NSSecureUnarchiveFromData`) accepts: a list is
+///   an NSArray, a table with keys an NSDictionary (keys in sorted order), a string NSString (bytes
+///   that are not UTF-8 NSData), an integer, float or boolean NSNumber, `NULL` NSNull; and
+///   `plist.date(seconds)`, `plist.data(bytes)`, `plist.uuid(bytes)`, `plist.url(text)` for NSDate,
+///   NSData, NSUUID and NSURL
 enum PlistLibrary {
   static func register(in vm: LuaVM) {
     vm.register("decode", in: "plist") { arguments in
@@ -26,6 +32,28 @@ enum PlistLibrary {
       case "xml": return [.bytes(value.xmlEncoded())]
       default: throw HostError("plist.encode: format must be \"binary\" or \"xml\", not \"\(format)\"")
       }
+    }
+    vm.register("archive", in: "plist") { arguments in
+      var archiver = KeyedArchiver()
+      let root = try archived(try HostLibraries.argument(arguments, 0, "plist.archive"), into: &archiver, depth: 0)
+      return [.bytes(archiver.archive(root: root).binaryEncoded())]
+    }
+    vm.register("date", in: "plist") { arguments in
+      guard let seconds = try HostLibraries.argument(arguments, 0, "plist.date").doubleValue else {
+        throw HostError("plist.date: give seconds since 2001 (a number)")
+      }
+      return [["$class": "NSDate", "time": .number(seconds)]]
+    }
+    vm.register("data", in: "plist") { arguments in
+      [["$class": "NSData", "bytes": .bytes(try HostLibraries.bytes(arguments, 0, "plist.data"))]]
+    }
+    vm.register("uuid", in: "plist") { arguments in
+      let bytes = try HostLibraries.bytes(arguments, 0, "plist.uuid")
+      guard bytes.count == 16 else { throw HostError("plist.uuid: a UUID is 16 bytes, not \(bytes.count)") }
+      return [["$class": "NSUUID", "bytes": .bytes(bytes)]]
+    }
+    vm.register("url", in: "plist") { arguments in
+      [["$class": "NSURL", "string": .bytes(try HostLibraries.bytes(arguments, 0, "plist.url"))]]
     }
     vm.register("unarchive", in: "plist") { arguments in
       let bytes = try HostLibraries.bytes(arguments, 0, "plist.unarchive")
@@ -69,6 +97,67 @@ enum PlistLibrary {
           fields: Dictionary(uniqueKeysWithValues: fields.map { (LuaValue.text($0.key), lua($0.value)) })
             .merging([.text("$class"): .text(className)]) { _, name in name }))
     case .reference(let index): ["$ref": .integer(Int64(index))]
+    }
+  }
+
+  /// `value` in `archiver`: the UID of the object it became.
+  static func archived(_ value: LuaValue, into archiver: inout KeyedArchiver, depth: Int) throws -> PropertyListValue {
+    guard depth < 200 else { throw HostError("plist.archive: nested more than 200 deep (a cycle?)") }
+    switch value {
+    case .boolean(let flag): return archiver.value(.boolean(flag))
+    case .integer(let number): return archiver.value(.integer(number))
+    case .number(let number): return archiver.value(.real(number))
+    case .string(let bytes):
+      if let text = String(validating: bytes, as: UTF8.self) { return archiver.string(text) }
+      return archiver.value(.data(bytes))
+    case .null: return archiver.object(["NSNull", "NSObject"], [:])
+    case .table(let table):
+      if let tag = table["$class"]?.stringValue {
+        func bytes(_ key: String) throws -> [UInt8] {
+          guard case .string(let bytes)? = table[key] else {
+            throw HostError("plist.archive: a \(tag) needs its \(key) (made by plist.\(tag.dropFirst(2).lowercased()))")
+          }
+          return bytes
+        }
+        switch tag {
+        case "NSDate":
+          guard let seconds = table["time"]?.doubleValue else {
+            throw HostError("plist.archive: an NSDate needs its time")
+          }
+          return archiver.object(["NSDate", "NSObject"], ["NS.time": .real(seconds)])
+        case "NSData": return archiver.value(.data(try bytes("bytes")))
+        case "NSUUID": return archiver.object(["NSUUID", "NSObject"], ["NS.uuidbytes": .data(try bytes("bytes"))])
+        case "NSURL":
+          let relative = archiver.string(String(decoding: try bytes("string"), as: UTF8.self))
+          return archiver.object(["NSURL", "NSObject"], ["NS.base": KeyedArchiver.null, "NS.relative": relative])
+        default:
+          throw HostError(
+            "plist.archive: \(tag) is not a class migrun archives (NSDate, NSData, NSUUID, NSURL, or plain values)")
+        }
+      }
+      if table.fields.isEmpty {
+        var elements: [PropertyListValue] = []
+        for element in table.array { elements.append(try archived(element, into: &archiver, depth: depth + 1)) }
+        return archiver.array(elements)
+      }
+      guard table.array.isEmpty else {
+        throw HostError("plist.archive: a table is a list or has keys, not both (an NSArray or an NSDictionary)")
+      }
+      var keys: [PropertyListValue] = []
+      var values: [PropertyListValue] = []
+      let entries = try table.fields.map { key, element -> (String, LuaValue) in
+        guard case .string(let bytes) = key else {
+          throw HostError("plist.archive: dictionary keys are strings, not \(key.typeName)s")
+        }
+        return (String(decoding: bytes, as: UTF8.self), element)
+      }
+      for (key, element) in entries.sorted(by: { $0.0 < $1.0 }) {
+        keys.append(archiver.string(key))
+        values.append(try archived(element, into: &archiver, depth: depth + 1))
+      }
+      return archiver.dictionary(keys: keys, values: values)
+    case .nil, .function:
+      throw HostError("plist.archive: a \(value.typeName) has no archived form")
     }
   }
 
