@@ -13,7 +13,9 @@ struct LintCommand: MigrunCommand {
       removed and one of the same type added with no renaming identifier (probable-rename); a version
       whose hashes equal its predecessor's although its model changed (unchanged-hashes); a new
       required attribute without a default (required-without-default); a to-one turned to-many or
-      back (cardinality-change). With --cloudkit, also what Core Data's CloudKit mirroring does not
+      back (cardinality-change); a new uniqueness constraint, which existing duplicates break
+      (uniqueness-added; a custom stage <From>-<To>.stage.lua in --policies answers it); a composite
+      attribute — SwiftData's Codable struct or enum — whose elements changed (composite-changed). With --cloudkit, also what Core Data's CloudKit mirroring does not
       allow: in the current version, required attributes without defaults, uniqueness constraints,
       relationships without inverses or not optional, Deny delete rules, ordered relationships; and
       between versions, removals and renames (the CloudKit schema only grows).
@@ -44,7 +46,8 @@ struct LintCommand: MigrunCommand {
   var deployed: String?
 
   static let rules = [
-    "probable-rename", "unchanged-hashes", "required-without-default", "cardinality-change", "cloudkit-required",
+    "probable-rename", "unchanged-hashes", "required-without-default", "cardinality-change", "uniqueness-added",
+    "composite-changed", "cloudkit-required",
     "cloudkit-unique", "cloudkit-inverse", "cloudkit-optional", "cloudkit-deny", "cloudkit-ordered", "cloudkit-removed",
   ]
 
@@ -75,7 +78,15 @@ struct LintCommand: MigrunCommand {
     try ScriptedStep.checkPolicyFolders(folders, bundle: bundle)
     let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: folders, override: nil)?.names
     let scripted = ScriptedStep.scriptedSteps(of: bundle, order: order ?? bundle.versionNames, in: folders)
-    var findings = ModelLint.findings(bundle.models, cloudKit: cloudkit, scripted: scripted)
+    let versions = order ?? bundle.versionNames
+    let staged = Set(
+      zip(versions, versions.dropFirst()).filter { from, to in
+        folders.contains {
+          FileManager.default.fileExists(
+            atPath: $0.appendingPathComponent(LuaStage.fileName(from: from, to: to)).path)
+        }
+      }.map { "\($0)\u{0}\($1)" })
+    var findings = ModelLint.findings(bundle.models, cloudKit: cloudkit, scripted: scripted, staged: staged)
       .filter { !ignore.contains($0.rule) }
     if let deployed {
       guard let first = bundle.versionNames.firstIndex(of: deployed) else {

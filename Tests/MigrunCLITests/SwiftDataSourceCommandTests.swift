@@ -67,8 +67,11 @@ import Testing
       ["diff", model, "--from", "1.0.0", "--to", "2.0.0", "--lua", "--out", folder.url.path])
     #expect(lua.status == 0, "\(lua.stderr)")
     #expect(FileManager.default.fileExists(atPath: folder.url.appendingPathComponent("1.0.0-2.0.0.lua").path))
+    // SwiftData's rules: #Unique in version 2 is a constraint existing duplicates would break.
     let lint = try MigrunProcess.run(["lint", model])
-    #expect(lint.stdout.contains("2 versions"), "\(lint.stdout)")
+    #expect(lint.status == 1)
+    #expect(lint.stdout.contains("1.0.0 → 2.0.0: Trip.title, start: gets a uniqueness constraint"), "\(lint.stdout)")
+    #expect(lint.stdout.hasSuffix("Trips: 1 finding\n"), "\(lint.stdout)")
     let verify = try MigrunProcess.run(["verify", model])
     #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
     #expect(verify.stdout.contains("1 of 1 versions reach 2.0.0"), "\(verify.stdout)")

@@ -17,6 +17,11 @@
 /// - `required-without-default`: an attribute new in an entity that existed, required, with no default
 ///   — the step cannot be inferred, and existing objects have no value.
 /// - `cardinality-change`: a to-one turned to-many or back — the values change shape.
+/// - `uniqueness-added`: a uniqueness constraint (SwiftData's `.unique`, `#Unique`) an entity did not
+///   have — existing duplicates stop the step; a custom stage (`<From>-<To>.stage.lua`) that removes
+///   them answers it.
+/// - `composite-changed`: a composite attribute (SwiftData's `Codable` struct or enum) kept across
+///   the step whose elements changed — values of removed elements are lost, added ones start empty.
 /// - with `cloudKit`, what Core Data's CloudKit mirroring does not allow (Apple's "Creating a Core Data
 ///   Model for CloudKit"): `cloudkit-required` (an attribute neither optional nor defaulted),
 ///   `cloudkit-unique` (uniqueness constraints), `cloudkit-inverse` (a relationship without inverse),
@@ -41,14 +46,18 @@ public enum ModelLint {
   /// `scripted`: the steps ("source\u{0}destination" version names) a mapping file or mapping model
   /// covers — their values are the script's to make, so the rules about inferred values
   /// (`probable-rename`, `required-without-default`) leave them alone.
-  public static func findings(_ versions: [ObjectModel], cloudKit: Bool = false, scripted: Set<String> = [])
-    -> [Finding]
-  {
+  /// `staged`: the steps a custom stage covers (its handlers can remove duplicates before a new
+  /// constraint: `uniqueness-added` is theirs).
+  public static func findings(
+    _ versions: [ObjectModel], cloudKit: Bool = false, scripted: Set<String> = [], staged: Set<String> = []
+  ) -> [Finding] {
     var found: [Finding] = []
     for (old, new) in zip(versions, versions.dropFirst()) {
-      let inferred = !scripted.contains("\(name(old))\u{0}\(name(new))")
+      let key = "\(name(old))\u{0}\(name(new))"
+      let inferred = !scripted.contains(key)
       found += step(from: old, to: new, cloudKit: cloudKit).filter { finding in
-        inferred || !["probable-rename", "required-without-default"].contains(finding.rule)
+        (inferred || !["probable-rename", "required-without-default", "uniqueness-added"].contains(finding.rule))
+          && !(staged.contains(key) && finding.rule == "uniqueness-added")
       }
     }
     if cloudKit, let current = versions.last { found += cloudKitRules(current) }
@@ -121,6 +130,35 @@ public enum ModelLint {
           previous.isToMany
             ? "was to-many, now to-one: objects related to more than one keep only one"
             : "was to-one, now to-many: check what the relationship's objects mean now")
+      }
+      let before = Set(origin.uniquenessConstraints.map { $0.sorted() })
+      for constraint in entity.uniquenessConstraints where !before.contains(constraint.sorted()) {
+        add(
+          "uniqueness-added", entity.name, constraint,
+          "gets a uniqueness constraint: existing duplicates stop the migration (remove them in a custom stage's willMigrate, \(versions.joined(separator: "-")).stage.lua, or fold them with a mapping file's merge rules)"
+        )
+      }
+      let declared = paired(
+        old.declaredAttributes(of: origin), new.declaredAttributes(of: entity), declaredBefore: declaredBefore,
+        declaredNow: declaredNow)
+      for (previous, attribute) in declared.kept
+      where previous.type == .composite && attribute.type == .composite
+        && previous.elements.map({ "\($0.name):\($0.type.rawValue)" })
+          != attribute.elements.map({
+            "\($0.name):\($0.type.rawValue)"
+          })
+      {
+        let was = Set(previous.elements.map(\.name))
+        let now = Set(attribute.elements.map(\.name))
+        let removed = was.subtracting(now).sorted()
+        let added = now.subtracting(was).sorted()
+        var parts: [String] = []
+        if !removed.isEmpty { parts.append("\(removed.joined(separator: ", ")) removed (their values are lost)") }
+        if !added.isEmpty { parts.append("\(added.joined(separator: ", ")) added (empty in existing objects)") }
+        if parts.isEmpty { parts.append("an element's type changed") }
+        add(
+          "composite-changed", entity.name, [attribute.name],
+          "its stored value (a Codable struct or enum) changed shape: \(parts.joined(separator: "; "))")
       }
       // A property removed where one of its kind was added without a renaming identifier.
       var renames: [(removed: String, added: String, what: String)] = []

@@ -26,6 +26,51 @@ import Testing
     </entity>
     """
 
+  @Test func aNewUniquenessConstraintIsFoundUnlessAStageOrScriptCoversIt() throws {
+    let v1 = try Self.model("V1", Self.base)
+    let constrained = try Self.model(
+      "V2",
+      Self.base.replacingOccurrences(
+        of: #"<entity name="Folder">"#,
+        with:
+          #"<entity name="Folder"><uniquenessConstraints><uniquenessConstraint><constraint value="name"/></uniquenessConstraint></uniquenessConstraints>"#
+      ))
+    let findings = ModelLint.findings([v1, constrained])
+    #expect(findings.map(\.rule) == ["uniqueness-added"])
+    #expect(findings.first?.entity == "Folder")
+    #expect(findings.first?.properties == ["name"])
+    #expect(ModelLint.findings([v1, constrained], staged: ["V1\u{0}V2"]).isEmpty)
+    #expect(ModelLint.findings([v1, constrained], scripted: ["V1\u{0}V2"]).isEmpty)
+    // Kept, it is not new.
+    #expect(
+      Self.rules([constrained, try Self.model("V3", constrained.entities.isEmpty ? "" : Self.constrainedBase)]).isEmpty)
+  }
+
+  static let constrainedBase = base.replacingOccurrences(
+    of: #"<entity name="Folder">"#,
+    with:
+      #"<entity name="Folder"><uniquenessConstraints><uniquenessConstraint><constraint value="name"/></uniquenessConstraint></uniquenessConstraints>"#
+  )
+
+  @Test func aCompositeWhoseElementsChangedIsFound() throws {
+    func version(_ name: String, _ elements: [Attribute]) throws -> ObjectModel {
+      try ObjectModel(
+        entities: [
+          Entity(
+            name: "Trip",
+            attributes: [Attribute(name: "budget", type: .composite, isOptional: true, elements: elements)])
+        ], versionName: name)
+    }
+    let amount = Attribute(name: "amount", type: .decimal, isOptional: true)
+    let currency = Attribute(name: "currency", type: .string, isOptional: true)
+    let code = Attribute(name: "code", type: .string, isOptional: true)
+    let v1 = try version("V1", [amount, currency])
+    let findings = ModelLint.findings([v1, try version("V2", [amount, code])])
+    #expect(findings.map(\.rule) == ["composite-changed"])
+    #expect(findings.first?.message.contains("currency removed (their values are lost); code added") == true)
+    #expect(ModelLint.findings([v1, try version("V2", [amount, currency])]).isEmpty)
+  }
+
   @Test func aRemovedAndAnAddedPropertyOfOneTypeIsAProbableRename() throws {
     let v1 = try Self.model("V1", Self.base)
     let renamedWithoutID = try Self.model(
