@@ -16,6 +16,14 @@ struct SchemaReader {
 
   // MARK: Versions
 
+  /// The plan's order and where it is declared (nil without a SchemaMigrationPlan).
+  func declaredOrder(of versions: [Version]) -> VersionOrder? {
+    guard
+      let plan = declarations.types.first(where: { $0.kind != .classType && $0.conforms(to: "SchemaMigrationPlan") })
+    else { return nil }
+    return VersionOrder(names: versions.map(\.name), origin: "\(plan.spot): \(plan.name).schemas")
+  }
+
   func versions(defaultName: String) throws -> [Version] {
     let schemas = declarations.types.filter { $0.kind != .classType && $0.conforms(to: "VersionedSchema") }
     guard !schemas.isEmpty else {

@@ -53,10 +53,12 @@ public enum SwiftDataSources {
     do {
       let declarations = try SourceDeclarations(files: files, relativeTo: root)
       let name = url.deletingPathExtension().lastPathComponent
-      let versions = try SchemaReader(declarations: declarations).versions(defaultName: name)
+      let reader = SchemaReader(declarations: declarations)
+      let versions = try reader.versions(defaultName: name)
       return try ModelBundle(
         name: name, url: url, versions: versions.map { ($0.name, $0.model) },
-        current: versions[versions.count - 1].name, isOrderGuessed: false)
+        current: versions[versions.count - 1].name, isOrderGuessed: false,
+        declaredOrder: reader.declaredOrder(of: versions))
     } catch let error as SourceError {
       throw ModelError(.notAModel, file: error.spot.description, reason: error.reason)
     } catch let error as ModelError {
@@ -72,10 +74,12 @@ public enum SwiftDataSources {
       var declarations = SourceDeclarations()
       for source in sources { try declarations.add(source: source.text, file: source.file) }
       declarations.mergeExtensions()
-      let versions = try SchemaReader(declarations: declarations).versions(defaultName: name)
+      let reader = SchemaReader(declarations: declarations)
+      let versions = try reader.versions(defaultName: name)
       return try ModelBundle(
         name: name, url: URL(fileURLWithPath: name), versions: versions.map { ($0.name, $0.model) },
-        current: versions[versions.count - 1].name, isOrderGuessed: false)
+        current: versions[versions.count - 1].name, isOrderGuessed: false,
+        declaredOrder: reader.declaredOrder(of: versions))
     } catch let error as SourceError {
       throw ModelError(.notAModel, file: error.spot.description, reason: error.reason)
     } catch let error as ModelError {

@@ -116,6 +116,36 @@ import Testing
     }
   }
 
+  /// SwiftData migrates stage by stage: a store two versions behind walks the plan's order one
+  /// version at a time (Core Data's default would go straight to the destination).
+  @Test func thePlanOrderIsWalkedOneVersionAtATime() throws {
+    func schema(_ number: Int, _ properties: String) -> String {
+      """
+      enum V\(number): VersionedSchema {
+        static var versionIdentifier = Schema.Version(\(number), 0, 0)
+        static var models: [any PersistentModel.Type] { [Note.self] }
+        @Model final class Note { \(properties) }
+      }
+      """
+    }
+    let sources = [
+      ("Notes.swift", schema(1, "var text: String = \"\"")),
+      ("Notes2.swift", schema(2, "var text: String = \"\"; var pinned: Bool = false")),
+      ("Notes3.swift", schema(3, "var text: String = \"\"; var pinned: Bool = false; var color: Int = 0")),
+      (
+        "Plan.swift",
+        "enum Plan: SchemaMigrationPlan {\n  static var schemas: [any VersionedSchema.Type] { [V1.self, V2.self, V3.self] }\n}"
+      ),
+    ]
+    let bundle = try SwiftDataSources.bundle(sources: sources, name: "Notes")
+    #expect(bundle.declaredOrder?.names == ["1.0.0", "2.0.0", "3.0.0"])
+    #expect(bundle.declaredOrder?.origin == "Plan.swift:1: Plan.schemas")
+    let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: [], override: nil)
+    let plan = try MigrationPlanner.plan(
+      bundle: bundle, storeHashes: try bundle.model(named: "1.0.0").entityVersionHashes, order: order)
+    #expect(plan.steps.map(\.name) == ["1.0.0 → 2.0.0", "2.0.0 → 3.0.0"])
+  }
+
   /// Subclasses of a model (SwiftData's inheritance) are subentities.
   @Test func aModelSubclassIsASubentity() throws {
     let bundle = try SwiftDataSources.bundle(

@@ -136,7 +136,7 @@ public enum MigrationPlanner {
       try check(names, in: bundle, origin: file.path)
       return VersionOrder(names: names, origin: file.path)
     }
-    return nil
+    return bundle.declaredOrder
   }
 
   /// The plan for a store whose entity hashes are `storeHashes`: along `order` when one is given,

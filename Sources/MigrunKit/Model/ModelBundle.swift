@@ -109,9 +109,15 @@ public struct ModelBundle: Sendable {
     self.currentModel = currentModel
   }
 
+  /// The order a migration walks, one version at a time, when the model itself declares one: a
+  /// SwiftData `SchemaMigrationPlan`'s `schemas` (SwiftData migrates stage by stage). `nil` for
+  /// Core Data's formats, whose stores go straight to the destination where they can.
+  public private(set) var declaredOrder: VersionOrder?
+
   /// Versions made elsewhere (a SwiftData model read from its Swift sources), in `versions`' order.
   public init(
-    name: String, url: URL, versions: [(name: String, model: ObjectModel)], current: String, isOrderGuessed: Bool
+    name: String, url: URL, versions: [(name: String, model: ObjectModel)], current: String, isOrderGuessed: Bool,
+    declaredOrder: VersionOrder? = nil
   ) throws(ModelError) {
     guard let currentModel = versions.first(where: { $0.name == current })?.model else {
       throw ModelError(.unknownVersion, file: url.path, reason: "no version '\(current)'")
@@ -124,6 +130,7 @@ public struct ModelBundle: Sendable {
     self.currentModel = currentModel
     recordedVersionHashes = [:]
     modelsByName = Dictionary(versions.map { ($0.name, $0.model) }, uniquingKeysWith: { first, _ in first })
+    self.declaredOrder = declaredOrder
   }
 
   /// Every version restricted to configuration `name` (``ObjectModel/restricted(toConfiguration:)``):
