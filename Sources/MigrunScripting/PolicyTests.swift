@@ -211,6 +211,7 @@ enum FixtureMigration {
       guard case .scripted(let file) = step.kind else { throw HostError("\(step.name) is not scripted") }
       return try ScriptedStep.load(step, file: file, policyFolders: folders, limits: limits)
     }
+    migrator.stage = { step in try LuaStage.find(for: step, in: folders, limits: limits) }
     _ = try migrator.run()
     let migrated = try SQLiteStore(url: copy, model: try bundle.model(named: plan.destinationVersion))
     defer { try? migrated.close() }

@@ -59,6 +59,7 @@ public enum Verify {
           }
           return try ScriptedStep.load(step, file: file, policyFolders: policyFolders)
         }
+        migrator.stage = { step in try LuaStage.find(for: step, in: policyFolders) }
         let report = try migrator.run()
         let path = ([plan.sourceVersion] + plan.steps.map(\.to)).joined(separator: " → ")
         var passed = Outcome(

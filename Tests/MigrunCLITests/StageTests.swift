@@ -185,6 +185,31 @@ import Testing
     }
   }
 
+  /// verify runs a step's stage as migrate does.
+  @Test func verifyRunsTheStage() throws {
+    let project = try Self.project()
+    let file = project.policies.appendingPathComponent("1.0.0-2.0.0.stage.lua")
+    try "return { didMigrate = function(ctx) error('stage ran on ' .. ctx:count('Trip') .. ' trips') end }".write(
+      to: file, atomically: true, encoding: .utf8)
+    let failing = try MigrunProcess.run([
+      "verify", project.model, "--policies", project.policies.path, "--objects", "3",
+    ])
+    #expect(failing.status == 1)
+    #expect(
+      failing.stdout.contains("didMigrate: policies/1.0.0-2.0.0.stage.lua:1: stage ran on 3 trips"), "\(failing.stdout)"
+    )
+    try """
+    return { didMigrate = function(ctx)
+      for _, trip in ipairs(ctx:fetch("Trip")) do trip.slug = string.lower(trip.name) end
+      ctx:save()
+    end }
+    """.write(to: file, atomically: true, encoding: .utf8)
+    let passing = try MigrunProcess.run([
+      "verify", project.model, "--policies", project.policies.path, "--objects", "3",
+    ])
+    #expect(passing.status == 0, "\(passing.stdout)\(passing.stderr)")
+  }
+
   /// A stage file whose name fits no step is refused before anything runs (a typo would skip it).
   @Test func aStageFileForNoStepIsRefused() throws {
     let project = try Self.project()
