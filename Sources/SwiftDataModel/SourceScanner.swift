@@ -265,29 +265,20 @@ private final class Collector: SyntaxVisitor {
     return nil
   }
 
-  override func visit(_ node: ClassDeclSyntax) -> SyntaxVisitorContinueKind {
-    begin(
-      .classType, name: node.name.text, attributes: node.attributes, inheritance: node.inheritanceClause,
-      members: node.memberBlock, node: node)
-    return .visitChildren
-  }
+  override func visit(_ node: ClassDeclSyntax) -> SyntaxVisitorContinueKind { begin(.classType, node) }
   override func visitPost(_ node: ClassDeclSyntax) { end() }
-
-  override func visit(_ node: StructDeclSyntax) -> SyntaxVisitorContinueKind {
-    begin(
-      .structType, name: node.name.text, attributes: node.attributes, inheritance: node.inheritanceClause,
-      members: node.memberBlock, node: node)
-    return .visitChildren
-  }
+  override func visit(_ node: StructDeclSyntax) -> SyntaxVisitorContinueKind { begin(.structType, node) }
   override func visitPost(_ node: StructDeclSyntax) { end() }
+  override func visit(_ node: EnumDeclSyntax) -> SyntaxVisitorContinueKind { begin(.enumType, node) }
+  override func visitPost(_ node: EnumDeclSyntax) { end() }
 
-  override func visit(_ node: EnumDeclSyntax) -> SyntaxVisitorContinueKind {
+  /// A class, struct or enum: its declaration kept, its scope opened for what it declares.
+  func begin(_ kind: DeclaredType.Kind, _ node: some DeclGroupSyntax & NamedDeclSyntax) -> SyntaxVisitorContinueKind {
     begin(
-      .enumType, name: node.name.text, attributes: node.attributes, inheritance: node.inheritanceClause,
+      kind, name: node.name.text, attributes: node.attributes, inheritance: node.inheritanceClause,
       members: node.memberBlock, node: node)
     return .visitChildren
   }
-  override func visitPost(_ node: EnumDeclSyntax) { end() }
 
   override func visit(_ node: ExtensionDeclSyntax) -> SyntaxVisitorContinueKind {
     let extended = node.extendedType.trimmedDescription.split(separator: ".").map(String.init)

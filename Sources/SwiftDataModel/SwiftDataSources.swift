@@ -50,10 +50,26 @@ public enum SwiftDataSources {
     guard !files.isEmpty else {
       throw ModelError(.noVersions, file: url.path, reason: "no .swift files")
     }
+    let name = url.deletingPathExtension().lastPathComponent
+    return try made(name: name, url: url) { try SourceDeclarations(files: files, relativeTo: root) }
+  }
+
+  /// The model of sources given as text (`files`: name → contents): for tests and tools.
+  public static func bundle(sources: [(file: String, text: String)], name: String) throws(ModelError) -> ModelBundle {
+    try made(name: name, url: URL(fileURLWithPath: name)) {
+      var declarations = SourceDeclarations()
+      for source in sources { try declarations.add(source: source.text, file: source.file) }
+      declarations.mergeExtensions()
+      return declarations
+    }
+  }
+
+  /// The bundle of the declarations `read` gives; a source error is a model error at its file and line.
+  private static func made(name: String, url: URL, _ read: () throws -> SourceDeclarations) throws(ModelError)
+    -> ModelBundle
+  {
     do {
-      let declarations = try SourceDeclarations(files: files, relativeTo: root)
-      let name = url.deletingPathExtension().lastPathComponent
-      let reader = SchemaReader(declarations: declarations)
+      let reader = SchemaReader(declarations: try read())
       let versions = try reader.versions(defaultName: name)
       return try ModelBundle(
         name: name, url: url, versions: versions.map { ($0.name, $0.model) },
@@ -65,27 +81,6 @@ public enum SwiftDataSources {
       throw error
     } catch {
       throw ModelError(.unreadable, file: url.path, reason: "\(error)")
-    }
-  }
-
-  /// The model of sources given as text (`files`: name → contents): for tests and tools.
-  public static func bundle(sources: [(file: String, text: String)], name: String) throws(ModelError) -> ModelBundle {
-    do {
-      var declarations = SourceDeclarations()
-      for source in sources { try declarations.add(source: source.text, file: source.file) }
-      declarations.mergeExtensions()
-      let reader = SchemaReader(declarations: declarations)
-      let versions = try reader.versions(defaultName: name)
-      return try ModelBundle(
-        name: name, url: URL(fileURLWithPath: name), versions: versions.map { ($0.name, $0.model) },
-        current: versions[versions.count - 1].name, isOrderGuessed: false,
-        declaredOrder: reader.declaredOrder(of: versions))
-    } catch let error as SourceError {
-      throw ModelError(.notAModel, file: error.spot.description, reason: error.reason)
-    } catch let error as ModelError {
-      throw error
-    } catch {
-      throw ModelError(.unreadable, file: name, reason: "\(error)")
     }
   }
 }

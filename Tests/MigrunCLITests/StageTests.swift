@@ -10,48 +10,36 @@ import Testing
   static let sources: [(file: String, text: String)] = [
     (
       "Trips.swift",
-      """
-      import SwiftData
+      "import SwiftData\n\n" + schema(1, name: "var name: String") + "\n\n"
+        + schema(2, name: "@Attribute(.unique) var name: String\n    var slug: String?") + """
 
-      enum V1: VersionedSchema {
-        static var versionIdentifier = Schema.Version(1, 0, 0)
-        static var models: [any PersistentModel.Type] { [Trip.self, Stop.self] }
-        @Model final class Trip {
-          var name: String
-          var start: Date
-          @Relationship(deleteRule: .cascade) var stops: [Stop] = []
-          init(name: String, start: Date) { self.name = name; self.start = start }
-        }
-        @Model final class Stop {
-          var place: String
-          var trip: Trip?
-          init(place: String) { self.place = place }
-        }
-      }
 
-      enum V2: VersionedSchema {
-        static var versionIdentifier = Schema.Version(2, 0, 0)
-        static var models: [any PersistentModel.Type] { [Trip.self, Stop.self] }
-        @Model final class Trip {
-          @Attribute(.unique) var name: String
-          var start: Date
-          var slug: String?
-          @Relationship(deleteRule: .cascade) var stops: [Stop] = []
-          init(name: String, start: Date) { self.name = name; self.start = start }
-        }
-        @Model final class Stop {
-          var place: String
-          var trip: Trip?
-          init(place: String) { self.place = place }
-        }
-      }
-
-      enum Plan: SchemaMigrationPlan {
-        static var schemas: [any VersionedSchema.Type] { [V1.self, V2.self] }
-      }
-      """
+          enum Plan: SchemaMigrationPlan {
+            static var schemas: [any VersionedSchema.Type] { [V1.self, V2.self] }
+          }
+          """
     )
   ]
+
+  static func schema(_ number: Int, name: String) -> String {
+    """
+    enum V\(number): VersionedSchema {
+      static var versionIdentifier = Schema.Version(\(number), 0, 0)
+      static var models: [any PersistentModel.Type] { [Trip.self, Stop.self] }
+      @Model final class Trip {
+        \(name)
+        var start: Date
+        @Relationship(deleteRule: .cascade) var stops: [Stop] = []
+        init(name: String, start: Date) { self.name = name; self.start = start }
+      }
+      @Model final class Stop {
+        var place: String
+        var trip: Trip?
+        init(place: String) { self.place = place }
+      }
+    }
+    """
+  }
 
   /// Paris twice (the earlier one with a stop), Rome once with two stops.
   static let objects = """
