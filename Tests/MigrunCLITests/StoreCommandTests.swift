@@ -115,6 +115,24 @@ import Testing
     #expect(!left.contains { $0.contains("wrong") }, "\(left)")
   }
 
+  /// A key the export format does not have is named (an attribute beside "pk" imported as NULL).
+  @Test func importNamesAKeyTheFormatDoesNotHave() throws {
+    let folder = try TemporaryDirectory()
+    let json = folder.url.appendingPathComponent("moods.json")
+    try #"{ "format": "migrun-store/1", "entities": { "Mood": [ { "pk": 1, "rating": 5 } ] } }"#.write(
+      to: json, atomically: true, encoding: .utf8)
+    let target = folder.url.appendingPathComponent("moods.sqlite")
+    let result = try MigrunProcess.run([
+      "import", json.path, "--model", Self.moody, "--model-version", "Moody 6", "--out", target.path,
+    ])
+    #expect(result.status == 1)
+    #expect(
+      result.stderr.contains(
+        "entity 'Mood', object 1: an object has the key 'rating', an attribute: put it under \"attributes\""),
+      "\(result.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: target.path))
+  }
+
   @Test(arguments: [
     ("truncated", "not a SQLite database"), ("text", "not a SQLite database"),
   ])

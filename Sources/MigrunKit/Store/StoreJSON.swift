@@ -174,6 +174,19 @@ public enum StoreJSON {
     guard case .integer(let primaryKey)? = entry["pk"] else {
       throw StoreError(.badValue, entity: entity.name, reason: "an object has no \"pk\"")
     }
+    // A key the format does not have is a mistake to name, not to pass over (an attribute written
+    // beside "pk" instead of under "attributes" would otherwise import as NULL).
+    if let unknown = entry.keys.sorted().first(where: {
+      !["pk", "version", "attributes", "relationships"].contains($0)
+    }) {
+      let isProperty = model.declaredAttributes(of: entity).contains { $0.name == unknown }
+      throw StoreError(
+        .badValue, entity: entity.name, primaryKey: primaryKey,
+        reason: "an object has the key '\(unknown)'"
+          + (isProperty
+            ? ", an attribute: put it under \"attributes\""
+            : "; an object has \"pk\", \"version\", \"attributes\" and \"relationships\""))
+    }
     var version: Int64 = 1
     if case .integer(let stored)? = entry["version"] { version = stored }
     var object = StoredObject(id: ObjectID(entity: entity.name, primaryKey: primaryKey), version: version)
