@@ -217,8 +217,8 @@ struct SchemaReader {
       attributes.append(attribute)
     }
     var fetchIndexes: [FetchIndex] = []
-    for macro in type.macros {
-      let groups = try keyPathGroups(macro, owner: type)
+    for (macro, spot) in type.macros {
+      let groups = try keyPathGroups(macro, owner: type, spot: spot)
       switch macro.macroName.text {
       case "Unique": unique += groups
       case "Index":
@@ -230,7 +230,7 @@ struct SchemaReader {
         }
       default:
         throw SourceError(
-          spot: spotOf(macro, in: type),
+          spot: spot,
           reason: "\(type.name): #\(macro.macroName.text) is not one migrun reads (#Unique, #Index)")
       }
     }
@@ -238,8 +238,6 @@ struct SchemaReader {
       name: type.name, parentName: parentClass(of: type)?.name, attributes: attributes, relationships: relationships,
       uniquenessConstraints: unique, className: type.qualifiedName, fetchIndexes: fetchIndexes)
   }
-
-  func spotOf(_ node: some SyntaxProtocol, in type: DeclaredType) -> SourceSpot { type.spot }
 
   /// A property's declared type, or the type of its literal initial value (`var count = 0`).
   func propertyType(_ property: DeclaredProperty, owner: String) throws -> TypeSyntax {
@@ -512,11 +510,11 @@ struct SchemaReader {
   }
 
   /// `#Unique<Trip>([\.name, \.start], [\.id])` → `[["name", "start"], ["id"]]`.
-  func keyPathGroups(_ macro: MacroExpansionDeclSyntax, owner: DeclaredType) throws -> [[String]] {
+  func keyPathGroups(_ macro: MacroExpansionDeclSyntax, owner: DeclaredType, spot: SourceSpot) throws -> [[String]] {
     try macro.arguments.map { argument in
       guard let array = argument.expression.as(ArrayExprSyntax.self) else {
         throw SourceError(
-          spot: owner.spot,
+          spot: spot,
           reason: "#\(macro.macroName.text) in \(owner.name): migrun reads lists of key paths [\\.a, \\.b]")
       }
       return array.elements.map { element in

@@ -44,7 +44,7 @@ struct DeclaredType {
   var properties: [DeclaredProperty] = []
   var cases: [DeclaredCase] = []
   /// `#Unique` and `#Index` in a model's body.
-  var macros: [MacroExpansionDeclSyntax] = []
+  var macros: [(macro: MacroExpansionDeclSyntax, spot: SourceSpot)] = []
   /// Static members' values (`static var models: … { [A.self] }`): the expression given or returned.
   var statics: [String: (ExprSyntax, SourceSpot)] = [:]
   var spot: SourceSpot
@@ -230,7 +230,7 @@ private final class Collector: SyntaxVisitor {
             name: element.name.text, associatedTypes: element.parameterClause?.parameters.map(\.type) ?? []))
       }
     } else if let macro = decl.as(MacroExpansionDeclSyntax.self) {
-      type.macros.append(macro)
+      type.macros.append((macro, spot(macro)))
     } else if let ifConfig = decl.as(IfConfigDeclSyntax.self) {
       // Members inside #if: every clause's (a model is the same on every platform it builds for).
       for clause in ifConfig.clauses {

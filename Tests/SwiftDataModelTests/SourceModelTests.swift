@@ -99,6 +99,10 @@ import Testing
         "M.swift:2: versionIdentifier Schema.Version(major, 0, 0)"
       ),
       ("struct Nothing {}", "no @Model class"),
+      (
+        "@Model class A {\n  var name: String = \"\"\n  #Fancy<A>([\\.name])\n}",
+        "M.swift:3: A: #Fancy is not one migrun reads"
+      ),
       // swift-syntax's time doubles with each level of '[': refused before parsing.
       (
         "@Model class A {\n  var x: " + String(repeating: "[", count: 13) + "Int",

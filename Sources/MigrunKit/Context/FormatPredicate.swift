@@ -621,7 +621,7 @@ private struct FormatPredicateEvaluator {
   static func equal(_ lhs: Operands.Item, _ rhs: Operands.Item, _ options: FormatPredicate.Options) -> Bool {
     switch (lhs, rhs) {
     case (.object(let a), .object(let b)): return a.id == b.id
-    case (.object, .value(let value)), (.value(let value), .object): return value == .null ? false : false
+    case (.object, .value), (.value, .object): return false
     case (.value(.null), .value(.null)): return true
     case (.value(.null), _), (_, .value(.null)): return false
     case (.value(.string(let a)), .value(.string(let b))): return fold(a, options) == fold(b, options)
