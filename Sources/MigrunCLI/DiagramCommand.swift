@@ -25,7 +25,10 @@ struct DiagramCommand: MigrunCommand {
     case svg, dot
   }
 
-  @Argument(help: "A model (.xcdatamodeld, .momd, .xcdatamodel, a store as its own model), or a store with --model.")
+  @Argument(
+    help:
+      "A model (.xcdatamodeld, .momd, .xcdatamodel, SwiftData sources, a store as its own model), or a store with --model."
+  )
   var source: String
   @Option(name: .customLong("model-version"), help: "The version to draw (default: the current version).")
   var version: String?

@@ -17,7 +17,10 @@ struct HashCommand: MigrunCommand {
       """)
   )
 
-  @Argument(help: "A .xcdatamodeld or .xcdatamodel, a compiled .momd or .mom, or a store (its Z_MODELCACHE).")
+  @Argument(
+    help:
+      "A .xcdatamodeld or .xcdatamodel, a compiled .momd or .mom, SwiftData sources (a folder or .swift file), or a store (its Z_MODELCACHE)."
+  )
   var modelArgument: String?
 
   @Option(help: "The model, as every other command takes it (instead of the argument).")

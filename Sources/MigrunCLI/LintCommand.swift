@@ -21,7 +21,8 @@ struct LintCommand: MigrunCommand {
       between versions, removals and renames (the CloudKit schema only grows).
       """))
 
-  @Argument(help: "A .xcdatamodeld or .momd.") var modelArgument: String?
+  @Argument(help: "A .xcdatamodeld or .momd, or SwiftData sources (a folder or .swift file).") var modelArgument:
+    String?
   @Option(help: "The model, as every other command takes it (instead of the argument).") var model: String?
   @Flag(help: "Also check what Core Data's CloudKit mirroring forbids.") var cloudkit = false
   @Flag(help: "JSON lines (docs/json.md): a `finding` line per finding, then a `summary`.") var json = false

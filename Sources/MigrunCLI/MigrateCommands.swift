@@ -7,7 +7,7 @@ import MigrunScripting
 struct ChainOptions: ParsableArguments {
   @Option(
     help:
-      "The model: a .xcdatamodeld (or compiled .momd) with its versions, or a store whose own model (Z_MODELCACHE) is the destination (default: model: in .migrun.yml)."
+      "The model: a .xcdatamodeld (or compiled .momd) with its versions, SwiftData sources (a folder or .swift file: each VersionedSchema a version), or a store whose own model (Z_MODELCACHE) is the destination (default: model: in .migrun.yml)."
   )
   var model: String?
   @Option(
@@ -248,7 +248,8 @@ struct DiffCommand: MigrunCommand {
     commandName: "diff",
     abstract: "Show the mapping Core Data would infer between two model versions, or why there is none.")
 
-  @Argument(help: "A .xcdatamodeld or .momd.") var modelArgument: String?
+  @Argument(help: "A .xcdatamodeld or .momd, or SwiftData sources (a folder or .swift file).") var modelArgument:
+    String?
   @Option(help: "The model, as every other command takes it (instead of the argument).") var model: String?
   @Option(help: "The older version.") var from: String
   @Option(help: "The newer version.") var to: String

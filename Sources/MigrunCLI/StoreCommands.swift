@@ -65,7 +65,8 @@ struct InspectCommand: MigrunCommand {
       """))
 
   @Argument(help: "The store (.sqlite or any name).") var store: String
-  @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd or .mom to identify the store's version.") var model: String?
+  @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd, .mom or SwiftData sources to identify the store's version.")
+  var model: String?
   @Option(help: "The model configuration the store was written for (default: found from the store).")
   var configuration: String?
   @Flag(help: "One JSON line (docs/json.md): an `inspect` event {uuid, metadata, entities, version}.") var json = false
@@ -128,7 +129,7 @@ struct CreateCommand: MigrunCommand {
     abstract: "Create an empty store for a model version, laid out as Core Data lays it out.")
 
   @Argument(help: "The store to create (must not exist).") var store: String
-  @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd or .mom.") var model: String
+  @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd, .mom or SwiftData sources.") var model: String
   @Option(name: .customLong("model-version"), help: "The model version (default: the current version).")
   var modelVersion: String?
   @Option(help: "Create a store of this configuration: its entities alone.") var configuration: String?
@@ -151,7 +152,8 @@ struct ExportCommand: MigrunCommand {
     abstract: "Write a store's objects as JSON (stable order, every value exact, relationships as Entity/pN).")
 
   @Argument(help: "The store.") var store: String
-  @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd or .mom (default: the store's own model).") var model: String?
+  @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd, .mom or SwiftData sources (default: the store's own model).")
+  var model: String?
   @Option(
     name: .customLong("model-version"),
     help: "The model version to read the store as (default: the one whose hashes match the store's).")
@@ -190,7 +192,7 @@ struct ImportCommand: MigrunCommand {
     discussion: "The export must have been made from a store of the same model version (its hashes are checked).")
 
   @Argument(help: "The JSON file (from migrun export).") var file: String
-  @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd or .mom.") var model: String
+  @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd, .mom or SwiftData sources.") var model: String
   @Option(name: .customLong("model-version"), help: "The model version (default: the current version).")
   var modelVersion: String?
   @Option(help: "The store to create (must not exist).") var out: String

@@ -18,7 +18,8 @@ struct VerifyCommand: MigrunCommand {
       (and one JUnit test case) per version; exit 1 when any fails.
       """))
 
-  @Argument(help: "A .xcdatamodeld or .momd.") var modelArgument: String?
+  @Argument(help: "A .xcdatamodeld or .momd, or SwiftData sources (a folder or .swift file).") var modelArgument:
+    String?
   @Option(help: "The model, as every other command takes it (instead of the argument).") var model: String?
   @Option(help: "The destination version (default: the current version).") var to: String?
   @Option(name: .customLong("policies"), help: "A folder of mapping files and Lua policies (repeatable).")

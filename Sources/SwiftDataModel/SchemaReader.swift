@@ -239,24 +239,48 @@ struct SchemaReader {
       uniquenessConstraints: unique, className: type.qualifiedName, fetchIndexes: fetchIndexes)
   }
 
-  /// A property's declared type, or the type of its literal initial value (`var count = 0`).
+  /// A property's declared type, or the type its initial value says as Swift infers it: a literal
+  /// (`var count = 0`), an initializer call (`UUID()`, `[Item]()`, `Budget(…)`), a static member of
+  /// a standard type (`Date.now`). Anything else (`makeDate()`, `.now`) would need the compiler.
   func propertyType(_ property: DeclaredProperty, owner: String) throws -> TypeSyntax {
     if let type = property.type { return type }
-    let inferred: String? =
-      switch property.initializer?.kind {
-      case .integerLiteralExpr: "Int"
-      case .floatLiteralExpr: "Double"
-      case .booleanLiteralExpr: "Bool"
-      case .stringLiteralExpr: "String"
-      default: nil
+    var inferred: TypeSyntax? = nil
+    let initializer = property.initializer
+    switch initializer?.kind {
+    case .integerLiteralExpr: inferred = TypeSyntax(IdentifierTypeSyntax(name: .identifier("Int")))
+    case .floatLiteralExpr: inferred = TypeSyntax(IdentifierTypeSyntax(name: .identifier("Double")))
+    case .booleanLiteralExpr: inferred = TypeSyntax(IdentifierTypeSyntax(name: .identifier("Bool")))
+    case .stringLiteralExpr: inferred = TypeSyntax(IdentifierTypeSyntax(name: .identifier("String")))
+    default:
+      if let call = initializer?.as(FunctionCallExprSyntax.self), call.trailingClosure == nil {
+        // `[Item]()`, `[String: Int]()`: the collection type written as the callee.
+        if let array = call.calledExpression.as(ArrayExprSyntax.self), array.elements.count == 1,
+          let element = array.elements.first?.expression.as(DeclReferenceExprSyntax.self)
+        {
+          inferred = TypeSyntax(
+            ArrayTypeSyntax(element: TypeSyntax(IdentifierTypeSyntax(name: .identifier(element.baseName.text)))))
+        } else if let reference = call.calledExpression.as(DeclReferenceExprSyntax.self),
+          reference.baseName.text.first?.isUppercase == true
+        {
+          // `UUID()`, `Date()`, `Budget(amount: 1)`: a type's initializer (URL(string:) is optional, so no).
+          if reference.baseName.text != "URL" {
+            inferred = TypeSyntax(IdentifierTypeSyntax(name: .identifier(reference.baseName.text)))
+          }
+        }
+      } else if let member = initializer?.as(MemberAccessExprSyntax.self),
+        let base = member.base?.as(DeclReferenceExprSyntax.self),
+        Self.primitives[base.baseName.text] != nil
+      {
+        inferred = TypeSyntax(IdentifierTypeSyntax(name: .identifier(base.baseName.text)))
       }
+    }
     guard let inferred else {
       throw SourceError(
         spot: property.spot,
         reason:
           "\(owner).\(property.name) has no type: write it (migrun reads types from the text, it does not compile it)")
     }
-    return TypeSyntax(IdentifierTypeSyntax(name: .identifier(inferred)))
+    return inferred
   }
 
   // MARK: Attribute types

@@ -85,7 +85,7 @@ import Testing
   @Test func anUnreadableSourceNamesItsFileAndLine() throws {
     let folder = try TemporaryDirectory()
     try SwiftDataSamples.write(
-      [("Models/Item.swift", "@Model class Item {\n  var when = Date.now\n}\n")], into: folder.url)
+      [("Models/Item.swift", "@Model class Item {\n  var when = makeDate()\n}\n")], into: folder.url)
     let result = try MigrunProcess.run(["hash", folder.url.path])
     #expect(result.status == 1)
     #expect(result.stderr.contains("Models/Item.swift:2: Item.when has no type"), "\(result.stderr)")

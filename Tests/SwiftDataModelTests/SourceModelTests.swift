@@ -86,7 +86,7 @@ import Testing
   /// What the text does not say is an error naming the file and line, never a guess.
   @Test func whatCannotBeReadIsAnErrorNamingFileAndLine() throws {
     let cases: [(String, String)] = [
-      ("@Model class A {\n  var when = Date.now\n}", "M.swift:2: A.when has no type"),
+      ("@Model class A {\n  var when = makeDate()\n}", "M.swift:2: A.when has no type"),
       ("@Model class A {\n  var place: CLLocation\n}", "M.swift:2: A.place: CLLocation is not a type SwiftData stores"),
       ("@Model class A {\n  @Attribute(.fancy) var name: String\n}", "M.swift:2: A.name: @Attribute option .fancy"),
       ("@Model class A {\n  @Published var name: String\n}", "M.swift:2: A.name: @Published is not one"),
@@ -148,6 +148,36 @@ import Testing
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: try bundle.model(named: "1.0.0").entityVersionHashes, order: order)
     #expect(plan.steps.map(\.name) == ["1.0.0 → 2.0.0", "2.0.0 → 3.0.0"])
+  }
+
+  /// Properties without a written type take the one Swift infers from their initial value where the
+  /// text says it; the value, computed when the app runs, is no default.
+  @Test func typesAreInferredFromInitializersTheTextSpells() throws {
+    let bundle = try SwiftDataSources.bundle(
+      sources: [
+        (
+          "M.swift",
+          """
+          @Model class Note {
+            var id = UUID()
+            var created = Date.now
+            var edited = Date()
+            var count = 0
+            var tags = [Tag]()
+            var budget = Budget(amount: 1)
+          }
+          @Model class Tag { var name = "" }
+          struct Budget: Codable { var amount: Decimal }
+          """
+        )
+      ], name: "Notes")
+    let note = try #require(bundle.currentModel.entities.first { $0.name == "Note" })
+    let types = Dictionary(uniqueKeysWithValues: note.attributes.map { ($0.name, $0.type) })
+    #expect(types == ["id": .uuid, "created": .date, "edited": .date, "count": .integer64, "budget": .composite])
+    #expect(note.attributes.first { $0.name == "created" }?.defaultValueString == nil)
+    #expect(note.attributes.first { $0.name == "count" }?.defaultValueString == "0")
+    #expect(note.relationships.map(\.name) == ["tags"])
+    #expect(note.relationships.first?.isToMany == true)
   }
 
   /// Subclasses of a model (SwiftData's inheritance) are subentities.
