@@ -38,7 +38,7 @@ let package = Package(
         .product(name: "GRDBSQLite", package: "GRDB.swift"),
       ]
     ),
-    .target(name: "MigrunScripting", dependencies: ["MigrunKit", "LuaHost"]),
+    .target(name: "MigrunScripting", dependencies: ["MigrunKit", "LuaHost", "SwiftDataModel"]),
     // A target of its own, so that the core does not wait on swift-syntax's build.
     .target(
       name: "SwiftDataModel",

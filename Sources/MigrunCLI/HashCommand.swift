@@ -58,10 +58,7 @@ struct HashCommand: MigrunCommand {
 
 /// The model at `url`: an `.xcdatamodeld`, `.xcdatamodel`, `.momd` or `.mom`, a store (its own
 /// model), or Swift sources — a folder or `.swift` file declaring SwiftData's `@Model` classes.
-func loadModel(_ url: URL) throws -> ModelBundle {
-  if SwiftDataSources.isSwiftSource(url) { return try SwiftDataSources.bundle(at: url) }
-  return try ModelBundle(contentsOf: url)
-}
+func loadModel(_ url: URL) throws -> ModelBundle { try SwiftDataSources.load(url) }
 
 /// The model named by an argument or by `--model` (one of them, or both the same).
 func modelPath(argument: String?, option: String?) throws -> String {

@@ -1,6 +1,7 @@
 import Foundation
 import LuaHost
 import MigrunKit
+import SwiftDataModel
 
 /// `migrun test`: runs the `*_test.lua` files of a policy library, each in its own sandboxed VM
 /// (the limits of a migration), with the assertion API of ``TestPrelude`` and the `migrate{…}`
@@ -138,7 +139,7 @@ enum FixtureMigration {
     let bundleURL =
       try options["model"]?.stringValue.map { try locate($0, root: root, testFile: testFile) }
       ?? findModel(near: mapping)
-    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let bundle = try SwiftDataSources.load(bundleURL)
     let stem = mapping.deletingPathExtension().lastPathComponent
     let named = bundle.versionNames.lazy.compactMap({ from -> (String, String)? in
       let prefix = from + "-"
@@ -186,7 +187,7 @@ enum FixtureMigration {
     guard let modelPath = options["model"]?.stringValue else {
       throw HostError("migrate{ store = …, model = \"….xcdatamodeld\" }: give the model to migrate to")
     }
-    let bundle = try ModelBundle(contentsOf: try locate(modelPath, root: root, testFile: testFile))
+    let bundle = try SwiftDataSources.load(try locate(modelPath, root: root, testFile: testFile))
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-test-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: scratch) }

@@ -26,6 +26,13 @@ public enum SwiftDataSources {
     return !(swiftFiles(in: url).isEmpty)
   }
 
+  /// The model at `url`, whatever its form: Swift sources, else what ``ModelBundle/init(contentsOf:)``
+  /// reads (`.xcdatamodeld`, `.xcdatamodel`, `.momd`, `.mom`, a store's own model).
+  public static func load(_ url: URL) throws(ModelError) -> ModelBundle {
+    if isSwiftSource(url) { return try bundle(at: url) }
+    return try ModelBundle(contentsOf: url)
+  }
+
   /// The `.swift` files under `folder` (hidden folders and `.build` left out), in path order.
   static func swiftFiles(in folder: URL) -> [URL] {
     guard

@@ -198,6 +198,25 @@ import Testing
     #expect(passing.status == 0, "\(passing.stdout)\(passing.stderr)")
   }
 
+  /// A policy test migrates a store to SwiftData sources' model, running the stage (migrate{}).
+  @Test func aPolicyTestRunsTheStageOnSwiftDataSources() throws {
+    let project = try Self.project()
+    try Self.stage.write(
+      to: project.policies.appendingPathComponent("1.0.0-2.0.0.stage.lua"), atomically: true, encoding: .utf8)
+    try """
+    test("duplicates go before the constraint", function()
+      local out = migrate { store = "../trips.sqlite", model = "../Sources" }
+      expect(#out.Trip):equals(2)
+      expect(#out.Stop):equals(3)
+    end)
+    """.write(to: project.policies.appendingPathComponent("trips_test.lua"), atomically: true, encoding: .utf8)
+    let original = try Data(contentsOf: project.store)
+    let result = try MigrunProcess.run(["test", project.policies.path])
+    #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    #expect(result.stdout.contains("1 passed, 0 failed"), "\(result.stdout)")
+    #expect(try Data(contentsOf: project.store) == original, "a test migrates a copy")
+  }
+
   /// A stage file whose name fits no step is refused before anything runs (a typo would skip it).
   @Test func aStageFileForNoStepIsRefused() throws {
     let project = try Self.project()
