@@ -81,12 +81,8 @@ struct LintCommand: MigrunCommand {
     let scripted = ScriptedStep.scriptedSteps(of: bundle, order: order ?? bundle.versionNames, in: folders)
     let versions = order ?? bundle.versionNames
     let staged = Set(
-      zip(versions, versions.dropFirst()).filter { from, to in
-        folders.contains {
-          FileManager.default.fileExists(
-            atPath: $0.appendingPathComponent(LuaStage.fileName(from: from, to: to)).path)
-        }
-      }.map { "\($0)\u{0}\($1)" })
+      zip(versions, versions.dropFirst()).filter { LuaStage.file(from: $0, to: $1, in: folders) != nil }
+        .map { "\($0)\u{0}\($1)" })
     var findings = ModelLint.findings(bundle.models, cloudKit: cloudkit, scripted: scripted, staged: staged)
       .filter { !ignore.contains($0.rule) }
     if let deployed {

@@ -38,32 +38,39 @@ public final class LuaStage: MigrationStageHandlers {
   let handlers: [StageHook: LuaFunction]
   let runner: LuaFunction
   let state = State()
-  /// What `ctx:log` wrote.
-  public private(set) var log: [String] = []
 
   final class State {
     var context: ObjectContext?
     var objects: [ManagedObject] = []
     var handles: [ObjectIdentifier: Int] = [:]
     var changes = StageChanges()
-    var log: [String] = []
+    /// The handler running, and its file: what `ctx:log` lines name.
+    var place = ""
   }
 
   public var hooks: Set<StageHook> { Set(handlers.keys) }
   /// The handlers, in the order they run.
   public var hookNames: [String] { StageHook.allCases.filter { handlers[$0] != nil }.map(\.rawValue) }
 
-  /// The stage file for `step` in `folders` (the first folder holding one), loaded; nil when none has one.
+  /// The stage file of the step `from` → `to` in `folders` (the first folder holding one).
+  public static func file(from: String, to: String, in folders: [URL]) -> URL? {
+    let name = fileName(from: from, to: to)
+    return folders.lazy.map { $0.appendingPathComponent(name) }.first {
+      FileManager.default.fileExists(atPath: $0.path)
+    }
+  }
+
+  /// The stage file for `step` in `folders`, loaded; nil when none has one.
   public static func find(for step: MigrationStep, in folders: [URL], limits: LuaLimits = LuaLimits()) throws
     -> LuaStage?
   {
-    let name = fileName(from: step.from, to: step.to)
-    guard
-      let file = folders.lazy.map({ $0.appendingPathComponent(name) }).first(where: {
-        FileManager.default.fileExists(atPath: $0.path)
-      })
-    else { return nil }
+    guard let file = file(from: step.from, to: step.to, in: folders) else { return nil }
     return try LuaStage(file: file, policyFolders: folders, limits: limits)
+  }
+
+  /// A script's log line, on standard error where `print` writes too: `folder/file.lua: …`.
+  static func say(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
   }
 
   /// Loads `file`; `require` finds modules in `policyFolders`.
@@ -104,6 +111,7 @@ public final class LuaStage: MigrationStageHandlers {
     state.objects = []
     state.handles = [:]
     state.changes = StageChanges()
+    state.place = "\(file): \(hook.rawValue)"
     defer {
       state.context = nil
       state.objects = []
@@ -117,8 +125,6 @@ public final class LuaStage: MigrationStageHandlers {
     } catch {
       throw MigrationError(.policy, step: step.name, reason: "\(hook.rawValue): \(error)")
     }
-    log += state.log.map { "\(hook.rawValue): \($0)" }
-    state.log = []
     return state.changes
   }
 
@@ -192,9 +198,14 @@ public final class LuaStage: MigrationStageHandlers {
         throw HostError("a predicate's argument is a value (number, string, boolean, NULL), not a \(value.typeName)")
       }
     }
-    func fetch(_ arguments: [LuaValue], limit fixed: Int? = nil) throws -> [ManagedObject] {
+    func fetch(_ arguments: [LuaValue]) throws -> [ManagedObject] {
       let entity = try text(arguments.first, "ctx:fetch's entity")
       let options = arguments.count > 2 ? arguments[2] : .nil
+      // An option migrun does not know (a typo: `sorted`) would be passed over: it is named instead.
+      for key in (options.tableValue?.fields ?? [:]).keys
+      where !["args", "sort", "limit"].contains(key.stringValue ?? "") {
+        throw HostError("ctx:fetch: no option '\(key.stringValue ?? key.typeName)' (args, sort, limit)")
+      }
       let predicate: FormatPredicate?
       if arguments.count > 1, arguments[1] != .nil, arguments[1] != .null {
         let args = try (options["args"].tableValue?.array ?? []).map(storeValue)
@@ -206,7 +217,7 @@ public final class LuaStage: MigrationStageHandlers {
         let name = try text(key, "a sort key")
         return name.hasPrefix("-") ? .descending(String(name.dropFirst())) : .ascending(name)
       }
-      let limit = fixed ?? options["limit"].integerValue.map { Int($0) }
+      let limit = options["limit"].integerValue.map { Int($0) }
       return try context().fetch(entity, matching: predicate, sortedBy: sort, limit: limit)
     }
     vm.register("fetch", in: "__stage") { arguments in
@@ -250,7 +261,7 @@ public final class LuaStage: MigrationStageHandlers {
       [.text(try objectOf(arguments.first, "obj:entity()").entity.name)]
     }
     vm.register("log", in: "__stage") { arguments in
-      state.log.append(arguments.map { $0.stringValue ?? "\($0)" }.joined(separator: " "))
+      say("\(state.place): " + arguments.map(\.displayed).joined(separator: " "))
       return []
     }
   }

@@ -12,7 +12,6 @@ final class MigrationBridge {
   var writtenRelationships: [ObjectID: Set<String>] = [:]
   /// Associations made since the counter was last read (did a hook create anything?).
   var associationsMade = 0
-  var log: [String] = []
   /// The prelude's maker of bulk-copy row functions.
   var rows: LuaFunction?
   private var cachedSource: StoredObject?
@@ -192,8 +191,9 @@ final class MigrationBridge {
       let id = try Self.objectID(entity: arguments.first ?? .nil, key: arguments.count > 1 ? arguments[1] : .nil)
       return [.text(id.uri(storeUUID: try self.activeManager().destination.metadata.uuid))]
     }
-    vm.register("log", in: "__migrun") { [unowned self] arguments in
-      self.log.append(arguments.first?.stringValue ?? "")
+    vm.register("log", in: "__migrun") { [file] arguments in
+      // Said where the user reads the run (was kept in a list nothing read).
+      LuaStage.say("\(file): \((arguments.first ?? .nil).displayed)")
       return []
     }
   }

@@ -352,7 +352,8 @@ struct SchemaReader {
         spot: spot,
         reason: "\(owner).\(property): \(declared.name) is a class without @Model: SwiftData stores no such value")
     case .enumType:
-      if let raw = declared.inherited.first, let type = Self.primitive(raw) {
+      // The raw type is the one primitive among the conformances (`enum Kind: Codable, String`).
+      if let type = declared.inherited.lazy.compactMap(Self.primitive).first {
         return [element(property, type)]
       }
       guard !declared.cases.isEmpty else {

@@ -158,6 +158,10 @@ import Testing
         "has no property 'nickname'"
       ),
       ("return { whenever = function(ctx) end }", "'whenever' is no stage handler"),
+      (
+        "return { willMigrate = function(ctx)\n  ctx:fetch(\"Trip\", nil, { sorted = { \"name\" } })\nend }",
+        "no option 'sorted'"
+      ),
     ]
     for (text, expected) in cases {
       let project = try Self.project()
@@ -171,6 +175,22 @@ import Testing
       #expect(result.stderr.contains(expected), "\(expected): \(result.stderr)")
       #expect(try Data(contentsOf: project.store) == original)
     }
+  }
+
+  /// ctx:log and a mapping file's m:log reach standard error, naming the file (they were kept where
+  /// nothing read them).
+  @Test func logLinesNameTheirFile() throws {
+    let project = try Self.project()
+    try Self.stage.write(
+      to: project.policies.appendingPathComponent("1.0.0-2.0.0.stage.lua"), atomically: true, encoding: .utf8)
+    try "return { Trip = { finish = function(m) m:log('trips mapped') end } }".write(
+      to: project.policies.appendingPathComponent("1.0.0-2.0.0.lua"), atomically: true, encoding: .utf8)
+    let result = try MigrunProcess.run([
+      "migrate", project.store.path, "--model", project.model, "--policies", project.policies.path,
+    ])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stderr.contains("policies/1.0.0-2.0.0.stage.lua: willMigrate: kept 2"), "\(result.stderr)")
+    #expect(result.stderr.contains("policies/1.0.0-2.0.0.lua: trips mapped"), "\(result.stderr)")
   }
 
   /// verify runs a step's stage as migrate does.

@@ -90,7 +90,7 @@ function Manager:sources(mapping, objects) end
 ---@return MigrunObject?
 function Manager:find(entity, values) end
 
----A line in the migration's report, with the object being migrated.
+---A line on the migration's standard error, after the mapping file's name.
 ---@param message any
 function Manager:log(message) end
 
@@ -218,7 +218,7 @@ function StageContext:delete(object) end
 ---Saves every change (validation and uniqueness apply); a handler must save what it changes.
 function StageContext:save() end
 
----A line in the migration's log.
+---A line on the migration's standard error, after the stage file's name and the handler's.
 ---@param ... any
 function StageContext:log(...) end
 

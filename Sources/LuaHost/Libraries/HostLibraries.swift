@@ -87,6 +87,11 @@ enum HostLibraries {
   }
 }
 
+extension LuaValue {
+  /// The value as `print` writes it (`2`, `1.5`, `NULL`, a string's text).
+  public var displayed: String { HostLibraries.display(self) }
+}
+
 enum Hex {
   static func encode(_ bytes: [UInt8]) -> String {
     let digits = Array("0123456789abcdef".utf8)
