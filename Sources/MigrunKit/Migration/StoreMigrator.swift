@@ -217,30 +217,7 @@ public final class StoreMigrator {
         run.created += [working, associations]
         let result: URL
         do {
-          let handlers = try stage?(step)
-          var stageReport: StageReport?
-          if let handlers, handlers.hooks.contains(.willMigrate) {
-            // The handler writes: on a copy, never on the original.
-            if run.current == store {
-              let copy = scratch("stage\(index + 1)")
-              run.created.append(copy)
-              try withSpaceReported { try StoreFiles.cloneOrCopy(store, to: copy) }
-              run.current = copy
-            }
-            stageReport = StageReport(
-              willMigrate: try runStage(
-                handlers, .willMigrate, on: run.current, model: step.source, step: step, run: run))
-          }
-          result = try runStep(index, step, into: working, associations: associations, run: &run)
-          if let handlers, handlers.hooks.contains(.didMigrate) {
-            var report = stageReport ?? StageReport()
-            report.didMigrate = try runStage(
-              handlers, .didMigrate, on: result, model: step.destination, step: step, run: run)
-            stageReport = report
-          }
-          if let stageReport, !run.report.steps.isEmpty {
-            run.report.steps[run.report.steps.count - 1].stage = stageReport
-          }
+          result = try runStaged(index, step, into: working, associations: associations, run: &run)
         } catch let error where Self.isDiskFull(error) {
           throw outOfSpace(during: "step \(step.name)")
         } catch let error as MigrationError {
@@ -356,6 +333,34 @@ public final class StoreMigrator {
     }
     done.drops = drops
     run.report.steps.append(done)
+    return result
+  }
+
+  /// ``runStep(_:_:into:associations:run:)`` inside the step's custom stage, if it has one:
+  /// `willMigrate` before it (on a copy when the step would read the original), `didMigrate` on its
+  /// result; what each saved goes in the step's report.
+  private func runStaged(
+    _ index: Int, _ step: MigrationStep, into working: URL, associations: URL, run: inout Run
+  ) throws -> URL {
+    guard let handlers = try stage?(step) else {
+      return try runStep(index, step, into: working, associations: associations, run: &run)
+    }
+    var report = StageReport()
+    if handlers.hooks.contains(.willMigrate) {
+      if run.current == store {
+        let copy = scratch("stage\(index + 1)")
+        run.created.append(copy)
+        try withSpaceReported { try StoreFiles.cloneOrCopy(store, to: copy) }
+        run.current = copy
+      }
+      report.willMigrate = try runStage(
+        handlers, .willMigrate, on: run.current, model: step.source, step: step, run: run)
+    }
+    let result = try runStep(index, step, into: working, associations: associations, run: &run)
+    if handlers.hooks.contains(.didMigrate) {
+      report.didMigrate = try runStage(handlers, .didMigrate, on: result, model: step.destination, step: step, run: run)
+    }
+    if !run.report.steps.isEmpty { run.report.steps[run.report.steps.count - 1].stage = report }
     return result
   }
 
