@@ -7,7 +7,7 @@ import PropertyList
 /// fixture stores and models (`../shared/fixtures/coredata`) and made from ``model``.
 public enum Corpus {
   /// Every attribute type (a composite among them, whose element `id` collides with the entity's),
-  /// inheritance, to-one, to-many, ordered to-many, many-to-many.
+  /// inheritance, to-one, to-many, ordered to-many, many-to-many, a fetch index over expressions.
   public static let modelXML = """
     <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
     <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
@@ -32,6 +32,10 @@ public enum Corpus {
         <attribute name="origin" optional="YES" attributeType="Composite" composite="Origin"/>
         <relationship name="owner" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Owner" inverseName="items" inverseEntity="Owner"/>
         <relationship name="tags" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Tag" inverseName="items" inverseEntity="Tag"/>
+        <fetchIndex name="byLower">
+          <fetchIndexElement expression="lowercase:(title)" expressionType="String" type="Binary" order="ascending"/>
+          <fetchIndexElement expression="ratio * (count + 1)" expressionType="Double" type="Binary" order="descending"/>
+        </fetchIndex>
       </entity>
       <entity name="Special" parentEntity="Item">
         <attribute name="level" attributeType="Integer 16" defaultValueString="1"/>

@@ -51,7 +51,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
       _ = try? AppleMappingConverter.convert(
         mapping, source: source, destination: destination, policyFolders: [], missing: .stub)
     case .xcdatamodel:
-      _ = try? XcdatamodelReader.parse(data, file: "fuzz.xcdatamodel")
+      // Whatever model a file describes, its store layout (index expressions' SQL among it) is worked out.
+      if let model = try? XcdatamodelReader.parse(data, file: "fuzz.xcdatamodel") { _ = StoreSchema(model: model) }
     case .swiftModel:
       if let bundle = try? SwiftDataSources.bundle(
         sources: [("fuzz.swift", String(decoding: data, as: UTF8.self))], name: "Fuzz")
@@ -70,6 +71,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         bytes.starts(with: Array("bplist".utf8))
         ? try? ObjectModel.decodingModelCache(archive: bytes) : try? ObjectModel.decodingModelCache(compressed: bytes)
       // Whatever model a cache describes, migrun's own cache of it is written and read back.
+      if let model { _ = StoreSchema(model: model) }
       if let model, let written = try? model.modelCache() {
         _ = try? ObjectModel.decodingModelCache(compressed: written)
       }

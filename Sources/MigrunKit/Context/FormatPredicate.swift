@@ -209,7 +209,7 @@ struct FormatPredicateParser {
         if ["==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||"].contains(two) {
           tokens.append((.symbol(two), start))
           index += 2
-        } else if "=<>!(){},.[]-+".contains(character) {
+        } else if "=<>!(){},.[]-+:*/".contains(character) {
           tokens.append((.symbol(String(character)), start))
           index += 1
         } else {

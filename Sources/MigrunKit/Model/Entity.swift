@@ -63,28 +63,38 @@ public struct Entity: Sendable, Hashable {
 /// A fetch index: Core Data's `NSFetchIndexDescription`.
 public struct FetchIndex: Sendable, Hashable {
   public struct Element: Sendable, Hashable {
-    /// The property indexed (empty for an expression element).
+    /// The property indexed; for an expression element, the expression description's name (empty
+    /// when the model file gives none).
     public var property: String
     /// `Binary` or `R-Tree`, as Xcode writes it.
     public var type: String
     public var isAscending: Bool
-    /// An expression element's expression, as written (`NSExpressionDescription`): migrun refuses
-    /// to write a store with one (see `StoreSchema.Builder`).
-    public var expression: String?
+    /// An expression element's expression (`NSExpressionDescription.expression`), written as Core
+    /// Data's `NSSQLIndexIntermediate` writes it (see `StoreSchema.Builder`).
+    public var expression: IndexExpression?
+    /// An expression element's result type (`expressionType` in the model file).
+    public var expressionType: AttributeType?
 
-    public init(property: String, type: String = "Binary", isAscending: Bool = true, expression: String? = nil) {
+    public init(
+      property: String, type: String = "Binary", isAscending: Bool = true, expression: IndexExpression? = nil,
+      expressionType: AttributeType? = nil
+    ) {
       self.property = property
       self.type = type
       self.isAscending = isAscending
       self.expression = expression
+      self.expressionType = expressionType
     }
   }
 
   public var name: String
   public var elements: [Element]
+  /// `NSFetchIndexDescription.partialIndexPredicate`, in `NSPredicate`'s format: the rows indexed.
+  public var partialPredicate: String?
 
-  public init(name: String, elements: [Element]) {
+  public init(name: String, elements: [Element], partialPredicate: String? = nil) {
     self.name = name
     self.elements = elements
+    self.partialPredicate = partialPredicate
   }
 }

@@ -150,13 +150,26 @@ private final class ModelXMLBuilder: XMLScanner.Delegate {
     case "index": if let value = values["value"] { compoundIndex?.append(value) }
     case "fetchIndex": fetchIndex = FetchIndex(name: values["name"] ?? "", elements: [])
     case "fetchIndexElement":
-      // An element indexes a property, or (Xcode's `expression` key: a guess, no model we have
-      // shows one) an expression; anything else would be an index silently narrower than declared.
-      let expression = values["property"] == nil ? (values["expression"] ?? "") : nil
+      // An element indexes a property, or an expression: `expression="lowercase:(title)"
+      // expressionType="String"` (NSExpression's format; the attribute names as tools that write
+      // model files spell them — no model we have shows one). An element with neither, or an
+      // expression migrun cannot read, is kept as one it cannot write: refused by name when a
+      // store is written, never an index silently narrower than declared.
+      var expression: IndexExpression?
+      if values["property"] == nil {
+        let text = values["expression"] ?? ""
+        do {
+          expression = try IndexExpression.parse(text)
+        } catch {
+          expression = .other(
+            text.isEmpty ? "no property and no expression" : "'\(text)', which migrun cannot read (\(error.reason))")
+        }
+      }
       fetchIndex?.elements.append(
         FetchIndex.Element(
           property: values["property"] ?? "", type: values["type"] ?? "Binary",
-          isAscending: values["order"] != "descending", expression: expression))
+          isAscending: values["order"] != "descending", expression: expression,
+          expressionType: values["expressionType"].flatMap(AttributeType.init(xmlName:))))
     case "configuration": configuration = values["name"]
     case "memberEntity":
       if let configuration, let name = values["name"] { configurations[configuration, default: []].append(name) }

@@ -175,14 +175,23 @@ enum ModelCacheArchive {
     mutating func fetchIndex(_ index: FetchIndex, of entitySlot: UInt64) -> PropertyListValue {
       let indexSlot = archiver.reserve()
       let elements = index.elements.map { element in
-        archiver.object(
-          ["NSFetchIndexElementDescription", "NSObject"],
-          [
-            "NSPropertyName": archiver.string(element.property), "NSFetchIndexDescription": .uid(indexSlot),
-            // NSFetchIndexElementType: 0 binary, 1 R-tree.
-            "NSFetchIndexElementType": .integer(element.type == "R-Tree" ? 1 : 0),
-            "NSAscending": .boolean(element.isAscending),
-          ])
+        var fields: [String: PropertyListValue] = [
+          "NSPropertyName": archiver.string(element.property), "NSFetchIndexDescription": .uid(indexSlot),
+          // NSFetchIndexElementType: 0 binary, 1 R-tree.
+          "NSFetchIndexElementType": .integer(element.type == "R-Tree" ? 1 : 0),
+          "NSAscending": .boolean(element.isAscending),
+        ]
+        // An expression element: its NSExpressionDescription under NSIndexedProperty, as
+        // NSFetchIndexElementDescription's encodeWithCoder writes it.
+        if let expression = element.expression {
+          var described = propertyFlags(optional: true, readOnly: true, transient: false, userInfo: [:])
+          described["NSPropertyName"] = archiver.string(element.property)
+          described["NSExpression"] = archived(expression)
+          described["NSExpressionType"] = .integer(Int64(element.expressionType?.rawValue ?? 0))
+          fields["NSIndexedProperty"] = archiver.object(
+            ["NSExpressionDescription", "NSPropertyDescription", "NSObject"], described)
+        }
+        return archiver.object(["NSFetchIndexElementDescription", "NSObject"], fields)
       }
       archiver.fill(
         indexSlot, classes: ["NSFetchIndexDescription", "NSObject"],
@@ -345,32 +354,65 @@ enum ModelCacheArchive {
     /// `now()`) the same way — a guess for those: no archive we have shows one — and a plain key
     /// path as a key-path expression.
     mutating func expression(_ text: String) -> PropertyListValue {
-      func keyPath(_ path: String) -> PropertyListValue {
-        let specifier = archiver.object(
-          ["NSKeyPathSpecifierExpression", "NSExpression", "NSObject"],
-          ["NSExpressionType": .integer(10), "NSKeyPath": archiver.string(path)])
-        let operand = archiver.object(
-          ["NSSelfExpression", "NSExpression", "NSObject"], ["NSExpressionType": .integer(1)])
-        return archiver.object(
-          ["NSKeyPathExpression", "NSFunctionExpression", "NSExpression", "NSObject"],
-          [
-            "NSExpressionType": .integer(3), "NSOperand": operand,
-            "NSSelectorName": archiver.string(path.contains(".") ? "valueForKeyPath:" : "valueForKey:"),
-            "NSArguments": archiver.array([specifier], classes: Self.mutableArray),
-          ])
-      }
       let (function, argument) = DerivedAttributes.parse(DerivationFormat.expression(text))
-      guard let function else { return keyPath(text) }
-      // A function of `_NSPredicateUtilities` (`count:`, `lowercase:`, `now`…) over its key path.
-      let arguments = argument.map { [keyPath($0)] } ?? []
+      guard let function else { return keyPathExpression(text) }
+      let arguments = argument.map { [keyPathExpression($0)] } ?? []
+      return functionExpression(function == "now()" ? "now" : function, arguments)
+    }
+
+    /// An index element's expression as `NSExpression` archives it: key paths as the object
+    /// receiving `valueForKey:`, functions of `_NSPredicateUtilities`, constants, `SELF`.
+    mutating func archived(_ expression: IndexExpression) -> PropertyListValue {
+      switch expression {
+      case .evaluatedObject:
+        return archiver.object(["NSSelfExpression", "NSExpression", "NSObject"], ["NSExpressionType": .integer(1)])
+      case .keyPath(let path):
+        return keyPathExpression(path)
+      case .constant(let constant):
+        let value: PropertyListValue
+        switch constant {
+        case .null: value = KeyedArchiver.null
+        case .integer(let number): value = archiver.value(.integer(number))
+        case .real(let number): value = archiver.value(.real(number))
+        case .string(let text): value = archiver.string(text)
+        case .date(let seconds): value = archiver.object(["NSDate", "NSObject"], ["NS.time": .real(seconds)])
+        }
+        return archiver.object(
+          ["NSConstantValueExpression", "NSExpression", "NSObject"],
+          ["NSExpressionType": .integer(0), "NSConstantValue": value])
+      case .function(let selector, let arguments):
+        return functionExpression(selector, arguments.map { archived($0) })
+      case .other:
+        // Refused before any store is written (StoreSchema.Builder); archived as nothing.
+        return KeyedArchiver.null
+      }
+    }
+
+    /// A key path: the object receiving `valueForKey:`/`valueForKeyPath:` with the path.
+    mutating func keyPathExpression(_ path: String) -> PropertyListValue {
+      let specifier = archiver.object(
+        ["NSKeyPathSpecifierExpression", "NSExpression", "NSObject"],
+        ["NSExpressionType": .integer(10), "NSKeyPath": archiver.string(path)])
+      let operand = archiver.object(
+        ["NSSelfExpression", "NSExpression", "NSObject"], ["NSExpressionType": .integer(1)])
+      return archiver.object(
+        ["NSKeyPathExpression", "NSFunctionExpression", "NSExpression", "NSObject"],
+        [
+          "NSExpressionType": .integer(3), "NSOperand": operand,
+          "NSSelectorName": archiver.string(path.contains(".") ? "valueForKeyPath:" : "valueForKey:"),
+          "NSArguments": archiver.array([specifier], classes: Self.mutableArray),
+        ])
+    }
+
+    /// A function of `_NSPredicateUtilities` (`count:`, `lowercase:`, `now`…) over its arguments.
+    mutating func functionExpression(_ selector: String, _ arguments: [PropertyListValue]) -> PropertyListValue {
       let utilities = archiver.object(
         ["NSConstantValueExpression", "NSExpression", "NSObject"],
         ["NSExpressionType": .integer(0), "NSConstantValueClassName": archiver.string("_NSPredicateUtilities")])
       return archiver.object(
         ["NSFunctionExpression", "NSExpression", "NSObject"],
         [
-          "NSExpressionType": .integer(4), "NSOperand": utilities,
-          "NSSelectorName": archiver.string(function == "now()" ? "now" : function),
+          "NSExpressionType": .integer(4), "NSOperand": utilities, "NSSelectorName": archiver.string(selector),
           "NSArguments": archiver.array(arguments),
         ])
     }

@@ -141,13 +141,26 @@ enum ModelCache {
           name: indexName,
           elements: elements.compactMap { element in
             guard case .object(_, let fields) = element else { return nil }
-            // NSFetchIndexElementType: 0 binary, 1 R-tree. An element with no property name
-            // indexes an expression: kept as one (a store is not written with it), never dropped.
-            let property = string(fields["NSPropertyName"])
+            // NSFetchIndexElementType: 0 binary, 1 R-tree. An expression element archives its
+            // NSExpressionDescription under NSIndexedProperty (its name under NSPropertyName);
+            // an element naming nothing is kept as an expression migrun cannot write, never dropped.
+            var property = string(fields["NSPropertyName"])
+            var expression: IndexExpression?
+            var resultType: AttributeType?
+            if case .object(_, let described)? = fields["NSIndexedProperty"] {
+              property = property ?? string(described["NSPropertyName"])
+              expression = described["NSExpression"].map { IndexExpression.archived($0) } ?? .other("no expression")
+              resultType = integer(described["NSExpressionType"]).flatMap { UInt32(exactly: $0) }.flatMap(
+                AttributeType.init(rawValue:))
+            } else if property == nil {
+              expression = .other("no property and no expression")
+            }
             return FetchIndex.Element(
               property: property ?? "", type: integer(fields["NSFetchIndexElementType"]) == 1 ? "R-Tree" : "Binary",
-              isAscending: fields["NSAscending"] != .boolean(false), expression: property == nil ? "" : nil)
-          })
+              isAscending: fields["NSAscending"] != .boolean(false), expression: expression,
+              expressionType: resultType)
+          },
+          partialPredicate: description["NSPartialIndexPredicate"].flatMap(PredicateFormat.format))
       }
     }
     guard case .dictionary(let properties)? = fields["NSProperties"] else { return entity }
@@ -341,5 +354,67 @@ extension ObjectModel {
   /// Inflates a `Z_MODELCACHE` blob to its archive.
   public static func inflateModelCache(_ bytes: [UInt8]) throws(StoreError) -> [UInt8] {
     try ModelCache.inflate(bytes)
+  }
+}
+
+/// Prints an archived `NSPredicate` in its format syntax (for a fetch index's partial-index
+/// predicate): comparisons (`NSLeftExpression`, `NSPredicateOperator`, `NSRightExpression`),
+/// compounds (`NSSubpredicates`, `NSCompoundPredicateType`: 0 NOT, 1 AND, 2 OR) and
+/// TRUEPREDICATE/FALSEPREDICATE. What it cannot print becomes text the predicate parser refuses,
+/// naming what it was — never a predicate that selects other rows.
+enum PredicateFormat {
+  static let operators: [Int64: String] = [
+    0: "<", 1: "<=", 2: ">", 3: ">=", 4: "==", 5: "!=", 6: "MATCHES", 7: "LIKE", 8: "BEGINSWITH", 9: "ENDSWITH",
+    10: "IN", 99: "CONTAINS", 100: "BETWEEN",
+  ]
+
+  static func format(_ value: ArchivedValue) -> String? {
+    format(value, depth: 0)
+  }
+
+  private static func format(_ value: ArchivedValue, depth: Int) -> String? {
+    guard depth < 64 else { return "<a predicate nested too deeply>" }
+    guard case .object(let className, let fields) = value else { return value == .null ? nil : "<not a predicate>" }
+    switch className {
+    case "NSTruePredicate": return "TRUEPREDICATE"
+    case "NSFalsePredicate": return "FALSEPREDICATE"
+    case "NSCompoundPredicate":
+      guard case .array(let parts)? = fields["NSSubpredicates"] else { return "<a compound predicate without parts>" }
+      let printed = parts.map { "(" + (format($0, depth: depth + 1) ?? "<nothing>") + ")" }
+      switch ModelCache.integer(fields["NSCompoundPredicateType"]) {
+      case 0: return printed.count == 1 ? "NOT \(printed[0])" : "<a NOT of \(printed.count) predicates>"
+      case 1: return printed.joined(separator: " AND ")
+      case 2: return printed.joined(separator: " OR ")
+      default: return "<a compound predicate of an unknown kind>"
+      }
+    case "NSComparisonPredicate":
+      guard case .object(_, let predicateOperator)? = fields["NSPredicateOperator"],
+        let type = ModelCache.integer(predicateOperator["NSOperatorType"]), let symbol = operators[type],
+        let lhs = fields["NSLeftExpression"], let rhs = fields["NSRightExpression"]
+      else { return "<a comparison migrun cannot read>" }
+      var options = ""
+      if let flags = ModelCache.integer(predicateOperator["NSOptions"]), flags & 3 != 0 {
+        options = "[" + (flags & 1 != 0 ? "c" : "") + (flags & 2 != 0 ? "d" : "") + "]"
+      }
+      let modifier = ["", "ALL ", "ANY "][Int(min(2, max(0, ModelCache.integer(predicateOperator["NSModifier"]) ?? 0)))]
+      let negated = predicateOperator["NSNegate"] == .boolean(true)
+      let comparison =
+        "\(modifier)\(IndexExpression.archived(lhs).predicateText) \(symbol)\(options) \(IndexExpression.archived(rhs).predicateText)"
+      return negated ? "NOT (\(comparison))" : comparison
+    default: return "<a predicate \(className)>"
+    }
+  }
+}
+
+extension IndexExpression {
+  /// As the predicate parser reads it: strings in single quotes, anything migrun cannot read as
+  /// text that parser refuses.
+  var predicateText: String {
+    switch self {
+    case .constant(.string(let text)): "'\(text.replacingOccurrences(of: "'", with: "\\'"))'"
+    case .constant(.date(let seconds)): String(seconds)
+    case .other(let what): "<\(what)>"
+    default: description
+    }
   }
 }

@@ -32,6 +32,8 @@ public enum StoreCheck {
   static func openForCheck(_ url: URL) throws -> DatabaseQueue {
     var configuration = Configuration()
     configuration.readonly = true
+    // SQLite's check computes expression indexes and derived values: Core Data's functions must be there.
+    configuration.prepareDatabase { db in DerivedAttributes.addFunctions(to: db) }
     return try DatabaseQueue(path: SQLiteStore.readOnlyPath(url) ?? url.path, configuration: configuration)
   }
 

@@ -329,9 +329,10 @@ extension StoreSchema {
     /// is `Z_<Entity>_<index>` on the entity's table, each element `<column> COLLATE BINARY ASC|DESC`:
     /// an attribute's or a to-one's column; a to-many with an inverse has no column and is left out,
     /// as Core Data leaves it, and so is a transient property; one to-one alone gets no index (its key
-    /// column has one). Expression
-    /// elements, an element naming nothing, and an R-tree over anything but attributes are refused
-    /// by name (``StoreSchema/unsupported``) — never an index narrower than declared.
+    /// column has one). An expression element is written as Core Data writes it (``FetchIndexSQL``).
+    /// What Core Data would refuse or write broken — an expression it does not index, an element
+    /// naming nothing, an R-tree over anything but attributes — is refused by name
+    /// (``StoreSchema/unsupported``): never an index narrower than declared.
     private mutating func addFetchIndex(
       _ fetchIndex: FetchIndex, of entity: Entity, table: String, storage: [String: PropertyStorage]
     ) {
@@ -339,16 +340,14 @@ extension StoreSchema {
       func refuse(_ why: String) {
         unsupported.append("entity \(entity.name): fetch index '\(fetchIndex.name)' \(why)")
       }
-      if let expression = fetchIndex.elements.first(where: { $0.expression != nil })?.expression {
-        refuse(
-          "has an expression element\(expression.isEmpty ? "" : " (\(expression))"), which migrun cannot write as Core Data does"
-        )
-        return
-      }
       guard let first = fetchIndex.elements.first else { return }
       if first.type == "R-Tree" {
         var columns: [String] = []
         for element in fetchIndex.elements {
+          if let expression = element.expression {
+            refuse("is an R-tree index over the expression \(expression), where Core Data takes attributes only")
+            return
+          }
           guard case .attribute(let column)? = storage[element.property] else {
             refuse("is an R-tree index over '\(element.property)', which is not an attribute")
             return
@@ -362,9 +361,28 @@ extension StoreSchema {
       let transient = Set(
         model.attributes(of: entity).filter(\.isTransient).map(\.name)
           + model.relationships(of: entity).filter(\.isTransient).map(\.name))
+      let expressions = FetchIndexSQL(
+        lookup: { name in
+          switch storage[name] {
+          case .attribute(let column)?: .column(column.name)
+          case .toOne(let key, _, _)?: .column(key.name)
+          case .toManyThroughInverse?, .manyToMany?: .toMany
+          case nil: .missing
+          }
+        }, entity: entity.name)
       var parts: [String] = []
-      for element in fetchIndex.elements where !transient.contains(element.property) {
+      for element in fetchIndex.elements {
         let order = element.isAscending ? "ASC" : "DESC"
+        if let expression = element.expression {
+          do {
+            parts.append("\(try expressions.element(expression)) COLLATE BINARY \(order)")
+          } catch {
+            refuse("has an expression element \(expression) that \(error.reason)")
+            return
+          }
+          continue
+        }
+        guard !transient.contains(element.property) else { continue }
         switch storage[element.property] {
         case .attribute(let column)?: parts.append("\(column.name) COLLATE BINARY \(order)")
         case .toOne(let key, _, _)?: parts.append("\(key.name) COLLATE BINARY \(order)")
@@ -374,7 +392,7 @@ extension StoreSchema {
           return
         }
       }
-      if fetchIndex.elements.count == 1, case .toOne? = storage[first.property] { return }
+      if fetchIndex.elements.count == 1, first.expression == nil, case .toOne? = storage[first.property] { return }
       guard !parts.isEmpty else { return }
       indexes.append(Index(name: name, table: table, columns: parts, isUnique: false))
     }

@@ -142,12 +142,105 @@ import Testing
       })
   }
 
-  @Test func whatMigrunCannotWriteIsRefusedByName() throws {
+  static let expressionIndexes = #"""
+    <fetchIndex name="byLower"><fetchIndexElement expression="lowercase:(title)" expressionType="String" type="Binary" order="ascending"/></fetchIndex>
+    <fetchIndex name="byArea"><fetchIndexElement property="folder" type="Binary" order="ascending"/><fetchIndexElement expression="latitude * longitude" expressionType="Double" type="Binary" order="descending"/></fetchIndex>
+    <fetchIndex name="byDistance"><fetchIndexElement expression="abs:(from:subtract:(latitude, 48.5))" expressionType="Double" type="Binary" order="ascending"/><fetchIndexElement expression="length:(title)" expressionType="Integer 64" type="Binary" order="ascending"/><fetchIndexElement expression="SELF" expressionType="Integer 64" type="Binary" order="ascending"/></fetchIndex>
+    """#
+
+  static func indexSQL(_ url: URL) throws -> [String] {
+    try DatabaseQueue(path: StoreFiles.immutableURI(url)).read { db in
+      try String.fetchAll(
+        db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND name LIKE 'Z_Note_%' ORDER BY name")
+    }
+  }
+
+  @Test func expressionElementsAreWrittenAsCoreDataWritesThem() throws {
+    let folder = try TemporaryDirectory()
+    let url = folder.url.appendingPathComponent("Notes.sqlite")
+    let model = try DDLStepTests.model(Self.notes(index: Self.expressionIndexes), "Notes")
+    let note = try #require(model.entity(named: "Note"))
+    #expect(
+      note.fetchIndexes.map { $0.elements.map { $0.expression?.description ?? $0.property } } == [
+        ["lowercase:(title)"], ["folder", "latitude * longitude"],
+        ["abs:(latitude - 48.5)", "length:(title)", "SELF"],
+      ])
+    let store = try SQLiteStore.create(at: url, model: model)
+    try store.write { writer in
+      for (key, title) in [(Int64(1), "Hello"), (2, "hello"), (3, "Other")] {
+        try writer.insert(
+          StoredObject(
+            id: ObjectID(entity: "Note", primaryKey: key),
+            attributes: ["title": .string(title), "latitude": .double(Double(key)), "longitude": .double(2)]))
+      }
+    }
+    try store.close()
+    // NSSQLIndexIntermediate's statement, each element through NSSQLFunctionExpressionIntermediate.
+    #expect(
+      try Self.indexSQL(url) == [
+        "CREATE INDEX Z_Note_byArea ON ZNOTE (ZFOLDER COLLATE BINARY ASC, (ZLATITUDE * ZLONGITUDE) COLLATE BINARY DESC)",
+        "CREATE INDEX Z_Note_byDistance ON ZNOTE (abs((ZLATITUDE - 48.5)) COLLATE BINARY ASC, length(ZTITLE) COLLATE BINARY ASC, Z_PK COLLATE BINARY ASC)",
+        "CREATE INDEX Z_Note_byLower ON ZNOTE (NSCoreDataToLower(ZTITLE) COLLATE BINARY ASC)",
+      ])
+    // The index holds what Core Data's function computes, and SQLite uses it.
+    let queue = try DatabaseQueue(path: url.path, configuration: SQLiteStore.configuration(readOnly: false))
+    let found = try queue.read { db in
+      try Int64.fetchAll(
+        db,
+        sql: "SELECT Z_PK FROM ZNOTE INDEXED BY Z_Note_byLower WHERE NSCoreDataToLower(ZTITLE) = 'hello' ORDER BY Z_PK")
+    }
+    #expect(found == [1, 2])
+    try queue.write { db in try db.execute(sql: "UPDATE ZNOTE SET ZTITLE = 'HELLO' WHERE Z_PK = 3") }
+    try queue.close()
+    #expect(try StoreCheck.sqliteProblems(of: url, full: true).isEmpty)
+    // The store's own model keeps the elements as expressions (NSIndexedProperty).
+    let cached = try #require(try SQLiteStore.cachedModel(at: url)?.entity(named: "Note"))
+    #expect(cached.fetchIndexes.sorted { $0.name < $1.name } == note.fetchIndexes.sorted { $0.name < $1.name })
+  }
+
+  @Test func aStoreWithExpressionIndexesMigratesEveryWayWithThemRebuilt() throws {
+    let folder = try TemporaryDirectory()
+    let url = folder.url.appendingPathComponent("Notes.sqlite")
+    let v1 = try DDLStepTests.model(Self.notes(index: Self.expressionIndexes), "Notes")
+    let v2 = try DDLStepTests.model(
+      Self.notes(#"<attribute name="body" optional="YES" attributeType="String"/>"#, index: Self.expressionIndexes),
+      "Notes 2")
+    try SQLiteStore.create(at: url, model: v1).close()
+    let results = try DDLStepTests.migrateEveryWay(
+      url, plan: try DDLStepTests.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
+    for (method, result) in results {
+      #expect(try Self.indexSQL(result).count == 3, "\(method)")
+      #expect(try StoreCheck.sqliteProblems(of: result, full: true).isEmpty, "\(method)")
+    }
+  }
+
+  @Test func expressionsParseAndPrintAsNSExpressionDoes() throws {
     let cases = [
-      (
-        #"<fetchIndex name="byLower"><fetchIndexElement expression="lowercase:(title)" type="Binary" order="ascending"/></fetchIndex>"#,
-        "fetch index 'byLower' has an expression element (lowercase:(title))"
-      ),
+      ("lowercase:(title)", "lowercase:(title)"), ("lowercase(title)", "lowercase:(title)"),
+      ("add:to:(a, 1)", "a + 1"), ("(a + b) * c", "(a + b) * c"), ("now()", "now()"),
+      ("abs:(-2.5)", "abs:(-2.5)"), ("SELF", "SELF"), ("'x'", "\"x\""), ("folder.name", "folder.name"),
+    ]
+    for (text, printed) in cases {
+      #expect(try IndexExpression.parse(text).description == printed, "\(text)")
+    }
+    for bad in ["lowercase:(title", "a +", "add:to(a)", "1 2"] {
+      #expect(throws: FormatPredicateError.self, "\(bad)") { try IndexExpression.parse(bad) }
+    }
+  }
+
+  @Test func whatMigrunCannotWriteIsRefusedByName() throws {
+    func expression(_ text: String, _ type: String = "Binary") -> String {
+      #"<fetchIndex name="byExpression"><fetchIndexElement expression="\#(text)" expressionType="String" type="\#(type)" order="ascending"/></fetchIndex>"#
+    }
+    let cases = [
+      (expression("max:(title)"), "calls max:, an aggregate, which Core Data does not allow in an index"),
+      (expression("now()"), "calls now(), which Core Data does not allow in an index"),
+      (expression("canonical:(title)"), "calls canonical:, a function Core Data does not allow in an index"),
+      (expression("lowercase:(folder.name)"), "goes through a relationship ('folder.name')"),
+      (expression("lowercase:(body)"), "names 'body', which Note has no stored property called"),
+      (expression("add:to:(latitude, nil)"), "holds nil"),
+      (expression("lowercase:(title"), "'lowercase:(title', which migrun cannot read"),
+      (expression("lowercase:(title)", "R-Tree"), "is an R-tree index over the expression lowercase:(title)"),
       (
         #"<fetchIndex name="byNothing"><fetchIndexElement property="nothing" type="Binary" order="ascending"/></fetchIndex>"#,
         "fetch index 'byNothing' names 'nothing'"
@@ -165,7 +258,8 @@ import Testing
       do {
         try SQLiteStore.create(at: url, model: model).close()
       } catch {
-        #expect("\(error)".contains("entity Note: " + message), "\(error)")
+        #expect("\(error)".contains("entity Note: fetch index '"), "\(error)")
+        #expect("\(error)".contains(message), "\(error)")
       }
       #expect(!FileManager.default.fileExists(atPath: url.path))
     }
