@@ -396,11 +396,13 @@ struct DDLStep {
       let table = tableNames[sourceTable.uppercased()] ?? sourceTable
       let renames = columnNames[table.uppercased()] ?? [:]
       let unique = try Row.fetchOne(
-        db, sql: "SELECT \"unique\" FROM pragma_index_list(?) WHERE name = ?", arguments: [sourceTable, name])
+        db, sql: "SELECT \"unique\", partial FROM pragma_index_list(?) WHERE name = ?",
+        arguments: [sourceTable, name])
       let columns = try Row.fetchAll(
         db, sql: "SELECT name, desc, coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno", arguments: [name])
       var described: [String] = []
-      var complete = true
+      // A partial index's condition names columns too: such an index is rebuilt.
+      var complete = try unique?.value("partial", as: Int64.self) != 1
       for column in columns {
         // An expression column has no name: such an index is rebuilt.
         guard let source = try column.value("name", as: String.self), let target = renames[source.uppercased()] else {

@@ -135,3 +135,76 @@ struct FetchIndexSQL {
     }
   }
 }
+
+extension FetchIndexSQL {
+  /// A partial index's `WHERE` clause (`NSFetchIndexDescription.partialIndexPredicate`, written by
+  /// Core Data's where intermediates in the index's scope): comparisons `==`, `!=`, `<`, `<=`, `>`,
+  /// `>=` between the entity's own key paths and values written in (`== nil` as `IS NULL`, `!= nil`
+  /// as `IS NOT NULL`; an ordering against nil refused, as Core Data refuses "illegal comparison
+  /// with NULL"), joined by AND, OR and NOT, and TRUEPREDICATE/FALSEPREDICATE. The meaning is Core
+  /// Data's; the statement's spacing and parentheses are a guess (no store we have shows a partial
+  /// index). Anything else — string operators, options, ANY/ALL, key paths through relationships —
+  /// is refused by name.
+  func partialIndex(_ format: String) throws(Refusal) -> String {
+    let predicate: FormatPredicate
+    do {
+      predicate = try FormatPredicate(format)
+    } catch {
+      throw Refusal(reason: "has the partial-index predicate \(format), which migrun cannot read (\(error.reason))")
+    }
+    do {
+      return try clause(predicate.root)
+    } catch {
+      throw Refusal(reason: "has the partial-index predicate \(format), which \(error.reason)")
+    }
+  }
+
+  private func clause(_ node: FormatPredicate.Node) throws(Refusal) -> String {
+    switch node {
+    case .constant(let flag): return flag ? "1" : "0"
+    case .and(let nodes):
+      return "(" + (try nodes.map { node throws(Refusal) in try clause(node) }.joined(separator: " AND ")) + ")"
+    case .or(let nodes):
+      return "(" + (try nodes.map { node throws(Refusal) in try clause(node) }.joined(separator: " OR ")) + ")"
+    case .not(let inner): return "NOT (" + (try clause(inner)) + ")"
+    case .comparison(let lhs, let op, let rhs, let options, let modifier):
+      guard case .direct = modifier, options.isEmpty else {
+        throw Refusal(reason: "compares with ANY, ALL, NONE or [cd] options, which migrun cannot write in an index")
+      }
+      let symbols: [FormatPredicate.Operator: String] = [
+        .equal: "=", .notEqual: "<>", .less: "<", .lessOrEqual: "<=", .greater: ">", .greaterOrEqual: ">=",
+      ]
+      guard let symbol = symbols[op] else {
+        throw Refusal(reason: "uses \(op.rawValue), which migrun cannot write in an index")
+      }
+      let leftIsNull = Self.isNull(lhs)
+      let rightIsNull = Self.isNull(rhs)
+      if leftIsNull || rightIsNull {
+        guard op == .equal || op == .notEqual, !(leftIsNull && rightIsNull) else {
+          throw Refusal(reason: "orders against nil, which Core Data refuses (illegal comparison with NULL)")
+        }
+        return (try operand(leftIsNull ? rhs : lhs)) + (op == .equal ? " IS NULL" : " IS NOT NULL")
+      }
+      return (try operand(lhs)) + " \(symbol) " + (try operand(rhs))
+    }
+  }
+
+  private static func isNull(_ expression: FormatPredicate.Expression) -> Bool {
+    if case .value(.null) = expression { return true }
+    return false
+  }
+
+  private func operand(_ expression: FormatPredicate.Expression) throws(Refusal) -> String {
+    switch expression {
+    case .keyPath(let path): return try value(.keyPath(path.joined(separator: ".")))
+    case .this: return "Z_PK"
+    case .value(.integer(let number)): return try value(.constant(.integer(number)))
+    case .value(.boolean(let flag)): return flag ? "1" : "0"
+    case .value(.double(let number)): return try value(.constant(.real(number)))
+    case .value(.date(let seconds)): return try value(.constant(.date(seconds)))
+    case .value(.string(let text)): return try value(.constant(.string(text)))
+    case .value(let other): throw Refusal(reason: "compares with \(other), which Core Data cannot write in an index")
+    case .list: throw Refusal(reason: "compares with a list, which migrun cannot write in an index")
+    }
+  }
+}

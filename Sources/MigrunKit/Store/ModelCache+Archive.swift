@@ -193,12 +193,13 @@ enum ModelCacheArchive {
         }
         return archiver.object(["NSFetchIndexElementDescription", "NSObject"], fields)
       }
+      let partial = index.partialPredicate.map { archivedPredicate($0) } ?? KeyedArchiver.null
       archiver.fill(
         indexSlot, classes: ["NSFetchIndexDescription", "NSObject"],
         fields: [
           "NSIndexName": archiver.string(index.name), "NSEntity": .uid(entitySlot),
           "NSIndexElements": archiver.array(elements, classes: Self.mutableArray),
-          "NSPartialIndexPredicate": KeyedArchiver.null,
+          "NSPartialIndexPredicate": partial,
         ])
       return .uid(indexSlot)
     }
@@ -358,6 +359,73 @@ enum ModelCacheArchive {
       guard let function else { return keyPathExpression(text) }
       let arguments = argument.map { [keyPathExpression($0)] } ?? []
       return functionExpression(function == "now()" ? "now" : function, arguments)
+    }
+
+    /// A partial index's predicate as `NSPredicate` archives it: `NSComparisonPredicate`
+    /// (`NSLeftExpression`, `NSPredicateOperator`, `NSRightExpression`), `NSCompoundPredicate`
+    /// (`NSCompoundPredicateType`, `NSSubpredicates`), `NSTruePredicate`/`NSFalsePredicate`. The
+    /// operator objects' classes and keys (`NSEqualityPredicateOperator` for `==`/`!=`,
+    /// `NSComparisonPredicateOperator` for the orderings; `NSOperatorType`, `NSModifier`, `NSOptions`,
+    /// `NSNegate`) are a guess from public archives: no model cache we have holds a partial index.
+    /// Only the forms a store can be written with (``FetchIndexSQL/partialIndex(_:)``) get here.
+    mutating func archivedPredicate(_ format: String) -> PropertyListValue {
+      guard let predicate = try? FormatPredicate(format) else { return KeyedArchiver.null }
+      return archived(predicate.root)
+    }
+
+    private mutating func archived(_ node: FormatPredicate.Node) -> PropertyListValue {
+      let predicateClasses = ["NSPredicate", "NSObject"]
+      switch node {
+      case .constant(let flag):
+        return archiver.object([flag ? "NSTruePredicate" : "NSFalsePredicate"] + predicateClasses, [:])
+      case .and(let nodes), .or(let nodes):
+        let type: Int64 = if case .and = node { 1 } else { 2 }
+        return archiver.object(
+          ["NSCompoundPredicate"] + predicateClasses,
+          ["NSCompoundPredicateType": .integer(type), "NSSubpredicates": archiver.array(nodes.map { archived($0) })])
+      case .not(let inner):
+        return archiver.object(
+          ["NSCompoundPredicate"] + predicateClasses,
+          ["NSCompoundPredicateType": .integer(0), "NSSubpredicates": archiver.array([archived(inner)])])
+      case .comparison(let lhs, let op, let rhs, _, _):
+        let types: [FormatPredicate.Operator: Int64] = [
+          .less: 0, .lessOrEqual: 1, .greater: 2, .greaterOrEqual: 3, .equal: 4, .notEqual: 5,
+        ]
+        let type = types[op] ?? 4
+        let operatorClasses =
+          type >= 4
+          ? ["NSEqualityPredicateOperator", "NSComparisonPredicateOperator", "NSPredicateOperator", "NSObject"]
+          : ["NSComparisonPredicateOperator", "NSPredicateOperator", "NSObject"]
+        let predicateOperator = archiver.object(
+          operatorClasses,
+          [
+            "NSOperatorType": .integer(type), "NSModifier": .integer(0), "NSOptions": .integer(0),
+            "NSNegate": .boolean(false),
+          ])
+        return archiver.object(
+          ["NSComparisonPredicate"] + predicateClasses,
+          [
+            "NSLeftExpression": archived(lhs), "NSPredicateOperator": predicateOperator,
+            "NSRightExpression": archived(rhs),
+          ])
+      }
+    }
+
+    private mutating func archived(_ expression: FormatPredicate.Expression) -> PropertyListValue {
+      switch expression {
+      case .keyPath(let path): return keyPathExpression(path.joined(separator: "."))
+      case .this: return archived(IndexExpression.evaluatedObject)
+      case .value(.null): return archived(IndexExpression.constant(.null))
+      case .value(.integer(let number)): return archived(IndexExpression.constant(.integer(number)))
+      case .value(.boolean(let flag)):
+        return archiver.object(
+          ["NSConstantValueExpression", "NSExpression", "NSObject"],
+          ["NSExpressionType": .integer(0), "NSConstantValue": archiver.value(.boolean(flag))])
+      case .value(.double(let number)): return archived(IndexExpression.constant(.real(number)))
+      case .value(.string(let text)): return archived(IndexExpression.constant(.string(text)))
+      case .value(.date(let seconds)): return archived(IndexExpression.constant(.date(seconds)))
+      case .value, .list: return KeyedArchiver.null
+      }
     }
 
     /// An index element's expression as `NSExpression` archives it: key paths as the object

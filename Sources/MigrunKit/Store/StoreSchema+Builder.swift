@@ -342,6 +342,10 @@ extension StoreSchema {
       }
       guard let first = fetchIndex.elements.first else { return }
       if first.type == "R-Tree" {
+        if let predicate = fetchIndex.partialPredicate {
+          refuse("is an R-tree index with the partial-index predicate \(predicate), which migrun cannot write")
+          return
+        }
         var columns: [String] = []
         for element in fetchIndex.elements {
           if let expression = element.expression {
@@ -392,9 +396,22 @@ extension StoreSchema {
           return
         }
       }
-      if fetchIndex.elements.count == 1, first.expression == nil, case .toOne? = storage[first.property] { return }
+      var condition: String?
+      if let predicate = fetchIndex.partialPredicate {
+        do {
+          condition = try expressions.partialIndex(predicate)
+        } catch {
+          refuse(error.reason)
+          return
+        }
+      }
+      if fetchIndex.elements.count == 1, first.expression == nil, condition == nil,
+        case .toOne? = storage[first.property]
+      {
+        return
+      }
       guard !parts.isEmpty else { return }
-      indexes.append(Index(name: name, table: table, columns: parts, isUnique: false))
+      indexes.append(Index(name: name, table: table, columns: parts, isUnique: false, condition: condition))
     }
 
     /// Declared storage of the entity and its ancestors (the nearest declaration winning), with

@@ -64,9 +64,12 @@ public struct StoreSchema: Sendable {
     /// Column expressions as written (`ZA`, or `ZA COLLATE BINARY ASC`).
     public let columns: [String]
     public let isUnique: Bool
+    /// A partial index's condition (the rows it holds), as SQL.
+    public var condition: String? = nil
 
     public var createStatement: String {
       "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(name) ON \(table) (\(columns.joined(separator: ", ")))"
+        + (condition.map { " WHERE \($0)" } ?? "")
     }
   }
 

@@ -214,6 +214,57 @@ import Testing
     }
   }
 
+  /// The notes model whose `byTitle` index holds only the rows `predicate` selects (a partial index
+  /// is made in code: `NSFetchIndexDescription.partialIndexPredicate`; a model file has no spelling).
+  static func partial(_ predicate: String, _ version: String = "Notes", extra: String = "") throws -> ObjectModel {
+    let index =
+      #"<fetchIndex name="byTitle"><fetchIndexElement property="title" type="Binary" order="ascending"/></fetchIndex>"#
+    let model = try DDLStepTests.model(Self.notes(extra, index: index), version)
+    let entities = model.entities.map { entity in
+      var entity = entity
+      for position in entity.fetchIndexes.indices { entity.fetchIndexes[position].partialPredicate = predicate }
+      return entity
+    }
+    return try ObjectModel(entities: entities, versionName: version)
+  }
+
+  @Test func aPartialIndexHoldsTheRowsItsPredicateSelects() throws {
+    let folder = try TemporaryDirectory()
+    let url = folder.url.appendingPathComponent("Notes.sqlite")
+    let model = try Self.partial("title != nil AND latitude > 10")
+    try SQLiteStore.create(at: url, model: model).close()
+    #expect(
+      try Self.indexSQL(url) == [
+        "CREATE INDEX Z_Note_byTitle ON ZNOTE (ZTITLE COLLATE BINARY ASC) WHERE (ZTITLE IS NOT NULL AND ZLATITUDE > 10)"
+      ])
+    // The store's own model keeps the predicate (NSPartialIndexPredicate), and lays out the same index.
+    let cached = try #require(try SQLiteStore.cachedModel(at: url))
+    let predicate = cached.entity(named: "Note")?.fetchIndexes.first?.partialPredicate
+    #expect(predicate == "(title != nil) AND (latitude > 10)")
+    #expect(StoreSchema(model: cached).indexes == StoreSchema(model: model).indexes)
+    // Migrated every way, the index is rebuilt with its condition.
+    let v2 = try Self.partial(
+      "title != nil AND latitude > 10", "Notes 2",
+      extra: #"<attribute name="body" optional="YES" attributeType="String"/>"#)
+    let results = try DDLStepTests.migrateEveryWay(
+      url, plan: try DDLStepTests.plan(model, v2), destination: v2, in: folder, expectDDL: true)
+    for (method, result) in results {
+      #expect(try Self.indexSQL(result) == (try Self.indexSQL(url)), "\(method)")
+    }
+    // What migrun cannot write is refused by name.
+    let refused = [
+      ("title BEGINSWITH 'a'", "uses BEGINSWITH"), ("latitude < nil", "orders against nil"),
+      ("folder.name == 'x'", "goes through a relationship"), ("ANY folder.notes.title == 'x'", "ANY, ALL, NONE"),
+      ("title ==", "which migrun cannot read"),
+    ]
+    for (format, reason) in refused {
+      let schema = StoreSchema(model: try Self.partial(format))
+      #expect(schema.unsupported.count == 1, "\(format)")
+      #expect(schema.unsupported.first?.contains("fetch index 'byTitle'") == true, "\(format)")
+      #expect(schema.unsupported.first?.contains(reason) == true, "\(schema.unsupported)")
+    }
+  }
+
   @Test func expressionsParseAndPrintAsNSExpressionDoes() throws {
     let cases = [
       ("lowercase:(title)", "lowercase:(title)"), ("lowercase(title)", "lowercase:(title)"),
