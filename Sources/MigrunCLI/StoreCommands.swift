@@ -8,9 +8,9 @@ import PropertyList
 enum ConfigurationChoice {
   static func bundle(_ bundle: ModelBundle, configuration: String?, store: URL?) throws -> ModelBundle {
     if let configuration { return try bundle.restricted(toConfiguration: configuration) }
-    guard bundle.configuration == nil, let store,
-      let found = bundle.configuration(ofStoreHashes: try SQLiteStore.metadata(at: store).versionHashes)
-    else { return bundle }
+    guard bundle.configuration == nil, let store, let found = try bundle.configuration(ofStoreAt: store) else {
+      return bundle
+    }
     return try bundle.restricted(toConfiguration: found)
   }
 }

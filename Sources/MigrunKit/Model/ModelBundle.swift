@@ -155,18 +155,14 @@ public struct ModelBundle: Sendable {
     return copy
   }
 
-  /// The configuration a store of this bundle was written for, found from its entity hashes: the one
-  /// configuration (of any version) whose entities are exactly the store's, when the store does not
-  /// hold every entity of a version. Nil when the store is a whole-model store or no single
-  /// configuration fits.
-  public func configuration(ofStoreHashes hashes: [String: VersionHash]) -> String? {
-    let stored = Set(hashes.keys)
-    if modelsByName.values.contains(where: { Set($0.entities.map(\.name)) == stored }) { return nil }
-    var found: Set<String> = []
-    for model in modelsByName.values {
-      for (name, members) in model.configurations where Set(members) == stored { found.insert(name) }
-    }
-    return found.count == 1 ? found.first : nil
+  /// The configuration a store of this bundle was written for, found from the store: the version
+  /// its metadata's hashes name (a configuration's store records the whole model's), then the one
+  /// configuration of it whose tables are the store's (``ObjectModel/configuration(ofStoreTables:)``).
+  /// Nil when the store holds every table of its version (a whole-model store — today's Core Data
+  /// writes every table whatever the configuration) or no single configuration fits.
+  public func configuration(ofStoreAt url: URL) throws -> String? {
+    guard let model = version(matching: try SQLiteStore.metadata(at: url).versionHashes) else { return nil }
+    return model.configuration(ofStoreTables: try SQLiteStore.tableNames(at: url))
   }
 
   static let accepted =

@@ -22,8 +22,11 @@ public struct ObjectModel: Sendable, Hashable {
   public let configurations: [String: [String]]
   /// Fetch request templates, kept as written.
   public let fetchRequests: [FetchRequestTemplate]
-  /// Entity name → its version hash.
+  /// Entity name → its version hash. For a configuration's model (``restricted(toConfiguration:)``),
+  /// the whole model's: Core Data records the coordinator's model in every store's metadata.
   public private(set) var entityVersionHashes: [String: VersionHash]
+  /// For a configuration's model, the whole model it was cut from and the configuration's name.
+  public private(set) var wholeModel: WholeModel?
 
   private let positions: [String: Int]
   /// Each entity's attributes and relationships with the inherited ones, by position: resolved once,
@@ -61,20 +64,30 @@ public struct ObjectModel: Sendable, Hashable {
 
   /// The same model under another version name.
   public func named(_ versionName: String) throws(ModelError) -> ObjectModel {
-    try ObjectModel(
+    if let wholeModel {
+      return try wholeModel.model.named(versionName).restricted(toConfiguration: wholeModel.configuration)
+    }
+    return try ObjectModel(
       entities: entities, versionName: versionName, versionIdentifiers: versionIdentifiers,
       configurations: configurations, fetchRequests: fetchRequests)
   }
 
-  /// The model of a store of configuration `name`: the configuration's entities alone, as a store
-  /// written for one configuration holds them (numbered among themselves). A guess where Core Data
-  /// is concerned: the public decompilation of today's `NSSQLModel` logs that it ignores a
-  /// configuration name (a store then has every table and is read as a whole-model store); stores
-  /// that hold one configuration's tables alone are read with this model. A model without that
+  /// The model of a store written for configuration `name`, as Core Data's `NSSQLModel` lays one
+  /// out (public decompilation of `_generateModel:`): it numbers every entity of the whole model
+  /// (`Z_ENT`, and the names built from the numbers — join tables, hidden to-ones), then keeps the
+  /// configuration's entities; the store's metadata records the whole model's hashes (the
+  /// coordinator's model, `NSPersistentStore`'s metadata) and its model cache the whole model. So
+  /// this model has the configuration's entities (the store's tables), the whole model's numbering,
+  /// hashes and cache (``wholeModel``). Today's `NSSQLModel` logs that it ignores a configuration
+  /// name — its stores have every table and are read as whole-model stores; this model reads the
+  /// stores earlier releases wrote with one configuration's tables. A model without that
   /// configuration is returned whole (a version from before the model was split). An entity of the
   /// configuration whose parent or relationship leads outside it is an error naming it: such a store
   /// could not hold its objects.
   public func restricted(toConfiguration name: String) throws(ModelError) -> ObjectModel {
+    if let wholeModel {
+      return wholeModel.configuration == name ? self : try wholeModel.model.restricted(toConfiguration: name)
+    }
     guard let members = configurations[name] else { return self }
     let kept = Set(members)
     for entity in entities where kept.contains(entity.name) {
@@ -91,11 +104,14 @@ public struct ObjectModel: Sendable, Hashable {
         )
       }
     }
-    return try ObjectModel(
+    var restricted = try ObjectModel(
       entities: entities.filter { kept.contains($0.name) }, versionName: versionName,
       versionIdentifiers: versionIdentifiers,
       configurations: configurations.mapValues { $0.filter(kept.contains) }.filter { !$0.value.isEmpty },
       fetchRequests: fetchRequests.filter { kept.contains($0.entity) })
+    restricted.entityVersionHashes = entityVersionHashes
+    restricted.wholeModel = WholeModel(model: self, configuration: name)
+    return restricted
   }
 
   /// The entity with that name.
@@ -285,5 +301,25 @@ public struct FetchRequestTemplate: Sendable, Hashable {
     self.name = name
     self.entity = entity
     self.predicate = predicate
+  }
+}
+
+/// The whole model a configuration's model was cut from (``ObjectModel/restricted(toConfiguration:)``).
+public final class WholeModel: Sendable, Hashable {
+  public let model: ObjectModel
+  public let configuration: String
+
+  init(model: ObjectModel, configuration: String) {
+    self.model = model
+    self.configuration = configuration
+  }
+
+  public static func == (lhs: WholeModel, rhs: WholeModel) -> Bool {
+    lhs.configuration == rhs.configuration && lhs.model == rhs.model
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(configuration)
+    hasher.combine(model)
   }
 }

@@ -34,7 +34,8 @@ enum ModelCacheArchive {
 
   /// The keyed archive of `model`, as a property list.
   static func archive(_ model: ObjectModel) -> PropertyListValue {
-    var writer = Writer(model: model)
+    // A configuration's store caches the coordinator's whole model, as Core Data's does.
+    var writer = Writer(model: model.wholeModel?.model ?? model)
     return writer.archive()
   }
 

@@ -70,8 +70,20 @@ enum ModelCache {
     if case .array(let values)? = fields["NSVersionIdentifiers"] {
       identifiers = values.compactMap { if case .string(let text) = $0 { text } else { nil } }.sorted()
     }
+    // NSConfigurations: configuration name → the set of its entities.
+    var configurations: [String: [String]] = [:]
+    if case .dictionary(let archived)? = fields["NSConfigurations"] {
+      for case (.string(let name), let members) in archived {
+        guard case .array(let items) = members else { continue }
+        configurations[name] = items.compactMap { item in
+          if case .object(_, let entity) = item { return string(entity["NSEntityName"]) }
+          return string(item)
+        }.sorted()
+      }
+    }
     do {
-      return try ObjectModel(entities: entities, versionName: versionName, versionIdentifiers: identifiers)
+      return try ObjectModel(
+        entities: entities, versionName: versionName, versionIdentifiers: identifiers, configurations: configurations)
     } catch {
       throw StoreError(.badModelCache, reason: "the store's model cannot be loaded: \(error)")
     }

@@ -275,6 +275,7 @@ public final class SQLiteStore: ObjectStore {
     externalData = ExternalData(store: url)
     let queue = try Self.openQueue(url, access: access, fastWrites: fastWrites)
     let metadata = try Self.readMetadata(queue, file: url.path)
+    var chosen: ObjectModel
     if let model {
       let differences = metadata.differences(from: model)
       // The store's own cached model is taken even where its hashes disagree with the metadata's
@@ -291,14 +292,14 @@ public final class SQLiteStore: ObjectStore {
           reason: "the store does not fit model version '\(model.versionName ?? "?")':\n  "
             + differences.map(\.description).joined(separator: "\n  "))
       }
-      self.model = model
+      chosen = model
       modelIsFromCache = false
     } else {
       guard let cached = try Self.readCachedModel(queue, file: url.path) else {
         throw StoreError(
           .noModel, file: url.path, reason: "the store has no model cache (Z_MODELCACHE): give its model")
       }
-      self.model = cached
+      chosen = cached
       modelIsFromCache = true
     }
     self.queue = queue
@@ -310,8 +311,20 @@ public final class SQLiteStore: ObjectStore {
     isWorkingCopy = fastWrites
     readsWithoutTransaction =
       access == .readOnly && (Self.readOnlyPath(url).map { $0.hasSuffix("immutable=1") } ?? true)
-    schema = StoreSchema(model: self.model, existing: existing)
-    let problems = schema.mismatches(existing: existing)
+    var built = StoreSchema(model: chosen, existing: existing)
+    var problems = built.mismatches(existing: existing)
+    // A store written for one configuration holds that configuration's tables alone (Core Data
+    // before today's ignored no configuration): read with the model of that configuration.
+    if !problems.isEmpty, chosen.wholeModel == nil,
+      let configuration = chosen.configuration(ofStoreTables: Set(existing.keys)),
+      let restricted = try? chosen.restricted(toConfiguration: configuration)
+    {
+      chosen = restricted
+      built = StoreSchema(model: restricted, existing: existing)
+      problems = built.mismatches(existing: existing)
+    }
+    self.model = chosen
+    schema = built
     if let first = problems.first {
       throw StoreError(
         .layoutMismatch, file: url.path,
@@ -342,6 +355,11 @@ public final class SQLiteStore: ObjectStore {
   /// migrating?" cheaply.
   public static func metadata(at url: URL) throws -> StoreMetadata {
     try readMetadata(try openQueue(url, access: .readOnly), file: url.path)
+  }
+
+  /// The names of the store's tables.
+  public static func tableNames(at url: URL) throws -> Set<String> {
+    Set(try readTables(try openQueue(url, access: .readOnly), file: url.path).keys)
   }
 
   /// The model the store carries in `Z_MODELCACHE`, or `nil` when it has none.

@@ -62,13 +62,12 @@ extension StoreSchema {
     }
 
     mutating func build() {
-      var order: [Entity] = []
-      func visit(_ entity: Entity) {
-        order.append(entity)
-        for child in model.subentities(of: entity) { visit(child) }
+      let order = Self.numberingOrder(of: model)
+      // A configuration's store numbers its entities among the whole model's (NSSQLModel numbers
+      // every entity, then keeps the configuration's).
+      for (index, entity) in Self.numberingOrder(of: model.wholeModel?.model ?? model).enumerated() {
+        numbers[entity.name] = index + 1
       }
-      for root in model.entities where root.parentName == nil { visit(root) }
-      for (index, entity) in order.enumerated() { numbers[entity.name] = index + 1 }
 
       let roots = order.filter { $0.parentName == nil }
       for root in roots { addColumns(of: root) }
@@ -80,6 +79,17 @@ extension StoreSchema {
       }
       tables += joinTables
       layouts.sort { $0.number < $1.number }
+    }
+
+    /// Every entity in Core Data's numbering order: each root in name order, its subentities under it.
+    static func numberingOrder(of model: ObjectModel) -> [Entity] {
+      var order: [Entity] = []
+      func visit(_ entity: Entity) {
+        order.append(entity)
+        for child in model.subentities(of: entity) { visit(child) }
+      }
+      for root in model.entities where root.parentName == nil { visit(root) }
+      return order
     }
 
     // MARK: - Step 2: each root's columns

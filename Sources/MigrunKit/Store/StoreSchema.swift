@@ -136,6 +136,9 @@ public struct StoreSchema: Sendable {
   public let unsupported: [String]
 
   private let byName: [String: Int]
+  /// Entity number → its position in ``entities`` (a configuration's store numbers its entities
+  /// among the whole model's, so the numbers need not run from 1 without a gap).
+  private let byNumber: [Int: Int]
   /// Table (as laid out, and uppercased) → the numbers of the entities stored in it (read per row:
   /// kept, not derived).
   private let numbersByTable: [String: [Int]]
@@ -163,6 +166,7 @@ public struct StoreSchema: Sendable {
     rtreeIndexes = builder.rtreeIndexes
     unsupported = builder.unsupported
     byName = Dictionary(uniqueKeysWithValues: builder.layouts.enumerated().map { ($1.name, $0) })
+    byNumber = Dictionary(builder.layouts.enumerated().map { ($1.number, $0) }, uniquingKeysWith: { first, _ in first })
     // Under the name as laid out (what the readers pass, no case folding per row) and uppercased.
     var numbers = Dictionary(grouping: builder.layouts, by: { $0.table.uppercased() }).mapValues { $0.map(\.number) }
     for layout in builder.layouts { numbers[layout.table] = numbers[layout.table.uppercased()] }
@@ -174,7 +178,7 @@ public struct StoreSchema: Sendable {
   }
 
   public func layout(number: Int) -> EntityLayout? {
-    number >= 1 && number <= entities.count ? entities[number - 1] : nil
+    byNumber[number].map { entities[$0] }
   }
 
   /// The entity stored alone in `table` (a root without subentities), if it is. Core Data fetches
@@ -253,5 +257,23 @@ public struct StoreSchema: Sendable {
     case .string, .uri: "VARCHAR"
     case .binary, .transformable, .uuid, .undefined, .composite: "BLOB"
     }
+  }
+}
+
+extension ObjectModel {
+  /// The configuration a store of this model was written for, found from its tables: the one
+  /// configuration whose tables the store holds while it holds none of the model's other tables.
+  /// Nil when the store holds every table of the model, or no single configuration fits.
+  public func configuration(ofStoreTables tables: Set<String>) -> String? {
+    let stored = Set(tables.map { $0.uppercased() })
+    let whole = Set(StoreSchema(model: self).tables.map { $0.name.uppercased() })
+    guard !whole.isSubset(of: stored), wholeModel == nil else { return nil }
+    var found: [String] = []
+    for name in configurations.keys.sorted() {
+      guard let restricted = try? restricted(toConfiguration: name) else { continue }
+      let own = Set(StoreSchema(model: restricted).tables.map { $0.name.uppercased() })
+      if own.isSubset(of: stored), whole.subtracting(own).isDisjoint(with: stored) { found.append(name) }
+    }
+    return found.count == 1 ? found[0] : nil
   }
 }

@@ -1,10 +1,12 @@
 import Foundation
+import GRDB
 import MigrunKit
 import TestSupport
 import Testing
 
-/// A configuration's store — its entities alone, numbered among themselves — migrates on every
-/// path to the next version of the same configuration.
+/// A configuration's store — its entities' tables alone, numbered among the whole model's, with the
+/// whole model's hashes and model cache, as Core Data's NSSQLModel and NSPersistentStore write one —
+/// migrates on every path to the next version of the same configuration.
 @Suite struct ConfigurationStoreTests {
   static let v1 = """
     <model>
@@ -25,7 +27,11 @@ import Testing
     let v1 = try DDLStepTests.model(Self.v1, "V1").restricted(toConfiguration: "Cloud")
     let v2 = try DDLStepTests.model(v2XML, "V2").restricted(toConfiguration: "Cloud")
     #expect(v1.entities.map(\.name) == ["Note", "Tag"])
-    #expect(StoreSchema(model: v1).layout(of: "Note")?.number == 1, "numbered among the configuration's entities")
+    // NSSQLModel numbers every entity of the model (Cache 1, Note 2, Tag 3), then keeps the
+    // configuration's; the metadata holds the coordinator's model's hashes.
+    #expect(StoreSchema(model: v1).entities.map(\.number) == [2, 3], "numbered among the whole model's entities")
+    let whole = try DDLStepTests.model(Self.v1, "V1")
+    #expect(v1.entityVersionHashes == whole.entityVersionHashes)
     let folder = try TemporaryDirectory()
     let url = folder.url.appendingPathComponent("Cloud.sqlite")
     let store = try SQLiteStore.create(at: url, model: v1)
@@ -35,6 +41,20 @@ import Testing
       try writer.insert(StoredObject(id: ObjectID(entity: "Tag", primaryKey: 1), attributes: ["word": .string("red")]))
     }
     try store.close()
+    let rows = try DatabaseQueue(path: StoreFiles.immutableURI(url)).read { db in
+      try Int64.fetchAll(db, sql: "SELECT Z_ENT FROM ZNOTE UNION ALL SELECT Z_ENT FROM ZTAG")
+    }
+    #expect(rows == [2, 3])
+    #expect(try SQLiteStore.metadata(at: url).versionHashes == whole.entityVersionHashes)
+    #expect(try SQLiteStore.cachedModel(at: url)?.entities.map(\.name) == ["Cache", "Note", "Tag"])
+    #expect(whole.configuration(ofStoreTables: try SQLiteStore.tableNames(at: url)) == "Cloud")
+    // Opened with the whole model, or its own cached one, the store is read as Cloud's.
+    for model in [whole, nil] {
+      let opened = try SQLiteStore(url: url, model: model)
+      #expect(opened.model.wholeModel?.configuration == "Cloud")
+      #expect(try opened.count(of: "Note", includingSubentities: true) == 1)
+      try opened.close()
+    }
     let results = try DDLStepTests.migrateEveryWay(
       url, plan: try DDLStepTests.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
     for (method, result) in results {
