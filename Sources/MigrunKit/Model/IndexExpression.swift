@@ -122,22 +122,18 @@ public indirect enum IndexExpression: Sendable, Hashable, CustomStringConvertibl
 }
 
 extension FormatPredicateParser {
-  mutating func parseIndexSum() throws(FormatPredicateError) -> IndexExpression {
-    var result = try parseIndexProduct()
-    while case .symbol(let symbol) = current, symbol == "+" || symbol == "-" {
-      advance()
-      let rhs = try parseIndexProduct()
-      result = .function(symbol == "+" ? "add:to:" : "from:subtract:", [result, rhs])
-    }
-    return result
-  }
+  /// The binary operators by precedence, loosest first, as the functions `NSExpression` makes of them.
+  static let indexOperatorLevels: [[String: String]] = [
+    ["+": "add:to:", "-": "from:subtract:"], ["*": "multiply:by:", "/": "divide:by:"],
+  ]
 
-  mutating func parseIndexProduct() throws(FormatPredicateError) -> IndexExpression {
-    var result = try parseIndexPrimary()
-    while case .symbol(let symbol) = current, symbol == "*" || symbol == "/" {
+  /// An expression whose operators bind at least as tightly as `level`'s, left to right.
+  mutating func parseIndexSum(level: Int = 0) throws(FormatPredicateError) -> IndexExpression {
+    guard level < Self.indexOperatorLevels.count else { return try parseIndexPrimary() }
+    var result = try parseIndexSum(level: level + 1)
+    while case .symbol(let symbol) = current, let selector = Self.indexOperatorLevels[level][symbol] {
       advance()
-      let rhs = try parseIndexPrimary()
-      result = .function(symbol == "*" ? "multiply:by:" : "divide:by:", [result, rhs])
+      result = .function(selector, [result, try parseIndexSum(level: level + 1)])
     }
     return result
   }
