@@ -12,7 +12,7 @@ struct ChainOptions: ParsableArguments {
   var model: String?
   @Option(
     help:
-      "The model configuration the store was written for (its entities alone); default: found from the store when its entities are exactly one configuration's."
+      "The model configuration the store was written for (its entities' tables, numbered among the whole model's); default: found from the store when its tables are exactly one configuration's."
   )
   var configuration: String?
   @Option(help: "The destination version (default: the current version).") var to: String?

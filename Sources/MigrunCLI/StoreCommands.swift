@@ -132,7 +132,9 @@ struct CreateCommand: MigrunCommand {
   @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd, .mom or SwiftData sources.") var model: String
   @Option(name: .customLong("model-version"), help: "The model version (default: the current version).")
   var modelVersion: String?
-  @Option(help: "Create a store of this configuration: its entities alone.") var configuration: String?
+  @Option(
+    help: "Create a store of this configuration: its entities' tables alone, as Core Data before today's wrote one.")
+  var configuration: String?
 
   func execute() throws {
     let bundle = try ConfigurationChoice.bundle(
@@ -196,9 +198,11 @@ struct ImportCommand: MigrunCommand {
   @Option(name: .customLong("model-version"), help: "The model version (default: the current version).")
   var modelVersion: String?
   @Option(help: "The store to create (must not exist).") var out: String
+  @Option(help: "Create a store of this configuration: its entities' tables alone.") var configuration: String?
 
   func execute() throws {
-    let bundle = try loadModel(URL(fileURLWithPath: model))
+    let bundle = try ConfigurationChoice.bundle(
+      loadModel(URL(fileURLWithPath: model)), configuration: configuration, store: nil)
     let objectModel = try bundle.model(named: modelVersion ?? bundle.currentVersionName)
     let data: Data
     do {

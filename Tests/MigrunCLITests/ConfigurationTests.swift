@@ -71,6 +71,19 @@ import Testing
       let exported = try MigrunProcess.run(["export", url.path, "--model", model.path])
       #expect(exported.status == 0, "\(exported.stderr)")
       #expect(exported.stdout.contains("\"kept\""))
+      // The export comes back into a store of the same configuration.
+      try folder.write(exported.stdout, to: "\(configuration).json")
+      let copy = folder.url.appendingPathComponent("\(configuration)-copy.sqlite")
+      let imported = try MigrunProcess.run([
+        "import", folder.url.appendingPathComponent("\(configuration).json").path, "--model", model.path,
+        "--configuration", configuration, "--out", copy.path,
+      ])
+      #expect(imported.status == 0, "\(imported.stderr)")
+      #expect(try Self.tables(copy) == (try Self.tables(url)))
+      #expect(
+        try MigrunProcess.run(["export", copy.path, "--model", model.path]).stdout
+          == exported.stdout.replacingOccurrences(
+            of: try SQLiteStore.metadata(at: url).uuid, with: try SQLiteStore.metadata(at: copy).uuid))
       let after = try MigrunProcess.run(["status", url.path, "--model", model.path, "--configuration", configuration])
       #expect(after.status == 0, "\(after.stdout)\(after.stderr)")
     }
