@@ -14,7 +14,7 @@ import Testing
   func both(_ command: String, _ extra: [String], in scratch: TemporaryDirectory) throws -> [(
     MigrunProcess.Result, URL
   )] {
-    try try [Self.xcdatamodeld, Self.momd].map { model in
+    try [Self.xcdatamodeld, Self.momd].map { model in
       let store = try copyOfFixture("\(Self.folder)/Fixtures/SampleModel_V1.sqlite", into: scratch)
       return (try MigrunProcess.run([command, store.path, "--model", model] + extra), store)
     }

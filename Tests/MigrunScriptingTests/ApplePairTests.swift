@@ -90,7 +90,7 @@ import Testing
       guard case .scripted(let file) = step.kind else { throw MigrationError(.badMapping, reason: "not scripted") }
       return try ScriptedStep.load(step, file: file, policyFolders: folders)
     }
-    try migrator.run()
+    _ = try migrator.run()
 
     let earlier = try bundle.model(named: pair.from)
     let later = try bundle.model(named: pair.to)

@@ -18,7 +18,7 @@ import Testing
     let (source, destination) = (try bundle.model(named: from), try bundle.model(named: to))
     let inferred = try folder.folder(UUID().uuidString).appendingPathComponent(store.lastPathComponent)
     try FileManager.default.copyItem(at: store, to: inferred)
-    try StoreMigrator(store: inferred, plan: try DDLStepTestsPlan.plan(source, destination, from: from, to: to))
+    _ = try StoreMigrator(store: inferred, plan: try DDLStepTestsPlan.plan(source, destination, from: from, to: to))
       .run()
     let scripts = try folder.folder(UUID().uuidString)
     let text = StarterMapping.lua(source: source, destination: destination, from: from, to: to)
@@ -32,7 +32,7 @@ import Testing
       store: written,
       plan: MigrationPlan(sourceVersion: from, destinationVersion: to, steps: [step], rule: .chain("test")))
     migrator.scriptedStep = { step in try ScriptedStep.load(step, file: file, policyFolders: [scripts]) }
-    try migrator.run()
+    _ = try migrator.run()
     func export(_ url: URL) throws -> String {
       let store = try SQLiteStore(url: url, model: destination)
       defer { try? store.close() }

@@ -14,7 +14,7 @@ public struct LoopFileSystem: Sendable {
     -> LoopFileSystem?
   {
     let image = folder.url.appendingPathComponent("\(type).img")
-    FileManager.default.createFile(atPath: image.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: image.path, contents: nil)
     let handle = try FileHandle(forWritingTo: image)
     try handle.truncate(atOffset: UInt64(megabytes) << 20)
     try handle.close()

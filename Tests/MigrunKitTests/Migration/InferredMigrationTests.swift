@@ -375,7 +375,7 @@ import Testing
       #expect(plan.rule.description.contains("would lose Item.v4_name"))
       #expect(plan.steps.count == 4 - (Int(version.dropFirst()) ?? 0))
     }
-    try StoreMigrator(store: url, plan: plan).run()
+    _ = try StoreMigrator(store: url, plan: plan).run()
     let migrated = try SQLiteStore(url: url, model: try bundle.model(named: "R4"))
     var names: [String] = []
     try migrated.forEachObject(of: "Item", includingSubentities: false) { object in
