@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import MigrunKit
 import TestSupport
 import Testing
 
@@ -141,6 +142,47 @@ import Testing
     // The original, before the stage ran, is the backup.
     let backup = project.store.deletingLastPathComponent().appendingPathComponent("trips~.sqlite")
     #expect(try Data(contentsOf: backup) == original)
+  }
+
+  /// Empty persistent-history tables as Core Data makes them (SampleModel2's: tables, indexes and
+  /// `Z_PRIMARYKEY` rows), added to `store`.
+  static func addHistoryTables(to store: URL) throws {
+    let fixture = Fixtures.url("coredataplus-samplemodels/SampleModel2/Fixtures/SampleModel2_V1.sqlite")
+    try DatabaseQueue(path: store.path).writeWithoutTransaction { db in
+      try db.execute(sql: "ATTACH DATABASE ? AS fx", arguments: [StoreFiles.immutableURI(fixture)])
+      for sql in try String.fetchAll(
+        db,
+        sql:
+          "SELECT sql FROM fx.sqlite_master WHERE tbl_name IN ('ACHANGE', 'ATRANSACTION', 'ATRANSACTIONSTRING') AND sql IS NOT NULL ORDER BY type DESC"
+      ) {
+        try db.execute(sql: sql)
+      }
+      try db.execute(
+        sql: "INSERT INTO main.Z_PRIMARYKEY SELECT Z_ENT, Z_NAME, Z_SUPER, 0 FROM fx.Z_PRIMARYKEY WHERE Z_ENT > 16000")
+      try db.execute(sql: "DETACH DATABASE fx")
+    }
+  }
+
+  @Test func aStagesSavesAreRecordedInTheStoresHistory() throws {
+    let project = try Self.project()
+    try Self.addHistoryTables(to: project.store)
+    try Self.stage.write(
+      to: project.policies.appendingPathComponent("1.0.0-2.0.0.stage.lua"), atomically: true, encoding: .utf8)
+    let migrated = try MigrunProcess.run([
+      "migrate", project.store.path, "--model", project.model, "--policies", project.policies.path,
+    ])
+    #expect(migrated.status == 0, "\(migrated.stderr)")
+    // willMigrate deleted the older Paris and its stop (one transaction); didMigrate backfilled
+    // slugs and inserted (another), each named after its step and handler.
+    let transactions = try Self.rows(
+      project.store,
+      """
+      SELECT t.Z_PK, s.ZNAME AS context, (SELECT group_concat(ZCHANGETYPE) FROM ACHANGE WHERE ZTRANSACTIONID = t.Z_PK) AS types
+      FROM ATRANSACTION t JOIN ATRANSACTIONSTRING s ON s.Z_PK = t.ZCONTEXTNAMETS ORDER BY t.Z_PK
+      """)
+    #expect(transactions.map { $0["context"] as String } == ["1.0.0 → 2.0.0 willMigrate", "1.0.0 → 2.0.0 didMigrate"])
+    #expect(transactions.first?["types"] as String? == "2,2")
+    #expect((transactions.last?["types"] as String?)?.contains("0") == true)
   }
 
   /// What a handler does wrong stops the migration, names the stage file and line, and leaves the

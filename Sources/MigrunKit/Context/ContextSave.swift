@@ -112,6 +112,8 @@ struct SaveTransaction {
   }
 
   private var plans: [ObjectID: Plan] = [:]
+  /// The rows read for objects updated or deleted (what persistent history compares and keeps).
+  private var rowsRead: [ObjectID: StoredObject] = [:]
   private var conflicts: [MergeConflict] = []
   private var model: ObjectModel { context.model }
 
@@ -149,6 +151,7 @@ struct SaveTransaction {
       return
     }
     let row = try writer.object(object.id)
+    rowsRead[object.id] = row
     let snapshot = object.snapshot
     var state = object.state
     state.toMany = state.toMany.filter { object.changedToMany[$0.key] != nil }
@@ -342,6 +345,29 @@ struct SaveTransaction {
       }
     }
     for (id, name, members) in toManyWrites { try writer.setToMany(id, name, members) }
+    try writer.recordHistory(history(toMany: toManyWrites))
+  }
+
+  /// The save as persistent history records it: inserts, each update's written properties (those
+  /// whose values differ from the row read, and the to-manys written), deletes with their rows.
+  private func history(toMany writes: [(ObjectID, String, [ObjectID])]) -> SavedChanges {
+    var saved = SavedChanges(author: context.transactionAuthor, contextName: context.name)
+    saved.inserted = changes.inserted
+    saved.deleted = changes.deleted.map { ($0, rowsRead[$0]) }
+    var toMany: [ObjectID: Set<String>] = [:]
+    for (id, name, _) in writes { toMany[id, default: []].insert(name) }
+    for id in changes.updated {
+      guard let written = finalStates[id] ?? otherStates[id] else { continue }
+      let read = rowsRead[id]
+      var names = toMany[id] ?? []
+      for (name, value) in written.attributes where read?.attributes[name] != value { names.insert(name) }
+      for name in Set(written.toOne.keys).union(read?.toOne.keys ?? [:].keys)
+      where written.toOne[name] != read?.toOne[name] {
+        names.insert(name)
+      }
+      saved.updated.append((id, names))
+    }
+    return saved
   }
 
   private mutating func record(_ id: ObjectID, _ row: StoredObject) {

@@ -59,6 +59,11 @@ public struct ChangeSet: Sendable, Hashable {
 public final class ObjectContext {
   public let coordinator: StoreCoordinator
   public var mergePolicy: MergePolicy
+  /// Who makes this context's saves, as persistent history records it (Core Data's
+  /// `transactionAuthor`).
+  public var transactionAuthor: String?
+  /// The context's name, as persistent history records it with each save (Core Data's `name`).
+  public var name: String?
 
   private final class WeakObject {
     weak var object: ManagedObject?

@@ -377,6 +377,10 @@ public final class StoreMigrator {
     working.externalData = run.externalData
     defer { try? working.close() }
     let context = StoreCoordinator(store: working).newContext()
+    // A store with persistent history records the stage's saves as Core Data's staged migration
+    // does, under these names (CloudKit's mirror exports them like any other change).
+    context.transactionAuthor = "migrun"
+    context.name = "\(step.name) \(hook.rawValue)"
     let changes = try handlers.run(hook, on: context, step: step)
     guard !context.hasChanges else {
       throw MigrationError(

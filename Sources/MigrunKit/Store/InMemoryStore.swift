@@ -146,6 +146,9 @@ final class InMemoryWriter: StoreWriter {
 
   init(store: InMemoryStore) { self.store = store }
 
+  /// A store in memory keeps no persistent history.
+  func recordHistory(_ save: SavedChanges) throws {}
+
   func newPrimaryKey(for entity: String) throws -> Int64 {
     let root = try rootName(entity)
     let next = (store.state.maxKeys[root] ?? 0) + 1

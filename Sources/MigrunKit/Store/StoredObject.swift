@@ -144,6 +144,27 @@ public protocol StoreWriter {
   func object(_ id: ObjectID) throws -> StoredObject?
   /// The first object of `entity` (or a subentity), by primary key, whose attributes equal `values`.
   func firstObject(of entity: String, matching values: [String: StoreValue]) throws -> ObjectID?
+  /// Records a context's save in the store's persistent history, when the store keeps one (Core
+  /// Data writes a transaction for every save of a store with history tracking); a store without
+  /// history records nothing.
+  func recordHistory(_ save: SavedChanges) throws
+}
+
+/// What one context save changed, for persistent history: the transaction's author and context
+/// name, the objects inserted, the properties each update wrote, and each deleted object as it was.
+public struct SavedChanges: Sendable {
+  public var author: String?
+  public var contextName: String?
+  public var inserted: [ObjectID] = []
+  public var updated: [(id: ObjectID, properties: Set<String>)] = []
+  public var deleted: [(id: ObjectID, row: StoredObject?)] = []
+
+  public init(author: String? = nil, contextName: String? = nil) {
+    self.author = author
+    self.contextName = contextName
+  }
+
+  public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 }
 
 extension ObjectStore {
