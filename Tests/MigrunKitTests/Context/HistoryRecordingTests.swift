@@ -21,28 +21,11 @@ import Testing
     }
   }
 
-  /// SampleModel2's own model with Feedback's `authorAlias` and `comment` preserved after deletion.
-  static func model(_ fixture: URL) throws -> ObjectModel {
-    let cached = try #require(try SQLiteStore.cachedModel(at: fixture))
-    return try ObjectModel(
-      entities: cached.entities.map { entity in
-        var entity = entity
-        if entity.name == "Feedback" {
-          entity.attributes = entity.attributes.map { attribute in
-            var attribute = attribute
-            attribute.preservesValueInHistoryOnDeletion = ["authorAlias", "comment"].contains(attribute.name)
-            return attribute
-          }
-        }
-        return entity
-      }, versionName: "Source")
-  }
-
   @Test func savesAreRecordedInTheStoresHistory() throws {
     let folder = try TemporaryDirectory()
     let url = folder.url.appendingPathComponent("History.sqlite")
     let fixture = Fixtures.url(PersistentHistoryTests.store)
-    let model = try Self.model(fixture)
+    let model = try PersistentHistoryTests.source(fixture, preserving: ["Feedback": ["authorAlias", "comment"]])
     try PersistentHistoryTests.makeStore(at: url, model: model, historyFrom: fixture)
     let before = try DatabaseQueue(path: StoreFiles.immutableURI(url)).read { db in
       (

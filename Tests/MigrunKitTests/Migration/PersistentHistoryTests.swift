@@ -13,16 +13,19 @@ import Testing
 @Suite struct PersistentHistoryTests {
   static let store = ForeignObjectsTests.fixtures + "SampleModel2_V1.sqlite"
 
-  /// The store's own model with Book's `price` and `title` preserved after deletion.
-  static func source(_ url: URL) throws -> ObjectModel {
+  /// The store's own model with attributes preserved after deletion (by default Book's `price` and
+  /// `title`).
+  static func source(_ url: URL, preserving: [String: Set<String>] = ["Book": ["price", "title"]]) throws
+    -> ObjectModel
+  {
     let cached = try #require(try SQLiteStore.cachedModel(at: url))
     return try ObjectModel(
       entities: cached.entities.map { entity in
         var entity = entity
-        if entity.name == "Book" {
+        if let preserved = preserving[entity.name] {
           entity.attributes = entity.attributes.map { attribute in
             var attribute = attribute
-            attribute.preservesValueInHistoryOnDeletion = ["price", "title"].contains(attribute.name)
+            attribute.preservesValueInHistoryOnDeletion = preserved.contains(attribute.name)
             return attribute
           }
         }
