@@ -194,6 +194,7 @@ let usage = """
          migrun-bench recipe-store REFERENCE OUT MODEL
          migrun-bench hammer STORE MODEL ROUNDS POLICY
          migrun-bench snapshots COUNT FOLDER
+         migrun-bench predicate-fetch COUNT FETCHES FOLDER
   """
 do {
   switch (arguments.dropFirst().first, arguments.count) {
@@ -201,6 +202,8 @@ do {
     try exampleStore(output: arguments[2], count: Int(arguments[3]) ?? 2000, model: arguments[4])
   case ("snapshots", 4):
     try snapshots(count: Int(arguments[2]) ?? 1_000_000, folder: arguments[3])
+  case ("predicate-fetch", 5):
+    try predicateFetch(count: Int(arguments[2]) ?? 100_000, fetches: Int(arguments[3]) ?? 20, folder: arguments[4])
   case ("hammer", 6):
     try hammer(store: arguments[2], model: arguments[3], rounds: Int(arguments[4]) ?? 10, policyName: arguments[5])
   case ("recipe-store", 5):

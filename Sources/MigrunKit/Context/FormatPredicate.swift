@@ -19,7 +19,9 @@ import Foundation
 ///
 /// Semantics follow Apple's where they are documented: a comparison with NULL is false except `==`
 /// and `!=` (`x == nil`); a key path through a to-many without `ANY`/`ALL`/`NONE` compares as `ANY`
-/// (as Core Data's SQL does), except that `collection CONTAINS value` asks for membership.
+/// (as Core Data's SQL does), except that `collection CONTAINS value` asks for membership; strings
+/// without options compare scalar by scalar, in code-point order (SQLite's BINARY, which Core Data's
+/// SQL uses), not by Swift's canonical equivalence.
 public struct FormatPredicate: Sendable, CustomStringConvertible {
   indirect enum Node: Sendable {
     case constant(Bool)
@@ -624,7 +626,11 @@ private struct FormatPredicateEvaluator {
     case (.object, .value), (.value, .object): return false
     case (.value(.null), .value(.null)): return true
     case (.value(.null), _), (_, .value(.null)): return false
-    case (.value(.string(let a)), .value(.string(let b))): return fold(a, options) == fold(b, options)
+    case (.value(.string(let a)), .value(.string(let b))):
+      // Without options, as Core Data's SQL compares (BINARY): scalar by scalar — "é" and "e\u{301}"
+      // differ, as they do to `NSString.isEqual:` (Swift's `==` would take them as one).
+      if options.isEmpty { return a.unicodeScalars.elementsEqual(b.unicodeScalars) }
+      return fold(a, options) == fold(b, options)
     case (.value(let a), .value(let b)):
       if let x = a.number, let y = b.number { return x == y }
       return a == b
@@ -634,6 +640,11 @@ private struct FormatPredicateEvaluator {
   static func order(_ lhs: Operands.Item, _ rhs: Operands.Item, _ options: FormatPredicate.Options) -> Int? {
     guard case .value(let a) = lhs, case .value(let b) = rhs, a != .null, b != .null else { return nil }
     if case .string(let x) = a, case .string(let y) = b {
+      // Without options in code-point order, as SQLite's BINARY collation orders UTF-8.
+      if options.isEmpty {
+        let (p, q) = (x.unicodeScalars.map(\.value), y.unicodeScalars.map(\.value))
+        return p == q ? 0 : p.lexicographicallyPrecedes(q) ? -1 : 1
+      }
       let (p, q) = (fold(x, options), fold(y, options))
       return p == q ? 0 : p < q ? -1 : 1
     }
@@ -678,9 +689,63 @@ private struct FormatPredicateEvaluator {
   }
 }
 
+extension FormatPredicate {
+  /// What of the predicate a store can test on `entity`'s rows: the comparisons, joined by AND at
+  /// the top, of one of its attributes (numbers, Booleans, dates, strings) with a value — `==`,
+  /// `!=`, `<`, `<=`, `>`, `>=`, and `== nil`/`!= nil` — without options or ANY/ALL. Every object
+  /// the predicate takes passes it (a row filter narrows, the predicate still judges): `!=` keeps
+  /// NULLs (`IS NOT`), strings compare as the predicate compares them without options (scalar by
+  /// scalar), and integers beyond 2^53, which the predicate compares as doubles, are left out.
+  func rowFilter(for entity: Entity, in model: ObjectModel) -> RowFilter? {
+    let attributes = Dictionary(
+      model.attributes(of: entity).filter { !$0.isTransient && $0.derivation == nil }.map { ($0.name, $0.type) },
+      uniquingKeysWith: { first, _ in first })
+    let conjuncts: [Node]
+    switch root {
+    case .and(let nodes): conjuncts = nodes
+    case .comparison: conjuncts = [root]
+    default: return nil
+    }
+    let numeric: Set<AttributeType> = [.integer16, .integer32, .integer64, .double, .float, .decimal, .boolean, .date]
+    var conditions: [RowFilter.Condition] = []
+    for case .comparison(let lhs, var op, let rhs, let options, .direct) in conjuncts where options.isEmpty {
+      var key = lhs
+      var other = rhs
+      if case .value = lhs, case .keyPath = rhs {
+        (key, other) = (rhs, lhs)
+        op = [.less: .greater, .lessOrEqual: .greaterOrEqual, .greater: .less, .greaterOrEqual: .lessOrEqual][op] ?? op
+      }
+      guard case .keyPath(let path) = key, path.count == 1, let type = attributes[path[0]],
+        case .value(let value) = other
+      else { continue }
+      if value == .null {
+        if op == .equal || op == .notEqual {
+          conditions.append(.init(attribute: path[0], test: op == .equal ? .isNull : .isNotNull, value: .null))
+        }
+        continue
+      }
+      let fits: Bool
+      switch value {
+      case .string: fits = type == .string
+      case .integer(let number): fits = numeric.contains(type) && abs(number) < 1 << 53
+      case .boolean, .double, .date: fits = numeric.contains(type)
+      default: fits = false
+      }
+      let tests: [Operator: RowFilter.Test] = [
+        .equal: .equal, .notEqual: .notEqual, .less: .less, .lessOrEqual: .lessOrEqual, .greater: .greater,
+        .greaterOrEqual: .greaterOrEqual,
+      ]
+      guard fits, let test = tests[op] else { continue }
+      conditions.append(.init(attribute: path[0], test: test, value: value))
+    }
+    return conditions.isEmpty ? nil : RowFilter(conditions: conditions)
+  }
+}
+
 extension ObjectContext {
   /// Objects of `entity` that pass `predicate`, sorted, at most `limit` of them (pending changes
-  /// count, as ``fetch(_:where:sortedBy:includingSubentities:)``).
+  /// count, as ``fetch(_:where:sortedBy:includingSubentities:)``). The comparisons a store can test
+  /// (``FormatPredicate/rowFilter(for:in:)``) are tested while reading its rows.
   public func fetch(
     _ entityName: String, matching predicate: FormatPredicate?, sortedBy keys: [SortKey] = [], limit: Int? = nil
   ) throws -> [ManagedObject] {
@@ -692,7 +757,10 @@ extension ObjectContext {
         reason: "entity '\(entityName)' has no property '\(name)' (predicate \"\(predicate?.format ?? "")\")")
     }
     var found: [ManagedObject] = []
-    for object in try fetch(entityName, sortedBy: keys) {
+    let candidates = try fetch(
+      entityName, where: nil, sortedBy: keys, includingSubentities: true,
+      rowFilter: predicate?.rowFilter(for: entity, in: model))
+    for object in candidates {
       do {
         if try predicate?.evaluate(object) ?? true { found.append(object) }
       } catch let error as FormatPredicateError {

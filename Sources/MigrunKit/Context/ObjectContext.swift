@@ -104,6 +104,15 @@ public final class ObjectContext {
   public func fetch(
     _ entityName: String, where filter: Filter? = nil, sortedBy keys: [SortKey] = [], includingSubentities: Bool = true
   ) throws -> [ManagedObject] {
+    try fetch(entityName, where: filter, sortedBy: keys, includingSubentities: includingSubentities, rowFilter: nil)
+  }
+
+  /// As ``fetch(_:where:sortedBy:includingSubentities:)``, the store skipping rows `rowFilter` rules
+  /// out; objects with pending changes are judged by their changed values whatever their row holds.
+  func fetch(
+    _ entityName: String, where filter: Filter?, sortedBy keys: [SortKey], includingSubentities: Bool,
+    rowFilter: RowFilter?
+  ) throws -> [ManagedObject] {
     let entity = try entity(entityName)
     let names = Set(model.attributes(of: entity).map(\.name)).union(model.relationships(of: entity).map(\.name))
     for name in (filter?.names ?? []) + keys.map(\.name) where !names.contains(name) {
@@ -111,9 +120,16 @@ public final class ObjectContext {
         .unknownProperty, entity: entityName, reason: "entity '\(entityName)' has no property '\(name)'")
     }
     var found: [(ManagedObject, StoredObject)] = []
+    var seen: Set<ObjectID> = []
+    func isFetched(_ object: ManagedObject) -> Bool {
+      object.entity.name == entityName || (includingSubentities && model.entity(object.entity, isKindOf: entityName))
+    }
     do {
-      try store.forEachObject(of: entityName, includingSubentities: includingSubentities, withToMany: false) { row in
+      try store.forEachObject(
+        of: entityName, includingSubentities: includingSubentities, withToMany: false, filter: rowFilter
+      ) { row in
         let object = try self.registeredObject(row.id) ?? self.adopt(row)
+        seen.insert(object.id)
         guard !object.isDeleted else { return }
         let state = object.hasChanges ? object.state : (object.snapshot ?? row)
         if filter?.matches(state) ?? true { found.append((object, state)) }
@@ -123,10 +139,21 @@ public final class ObjectContext {
     } catch {
       throw ContextError(.store, entity: entityName, reason: "\(error)")
     }
-    for object in insertedObjects
-    where object.entity.name == entityName
-      || (includingSubentities && model.entity(object.entity, isKindOf: entityName))
-    {
+    // A changed object whose row the filter ruled out may match by its changed values (kept in the
+    // store's order, by key).
+    if rowFilter != nil {
+      let changed = pending.values.filter { $0.hasChanges && !$0.isInserted && !$0.isDeleted }
+      var added = false
+      for object in changed where !seen.contains(object.id) && isFetched(object) {
+        let state = object.state
+        if filter?.matches(state) ?? true {
+          found.append((object, state))
+          added = true
+        }
+      }
+      if added { found.sort { $0.0.id.primaryKey < $1.0.id.primaryKey } }
+    }
+    for object in insertedObjects where isFetched(object) {
       let state = object.state
       if filter?.matches(state) ?? true { found.append((object, state)) }
     }

@@ -449,15 +449,37 @@ public final class SQLiteStore: ObjectStore {
   public func forEachObject(
     of entity: String, includingSubentities: Bool, withToMany: Bool, _ body: (StoredObject) throws -> Void
   ) throws {
+    try forEachObject(
+      of: entity, includingSubentities: includingSubentities, withToMany: withToMany, filter: nil, body)
+  }
+
+  public func forEachObject(
+    of entity: String, includingSubentities: Bool, withToMany: Bool, filter: RowFilter?,
+    _ body: (StoredObject) throws -> Void
+  ) throws {
     let layout = try layout(entity)
-    let rows = schema.rowPredicate(layout, includingSubentities: includingSubentities)
-    let sql = "SELECT * FROM \(layout.table) WHERE \(rows) AND Z_PK > ? ORDER BY Z_PK LIMIT \(Self.pageSize)"
+    var conditions = [schema.rowPredicate(layout, includingSubentities: includingSubentities)]
+    var values: [DatabaseValue] = []
+    for condition in filter?.conditions ?? [] {
+      // A column of a subentity is in the same table; one the layout lacks rules nothing out.
+      guard case .attribute(let column)? = layout.properties[condition.attribute] else { continue }
+      switch condition.test {
+      case .isNull, .isNotNull: conditions.append("\(column.name) \(condition.test.rawValue)")
+      default:
+        conditions.append("\(column.name) \(condition.test.rawValue) ?")
+        values.append(StoreValueCoding.databaseValue(condition.value))
+      }
+    }
+    let sql =
+      "SELECT * FROM \(layout.table) WHERE \(conditions.joined(separator: " AND ")) AND Z_PK > ? ORDER BY Z_PK LIMIT \(Self.pageSize)"
     var after: Int64 = .min
     while true {
       // A page is read, then handed out outside the read: `body` may use this store again.
       let page = try read { db -> [StoredObject] in
         let reader = SQLiteObjectReader(store: self, db: db)
-        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [after]).map {
+        return try Row.fetchAll(
+          db.cachedStatement(sql: sql), arguments: StatementArguments(values + [after.databaseValue])
+        ).map {
           try reader.object(from: $0, table: layout.table, withToMany: withToMany)
         }
       }

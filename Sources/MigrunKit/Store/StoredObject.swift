@@ -104,6 +104,13 @@ public protocol ObjectStore: AnyObject {
   func forEachObject(
     of entity: String, includingSubentities: Bool, withToMany: Bool, _ body: (StoredObject) throws -> Void
   ) throws
+  /// As ``forEachObject(of:includingSubentities:withToMany:_:)``, skipping objects `filter` rules
+  /// out where the store can tell (an SQL condition on the entity's table); a store that cannot
+  /// gives every object. The caller still judges each one: a filter only narrows.
+  func forEachObject(
+    of entity: String, includingSubentities: Bool, withToMany: Bool, filter: RowFilter?,
+    _ body: (StoredObject) throws -> Void
+  ) throws
   func object(_ id: ObjectID) throws -> StoredObject?
   /// The object without its to-many members when `withToMany` is false (``StoredObject/toMany``
   /// empty: no member looked up).
@@ -172,6 +179,32 @@ extension ObjectStore {
   public func forEachObject(of entity: String, includingSubentities: Bool, _ body: (StoredObject) throws -> Void) throws
   {
     try forEachObject(of: entity, includingSubentities: includingSubentities, withToMany: true, body)
+  }
+}
+
+/// A condition on an entity's attribute columns that a store can test while reading rows: every
+/// condition holds (`column` `op` value; `IS NULL`, `IS NOT NULL`, `IS NOT value`).
+public struct RowFilter: Sendable, Hashable {
+  public enum Test: String, Sendable, Hashable {
+    case equal = "=", notEqual = "IS NOT", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+    case isNull = "IS NULL", isNotNull = "IS NOT NULL"
+  }
+
+  public struct Condition: Sendable, Hashable {
+    public let attribute: String
+    public let test: Test
+    public let value: StoreValue
+  }
+
+  public var conditions: [Condition]
+}
+
+extension ObjectStore {
+  public func forEachObject(
+    of entity: String, includingSubentities: Bool, withToMany: Bool, filter: RowFilter?,
+    _ body: (StoredObject) throws -> Void
+  ) throws {
+    try forEachObject(of: entity, includingSubentities: includingSubentities, withToMany: withToMany, body)
   }
 }
 

@@ -1,7 +1,8 @@
 import Foundation
-import MigrunKit
 import TestSupport
 import Testing
+
+@testable import MigrunKit
 
 /// NSPredicate's format syntax, against the semantics Apple's "FormatPredicate Programming Guide"
 /// documents, on the company scenario (Ada 9000 and Bob 5000 in Sales, Bob reporting to Ada; Carol
@@ -69,6 +70,54 @@ import Testing
     #expect(plain.isEmpty)
     #expect(folded.count == 1)
     #expect(caseOnly.count == 1)
+  }
+
+  /// Strings without options compare as Core Data's SQL does (BINARY, scalar by scalar): a
+  /// precomposed "é" is not the decomposed one (Swift's `==` would say it is), and order is code-point order.
+  @Test func stringsWithoutOptionsCompareScalarByScalar() throws {
+    let folder = try TemporaryDirectory()
+    let context = StoreCoordinator(store: try CompanyScenario.seededStore(folder)).newContext()
+    try CompanyScenario.employee("Carol", context).set("name", .string("Ren\u{E9}e"))
+    try context.save()
+    let composed = try context.fetch("Employee", matching: try FormatPredicate("name == 'Ren\u{E9}e'"))
+    let decomposed = try context.fetch("Employee", matching: try FormatPredicate("name == 'Rene\u{301}e'"))
+    let folded = try context.fetch("Employee", matching: try FormatPredicate("name ==[d] 'Renee'"))
+    #expect(composed.count == 1)
+    #expect(decomposed.isEmpty)
+    #expect(folded.count == 1)
+    // "Z" (U+005A) sorts before "a" (U+0061), as SQLite's BINARY orders them.
+    #expect(try Self.names("name < 'a'").contains("Ada"))
+  }
+
+  /// The comparisons a store can test are tested while it reads rows — the same answers as judging
+  /// every object, pending changes included (a changed object whose row no longer matches, or now does).
+  @Test func comparisonsAreTestedByTheStoreWithTheSameAnswers() throws {
+    let folder = try TemporaryDirectory()
+    let context = StoreCoordinator(store: try CompanyScenario.seededStore(folder)).newContext()
+    let model = context.model
+    let employee = try #require(model.entity(named: "Employee"))
+    // Predicate → how many of its comparisons the store tests.
+    let cases: [(String, Int)] = [
+      ("salary > 6000", 1), ("salary == 5000", 1), ("5000 < salary", 1), ("name != 'Bob'", 1),
+      ("name == 'Ada' AND salary >= 9000", 2), ("salary == nil", 1), ("name != nil AND manager == nil", 1),
+    ]
+    for (format, conditions) in cases {
+      let predicate = try FormatPredicate(format)
+      #expect(predicate.rowFilter(for: employee, in: model)?.conditions.count == conditions, "\(format)")
+    }
+    for format in [
+      "name ==[c] 'ada'", "name BEGINSWITH 'A'", "salary > 1 OR salary < 0", "department.name == 'Sales'",
+      "manager == nil",
+    ] {
+      #expect(try FormatPredicate(format).rowFilter(for: employee, in: model) == nil, "\(format)")
+    }
+    // Bob's row says 5000; his pending change says 9500: judged by the change.
+    try CompanyScenario.employee("Bob", context).set("salary", .integer(9500))
+    try CompanyScenario.employee("Ada", context).set("salary", .integer(100))
+    let rich = try context.fetch("Employee", matching: try FormatPredicate("salary > 9000"))
+    #expect(try rich.map { try $0.value("name").text ?? "" } == ["Bob"])
+    let named = try context.fetch("Employee", matching: try FormatPredicate("name != 'Carol'"))
+    #expect(try named.map { try $0.value("name").text ?? "" } == ["Ada", "Bob"])
   }
 
   @Test func argumentsFillValuesAndKeys() throws {

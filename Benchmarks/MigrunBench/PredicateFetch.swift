@@ -1,0 +1,56 @@
+import Foundation
+import MigrunKit
+
+/// Predicate fetches, as a custom stage makes them (one `ctx:fetch` per key looked up): `FETCHES`
+/// fetches of `name == 'item N'` from a store of `COUNT` items with a fetch index on `name` — the
+/// comparison tested by SQLite while it reads rows — against the same fetches written as a
+/// predicate the store cannot test (`name == X OR name == X`: every row read into an object and
+/// judged), in the same process. Prints one JSON line (fetches per second, median of three).
+func predicateFetch(count: Int, fetches: Int, folder: String) throws {
+  let model = try XcdatamodelReader.parse(
+    Data(
+      """
+      <model><entity name="Item">
+        <attribute name="n" attributeType="Integer 64" defaultValueString="0"/>
+        <attribute name="name" optional="YES" attributeType="String"/>
+        <fetchIndex name="byName"><fetchIndexElement property="name" type="Binary" order="ascending"/></fetchIndex>
+      </entity></model>
+      """.utf8), file: "Items.xcdatamodel/contents")
+  let url = URL(fileURLWithPath: folder).appendingPathComponent("predicate-fetch.sqlite")
+  try? FileManager.default.removeItem(at: url)
+  let store = try SQLiteStore.create(at: url, model: model)
+  try store.write { writer in
+    for index in 1...count {
+      try writer.insert(
+        StoredObject(
+          id: ObjectID(entity: "Item", primaryKey: Int64(index)),
+          attributes: ["n": .integer(Int64(index)), "name": .string("item \(index)")]))
+    }
+    try writer.reservePrimaryKeys(for: "Item", through: Int64(count))
+  }
+  let context = StoreCoordinator(store: store).newContext()
+  func rate(_ format: String) throws -> Double {
+    var rates: [Double] = []
+    for _ in 0..<3 {
+      let started = now()
+      for fetch in 0..<fetches {
+        let name = "item \(1 + (fetch * 7919) % count)"
+        let found = try context.fetch(
+          "Item", matching: try FormatPredicate(format, arguments: [.string(name), .string(name)]))
+        precondition(found.count == 1, "\(format) found \(found.count)")
+      }
+      rates.append(Double(fetches) / (now() - started))
+    }
+    return median(rates)
+  }
+  let tested = try rate("name == %@")
+  let judged = try rate("name == %@ OR name == %@")
+  let line: [String: Any] = [
+    "objects": count, "fetches": fetches, "store_tested_per_second": (tested * 10).rounded() / 10,
+    "judged_per_second": (judged * 10).rounded() / 10, "ratio": (tested / judged * 10).rounded() / 10,
+  ]
+  let data = try JSONSerialization.data(withJSONObject: line, options: [.sortedKeys])
+  print(String(decoding: data, as: UTF8.self))
+  try store.close()
+  try? FileManager.default.removeItem(at: url)
+}
