@@ -153,6 +153,13 @@ public enum Corpus {
         }
       }
       return seeds
+    case .predicate:
+      let texts = [
+        "title == 'a' AND count > 3", "ANY tags.name BEGINSWITH[cd] 'r' OR NOT (done == YES)",
+        "owner.name IN {'Ann', 'Bo'} AND when BETWEEN {0, 800000000}", "items.@count > 1 AND name MATCHES 'A.*'",
+        "lowercase:(title)", "ratio * (count + 1)", "add:to:(small, -2.5)", "SELF", "price != nil AND big < 9",
+      ]
+      return texts.enumerated().map { ("predicate-\($0.offset)", Data($0.element.utf8)) }
     case .importJSON:
       guard let store = try sampleStore() else { return [] }
       return [("sample.json", Data(try StoreJSON.export(store).utf8))]

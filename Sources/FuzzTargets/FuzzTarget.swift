@@ -33,6 +33,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   case mappingModel = "mapping-model"
   /// A Swift source file, read as a SwiftData model (`--model Sources/`): every version it declares.
   case swiftModel = "swift-model"
+  /// A predicate in NSPredicate's format (a stage's `ctx:fetch`, a partial index's predicate) and
+  /// an index expression (`expression=` of a fetch index element): parsed, the predicate run over
+  /// ``Corpus/model``'s sample objects with the store testing what it can, both written as SQL.
+  case predicate
 
   /// Runs the target on `data`. Errors are the expected outcome for most inputs and are ignored.
   public func run(_ data: Data) {
@@ -59,6 +63,21 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
       {
         for model in bundle.models { _ = model.versionHashesDigest }
       }
+    case .predicate:
+      let text = String(decoding: data, as: UTF8.self)
+      if let expression = try? IndexExpression.parse(text), let model = Corpus.model {
+        var entity = model.entity(named: "Item")
+        entity?.fetchIndexes = [
+          FetchIndex(name: "fuzz", elements: [.init(property: "", expression: expression)], partialPredicate: text)
+        ]
+        if let entity, let indexed = try? ObjectModel(entities: model.entities.map { $0.name == "Item" ? entity : $0 })
+        {
+          _ = StoreSchema(model: indexed)
+        }
+      }
+      guard let predicate = try? FormatPredicate(text), let store = try? Corpus.sampleStore() else { return }
+      let context = StoreCoordinator(store: store).newContext()
+      for entity in ["Item", "Owner", "Tag"] { _ = try? context.fetch(entity, matching: predicate) }
     case .plist:
       if let value = try? PropertyListValue(decoding: bytes) {
         _ = try? PropertyListValue(decoding: value.binaryEncoded())
