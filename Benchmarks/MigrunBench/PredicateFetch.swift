@@ -7,27 +7,7 @@ import MigrunKit
 /// predicate the store cannot test (`name == X OR name == X`: every row read into an object and
 /// judged), in the same process. Prints one JSON line (fetches per second, median of three).
 func predicateFetch(count: Int, fetches: Int, folder: String) throws {
-  let model = try XcdatamodelReader.parse(
-    Data(
-      """
-      <model><entity name="Item">
-        <attribute name="n" attributeType="Integer 64" defaultValueString="0"/>
-        <attribute name="name" optional="YES" attributeType="String"/>
-        <fetchIndex name="byName"><fetchIndexElement property="name" type="Binary" order="ascending"/></fetchIndex>
-      </entity></model>
-      """.utf8), file: "Items.xcdatamodel/contents")
-  let url = URL(fileURLWithPath: folder).appendingPathComponent("predicate-fetch.sqlite")
-  try? FileManager.default.removeItem(at: url)
-  let store = try SQLiteStore.create(at: url, model: model)
-  try store.write { writer in
-    for index in 1...count {
-      try writer.insert(
-        StoredObject(
-          id: ObjectID(entity: "Item", primaryKey: Int64(index)),
-          attributes: ["n": .integer(Int64(index)), "name": .string("item \(index)")]))
-    }
-    try writer.reservePrimaryKeys(for: "Item", through: Int64(count))
-  }
+  let (store, url) = try itemStore(count: count, folder: folder, name: "predicate-fetch", indexedName: true)
   let context = StoreCoordinator(store: store).newContext()
   func rate(_ format: String) throws -> Double {
     var rates: [Double] = []

@@ -11,27 +11,7 @@ import MigrunKit
 /// The allocator keeps freed memory for reuse; `malloc_trim` hands it back to the system so the
 /// resident size shows what the process still holds.
 func snapshots(count: Int, folder: String) throws {
-  let model = try XcdatamodelReader.parse(
-    Data(
-      """
-      <model><entity name="Item">
-        <attribute name="n" attributeType="Integer 64" defaultValueString="0"/>
-        <attribute name="name" optional="YES" attributeType="String"/>
-        <attribute name="price" optional="YES" attributeType="Double"/>
-      </entity></model>
-      """.utf8), file: "Items.xcdatamodel/contents")
-  let url = URL(fileURLWithPath: folder).appendingPathComponent("snapshots.sqlite")
-  try? FileManager.default.removeItem(at: url)
-  let store = try SQLiteStore.create(at: url, model: model)
-  try store.write { writer in
-    for index in 1...count {
-      try writer.insert(
-        StoredObject(
-          id: ObjectID(entity: "Item", primaryKey: Int64(index)),
-          attributes: ["n": .integer(Int64(index)), "name": .string("item \(index)"), "price": .double(Double(index))]))
-    }
-    try writer.reservePrimaryKeys(for: "Item", through: Int64(count))
-  }
+  let (store, url) = try itemStore(count: count, folder: folder, name: "snapshots")
   let coordinator = StoreCoordinator(store: store)
   let context = coordinator.newContext()
   _ = try context.fetch("Item", where: .equals("n", .integer(1)))  // store open, statements ready
@@ -70,4 +50,36 @@ func trim() {
     typealias Trim = @convention(c) (Int) -> Int32
     if let symbol = dlsym(nil, "malloc_trim") { _ = unsafeBitCast(symbol, to: Trim.self)(0) }
   #endif
+}
+
+/// A store of `count` items (`n`, `name` = "item N", `price`) in `folder`, named `name`.sqlite,
+/// the items' `name` fetch-indexed when `indexedName`.
+func itemStore(count: Int, folder: String, name: String, indexedName: Bool = false) throws -> (SQLiteStore, URL) {
+  let index =
+    indexedName
+    ? #"<fetchIndex name="byName"><fetchIndexElement property="name" type="Binary" order="ascending"/></fetchIndex>"#
+    : ""
+  let model = try XcdatamodelReader.parse(
+    Data(
+      """
+      <model><entity name="Item">
+        <attribute name="n" attributeType="Integer 64" defaultValueString="0"/>
+        <attribute name="name" optional="YES" attributeType="String"/>
+        <attribute name="price" optional="YES" attributeType="Double"/>
+        \(index)
+      </entity></model>
+      """.utf8), file: "Items.xcdatamodel/contents")
+  let url = URL(fileURLWithPath: folder).appendingPathComponent("\(name).sqlite")
+  try? FileManager.default.removeItem(at: url)
+  let store = try SQLiteStore.create(at: url, model: model)
+  try store.write { writer in
+    for index in 1...count {
+      try writer.insert(
+        StoredObject(
+          id: ObjectID(entity: "Item", primaryKey: Int64(index)),
+          attributes: ["n": .integer(Int64(index)), "name": .string("item \(index)"), "price": .double(Double(index))]))
+    }
+    try writer.reservePrimaryKeys(for: "Item", through: Int64(count))
+  }
+  return (store, url)
 }

@@ -361,7 +361,7 @@ struct SaveTransaction {
       let read = rowsRead[id]
       var names = toMany[id] ?? []
       for (name, value) in written.attributes where read?.attributes[name] != value { names.insert(name) }
-      for name in Set(written.toOne.keys).union(read?.toOne.keys ?? [:].keys)
+      for name in Set(written.toOne.keys).union(read.map { Array($0.toOne.keys) } ?? [])
       where written.toOne[name] != read?.toOne[name] {
         names.insert(name)
       }

@@ -70,7 +70,8 @@ public indirect enum IndexExpression: Sendable, Hashable, CustomStringConvertibl
   }
 
   /// An archived `NSExpression` (`NSKeyPathExpression`, `NSFunctionExpression`,
-  /// `NSConstantValueExpression`, `NSSelfExpression`…).
+  /// `NSConstantValueExpression`, `NSSelfExpression`…): a fetch index element's, and a derived
+  /// attribute's, whose ``description`` is the text Core Data hashes.
   static func archived(_ value: ArchivedValue, depth: Int = 0) -> IndexExpression {
     guard depth < 64, case .object(let className, let fields) = value else {
       return .other("an expression migrun cannot read")

@@ -149,8 +149,7 @@ public struct ModelBundle: Sendable {
     for (version, model) in modelsByName { models[version] = try model.restricted(toConfiguration: name) }
     copy.modelsByName = models
     if let current = models[currentVersionName] { copy.currentModel = current }
-    // The compiler's recorded hashes are the whole model's.
-    copy.recordedVersionHashes = [:]
+    // A configuration's models keep the whole model's hashes, so the compiler's recorded ones still apply.
     copy.configuration = name
     return copy
   }

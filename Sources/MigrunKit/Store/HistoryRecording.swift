@@ -49,47 +49,67 @@ extension SQLiteObjectWriter {
         transaction, tables.transaction.number, try string(save.author), try string("migrun"),
         try string(save.contextName), try string(process), Date().timeIntervalSinceReferenceDate,
       ])
+    // Keys for every change at once; each entity's bits and tombstone slots worked out once.
+    let count = save.inserted.count + save.updated.count + save.deleted.count
+    var key = try reserveKeys(tables.change, count) - Int64(count)
+    var bits: [String: [HistoryRewrite.Key]] = [:]
+    var slots: [String: [String]] = [:]
+    for (id, _) in save.deleted where slots[id.entity] == nil {
+      slots[id.entity] = HistoryRewrite.tombstoneSlots(of: id.entity, in: store.model)
+    }
+    try addTombstoneColumns(slots.values.map(\.count).max() ?? 0)
     func change(_ type: Int, _ id: ObjectID, columns: DatabaseValue = .null, tombstones: [DatabaseValue] = []) throws {
-      guard let layout = store.schema.layout(of: id.entity) else { return }
-      let slots = tombstones.indices.map { "ZTOMBSTONE\($0)" }
-      try db.execute(
+      guard let layout = store.schema.layout(of: id.entity) else {
+        throw StoreError(.unknownEntity, entity: id.entity, reason: "the model has no such entity")
+      }
+      key += 1
+      let names = tombstones.indices.map { "ZTOMBSTONE\($0)" }
+      try db.cachedStatement(
         sql: """
           INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID, ZCOLUMNS\
-          \(slots.map { ", " + $0 }.joined()))
-          VALUES (?, ?, NULL, ?, ?, ?, ?, ?\(String(repeating: ", ?", count: slots.count)))
-          """,
+          \(names.map { ", " + $0 }.joined()))
+          VALUES (?, ?, NULL, ?, ?, ?, ?, ?\(String(repeating: ", ?", count: names.count)))
+          """
+      ).execute(
         arguments: StatementArguments(
           [
-            try nextKey(tables.change).databaseValue, tables.change.number.databaseValue, type.databaseValue,
-            layout.number.databaseValue, id.primaryKey.databaseValue, transaction.databaseValue, columns,
+            key.databaseValue, tables.change.number.databaseValue, type.databaseValue, layout.number.databaseValue,
+            id.primaryKey.databaseValue, transaction.databaseValue, columns,
           ] + tombstones))
     }
     for id in save.inserted { try change(0, id) }
-    for (id, properties) in save.updated { try change(1, id, columns: mask(of: id.entity, properties)) }
+    for (id, properties) in save.updated {
+      if bits[id.entity] == nil { bits[id.entity] = HistoryRewrite.updateBits(of: id.entity, in: store.schema) }
+      try change(1, id, columns: Self.mask(bits[id.entity] ?? [], properties))
+    }
     for (id, row) in save.deleted {
-      let slots = HistoryRewrite.tombstoneSlots(of: id.entity, in: store.model)
-      try addTombstoneColumns(slots.count)
-      try change(
-        2, id, tombstones: slots.map { name in row?.attributes[name].map(StoreValueCoding.databaseValue) ?? .null })
+      let values = (slots[id.entity] ?? []).map { name in
+        row?.attributes[name].map(StoreValueCoding.databaseValue) ?? .null
+      }
+      try change(2, id, tombstones: values)
     }
   }
 
-  /// The next primary key of a history table's row (its `Z_PRIMARYKEY.Z_MAX` raised).
-  private func nextKey(_ table: SQLiteStore.HistoryTable) throws -> Int64 {
-    try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + 1 WHERE Z_ENT = ?", arguments: [table.number])
+  /// Raises a history table's `Z_PRIMARYKEY.Z_MAX` by `count`: the keys up to the returned one are this save's.
+  private func reserveKeys(_ table: SQLiteStore.HistoryTable, _ count: Int) throws -> Int64 {
+    try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + ? WHERE Z_ENT = ?", arguments: [count, table.number])
     return try Int64.fetchOne(db, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", arguments: [table.number])
-      ?? 1
+      ?? Int64(count)
+  }
+
+  private func nextKey(_ table: SQLiteStore.HistoryTable) throws -> Int64 {
+    try reserveKeys(table, 1)
   }
 
   /// An update's `ZCOLUMNS`: one bit per property it wrote, in ``HistoryRewrite/updateBits(of:in:)``'s
   /// order, the first bit the most significant of the first byte.
-  private func mask(of entity: String, _ properties: Set<String>) -> DatabaseValue {
-    let bits = HistoryRewrite.updateBits(of: entity, in: store.schema)
+  private static func mask(_ bits: [HistoryRewrite.Key], _ properties: Set<String>) -> DatabaseValue {
     guard !bits.isEmpty else { return .null }
-    // A composite's elements are written with it.
-    let leaves = Set(properties.flatMap { name in [name] + bits.map(\.name).filter { $0.hasPrefix(name + ".") } })
     var bytes = [UInt8](repeating: 0, count: (bits.count + 7) / 8)
-    for (index, key) in bits.enumerated() where leaves.contains(key.name) {
+    for (index, key) in bits.enumerated() {
+      // A composite's elements (`origin.place`) are written with it.
+      let owner = key.name.split(separator: ".").first.map(String.init) ?? key.name
+      guard properties.contains(key.name) || properties.contains(owner) else { continue }
       bytes[index / 8] |= 0x80 >> UInt8(index % 8)
     }
     return Data(bytes).databaseValue
@@ -115,25 +135,35 @@ extension SQLiteStore {
   }
 
   /// The history tables, when the store keeps persistent history: `ACHANGE`, `ATRANSACTION` and
-  /// `ATRANSACTIONSTRING` with Core Data's columns, each numbered in `Z_PRIMARYKEY`.
+  /// `ATRANSACTIONSTRING` with Core Data's columns, each numbered in `Z_PRIMARYKEY`; nil when the
+  /// store has none of them. History tables of another shape are an error naming what is missing:
+  /// a save is never left out of a history migrun cannot write.
   func historyTables(_ db: Database) throws -> (change: HistoryTable, transaction: HistoryTable, string: HistoryTable)?
   {
-    func has(_ table: String, _ columns: [String]) -> Bool {
-      guard let stored = storedTables.first(where: { $0.key.uppercased() == table })?.value else { return false }
-      let names = Set(stored.map { $0.uppercased() })
-      return columns.allSatisfy(names.contains)
+    let expected: [(table: String, columns: [String])] = [
+      ("ACHANGE", ["ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS"]),
+      ("ATRANSACTION", ["ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS", "ZTIMESTAMP"]),
+      ("ATRANSACTIONSTRING", ["ZNAME"]),
+    ]
+    let stored = Dictionary(
+      storedTables.map { ($0.key.uppercased(), Set($0.value.map { $0.uppercased() })) },
+      uniquingKeysWith: { first, _ in first })
+    guard expected.contains(where: { stored[$0.table] != nil }) else { return nil }
+    func refuse(_ what: String) -> StoreError {
+      StoreError(
+        .badValue, file: url.lastPathComponent,
+        reason: "the store's persistent history is not Core Data's (\(what)): migrun cannot record this save in it")
     }
-    guard has("ACHANGE", ["ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS"]),
-      has("ATRANSACTION", ["ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS", "ZTIMESTAMP"]),
-      has("ATRANSACTIONSTRING", ["ZNAME"])
-    else { return nil }
-    func number(_ name: String) throws -> HistoryTable? {
-      try Int.fetchOne(db, sql: "SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = ?", arguments: [name]).map(
-        HistoryTable.init(number:))
+    for (table, columns) in expected {
+      guard let found = stored[table] else { throw refuse("no table \(table)") }
+      if let missing = columns.first(where: { !found.contains($0) }) { throw refuse("\(table) has no \(missing)") }
     }
-    guard let change = try number("CHANGE"), let transaction = try number("TRANSACTION"),
-      let string = try number("TRANSACTIONSTRING")
-    else { return nil }
-    return (change, transaction, string)
+    func number(_ name: String) throws -> HistoryTable {
+      guard
+        let number = try Int.fetchOne(db, sql: "SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = ?", arguments: [name])
+      else { throw refuse("Z_PRIMARYKEY has no row \(name)") }
+      return HistoryTable(number: number)
+    }
+    return (try number("CHANGE"), try number("TRANSACTION"), try number("TRANSACTIONSTRING"))
   }
 }

@@ -36,8 +36,10 @@ public final class InMemoryStore: ObjectStore {
     return state.rows.keys.filter { kinds.contains($0.entity) }.count
   }
 
+  /// Every object: a store in memory tests no filter (the caller judges each one).
   public func forEachObject(
-    of entity: String, includingSubentities: Bool, withToMany: Bool, _ body: (StoredObject) throws -> Void
+    of entity: String, includingSubentities: Bool, withToMany: Bool, filter: RowFilter?,
+    _ body: (StoredObject) throws -> Void
   ) throws {
     let kinds = try kinds(of: entity, includingSubentities: includingSubentities)
     for id in state.rows.keys.filter({ kinds.contains($0.entity) }).sorted(by: { $0.primaryKey < $1.primaryKey }) {

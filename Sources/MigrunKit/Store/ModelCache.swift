@@ -73,11 +73,16 @@ enum ModelCache {
     // NSConfigurations: configuration name → the set of its entities.
     var configurations: [String: [String]] = [:]
     if case .dictionary(let archived)? = fields["NSConfigurations"] {
-      for case (.string(let name), let members) in archived {
-        guard case .array(let items) = members else { continue }
-        configurations[name] = items.compactMap { item in
-          if case .object(_, let entity) = item { return string(entity["NSEntityName"]) }
-          return string(item)
+      for (key, members) in archived {
+        // An entry migrun cannot read is an error: a configuration narrower than archived would
+        // mislead the search for the configuration a store was written for.
+        guard case .string(let name) = key, case .array(let items) = members else {
+          throw StoreError(.badModelCache, reason: "NSConfigurations holds an entry that is not a name and a set")
+        }
+        configurations[name] = try items.map { item throws(StoreError) -> String in
+          if case .object(_, let entity) = item, let name = string(entity["NSEntityName"]) { return name }
+          if let name = string(item) { return name }
+          throw StoreError(.badModelCache, reason: "configuration '\(name)' holds something that is no entity")
         }.sorted()
       }
     }
@@ -234,7 +239,7 @@ enum ModelCache {
     let attributeFlags = integer(property["NSFlagsKey"]) ?? 0
     var derivation: Derivation?
     if className == "NSDerivedAttributeDescription", let expression = property["NSDerivationExpression"] {
-      derivation = Derivation(expression: ExpressionFormat.format(expression))
+      derivation = Derivation(expression: IndexExpression.archived(expression).description)
     }
     var elements: [Attribute] = []
     if type == .composite || className == "NSCompositeAttributeDescription" {
@@ -319,30 +324,6 @@ enum ModelCache {
   static func integer(_ value: ArchivedValue?) -> Int64? {
     if case .integer(let number)? = value { return number }
     return nil
-  }
-}
-
-/// Prints an archived NSExpression the way `NSExpression.description` does, for derived attributes:
-/// key paths as written, functions as `name:(arguments)`.
-enum ExpressionFormat {
-  static func format(_ expression: ArchivedValue) -> String {
-    guard case .object(_, let fields) = expression else { return "" }
-    let selector = ModelCache.string(fields["NSSelectorName"])
-    var arguments: [String] = []
-    if case .array(let values)? = fields["NSArguments"] { arguments = values.map(format) }
-    if let keyPath = ModelCache.string(fields["NSKeyPath"]) { return keyPath }
-    // A key-path expression: NSSelfExpression receiving valueForKey:/valueForKeyPath: with the path.
-    if selector == "valueForKey:" || selector == "valueForKeyPath:" { return arguments.joined(separator: ".") }
-    if let selector { return "\(selector)(\(arguments.joined(separator: ", ")))" }
-    if let constant = fields["NSConstantValue"] {
-      switch constant {
-      case .string(let text): return "\"\(text)\""
-      case .integer(let number): return String(number)
-      case .real(let number): return String(number)
-      default: return ""
-      }
-    }
-    return ""
   }
 }
 

@@ -447,13 +447,6 @@ public final class SQLiteStore: ObjectStore {
   }
 
   public func forEachObject(
-    of entity: String, includingSubentities: Bool, withToMany: Bool, _ body: (StoredObject) throws -> Void
-  ) throws {
-    try forEachObject(
-      of: entity, includingSubentities: includingSubentities, withToMany: withToMany, filter: nil, body)
-  }
-
-  public func forEachObject(
     of entity: String, includingSubentities: Bool, withToMany: Bool, filter: RowFilter?,
     _ body: (StoredObject) throws -> Void
   ) throws {

@@ -101,12 +101,9 @@ public protocol ObjectStore: AnyObject {
   /// Every object of `entity` (and its subentities when asked), by primary key, streamed: one at a
   /// time, read in pages, so `body` may read this store again. Without `withToMany`, the objects'
   /// ``StoredObject/toMany`` stays empty and no member is looked up (attributes and to-ones only).
-  func forEachObject(
-    of entity: String, includingSubentities: Bool, withToMany: Bool, _ body: (StoredObject) throws -> Void
-  ) throws
-  /// As ``forEachObject(of:includingSubentities:withToMany:_:)``, skipping objects `filter` rules
-  /// out where the store can tell (an SQL condition on the entity's table); a store that cannot
-  /// gives every object. The caller still judges each one: a filter only narrows.
+  /// `filter` skips objects it rules out where the store can tell (an SQL condition on the entity's
+  /// table); a store that cannot gives every object. The caller still judges each one: a filter only
+  /// narrows.
   func forEachObject(
     of entity: String, includingSubentities: Bool, withToMany: Bool, filter: RowFilter?,
     _ body: (StoredObject) throws -> Void
@@ -175,6 +172,14 @@ public struct SavedChanges: Sendable {
 }
 
 extension ObjectStore {
+  /// Every object of `entity` (and its subentities when asked), by primary key, streamed.
+  public func forEachObject(
+    of entity: String, includingSubentities: Bool, withToMany: Bool, _ body: (StoredObject) throws -> Void
+  ) throws {
+    try forEachObject(
+      of: entity, includingSubentities: includingSubentities, withToMany: withToMany, filter: nil, body)
+  }
+
   /// Every object with its to-many members (see ``forEachObject(of:includingSubentities:withToMany:_:)``).
   public func forEachObject(of entity: String, includingSubentities: Bool, _ body: (StoredObject) throws -> Void) throws
   {
@@ -197,15 +202,6 @@ public struct RowFilter: Sendable, Hashable {
   }
 
   public var conditions: [Condition]
-}
-
-extension ObjectStore {
-  public func forEachObject(
-    of entity: String, includingSubentities: Bool, withToMany: Bool, filter: RowFilter?,
-    _ body: (StoredObject) throws -> Void
-  ) throws {
-    try forEachObject(of: entity, includingSubentities: includingSubentities, withToMany: withToMany, body)
-  }
 }
 
 extension StoreWriter {

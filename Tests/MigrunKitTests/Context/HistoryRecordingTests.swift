@@ -90,6 +90,26 @@ import Testing
     #expect(maxima == [true, true, true])
   }
 
+  /// History tables migrun does not know are an error naming what is missing; nothing is saved
+  /// without its history.
+  @Test func historyOfAnotherShapeIsRefusedByName() throws {
+    let folder = try TemporaryDirectory()
+    let url = folder.url.appendingPathComponent("Odd.sqlite")
+    let model = try DDLStepTests.model(FetchIndexTests.notes(), "Notes")
+    try SQLiteStore.create(at: url, model: model).close()
+    try DatabaseQueue(path: url.path).write { db in
+      try db.execute(sql: "CREATE TABLE ACHANGE (Z_PK INTEGER PRIMARY KEY, ZENTITY INTEGER)")
+    }
+    let store = try SQLiteStore(url: url, model: model, access: .readWrite)
+    let context = StoreCoordinator(store: store).newContext()
+    _ = try context.insert("Note", ["title": .string("x")])
+    let error = try #require(throws: ContextError.self) { try context.save() }
+    #expect(
+      error.description.contains("persistent history is not Core Data's (ACHANGE has no ZCHANGETYPE)"), "\(error)")
+    #expect(try store.count(of: "Note", includingSubentities: true) == 0)
+    try store.close()
+  }
+
   @Test func aStoreWithoutHistoryGetsNone() throws {
     let folder = try TemporaryDirectory()
     let url = folder.url.appendingPathComponent("Plain.sqlite")
