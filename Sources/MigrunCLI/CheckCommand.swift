@@ -40,13 +40,18 @@ struct CheckCommand: MigrunCommand {
       guard FileManager.default.fileExists(atPath: url.path) else { throw CLIError(message: "\(path): no such file") }
       let findings = try StoreCheck.findings(
         of: url, bundle: bundle.map { try ConfigurationChoice.bundle($0, configuration: configuration, store: url) })
-      if !findings.isEmpty { dirty += 1 }
+      let damage = findings.filter { !$0.isNote }
+      if !damage.isEmpty { dirty += 1 }
       if json {
         try JSONLines.emit(
-          "check", ["store": path, "findings": findings.map { ["kind": $0.kind, "message": $0.message] }])
+          "check",
+          [
+            "store": path, "findings": damage.map { ["kind": $0.kind, "message": $0.message] },
+            "notes": findings.filter(\.isNote).map { ["kind": $0.kind, "message": $0.message] },
+          ])
       } else {
         for finding in findings { print("\(path): \(finding)") }
-        if findings.isEmpty { print("\(path): clean") }
+        if damage.isEmpty { print("\(path): clean") }
       }
     }
     if json { try JSONLines.emit("summary", ["command": "check", "stores": stores.count, "withFindings": dirty]) }

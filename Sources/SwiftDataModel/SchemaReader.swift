@@ -363,10 +363,8 @@ struct SchemaReader {
     case .structType:
       let scope = declared.scope + [declared.name]
       return try declared.properties.map { member in
-        guard let memberType = member.type else {
-          throw SourceError(spot: member.spot, reason: "\(declared.name).\(member.name) has no type: write it")
-        }
-        let (bare, _) = unwrapOptional(memberType)
+        // Typed as an @Model class's property is: written, or spelled by its initial value.
+        let (bare, _) = unwrapOptional(try propertyType(member, owner: declared.name))
         if let primitive = Self.primitive(bare) { return element(member.name, primitive) }
         if arrayElement(bare) != nil || bare.is(DictionaryTypeSyntax.self) || genericBase(bare) == "Set" {
           return element(member.name, .binary)

@@ -70,6 +70,15 @@ import Testing
         date.parse('2001-01-02T00:00:00Z'), date.parse('2001-01-01'), date.parse('2001-01-01T02:00:00+02:00')
       """)
     #expect(results == [0.0, 978_307_200.0, "2001-01-01T00:00:00Z", "2001-01-02T00:00:00.500Z", 86400.0, 0.0, 0.0])
+    // date.now(): the current time, as Swift's Date() in a ported policy, in reference seconds.
+    let before = Date().timeIntervalSinceReferenceDate
+    let now = try Self.run("return date.now()")
+    let after = Date().timeIntervalSinceReferenceDate
+    guard case .number(let seconds)? = now.first else {
+      Issue.record("date.now() returned \(now)")
+      return
+    }
+    #expect(seconds >= before && seconds <= after)
     let bad = try #require(throws: LuaError.self) { try Self.run("return date.parse('yesterday')") }
     #expect(bad.message == "date.parse: 'yesterday' is not an ISO-8601 date")
   }

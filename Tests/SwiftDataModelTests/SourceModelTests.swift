@@ -180,6 +180,37 @@ import Testing
     #expect(note.relationships.first?.isToMany == true)
   }
 
+  /// A struct stored as a composite takes the same declarations as an @Model class: a member's type
+  /// spelled by its initial value, optionals, nested value types (a real app's `Author`).
+  @Test func compositeMembersTakeTheSameDeclarationsAsModelProperties() throws {
+    let bundle = try SwiftDataSources.bundle(
+      sources: [
+        (
+          "M.swift",
+          """
+          @Model class Book {
+            var author: Author?
+            init() {}
+          }
+          struct Author: Codable, Equatable, Identifiable {
+            var id = UUID()
+            var person: String?
+            var born = Date.now
+            var rank = 0
+            var place = Place(city: "")
+            struct Place: Codable, Equatable { var city: String }
+          }
+          """
+        )
+      ], name: "Books")
+    let book = try #require(bundle.currentModel.entities.first { $0.name == "Book" })
+    let author = try #require(book.attributes.first { $0.name == "author" })
+    #expect(author.type == .composite)
+    let types = Dictionary(uniqueKeysWithValues: author.elements.map { ($0.name, $0.type) })
+    #expect(types == ["id": .uuid, "person": .string, "born": .date, "rank": .integer64, "place": .composite])
+    #expect(author.elements.first { $0.name == "place" }?.elements.map(\.name) == ["city"])
+  }
+
   /// Subclasses of a model (SwiftData's inheritance) are subentities.
   @Test func aModelSubclassIsASubentity() throws {
     let bundle = try SwiftDataSources.bundle(

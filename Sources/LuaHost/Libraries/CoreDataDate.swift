@@ -5,6 +5,7 @@ import Foundation
 /// - `date.fromUnix(seconds)` → reference seconds; `date.toUnix(reference)` → Unix seconds
 /// - `date.iso(reference)` → `"2024-05-01T12:00:00Z"` (fractions when there are any)
 /// - `date.parse(text)` → reference seconds from ISO-8601 (`2024-05-01`, `…T12:00:00Z`, offsets, fractions)
+/// - `date.now()` → the current time in reference seconds (Swift's `Date()` in a ported policy)
 enum CoreDataDate {
   /// Unix time of 2001-01-01 00:00:00 UTC.
   static let referenceOffset: Double = 978_307_200
@@ -19,6 +20,7 @@ enum CoreDataDate {
     vm.register("iso", in: "date") { arguments in
       [.text(iso(try HostLibraries.number(arguments, 0, "date.iso")))]
     }
+    vm.register("now", in: "date") { _ in [.number(Date().timeIntervalSinceReferenceDate)] }
     vm.register("parse", in: "date") { arguments in
       let text = String(decoding: try HostLibraries.bytes(arguments, 0, "date.parse"), as: UTF8.self)
       guard let seconds = parse(text) else { throw HostError("date.parse: '\(text)' is not an ISO-8601 date") }

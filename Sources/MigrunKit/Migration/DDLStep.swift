@@ -376,11 +376,23 @@ struct DDLStep {
     }
   }
 
+  /// The destination's entity tables whose columns the edit leaves exactly as they are.
+  var tablesLeftAlone: Set<String> {
+    let changed = droppedColumns.map(\.table) + renamedColumns.map(\.table) + addedColumns.map(\.table)
+    return Set(destination.tables.map { $0.name.uppercased() }).subtracting(changed.map { $0.uppercased() })
+      .subtracting(createdTables.map { $0.name.uppercased() }).subtracting(renamedTables.map { $0.to.uppercased() })
+  }
+
   /// Drops every index of the source that the destination does not have exactly (same name, table,
-  /// uniqueness and columns after the renames); returns the kept indexes' names, uppercased.
+  /// uniqueness and columns after the renames); returns the kept indexes' names, uppercased. On a
+  /// table the edit leaves alone, an index of the form before framework 847 that the destination's
+  /// declarations still call for stays too, as Core Data keeps it beside today's form when it
+  /// migrates a store in place (`../shared/fixtures/facts/index-naming.json`, framework 847).
   private func dropChangedIndexes(_ db: Database) throws -> Set<String> {
+    let leftAlone = tablesLeftAlone
+    let older = destination.olderFormIndexes.filter { leftAlone.contains($0.table.uppercased()) }
     let wanted = Dictionary(
-      destination.indexes.map { index in
+      (destination.indexes + older).map { index in
         (index.name.uppercased(), Self.shape(table: index.table, unique: index.isUnique, columns: index.columns))
       }, uniquingKeysWith: { first, _ in first })
     var kept: Set<String> = []

@@ -19,10 +19,19 @@ public struct DroppedProperty: Sendable, Hashable, CustomStringConvertible {
   /// Non-NULL values (links for a relationship, objects for an entity) in the step's source; nil
   /// when no store was looked at.
   public var values: Int?
+  /// For an attribute the destination keeps under its name with another type (`Integer 64 → String`):
+  /// the change. No inferred mapping converts such a value; a step with a script writes the new one.
+  public var typeChange: String? = nil
 
   public var description: String {
     let name = property.map { "\(entity).\($0)" } ?? "\(entity) (the entity)"
     let count = values.map { " — \($0) \(property == nil ? "object" : "value")\($0 == 1 ? "" : "s")" } ?? ""
+    if let typeChange {
+      return name + count
+        + (isCertain
+          ? " (its type changes, \(typeChange), and nothing converts it)"
+          : " (its type changes, \(typeChange): the mapping's script writes the new value from it)")
+    }
     return name + count + (isCertain ? "" : " (unless the mapping's script reads it)")
   }
 }
@@ -52,9 +61,18 @@ extension MappingModel {
           || mapping.attributes.values.contains { $0 == .computed }
       }
       let read = Set(mappings.flatMap { $0.attributes.values.compactMap(\.sourceAttribute) })
+      // The destination's attributes the mappings write, by the source name they continue.
+      let continued = Dictionary(
+        mappings.compactMap { $0.destinationEntity.flatMap(destination.entity(named:)) }
+          .flatMap { destination.attributes(of: $0) }.map { ($0.renamingIdentifier ?? $0.name, $0) },
+        uniquingKeysWith: { first, _ in first })
       for attribute in source.attributes(of: entity)
       where !attribute.isTransient && attribute.derivation == nil && !read.contains(attribute.name) {
-        drops.append(DroppedProperty(entity: entity.name, property: attribute.name, isCertain: certain))
+        var drop = DroppedProperty(entity: entity.name, property: attribute.name, isCertain: certain)
+        if let kept = continued[attribute.name], kept.type != attribute.type {
+          drop.typeChange = "\(attribute.type.xmlName) → \(kept.type.xmlName)"
+        }
+        drops.append(drop)
       }
       for relationship in source.relationships(of: entity) where !relationship.isTransient {
         guard !carriedRelationships.contains("\(entity.name).\(relationship.name)") else { continue }

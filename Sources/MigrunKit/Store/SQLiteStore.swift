@@ -311,7 +311,8 @@ public final class SQLiteStore: ObjectStore {
     isWorkingCopy = fastWrites
     readsWithoutTransaction =
       access == .readOnly && (Self.readOnlyPath(url).map { $0.hasSuffix("immutable=1") } ?? true)
-    var built = StoreSchema(model: chosen, existing: existing)
+    // Its indexes are those of the framework that wrote it (``StoreSchema/LegacyIndexForm``).
+    var built = StoreSchema(model: chosen, existing: existing, framework: metadata.frameworkVersion)
     var problems = built.mismatches(existing: existing)
     // A store written for one configuration holds that configuration's tables alone (Core Data
     // before today's ignored no configuration): read with the model of that configuration.
@@ -320,7 +321,7 @@ public final class SQLiteStore: ObjectStore {
       let restricted = try? chosen.restricted(toConfiguration: configuration)
     {
       chosen = restricted
-      built = StoreSchema(model: restricted, existing: existing)
+      built = StoreSchema(model: restricted, existing: existing, framework: metadata.frameworkVersion)
       problems = built.mismatches(existing: existing)
     }
     self.model = chosen

@@ -14,10 +14,12 @@ public enum StoreCheck {
   public struct Finding: Sendable, Hashable, CustomStringConvertible {
     /// `sqlite-integrity`, `link-to-no-object`, `unknown-entity-number`, `primary-key-behind`,
     /// `external-file-missing`, `external-file-unreferenced`, `no-matching-version`,
-    /// `cache-disagrees-with-metadata`.
+    /// `cache-disagrees-with-metadata`, `index-missing`; notes (``isNote``): `index-older-form`.
     public let kind: String
     public let message: String
-    public var description: String { "\(kind): \(message)" }
+    /// What Core Data itself leaves so and a user may want to know, not damage: the store stays clean.
+    public var isNote: Bool = false
+    public var description: String { "\(isNote ? "note: " : "")\(kind): \(message)" }
   }
 
   /// SQLite's integrity check of the file at `url` (`quick_check`, or the full `integrity_check`):
@@ -97,7 +99,7 @@ public enum StoreCheck {
       found.append(
         Finding(kind: "link-to-no-object", message: "\(place): \(count) link\(count == 1 ? "" : "s") naming no object"))
     }
-    found += try store.unknownEntityNumbers() + store.primaryKeysBehind()
+    found += try store.unknownEntityNumbers() + store.primaryKeysBehind() + store.indexFindings()
     let references = try store.externalReferences()
     let files = store.externalData.files()
     var missing: [String: Int] = [:]
@@ -147,6 +149,64 @@ extension SQLiteStore {
       }
     }
     return found
+  }
+
+  /// Indexes the model calls for (as the framework that wrote the store writes them) that the store
+  /// lacks — Core Data's fetches by those properties scan their table — and, as notes, indexes of
+  /// the form before framework 847 that a store Core Data migrated in place keeps on a table the
+  /// migration left alone.
+  func indexFindings() throws -> [StoreCheck.Finding] {
+    let present = try read { db in
+      try String.fetchAll(db, sql: "SELECT upper(name) FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+    }
+    let names = Set(present)
+    var found: [StoreCheck.Finding] = []
+    for index in schema.indexes where !names.contains(index.name.uppercased()) {
+      // Frameworks before iOS 9 wrote a uniqueness constraint as `CONSTRAINT … UNIQUE` in the table.
+      if index.isUnique, try hasUniqueConstraint(on: index.table, columns: index.columns.map(Self.bareColumn)) {
+        continue
+      }
+      found.append(
+        StoreCheck.Finding(
+          kind: "index-missing",
+          message: "\(index.table): no index \(index.name), which the model calls for (\(index.createStatement))"))
+    }
+    let current = Dictionary(
+      schema.indexes.map {
+        ($0.table.uppercased() + " " + $0.columns.map(Self.bareColumn).joined(separator: ","), $0.name)
+      },
+      uniquingKeysWith: { first, _ in first })
+    for index in schema.olderFormIndexes where names.contains(index.name.uppercased()) {
+      let today = current[index.table.uppercased() + " " + index.columns.map(Self.bareColumn).joined(separator: ",")]
+      found.append(
+        StoreCheck.Finding(
+          kind: "index-older-form",
+          message:
+            "\(index.table): index \(index.name) is the form Core Data wrote before framework 847, kept from an earlier "
+            + "framework\(today.map { "; today's Core Data writes \($0)" } ?? "")",
+          isNote: true))
+    }
+    return found
+  }
+
+  /// Whether `table` has a unique index or constraint on exactly `columns` (in any order).
+  private func hasUniqueConstraint(on table: String, columns: [String]) throws -> Bool {
+    try read { db in
+      for index in try Row.fetchAll(
+        db, sql: "SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1", arguments: [table])
+      {
+        let name: String = index[0]
+        let indexed = try String.fetchAll(
+          db, sql: "SELECT upper(name) FROM pragma_index_info(?) ORDER BY seqno", arguments: [name])
+        if Set(indexed) == Set(columns), indexed.count == columns.count { return true }
+      }
+      return false
+    }
+  }
+
+  /// An index column expression's column alone (`ZA COLLATE BINARY ASC` → `ZA`).
+  private static func bareColumn(_ expression: String) -> String {
+    String(expression.split(separator: " ").first ?? "").uppercased()
   }
 
   /// Hierarchies whose `Z_PRIMARYKEY.Z_MAX` is below the largest key their table holds: Core Data

@@ -125,6 +125,8 @@ public struct StoreSchema: Sendable {
   }
 
   public let model: ObjectModel
+  /// The form of the legacy indexes among ``indexes``.
+  public let legacyIndexes: LegacyIndexForm
   /// Entities in number order.
   public let entities: [EntityLayout]
   public let tables: [Table]
@@ -143,21 +145,53 @@ public struct StoreSchema: Sendable {
   /// kept, not derived).
   private let numbersByTable: [String: [Int]]
 
-  /// The layout Core Data gives a new store of `model`.
-  public init(model: ObjectModel) {
-    self.init(model: model, builder: Builder(model: model, existing: nil))
+  /// How a framework writes a model's legacy indexes — an attribute marked indexed and each compound
+  /// index. Foreign-key indexes of to-ones, a hierarchy's `Z_ENT` index and join-table indexes keep
+  /// their names in every framework.
+  public enum LegacyIndexForm: Sendable, Hashable {
+    /// Frameworks before 847 (iOS 10, macOS 10.12 and older): `<TABLE>_<COLUMN>_INDEX` on the
+    /// column, and `<TABLE>_<COLUMN>_<COLUMN>…` for a compound index.
+    case tableAndColumns
+    /// Framework 847 (iOS 11, macOS 10.13) and later: fetch indexes named after their elements,
+    /// `Z_<Entity>_<property>` and `Z_<Entity>_<a>_<b>`, each column `COLLATE BINARY ASC`; none for
+    /// an attribute a fetch index already covers (``Builder/effectiveFetchIndexes(of:)``).
+    case fetchIndexes
+
+    /// The form the framework numbered `version` (`NSPersistenceFrameworkVersion`) writes; today's
+    /// when the store does not say. Real stores show 754 writing the old form and 847 the new
+    /// (`../shared/fixtures/facts/index-naming.json`); 847 is the first framework with fetch indexes
+    /// (iOS 11). Guess: no framework between 755 and 846 is known to us, and they are taken as old.
+    public init(framework version: Int64?) {
+      self = (version ?? StoreMetadata.frameworkVersionWritten) < 847 ? .tableAndColumns : .fetchIndexes
+    }
+  }
+
+  /// The layout Core Data gives a new store of `model`: today's, or the one the framework numbered
+  /// `framework` gave it (for comparing a store with what the framework that wrote it writes).
+  public init(model: ObjectModel, framework: Int64? = nil) {
+    self.init(model: model, legacyIndexes: LegacyIndexForm(framework: framework))
+  }
+
+  /// The layout of a new store of `model` with its legacy indexes in `legacyIndexes`' form.
+  init(model: ObjectModel, legacyIndexes: LegacyIndexForm) {
+    self.init(model: model, builder: Builder(model: model, existing: nil, legacyIndexes: legacyIndexes))
   }
 
   /// The layout of an existing store of `model`, whose tables hold `existing` columns (table name →
   /// column names, as `PRAGMA table_info` gives them). Where Core Data's naming depends on an order
   /// (see the type's notes), the store's own names are taken; anything still missing is left as the
-  /// model implies, for ``mismatches(existing:)`` to report.
-  public init(model: ObjectModel, existing: [String: [String]]) {
-    self.init(model: model, builder: Builder(model: model, existing: Self.normalized(existing)))
+  /// model implies, for ``mismatches(existing:)`` to report. Its indexes are those the framework
+  /// numbered `framework` writes (today's when nil).
+  public init(model: ObjectModel, existing: [String: [String]], framework: Int64? = nil) {
+    self.init(
+      model: model,
+      builder: Builder(
+        model: model, existing: Self.normalized(existing), legacyIndexes: LegacyIndexForm(framework: framework)))
   }
 
   private init(model: ObjectModel, builder: Builder) {
     self.model = model
+    legacyIndexes = builder.legacyIndexes
     var builder = builder
     builder.build()
     entities = builder.layouts
@@ -240,6 +274,17 @@ public struct StoreSchema: Sendable {
   private static func list<S: Sequence>(_ names: S) -> String where S.Element == String {
     let sorted = names.sorted()
     return sorted.isEmpty ? "none" : sorted.joined(separator: ", ")
+  }
+
+  /// The indexes the model's legacy declarations (indexed attributes, compound indexes) got in the
+  /// form before framework 847 and have under another name in this layout: what a store Core Data
+  /// migrated in place keeps on a table the migration left alone, beside today's form.
+  public var olderFormIndexes: [Index] {
+    guard legacyIndexes == .fetchIndexes else { return [] }
+    let current = Set(indexes.map { $0.name.uppercased() })
+    return StoreSchema(model: model, legacyIndexes: .tableAndColumns).indexes.filter {
+      !current.contains($0.name.uppercased())
+    }
   }
 
   /// The SQL that creates the tables and indexes (not Core Data's own Z_PRIMARYKEY/Z_METADATA tables).

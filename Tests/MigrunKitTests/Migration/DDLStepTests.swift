@@ -43,6 +43,10 @@ import Testing
       layouts[method] = try SchemaSnapshot(of: url, excluding: isPersistentHistory)
       results[method] = url
     }
+    // The DDL edit leaves the older form of an index on a table it does not change (as Core Data's
+    // migration in place does); the other paths build every table anew.
+    let older = Set(StoreSchema(model: destination).olderFormIndexes.map(\.name))
+    layouts[.ddl]?.indexes.subtract(older)
     for method in [StepMethod.copyRows, .objects] {
       #expect(layouts[.ddl] == layouts[method], "DDL vs \(method)", sourceLocation: sourceLocation)
       #expect(exports[.ddl] == exports[method], "DDL vs \(method)", sourceLocation: sourceLocation)
