@@ -32,6 +32,8 @@ import Testing
         "Item.count (its type changes, Integer 64 → String: the mapping's script writes the new value from it)"
       ])
     #expect(
-      mapping.drops().map(\.description) == ["Item.count (its type changes, Integer 64 → String, and nothing converts it)"])
+      mapping.drops().map(\.description) == [
+        "Item.count (its type changes, Integer 64 → String, and nothing converts it)"
+      ])
   }
 }
