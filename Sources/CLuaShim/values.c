@@ -15,6 +15,7 @@ void mr_buf_free(mr_buf *buf) {
 }
 
 int mr_buf_add(mr_buf *buf, int32_t tag, int32_t count, int64_t i, double d, const void *bytes, size_t len) {
+  if (buf->limit && ((buf->count + 1) * sizeof(mr_val) + buf->blen + len > buf->limit || len > buf->limit)) return -2;
   if (buf->count == buf->cap) {
     size_t cap = buf->cap ? buf->cap * 2 : 16;
     mr_val *vals = realloc(buf->vals, cap * sizeof *vals);
@@ -40,13 +41,20 @@ int mr_buf_add(mr_buf *buf, int32_t tag, int32_t count, int64_t i, double d, con
   return 0;
 }
 
-static void add_or_raise(lua_State *L, mr_buf *buf, int32_t tag, int64_t i, double d, const void *bytes, size_t len) {
-  if (mr_buf_add(buf, tag, 0, i, d, bytes, len) != 0) luaL_error(L, "out of host memory");
-}
-
 static int value_error(lua_State *L, const char *message) {
   mr_vm_of(L)->value_error = 1;
   return luaL_error(L, "%s", message);
+}
+
+static void add_or_raise(lua_State *L, mr_buf *buf, int32_t tag, int64_t i, double d, const void *bytes, size_t len) {
+  int added = mr_buf_add(buf, tag, 0, i, d, bytes, len);
+  if (added == -2) {
+    lua_pushfstring(L,
+      "the values passed to the host exceed the memory limit of %I bytes (a table that shares subtables is "
+      "copied once per reference)", (lua_Integer)buf->limit);
+    value_error(L, lua_tostring(L, -1));
+  }
+  if (added != 0) luaL_error(L, "out of host memory");
 }
 
 void mr_read_value(lua_State *L, int index, mr_buf *buf, int depth) {

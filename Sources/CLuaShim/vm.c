@@ -418,6 +418,7 @@ mr_vm *mr_vm_new(const mr_limits *limits, mr_host_fn host_fn, void *host) {
   mr_vm *vm = calloc(1, sizeof *vm);
   if (!vm) return NULL;
   vm->limits = *limits;
+  vm->host_args.limit = vm->host_out.limit = limits->memory;
   vm->host_fn = host_fn;
   vm->host = host;
   vm->L = lua_newstate(mr_alloc, vm);
@@ -446,7 +447,10 @@ void mr_vm_free(mr_vm *vm) {
   free(vm);
 }
 
-void mr_vm_set_limits(mr_vm *vm, const mr_limits *limits) { vm->limits = *limits; }
+void mr_vm_set_limits(mr_vm *vm, const mr_limits *limits) {
+  vm->limits = *limits;
+  vm->host_args.limit = vm->host_out.limit = limits->memory;
+}
 
 void mr_vm_set_host(mr_vm *vm, void *host) { vm->host = host; }
 

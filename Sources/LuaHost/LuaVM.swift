@@ -23,6 +23,8 @@ public final class LuaVM {
     didSet {
       var cLimits = Self.cLimits(limits)
       mr_vm_set_limits(state, &cLimits)
+      arguments.pointee.limit = limits.memoryBytes
+      results.pointee.limit = limits.memoryBytes
     }
   }
 
@@ -43,8 +45,11 @@ public final class LuaVM {
   /// `hostLibraries` is false.
   public init(limits: LuaLimits = LuaLimits(), modulePaths: [URL] = [], hostLibraries: Bool = true) throws(LuaError) {
     self.limits = limits
-    arguments.initialize(to: mr_buf())
-    results.initialize(to: mr_buf())
+    // Values crossing either way count against the memory limit (LuaVM.encode, mr_read_value).
+    var bounded = mr_buf()
+    bounded.limit = limits.memoryBytes
+    arguments.initialize(to: bounded)
+    results.initialize(to: bounded)
     var cLimits = Self.cLimits(limits)
     // The VM is made before `self` is complete; the host pointer is set right after.
     guard let state = mr_vm_new(&cLimits, LuaVM.hostTrampoline, nil) else {
@@ -295,7 +300,11 @@ public final class LuaVM {
     }
     do {
       for value in try hostFunctions[id](values) {
-        guard Self.encode(value, into: &results.pointee) else { throw HostError("out of memory") }
+        guard Self.encode(value, into: &results.pointee) else {
+          throw HostError(
+            "the values returned exceed the memory limit of \(limits.memoryBytes) bytes (a table that shares "
+              + "subtables is copied once per reference)")
+        }
       }
       return 0
     } catch {

@@ -8,6 +8,9 @@ struct BinaryPropertyListReader {
   let bytes: [UInt8]
   private var offsets: [Int] = []
   private var referenceSize = 0
+  /// Objects already read: each is read once, however many containers refer to it (a file whose
+  /// containers point twice at the next would otherwise take time exponential in its size).
+  private var cache: [Int: PropertyListValue] = [:]
 
   /// Containers inside containers, at most (the reader recurses once per level).
   static let maximumDepth = 512
@@ -61,7 +64,17 @@ struct BinaryPropertyListReader {
     return (count, position + 2 + size)
   }
 
-  private func object(_ reference: Int, visiting: inout Set<Int>) throws(PropertyListError) -> PropertyListValue {
+  private mutating func object(_ reference: Int, visiting: inout Set<Int>) throws(PropertyListError)
+    -> PropertyListValue
+  {
+    if let known = cache[reference] { return known }
+    let value = try read(reference, visiting: &visiting)
+    cache[reference] = value
+    return value
+  }
+
+  private mutating func read(_ reference: Int, visiting: inout Set<Int>) throws(PropertyListError) -> PropertyListValue
+  {
     guard reference >= 0, reference < offsets.count else {
       throw PropertyListError("binary property list refers to a missing object")
     }

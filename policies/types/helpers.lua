@@ -71,6 +71,10 @@ function date.iso(reference) end
 ---@return number
 function date.parse(text) end
 
+---The current time as a Core Data date (Swift's `Date()` in a ported policy).
+---@return number
+function date.now() end
+
 plist = {}
 
 ---A property list (binary or XML) as Lua values.

@@ -35,6 +35,10 @@ typedef struct mr_buf {
   size_t count, cap;
   char *bytes;
   size_t blen, bcap;
+  /// Bytes the buffer may hold (records and string bytes), 0 for no bound: values crossing between
+  /// a script and the host count against the VM's memory limit (a table sharing subtables is copied
+  /// once per reference).
+  size_t limit;
 } mr_buf;
 
 /// How a call ended.
@@ -159,6 +163,7 @@ int mr_coverage_entry(size_t index, char *source, size_t source_size, int32_t *l
 void mr_buf_reset(mr_buf *buf);
 void mr_buf_free(mr_buf *buf);
 /// Appends a value; for MR_STR copies `len` bytes from `bytes`. Returns 0, or -1 when out of memory.
+/// Appends one value: 0, -1 when out of memory, -2 when the buffer's limit would be passed.
 int mr_buf_add(mr_buf *buf, int32_t tag, int32_t count, int64_t i, double d, const void *bytes, size_t len);
 
 /// Worst-case step estimate for matching `pattern` against a subject of `subject_len` bytes (exposed

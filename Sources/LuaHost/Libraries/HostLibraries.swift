@@ -128,3 +128,28 @@ enum Hex {
     }
   }
 }
+
+/// How many values a host helper may hand a script: each crosses as a 40-byte record and becomes a
+/// Lua value, so the count follows the VM's memory limit. A decoded file whose objects are shared
+/// (a property list's or archive's DAG) is copied once per reference, and would otherwise expand
+/// exponentially: the helper stops with an error naming the limit instead.
+struct ValueBudget {
+  private(set) var left: Int
+  let helper: String
+  let limit: Int
+
+  init(for vm: LuaVM, helper: String) {
+    limit = max(1, vm.limits.memoryBytes / 40)
+    left = limit
+    self.helper = helper
+  }
+
+  mutating func spend() throws {
+    left -= 1
+    guard left >= 0 else {
+      throw HostError(
+        "\(helper): the result would hold more than \(limit) values (the memory limit; an object the input "
+          + "shares is copied once per reference)")
+    }
+  }
+}

@@ -204,6 +204,8 @@ enum JSONCodec {
             {
               index += 2
               let low = try hex4()
+              // A high surrogate pairs only with a low one (`\ud800\u0041` is no character).
+              guard (0xDC00..<0xE000).contains(low) else { throw failure("unpaired surrogate in a \\u escape") }
               code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
             }
             guard let scalar = Unicode.Scalar(code) else { throw failure("invalid \\u escape") }

@@ -19,7 +19,11 @@ enum PlistLibrary {
     vm.register("decode", in: "plist") { arguments in
       let bytes = try HostLibraries.bytes(arguments, 0, "plist.decode")
       do {
-        return [lua(try PropertyListValue(decoding: bytes))]
+        let value = try PropertyListValue(decoding: bytes)
+        var budget = ValueBudget(for: vm, helper: "plist.decode")
+        return [try lua(value, budget: &budget)]
+      } catch let error as HostError {
+        throw error
       } catch {
         throw HostError("plist.decode: \(error)")
       }
@@ -58,45 +62,64 @@ enum PlistLibrary {
     vm.register("unarchive", in: "plist") { arguments in
       let bytes = try HostLibraries.bytes(arguments, 0, "plist.unarchive")
       do {
-        return [lua(try KeyedArchive.unarchive(bytes))]
+        let value = try KeyedArchive.unarchive(bytes)
+        var budget = ValueBudget(for: vm, helper: "plist.unarchive")
+        return [try lua(value, budget: &budget)]
+      } catch let error as HostError {
+        throw error
       } catch {
         throw HostError("plist.unarchive: \(error)")
       }
     }
   }
 
-  static func lua(_ value: PropertyListValue) -> LuaValue {
+  static func lua(_ value: PropertyListValue, budget: inout ValueBudget) throws -> LuaValue {
+    try budget.spend()
     switch value {
-    case .string(let text): .text(text)
-    case .integer(let number): .integer(number)
-    case .real(let number), .date(let number): .number(number)
-    case .boolean(let flag): .boolean(flag)
-    case .data(let bytes): .bytes(bytes)
-    case .array(let elements): .table(LuaTable(array: elements.map(lua)))
+    case .string(let text): return .text(text)
+    case .integer(let number): return .integer(number)
+    case .real(let number), .date(let number): return .number(number)
+    case .boolean(let flag): return .boolean(flag)
+    case .data(let bytes): return .bytes(bytes)
+    case .array(let elements):
+      var converted: [LuaValue] = []
+      for element in elements { converted.append(try lua(element, budget: &budget)) }
+      return .table(LuaTable(array: converted))
     case .dictionary(let entries):
-      .table(LuaTable(fields: Dictionary(uniqueKeysWithValues: entries.map { (LuaValue.text($0.key), lua($0.value)) })))
-    case .uid(let reference): ["CF$UID": .integer(Int64(reference))]
+      var fields: [LuaValue: LuaValue] = [:]
+      for (key, element) in entries { fields[.text(key)] = try lua(element, budget: &budget) }
+      return .table(LuaTable(fields: fields))
+    case .uid(let reference): return ["CF$UID": .integer(Int64(reference))]
     }
   }
 
-  static func lua(_ value: ArchivedValue) -> LuaValue {
+  static func lua(_ value: ArchivedValue, budget: inout ValueBudget) throws -> LuaValue {
+    try budget.spend()
     switch value {
-    case .null: .null
-    case .string(let text), .url(let text): .text(text)
-    case .integer(let number): .integer(number)
-    case .real(let number), .date(let number): .number(number)
-    case .boolean(let flag): .boolean(flag)
-    case .data(let bytes), .uuid(let bytes): .bytes(bytes)
-    case .array(let elements): .table(LuaTable(array: elements.map(lua)))
+    case .null: return .null
+    case .string(let text), .url(let text): return .text(text)
+    case .integer(let number): return .integer(number)
+    case .real(let number), .date(let number): return .number(number)
+    case .boolean(let flag): return .boolean(flag)
+    case .data(let bytes), .uuid(let bytes): return .bytes(bytes)
+    case .array(let elements):
+      var converted: [LuaValue] = []
+      for element in elements { converted.append(try lua(element, budget: &budget)) }
+      return .table(LuaTable(array: converted))
     case .dictionary(let entries):
-      .table(
-        LuaTable(fields: Dictionary(entries.map { (lua($0.key), lua($0.value)) }, uniquingKeysWith: { a, _ in a })))
+      var fields: [LuaValue: LuaValue] = [:]
+      for (key, element) in entries {
+        let converted = try lua(key, budget: &budget)
+        if fields[converted] == nil { fields[converted] = try lua(element, budget: &budget) }
+      }
+      return .table(LuaTable(fields: fields))
     case .object(let className, let fields):
-      .table(
-        LuaTable(
-          fields: Dictionary(uniqueKeysWithValues: fields.map { (LuaValue.text($0.key), lua($0.value)) })
-            .merging([.text("$class"): .text(className)]) { _, name in name }))
-    case .reference(let index): ["$ref": .integer(Int64(index))]
+      var converted: [LuaValue: LuaValue] = [.text("$class"): .text(className)]
+      for (key, element) in fields where key != "$class" {
+        converted[.text(key)] = try lua(element, budget: &budget)
+      }
+      return .table(LuaTable(fields: converted))
+    case .reference(let index): return ["$ref": .integer(Int64(index))]
     }
   }
 
