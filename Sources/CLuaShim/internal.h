@@ -18,6 +18,7 @@ struct mr_vm {
   int mem_tripped;           // growth refused until the operation ends
   int tripped;               // the mr_status of the limit that tripped in this call, or 0
   int value_error;           // a value could not cross to the host
+  int close_depth;           // coroutine.close calls under way (each may close another)
   int64_t instructions_left;
   double deadline;
   char trip_message[512];

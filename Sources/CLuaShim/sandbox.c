@@ -18,7 +18,11 @@ static const char bootstrap[] =
   "    __newindex = function(_, k)\n"
   "      error(\"attempt to modify read-only table '\" .. name .. \"' (field '\" .. tostring(k) .. \"')\", 2)\n"
   "    end,\n"
-  "    __pairs = function() return next, t, nil end,\n"
+  // An iterator of its own, never `next, t`: the real table must not reach the script.
+  "    __pairs = function()\n"
+  "      local k\n"
+  "      return function() local v; k, v = next(t, k); return k, v end\n"
+  "    end,\n"
   "    __len = function() return #t end,\n"
   "    __metatable = false,\n"
   "  })\n"
@@ -209,11 +213,13 @@ static int fixed_randomseed(lua_State *L) {
 
 double mr_pattern_cost(const char *p, size_t plen, size_t subject_len, int anchored_ok) {
   double n = (double)subject_len + 1.0;
-  if (strcspn(p, "^$*+?.([%-") >= plen) return n;  // plain text: a linear search
+  // Plain text: compared at each position, up to its whole length (a long needle in a long
+  // subject is length × length).
+  if (strcspn(p, "^$*+?.([%-") >= plen) return n * (plen ? (double)plen : 1.0);
   size_t i = 0;
   int anchored = anchored_ok && plen > 0 && p[0] == '^';
   if (anchored) i = 1;
-  int backtracking = 0, pending = 0;
+  int backtracking = 0, pending = 0, optional = 0;
   while (i < plen) {
     char c = p[i];
     if (c == '(' || c == ')') {
@@ -226,8 +232,9 @@ double mr_pattern_cost(const char *p, size_t plen, size_t subject_len, int ancho
     }
     int expanding = 0;
     if (c == '%' && i + 1 < plen && p[i + 1] == 'b') {
+      // A balance scans to its closing character from each place it is tried: the subject's length.
       i += 4;
-      expanding = 1;
+      backtracking++;
     } else if (c == '%' && i + 1 < plen && p[i + 1] == 'f') {
       i += 2;
       if (i < plen && p[i] == '[') {
@@ -257,12 +264,15 @@ double mr_pattern_cost(const char *p, size_t plen, size_t subject_len, int ancho
       pending = 1;
       i++;
     } else if (i < plen && p[i] == '?') {
+      // Each optional item is a second way to go on: the ways multiply.
+      optional++;
       i++;
     }
   }
   double cost = anchored ? 1.0 : n;
   for (int k = 0; k < backtracking && cost < 1e300; k++) cost *= n;
-  return cost;
+  for (int k = 0; k < optional && cost < 1e300; k++) cost *= 2;
+  return cost * (plen ? (double)plen : 1.0);
 }
 
 // string.find/match/gmatch/gsub, refused when the pattern's worst case on this subject is too costly:
@@ -273,9 +283,12 @@ static int guarded_pattern(lua_State *L) {
   const char *pattern = luaL_checklstring(L, 2, &pattern_len);
   int is_find = (int)lua_tointeger(L, lua_upvalueindex(2)) == 1;
   int iterates = (int)lua_tointeger(L, lua_upvalueindex(2)) == 2;
-  if (!(is_find && lua_toboolean(L, 4))) {
+  {
     mr_vm *vm = mr_vm_of(L);
-    double cost = mr_pattern_cost(pattern, pattern_len, subject_len, !iterates);
+    // A plain find compares the text at each position: length × length at worst.
+    double cost = is_find && lua_toboolean(L, 4)
+      ? ((double)subject_len + 1.0) * (pattern_len ? (double)pattern_len : 1.0)
+      : mr_pattern_cost(pattern, pattern_len, subject_len, !iterates);
     if (cost > vm->limits.pattern_cost) {
       char message[256];
       snprintf(message, sizeof message,
@@ -288,6 +301,160 @@ static int guarded_pattern(lua_State *L) {
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
   return lua_gettop(L);
+}
+
+// Charges `steps` of work a C library function is about to do to the instruction budget, before it
+// starts: the count hook cannot stop C code, so work that could outlast the limits is paid up front.
+static void charge(lua_State *L, double steps, const char *what) {
+  mr_vm *vm = mr_vm_of(L);
+  if (!vm->armed) return;
+  if (steps > (double)vm->instructions_left) {
+    char message[200];
+    snprintf(message, sizeof message, "%s would take ~%.1e steps: instruction limit of %lld exceeded", what, steps,
+      (long long)vm->limits.instructions);
+    mr_trip(L, 1, MR_ERR_INSTRUCTIONS, message);
+  }
+  vm->instructions_left -= (int64_t)steps;
+}
+
+// Calls the real library function (upvalue 1) with this call's arguments.
+static int call_real(lua_State *L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+// string.rep: the result's size is known before any copy; an empty piece repeated is empty at once.
+static int guarded_rep(lua_State *L) {
+  size_t length, separator = 0;
+  luaL_checklstring(L, 1, &length);
+  lua_Integer count = luaL_checkinteger(L, 2);
+  if (!lua_isnoneornil(L, 3)) luaL_checklstring(L, 3, &separator);
+  if (count <= 0 || length + separator == 0) {
+    lua_pushliteral(L, "");
+    return 1;
+  }
+  double total = (double)count * (double)(length + separator);
+  mr_vm *vm = mr_vm_of(L);
+  if (total > (double)vm->limits.memory) {
+    char message[200];
+    snprintf(message, sizeof message, "string.rep would make a %.3g-byte string: memory limit of %zu bytes exceeded",
+      total, vm->limits.memory);
+    return mr_trip(L, 1, MR_ERR_MEMORY, message);
+  }
+  charge(L, total / 64.0, "string.rep");
+  return call_real(L);
+}
+
+// table.move: one step per element moved.
+static int guarded_move(lua_State *L) {
+  lua_Integer first = luaL_checkinteger(L, 2), last = luaL_checkinteger(L, 3);
+  if (last >= first) charge(L, (double)last - (double)first + 1.0, "table.move");
+  return call_real(L);
+}
+
+// table.sort: n log n comparisons, each up to the longest string's length when strings are compared.
+static int guarded_sort(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer n = luaL_len(L, 1);
+  if (n > 1) {
+    charge(L, (double)n, "table.sort");
+    size_t longest = 0;
+    if (lua_isnoneornil(L, 2)) {
+      for (lua_Integer k = 1; k <= n; k++) {
+        if (lua_geti(L, 1, k) == LUA_TSTRING) {
+          size_t length = lua_rawlen(L, -1);
+          if (length > longest) longest = length;
+        }
+        lua_pop(L, 1);
+      }
+    }
+    double levels = 1.0;
+    for (lua_Integer left = n; left > 1; left /= 2) levels += 1.0;
+    double comparisons = (double)n * levels;
+    charge(L, comparisons * (1.0 + (double)longest / 64.0), "table.sort");
+  }
+  return call_real(L);
+}
+
+// coroutine.close: after a limit tripped it closes nothing (Lua runs a dead coroutine's pending
+// `__close` handlers with hooks off once an error came from a hook, where no limit could stop
+// them); nested closes are bounded (each one's handlers may close another, deeper in C).
+static int guarded_close(lua_State *L) {
+  mr_vm *vm = mr_vm_of(L);
+  if (vm->tripped) {
+    lua_pushstring(L, vm->trip_message);
+    return lua_error(L);
+  }
+  if (vm->close_depth >= 64) return luaL_error(L, "coroutine.close nested more than 64 deep");
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  vm->close_depth++;
+  int status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+  vm->close_depth--;
+  if (status != LUA_OK) return lua_error(L);
+  if (vm->tripped) {
+    lua_pushstring(L, vm->trip_message);
+    return lua_error(L);
+  }
+  return lua_gettop(L);
+}
+
+// The function coroutine.wrap returns: Lua's own closes the coroutine after an error, which after
+// a tripped limit would run its `__close` handlers with hooks off; this one raises the limit instead.
+static int wrapped_resume(lua_State *L) {
+  lua_State *co = lua_tothread(L, lua_upvalueindex(1));
+  int arguments = lua_gettop(L);
+  if (lua_status(co) == LUA_OK && lua_gettop(co) == 0) return luaL_error(L, "cannot resume dead coroutine");
+  if (!lua_checkstack(co, arguments)) return luaL_error(L, "too many arguments to resume");
+  lua_xmove(L, co, arguments);
+  int results = 0;
+  int status = lua_resume(co, L, arguments, &results);
+  if (status == LUA_OK || status == LUA_YIELD) {
+    if (!lua_checkstack(L, results + 1)) {
+      lua_pop(co, results);
+      return luaL_error(L, "too many results to resume");
+    }
+    lua_xmove(co, L, results);
+    return results;
+  }
+  lua_xmove(co, L, 1);
+  mr_vm *vm = mr_vm_of(L);
+  if (vm->tripped) {
+    lua_pushstring(L, vm->trip_message);
+    return lua_error(L);
+  }
+  if (vm->close_depth < 64) {
+    vm->close_depth++;
+    int closed = lua_resetthread(co);
+    vm->close_depth--;
+    if (closed != LUA_OK && closed != LUA_YIELD) {
+      lua_pop(L, 1);
+      lua_xmove(co, L, 1);
+    }
+  }
+  if (lua_type(L, -1) == LUA_TSTRING) {
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+  }
+  return lua_error(L);
+}
+
+static int guarded_wrap(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_State *co = lua_newthread(L);
+  lua_pushvalue(L, 1);
+  lua_xmove(L, co, 1);
+  lua_pushcclosure(L, wrapped_resume, 1);
+  return 1;
+}
+
+static void replace(lua_State *L, int table, const char *name, lua_CFunction guarded) {
+  lua_getfield(L, table, name);
+  lua_pushcclosure(L, guarded, 1);
+  lua_setfield(L, table, name);
 }
 
 int mr_host_trampoline(lua_State *L) {
@@ -352,6 +519,18 @@ void mr_sandbox_setup(lua_State *L, mr_vm *vm) {
   guard(L, string_table, "match", 0);
   guard(L, string_table, "gmatch", 2);
   guard(L, string_table, "gsub", 2);
+  replace(L, string_table, "rep", guarded_rep);
+  lua_pop(L, 1);
+
+  lua_getglobal(L, LUA_TABLIBNAME);
+  replace(L, lua_gettop(L), "move", guarded_move);
+  replace(L, lua_gettop(L), "sort", guarded_sort);
+  lua_pop(L, 1);
+
+  lua_getglobal(L, LUA_COLIBNAME);
+  replace(L, lua_gettop(L), "close", guarded_close);
+  lua_pushcfunction(L, guarded_wrap);
+  lua_setfield(L, -2, "wrap");
   lua_pop(L, 1);
 
   lua_getglobal(L, LUA_MATHLIBNAME);

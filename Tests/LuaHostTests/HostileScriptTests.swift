@@ -1,0 +1,179 @@
+import Foundation
+import LuaHost
+import Testing
+
+/// The probes of a security review (issue 49) against the VM: work the count hook never sees, crashes
+/// a script could cause, and values that expand on their way to the host. Each one ends in a clear
+/// error naming its file and line, and the VM answers after it.
+@Suite struct HostileScriptTests {
+  /// Limits small enough that a probe that escapes them shows in seconds, not minutes.
+  static var limits: LuaLimits {
+    var limits = LuaLimits()
+    limits.seconds = 5
+    return limits
+  }
+
+  static func stopped(_ source: String, limits: LuaLimits = Self.limits) throws -> LuaError {
+    try LimitTests.stopped(source, limits: limits)
+  }
+
+  // MARK: Hangs
+
+  @Test func aCloseHandlerAfterALimitTrippedInACoroutineDoesNotRun() throws {
+    let error = try Self.stopped(
+      """
+      local co = coroutine.create(function()
+        local g <close> = setmetatable({}, { __close = function() while true do end end })
+        while true do end
+      end)
+      coroutine.resume(co)
+      coroutine.close(co)
+      """)
+    #expect(error.kind == .instructionLimit)
+  }
+
+  @Test func aWrappedCoroutineThatTripsALimitDoesNotRunItsCloseHandlers() throws {
+    let error = try Self.stopped(
+      """
+      local f = coroutine.wrap(function()
+        local g <close> = setmetatable({}, { __close = function() while true do end end })
+        while true do end
+      end)
+      pcall(f)
+      while true do end
+      """)
+    #expect(error.kind == .instructionLimit)
+  }
+
+  @Test func wrappedCoroutinesStillWork() throws {
+    let vm = try LuaVM()
+    let results = try vm.run(
+      source: """
+        local f = coroutine.wrap(function(a) local b = coroutine.yield(a + 1) return b * 2 end)
+        local first = f(1)
+        local second = f(10)
+        local closed = false
+        local g = coroutine.wrap(function()
+          local x <close> = setmetatable({}, { __close = function() closed = true end })
+          error('boom')
+        end)
+        local ok, message = pcall(g)
+        return first, second, ok, message, closed
+        """, name: "wrap.lua")
+    #expect(results == [2, 20, false, "wrap.lua:7: boom", true])
+  }
+
+  @Test func stringRepOfAnEmptyStringEndsAtOnce() throws {
+    let vm = try LuaVM()
+    #expect(try vm.run(source: "return #string.rep('', math.maxinteger)", name: "rep.lua") == [0])
+    let error = try Self.stopped("return string.rep('ab', math.maxinteger)")
+    #expect(error.kind == .memoryLimit)
+    #expect(error.message.contains("string.rep would make a"))
+  }
+
+  @Test func tableMoveOfAHugeRangeIsRefusedBeforeItStarts() throws {
+    let error = try Self.stopped("table.move({}, 1, 1e15, 1)")
+    #expect(error.kind == .instructionLimit)
+    #expect(error.description.hasPrefix("runaway.lua:1: table.move would take"))
+  }
+
+  @Test func plainFindOfALongNeedleInALongStringIsRefused() throws {
+    let error = try Self.stopped(
+      "local s = ('a'):rep(20e6) local needle = ('a'):rep(10e6) .. 'b' return s:find(needle, 1, true)")
+    #expect(error.kind == .inputLimit)
+  }
+
+  @Test func optionalItemsAndBalancesCountInThePatternCost() throws {
+    let optional = try Self.stopped("return string.match(('a'):rep(40), ('a?'):rep(40) .. ('a'):rep(40))")
+    #expect(optional.kind == .inputLimit)
+    let balance = try Self.stopped("return (('('):rep(1e6)):find('%b()')")
+    #expect(balance.kind == .inputLimit)
+    // Everyday patterns still run.
+    let vm = try LuaVM()
+    #expect(
+      try vm.run(source: "return ('key = value'):match('^(%w+)%s*=%s*(%w+)$')", name: "p.lua") == ["key", "value"])
+    #expect(try vm.run(source: "return ('colour'):find('colou?r')", name: "p.lua") == [1, 6])
+  }
+
+  @Test func sortingManyReferencesToAHugeStringIsRefused() throws {
+    let error = try Self.stopped(
+      "local s = ('x'):rep(30e6) local t = {} for i = 1, 1e5 do t[i] = s end table.sort(t)")
+    #expect(error.kind == .instructionLimit)
+    let vm = try LuaVM()
+    #expect(
+      try vm.run(source: "local t = {'b', 'c', 'a'} table.sort(t) return table.concat(t)", name: "s.lua") == ["abc"])
+  }
+
+  @Test func aPropertyListWhoseObjectsAreSharedDecodesInLinearTime() throws {
+    // 40 arrays, each holding the next twice: 2^40 paths, 41 objects.
+    var objects: [[UInt8]] = []
+    for index in 0..<40 { objects.append([0xA2, UInt8(index + 1), UInt8(index + 1)]) }
+    objects.append([0x10, 0x07])
+    var file: [UInt8] = Array("bplist00".utf8)
+    var offsets: [Int] = []
+    for object in objects {
+      offsets.append(file.count)
+      file += object
+    }
+    let table = file.count
+    for offset in offsets { file.append(UInt8(offset)) }
+    file += [0, 0, 0, 0, 0, 0, 1, 1]
+    file += withUnsafeBytes(of: UInt64(objects.count).bigEndian, Array.init)
+    file += withUnsafeBytes(of: UInt64(0).bigEndian, Array.init)
+    file += withUnsafeBytes(of: UInt64(table).bigEndian, Array.init)
+    let vm = try LuaVM(limits: Self.limits)
+    let source = "local bytes = ... return plist.decode(bytes)"
+    let function = try #require(
+      try vm.run(source: "return function(...) \(source) end", name: "dag.lua").first?.functionValue)
+    let error = try #require(throws: LuaError.self) { try vm.call(function, [.bytes(file)]) }
+    #expect(error.message.contains("plist.decode: the result would hold more than"), "\(error)")
+  }
+
+  // MARK: Crashes
+
+  @Test func deeplyNestedClosesAreAnError() throws {
+    let error = try Self.stopped(
+      """
+      local previous
+      for i = 1, 20000 do
+        local inner = previous
+        previous = coroutine.create(function()
+          local x <close> = setmetatable({}, { __close = function()
+            if inner then
+              local ok, message = coroutine.close(inner)
+              if not ok then error(message, 0) end
+            end
+          end })
+          coroutine.yield()
+        end)
+        coroutine.resume(previous)
+      end
+      local ok, message = coroutine.close(previous)
+      error(message, 0)
+      """)
+    #expect(error.message.contains("coroutine.close nested more than 64 deep"), "\(error)")
+  }
+
+  @Test func anUnpairedSurrogateIsAJSONError() throws {
+    let error = try Self.stopped(#"return json.decode('"\\ud800\\u0041"')"#)
+    #expect(error.message.contains("unpaired surrogate"), "\(error)")
+  }
+
+  @Test func aTableSharingSubtablesIsRefusedOnItsWayToTheHost() throws {
+    for call in ["json.encode(t)", "print(t)", "return t"] {
+      let error = try Self.stopped("local t = {} for i = 1, 30 do t = { t, t } end \(call)")
+      #expect(error.message.contains("exceed the memory limit"), "\(call): \(error)")
+    }
+  }
+
+  @Test func libraryViewsCannotBeChangedThroughPairs() throws {
+    let error = try Self.stopped(
+      """
+      local _, real = pairs(string)
+      if type(real) == 'table' then real.upper = function() return 'owned' end end
+      local ok = pcall(function() for k, v in pairs(string) do end end)
+      error(string.upper('a') .. tostring(ok))
+      """)
+    #expect(error.message.hasSuffix("Atrue"), "\(error)")
+  }
+}
