@@ -272,7 +272,7 @@ double mr_pattern_cost(const char *p, size_t plen, size_t subject_len, int ancho
   double cost = anchored ? 1.0 : n;
   for (int k = 0; k < backtracking && cost < 1e300; k++) cost *= n;
   for (int k = 0; k < optional && cost < 1e300; k++) cost *= 2;
-  return cost * (plen ? (double)plen : 1.0);
+  return cost;
 }
 
 // string.find/match/gmatch/gsub, refused when the pattern's worst case on this subject is too costly:

@@ -22,6 +22,12 @@ struct TestCommand: MigrunCommand {
   @Option(help: "Also write the results as JUnit XML to this file.")
   var junit: String?
 
+  @Option(
+    help: ArgumentHelp(
+      "A folder of stores and models that migrate{ store = …, model = … } may read, beside the library, the test's folder and the working folder (repeatable).",
+      valueName: "folder"))
+  var fixtures: [String] = []
+
   @Flag(help: "List every test, not only the failures.")
   var verbose = false
 
@@ -42,7 +48,8 @@ struct TestCommand: MigrunCommand {
     var results: [PolicyTests.Result] = []
     if coverage != nil { LuaCoverage.start() }
     for (file, root) in files {
-      let fileResults = PolicyTests.run(file: file, root: root, limits: lua.limits)
+      let fileResults = PolicyTests.run(
+        file: file, root: root, limits: lua.limits, fixtures: fixtures.map { URL(fileURLWithPath: $0) })
       for result in fileResults where verbose || !result.passed {
         print("\(result.passed ? "ok  " : "FAIL") \(result.file): \(result.name)")
         if let message = result.message, !result.passed {

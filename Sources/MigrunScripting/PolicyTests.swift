@@ -38,12 +38,17 @@ public enum PolicyTests {
   }
 
   /// Runs every test of `file`; a file that does not load is one failed test.
-  public static func run(file: URL, root: URL, limits: LuaLimits = LuaLimits()) -> [Result] {
+  /// `fixtures`: folders of stores and models `migrate{…}` may also read (``FixtureMigration/locate(_:in:)``).
+  public static func run(file: URL, root: URL, limits: LuaLimits = LuaLimits(), fixtures: [URL] = []) -> [Result] {
     let shown = displayName(file, root: root)
     do {
       let vm = try LuaVM(limits: limits, modulePaths: [root])
       vm.register("migrate") { arguments in
-        [try FixtureMigration.run(arguments.first ?? .nil, root: root, testFile: file, limits: limits)]
+        [
+          try FixtureMigration.run(
+            arguments.first ?? .nil,
+            places: FixtureMigration.Places(root: root, testFile: file, fixtures: fixtures), limits: limits)
+        ]
       }
       let text: String
       do {
@@ -51,10 +56,13 @@ public enum PolicyTests {
       } catch {
         return [Result(file: shown, name: "(load)", passed: false, message: "cannot read \(shown): \(error)")]
       }
-      guard let runner = try vm.run(source: TestPrelude.chunk(wrapping: text), name: shown).first?.functionValue
+      let api = try vm.run(source: TestPrelude.source, name: "migrun test prelude")
+      guard let runner = api.first?.functionValue,
+        let body = try vm.run(source: TestPrelude.chunk(wrapping: text), name: shown).first?.functionValue
       else {
         return [Result(file: shown, name: "(load)", passed: false, message: "\(shown) did not load")]
       }
+      _ = try vm.call(body, Array(api.dropFirst()))
       let count = Int(try vm.call(runner).first?.integerValue ?? 0)
       guard count > 0 else {
         return [Result(file: shown, name: "(load)", passed: false, message: "\(shown) declares no test(...)")]
@@ -77,8 +85,16 @@ public enum PolicyTests {
 
   /// JUnit XML for CI: one suite per file.
   public static func junit(_ results: [Result]) -> String {
+    // XML 1.0 holds no control character but tab, newline and return, not even escaped: a test's
+    // name or message with one gets U+FFFD in its place (else the report does not parse).
     func escape(_ text: String) -> String {
-      text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+      let allowed = String(
+        String.UnicodeScalarView(
+          text.unicodeScalars.map { scalar in
+            scalar.value < 0x20 && scalar != "\t" && scalar != "\n" && scalar != "\r"
+              || (0xFFFE...0xFFFF).contains(scalar.value) ? "\u{FFFD}" : scalar
+          }))
+      return allowed.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
         .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
     var files: [String] = []
@@ -126,18 +142,19 @@ public enum PolicyTests {
 /// (`"Entity/pN"`) and its relationships as ids. Source objects may carry `_id = "label"`, and
 /// relationship fields name other source objects by label.
 enum FixtureMigration {
-  static func run(_ argument: LuaValue, root: URL, testFile: URL, limits: LuaLimits) throws -> LuaValue {
+  static func run(_ argument: LuaValue, places: Places, limits: LuaLimits) throws -> LuaValue {
+    let root = places.root
     if case .table(let options) = argument, let storePath = options["store"]?.stringValue {
-      return try runStore(storePath, options, root: root, testFile: testFile, limits: limits)
+      return try runStore(storePath, options, places: places, limits: limits)
     }
     guard case .table(let options) = argument, let mappingPath = options["mapping"]?.stringValue else {
       throw HostError(
         "migrate{ mapping = \"From-To.lua\", source = { Entity = { … } } } or migrate{ store = \"device.sqlite\", model = \"….xcdatamodeld\" }: give a mapping file or a store"
       )
     }
-    let mapping = try locate(mappingPath, root: root, testFile: testFile)
+    let mapping = try locate(mappingPath, in: places, what: .file)
     let bundleURL =
-      try options["model"]?.stringValue.map { try locate($0, root: root, testFile: testFile) }
+      try options["model"]?.stringValue.map { try locate($0, in: places, what: .model) }
       ?? findModel(near: mapping)
     let bundle = try SwiftDataSources.load(bundleURL)
     let stem = mapping.deletingPathExtension().lastPathComponent
@@ -180,14 +197,15 @@ enum FixtureMigration {
   /// real store (never the file itself, nor its -wal/-shm) migrated as `migrun migrate` would — Core
   /// Data's path, the library's mapping files and policies — and its objects returned as the
   /// `source` form returns them. The copy is deleted afterwards.
-  static func runStore(_ storePath: String, _ options: LuaTable, root: URL, testFile: URL, limits: LuaLimits)
+  static func runStore(_ storePath: String, _ options: LuaTable, places: Places, limits: LuaLimits)
     throws -> LuaValue
   {
-    let original = try locate(storePath, root: root, testFile: testFile)
+    let (root, testFile) = (places.root, places.testFile)
+    let original = try locate(storePath, in: places, what: .file)
     guard let modelPath = options["model"]?.stringValue else {
       throw HostError("migrate{ store = …, model = \"….xcdatamodeld\" }: give the model to migrate to")
     }
-    let bundle = try SwiftDataSources.load(try locate(modelPath, root: root, testFile: testFile))
+    let bundle = try SwiftDataSources.load(try locate(modelPath, in: places, what: .model))
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-test-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: scratch) }
@@ -219,17 +237,59 @@ enum FixtureMigration {
     return try objects(of: migrated)
   }
 
-  static func locate(_ path: String, root: URL, testFile: URL) throws -> URL {
-    if path.hasPrefix("/") {
-      guard FileManager.default.fileExists(atPath: path) else { throw HostError("migrate: no such file \(path)") }
-      return URL(fileURLWithPath: path)
+  /// Where `migrate{…}` may read: the library, the test's folder, the working folder and the
+  /// fixture folders given (`migrun test --fixtures`). Nothing else on the machine: a test is code
+  /// from the library, and a path of its choosing (`/`, `../../…`) must not copy or read what the
+  /// user did not hand it.
+  struct Places {
+    let root: URL
+    let testFile: URL
+    let fixtures: [URL]
+
+    /// The folders, resolved (symbolic links followed).
+    var folders: [URL] {
+      ([root, testFile.deletingLastPathComponent(), URL(fileURLWithPath: FileManager.default.currentDirectoryPath)]
+        + fixtures).map { $0.standardizedFileURL.resolvingSymlinksInPath() }
     }
-    let workingDirectory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-    for base in [root, testFile.deletingLastPathComponent(), workingDirectory] {
-      let url = base.appendingPathComponent(path)
-      if FileManager.default.fileExists(atPath: url.path) { return url }
+  }
+
+  enum Kind {
+    /// A store or mapping file: a regular file.
+    case file
+    /// A model: a model file, a bundle folder (`.xcdatamodeld`, `.momd`) or a folder of Swift sources.
+    case model
+  }
+
+  /// The file `path` names (relative to each place in turn, or absolute), when it is inside one of
+  /// the places and of the kind asked for; else an error naming what was refused.
+  static func locate(_ path: String, in places: Places, what kind: Kind) throws -> URL {
+    let folders = places.folders
+    let candidates =
+      path.hasPrefix("/") ? [URL(fileURLWithPath: path)] : folders.map { $0.appendingPathComponent(path) }
+    for candidate in candidates {
+      let resolved = candidate.standardizedFileURL.resolvingSymlinksInPath()
+      var isFolder: ObjCBool = false
+      guard FileManager.default.fileExists(atPath: resolved.path, isDirectory: &isFolder) else { continue }
+      guard folders.contains(where: { resolved.path.hasPrefix($0.path == "/" ? "/" : $0.path + "/") }) else {
+        throw HostError(
+          "migrate: \(path) is outside the library, the test's folder, the working folder and the fixture folders "
+            + "(give more with migrun test --fixtures DIR)")
+      }
+      let type = (try? FileManager.default.attributesOfItem(atPath: resolved.path)[.type] as? FileAttributeType)
+      switch kind {
+      case .file:
+        guard type == .typeRegular else {
+          throw HostError("migrate: \(path) is \(isFolder.boolValue ? "a folder" : "not a regular file"), not a file")
+        }
+      case .model:
+        guard type == .typeRegular || type == .typeDirectory else {
+          throw HostError("migrate: \(path) is not a regular file or folder")
+        }
+      }
+      return resolved
     }
-    throw HostError("migrate: no \(path) in \(root.lastPathComponent)/, beside the test or in the working folder")
+    throw HostError(
+      "migrate: no \(path) in \(places.root.lastPathComponent)/, beside the test or in the working folder")
   }
 
   /// The nearest `.xcdatamodeld` (or compiled `.momd`): in the mapping's folder or a folder above it

@@ -1,13 +1,12 @@
 /// The Lua side of `migrun test`: `test`, `expect(…)`, `expect_error`, deep comparison with a
-/// readable diff. ``chunk(wrapping:)`` puts it, on one line, in front of a test file's text (so the
-/// file's line numbers stay right); the chunk returns the runner the host calls once per test.
+/// readable diff. The prelude is a chunk of its own (``source``), returning the runner the host calls
+/// once per test and the API; the test file is another (``chunk(wrapping:)``), a function of that API,
+/// so nothing in the file can reach the runner or its list of tests (a file that replaced them could
+/// report a failing test as passed, or hand the host a count it cannot run).
 enum TestPrelude {
-  /// The prelude and the test file as one chunk: the API is local to it (each chunk of the sandbox
-  /// has its own globals), the file's lines keep their numbers.
+  /// The test file as a function of the API, on the file's first line (its lines keep their numbers).
   static func chunk(wrapping test: String) -> String {
-    let line = source.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-      .filter { !$0.isEmpty && !$0.hasPrefix("--") }.joined(separator: " ")
-    return line + " do " + test + "\nend return __runner"
+    "return function(test, expect, expect_error, ...) " + test + "\nend"
   }
 
   static let source = #"""
@@ -142,11 +141,13 @@ enum TestPrelude {
     end
 
     -- The host's runner: how many tests, and running test `index` → name, ok, message.
-    local __runner = function(index)
+    local runner = function(index)
       if index == nil then return #tests end
       local entry = tests[index]
+      if entry == nil then return "test " .. tostring(index), false, "no such test" end
       local ok, message = xpcall(entry.body, handler)
-      return entry.name, ok, message
+      return tostring(entry.name), ok == true, message ~= nil and tostring(message) or nil
     end
+    return runner, test, expect, expect_error
     """#
 }

@@ -273,7 +273,12 @@ import Testing
     end)
     """.write(to: project.policies.appendingPathComponent("trips_test.lua"), atomically: true, encoding: .utf8)
     let original = try Data(contentsOf: project.store)
-    let result = try MigrunProcess.run(["test", project.policies.path])
+    // The project's folder holds the store and the sources: a fixture folder the test may read.
+    let projectFolder = project.policies.deletingLastPathComponent().path
+    let refused = try MigrunProcess.run(["test", project.policies.path])
+    #expect(refused.status == 1)
+    #expect(refused.stdout.contains("../trips.sqlite is outside the library"), "\(refused.stdout)")
+    let result = try MigrunProcess.run(["test", project.policies.path, "--fixtures", projectFolder])
     #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
     #expect(result.stdout.contains("1 passed, 0 failed"), "\(result.stdout)")
     #expect(try Data(contentsOf: project.store) == original, "a test migrates a copy")

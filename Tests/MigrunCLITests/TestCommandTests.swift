@@ -2,6 +2,10 @@ import Foundation
 import TestSupport
 import Testing
 
+#if canImport(FoundationXML)
+  import FoundationXML
+#endif
+
 /// `migrun test` on the project's policy library, and on a copy with one expectation changed.
 @Suite struct TestCommandTests {
   static let library = Fixtures.repositoryRoot.appendingPathComponent("policies")
@@ -9,7 +13,8 @@ import Testing
   @Test func theLibraryPassesWithAtLeastSixtyTests() throws {
     let folder = try TemporaryDirectory()
     let junit = folder.url.appendingPathComponent("junit.xml")
-    let result = try MigrunProcess.run(["test", Self.library.path, "--junit", junit.path])
+    let result = try MigrunProcess.run(
+      ["test", Self.library.path, "--junit", junit.path, "--fixtures", Fixtures.coreData.path])
     #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
     let summary = try #require(result.stdout.split(separator: "\n").last.map(String.init))
     let passed = Int(summary.split(separator: " ").first ?? "") ?? 0
@@ -42,7 +47,8 @@ import Testing
         expect(creators["from the wal"]):equals(true)
       end)
       """, to: "library/device_test.lua")
-    let result = try MigrunProcess.run(["test", library.path])
+    let result = try MigrunProcess.run(
+      ["test", library.path, "--fixtures", storeFolder.path, "--fixtures", Fixtures.coreData.path])
     #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
     #expect(result.stdout.contains("1 passed, 0 failed"))
     let after = try FileManager.default.contentsOfDirectory(atPath: storeFolder.path).sorted().map { name in
@@ -98,7 +104,7 @@ import Testing
     #expect(changed != text)
     try changed.write(to: test, atomically: true, encoding: .utf8)
     let junit = folder.url.appendingPathComponent("junit.xml")
-    let result = try MigrunProcess.run(["test", copy.path, "--junit", junit.path])
+    let result = try MigrunProcess.run(["test", copy.path, "--junit", junit.path, "--fixtures", Fixtures.coreData.path])
     #expect(result.status == 1)
     #expect(result.stdout.contains("FAIL policies/text/names_test.lua: first and last"), "\(result.stdout)")
     #expect(result.stdout.contains("policies/text/names_test.lua:4: not equal:"), "\(result.stdout)")
@@ -165,5 +171,50 @@ extension TestCommandTests {
     #expect(result.stdout.contains(#"value.author.name: expected "Grace", got "Ada""#), "\(result.stdout)")
     #expect(result.stdout.contains("value.rating: expected 5, missing"), "\(result.stdout)")
     #expect(!result.stdout.contains("not expected"), "fields it does not name are not differences: \(result.stdout)")
+  }
+}
+
+/// A test file is code from the library: it cannot spoof or crash the runner, read what the user did
+/// not hand it, or break the report (issue 49).
+extension TestCommandTests {
+  @Test func aTestFileCannotReplaceTheRunner() throws {
+    let folder = try TemporaryDirectory()
+    try folder.write(
+      """
+      test("fails", function() expect(1):equals(2) end)
+      __runner = function() return math.maxinteger end
+      runner = function(index) if index == nil then return 1 end return "fails", true end
+      tests = {}
+      """, to: "lib/spoof_test.lua")
+    let result = try MigrunProcess.run(["test", folder.url.appendingPathComponent("lib").path])
+    #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+    #expect(result.stdout.contains("0 passed, 1 failed"), "\(result.stdout)")
+  }
+
+  @Test func migrateReadsOnlyThePlacesItIsGiven() throws {
+    let folder = try TemporaryDirectory()
+    try folder.write(
+      """
+      test("root", function() migrate { store = "/", model = "/" } end)
+      test("up", function() migrate { store = "../../../../../../../../etc/passwd", model = "x" } end)
+      test("special", function() migrate { store = "/dev/zero", model = "x" } end)
+      """, to: "lib/paths_test.lua")
+    let result = try MigrunProcess.run(["test", folder.url.appendingPathComponent("lib").path])
+    #expect(result.status == 1)
+    #expect(result.stdout.contains("0 passed, 3 failed"), "\(result.stdout)")
+    // Refused before anything is copied: no scratch folder is made for them.
+    #expect(result.stdout.components(separatedBy: "is outside the library").count == 4, "\(result.stdout)")
+  }
+
+  @Test func controlCharactersInNamesKeepTheJUnitReportWellFormed() throws {
+    let folder = try TemporaryDirectory()
+    try folder.write(
+      "test(\"bell\\7 and nul\\0 name\", function() error(\"escape\\27[31m red\") end)\n", to: "lib/xml_test.lua")
+    let junit = folder.url.appendingPathComponent("junit.xml")
+    let result = try MigrunProcess.run(["test", folder.url.appendingPathComponent("lib").path, "--junit", junit.path])
+    #expect(result.status == 1)
+    let data = try Data(contentsOf: junit)
+    let parser = XMLParser(data: data)
+    #expect(parser.parse(), "\(String(decoding: data, as: UTF8.self))")
   }
 }

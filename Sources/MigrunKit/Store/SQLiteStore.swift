@@ -69,6 +69,9 @@ public final class SQLiteStore: ObjectStore {
   }
 
   let queue: DatabaseQueue
+  /// Refuses a read or write begun inside another of this store on the same thread (a script's
+  /// host call from within a row loop), which GRDB would answer by stopping the process.
+  private let reentrancy = ReentrancyGuard()
   static let pageSize = 500
 
   /// How one entity's rows are written: its columns and SQL, worked out once per entity.
@@ -515,6 +518,8 @@ public final class SQLiteStore: ObjectStore {
   }
 
   public func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T {
+    try reentrancy.enter(url.lastPathComponent)
+    defer { reentrancy.leave() }
     do {
       return try queue.write { db in
         let writer = SQLiteObjectWriter(store: self, db: db)
@@ -547,6 +552,8 @@ public final class SQLiteStore: ObjectStore {
   }
 
   func read<T>(_ body: (Database) throws -> T) throws -> T {
+    try reentrancy.enter(url.lastPathComponent)
+    defer { reentrancy.leave() }
     do {
       // A file no one can change (opened immutable) needs no transaction around a read; a
       // transaction per read (BEGIN + COMMIT) cost more than the read itself on the object path.
@@ -683,6 +690,8 @@ public final class SQLiteStore: ObjectStore {
 
   /// Runs `body` on the connection outside any transaction (for ATTACH, which needs that).
   func withConnection<T>(_ body: (Database) throws -> T) throws -> T {
+    try reentrancy.enter(url.lastPathComponent)
+    defer { reentrancy.leave() }
     do {
       return try queue.writeWithoutTransaction(body)
     } catch {
@@ -766,5 +775,33 @@ public final class SQLiteStore: ObjectStore {
     } catch {
       throw error.inFile(file)
     }
+  }
+}
+
+/// The threads inside a read or write of one store. GRDB traps on a nested access to a queue (it
+/// cannot be made safe), so a nested one is refused with an error first: whatever reached it — a
+/// script's host call from inside a row loop — fails by name and the process goes on.
+final class ReentrancyGuard: @unchecked Sendable {
+  private let lock = NSLock()
+  private var inside: [UInt: Int] = [:]
+
+  func enter(_ file: String) throws {
+    let thread = UInt(pthread_self())
+    lock.lock()
+    defer { lock.unlock() }
+    guard inside[thread, default: 0] == 0 else {
+      throw StoreError(
+        .sqlite, file: file,
+        reason: "the store is being read or written here already: objects cannot be read or written from inside "
+          + "this step (a row function reads only its own row)")
+    }
+    inside[thread] = 1
+  }
+
+  func leave() {
+    let thread = UInt(pthread_self())
+    lock.lock()
+    inside[thread] = nil
+    lock.unlock()
   }
 }
