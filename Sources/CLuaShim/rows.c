@@ -4,6 +4,7 @@
 // is handed back to the host for that row, so the host's rules and messages stay the only ones.
 #define _GNU_SOURCE  // pthread_setname_np
 #include "internal.h"
+#include <stdint.h>
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -204,26 +205,34 @@ static int encode_output(lua_State *L, int index, int kind, slot *s, cell *c, in
   if (type == LUA_TNIL || lua_rawequal(L, index, null_index)) return 1;
   switch (kind) {
   case MR_OUT_INT:
-  case MR_OUT_BOOL:
+  case MR_OUT_INT16:
+  case MR_OUT_INT32:
+  case MR_OUT_BOOL: {
     if (kind == MR_OUT_BOOL && type == LUA_TBOOLEAN) {
       c->type = SQLITE_INTEGER;
       c->i = lua_toboolean(L, index);
       return 1;
     }
+    // A value out of the attribute's width is the host's to refuse (and word).
+    sqlite3_int64 low = kind == MR_OUT_INT16 ? -32768 : kind == MR_OUT_INT32 ? INT32_MIN : INT64_MIN;
+    sqlite3_int64 high = kind == MR_OUT_INT16 ? 32767 : kind == MR_OUT_INT32 ? INT32_MAX : INT64_MAX;
     if (type == LUA_TNUMBER && lua_isinteger(L, index)) {
       lua_Integer number = lua_tointeger(L, index);
+      if (kind != MR_OUT_BOOL && (number < low || number > high)) return 0;
       c->type = SQLITE_INTEGER;
       c->i = kind == MR_OUT_BOOL ? number != 0 : number;
       return 1;
     }
-    if (kind == MR_OUT_INT && type == LUA_TNUMBER) {
+    if (kind != MR_OUT_BOOL && type == LUA_TNUMBER) {
       lua_Number number = lua_tonumber(L, index);
       if (number != nearbyint(number) || !(fabs(number) < 9.2e18)) return 0;
+      if ((sqlite3_int64)number < low || (sqlite3_int64)number > high) return 0;
       c->type = SQLITE_INTEGER;
       c->i = (sqlite3_int64)number;
       return 1;
     }
-    break;  // a string is a BLOB (below); anything else is the host's
+    return 0;  // a string, a table…: the host's to refuse
+  }
   case MR_OUT_REAL: {
     if (type != LUA_TNUMBER) return 0;
     lua_Number number = lua_tonumber(L, index);

@@ -48,7 +48,7 @@ public enum LuaRowLoopKind: Sendable {
   }
 
   public enum Output: Int8, Sendable {
-    case integer = 0, boolean, real, text, uuid, blob
+    case integer = 0, boolean, real, text, uuid, blob, integer16, integer32
   }
 }
 

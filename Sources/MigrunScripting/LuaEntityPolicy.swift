@@ -281,7 +281,9 @@ extension LuaRowTransform {
   /// ``MigrationBridge/store(_:for:entity:)``'s common cases; the rest come back to it).
   static func outputKind(_ type: AttributeType) -> LuaRowLoopKind.Output {
     switch type {
-    case .integer16, .integer32, .integer64: .integer
+    case .integer16: .integer16
+    case .integer32: .integer32
+    case .integer64: .integer
     case .boolean: .boolean
     case .double, .float, .decimal, .date: .real
     case .string, .uri: .text

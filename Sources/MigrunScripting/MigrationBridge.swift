@@ -59,13 +59,28 @@ final class MigrationBridge {
     func bad() -> HostError {
       HostError("\(entity).\(attribute.name) is \(attribute.type.xmlName); a \(value.typeName) cannot be stored in it")
     }
+    // An integer attribute holds its width's numbers only, as Core Data's validation insists.
+    func fitting(_ number: Int64) throws -> StoreValue {
+      let range: ClosedRange<Int64> =
+        switch attribute.type {
+        case .integer16: Int64(Int16.min)...Int64(Int16.max)
+        case .integer32: Int64(Int32.min)...Int64(Int32.max)
+        default: Int64.min...Int64.max
+        }
+      guard range.contains(number) else {
+        throw HostError(
+          "\(entity).\(attribute.name) is \(attribute.type.xmlName): \(number) is out of its range (\(range.lowerBound)…\(range.upperBound))"
+        )
+      }
+      return .integer(number)
+    }
     switch (value, attribute.type) {
     case (.null, _), (.nil, _): return .null
     case (.integer(let number), .integer16), (.integer(let number), .integer32), (.integer(let number), .integer64):
-      return .integer(number)
+      return try fitting(number)
     case (.number(let number), .integer16), (.number(let number), .integer32), (.number(let number), .integer64):
       guard number.rounded() == number, abs(number) < 9.2e18 else { throw bad() }
-      return .integer(Int64(number))
+      return try fitting(Int64(number))
     case (.boolean(let flag), .boolean): return .boolean(flag)
     case (.integer(let number), .boolean): return .boolean(number != 0)
     case (_, .double), (_, .float), (_, .decimal):
@@ -81,7 +96,8 @@ final class MigrationBridge {
         throw HostError("\(entity).\(attribute.name) is a UUID: give 16 bytes (uuid.bytes(text))")
       }
       return .uuid(bytes)
-    case (.string(let bytes), _): return .data(bytes)
+    case (.string(let bytes), .binary), (.string(let bytes), .transformable), (.string(let bytes), .undefined):
+      return .data(bytes)
     default: throw bad()
     }
   }
@@ -155,8 +171,18 @@ final class MigrationBridge {
     }
     vm.register("associate", in: "__migrun") { [unowned self] arguments in
       guard arguments.count == 2 else { throw HostError("m:associate(src, dst)") }
-      try self.activeManager().associate(
-        source: try Self.objectID(arguments[0]), destination: try Self.objectID(arguments[1]))
+      let manager = try self.activeManager()
+      let (source, destination) = (try Self.objectID(arguments[0]), try Self.objectID(arguments[1]))
+      guard arguments[0]["__side"].stringValue != "dst", arguments[1]["__side"].stringValue != "src" else {
+        throw HostError("m:associate(src, dst): give a source object, then a destination object")
+      }
+      guard try manager.sourceObject(source, withToMany: false) != nil else {
+        throw HostError("m:associate: \(source) does not exist in the source store")
+      }
+      guard try manager.destinationObject(destination) != nil else {
+        throw HostError("m:associate: \(destination) does not exist in the destination store")
+      }
+      try manager.associate(source: source, destination: destination)
       self.associationsMade += 1
       return []
     }
@@ -328,11 +354,42 @@ final class MigrationBridge {
     }
     writtenRelationships[id, default: []].insert(key)
     let value = arguments[3]
+    let place = "\(id.entity).\(key)"
     if relationship.isToMany {
-      let members = try (value.tableValue?.array ?? []).map(Self.objectID)
+      let members = try (value.tableValue?.array ?? []).map {
+        try linked($0, by: relationship, at: place, manager)
+      }
       try manager.setToMany(id, key, members)
     } else {
-      try manager.setToOne(id, key, value == .null || value == .nil ? nil : try Self.objectID(value))
+      try manager.setToOne(
+        id, key, value == .null || value == .nil ? nil : try linked(value, by: relationship, at: place, manager))
     }
+  }
+
+  /// The destination object a script links through `relationship`, checked as Core Data's objects
+  /// would be: a destination object (never a source one), of the relationship's entity or one of its
+  /// subentities, that exists in the destination store. A handle a script made up
+  /// (`{ __entity = "Country", __pk = 999 }`) or a source object passed for its destination is an
+  /// error naming the link, never a key naming nothing in the migrated store.
+  private func linked(_ value: LuaValue, by relationship: Relationship, at place: String, _ manager: MigrationManager)
+    throws -> ObjectID
+  {
+    let id = try Self.objectID(value)
+    if value["__side"].stringValue == "src" {
+      throw HostError(
+        "\(place): \(id) is a source object; link destination objects (m:destinations(…) gives what a source object became)"
+      )
+    }
+    let model = manager.mapping.destination
+    guard let entity = model.entity(named: id.entity),
+      entity.name == relationship.destinationEntity
+        || model.ancestors(of: entity).contains(where: { $0.name == relationship.destinationEntity })
+    else {
+      throw HostError("\(place) links \(relationship.destinationEntity) objects; \(id) is not one")
+    }
+    guard try manager.destinationObject(id) != nil else {
+      throw HostError("\(place): \(id) does not exist in the destination store")
+    }
+    return id
   }
 }

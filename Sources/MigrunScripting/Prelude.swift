@@ -21,7 +21,9 @@ enum Prelude {
     local function unwrap(value)
       if type(value) ~= "table" then return value end
       local entity = rawget(value, "__entity")
-      if entity ~= nil then return { __entity = entity, __pk = rawget(value, "__pk") } end
+      if entity ~= nil then
+        return { __entity = entity, __pk = rawget(value, "__pk"), __side = rawget(value, "__side") }
+      end
       local copy = {}
       for key, item in pairs(value) do copy[key] = unwrap(item) end
       return copy

@@ -62,8 +62,8 @@ import Testing
         if src.__pk == 2 then return text .. "\xC3(" end   -- not UTF-8: the host's conversion decides
         return text
       end,
-      oi = function(src) return pick(src, 3.0, "abc", 42, nil, NULL, 2.0 ^ 53) end,
-      ob = function(src) return pick(src, true, 0, "yes", false, 1, nil) end,
+      oi = function(src) return pick(src, 3.0, -7, 42, nil, NULL, 2147483647) end,
+      ob = function(src) return pick(src, true, 0, 7, false, 1, nil) end,
       ["or"] = function(src) return pick(src, 1, 0 / 0, 2.5, -1.0 / 0, NULL, math.pi) end,
       obin = function(src) return pick(src, "", "\0\1", nil, "x", NULL, src.s) end,
       ou = function(src) return pick(src, "0123456789abcdef", nil, NULL, nil, src.u, nil) end,
@@ -121,6 +121,10 @@ import Testing
   @Test(arguments: [
     ("oi = function(src) return 1 / 0 end", "is Integer 32; a number cannot be stored in it"),
     ("oi = function(src) return true end", "is Integer 32; a boolean cannot be stored in it"),
+    ("oi = function(src) return 'abc' end", "is Integer 32; a string cannot be stored in it"),
+    ("oi = function(src) return 2.0 ^ 53 end", "is Integer 32: 9007199254740992 is out of its range"),
+    ("oi = function(src) return 2147483648 end", "is Integer 32: 2147483648 is out of its range"),
+    ("ob = function(src) return 'yes' end", "is Boolean; a string cannot be stored in it"),
     ("ou = function(src) return 'short' end", "is a UUID: give 16 bytes"),
     ("os = function(src) return 12 end", "is String; a number cannot be stored in it"),
     (#"["or"] = function(src) return {} end"#, "is Double; a table cannot be stored in it"),

@@ -185,6 +185,31 @@ enum Conservation {
       }
       written[target] = (objects, links, note)
     }
+    // Links naming no object: the original's are carried (``damage``), a step may not add any — a
+    // script that linked an object that does not exist, or one of the wrong entity, is refused here
+    // (whatever path wrote the link), before the swap.
+    if !inPlace {
+      var carried: [String: Int] = [:]
+      for (place, count) in before.dangling {
+        let entity = String(place.prefix { $0 != "." })
+        let relationship = String(place.drop { $0 != "." }.dropFirst())
+        for entityMapping in mapping.entityMappings where entityMapping.sourceEntity == entity {
+          guard let target = entityMapping.destinationEntity else { continue }
+          for (name, old) in entityMapping.relationships where old == relationship {
+            carried["\(target).\(name)", default: 0] += count
+          }
+        }
+      }
+      for (place, count) in try destination.danglingLinks().sorted(by: { $0.key < $1.key })
+      where count > carried[place] ?? 0 {
+        throw MigrationError(
+          .validation, entity: String(place.prefix { $0 != "." }),
+          property: String(place.drop { $0 != "." }.dropFirst()),
+          reason:
+            "\(count) '\(place)' link\(count == 1 ? "" : "s") name\(count == 1 ? "s" : "") no object (the original had \(carried[place] ?? 0)): the step linked objects that do not exist; the store is unchanged"
+        )
+      }
+    }
     // Both sides of every one-to-one agree, as Core Data's objects keep them (a policy that set one
     // side has set the other): a step may not leave more disagreeing than the original had.
     for (pair, count) in try (inPlace ? [:] : destination.oneToOneDisagreements()).sorted(by: { $0.key < $1.key })

@@ -256,7 +256,10 @@ public final class MigrationManager {
 
   /// A destination object (inside a stage, as written so far).
   public func destinationObject(_ id: ObjectID) throws -> StoredObject? {
-    try writer?.object(id) ?? destination.object(id)
+    // Inside a stage the writer's transaction is the store: an object it does not find does not
+    // exist (reading the store beside it would be a nested access of the same connection).
+    if let writer { return try writer.object(id) }
+    return try destination.object(id)
   }
 
   /// The first destination object of `entity` whose attributes equal `values`, for find-or-create.

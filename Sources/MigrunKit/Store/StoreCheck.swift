@@ -14,7 +14,7 @@ public enum StoreCheck {
   public struct Finding: Sendable, Hashable, CustomStringConvertible {
     /// `sqlite-integrity`, `link-to-no-object`, `unknown-entity-number`, `primary-key-behind`,
     /// `external-file-missing`, `external-file-unreferenced`, `no-matching-version`,
-    /// `cache-disagrees-with-metadata`, `index-missing`; notes (``isNote``): `index-older-form`.
+    /// `cache-disagrees-with-metadata`, `index-missing`, `value-of-another-type`; notes (``isNote``): `index-older-form`.
     public let kind: String
     public let message: String
     /// What Core Data itself leaves so and a user may want to know, not damage: the store stays clean.
@@ -99,7 +99,9 @@ public enum StoreCheck {
       found.append(
         Finding(kind: "link-to-no-object", message: "\(place): \(count) link\(count == 1 ? "" : "s") naming no object"))
     }
-    found += try store.unknownEntityNumbers() + store.primaryKeysBehind() + store.indexFindings()
+    found +=
+      try store.unknownEntityNumbers() + store.primaryKeysBehind() + store.indexFindings()
+      + store.valuesOfAnotherType()
     let references = try store.externalReferences()
     let files = store.externalData.files()
     var missing: [String: Int] = [:]
@@ -185,6 +187,60 @@ extension SQLiteStore {
             "\(index.table): index \(index.name) is the form Core Data wrote before framework 847, kept from an earlier "
             + "framework\(today.map { "; today's Core Data writes \($0)" } ?? "")",
           isNote: true))
+    }
+    return found
+  }
+
+  /// Attribute values Core Data could not read back as their type: an integer outside its
+  /// attribute's width (Integer 16, Integer 32), text or bytes where a number or date belongs.
+  func valuesOfAnotherType() throws -> [StoreCheck.Finding] {
+    var found: [StoreCheck.Finding] = []
+    for layout in schema.entities {
+      guard let entity = model.entity(named: layout.name) else { continue }
+      for attribute in entity.attributes.flatMap(\.leaves) where !attribute.isTransient {
+        guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
+        let numeric: Bool
+        var range: (Int64, Int64)?
+        switch attribute.type {
+        case .integer16: (numeric, range) = (true, (Int64(Int16.min), Int64(Int16.max)))
+        case .integer32: (numeric, range) = (true, (Int64(Int32.min), Int64(Int32.max)))
+        case .integer64, .boolean, .double, .float, .date, .decimal: numeric = true
+        default: numeric = false
+        }
+        guard numeric else { continue }
+        let own = schema.rowCondition(layout).map { " AND \($0)" } ?? ""
+        let (wrongType, outOfRange) = try read { db -> (Int, Int) in
+          // Core Data writes a NaN double as the text NaN: that is a number.
+          let typed =
+            try Int.fetchOne(
+              db,
+              sql: "SELECT count(*) FROM \(layout.table) WHERE typeof(\(column.name)) IN ('text', 'blob')"
+                + " AND \(column.name) IS NOT 'NaN'\(own)") ?? 0
+          guard let range else { return (typed, 0) }
+          let outside =
+            try Int.fetchOne(
+              db,
+              sql: "SELECT count(*) FROM \(layout.table) WHERE typeof(\(column.name)) = 'integer'"
+                + " AND (\(column.name) < \(range.0) OR \(column.name) > \(range.1))\(own)") ?? 0
+          return (typed, outside)
+        }
+        if wrongType > 0 {
+          found.append(
+            StoreCheck.Finding(
+              kind: "value-of-another-type",
+              message:
+                "\(layout.name).\(attribute.name) (\(attribute.type.xmlName)): \(wrongType) value\(wrongType == 1 ? "" : "s") stored as text or bytes"
+            ))
+        }
+        if outOfRange > 0, let range {
+          found.append(
+            StoreCheck.Finding(
+              kind: "value-of-another-type",
+              message:
+                "\(layout.name).\(attribute.name) (\(attribute.type.xmlName)): \(outOfRange) value\(outOfRange == 1 ? "" : "s") outside \(range.0)…\(range.1)"
+            ))
+        }
+      }
     }
     return found
   }
