@@ -119,6 +119,15 @@ struct FormatPredicateParser {
   var position = 0
   var arguments: [StoreValue]
   var tokenizeError: FormatPredicateError?
+  /// Parentheses, NOTs and expressions open: the parser recurses once per level, so a text of a
+  /// few hundred thousand `(` or `NOT` must stop with an error, not the stack.
+  var depth = 0
+  static let maximumDepth = 256
+
+  mutating func enter() throws(FormatPredicateError) {
+    depth += 1
+    guard depth <= Self.maximumDepth else { throw fail("nested more than \(Self.maximumDepth) deep") }
+  }
 
   init(_ format: String, arguments: [StoreValue]) {
     self.format = format
@@ -276,6 +285,8 @@ struct FormatPredicateParser {
   mutating func parseNot() throws(FormatPredicateError) -> FormatPredicate.Node {
     if isKeyword(current, "NOT") || current == .symbol("!") {
       advance()
+      try enter()
+      defer { depth -= 1 }
       return .not(try parseNot())
     }
     return try parsePrimary()
@@ -285,6 +296,8 @@ struct FormatPredicateParser {
     if current == .symbol("(") {
       // A parenthesised predicate (an expression in parentheses is not taken here).
       advance()
+      try enter()
+      defer { depth -= 1 }
       let node = try parseOr()
       guard current == .symbol(")") else { throw fail("expected ')' , found \(describe(current))") }
       advance()
@@ -359,6 +372,8 @@ struct FormatPredicateParser {
   }
 
   mutating func parseExpression() throws(FormatPredicateError) -> FormatPredicate.Expression {
+    try enter()
+    defer { depth -= 1 }
     let token = current
     switch token {
     case .symbol("-"):
@@ -450,7 +465,7 @@ struct FormatPredicateParser {
 // MARK: - Evaluation
 
 /// What a key path gives on one object: values, objects, and whether a to-many made it a collection.
-private struct Operands {
+struct Operands {
   enum Item {
     case value(StoreValue)
     case object(ManagedObject)
@@ -459,7 +474,7 @@ private struct Operands {
   var isCollection: Bool
 }
 
-private struct FormatPredicateEvaluator {
+struct FormatPredicateEvaluator {
   let object: ManagedObject
 
   func evaluate(_ node: FormatPredicate.Node) throws -> Bool {
@@ -606,7 +621,7 @@ private struct FormatPredicateEvaluator {
       case .contains: return subject.contains(needle)
       case .beginsWith: return subject.hasPrefix(needle)
       case .endsWith: return subject.hasSuffix(needle)
-      case .like: return Self.like(subject, needle)
+      case .like: return try Self.like(subject, needle)
       default: return try Self.matches(text, pattern, options)
       }
     case .inList, .between: return false
@@ -652,27 +667,49 @@ private struct FormatPredicateEvaluator {
     return x == y ? 0 : x < y ? -1 : 1
   }
 
-  /// `LIKE`: `*` any run of characters, `?` one character.
-  static func like(_ text: String, _ pattern: String) -> Bool {
+  /// The steps one `LIKE` may take (text × pattern at worst); beyond, the evaluation is refused.
+  static let likeCostLimit = 1e9
+
+  /// `LIKE`: `*` any run of characters, `?` one character. Matched without recursion (a long text
+  /// must not run out of stack): greedily, going back only to the last `*` — text × pattern steps at
+  /// worst, which is checked first when the pattern has a `*`.
+  static func like(_ text: String, _ pattern: String) throws -> Bool {
     let t = Array(text)
     let p = Array(pattern)
-    var memo: [Int: Bool] = [:]
-    func match(_ i: Int, _ j: Int) -> Bool {
-      let key = i * (p.count + 1) + j
-      if let known = memo[key] { return known }
-      let result: Bool
-      if j == p.count {
-        result = i == t.count
-      } else if p[j] == "*" {
-        result = match(i, j + 1) || (i < t.count && match(i + 1, j))
-      } else {
-        result = i < t.count && (p[j] == "?" || p[j] == t[i]) && match(i + 1, j + 1)
-      }
-      memo[key] = result
-      return result
+    if p.contains("*"), Double(t.count + 1) * Double(p.count + 1) > likeCostLimit {
+      throw FormatPredicateError(
+        format: pattern.count > 40 ? String(pattern.prefix(40)) + "…" : pattern, offset: nil,
+        reason:
+          "LIKE of a \(p.count)-character pattern on a \(t.count)-character string could take ~\(t.count * p.count) steps (limit 1e9): shorten them")
     }
-    return match(0, 0)
+    var i = 0
+    var j = 0
+    var star: Int?
+    var resume = 0
+    while i < t.count {
+      if j < p.count, p[j] == "*" {
+        star = j
+        j += 1
+        resume = i
+      } else if j < p.count, p[j] == "?" || p[j] == t[i] {
+        i += 1
+        j += 1
+      } else if let star {
+        j = star + 1
+        resume += 1
+        i = resume
+      } else {
+        return false
+      }
+    }
+    while j < p.count, p[j] == "*" { j += 1 }
+    return j == p.count
   }
+
+  /// How long one `MATCHES` may take. Regular expressions with nested repetition backtrack
+  /// exponentially (`(a|a)*b`), and the match runs in ICU, where no script limit reaches: it is
+  /// given up after this long, with an error naming the expression.
+  static let matchSeconds = 0.25
 
   /// `MATCHES`: an ICU regular expression that must match the whole string.
   static func matches(_ text: String, _ pattern: String, _ options: FormatPredicate.Options) throws -> Bool {
@@ -685,7 +722,28 @@ private struct FormatPredicateEvaluator {
       throw FormatPredicateError(format: pattern, offset: nil, reason: "not a regular expression MATCHES can take")
     }
     let subject = options.contains(.diacriticInsensitive) ? fold(text, [.diacriticInsensitive]) : text
-    return expression.firstMatch(in: subject, range: NSRange(subject.startIndex..., in: subject)) != nil
+    let deadline = Date().addingTimeInterval(matchSeconds)
+    var found = false
+    var gaveUp = false
+    expression.enumerateMatches(
+      in: subject, options: [.reportProgress], range: NSRange(subject.startIndex..., in: subject)
+    ) { match, _, stop in
+      if match != nil {
+        found = true
+        stop.pointee = true
+      } else if Date() > deadline {
+        gaveUp = true
+        stop.pointee = true
+      }
+    }
+    if gaveUp {
+      throw FormatPredicateError(
+        format: pattern, offset: nil,
+        reason:
+          "MATCHES gave up after \(matchSeconds) s on a \(subject.count)-character string: the expression backtracks too much (simplify its nested repetition)"
+      )
+    }
+    return found
   }
 }
 

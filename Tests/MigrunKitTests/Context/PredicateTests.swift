@@ -163,3 +163,38 @@ import Testing
     #expect(deep.description.contains("has no property 'nickname'"), "\(deep.description)")
   }
 }
+
+/// Predicates a hostile script could hand a stage (issue 49): none may overflow the stack or run
+/// without end.
+extension PredicateTests {
+  @Test func deepNestingIsAnErrorNotAStackOverflow() throws {
+    for format in [
+      String(repeating: "(", count: 200_000) + "TRUEPREDICATE" + String(repeating: ")", count: 200_000),
+      String(repeating: "NOT ", count: 200_000) + "TRUEPREDICATE",
+    ] {
+      let error = try #require(throws: FormatPredicateError.self) { try FormatPredicate(format) }
+      #expect(error.description.contains("nested more than 256 deep"), "\(error)")
+    }
+    // Nesting within the limit still parses.
+    _ = try FormatPredicate(String(repeating: "(", count: 100) + "TRUEPREDICATE" + String(repeating: ")", count: 100))
+  }
+
+  @Test func likeOnLongStringsNeedsNoStack() throws {
+    let long = String(repeating: "a", count: 1_000_000)
+    #expect(try FormatPredicateEvaluator.like(long, long))
+    #expect(try FormatPredicateEvaluator.like(long + "b", "a*b"))
+    #expect(try !FormatPredicateEvaluator.like(long, "*b"))
+    #expect(try FormatPredicateEvaluator.like("report-2024.txt", "report-????.*"))
+    #expect(try !FormatPredicateEvaluator.like("report.txt", "*.csv"))
+    let costly = try #require(throws: FormatPredicateError.self) { try FormatPredicateEvaluator.like(long, "*a" + long) }
+    #expect(costly.description.contains("could take"), "\(costly)")
+  }
+
+  @Test func aBacktrackingRegularExpressionGivesUp() throws {
+    let error = try #require(throws: FormatPredicateError.self) {
+      try FormatPredicateEvaluator.matches(String(repeating: "a", count: 40), "(a|a)*b", [])
+    }
+    #expect(error.description.contains("MATCHES gave up after"), "\(error)")
+    #expect(try FormatPredicateEvaluator.matches("abc123", "[a-z]+[0-9]+", []))
+  }
+}
