@@ -680,7 +680,8 @@ struct FormatPredicateEvaluator {
       throw FormatPredicateError(
         format: pattern.count > 40 ? String(pattern.prefix(40)) + "…" : pattern, offset: nil,
         reason:
-          "LIKE of a \(p.count)-character pattern on a \(t.count)-character string could take ~\(t.count * p.count) steps (limit 1e9): shorten them")
+          "LIKE of a \(p.count)-character pattern on a \(t.count)-character string could take ~\(t.count * p.count) steps (limit 1e9): shorten them"
+      )
     }
     var i = 0
     var j = 0

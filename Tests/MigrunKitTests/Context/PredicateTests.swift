@@ -186,7 +186,9 @@ extension PredicateTests {
     #expect(try !FormatPredicateEvaluator.like(long, "*b"))
     #expect(try FormatPredicateEvaluator.like("report-2024.txt", "report-????.*"))
     #expect(try !FormatPredicateEvaluator.like("report.txt", "*.csv"))
-    let costly = try #require(throws: FormatPredicateError.self) { try FormatPredicateEvaluator.like(long, "*a" + long) }
+    let costly = try #require(throws: FormatPredicateError.self) {
+      try FormatPredicateEvaluator.like(long, "*a" + long)
+    }
     #expect(costly.description.contains("could take"), "\(costly)")
   }
 
