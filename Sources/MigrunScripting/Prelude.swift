@@ -11,9 +11,19 @@ enum Prelude {
     local methods = {}
     local View = { __metatable = false }
 
+    -- A source object's view holds its identity only: its values sit behind it (`__values`), so
+    -- `src.name = …` reaches `__newindex` and is refused, never a silent write to a copy.
+    local function sourceView(values)
+      return setmetatable({ __side = "src", __entity = rawget(values, "__entity"), __pk = rawget(values, "__pk"),
+        __values = values }, View)
+    end
+
     local function wrap(value)
       if type(value) ~= "table" then return value end
-      if rawget(value, "__entity") ~= nil then return setmetatable(value, View) end
+      if rawget(value, "__entity") ~= nil then
+        if rawget(value, "__side") == "src" then return sourceView(value) end
+        return setmetatable(value, View)
+      end
       for index, item in ipairs(value) do value[index] = wrap(item) end
       return value
     end
@@ -111,7 +121,20 @@ enum Prelude {
     View.__index = function(self, key)
       local method = methods[key]
       if method ~= nil then return method end
+      local values = rawget(self, "__values")
+      if values ~= nil then
+        local value = values[key]
+        if value ~= nil then return value end
+      end
       return wrap(host.get(rawget(self, "__side"), rawget(self, "__entity"), rawget(self, "__pk"), key))
+    end
+    View.__pairs = function(self)
+      local values, key = rawget(self, "__values") or {}, nil
+      return function()
+        local value
+        repeat key, value = next(values, key) until key == nil or type(key) ~= "string" or key:sub(1, 2) ~= "__"
+        return key, value
+      end
     end
     View.__newindex = function(self, key, value)
       if rawget(self, "__side") ~= "dst" then
@@ -172,7 +195,7 @@ enum Prelude {
       local m, count = manager(name, info), #names
       local byName = function(row)
         row.__side, row.__entity = "src", entity
-        local view = setmetatable(row, View)
+        local view = sourceView(row)
         local out = {}
         for index = 1, count do
           local key = names[index]
@@ -187,25 +210,25 @@ enum Prelude {
       if count == 1 then
         inOrder = function(row)
           row.__side, row.__entity = "src", entity
-          local view = setmetatable(row, View)
+          local view = sourceView(row)
           return (a(view, m))
         end
       elseif count == 2 then
         inOrder = function(row)
           row.__side, row.__entity = "src", entity
-          local view = setmetatable(row, View)
+          local view = sourceView(row)
           return (a(view, m)), (b(view, m))
         end
       elseif count == 3 then
         inOrder = function(row)
           row.__side, row.__entity = "src", entity
-          local view = setmetatable(row, View)
+          local view = sourceView(row)
           return (a(view, m)), (b(view, m)), (c(view, m))
         end
       else
         inOrder = function(row)
           row.__side, row.__entity = "src", entity
-          local view = setmetatable(row, View)
+          local view = sourceView(row)
           local out = {}
           for index = 1, count do out[index] = (f[index](view, m)) end
           return unpack(out, 1, count)

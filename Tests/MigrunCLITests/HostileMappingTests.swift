@@ -101,4 +101,15 @@ import Testing
     #expect(result.stdout.contains("outside -32768…32767"), "\(result.stdout)")
     #expect(result.stdout.contains("Mood.date (Date): 1 value stored as text or bytes"), "\(result.stdout)")
   }
+
+  @Test func writingToASourceObjectIsAnError() throws {
+    for script in [
+      "return { Mood = { attributes = { rating = function(src) src.date = 5 return 1 end } } }",
+      "return { Mood = { createDestinationInstances = function(src, m) src.colors = 'x' end } }",
+    ] {
+      let result = try Self.migrate(script)
+      #expect(result.status == 1)
+      #expect(result.stderr.contains("source objects are read-only (Mood."), "\(result.stderr)")
+    }
+  }
 }
