@@ -84,6 +84,20 @@ public enum Corpus {
     return store
   }
 
+  /// The probes of the sandbox review (issue 49), each a seed of `lua-script`.
+  static let hostileSeeds = [
+    "local co = coroutine.create(function() local g <close> = setmetatable({}, { __close = function() while true do end end }) while true do end end) coroutine.resume(co) coroutine.close(co)",
+    "return string.rep('', math.maxinteger)",
+    "table.move({}, 1, 1e15, 1)",
+    "return string.match(('a'):rep(40), ('a?'):rep(40) .. ('a'):rep(40))",
+    "return (('('):rep(1e5)):find('%b()')",
+    "local t = {} for i = 1, 24 do t = { t, t } end return t",
+    "return json.decode('\"\\ud800\\u0041\"')",
+    "local _, real = pairs(string) if type(real) == 'table' then real.upper = nil end",
+    "local f = coroutine.wrap(function() local g <close> = setmetatable({}, { __close = function() while true do end end }) while true do end end) pcall(f)",
+    "return function(...) return select('#', ...), ... end",
+  ]
+
   static let luaSeeds = [
     "return {}",
     """
@@ -195,6 +209,17 @@ public enum Corpus {
         under: repository.appendingPathComponent("policies/examples"), where: { $0.pathExtension == "lua" })
       return try mappings.map { ($0.lastPathComponent, try Data(contentsOf: $0)) }
         + luaSeeds.enumerated().map { ("seed\($0.offset).lua", Data($0.element.utf8)) }
+    case .luaScript:
+      let scripts = files(under: repository.appendingPathComponent("policies"), where: { $0.pathExtension == "lua" })
+      return try scripts.map { (name(of: $0, in: repository), try Data(contentsOf: $0)) }
+        + hostileSeeds.enumerated().map { ("hostile\($0.offset).lua", Data($0.element.utf8)) }
+    case .luaHelpers:
+      let plists = stores.prefix(4).compactMap { try? column("Z_PLIST", of: "Z_METADATA", in: $0) }
+      return plists.enumerated().map { ("metadata\($0.offset).plist", $0.element) } + [
+        ("surrogate.json", Data(#""\ud800\u0041""#.utf8)), ("nested.json", Data(String(repeating: "[", count: 5000).utf8)),
+        ("object.json", Data(#"{"a": [1, 2.5, "x", null, true], "b": {"c": "\u00e9"}}"#.utf8)),
+        ("base64.txt", Data("aGVsbG8=".utf8)),
+      ]
     case .storeFile:
       // Small stores only: libFuzzer mutates whole inputs, and a store of a few pages explores the
       // same code as a large one.

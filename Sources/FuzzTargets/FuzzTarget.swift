@@ -37,6 +37,13 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// an index expression (`expression=` of a fetch index element): parsed, the predicate run over
   /// ``Corpus/model``'s sample objects with the store testing what it can, both written as SQL.
   case predicate
+  /// A Lua script, run in the sandbox under small limits (and, when it returns a function, that
+  /// called): whatever a policy could do to the host — C library calls, coroutines, patterns,
+  /// values sent to the host — ends in a value or a limit's error.
+  case luaScript = "lua-script"
+  /// Bytes handed to the host helpers a script can call: `json.decode`, `plist.decode`,
+  /// `plist.unarchive`, `base64.decode`, `hex.decode`, `date.parse`, and the results encoded back.
+  case luaHelpers = "lua-helpers"
 
   /// Runs the target on `data`. Errors are the expected outcome for most inputs and are ignored.
   public func run(_ data: Data) {
@@ -116,8 +123,39 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         limits.instructions = 2_000_000
         limits.memoryBytes = 16 << 20
         limits.seconds = 2
-        _ = try? LuaMappingFile.load(step, file: file, policyFolders: [], limits: limits)
+        guard let loaded = try? ScriptedStep.load(step, file: file, policyFolders: [], limits: limits),
+          let source = try? Corpus.sampleStore()
+        else { return }
+        // The step run on the sample objects, as a policy test runs it: every hook, row function
+        // and merge rule the file declares gets real objects.
+        let destination = InMemoryStore(model: model)
+        guard
+          let manager = try? MigrationManager(
+            mapping: loaded.mapping, source: source, destination: destination, policies: loaded.policies)
+        else { return }
+        manager.mergeRules = loaded.mergeRules
+        try? manager.migrate()
       }
+    case .luaScript:
+      guard let vm = try? LuaVM(limits: Self.smallLimits) else { return }
+      let source = String(decoding: data, as: UTF8.self)
+      if case .function(let function)? = (try? vm.run(source: source, name: "fuzz.lua"))?.first {
+        _ = try? vm.call(function, [.text("fuzz"), .integer(1), .null])
+      }
+    case .luaHelpers:
+      guard let vm = try? LuaVM(limits: Self.smallLimits),
+        let decode = try? vm.run(
+          source: """
+            return function(bytes)
+              for _, f in ipairs({ json.decode, plist.decode, plist.unarchive, base64.decode, hex.decode, date.parse }) do
+                local ok, value = pcall(f, bytes)
+                if ok then pcall(json.encode, value) pcall(plist.encode, value) end
+              end
+            end
+            """, name: "helpers.lua"
+        ).first?.functionValue
+      else { return }
+      _ = try? vm.call(decode, [.bytes(bytes)])
     case .storeFile:
       Scratch.withFile(named: "fuzz.sqlite", data) { file in
         _ = try? SQLiteStore.metadata(at: file)
@@ -139,6 +177,17 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         }
       }
     }
+  }
+}
+
+extension FuzzTarget {
+  /// Limits small enough that libFuzzer's 10 s per input is never reached by a script that obeys them.
+  static var smallLimits: LuaLimits {
+    var limits = LuaLimits()
+    limits.instructions = 2_000_000
+    limits.memoryBytes = 16 << 20
+    limits.seconds = 2
+    return limits
   }
 }
 
