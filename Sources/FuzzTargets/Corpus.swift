@@ -216,7 +216,8 @@ public enum Corpus {
     case .luaHelpers:
       let plists = stores.prefix(4).compactMap { try? column("Z_PLIST", of: "Z_METADATA", in: $0) }
       return plists.enumerated().map { ("metadata\($0.offset).plist", $0.element) } + [
-        ("surrogate.json", Data(#""\ud800\u0041""#.utf8)), ("nested.json", Data(String(repeating: "[", count: 5000).utf8)),
+        ("surrogate.json", Data(#""\ud800\u0041""#.utf8)),
+        ("nested.json", Data(String(repeating: "[", count: 5000).utf8)),
         ("object.json", Data(#"{"a": [1, 2.5, "x", null, true], "b": {"c": "\u00e9"}}"#.utf8)),
         ("base64.txt", Data("aGVsbG8=".utf8)),
       ]
