@@ -23,7 +23,9 @@ import MigrunKit
 /// `ctx:fetch(entity [, predicate [, options]])` — `predicate` in NSPredicate's format syntax,
 /// `options` `{ args = {…} (for %@, %K), sort = { "name", "-date" }, limit = n }`; `ctx:count(entity
 /// [, predicate [, options]])`; `ctx:insert(entity [, values])`; `ctx:delete(object)` (delete rules
-/// apply); `ctx:save()` (validation applies; a uniqueness conflict fails it); `ctx:log(text)`;
+/// apply); `ctx:save()` (validation applies; a uniqueness conflict fails it); `ctx:reset()` (lets go
+/// of every object handed out, after a save: a handler holds at most the Lua memory limit / 256
+/// objects at once); `ctx:log(text)`;
 /// `ctx.version`, `ctx.from`, `ctx.to`. Objects: `obj.name` reads (a to-one an object or `NULL`, a
 /// to-many a list of objects), `obj.name = value` writes (objects and lists of them for
 /// relationships), `obj:id()` (`"Trip/p3"`; a new object's until saved is temporary), `obj:entity()`.
@@ -41,11 +43,18 @@ public final class LuaStage: MigrationStageHandlers {
 
   final class State {
     var context: ObjectContext?
-    var objects: [ManagedObject] = []
+    /// Objects handed to Lua, by handle. Handles are never reused (a handle kept across
+    /// `ctx:reset()` names nothing, never another object).
+    var objects: [Int: ManagedObject] = [:]
+    var lastHandle = 0
     var handles: [ObjectIdentifier: Int] = [:]
     var changes = StageChanges()
     /// The handler running, and its file: what `ctx:log` lines name.
     var place = ""
+    /// Objects a handler may hold at once (each handed to Lua is kept until `ctx:reset()`): the
+    /// host's memory for them counts too, about 256 bytes of the Lua memory limit each (a stage
+    /// that inserted half a million objects held 1.8 GB under a 64 MiB limit).
+    var maximumObjects = 262_144
   }
 
   public var hooks: Set<StageHook> { Set(handlers.keys) }
@@ -98,6 +107,7 @@ public final class LuaStage: MigrationStageHandlers {
       handlers[hook] = function
     }
     self.handlers = handlers
+    state.maximumObjects = max(1024, limits.memoryBytes / 256)
     Self.register(vm, state: state)
     guard let runner = try vm.run(source: Self.helpers, name: "migrun stage helpers").first?.functionValue else {
       throw MigrationError(.badMapping, reason: "the stage helpers did not load")
@@ -108,13 +118,13 @@ public final class LuaStage: MigrationStageHandlers {
   public func run(_ hook: StageHook, on context: ObjectContext, step: MigrationStep) throws -> StageChanges {
     guard let handler = handlers[hook] else { return StageChanges() }
     state.context = context
-    state.objects = []
+    state.objects = [:]
     state.handles = [:]
     state.changes = StageChanges()
     state.place = "\(file): \(hook.rawValue)"
     defer {
       state.context = nil
-      state.objects = []
+      state.objects = [:]
       state.handles = [:]
     }
     let info: LuaValue = [
@@ -135,18 +145,30 @@ public final class LuaStage: MigrationStageHandlers {
       guard let context = state.context else { throw HostError("the context is only available while a handler runs") }
       return context
     }
-    func handle(_ object: ManagedObject) -> LuaValue {
+    func handle(_ object: ManagedObject) throws -> LuaValue {
       let key = ObjectIdentifier(object)
       if let known = state.handles[key] { return ["__h": .integer(Int64(known))] }
-      state.objects.append(object)
-      state.handles[key] = state.objects.count
-      return ["__h": .integer(Int64(state.objects.count))]
+      guard state.objects.count < state.maximumObjects else {
+        throw HostError(
+          "the stage holds \(state.objects.count) objects, as many as its memory limit allows: ctx:save() and "
+            + "ctx:reset() in batches to let go of what is saved (or walk the entity with ctx:fetch's limit)")
+      }
+      state.lastHandle += 1
+      state.objects[state.lastHandle] = object
+      state.handles[key] = state.lastHandle
+      return ["__h": .integer(Int64(state.lastHandle))]
     }
     func objectOf(_ value: LuaValue?, _ what: String) throws -> ManagedObject {
-      guard let number = value?["__h"].integerValue ?? value?.integerValue, number >= 1,
-        Int(number) <= state.objects.count
-      else { throw HostError("\(what): expected an object of this context, got \(value?.typeName ?? "nothing")") }
-      return state.objects[Int(number) - 1]
+      guard let number = value?["__h"].integerValue ?? value?.integerValue else {
+        throw HostError("\(what): expected an object of this context, got \(value?.typeName ?? "nothing")")
+      }
+      guard let object = state.objects[Int(truncatingIfNeeded: number)] else {
+        throw HostError(
+          (1...max(1, state.lastHandle)).contains(Int(truncatingIfNeeded: number))
+            ? "\(what): an object ctx:reset() let go of (fetch it again)"
+            : "\(what): expected an object of this context, got \(value?.typeName ?? "nothing")")
+      }
+      return object
     }
     func text(_ value: LuaValue?, _ what: String) throws -> String {
       guard let text = value?.stringValue else {
@@ -158,9 +180,9 @@ public final class LuaStage: MigrationStageHandlers {
       let model = try context().model
       if let relationship = model.relationships(of: object.entity).first(where: { $0.name == key }) {
         if relationship.isToMany {
-          return .table(LuaTable(array: try object.members(key).map(handle)))
+          return .table(LuaTable(array: try object.members(key).map { try handle($0) }))
         }
-        return try object.object(key).map(handle) ?? .null
+        return try object.object(key).map { try handle($0) } ?? .null
       }
       guard model.attributes(of: object.entity).contains(where: { $0.name == key }) else {
         throw HostError("entity '\(object.entity.name)' has no property '\(key)'")
@@ -221,7 +243,7 @@ public final class LuaStage: MigrationStageHandlers {
       return try context().fetch(entity, matching: predicate, sortedBy: sort, limit: limit)
     }
     vm.register("fetch", in: "__stage") { arguments in
-      [.table(LuaTable(array: try fetch(arguments).map(handle)))]
+      [.table(LuaTable(array: try fetch(arguments).map { try handle($0) }))]
     }
     vm.register("count", in: "__stage") { arguments in
       [.integer(Int64(try fetch(arguments).count))]
@@ -243,7 +265,7 @@ public final class LuaStage: MigrationStageHandlers {
       for (key, value) in arguments.count > 1 ? arguments[1].tableValue?.fields ?? [:] : [:] {
         try write(inserted, try text(key, "a key"), value)
       }
-      return [handle(inserted)]
+      return [try handle(inserted)]
     }
     vm.register("delete", in: "__stage") { arguments in
       try context().delete(try objectOf(arguments.first, "ctx:delete"))
@@ -251,6 +273,17 @@ public final class LuaStage: MigrationStageHandlers {
     }
     vm.register("save", in: "__stage") { _ in
       state.changes.add(try context().save())
+      return []
+    }
+    vm.register("reset", in: "__stage") { _ in
+      let context = try context()
+      guard !context.hasChanges else {
+        throw HostError("ctx:reset(): the context has changes not saved; ctx:save() them first")
+      }
+      // Every object handed out so far is let go: their handles no longer name anything.
+      context.reset()
+      state.objects = [:]
+      state.handles = [:]
       return []
     }
     vm.register("id", in: "__stage") { arguments in
@@ -298,6 +331,7 @@ public final class LuaStage: MigrationStageHandlers {
     function Context:insert(entity, values) return wrap(stage.insert(entity, values)) end
     function Context:delete(object) stage.delete(object) end
     function Context:save() stage.save() end
+    function Context:reset() stage.reset() cache = {} end
     function Context:log(...) stage.log(...) end
     return function(handler, info)
       cache = {}

@@ -296,3 +296,52 @@ import Testing
     #expect(result.stderr.contains("1.0.0-2.0.1.stage.lua is no step"), "\(result.stderr)")
   }
 }
+
+/// A stage's objects count against its memory limit on the host's side too (issue 49): a handler
+/// holds at most the limit's worth at once, and saves and resets in batches to go further.
+extension StageTests {
+  static func insertingStage(batched: Bool) -> String {
+    """
+    return {
+      willMigrate = function(ctx)
+        local kept = {}
+        for _, trip in ipairs(ctx:fetch("Trip", nil, { sort = { "name", "-start" } })) do
+          if kept[trip.name] then ctx:delete(trip) else kept[trip.name] = trip end
+        end
+        ctx:save()
+      end,
+      didMigrate = function(ctx)
+        local rome = ctx:fetch("Trip", "name ==[c] 'rome'", { limit = 1 })[1]
+        for i = 1, 5000 do
+          ctx:insert("Stop", { place = "stop " .. i, trip = rome })
+          if \(batched ? "true" : "false") and i % 1000 == 0 then
+            ctx:save()
+            ctx:reset()
+            local ok, message = pcall(function() return rome.name end)
+            assert(not ok and message:find("let go of"), message)
+            rome = ctx:fetch("Trip", "name ==[c] 'rome'", { limit = 1 })[1]
+          end
+        end
+        ctx:save()
+      end,
+    }
+    """
+  }
+
+  @Test func aStageHoldsAtMostItsLimitsWorthOfObjects() throws {
+    let project = try Self.project()
+    let stage = project.policies.appendingPathComponent("1.0.0-2.0.0.stage.lua")
+    try Self.insertingStage(batched: false).write(to: stage, atomically: true, encoding: .utf8)
+    let original = try Data(contentsOf: project.store)
+    let arguments = ["migrate", project.store.path, "--model", project.model, "--policies", project.policies.path]
+    let refused = try MigrunProcess.run(arguments + ["--lua-memory", "1"])
+    #expect(refused.status == 1)
+    #expect(refused.stderr.contains("the stage holds 4096 objects"), "\(refused.stderr)")
+    #expect(try Data(contentsOf: project.store) == original)
+    try Self.insertingStage(batched: true).write(to: stage, atomically: true, encoding: .utf8)
+    let batched = try MigrunProcess.run(arguments + ["--lua-memory", "1"])
+    #expect(batched.status == 0, "\(batched.stderr)")
+    let stops: Int = try Self.rows(project.store, "SELECT count(*) FROM ZSTOP").first?[0] ?? 0
+    #expect(stops > 5000, "every stop inserted is there: \(stops)")
+  }
+}

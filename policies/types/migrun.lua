@@ -218,6 +218,10 @@ function StageContext:delete(object) end
 ---Saves every change (validation and uniqueness apply); a handler must save what it changes.
 function StageContext:save() end
 
+---Lets go of every object handed out so far (after a save): their tables name nothing afterwards.
+---A handler holds at most the Lua memory limit / 256 objects at once; save and reset in batches.
+function StageContext:reset() end
+
 ---A line on the migration's standard error, after the stage file's name and the handler's.
 ---@param ... any
 function StageContext:log(...) end
