@@ -16,7 +16,7 @@ import Testing
     try script.write(to: policies.appendingPathComponent("Moody 2-Moody 3.lua"), atomically: true, encoding: .utf8)
     let before = try Data(contentsOf: store)
     let result = try MigrunProcess.run(
-      ["migrate", store.path, "--model", moody, "--policies", policies.path, "--to", "Moody 3"])
+      ["migrate", store.path, "--model", moody, "--policies", policies.path, "--to", "Moody 3", "--lua-time", "3"])
     #expect(try Data(contentsOf: store) == before, "the store is unchanged")
     #expect(!FileManager.default.fileExists(atPath: store.path + "~"), "no backup: nothing was swapped")
     return result
@@ -111,5 +111,31 @@ import Testing
       #expect(result.status == 1)
       #expect(result.stderr.contains("source objects are read-only (Mood."), "\(result.stderr)")
     }
+  }
+
+  /// Work the limits never saw before (a close handler after a trip, C library loops, patterns):
+  /// in a mapping file each ends the migration with a limit's error naming the file.
+  @Test(arguments: [
+    """
+    local co = coroutine.create(function()
+      local g <close> = setmetatable({}, { __close = function() while true do end end })
+      while true do end
+    end)
+    coroutine.resume(co)
+    coroutine.close(co)
+    return 1
+    """,
+    "table.move({}, 1, 1e15, 1) return 1",
+    "return #string.rep('ab', math.maxinteger)",
+    "return #tostring(string.match(('a'):rep(40), ('a?'):rep(40) .. ('a'):rep(40)))",
+    "local t = {} for i = 1, 30 do t = { t, t } end return json.encode(t)",
+  ])
+  func aRunawayAttributeFunctionStopsTheMigration(body: String) throws {
+    let result = try Self.migrate(
+      "return { Mood = { attributes = { rating = function(src)\n\(body)\nend } } }")
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("Moody 2-Moody 3.lua:"), "\(result.stderr)")
+    #expect(
+      ["limit", "exceed", "would make"].contains { result.stderr.contains($0) }, "\(result.stderr)")
   }
 }
