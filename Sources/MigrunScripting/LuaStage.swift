@@ -151,7 +151,7 @@ public final class LuaStage: MigrationStageHandlers {
       guard state.objects.count < state.maximumObjects else {
         throw HostError(
           "the stage holds \(state.objects.count) objects, as many as its memory limit allows: ctx:save() and "
-            + "ctx:reset() in batches to let go of what is saved (or walk the entity with ctx:fetch's limit)")
+            + "ctx:reset() in batches to let go of what is saved, or raise --lua-memory (256 bytes of it per object)")
       }
       state.lastHandle += 1
       state.objects[state.lastHandle] = object

@@ -16,7 +16,7 @@ import PropertyList
 ///   NSData, NSUUID and NSURL
 enum PlistLibrary {
   static func register(in vm: LuaVM) {
-    vm.register("decode", in: "plist") { arguments in
+    vm.register("decode", in: "plist") { [unowned vm] arguments in
       let bytes = try HostLibraries.bytes(arguments, 0, "plist.decode")
       do {
         let value = try PropertyListValue(decoding: bytes)
@@ -59,7 +59,7 @@ enum PlistLibrary {
     vm.register("url", in: "plist") { arguments in
       [["$class": "NSURL", "string": .bytes(try HostLibraries.bytes(arguments, 0, "plist.url"))]]
     }
-    vm.register("unarchive", in: "plist") { arguments in
+    vm.register("unarchive", in: "plist") { [unowned vm] arguments in
       let bytes = try HostLibraries.bytes(arguments, 0, "plist.unarchive")
       do {
         let value = try KeyedArchive.unarchive(bytes)
