@@ -1,8 +1,9 @@
 -- A real store, as Core Data wrote it on a device, through this folder's mapping files: migrate{ store = … }
 -- migrates a copy (never the file itself) the way `migrun migrate` would and returns its objects.
--- Paths are taken from the library's folder, beside this file, or the working folder (the repository,
--- whose fixtures sit in ../shared).
-local fixtures = "../shared/fixtures/coredata/objcio-core-data-moody/"
+-- Paths are taken from the library's folder, beside this file, the working folder or a fixture folder
+-- given with `migrun test --fixtures DIR` (scripts/test gives ../shared/fixtures/coredata, or
+-- $MIGRUN_FIXTURES): found from any working folder.
+local fixtures = "objcio-core-data-moody/"
 local model = fixtures .. "models/Moody.xcdatamodeld"
 
 test("a Moody 2 store from a device reaches Moody 6 with every mood, country and continent", function()
