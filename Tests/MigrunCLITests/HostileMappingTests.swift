@@ -104,7 +104,7 @@ import Testing
 
   @Test func writingToASourceObjectIsAnError() throws {
     for script in [
-      "return { Mood = { attributes = { rating = function(src) src.date = 5 return 1 end } } }",
+      "return { Mood = { attributes = { rating = function(src) src.mood = 5 return 1 end } } }",
       "return { Mood = { createDestinationInstances = function(src, m) src.colors = 'x' end } }",
     ] {
       let result = try Self.migrate(script)
