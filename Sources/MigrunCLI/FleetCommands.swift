@@ -15,6 +15,8 @@ struct FleetOptions: ParsableArguments {
   var shard: String?
   @Option(help: ArgumentHelp("Write the run's report as JSON to this file.", valueName: "file")) var report: String?
   @Option(help: ArgumentHelp("Write one JUnit test case per store to this file.", valueName: "file")) var junit: String?
+  @Flag(help: "Succeed when the folders given hold no store (by default a run over none is an error, exit 1).")
+  var allowEmpty = false
 
   /// Usage errors, before any store is touched (exit 64, as the README reserves for them): a job
   /// count below 1, a shard outside 0 ≤ K < N, a report or JUnit file whose folder is not there to
@@ -48,6 +50,13 @@ struct FleetOptions: ParsableArguments {
   /// The stores of this run (searched, sharded) and the arguments that are not stores.
   func stores(_ arguments: [String]) throws -> Fleet.Found {
     var found = Fleet.stores(in: arguments)
+    // A CI job whose folder or glob found nothing must not go green by accident.
+    if found.stores.isEmpty, found.refused.isEmpty, !allowEmpty {
+      throw CLIError(
+        message:
+          "no store in \(arguments.joined(separator: ", ")): folders are searched for SQLite files with Core Data's "
+          + "Z_METADATA table (give --allow-empty when a run over none is fine)")
+    }
     if let shard {
       guard let (index, count) = Fleet.parseShard(shard) else {
         throw CLIError(message: "--shard: give K/N with 0 ≤ K < N (e.g. 0/4), not '\(shard)'")
@@ -180,7 +189,7 @@ enum FleetRun {
       }
       let objects = report.stores.compactMap(\.objects).reduce(0, +)
       print(
-        "\(plural(report.stores.count, "store")) in \(String(format: "%.1f", seconds)) s: \(report.migrated) migrated (\(objects) objects), \(report.current) current, \(report.failed) failed"
+        "\(plural(report.stores.count, "store")) in \(String(format: "%.1f", seconds)) s: \(report.migrated) migrated (\(plural(objects, "object"))), \(report.current) current, \(report.failed) failed"
           + (command.dryRun ? " (dry run: nothing changed)" : ""))
     }
     try fleet.write(report, suite: "migrun migrate")

@@ -143,7 +143,7 @@ struct LintCommand: MigrunCommand {
       let knownCount = findings.count - new.count
       print(
         findings.isEmpty
-          ? "\(bundle.name): \(bundle.versionNames.count) versions, no findings"
+          ? "\(bundle.name): \(plural(bundle.versionNames.count, "version")), no findings"
           : "\(bundle.name): \(plural(findings.count, "finding"))"
             + (baseline == nil ? "" : " (\(knownCount) known from the baseline, \(new.count) new)"))
     }

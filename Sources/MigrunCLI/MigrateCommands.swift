@@ -196,7 +196,7 @@ struct PlanCommand: MigrunCommand {
       try JSONLines.emit("plan", report)
       return
     }
-    print("Store   \(url.lastPathComponent) at \(plan.sourceVersion) (\(counts.values.reduce(0, +)) objects)")
+    print("Store   \(url.lastPathComponent) at \(plan.sourceVersion) (\(plural(counts.values.reduce(0, +), "object")))")
     print("Target  \(plan.destinationVersion)")
     print("Path    \(plan.rule)")
     let own = try source.ownObjectsSummary()
@@ -511,7 +511,7 @@ struct MigrateCommand: MigrunCommand {
     for step in report.steps {
       let total = step.counts.values.reduce(0, +)
       print(
-        "  \(step.name): \(total) objects, \(step.method.rawValue) (\(step.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))"
+        "  \(step.name): \(plural(total, "object")), \(step.method.rawValue) (\(step.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))"
           + (step.merged > 0 ? ", \(step.merged) merged by merge rules" : "")
       )
       // What the mapping left behind, by name and count: never dropped without a word.

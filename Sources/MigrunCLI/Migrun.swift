@@ -26,8 +26,15 @@ struct Migrun: ParsableCommand {
   /// error that says which (exit 64), not ArgumentParser's "unexpected arguments".
   static func main() {
     let arguments = Array(CommandLine.arguments.dropFirst())
+    let names = configuration.subcommands.compactMap { $0.configuration.commandName } + ["help"]
+    // `migrun help NAME` for a NAME that is no command: ArgumentParser prints the general help and
+    // exits 0, which reads as success in a script.
+    if arguments.count >= 2, arguments[0] == "help", !arguments[1].hasPrefix("-"), !names.contains(arguments[1]) {
+      FileHandle.standardError.write(
+        Data("migrun: error: no command '\(arguments[1])' (migrun --help lists them)\n".utf8))
+      Foundation.exit(64)
+    }
     if let first = arguments.first, !first.hasPrefix("-") {
-      let names = configuration.subcommands.compactMap { $0.configuration.commandName } + ["help"]
       if !names.contains(first), let near = names.min(by: { distance(first, $0) < distance(first, $1) }),
         distance(first, near) <= max(2, first.count / 3)
       {

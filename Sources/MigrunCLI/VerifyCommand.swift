@@ -41,7 +41,8 @@ struct VerifyCommand: MigrunCommand {
       objects: objects, seed: seed, scratch: scratch
     ) { outcome in
       print(
-        "\(outcome.passed ? "ok  " : "FAIL") \(outcome.version) (\(outcome.objects) objects): \(outcome.detail)")
+        "\(outcome.passed ? "ok  " : "FAIL") \(outcome.version) (\(plural(outcome.objects, "object"))): \(outcome.detail)"
+      )
       // Values the path leaves behind, by name: passing is not the same as keeping everything.
       for drop in outcome.drops { print("       drops \(drop)") }
     }

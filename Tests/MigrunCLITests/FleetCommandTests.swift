@@ -190,3 +190,21 @@ import Testing
     #expect(lines.last?["migrated"] as? Int == 2)
   }
 }
+
+extension FleetCommandTests {
+  /// A fleet of nothing is an error (a CI job whose folder held no store must not pass), unless the
+  /// run says it may be empty.
+  @Test func aFolderWithoutStoresIsAnErrorUnlessAllowed() throws {
+    let folder = try TemporaryDirectory()
+    let empty = try folder.folder("empty")
+    try Data("not a store".utf8).write(to: empty.appendingPathComponent("notes.txt"))
+    for command in ["migrate", "status"] {
+      let refused = try MigrunProcess.run([command, empty.path, "--model", Self.moody])
+      #expect(refused.status == 1, "\(command): \(refused.stdout)\(refused.stderr)")
+      #expect(refused.stderr.contains("no store in \(empty.path)"), "\(refused.stderr)")
+      let allowed = try MigrunProcess.run([command, empty.path, "--model", Self.moody, "--allow-empty"])
+      #expect(allowed.status == 0, "\(command): \(allowed.stderr)")
+      #expect(allowed.stdout.contains("0 stores"), "\(allowed.stdout)")
+    }
+  }
+}

@@ -59,6 +59,15 @@ public struct ModelBundle: Sendable {
         }
         single = try Self.cachedModel(ofStore: url, versionName: name)
       } else {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), isFolder.boolValue,
+          !FileManager.default.fileExists(atPath: url.appendingPathComponent("contents").path)
+        {
+          throw ModelError(
+            .notAModel, file: url.path,
+            reason: "a folder with no model in it: no contents file, no .xcdatamodel or .mom version (\(Self.accepted))"
+          )
+        }
         single = try XcdatamodelReader.read(contentsOf: url)
       }
     }

@@ -596,8 +596,12 @@ public final class SQLiteStore: ObjectStore {
   }
 
   static func openQueue(_ url: URL, access: Access, fastWrites: Bool = false) throws -> DatabaseQueue {
-    guard FileManager.default.fileExists(atPath: url.path) else {
+    var isFolder: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {
       throw StoreError(.notFound, file: url.path, reason: "no such file")
+    }
+    guard !isFolder.boolValue else {
+      throw StoreError(.notSQLite, file: url.path, reason: "a folder, not a store file (give the .sqlite file in it)")
     }
     // Between a crash and the next `migrate`, the main file is the old store without its -wal.
     if StoreFiles.pendingSwap(of: url) != nil {
