@@ -230,7 +230,7 @@ struct PlanCommand: MigrunCommand {
           mapping.sourceEntity == nil
           ? "new objects only" : count.map { "\(index == 0 ? "" : "~")\($0) object\($0 == 1 ? "" : "s")" } ?? ""
         print(
-          "          \(mapping.name.padding(toLength: 32, withPad: " ", startingAt: 0)) \(mapping.kind.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(objects)"
+          "          \(padded(mapping.name, 32)) \(padded(mapping.kind.rawValue, 10)) \(objects)"
         )
         let changes = PlanReport.changes(mapping)
         if !changes.isEmpty { print("            \(changes.joined(separator: "; "))") }
@@ -538,7 +538,7 @@ struct MigrateCommand: MigrunCommand {
       for count in step.mappings {
         let links = count.edges.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value[0]) → \($0.value[1])" }
         print(
-          "    \(count.mapping.padding(toLength: 32, withPad: " ", startingAt: 0)) \(count.read) → \(count.written)"
+          "    \(padded(count.mapping, 32)) \(count.read) → \(count.written)"
             + (links.isEmpty ? "" : "; links: \(links.joined(separator: ", "))")
             + (count.note.map { " (\($0))" } ?? ""))
       }

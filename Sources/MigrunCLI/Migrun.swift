@@ -116,6 +116,11 @@ extension MigrunCommand {
 /// "1 store", "2 stores".
 func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
 
+/// `text` filled with spaces to `width` columns; a longer text is kept whole (never cut).
+func padded(_ text: String, _ width: Int) -> String {
+  text.count >= width ? text : text.padding(toLength: width, withPad: " ", startingAt: 0)
+}
+
 struct CLIError: Error {
   let message: String
 }

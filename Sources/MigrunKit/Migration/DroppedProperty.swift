@@ -22,6 +22,9 @@ public struct DroppedProperty: Sendable, Hashable, CustomStringConvertible {
   /// For an attribute the destination keeps under its name with another type (`Integer 64 → String`):
   /// the change. No inferred mapping converts such a value; a step with a script writes the new one.
   public var typeChange: String? = nil
+  /// The mapping's script computes the destination attribute of this name (it is the script's to
+  /// read the old value): said instead of a bare "unless the script reads it".
+  public var computedByScript = false
 
   public var description: String {
     let name = property.map { "\(entity).\($0)" } ?? "\(entity) (the entity)"
@@ -31,6 +34,9 @@ public struct DroppedProperty: Sendable, Hashable, CustomStringConvertible {
         + (isCertain
           ? " (its type changes, \(typeChange), and nothing converts it)"
           : " (its type changes, \(typeChange): the mapping's script writes the new value from it)")
+    }
+    if computedByScript, let property {
+      return name + count + " (the mapping's script computes \(property) in its place and may read it)"
     }
     return name + count + (isCertain ? "" : " (unless the mapping's script reads it)")
   }
@@ -69,8 +75,9 @@ extension MappingModel {
       for attribute in source.attributes(of: entity)
       where !attribute.isTransient && attribute.derivation == nil && !read.contains(attribute.name) {
         var drop = DroppedProperty(entity: entity.name, property: attribute.name, isCertain: certain)
-        if let kept = continued[attribute.name], kept.type != attribute.type {
-          drop.typeChange = "\(attribute.type.xmlName) → \(kept.type.xmlName)"
+        if let kept = continued[attribute.name] {
+          if kept.type != attribute.type { drop.typeChange = "\(attribute.type.xmlName) → \(kept.type.xmlName)" }
+          drop.computedByScript = mappings.contains { $0.attributes[kept.name] == .computed }
         }
         drops.append(drop)
       }

@@ -36,4 +36,21 @@ import Testing
         "Item.count (its type changes, Integer 64 → String, and nothing converts it)"
       ])
   }
+
+  /// An attribute the script computes under the same name: said so, not "unless it reads it".
+  @Test func anAttributeTheScriptComputesIsSaidToBeComputed() throws {
+    let v1 = try Self.model(.integer64, "V1")
+    let v2 = try Self.model(.integer64, "V2")
+    let mapping = MappingModel(
+      source: v1, destination: v2,
+      entityMappings: [
+        EntityMapping(
+          name: "ItemToItem", kind: .transform, sourceEntity: "Item", destinationEntity: "Item",
+          attributes: ["name": .property("name"), "count": .computed])
+      ])
+    #expect(
+      mapping.drops(scripted: ["ItemToItem"]).map(\.description) == [
+        "Item.count (the mapping's script computes count in its place and may read it)"
+      ])
+  }
 }
