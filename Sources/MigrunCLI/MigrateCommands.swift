@@ -183,8 +183,10 @@ struct PlanCommand: MigrunCommand {
         try StoreMigrator.method(of: step, mapping: stepMapping, store: index == 0 ? source : nil))
     }
     let objects = PlanReport.objectCounts(mappings, store: counts)
+    let unused = ScriptedStep.unusedStepFiles(of: plan, bundle: bundle, in: chain.policyURLs)
     if json {
       var report = PlanReport.json(plan, mappings: mappings, methods: methods, counts: counts, objects: objects)
+      report["unusedStepFiles"] = unused.map { ["file": $0.file.path, "reason": $0.reason] }
       if var steps = report["steps"] as? [[String: Any]] {
         for index in steps.indices where index < drops.count {
           steps[index]["dropped"] = drops[index].map(MigrateCommand.json)
@@ -240,6 +242,7 @@ struct PlanCommand: MigrunCommand {
     if plan.steps.count > 1 {
       print("(~: what the step before hands on, one object per source object; a script's hooks may make more or fewer)")
     }
+    for file in unused { print("Unused  \(file.file.path): \(file.reason)") }
   }
 }
 
@@ -437,7 +440,7 @@ struct MigrateCommand: MigrunCommand {
     if try StoreMigrator.completeInterruptedSwap(of: url, wait: wait), !json {
       print("\(store): completed the swap of a migration that was interrupted while putting the new store in place")
     }
-    let (plan, _) = try chain.plan(for: url)
+    let (plan, bundle) = try chain.plan(for: url)
     guard plan.needsMigration else {
       if json {
         try JSONLines.emit(
@@ -468,6 +471,9 @@ struct MigrateCommand: MigrunCommand {
     if !json {
       print(
         "Migrating \(url.lastPathComponent): \(([plan.sourceVersion] + plan.steps.map(\.to)).joined(separator: " → "))")
+      for file in ScriptedStep.unusedStepFiles(of: plan, bundle: bundle, in: chain.policyURLs) {
+        print("Unused    \(file.file.path): \(file.reason)")
+      }
     }
     let report = try migrator.run()
     bar.finish()

@@ -163,6 +163,53 @@ public enum ScriptedStep {
     return (matched, unmatched, policyModules)
   }
 
+  /// A step file of the policy folders that `plan` does not use, and why.
+  public struct UnusedStepFile: Sendable, Hashable {
+    public let file: URL
+    public let reason: String
+  }
+
+  /// Every step file in `folders` (`<From>-<To>.lua`, `.xcmappingmodel`, `.cdm`, `.stage.lua`, named after
+  /// two versions of `bundle`) whose step `plan` does not take, with the reason: the path skips it (Core
+  /// Data's path goes from one version straight to a later one), or the step lies outside the path.
+  /// `plan` and `migrate` name each one, so a user's script is never passed over without a word.
+  public static func unusedStepFiles(of plan: MigrationPlan, bundle: ModelBundle, in folders: [URL])
+    -> [UnusedStepFile]
+  {
+    let taken = Set(plan.steps.map { "\($0.from)\u{0}\($0.to)" })
+    let path = [plan.sourceVersion] + plan.steps.map(\.to)
+    var unused: [UnusedStepFile] = []
+    var seen = Set<String>()
+    for from in bundle.versionNames {
+      for to in bundle.versionNames where to != from && !taken.contains("\(from)\u{0}\(to)") {
+        let names = extensions.map { "\(from)-\(to).\($0)" } + ["\(from)-\(to).stage.lua"]
+        for folder in folders {
+          for name in names {
+            let file = folder.appendingPathComponent(name)
+            guard FileManager.default.fileExists(atPath: file.path), seen.insert(file.standardizedFileURL.path).inserted
+            else { continue }
+            let reason: String
+            if let start = path.firstIndex(of: from), let end = path.lastIndex(of: to), start < end {
+              reason =
+                "the path goes \(path[start...end].joined(separator: " → ")) (\(plan.rule)), not through \(from) → \(to); "
+                + "give --chain or a chain file through it to use it"
+            } else if let start = path.firstIndex(of: from), start + 1 < path.count {
+              reason =
+                "the path goes \(path[start]) → \(path[start + 1]) in one step (\(plan.rule)) without stopping at \(to); "
+                + "give --chain or a chain file through \(to) to use it"
+            } else if path.count == 1 {
+              reason = "the store is at \(plan.sourceVersion): nothing to migrate"
+            } else {
+              reason = "\(from) → \(to) is not on the path \(path.joined(separator: " → "))"
+            }
+            unused.append(UnusedStepFile(file: file, reason: reason))
+          }
+        }
+      }
+    }
+    return unused.sorted { $0.file.path < $1.file.path }
+  }
+
   /// The steps between consecutive versions of `bundle` (in `order`) that `folders` hold a script
   /// for — a Lua mapping file or a mapping model by name, or a mapping model by its hashes — as
   /// "source\u{0}destination": steps whose values the script decides (`lint` leaves them to it).

@@ -32,3 +32,33 @@ import Testing
     #expect(try MigrunProcess.run(["help", "plan"]).status == 0)
   }
 }
+
+extension NewUserErrorTests {
+  /// A step file the path does not take is named with the reason, by plan and migrate (it was passed
+  /// over without a word: a Moody 4 store went to Moody 6 in one inferred step past the user's
+  /// Moody 4-Moody 5.lua).
+  @Test func aStepFileThePathDoesNotTakeIsNamed() throws {
+    let folder = try TemporaryDirectory()
+    let policies = try folder.folder("policies")
+    try FileManager.default.copyItem(
+      at: Fixtures.repositoryRoot.appendingPathComponent("policies/examples/moody/Moody 4-Moody 5.lua"),
+      to: policies.appendingPathComponent("Moody 4-Moody 5.lua"))
+    let store = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody 4.moody.sqlite", into: folder)
+    let arguments = ["--model", Self.moody, "--policies", policies.path]
+    let plan = try MigrunProcess.run(["plan", store.path] + arguments)
+    #expect(plan.status == 0, "\(plan.stderr)")
+    #expect(
+      plan.stdout.contains("Unused  \(policies.path)/Moody 4-Moody 5.lua: the path goes Moody 4 → Moody 6 in one step"),
+      "\(plan.stdout)")
+    let json = try MigrunProcess.run(["plan", store.path, "--json"] + arguments)
+    let unused = try json.jsonLine("plan")["unusedStepFiles"] as? [[String: String]]
+    #expect(unused?.first?["file"] == "\(policies.path)/Moody 4-Moody 5.lua", "\(json.stdout)")
+    // Through a chain that takes it, it is used.
+    let chained = try MigrunProcess.run(
+      ["plan", store.path, "--chain", "Moody 4,Moody 5,Moody 6"] + arguments)
+    #expect(!chained.stdout.contains("Unused"), "\(chained.stdout)")
+    let migrate = try MigrunProcess.run(["migrate", store.path] + arguments)
+    #expect(migrate.status == 0, "\(migrate.stderr)")
+    #expect(migrate.stdout.contains("Unused    \(policies.path)/Moody 4-Moody 5.lua"), "\(migrate.stdout)")
+  }
+}
