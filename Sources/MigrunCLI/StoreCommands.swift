@@ -224,6 +224,13 @@ struct ImportCommand: MigrunCommand {
       guard rename(working.path, target.path) == 0 else {
         throw CLIError(message: "\(out): cannot move the store into place")
       }
+    } catch let error as StoreError where error.code == .incompatibleModel {
+      StoreFiles.remove(working)
+      // Say which version the export does fit, when one of the model's does.
+      guard let hashes = StoreJSON.versionHashes(of: data), let fitting = bundle.version(matching: hashes),
+        let name = fitting.versionName
+      else { throw error }
+      throw CLIError(message: "\(error.description); it fits version \(name): give --model-version \"\(name)\"")
     } catch {
       StoreFiles.remove(working)
       throw error

@@ -62,3 +62,21 @@ extension NewUserErrorTests {
     #expect(migrate.stdout.contains("Unused    \(policies.path)/Moody 4-Moody 5.lua"), "\(migrate.stdout)")
   }
 }
+
+extension NewUserErrorTests {
+  /// An export imported at the wrong version says which version it fits.
+  @Test func anImportAtTheWrongVersionNamesTheVersionThatFits() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    let exported = try MigrunProcess.run(["export", store.path, "--model", Self.moody])
+    let json = folder.url.appendingPathComponent("moody.json")
+    try Data(exported.stdout.utf8).write(to: json)
+    let out = folder.url.appendingPathComponent("moody3.sqlite")
+    let result = try MigrunProcess.run([
+      "import", json.path, "--model", Self.moody, "--model-version", "Moody 3", "--out", out.path,
+    ])
+    #expect(result.status == 1)
+    #expect(result.stderr.contains("it fits version Moody: give --model-version \"Moody\""), "\(result.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: out.path))
+  }
+}

@@ -57,6 +57,15 @@ public enum StoreJSON {
     return text
   }
 
+  /// The entity version hashes an export records (`versionHashes`), nil when it records none or is
+  /// no export: what finds the version an export was made with.
+  public static func versionHashes(of json: Data) -> [String: VersionHash]? {
+    guard case .object(let root)? = try? JSONDecoder().decode(JSONValue.self, from: json),
+      case .object(let stored)? = root["versionHashes"]
+    else { return nil }
+    return stored.compactMapValues { $0.string.flatMap(VersionHash.init(base64:)) }
+  }
+
   /// Writes the objects of `json` into `store` (which must be empty and fit the export's hashes),
   /// in one transaction: rows first, then to-many members.
   public static func importObjects(_ json: Data, into store: any ObjectStore) throws {
