@@ -104,6 +104,12 @@ struct StatusCommand: MigrunCommand {
         "\(store): needs migrating, but there is no path yet: \(error)", version: nil, destination: chain.destination,
         path: [], reason: "\(error)")
       throw ExitCode(10)
+    } catch {
+      // A store that cannot be read still gets its line, as in a fleet; the message and exit code stay.
+      if json {
+        try? say("", version: nil, destination: nil, path: [], reason: FleetRun.message(error))
+      }
+      throw error
     }
     let path = [plan.sourceVersion] + plan.steps.map(\.to)
     guard plan.needsMigration else {

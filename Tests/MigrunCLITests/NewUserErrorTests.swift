@@ -80,3 +80,18 @@ extension NewUserErrorTests {
     #expect(!FileManager.default.fileExists(atPath: out.path))
   }
 }
+
+extension NewUserErrorTests {
+  /// `status --json` of one store that cannot be read prints its line, as a fleet does.
+  @Test func aStoreThatCannotBeReadStillGetsItsStatusLine() throws {
+    let folder = try TemporaryDirectory()
+    let broken = folder.url.appendingPathComponent("broken.sqlite")
+    try Data("garbage".utf8).write(to: broken)
+    let result = try MigrunProcess.run(["status", broken.path, "--model", Self.moody, "--json"])
+    #expect(result.status == 1)
+    let line = try result.jsonLine("status")
+    #expect(line["store"] as? String == broken.path)
+    #expect((line["reason"] as? String)?.contains("not a SQLite database") == true, "\(result.stdout)")
+    #expect(result.stderr.contains("not a SQLite database"))
+  }
+}
