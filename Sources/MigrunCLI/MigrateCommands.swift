@@ -130,7 +130,7 @@ struct StatusCommand: MigrunCommand {
     try JSONLines.emit(
       "status",
       [
-        "store": URL(fileURLWithPath: store).path, "version": version ?? NSNull(),
+        "store": store, "version": version ?? NSNull(),
         "destination": destination ?? NSNull(), "needsMigration": version == nil || !path.isEmpty, "path": path,
         "reason": reason ?? NSNull(),
       ])
@@ -434,7 +434,7 @@ struct MigrateCommand: MigrunCommand {
     } catch {
       // A gate reading --json sees the failure as a line too; the exit code and message stay.
       if json {
-        try? JSONLines.emit("result", ["store": url.path, "result": "failed", "error": FleetRun.message(error)])
+        try? JSONLines.emit("result", ["store": store, "result": "failed", "error": FleetRun.message(error)])
       }
       throw error
     }
@@ -442,7 +442,7 @@ struct MigrateCommand: MigrunCommand {
 
   /// The one store's migration, as `execute` runs it.
   private func migrate(_ url: URL) throws {
-    if json { try JSONLines.emit("start", ["store": url.path]) }
+    if json { try JSONLines.emit("start", ["store": store]) }
     if try StoreMigrator.completeInterruptedSwap(of: url, wait: wait), !json {
       print("\(store): completed the swap of a migration that was interrupted while putting the new store in place")
     }
@@ -450,7 +450,7 @@ struct MigrateCommand: MigrunCommand {
     guard plan.needsMigration else {
       if json {
         try JSONLines.emit(
-          "result", ["store": url.path, "result": "current", "from": plan.sourceVersion, "to": plan.destinationVersion])
+          "result", ["store": store, "result": "current", "from": plan.sourceVersion, "to": plan.destinationVersion])
       } else {
         print("\(store): already at \(plan.destinationVersion)")
       }
@@ -463,7 +463,7 @@ struct MigrateCommand: MigrunCommand {
         try? JSONLines.emit(
           "progress",
           [
-            "store": url.path, "step": progress.step ?? "", "stage": progress.stage.rawValue,
+            "store": store, "step": progress.step ?? "", "stage": progress.stage.rawValue,
             "mapping": progress.mapping,
             "done": progress.done,
             "total": progress.total,
@@ -487,7 +487,7 @@ struct MigrateCommand: MigrunCommand {
       try JSONLines.emit(
         "result",
         [
-          "store": url.path, "result": dryRun ? "dry-run" : "migrated", "from": plan.sourceVersion,
+          "store": store, "result": dryRun ? "dry-run" : "migrated", "from": plan.sourceVersion,
           "to": plan.destinationVersion, "objects": report.steps.last?.counts.values.reduce(0, +) ?? 0,
           "steps": report.steps.map {
             [

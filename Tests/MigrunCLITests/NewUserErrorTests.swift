@@ -95,3 +95,21 @@ extension NewUserErrorTests {
     #expect(result.stderr.contains("not a SQLite database"))
   }
 }
+
+extension NewUserErrorTests {
+  /// `store` in --json is the path as given, in status and migrate as in check.
+  @Test func jsonNamesTheStoreAsGiven() throws {
+    let folder = try TemporaryDirectory()
+    let copy = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody 5.moody.sqlite", into: folder)
+    let here = copy.deletingLastPathComponent()
+    let given = copy.lastPathComponent
+    for command in ["status", "check"] {
+      let result = try MigrunProcess.run([command, given, "--model", Self.moody, "--json"], in: here)
+      let line = try result.jsonLine(command)
+      #expect(line["store"] as? String == given, "\(command): \(result.stdout)")
+      #expect(line["reason"] == nil || line["reason"] is NSNull, "\(command): \(result.stdout)")
+    }
+    let migrate = try MigrunProcess.run(["migrate", given, "--model", Self.moody, "--json"], in: here)
+    #expect(try migrate.jsonLine("result")["store"] as? String == given, "\(migrate.stdout)\(migrate.stderr)")
+  }
+}
