@@ -130,7 +130,7 @@ struct CLIError: Error {
 /// tool reads any command's output the same way: line by line, choosing lines by `event`.
 enum JSONLines {
   /// Raised when an event's keys change in a way an old reader would misread.
-  static let schema = 1
+  static let schema = 2
 
   /// One line: `fields` with `event` and `schema` added, keys sorted.
   static func emit(_ event: String, _ fields: [String: Any] = [:]) throws {

@@ -28,8 +28,13 @@ import Testing
     #expect(shown.stdout.contains("lua.instructions  50000000  (default)"))
     let flagged = try MigrunProcess.run(["config", "--jobs", "3", "--json"], in: stores)
     let line = try #require(try JSONSerialization.jsonObject(with: Data(flagged.stdout.utf8)) as? [String: Any])
-    let options = try #require(line["options"] as? [String: [String: String]])
-    #expect(options["jobs"] == ["value": "3", "source": "flag"])
+    let options = try #require(line["options"] as? [String: [String: Any]])
+    #expect(options["jobs"]?["value"] as? Int == 3)
+    #expect(options["jobs"]?["text"] as? String == "3")
+    #expect(options["jobs"]?["source"] as? String == "flag")
+    #expect(options["lua.time"]?["value"] as? Double == 30)
+    #expect(options["lua.memory"]?["value"] as? Int == 128)
+    #expect(options["model"]?["value"] as? String == model.path)
     #expect(line["event"] as? String == "config")
     // A command with no --model takes the file's.
     let created = try MigrunProcess.run(

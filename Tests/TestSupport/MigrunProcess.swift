@@ -11,11 +11,11 @@ public enum MigrunProcess {
     public var errorLines: [String] { stderr.split(separator: "\n").map(String.init) }
 
     /// Standard output read as `--json` output (docs/json.md): every line one object with an
-    /// `event` string and `schema` 1, or an error naming the line that is not.
+    /// `event` string and `schema` 2, or an error naming the line that is not.
     public func jsonLines() throws -> [[String: Any]] {
       try stdout.split(separator: "\n").enumerated().map { number, line in
         guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-          object["event"] is String, object["schema"] as? Int == 1
+          object["event"] is String, object["schema"] as? Int == 2
         else { throw NotJSONLines(line: number + 1, text: String(line)) }
         return object
       }
