@@ -20,7 +20,10 @@ struct CheckCommand: MigrunCommand {
       """))
 
   @Argument(help: "The stores.") var stores: [String]
-  @Option(help: "The model folder the stores' versions should be in (default: each store's own cache).")
+  @Option(
+    help:
+      "The model folder the stores' versions should be in (default: model: in .migrun.yml, else each store's own cache)."
+  )
   var model: String?
   @Option(help: "The model configuration the stores were written for (default: found from each store).")
   var configuration: String?
@@ -33,7 +36,7 @@ struct CheckCommand: MigrunCommand {
   }
 
   func execute() throws {
-    let bundle = try model.map { try loadModel(URL(fileURLWithPath: $0)) }
+    let bundle = try modelOrProject(model).map { try loadModel(URL(fileURLWithPath: $0)) }
     var dirty = 0
     for path in stores {
       let url = URL(fileURLWithPath: path)

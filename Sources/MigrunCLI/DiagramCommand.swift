@@ -63,8 +63,18 @@ struct DiagramCommand: MigrunCommand {
 
   var folders: [URL] { policyFolders.map { URL(fileURLWithPath: $0) } }
 
+  /// `--model`; for a store given without it, the project file's `model:` (a model given as the
+  /// argument is drawn as it is).
+  var storeModel: String? {
+    get throws {
+      if let model { return model }
+      guard (try? SQLiteStore.metadata(at: URL(fileURLWithPath: source))) != nil else { return nil }
+      return try ProjectConfig.current()?.model
+    }
+  }
+
   func drawing() throws -> String {
-    if let model {
+    if let model = try storeModel {
       // The argument is a store.
       let store = URL(fileURLWithPath: source)
       let bundle = try loadModel(URL(fileURLWithPath: model))

@@ -74,7 +74,8 @@ struct InspectCommand: MigrunCommand {
   func execute() throws {
     let url = URL(fileURLWithPath: store)
     let metadata = try SQLiteStore.metadata(at: url)
-    let resolution = try ModelResolution.resolve(store: url, bundlePath: model, configuration: configuration)
+    let resolution = try ModelResolution.resolve(
+      store: url, bundlePath: try modelOrProject(model), configuration: configuration)
     var counts: [String: Int]?
     var source = "--model"
     if let matched = resolution.model {
@@ -129,7 +130,8 @@ struct CreateCommand: MigrunCommand {
     abstract: "Create an empty store for a model version, laid out as Core Data lays it out.")
 
   @Argument(help: "The store to create (must not exist).") var store: String
-  @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd, .mom or SwiftData sources.") var model: String
+  @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd, .mom or SwiftData sources (default: model: in .migrun.yml).")
+  var model: String?
   @Option(name: .customLong("model-version"), help: "The model version (default: the current version).")
   var modelVersion: String?
   @Option(
@@ -138,7 +140,8 @@ struct CreateCommand: MigrunCommand {
 
   func execute() throws {
     let bundle = try ConfigurationChoice.bundle(
-      loadModel(URL(fileURLWithPath: model)), configuration: configuration, store: nil)
+      loadModel(URL(fileURLWithPath: try modelPath(argument: nil, option: model))), configuration: configuration,
+      store: nil)
     let name = modelVersion ?? bundle.currentVersionName
     let objectModel = try bundle.model(named: name)
     try SQLiteStore.create(at: URL(fileURLWithPath: store), model: objectModel)
@@ -172,7 +175,7 @@ struct ExportCommand: MigrunCommand {
   func execute() throws {
     let url = URL(fileURLWithPath: store)
     let resolution = try ModelResolution.resolve(
-      store: url, bundlePath: model, version: modelVersion, configuration: configuration)
+      store: url, bundlePath: try modelOrProject(model), version: modelVersion, configuration: configuration)
     if model != nil && resolution.model == nil {
       throw CLIError(message: "\(store): " + resolution.mismatch.joined(separator: "\n  "))
     }
@@ -194,7 +197,8 @@ struct ImportCommand: MigrunCommand {
     discussion: "The export must have been made from a store of the same model version (its hashes are checked).")
 
   @Argument(help: "The JSON file (from migrun export).") var file: String
-  @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd, .mom or SwiftData sources.") var model: String
+  @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd, .mom or SwiftData sources (default: model: in .migrun.yml).")
+  var model: String?
   @Option(name: .customLong("model-version"), help: "The model version (default: the current version).")
   var modelVersion: String?
   @Option(help: "The store to create (must not exist).") var out: String
@@ -202,7 +206,8 @@ struct ImportCommand: MigrunCommand {
 
   func execute() throws {
     let bundle = try ConfigurationChoice.bundle(
-      loadModel(URL(fileURLWithPath: model)), configuration: configuration, store: nil)
+      loadModel(URL(fileURLWithPath: try modelPath(argument: nil, option: model))), configuration: configuration,
+      store: nil)
     let objectModel = try bundle.model(named: modelVersion ?? bundle.currentVersionName)
     let data: Data
     do {

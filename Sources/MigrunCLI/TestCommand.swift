@@ -16,7 +16,7 @@ struct TestCommand: MigrunCommand {
       Exit 0 when all pass, 1 otherwise.
       """))
 
-  @Argument(help: "Test files or folders searched for *_test.lua (default: policies).")
+  @Argument(help: "Test files or folders searched for *_test.lua (default: policies: in .migrun.yml, else policies).")
   var paths: [String] = []
 
   @Option(help: "Also write the results as JUnit XML to this file.")
@@ -40,7 +40,11 @@ struct TestCommand: MigrunCommand {
   var coverage: String?
 
   func execute() throws {
-    let roots = (paths.isEmpty ? ["policies"] : paths).map { URL(fileURLWithPath: $0) }
+    // Without paths: the project file's policy folders, else ./policies.
+    let projectPolicies = (try ProjectConfig.current())?.policies ?? []
+    let roots = (paths.isEmpty ? (projectPolicies.isEmpty ? ["policies"] : projectPolicies) : paths).map {
+      URL(fileURLWithPath: $0)
+    }
     let files = try PolicyTests.files(under: roots)
     guard !files.isEmpty else {
       throw CLIError(message: "no *_test.lua under \(roots.map(\.path).joined(separator: ", "))")

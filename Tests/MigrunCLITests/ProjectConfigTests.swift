@@ -63,3 +63,40 @@ import Testing
     #expect(result.stderr.contains("give --model (or model: in .migrun.yml"), "\(result.stderr)")
   }
 }
+
+/// Every command that takes a model or policies reads them from the project file when no flag gives
+/// them (issue 48, part): in a project whose file names Moody's model, `check` of another app's
+/// store finds no matching version instead of calling it clean.
+extension ProjectConfigTests {
+  @Test func everyCommandThatTakesAModelTakesTheProjectsModel() throws {
+    let folder = try TemporaryDirectory()
+    let moody = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path
+    try FileManager.default.createDirectory(
+      at: folder.url.appendingPathComponent("policies"), withIntermediateDirectories: true)
+    try folder.write("test('project', function() expect(1):equals(1) end)\n", to: "policies/p_test.lua")
+    try folder.write("model: \(moody)\npolicies: [policies]\n", to: ".migrun.yml")
+    let other = try copyOfFixture("coredataplus-samplemodels/SampleModel/Fixtures/SampleModel_V1.sqlite", into: folder)
+    let mood = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)
+    let here = folder.url
+
+    let check = try MigrunProcess.run(["check", other.path], in: here)
+    #expect(check.status == 1, "\(check.stdout)")
+    #expect(check.stdout.contains("no-matching-version"), "\(check.stdout)")
+    let hash = try MigrunProcess.run(["hash"], in: here)
+    #expect(hash.status == 0, "\(hash.stderr)")
+    #expect(hash.stdout.contains("Mood"), "\(hash.stdout)")
+    let inspect = try MigrunProcess.run(["inspect", mood.path], in: here)
+    #expect(inspect.stdout.contains("Moody 2"), "\(inspect.stdout)\(inspect.stderr)")
+    let created = try MigrunProcess.run(["create", "new.sqlite"], in: here)
+    #expect(created.status == 0, "\(created.stderr)")
+    let exported = try MigrunProcess.run(["export", "new.sqlite", "--out", "new.json"], in: here)
+    #expect(exported.status == 0, "\(exported.stderr)")
+    let imported = try MigrunProcess.run(["import", "new.json", "--out", "again.sqlite"], in: here)
+    #expect(imported.status == 0, "\(imported.stderr)")
+    let lint = try MigrunProcess.run(["lint"], in: here)
+    #expect(!lint.stderr.contains("give the model"), "\(lint.stderr)")
+    let test = try MigrunProcess.run(["test"], in: here)
+    #expect(test.status == 0, "\(test.stdout)\(test.stderr)")
+    #expect(test.stdout.contains("1 passed, 0 failed"), "\(test.stdout)")
+  }
+}
