@@ -115,6 +115,13 @@ struct ProjectConfig: Sendable {
         } else {
           config.policies = [path(try string(key, value))]
         }
+        // Said here, naming the file and key, not later as if a --policies flag had named it.
+        for folder in config.policies {
+          var isFolder: ObjCBool = false
+          guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw fail("'policies': \(folder) is no folder")
+          }
+        }
       case "chain":
         if let list = value as? [Any] {
           config.chain = try list.map { try string(key, $0) }.joined(separator: ",")

@@ -100,3 +100,18 @@ extension ProjectConfigTests {
     #expect(test.stdout.contains("1 passed, 0 failed"), "\(test.stdout)")
   }
 }
+
+extension ProjectConfigTests {
+  /// A policy folder the project file names that is not there is said with the file and key, not as
+  /// a --policies flag the user never typed.
+  @Test func aMissingPolicyFolderOfTheFileIsNamedWithTheFileAndKey() throws {
+    let folder = try TemporaryDirectory()
+    try folder.write("policies: [nowhere]\n", to: ".migrun.yml")
+    let result = try MigrunProcess.run(["config"], in: folder.url)
+    #expect(result.status == 64, "\(result.stdout)\(result.stderr)")
+    #expect(result.stderr.contains(".migrun.yml: 'policies': "), "\(result.stderr)")
+    #expect(result.stderr.contains("nowhere is no folder"), "\(result.stderr)")
+    let first = result.stderr.split(separator: "\n").first.map(String.init) ?? ""
+    #expect(!first.contains("--policies"), "\(first)")
+  }
+}
