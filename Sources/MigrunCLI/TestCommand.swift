@@ -28,6 +28,13 @@ struct TestCommand: MigrunCommand {
       valueName: "folder"))
   var fixtures: [String] = []
 
+  @Option(
+    name: .customLong("policies"),
+    help: ArgumentHelp(
+      "A folder `require` also searches, after the tested folder, and migrate{…} takes step files from (repeatable; default: policies: in .migrun.yml when paths are given).",
+      valueName: "folder"))
+  var policyFolders: [String] = []
+
   @Flag(help: "List every test, not only the failures.")
   var verbose = false
 
@@ -42,6 +49,8 @@ struct TestCommand: MigrunCommand {
   func execute() throws {
     // Without paths: the project file's policy folders, else ./policies.
     let projectPolicies = (try ProjectConfig.current())?.policies ?? []
+    // Folders `require` searches beyond the tested one: --policies, else the project's.
+    let extraPolicies = (policyFolders.isEmpty ? projectPolicies : policyFolders).map { URL(fileURLWithPath: $0) }
     let roots = (paths.isEmpty ? (projectPolicies.isEmpty ? ["policies"] : projectPolicies) : paths).map {
       URL(fileURLWithPath: $0)
     }
@@ -53,7 +62,8 @@ struct TestCommand: MigrunCommand {
     if coverage != nil { LuaCoverage.start() }
     for (file, root) in files {
       let fileResults = PolicyTests.run(
-        file: file, root: root, limits: lua.limits, fixtures: fixtures.map { URL(fileURLWithPath: $0) })
+        file: file, root: root, limits: lua.limits, fixtures: fixtures.map { URL(fileURLWithPath: $0) },
+        policies: extraPolicies.filter { $0.standardizedFileURL != root.standardizedFileURL })
       for result in fileResults where verbose || !result.passed {
         print("\(result.passed ? "ok  " : "FAIL") \(result.file): \(result.name)")
         if let message = result.message, !result.passed {

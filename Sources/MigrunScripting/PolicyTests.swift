@@ -38,16 +38,20 @@ public enum PolicyTests {
   }
 
   /// Runs every test of `file`; a file that does not load is one failed test.
-  /// `fixtures`: folders of stores and models `migrate{…}` may also read (``FixtureMigration/locate(_:in:)``).
-  public static func run(file: URL, root: URL, limits: LuaLimits = LuaLimits(), fixtures: [URL] = []) -> [Result] {
+  /// `fixtures`: folders of stores and models `migrate{…}` may also read (``FixtureMigration/locate(_:in:)``);
+  /// `policies`: more folders `require` searches (and `migrate{…}` takes step files from), after `root`.
+  public static func run(
+    file: URL, root: URL, limits: LuaLimits = LuaLimits(), fixtures: [URL] = [], policies: [URL] = []
+  ) -> [Result] {
     let shown = displayName(file, root: root)
     do {
-      let vm = try LuaVM(limits: limits, modulePaths: [root])
+      let vm = try LuaVM(limits: limits, modulePaths: [root] + policies)
       vm.register("migrate") { arguments in
         [
           try FixtureMigration.run(
             arguments.first ?? .nil,
-            places: FixtureMigration.Places(root: root, testFile: file, fixtures: fixtures), limits: limits)
+            places: FixtureMigration.Places(root: root, testFile: file, fixtures: fixtures, policies: policies),
+            limits: limits)
         ]
       }
       let text: String
@@ -185,7 +189,7 @@ enum FixtureMigration {
     let step = MigrationStep(
       from: from, to: to, kind: .scripted(mapping), inferredMapping: nil, source: sourceModel,
       destination: destinationModel)
-    let loaded = try ScriptedStep.load(step, file: mapping, policyFolders: [root], limits: limits)
+    let loaded = try ScriptedStep.load(step, file: mapping, policyFolders: [root] + places.policies, limits: limits)
     let manager = try MigrationManager(
       mapping: loaded.mapping, source: source, destination: destination, policies: loaded.policies)
     manager.mergeRules = loaded.mergeRules
@@ -222,7 +226,7 @@ enum FixtureMigration {
     if FileManager.default.fileExists(atPath: support.path) {
       try FileManager.default.copyItem(at: support, to: ExternalData.supportFolder(of: copy))
     }
-    let folders = [testFile.deletingLastPathComponent(), root]
+    let folders = [testFile.deletingLastPathComponent(), root] + places.policies
     let plan = try ScriptedStep.plan(
       store: copy, bundle: bundle, policyFolders: folders, destination: options["to"]?.stringValue)
     let migrator = StoreMigrator(store: copy, plan: plan, options: .init(keepBackup: false))
@@ -245,6 +249,8 @@ enum FixtureMigration {
     let root: URL
     let testFile: URL
     let fixtures: [URL]
+    /// More policy folders (`migrun test --policies`): searched by `require` and for step files.
+    var policies: [URL] = []
 
     /// The folders, resolved (symbolic links followed).
     var folders: [URL] {

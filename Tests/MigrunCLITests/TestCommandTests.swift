@@ -218,3 +218,22 @@ extension TestCommandTests {
     #expect(parser.parse(), "\(String(decoding: data, as: UTF8.self))")
   }
 }
+
+extension TestCommandTests {
+  /// A test kept outside the library requires the library's modules through --policies.
+  @Test func aTestOutsideTheLibraryRequiresItsModulesThroughPolicies() throws {
+    let folder = try TemporaryDirectory()
+    try folder.write(
+      """
+      local names = require("text.names")
+      test("split", function() expect(names.split("Ada Lovelace").last):equals("Lovelace") end)
+      """, to: "mine/names_test.lua")
+    let mine = folder.url.appendingPathComponent("mine").path
+    let without = try MigrunProcess.run(["test", mine])
+    #expect(without.status == 1)
+    #expect(without.stdout.contains("module 'text.names' not found"), "\(without.stdout)")
+    let with = try MigrunProcess.run(["test", mine, "--policies", Self.library.path])
+    #expect(with.status == 0, "\(with.stdout)\(with.stderr)")
+    #expect(with.stdout.contains("1 passed, 0 failed"), "\(with.stdout)")
+  }
+}
