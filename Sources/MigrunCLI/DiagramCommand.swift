@@ -9,7 +9,7 @@ struct DiagramCommand: MigrunCommand {
     abstract: "Draw a model, a step between two versions, or a store's planned path (SVG or Graphviz DOT).",
     discussion: HelpText.reflow(
       """
-      migrun diagram MODEL [--version V]: the entities (attributes with their types, abstract and
+      migrun diagram MODEL [--model-version V]: the entities (attributes with their types, abstract and
       parent entities) and relationships with their cardinality and inverses, as Xcode's graph shows
       them.
       migrun diagram MODEL --from V1 --to V2: the two versions side by side, what the step adds,

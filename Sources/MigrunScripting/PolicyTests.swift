@@ -255,7 +255,7 @@ enum FixtureMigration {
     /// The folders, resolved (symbolic links followed).
     var folders: [URL] {
       ([root, testFile.deletingLastPathComponent(), URL(fileURLWithPath: FileManager.default.currentDirectoryPath)]
-        + fixtures).map { $0.standardizedFileURL.resolvingSymlinksInPath() }
+        + policies + fixtures).map { $0.standardizedFileURL.resolvingSymlinksInPath() }
     }
   }
 

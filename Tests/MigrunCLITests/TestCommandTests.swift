@@ -237,3 +237,20 @@ extension TestCommandTests {
     #expect(with.stdout.contains("1 passed, 0 failed"), "\(with.stdout)")
   }
 }
+
+extension TestCommandTests {
+  /// The test file docs/policies.md shows runs as written, from outside the library.
+  @Test func theDocumentedTestFileRunsAsWritten() throws {
+    let page = try String(
+      contentsOf: Fixtures.repositoryRoot.appendingPathComponent("docs/policies.md"), encoding: .utf8)
+    let start = try #require(page.range(of: "```lua\nlocal names = require \"text.names\""))
+    let end = try #require(page.range(of: "```", range: start.upperBound..<page.endIndex))
+    let folder = try TemporaryDirectory()
+    try folder.write(
+      String(page[page.index(start.lowerBound, offsetBy: 7)..<end.lowerBound]), to: "docs/documented_test.lua")
+    let result = try MigrunProcess.run(
+      ["test", folder.url.appendingPathComponent("docs").path, "--policies", Self.library.path])
+    #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    #expect(result.stdout.contains("3 passed, 0 failed"), "\(result.stdout)")
+  }
+}
