@@ -69,7 +69,7 @@ import Testing
     let failed = decoded.stores.filter { $0.status == "failed" }.map { URL(fileURLWithPath: $0.path).lastPathComponent }
     #expect(failed.sorted() == ["corrupt.sqlite", "other-app.sqlite"])
     let other = decoded.stores.first { $0.path.hasSuffix("other-app.sqlite") }
-    #expect(other?.error?.contains("has no entity of Moody Moody 6: it is not a store of this model") == true)
+    #expect(other?.error?.contains("has no entity of Moody's version Moody 6: it is not a store of this model") == true)
     // Nothing but the stores was touched; every migrated store kept its backup.
     for (url, bytes) in bystanders { #expect(try Data(contentsOf: url) == bytes, "\(url.lastPathComponent)") }
     for index in 0..<8 {

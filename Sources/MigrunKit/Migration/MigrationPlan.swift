@@ -193,7 +193,7 @@ public enum MigrationPlanner {
         throw MigrationError(
           .unknownSourceVersion,
           reason:
-            "the store's model (entities: \(source.entities.map(\.name).sorted().joined(separator: ", "))) has no entity of \(bundle.name) \(target): it is not a store of this model"
+            "the store's model (entities: \(source.entities.map(\.name).sorted().joined(separator: ", "))) has no entity of \(bundle.name)'s version \(target): it is not a store of this model"
         )
       }
     }
