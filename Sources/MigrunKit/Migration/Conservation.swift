@@ -188,7 +188,12 @@ enum Conservation {
     // Links naming no object: the original's are carried (``damage``), a step may not add any — a
     // script that linked an object that does not exist, or one of the wrong entity, is refused here
     // (whatever path wrote the link), before the swap.
-    if !inPlace {
+    // Only where a script wrote links (a policy's or a custom mapping's entities): elsewhere every
+    // key is copied as it was and the link counts above hold them.
+    let scripted = Set(
+      mapping.entityMappings.filter { policies.contains($0.name) || $0.kind == .custom }.compactMap(\.destinationEntity)
+    )
+    if !inPlace, !scripted.isEmpty {
       var carried: [String: Int] = [:]
       for (place, count) in before.dangling {
         let entity = String(place.prefix { $0 != "." })
@@ -200,7 +205,7 @@ enum Conservation {
           }
         }
       }
-      for (place, count) in try destination.danglingLinks().sorted(by: { $0.key < $1.key })
+      for (place, count) in try destination.danglingLinks(of: scripted).sorted(by: { $0.key < $1.key })
       where count > carried[place] ?? 0 {
         throw MigrationError(
           .validation, entity: String(place.prefix { $0 != "." }),
@@ -277,9 +282,9 @@ extension SQLiteStore {
   /// Per relationship ("Entity.relationship", the entity's own objects): to-one keys and join rows
   /// that name no object of the destination entity — damage a store can carry for years. Counted
   /// as ``edgeCount(of:_:excludingTargets:toExistingObjects:)`` counts links: held minus linked.
-  func danglingLinks() throws -> [String: Int] {
+  func danglingLinks(of entities: Set<String>? = nil) throws -> [String: Int] {
     var result: [String: Int] = [:]
-    for entity in model.entities where !entity.isAbstract {
+    for entity in model.entities where !entity.isAbstract && entities?.contains(entity.name) != false {
       guard let layout = schema.layout(of: entity.name) else { continue }
       for relationship in model.relationships(of: entity) {
         switch layout.properties[relationship.name] {

@@ -784,28 +784,46 @@ public final class SQLiteStore: ObjectStore {
 
 /// The threads inside a read or write of one store. GRDB traps on a nested access to a queue (it
 /// cannot be made safe), so a nested one is refused with an error first: whatever reached it — a
-/// script's host call from inside a row loop — fails by name and the process goes on.
-final class ReentrancyGuard: @unchecked Sendable {
-  private let lock = NSLock()
-  private var inside: [UInt: Int] = [:]
-
-  func enter(_ file: String) throws {
-    let thread = UInt(pthread_self())
-    lock.lock()
-    defer { lock.unlock() }
-    guard inside[thread, default: 0] == 0 else {
+/// script's host call from inside a row loop — fails by name and the process goes on. Kept per
+/// thread (no lock: only the thread itself reads its own list), one list of stores per thread.
+final class ReentrancyGuard: Sendable {
+  /// `file` is worked out only for the error (a URL's last component costs a parse per call).
+  func enter(_ file: @autoclosure () -> String) throws {
+    let accesses = StoreAccesses.ofThisThread
+    let me = ObjectIdentifier(self)
+    guard !accesses.stores.contains(me) else {
       throw StoreError(
-        .sqlite, file: file,
+        .sqlite, file: file(),
         reason: "the store is being read or written here already: objects cannot be read or written from inside "
           + "this step (a row function reads only its own row)")
     }
-    inside[thread] = 1
+    accesses.stores.append(me)
   }
 
   func leave() {
-    let thread = UInt(pthread_self())
-    lock.lock()
-    inside[thread] = nil
-    lock.unlock()
+    let accesses = StoreAccesses.ofThisThread
+    if let index = accesses.stores.lastIndex(of: ObjectIdentifier(self)) { accesses.stores.remove(at: index) }
+  }
+}
+
+/// The stores one thread is inside, in that thread's own storage (`pthread_getspecific`).
+final class StoreAccesses {
+  var stores: [ObjectIdentifier] = []
+
+  private static let key: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key) { pointer in
+      if let pointer { Unmanaged<StoreAccesses>.fromOpaque(pointer).release() }
+    }
+    return key
+  }()
+
+  static var ofThisThread: StoreAccesses {
+    if let pointer = pthread_getspecific(key) {
+      return Unmanaged<StoreAccesses>.fromOpaque(pointer).takeUnretainedValue()
+    }
+    let accesses = StoreAccesses()
+    pthread_setspecific(key, Unmanaged.passRetained(accesses).toOpaque())
+    return accesses
   }
 }
