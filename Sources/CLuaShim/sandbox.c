@@ -211,11 +211,15 @@ static int fixed_randomseed(lua_State *L) {
   return lua_gettop(L);
 }
 
+// Plain text: compared at each position, up to its whole length (a long needle in a long subject
+// is length × length).
+static double plain_cost(size_t subject_len, size_t plen) {
+  return ((double)subject_len + 1.0) * (plen ? (double)plen : 1.0);
+}
+
 double mr_pattern_cost(const char *p, size_t plen, size_t subject_len, int anchored_ok) {
   double n = (double)subject_len + 1.0;
-  // Plain text: compared at each position, up to its whole length (a long needle in a long
-  // subject is length × length).
-  if (strcspn(p, "^$*+?.([%-") >= plen) return n * (plen ? (double)plen : 1.0);
+  if (strcspn(p, "^$*+?.([%-") >= plen) return plain_cost(subject_len, plen);
   size_t i = 0;
   int anchored = anchored_ok && plen > 0 && p[0] == '^';
   if (anchored) i = 1;
@@ -285,10 +289,8 @@ static int guarded_pattern(lua_State *L) {
   int iterates = (int)lua_tointeger(L, lua_upvalueindex(2)) == 2;
   {
     mr_vm *vm = mr_vm_of(L);
-    // A plain find compares the text at each position: length × length at worst.
-    double cost = is_find && lua_toboolean(L, 4)
-      ? ((double)subject_len + 1.0) * (pattern_len ? (double)pattern_len : 1.0)
-      : mr_pattern_cost(pattern, pattern_len, subject_len, !iterates);
+    double cost = is_find && lua_toboolean(L, 4) ? plain_cost(subject_len, pattern_len)
+                                                  : mr_pattern_cost(pattern, pattern_len, subject_len, !iterates);
     if (cost > vm->limits.pattern_cost) {
       char message[256];
       snprintf(message, sizeof message,
@@ -378,26 +380,33 @@ static int guarded_sort(lua_State *L) {
   return call_real(L);
 }
 
+// Nested coroutine closes allowed: each one's handlers may close another, deeper in C.
+#define MR_MAX_CLOSE_DEPTH 64
+
+// Raises the limit that tripped in this call again, when one did (every later step must fail).
+static void reraise_trip(lua_State *L) {
+  mr_vm *vm = mr_vm_of(L);
+  if (!vm->tripped) return;
+  lua_pushstring(L, vm->trip_message);
+  lua_error(L);
+}
+
 // coroutine.close: after a limit tripped it closes nothing (Lua runs a dead coroutine's pending
 // `__close` handlers with hooks off once an error came from a hook, where no limit could stop
 // them); nested closes are bounded (each one's handlers may close another, deeper in C).
 static int guarded_close(lua_State *L) {
   mr_vm *vm = mr_vm_of(L);
-  if (vm->tripped) {
-    lua_pushstring(L, vm->trip_message);
-    return lua_error(L);
+  reraise_trip(L);
+  if (vm->close_depth >= MR_MAX_CLOSE_DEPTH) {
+    return luaL_error(L, "coroutine.close nested more than %d deep", MR_MAX_CLOSE_DEPTH);
   }
-  if (vm->close_depth >= 64) return luaL_error(L, "coroutine.close nested more than 64 deep");
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   vm->close_depth++;
   int status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
   vm->close_depth--;
   if (status != LUA_OK) return lua_error(L);
-  if (vm->tripped) {
-    lua_pushstring(L, vm->trip_message);
-    return lua_error(L);
-  }
+  reraise_trip(L);
   return lua_gettop(L);
 }
 
@@ -420,12 +429,9 @@ static int wrapped_resume(lua_State *L) {
     return results;
   }
   lua_xmove(co, L, 1);
+  reraise_trip(L);
   mr_vm *vm = mr_vm_of(L);
-  if (vm->tripped) {
-    lua_pushstring(L, vm->trip_message);
-    return lua_error(L);
-  }
-  if (vm->close_depth < 64) {
+  if (vm->close_depth < MR_MAX_CLOSE_DEPTH) {
     vm->close_depth++;
     int closed = lua_resetthread(co);
     vm->close_depth--;

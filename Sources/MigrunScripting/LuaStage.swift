@@ -163,8 +163,9 @@ public final class LuaStage: MigrationStageHandlers {
         throw HostError("\(what): expected an object of this context, got \(value?.typeName ?? "nothing")")
       }
       guard let object = state.objects[Int(truncatingIfNeeded: number)] else {
+        // A handle handed out before is one ctx:reset() let go of.
         throw HostError(
-          (1...max(1, state.lastHandle)).contains(Int(truncatingIfNeeded: number))
+          number >= 1 && number <= state.lastHandle
             ? "\(what): an object ctx:reset() let go of (fetch it again)"
             : "\(what): expected an object of this context, got \(value?.typeName ?? "nothing")")
       }

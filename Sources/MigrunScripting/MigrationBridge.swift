@@ -171,18 +171,11 @@ final class MigrationBridge {
     }
     vm.register("associate", in: "__migrun") { [unowned self] arguments in
       guard arguments.count == 2 else { throw HostError("m:associate(src, dst)") }
-      let manager = try self.activeManager()
-      let (source, destination) = (try Self.objectID(arguments[0]), try Self.objectID(arguments[1]))
       guard arguments[0]["__side"].stringValue != "dst", arguments[1]["__side"].stringValue != "src" else {
         throw HostError("m:associate(src, dst): give a source object, then a destination object")
       }
-      guard try manager.sourceObject(source, withToMany: false) != nil else {
-        throw HostError("m:associate: \(source) does not exist in the source store")
-      }
-      guard try manager.destinationObject(destination) != nil else {
-        throw HostError("m:associate: \(destination) does not exist in the destination store")
-      }
-      try manager.associate(source: source, destination: destination)
+      try self.activeManager().associate(
+        source: try Self.objectID(arguments[0]), destination: try Self.objectID(arguments[1]))
       self.associationsMade += 1
       return []
     }
@@ -357,38 +350,24 @@ final class MigrationBridge {
     let place = "\(id.entity).\(key)"
     if relationship.isToMany {
       let members = try (value.tableValue?.array ?? []).map {
-        try linked($0, by: relationship, at: place, manager)
+        try linked($0, at: place)
       }
       try manager.setToMany(id, key, members)
     } else {
       try manager.setToOne(
-        id, key, value == .null || value == .nil ? nil : try linked(value, by: relationship, at: place, manager))
+        id, key, value == .null || value == .nil ? nil : try linked(value, at: place))
     }
   }
 
-  /// The destination object a script links through `relationship`, checked as Core Data's objects
-  /// would be: a destination object (never a source one), of the relationship's entity or one of its
-  /// subentities, that exists in the destination store. A handle a script made up
-  /// (`{ __entity = "Country", __pk = 999 }`) or a source object passed for its destination is an
-  /// error naming the link, never a key naming nothing in the migrated store.
-  private func linked(_ value: LuaValue, by relationship: Relationship, at place: String, _ manager: MigrationManager)
-    throws -> ObjectID
-  {
+  /// The destination object a script links: never a source object (what a source object became is
+  /// ``MigrationManager/destinations(of:mapping:)``'s to find). That it is of the relationship's
+  /// entity and exists, the manager checks for every policy.
+  private func linked(_ value: LuaValue, at place: String) throws -> ObjectID {
     let id = try Self.objectID(value)
     if value["__side"].stringValue == "src" {
       throw HostError(
         "\(place): \(id) is a source object; link destination objects (m:destinations(…) gives what a source object became)"
       )
-    }
-    let model = manager.mapping.destination
-    guard let entity = model.entity(named: id.entity),
-      entity.name == relationship.destinationEntity
-        || model.ancestors(of: entity).contains(where: { $0.name == relationship.destinationEntity })
-    else {
-      throw HostError("\(place) links \(relationship.destinationEntity) objects; \(id) is not one")
-    }
-    guard try manager.destinationObject(id) != nil else {
-      throw HostError("\(place): \(id) does not exist in the destination store")
     }
     return id
   }

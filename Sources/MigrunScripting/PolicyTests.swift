@@ -295,7 +295,8 @@ enum FixtureMigration {
       return resolved
     }
     throw HostError(
-      "migrate: no \(path) in \(places.root.lastPathComponent)/, beside the test or in the working folder")
+      "migrate: no \(path) in \(places.root.lastPathComponent)/, beside the test, in the working folder or a fixture folder"
+    )
   }
 
   /// The nearest `.xcdatamodeld` (or compiled `.momd`): in the mapping's folder or a folder above it

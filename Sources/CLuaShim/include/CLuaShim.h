@@ -164,8 +164,8 @@ int mr_coverage_entry(size_t index, char *source, size_t source_size, int32_t *l
 
 void mr_buf_reset(mr_buf *buf);
 void mr_buf_free(mr_buf *buf);
-/// Appends a value; for MR_STR copies `len` bytes from `bytes`. Returns 0, or -1 when out of memory.
-/// Appends one value: 0, -1 when out of memory, -2 when the buffer's limit would be passed.
+/// Appends a value; for MR_STR copies `len` bytes from `bytes`. Returns 0, -1 when out of memory,
+/// or -2 when the buffer's `limit` would be passed.
 int mr_buf_add(mr_buf *buf, int32_t tag, int32_t count, int64_t i, double d, const void *bytes, size_t len);
 
 /// Worst-case step estimate for matching `pattern` against a subject of `subject_len` bytes (exposed

@@ -45,14 +45,8 @@ enum Conservation {
   ) throws -> [CarriedDamage] {
     var found: [CarriedDamage] = []
     for (place, read) in before.dangling.sorted(by: { $0.key < $1.key }) {
-      let entity = String(place.prefix { $0 != "." })
-      let relationship = String(place.drop { $0 != "." }.dropFirst())
-      let carried = mapping.entityMappings.first { $0.sourceEntity == entity && $0.destinationEntity != nil }
-      let target = carried.flatMap { entityMapping in
-        entityMapping.relationships.first { $0.value == relationship }.map {
-          (entity: entityMapping.destinationEntity ?? entity, relationship: $0.key)
-        }
-      }
+      let (entity, relationship) = split(place)
+      let target = destinationPlaces(of: place, in: mapping).first
       // In place (DDL), the kept columns hold what they held (checked key for key): the same.
       var written = 0
       if let target {
@@ -77,6 +71,22 @@ enum Conservation {
           property: String(place.drop { $0 != "." }.dropFirst()), read: count, written: count))
     }
     return found
+  }
+
+  /// "Entity.relationship" as its two names.
+  static func split(_ place: String) -> (entity: String, relationship: String) {
+    (String(place.prefix { $0 != "." }), String(place.drop { $0 != "." }.dropFirst()))
+  }
+
+  /// Where a source place ("Entity.relationship") continues in the destination, entity mapping by
+  /// entity mapping.
+  static func destinationPlaces(of place: String, in mapping: MappingModel) -> [(entity: String, relationship: String)]
+  {
+    let (entity, relationship) = split(place)
+    return mapping.entityMappings.filter { $0.sourceEntity == entity }.flatMap { entityMapping in
+      guard let target = entityMapping.destinationEntity else { return [(entity: String, relationship: String)]() }
+      return entityMapping.relationships.filter { $0.value == relationship }.map { (target, $0.key) }
+    }
   }
 
   /// `policies`: entity mappings with a policy of their own — their links are not held equal, so
@@ -196,20 +206,14 @@ enum Conservation {
     if !inPlace, !scripted.isEmpty {
       var carried: [String: Int] = [:]
       for (place, count) in before.dangling {
-        let entity = String(place.prefix { $0 != "." })
-        let relationship = String(place.drop { $0 != "." }.dropFirst())
-        for entityMapping in mapping.entityMappings where entityMapping.sourceEntity == entity {
-          guard let target = entityMapping.destinationEntity else { continue }
-          for (name, old) in entityMapping.relationships where old == relationship {
-            carried["\(target).\(name)", default: 0] += count
-          }
+        for target in destinationPlaces(of: place, in: mapping) {
+          carried["\(target.entity).\(target.relationship)", default: 0] += count
         }
       }
       for (place, count) in try destination.danglingLinks(of: scripted).sorted(by: { $0.key < $1.key })
       where count > carried[place] ?? 0 {
         throw MigrationError(
-          .validation, entity: String(place.prefix { $0 != "." }),
-          property: String(place.drop { $0 != "." }.dropFirst()),
+          .validation, entity: split(place).entity, property: split(place).relationship,
           reason:
             "\(count) '\(place)' link\(count == 1 ? "" : "s") name\(count == 1 ? "s" : "") no object (the original had \(carried[place] ?? 0)): the step linked objects that do not exist; the store is unchanged"
         )

@@ -376,11 +376,11 @@ struct DDLStep {
     }
   }
 
-  /// The destination's entity tables whose columns the edit leaves exactly as they are.
+  /// The destination's tables whose columns the edit leaves exactly as they are: the untouched ones
+  /// (``untouchedTables``) without a column renamed or added, not renamed themselves.
   var tablesLeftAlone: Set<String> {
-    let changed = droppedColumns.map(\.table) + renamedColumns.map(\.table) + addedColumns.map(\.table)
-    return Set(destination.tables.map { $0.name.uppercased() }).subtracting(changed.map { $0.uppercased() })
-      .subtracting(createdTables.map { $0.name.uppercased() }).subtracting(renamedTables.map { $0.to.uppercased() })
+    let changed = renamedColumns.map(\.table) + addedColumns.map(\.table) + renamedTables.map(\.to)
+    return untouchedTables.subtracting(changed.map { $0.uppercased() })
   }
 
   /// Drops every index of the source that the destination does not have exactly (same name, table,

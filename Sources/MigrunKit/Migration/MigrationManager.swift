@@ -204,7 +204,16 @@ public final class MigrationManager {
   }
 
   /// Records that `destination` was made from `source` by the current entity mapping.
+  /// Records that `destination` was made from `source`. Both must exist: the source object being
+  /// migrated (or another the source store has), a destination object the step has written.
   public func associate(source: ObjectID, destination: ObjectID) throws {
+    if source != currentSource, try self.source.object(source, withToMany: false) == nil {
+      throw MigrationError(.badMapping, entity: source.entity, reason: "\(source) does not exist in the source store")
+    }
+    if let writer, try !writer.contains(destination) {
+      throw MigrationError(
+        .badMapping, entity: destination.entity, reason: "\(destination) does not exist in the destination store")
+    }
     try associations.add(mapping: currentMapping?.name ?? "", source: source, destination: destination)
   }
 
@@ -273,11 +282,36 @@ public final class MigrationManager {
   }
 
   public func setToOne(_ id: ObjectID, _ relationship: String, _ target: ObjectID?) throws {
-    try activeWriter().setToOne(id, relationship, target)
+    let writer = try activeWriter()
+    if let target { try checkLink(to: target, of: id, relationship, writer) }
+    try writer.setToOne(id, relationship, target)
   }
 
   public func setToMany(_ id: ObjectID, _ relationship: String, _ members: [ObjectID]) throws {
-    try activeWriter().setToMany(id, relationship, members)
+    let writer = try activeWriter()
+    for member in members { try checkLink(to: member, of: id, relationship, writer) }
+    try writer.setToMany(id, relationship, members)
+  }
+
+  /// A link a policy writes names a destination object of the relationship's entity (or a
+  /// subentity) that exists: a made-up key, or an object of another entity, is an error naming the
+  /// link — never a key naming nothing, or the wrong object, in the migrated store.
+  private func checkLink(to target: ObjectID, of id: ObjectID, _ name: String, _ writer: any StoreWriter) throws {
+    let model = mapping.destination
+    let place = "\(id.entity).\(name)"
+    guard let source = model.entity(named: id.entity),
+      let relationship = model.relationships(of: source).first(where: { $0.name == name })
+    else { return }  // the writer names what it does not know
+    guard model.entity(named: target.entity, isKindOf: relationship.destinationEntity) else {
+      throw MigrationError(
+        .badMapping, entity: id.entity, property: name,
+        reason: "\(place) links \(relationship.destinationEntity) objects; \(target) is not one")
+    }
+    guard try writer.contains(target) else {
+      throw MigrationError(
+        .badMapping, entity: id.entity, property: name,
+        reason: "\(place): \(target) does not exist in the destination store")
+    }
   }
 
   /// The default of stage 1: one destination object, attributes from the mapping's sources, associated.
@@ -299,7 +333,8 @@ public final class MigrationManager {
     values.merge(overrides) { _, override in override }
     let key = keepsKeys.contains(entity) ? object.id.primaryKey : nil
     let created = try insert(entity, attributes: values, primaryKey: key, version: key == nil ? 1 : object.version)
-    try associate(source: object.id, destination: created)
+    // Both exist by construction: recorded without the checks a policy's association gets.
+    try associations.add(mapping: currentMapping?.name ?? "", source: object.id, destination: created)
     return created
   }
 
@@ -331,10 +366,13 @@ public final class MigrationManager {
         }
         if !step.relationship.isToMany && !mapped.isEmpty { break }
       }
+      // Targets found through the associations, of the relationship's kind: written as they are
+      // (what a policy links is checked, ``setToOne(_:_:_:)``).
+      let writer = try activeWriter()
       if step.relationship.isToMany {
-        try setToMany(id, step.relationship.name, mapped)
+        try writer.setToMany(id, step.relationship.name, mapped)
       } else {
-        try setToOne(id, step.relationship.name, mapped.first)
+        try writer.setToOne(id, step.relationship.name, mapped.first)
       }
     }
   }

@@ -276,6 +276,10 @@ final class InMemoryWriter: StoreWriter {
     try store.object(id)
   }
 
+  func contains(_ id: ObjectID) throws -> Bool {
+    store.state.rows[id] != nil
+  }
+
   func firstObject(of entity: String, matching values: [String: StoreValue]) throws -> ObjectID? {
     let kinds = try store.kinds(of: entity, includingSubentities: true)
     return store.state.rows.filter { kinds.contains($0.key.entity) }.sorted { $0.key.primaryKey < $1.key.primaryKey }

@@ -366,6 +366,13 @@ final class SQLiteObjectWriter: StoreWriter {
     try SQLiteObjectReader(store: store, db: db).object(id, layout: try resolve(id).0)
   }
 
+  func contains(_ id: ObjectID) throws -> Bool {
+    let (layout, _) = try resolve(id)
+    let own = store.schema.rowCondition(layout, includingSubentities: false).map { " AND \($0)" } ?? ""
+    let statement = try db.cachedStatement(sql: "SELECT 1 FROM \(layout.table) WHERE Z_PK = ?\(own) LIMIT 1")
+    return try Int.fetchOne(statement, arguments: [id.primaryKey]) != nil
+  }
+
   func firstObject(of entity: String, matching values: [String: StoreValue]) throws -> ObjectID? {
     guard let layout = store.schema.layout(of: entity) else {
       throw StoreError(.unknownEntity, entity: entity, reason: "the model has no such entity")

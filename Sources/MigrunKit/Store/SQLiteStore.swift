@@ -69,9 +69,6 @@ public final class SQLiteStore: ObjectStore {
   }
 
   let queue: DatabaseQueue
-  /// Refuses a read or write begun inside another of this store on the same thread (a script's
-  /// host call from within a row loop), which GRDB would answer by stopping the process.
-  private let reentrancy = ReentrancyGuard()
   static let pageSize = 500
 
   /// How one entity's rows are written: its columns and SQL, worked out once per entity.
@@ -518,8 +515,8 @@ public final class SQLiteStore: ObjectStore {
   }
 
   public func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T {
-    try reentrancy.enter(url.lastPathComponent)
-    defer { reentrancy.leave() }
+    try StoreAccesses.enter(self, file: url.lastPathComponent)
+    defer { StoreAccesses.leave(self) }
     do {
       return try queue.write { db in
         let writer = SQLiteObjectWriter(store: self, db: db)
@@ -552,8 +549,8 @@ public final class SQLiteStore: ObjectStore {
   }
 
   func read<T>(_ body: (Database) throws -> T) throws -> T {
-    try reentrancy.enter(url.lastPathComponent)
-    defer { reentrancy.leave() }
+    try StoreAccesses.enter(self, file: url.lastPathComponent)
+    defer { StoreAccesses.leave(self) }
     do {
       // A file no one can change (opened immutable) needs no transaction around a read; a
       // transaction per read (BEGIN + COMMIT) cost more than the read itself on the object path.
@@ -694,8 +691,8 @@ public final class SQLiteStore: ObjectStore {
 
   /// Runs `body` on the connection outside any transaction (for ATTACH, which needs that).
   func withConnection<T>(_ body: (Database) throws -> T) throws -> T {
-    try reentrancy.enter(url.lastPathComponent)
-    defer { reentrancy.leave() }
+    try StoreAccesses.enter(self, file: url.lastPathComponent)
+    defer { StoreAccesses.leave(self) }
     do {
       return try queue.writeWithoutTransaction(body)
     } catch {
@@ -782,33 +779,31 @@ public final class SQLiteStore: ObjectStore {
   }
 }
 
-/// The threads inside a read or write of one store. GRDB traps on a nested access to a queue (it
-/// cannot be made safe), so a nested one is refused with an error first: whatever reached it — a
-/// script's host call from inside a row loop — fails by name and the process goes on. Kept per
-/// thread (no lock: only the thread itself reads its own list), one list of stores per thread.
-final class ReentrancyGuard: Sendable {
-  /// `file` is worked out only for the error (a URL's last component costs a parse per call).
-  func enter(_ file: @autoclosure () -> String) throws {
-    let accesses = StoreAccesses.ofThisThread
-    let me = ObjectIdentifier(self)
-    guard !accesses.stores.contains(me) else {
+/// The stores a thread is reading or writing now, in that thread's own storage (no lock: only the
+/// thread itself reads its list). GRDB traps on a nested access to a queue (it cannot be made safe),
+/// so a nested one is refused with an error first: whatever reached it — a script's host call from
+/// inside a row loop — fails by name and the process goes on.
+final class StoreAccesses {
+  private var stores: [ObjectIdentifier] = []
+
+  /// Enters `store`'s access on this thread, refused when it is inside one already. `file` is
+  /// worked out only for the error (a URL's last component costs a parse per call).
+  static func enter(_ store: AnyObject, file: @autoclosure () -> String) throws {
+    let accesses = ofThisThread
+    let id = ObjectIdentifier(store)
+    guard !accesses.stores.contains(id) else {
       throw StoreError(
         .sqlite, file: file(),
         reason: "the store is being read or written here already: objects cannot be read or written from inside "
           + "this step (a row function reads only its own row)")
     }
-    accesses.stores.append(me)
+    accesses.stores.append(id)
   }
 
-  func leave() {
-    let accesses = StoreAccesses.ofThisThread
-    if let index = accesses.stores.lastIndex(of: ObjectIdentifier(self)) { accesses.stores.remove(at: index) }
+  static func leave(_ store: AnyObject) {
+    let accesses = ofThisThread
+    if let index = accesses.stores.lastIndex(of: ObjectIdentifier(store)) { accesses.stores.remove(at: index) }
   }
-}
-
-/// The stores one thread is inside, in that thread's own storage (`pthread_getspecific`).
-final class StoreAccesses {
-  var stores: [ObjectIdentifier] = []
 
   private static let key: pthread_key_t = {
     var key = pthread_key_t()
@@ -818,7 +813,7 @@ final class StoreAccesses {
     return key
   }()
 
-  static var ofThisThread: StoreAccesses {
+  private static var ofThisThread: StoreAccesses {
     if let pointer = pthread_getspecific(key) {
       return Unmanaged<StoreAccesses>.fromOpaque(pointer).takeUnretainedValue()
     }

@@ -192,54 +192,46 @@ extension SQLiteStore {
   }
 
   /// Attribute values Core Data could not read back as their type: an integer outside its
-  /// attribute's width (Integer 16, Integer 32), text or bytes where a number or date belongs.
+  /// attribute's width (Integer 16, Integer 32), text or bytes where a number or date belongs (but
+  /// the text `NaN`, Core Data's own form of a floating-point NaN). One scan per entity: every
+  /// numeric attribute it declares counted at once, over its objects and its subentities'.
   func valuesOfAnotherType() throws -> [StoreCheck.Finding] {
     var found: [StoreCheck.Finding] = []
     for layout in schema.entities {
       guard let entity = model.entity(named: layout.name) else { continue }
+      // Per attribute: the SQL counting values of another type, and the finding's words.
+      var counts: [(sql: String, place: String, what: String)] = []
       for attribute in entity.attributes.flatMap(\.leaves) where !attribute.isTransient {
         guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
-        let numeric: Bool
-        var range: (Int64, Int64)?
+        let place = "\(layout.name).\(attribute.name) (\(attribute.type.xmlName))"
+        let textOrBytes = "typeof(\(column.name)) IN ('text', 'blob')"
         switch attribute.type {
-        case .integer16: (numeric, range) = (true, (Int64(Int16.min), Int64(Int16.max)))
-        case .integer32: (numeric, range) = (true, (Int64(Int32.min), Int64(Int32.max)))
-        case .integer64, .boolean, .double, .float, .date, .decimal: numeric = true
-        default: numeric = false
-        }
-        guard numeric else { continue }
-        let own = schema.rowCondition(layout).map { " AND \($0)" } ?? ""
-        let (wrongType, outOfRange) = try read { db -> (Int, Int) in
-          // Core Data writes a NaN double as the text NaN: that is a number.
-          let typed =
-            try Int.fetchOne(
-              db,
-              sql: "SELECT count(*) FROM \(layout.table) WHERE typeof(\(column.name)) IN ('text', 'blob')"
-                + " AND \(column.name) IS NOT 'NaN'\(own)") ?? 0
-          guard let range else { return (typed, 0) }
-          let outside =
-            try Int.fetchOne(
-              db,
-              sql: "SELECT count(*) FROM \(layout.table) WHERE typeof(\(column.name)) = 'integer'"
-                + " AND (\(column.name) < \(range.0) OR \(column.name) > \(range.1))\(own)") ?? 0
-          return (typed, outside)
-        }
-        if wrongType > 0 {
-          found.append(
-            StoreCheck.Finding(
-              kind: "value-of-another-type",
-              message:
-                "\(layout.name).\(attribute.name) (\(attribute.type.xmlName)): \(wrongType) value\(wrongType == 1 ? "" : "s") stored as text or bytes"
+        case .integer16, .integer32:
+          let bits = attribute.type == .integer16 ? 15 : 31
+          let (low, high) = (-(Int64(1) << bits), (Int64(1) << bits) - 1)
+          counts.append(
+            (
+              "typeof(\(column.name)) = 'integer' AND \(column.name) NOT BETWEEN \(low) AND \(high)", place,
+              "outside \(low)…\(high)"
             ))
+          counts.append((textOrBytes, place, "stored as text or bytes"))
+        case .integer64, .boolean, .date: counts.append((textOrBytes, place, "stored as text or bytes"))
+        case .double, .float, .decimal:
+          counts.append(("\(textOrBytes) AND \(column.name) IS NOT 'NaN'", place, "stored as text or bytes"))
+        default: continue
         }
-        if outOfRange > 0, let range {
-          found.append(
-            StoreCheck.Finding(
-              kind: "value-of-another-type",
-              message:
-                "\(layout.name).\(attribute.name) (\(attribute.type.xmlName)): \(outOfRange) value\(outOfRange == 1 ? "" : "s") outside \(range.0)…\(range.1)"
-            ))
-        }
+      }
+      guard !counts.isEmpty else { continue }
+      let sums = counts.map { "coalesce(sum(\($0.sql)), 0)" }.joined(separator: ", ")
+      let condition = schema.rowCondition(layout).map { " WHERE \($0)" } ?? ""
+      let row = try read { db in try Row.fetchOne(db, sql: "SELECT \(sums) FROM \(layout.table)\(condition)") }
+      for (index, count) in counts.enumerated() {
+        let number: Int = row?[index] ?? 0
+        guard number > 0 else { continue }
+        found.append(
+          StoreCheck.Finding(
+            kind: "value-of-another-type",
+            message: "\(count.place): \(number) value\(number == 1 ? "" : "s") \(count.what)"))
       }
     }
     return found

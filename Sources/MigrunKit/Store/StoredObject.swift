@@ -146,6 +146,8 @@ public protocol StoreWriter {
   func setMetadata(_ metadata: StoreMetadata) throws
   /// Reads an object inside the transaction (sees its writes).
   func object(_ id: ObjectID) throws -> StoredObject?
+  /// Whether the object exists inside the transaction: its row, of its own entity (no values read).
+  func contains(_ id: ObjectID) throws -> Bool
   /// The first object of `entity` (or a subentity), by primary key, whose attributes equal `values`.
   func firstObject(of entity: String, matching values: [String: StoreValue]) throws -> ObjectID?
   /// Records a context's save in the store's persistent history, when the store keeps one (Core
