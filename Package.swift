@@ -5,7 +5,7 @@ let package = Package(
   name: "migrun",
   platforms: [.macOS(.v13)],
   products: [
-    .library(name: "MigrunKit", targets: ["MigrunKit"]),
+    .library(name: "MigrunKit", targets: ["MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit"]),
     .library(name: "LuaHost", targets: ["LuaHost"]),
     .executable(name: "migrun", targets: ["MigrunCLI"]),
     .executable(name: "migrun-bench", targets: ["MigrunBench"]),
@@ -29,35 +29,49 @@ let package = Package(
     .target(name: "PropertyList"),
     .target(name: "LuaHost", dependencies: ["CLuaShim", "PropertyList"]),
     .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+    // The layers, each knowing only those below it (docs/design.md): the object model (entities,
+    // hashes, model files and archives) knows no store; the store (SQLite layout, reading, writing,
+    // files, checks) knows no context or migration; contexts, then migration, sit above it.
+    .target(
+      name: "MigrunModel",
+      dependencies: ["PropertyList", "CZlib", .product(name: "Crypto", package: "swift-crypto")]),
+    .target(
+      name: "MigrunStore",
+      dependencies: [
+        "MigrunModel", "PropertyList", .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "GRDBSQLite", package: "GRDB.swift"),
+      ]),
+    .target(name: "MigrunContext", dependencies: ["MigrunModel", "MigrunStore"]),
     .target(
       name: "MigrunKit",
       dependencies: [
-        "PropertyList", "CZlib",
-        .product(name: "Crypto", package: "swift-crypto"),
-        .product(name: "GRDB", package: "GRDB.swift"),
-        .product(name: "GRDBSQLite", package: "GRDB.swift"),
+        "MigrunModel", "MigrunStore", "MigrunContext", "PropertyList",
+        .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
       ]
     ),
     .target(name: "MigrunScripting", dependencies: ["MigrunKit", "LuaHost", "SwiftDataModel"]),
+    // Tools that run whole jobs (fleets, diagrams, verify): above scripting, below the command line.
+    .target(name: "MigrunTools", dependencies: ["MigrunScripting"]),
     // A target of its own, so that the core does not wait on swift-syntax's build.
     .target(
       name: "SwiftDataModel",
       dependencies: [
-        "MigrunKit", .product(name: "SwiftSyntax", package: "swift-syntax"),
+        "MigrunModel", "MigrunStore", .product(name: "SwiftSyntax", package: "swift-syntax"),
         .product(name: "SwiftParser", package: "swift-syntax"),
       ]),
     .executableTarget(
       name: "MigrunCLI",
       dependencies: [
-        "MigrunKit", "MigrunScripting", "LuaHost", "SwiftDataModel",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit", "MigrunScripting", "MigrunTools", "LuaHost",
+        "SwiftDataModel", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Yams", package: "Yams"),
       ]
     ),
     .target(
       name: "FuzzTargets",
       dependencies: [
-        "MigrunKit", "MigrunScripting", "LuaHost", "PropertyList", "SwiftDataModel",
+        "MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit", "MigrunScripting", "LuaHost", "PropertyList",
+        "SwiftDataModel",
         .product(name: "GRDB", package: "GRDB.swift"),
       ]
     ),
@@ -66,21 +80,34 @@ let package = Package(
       name: "MigrunFuzz", dependencies: ["FuzzTargets"], swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
     .executableTarget(
       name: "MigrunBench",
-      dependencies: ["LuaHost", "MigrunKit", .product(name: "GRDB", package: "GRDB.swift")],
+      dependencies: [
+        "LuaHost", "MigrunModel", "MigrunStore", "MigrunKit", .product(name: "GRDB", package: "GRDB.swift"),
+      ],
       path: "Benchmarks/MigrunBench"),
     .target(
-      name: "TestSupport", dependencies: ["MigrunKit", .product(name: "GRDB", package: "GRDB.swift")],
+      name: "TestSupport",
+      dependencies: ["MigrunModel", "MigrunStore", "MigrunKit", .product(name: "GRDB", package: "GRDB.swift")],
       path: "Tests/TestSupport"),
-    .testTarget(name: "MigrunKitTests", dependencies: ["MigrunKit", "PropertyList", "TestSupport"]),
+    .testTarget(
+      name: "MigrunKitTests",
+      dependencies: ["MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit", "PropertyList", "TestSupport"]),
     .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "TestSupport"]),
-    .testTarget(name: "MigrunScriptingTests", dependencies: ["MigrunScripting", "LuaHost", "TestSupport"]),
+    .testTarget(
+      name: "MigrunScriptingTests",
+      dependencies: [
+        "MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit", "MigrunScripting", "MigrunTools", "LuaHost",
+        "TestSupport",
+      ]),
     .testTarget(name: "PropertyListTests", dependencies: ["PropertyList", "TestSupport"]),
-    .testTarget(name: "SwiftDataModelTests", dependencies: ["SwiftDataModel", "MigrunKit", "TestSupport"]),
+    .testTarget(
+      name: "SwiftDataModelTests",
+      dependencies: ["SwiftDataModel", "MigrunModel", "MigrunStore", "MigrunKit", "TestSupport"]),
     .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "TestSupport"]),
     .testTarget(
       name: "MigrunCLITests",
       dependencies: [
-        "MigrunCLI", "MigrunKit", "PropertyList", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+        "MigrunCLI", "MigrunModel", "MigrunStore", "MigrunKit", "PropertyList", "TestSupport",
+        .product(name: "GRDB", package: "GRDB.swift"),
       ]),
   ],
   swiftLanguageModes: [.v6]

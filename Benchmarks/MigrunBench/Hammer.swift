@@ -1,5 +1,8 @@
 import Foundation
+import MigrunContext
 import MigrunKit
+import MigrunModel
+import MigrunStore
 
 /// One process of the two-process hammer: `rounds` increments of `counter` on every Employee of
 /// the store, saved under `policy`, printed as one JSON line.

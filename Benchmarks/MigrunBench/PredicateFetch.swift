@@ -1,5 +1,7 @@
 import Foundation
+import MigrunContext
 import MigrunKit
+import MigrunModel
 
 /// Predicate fetches, as a custom stage makes them (one `ctx:fetch` per key looked up): `FETCHES`
 /// fetches of `name == 'item N'` from a store of `COUNT` items with a fetch index on `name` — the

@@ -1,5 +1,8 @@
 import Foundation
+import MigrunContext
 import MigrunKit
+import MigrunModel
+import MigrunStore
 
 #if canImport(Glibc)
   import Glibc

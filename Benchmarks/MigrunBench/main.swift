@@ -2,6 +2,8 @@ import Foundation
 import GRDB
 import LuaHost
 import MigrunKit
+import MigrunModel
+import MigrunStore
 
 // migrun-bench: measurements for scripts/bench (never a test). Prints one JSON object.
 //   migrun-bench lua-call SCRIPT [CALLS] [REPEATS]   calls/s of LuaVM.call with an 8-field row (LuaValue table)

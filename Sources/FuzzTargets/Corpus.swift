@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import MigrunKit
+import MigrunModel
+import MigrunStore
 import PropertyList
 
 /// The fixed model some targets read into, and the seed inputs of every target: taken from the

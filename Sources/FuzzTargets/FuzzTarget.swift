@@ -1,7 +1,10 @@
 import Foundation
 import LuaHost
+import MigrunContext
 import MigrunKit
+import MigrunModel
 import MigrunScripting
+import MigrunStore
 import PropertyList
 import SwiftDataModel
 
@@ -160,7 +163,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
       Scratch.withFile(named: "fuzz.sqlite", data) { file in
         _ = try? SQLiteStore.metadata(at: file)
         // As a model (`--model store.sqlite`): the file is sniffed, its cache read.
-        _ = try? ModelBundle(contentsOf: file)
+        _ = try? ModelBundle(modelOrStoreAt: file)
         if let store = try? SQLiteStore(url: file) {
           _ = try? store.entityCounts()
           _ = try? StoreJSON.export(store)

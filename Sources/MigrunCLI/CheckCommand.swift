@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MigrunKit
+import MigrunStore
 
 struct CheckCommand: MigrunCommand {
   static let configuration = CommandConfiguration(

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import MigrunKit
 import MigrunScripting
+import MigrunStore
+import MigrunTools
 
 struct DiagramCommand: MigrunCommand {
   static let configuration = CommandConfiguration(

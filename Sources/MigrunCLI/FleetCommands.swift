@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import MigrunKit
+import MigrunModel
 import MigrunScripting
+import MigrunTools
 
 /// The options of a run over many stores (`status` and `migrate` with several stores or a folder).
 struct FleetOptions: ParsableArguments {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MigrunKit
+import MigrunModel
 import SwiftDataModel
 
 struct HashCommand: MigrunCommand {

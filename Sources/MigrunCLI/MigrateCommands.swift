@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import MigrunKit
+import MigrunModel
 import MigrunScripting
+import MigrunStore
 
 /// The options every migration command shares.
 struct ChainOptions: ParsableArguments {

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import MigrunKit
+import MigrunModel
+import MigrunStore
 
 @main
 struct Migrun: ParsableCommand {

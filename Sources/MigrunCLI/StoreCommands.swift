@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import MigrunKit
+import MigrunModel
+import MigrunStore
 import PropertyList
 
 /// Which configuration a store was written for (`--configuration`, or found from the store), and the

@@ -1,5 +1,6 @@
 import Foundation
 import MigrunKit
+import MigrunModel
 
 /// Writes a mapping model made with Xcode (``AppleMappingModel``) as a Lua mapping file: one entry
 /// per entity mapping, value expressions as Lua, custom `NSEntityMigrationPolicy` classes as Lua

@@ -1,5 +1,7 @@
 import LuaHost
 import MigrunKit
+import MigrunModel
+import MigrunStore
 
 /// An entity mapping's policy written in Lua: Core Data's seven hooks (`end` is `finish`), an
 /// optional `filter`, and per-attribute functions. A hook that is missing does the default; a

@@ -1,6 +1,7 @@
 import Foundation
 import LuaHost
 import MigrunKit
+import MigrunModel
 
 /// A Lua mapping file, `<From>-<To>.lua`: a table keyed by destination entity, turned into a
 /// mapping model and Lua migration policies. Entities the file does not mention are inferred as

@@ -1,6 +1,9 @@
 import Foundation
 import LuaHost
+import MigrunContext
 import MigrunKit
+import MigrunModel
+import MigrunStore
 
 /// A Lua merge rule file for contexts: a table of per-entity functions, each called with a
 /// conflict `c` and returning the values that are saved.

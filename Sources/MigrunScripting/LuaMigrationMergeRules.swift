@@ -1,6 +1,8 @@
 import Foundation
 import LuaHost
 import MigrunKit
+import MigrunModel
+import MigrunStore
 
 /// Merge rules for a migration's uniqueness collisions, in Lua: per destination entity, a function
 /// of the object already written and the one colliding with it, returning the values that survive.

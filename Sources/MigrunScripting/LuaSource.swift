@@ -1,4 +1,5 @@
 import MigrunKit
+import MigrunModel
 
 /// Lua source text that migrun writes (`convert`, `diff --lua`): string literals, table keys, values.
 enum LuaSource {

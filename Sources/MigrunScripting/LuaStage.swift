@@ -1,6 +1,8 @@
 import Foundation
 import LuaHost
+import MigrunContext
 import MigrunKit
+import MigrunModel
 
 /// A custom migration stage in Lua, `<From>-<To>.stage.lua` beside the mapping files: SwiftData's
 /// `.custom(fromVersion:toVersion:willMigrate:didMigrate:)` and Core Data's `NSCustomMigrationStage`.

@@ -1,6 +1,8 @@
 import Foundation
 import LuaHost
 import MigrunKit
+import MigrunModel
+import MigrunStore
 
 /// The host functions behind the prelude: object reads and writes, inserts, associations and
 /// look-ups, on the migration manager of the step being run.

@@ -1,6 +1,8 @@
 import Foundation
 import LuaHost
 import MigrunKit
+import MigrunModel
+import MigrunStore
 import SwiftDataModel
 
 /// `migrun test`: runs the `*_test.lua` files of a policy library, each in its own sandboxed VM

@@ -1,6 +1,8 @@
 import Foundation
 import LuaHost
 import MigrunKit
+import MigrunModel
+import MigrunStore
 
 /// The script of a step: a Lua mapping file (`<From>-<To>.lua`) or a mapping model made with Xcode
 /// (`<From>-<To>.xcmappingmodel`, `.cdm`), run through its Lua conversion with the Lua policies of

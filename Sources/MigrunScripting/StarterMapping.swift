@@ -1,5 +1,6 @@
 import Foundation
 import MigrunKit
+import MigrunModel
 
 /// A mapping file to start from (`migrun diff --lua`), as Xcode starts a new mapping model filled
 /// with what it infers: every entity mapping, attribute and relationship of the inferred step spelled

@@ -1,5 +1,6 @@
 import Foundation
 import MigrunKit
+import MigrunModel
 import SwiftSyntax
 
 /// Makes Core Data models of the declarations, as SwiftData's `Schema` makes them of `@Model`

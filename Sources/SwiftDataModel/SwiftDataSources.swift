@@ -1,5 +1,6 @@
 import Foundation
 import MigrunKit
+import MigrunModel
 import SwiftSyntax
 
 /// A SwiftData model read from the app's Swift sources: the `@Model` classes, each
@@ -30,7 +31,7 @@ public enum SwiftDataSources {
   /// reads (`.xcdatamodeld`, `.xcdatamodel`, `.momd`, `.mom`, a store's own model).
   public static func load(_ url: URL) throws(ModelError) -> ModelBundle {
     if isSwiftSource(url) { return try bundle(at: url) }
-    return try ModelBundle(contentsOf: url)
+    return try ModelBundle(modelOrStoreAt: url)
   }
 
   /// The `.swift` files under `folder` (hidden folders and `.build` left out), in path order.

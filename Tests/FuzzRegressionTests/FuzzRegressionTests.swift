@@ -1,6 +1,7 @@
 import Foundation
 import FuzzTargets
 import MigrunKit
+import MigrunModel
 import TestSupport
 import Testing
 

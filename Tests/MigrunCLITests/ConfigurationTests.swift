@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import MigrunKit
+import MigrunModel
+import MigrunStore
 import TestSupport
 import Testing
 
@@ -47,7 +49,7 @@ import Testing
   @Test func eachConfigurationsStoreMigratesToItsOwnFoundFromTheStore() throws {
     let folder = try TemporaryDirectory()
     let model = try Self.bundle(in: folder)
-    let bundle = try ModelBundle(contentsOf: model)
+    let bundle = try ModelBundle(modelOrStoreAt: model)
     for (configuration, entity, other) in [("Cloud", "Note", "ZCACHE"), ("Local", "Cache", "ZNOTE")] {
       let url = folder.url.appendingPathComponent("\(configuration).sqlite")
       let created = try MigrunProcess.run(

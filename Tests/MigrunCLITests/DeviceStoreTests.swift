@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import MigrunKit
+import MigrunModel
+import MigrunStore
 import TestSupport
 import Testing
 
@@ -238,7 +240,7 @@ import Testing
     defer { Self.unmount(mountPoint) }
     let bundle = folder.url.appendingPathComponent("R.xcdatamodeld")
     let store = mountPoint.appendingPathComponent("r.sqlite")
-    let created = try SQLiteStore.create(at: store, model: try ModelBundle(contentsOf: bundle).model(named: "R"))
+    let created = try SQLiteStore.create(at: store, model: try ModelBundle(modelOrStoreAt: bundle).model(named: "R"))
     try created.write { writer in
       for index in 1...200 {
         try writer.insert(

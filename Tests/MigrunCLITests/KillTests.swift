@@ -1,5 +1,7 @@
 import Foundation
 import MigrunKit
+import MigrunModel
+import MigrunStore
 import TestSupport
 import Testing
 
@@ -20,7 +22,7 @@ import Testing
       to: "policies/R-R 2.lua")
     let bundle = folder.url.appendingPathComponent("R.xcdatamodeld")
     let store = try folder.folder("data").appendingPathComponent("r.sqlite")
-    let created = try SQLiteStore.create(at: store, model: try ModelBundle(contentsOf: bundle).model(named: "R"))
+    let created = try SQLiteStore.create(at: store, model: try ModelBundle(modelOrStoreAt: bundle).model(named: "R"))
     try created.write { writer in
       for index in 1...6000 {
         try writer.insert(

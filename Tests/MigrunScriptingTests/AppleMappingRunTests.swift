@@ -1,7 +1,9 @@
 import Foundation
 import LuaHost
 import MigrunKit
+import MigrunModel
 import MigrunScripting
+import MigrunStore
 import TestSupport
 import Testing
 
@@ -41,7 +43,7 @@ import Testing
 
   @Test func convertedMoodyMappingModelsGiveTheSameStores() throws {
     let scratch = try TemporaryDirectory()
-    let bundle = try ModelBundle(contentsOf: Self.moodyBundle)
+    let bundle = try ModelBundle(modelOrStoreAt: Self.moodyBundle)
     let converted = try scratch.folder("converted")
     for name in ["Moody 2-Moody 3", "Moody 3-Moody 4", "Moody 4-Moody 5", "Moody 5-Moody 6"] {
       let versions = name.split(separator: "-").map(String.init)
@@ -93,7 +95,7 @@ import Testing
   func sampleModelV2ReachesV3ThroughItsMappingModel(mapping: String) throws {
     let scratch = try TemporaryDirectory()
     let bundleURL = Fixtures.url("\(Self.sampleModel)/SampleModel.xcdatamodeld")
-    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let bundle = try ModelBundle(modelOrStoreAt: bundleURL)
     let store = try copyOfFixture("\(Self.sampleModel)/Fixtures/SampleModel_V2.sqlite", into: scratch)
     // The step's script is found by name in a policy folder.
     let folder = try scratch.folder("mapping")

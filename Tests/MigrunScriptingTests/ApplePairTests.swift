@@ -1,7 +1,9 @@
 import Foundation
 import LuaHost
 import MigrunKit
+import MigrunModel
 import MigrunScripting
+import MigrunStore
 import TestSupport
 import Testing
 
@@ -46,7 +48,7 @@ import Testing
     }
     var pairs: [Pair] = []
     for (bundleURL, stores) in byBundle.sorted(by: { $0.key.path < $1.key.path }) {
-      let bundle = try ModelBundle(contentsOf: bundleURL)
+      let bundle = try ModelBundle(modelOrStoreAt: bundleURL)
       let folders = policies[bundle.name] ?? []
       let order =
         try MigrationPlanner.explicitOrder(bundle, policyFolders: folders, override: nil)?.names ?? bundle.versionNames
@@ -79,7 +81,7 @@ import Testing
     let folder = try TemporaryDirectory()
     let url = try copyOfFixture(pair.earlier, into: folder)
     let apple = try copyOfFixture(pair.later, into: folder)
-    let bundle = try ModelBundle(contentsOf: pair.bundle)
+    let bundle = try ModelBundle(modelOrStoreAt: pair.bundle)
     let folders = Self.policies[bundle.name] ?? []
     let sameStore = try SQLiteStore.metadata(at: url).uuid == SQLiteStore.metadata(at: apple).uuid
     let plan = try ScriptedStep.plan(

@@ -1,6 +1,8 @@
 import Foundation
 import MigrunKit
+import MigrunModel
 import MigrunScripting
+import MigrunStore
 import TestSupport
 import Testing
 
@@ -53,7 +55,7 @@ import Testing
     let policies = try folder.folder("policies")
     try folder.write(script, to: "policies/Bar-Bar 2.lua")
     let bundleURL = folder.url.appendingPathComponent("Bar.xcdatamodeld")
-    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let bundle = try ModelBundle(modelOrStoreAt: bundleURL)
     let store = folder.url.appendingPathComponent("bar.sqlite")
     let created = try SQLiteStore.create(at: store, model: try bundle.model(named: "Bar"))
     try created.write { writer in
@@ -144,7 +146,7 @@ import Testing
       }
       """, to: "policies/Bar-Bar 2.lua")
     let bundleURL = folder.url.appendingPathComponent("Bar.xcdatamodeld")
-    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let bundle = try ModelBundle(modelOrStoreAt: bundleURL)
     let store = folder.url.appendingPathComponent("bar.sqlite")
     let created = try SQLiteStore.create(at: store, model: try bundle.model(named: "Bar"))
     try created.write { writer in

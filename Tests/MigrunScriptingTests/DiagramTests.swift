@@ -1,8 +1,10 @@
 import Foundation
 import MigrunKit
+import MigrunModel
 import Testing
 
 @testable import MigrunScripting
+@testable import MigrunTools
 @testable import TestSupport
 
 /// The pictures name everything they draw: every entity, attribute and relationship of every
@@ -16,7 +18,7 @@ import Testing
   @Test func aModelsPictureNamesEveryEntityAttributeAndRelationship() throws {
     var checked = 0
     for url in Self.bundles {
-      let bundle = try ModelBundle(contentsOf: url)
+      let bundle = try ModelBundle(modelOrStoreAt: url)
       for version in bundle.versionNames {
         let model = try bundle.model(named: version)
         let dot = Diagram.model(model, title: version)
@@ -86,7 +88,7 @@ import Testing
 
   /// A store's path: its version and the destination marked, each step labelled with its kind.
   @Test func aPlansPictureLabelsEachStepWithItsKind() throws {
-    let bundle = try ModelBundle(contentsOf: Self.bundles[0])
+    let bundle = try ModelBundle(modelOrStoreAt: Self.bundles[0])
     let folder = try TemporaryDirectory()
     let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)
     let policies = Fixtures.repositoryRoot.appendingPathComponent("policies/examples/moody")

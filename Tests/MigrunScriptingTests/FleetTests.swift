@@ -3,6 +3,7 @@ import MigrunKit
 import Testing
 
 @testable import MigrunScripting
+@testable import MigrunTools
 @testable import TestSupport
 
 #if canImport(FoundationXML)

@@ -1,6 +1,8 @@
 import Foundation
 import MigrunKit
+import MigrunModel
 import MigrunScripting
+import MigrunStore
 import TestSupport
 import Testing
 
@@ -77,7 +79,7 @@ import Testing
     let policies = try folder.folder("policies")
     try folder.write(Self.script, to: "policies/Shops-Shops 2.lua")
     let bundleURL = folder.url.appendingPathComponent("Shops.xcdatamodeld")
-    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let bundle = try ModelBundle(modelOrStoreAt: bundleURL)
     let store = folder.url.appendingPathComponent("shops.sqlite")
     let created = try SQLiteStore.create(at: store, model: try bundle.model(named: "Shops"))
     try created.write { writer in

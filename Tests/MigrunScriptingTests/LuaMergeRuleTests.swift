@@ -1,4 +1,5 @@
 import Foundation
+import MigrunContext
 import MigrunKit
 import MigrunScripting
 import TestSupport

@@ -1,6 +1,9 @@
 import Foundation
+import MigrunContext
 import MigrunKit
+import MigrunModel
 import MigrunScripting
+import MigrunStore
 import TestSupport
 import Testing
 
@@ -36,7 +39,7 @@ import Testing
   static func setUp(_ folder: TemporaryDirectory) throws -> (store: URL, bundle: ModelBundle, policies: URL) {
     try folder.write(model(constrained: false), to: "People.xcdatamodeld/People.xcdatamodel/contents")
     try folder.write(model(constrained: true), to: "People.xcdatamodeld/People 2.xcdatamodel/contents")
-    let bundle = try ModelBundle(contentsOf: folder.url.appendingPathComponent("People.xcdatamodeld"))
+    let bundle = try ModelBundle(modelOrStoreAt: folder.url.appendingPathComponent("People.xcdatamodeld"))
     let store = folder.url.appendingPathComponent("people.sqlite")
     let created = try SQLiteStore.create(at: store, model: try bundle.model(named: "People"))
     let context = StoreCoordinator(store: created).newContext()

@@ -1,7 +1,9 @@
 import Foundation
 import LuaHost
 import MigrunKit
+import MigrunModel
 import MigrunScripting
+import MigrunStore
 import TestSupport
 import Testing
 
@@ -12,7 +14,7 @@ import Testing
 
   @discardableResult
   static func migrate(_ store: URL, to destination: String? = nil) throws -> StoreMigrator.Report {
-    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let bundle = try ModelBundle(modelOrStoreAt: bundleURL)
     let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: [policies], override: nil)
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes, destination: destination,
@@ -66,7 +68,7 @@ import Testing
   func everyMoodyStoreReachesMoody6InOneRun(version: String) throws {
     let folder = try TemporaryDirectory()
     let store = try copyOfFixture("objcio-core-data-moody/stores/\(version).moody.sqlite", into: folder)
-    let bundle = try ModelBundle(contentsOf: Self.bundleURL)
+    let bundle = try ModelBundle(modelOrStoreAt: Self.bundleURL)
     let before = try SQLiteStore(url: store, model: try bundle.model(named: version))
     let continents = try Self.continentOfCountry(before)
     let moods = try Self.moods(before)
@@ -96,7 +98,7 @@ import Testing
     let folder = try TemporaryDirectory()
     let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)
     try Self.migrate(store, to: "Moody 3")
-    let v3 = try ModelBundle(contentsOf: Self.bundleURL).model(named: "Moody 3")
+    let v3 = try ModelBundle(modelOrStoreAt: Self.bundleURL).model(named: "Moody 3")
     let after = try SQLiteStore(url: store, model: v3)
     var checked = 0
     try after.forEachObject(of: "Mood", includingSubentities: false) { mood in

@@ -1,5 +1,6 @@
 import Foundation
 import MigrunKit
+import MigrunModel
 import MigrunScripting
 import TestSupport
 import Testing
@@ -26,7 +27,7 @@ import Testing
     for url in try Fixtures.modelBundles() + [
       Fixtures.repositoryRoot.appendingPathComponent("policies/examples/recipes/Recipes.xcdatamodeld")
     ] {
-      let bundle = try ModelBundle(contentsOf: url)
+      let bundle = try ModelBundle(modelOrStoreAt: url)
       let folders = url.path.hasPrefix(Fixtures.coreData.path) ? try Self.mappingFolders(near: url) : []
       let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: [], override: nil)?.names
       let scripted = ScriptedStep.scriptedSteps(of: bundle, order: order ?? bundle.versionNames, in: folders)
@@ -57,7 +58,7 @@ import Testing
     let url = Fixtures.url(
       "wibosco-coredatamigration-example/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld"
     )
-    let bundle = try ModelBundle(contentsOf: url)
+    let bundle = try ModelBundle(modelOrStoreAt: url)
     let bare = ModelLint.findings(bundle.models)
     #expect(bare.map(\.rule) == ["probable-rename"])
     #expect(bare.first?.properties == ["color", "hexColor"])

@@ -1,6 +1,8 @@
 import Foundation
 import MigrunKit
+import MigrunModel
 import MigrunScripting
+import MigrunStore
 import TestSupport
 import Testing
 
@@ -77,7 +79,7 @@ import Testing
     try folder.write(script, to: "policies/Edge-Edge 2.lua")
     let bundle = folder.url.appendingPathComponent("Edge.xcdatamodeld")
     let store = try folder.folder(UUID().uuidString).appendingPathComponent("edge.sqlite")
-    try SQLiteStore.create(at: store, model: try ModelBundle(contentsOf: bundle).model(named: "Edge")).close()
+    try SQLiteStore.create(at: store, model: try ModelBundle(modelOrStoreAt: bundle).model(named: "Edge")).close()
     try makeDatabase(
       store,
       rows.enumerated().map { index, values in
@@ -95,7 +97,8 @@ import Testing
       do {
         let report = try ScriptedMigrationTests.migrate(store, bundle: bundle, policies: policies, bulkCopy: bulkCopy)
         #expect(report.steps.map(\.method) == [bulkCopy ? .copyRows : .objects])
-        let migrated = try SQLiteStore(url: store, model: try ModelBundle(contentsOf: bundle).model(named: "Edge 2"))
+        let migrated = try SQLiteStore(
+          url: store, model: try ModelBundle(modelOrStoreAt: bundle).model(named: "Edge 2"))
         // Each run's store was made apart: all but its UUID must be equal.
         results[bulkCopy] = try StoreJSON.export(migrated).split(separator: "\n").filter { !$0.contains("\"uuid\"") }
           .joined(separator: "\n")

@@ -1,6 +1,8 @@
 import Foundation
 import MigrunKit
+import MigrunModel
 import MigrunScripting
+import MigrunStore
 import TestSupport
 import Testing
 
@@ -34,7 +36,7 @@ import Testing
     let bundleURL = folder.url.appendingPathComponent("Recipes.xcdatamodeld")
     let store = try folder.folder("data").appendingPathComponent("recipes.sqlite")
     let created = try SQLiteStore.create(
-      at: store, model: try ModelBundle(contentsOf: bundleURL).model(named: "Recipes"))
+      at: store, model: try ModelBundle(modelOrStoreAt: bundleURL).model(named: "Recipes"))
     try created.write { writer in
       for index in 1...count {
         try writer.insert(
@@ -55,7 +57,7 @@ import Testing
   static func migrate(_ store: URL, bundle bundleURL: URL, policies: URL, bulkCopy: Bool = true) throws
     -> StoreMigrator.Report
   {
-    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let bundle = try ModelBundle(modelOrStoreAt: bundleURL)
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes,
       order: VersionOrder(names: bundle.versionNames, origin: "test"),
@@ -73,7 +75,7 @@ import Testing
     let (store, bundleURL, policies) = try Self.setUp(
       folder, count: 300,
       script: #"return { Recipe = { attributes = { photo = function(src) return "PHO1" .. src.photo end } } }"#)
-    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let bundle = try ModelBundle(modelOrStoreAt: bundleURL)
     #expect(
       try bundle.model(named: "Recipes").entityVersionHashes != bundle.model(named: "Recipes 2").entityVersionHashes)
     let report = try Self.migrate(store, bundle: bundleURL, policies: policies, bulkCopy: bulkCopy)

@@ -1,7 +1,9 @@
 import Foundation
 import LuaHost
 import MigrunKit
+import MigrunModel
 import MigrunScripting
+import MigrunStore
 import TestSupport
 
 /// Runs migrations as `migrun migrate` does — each step's script (Lua file or Xcode mapping model)
@@ -13,7 +15,7 @@ enum ScriptedRun {
   static func migrate(
     _ store: URL, bundle bundleURL: URL, folders: [URL], to destination: String? = nil, mixed: Bool = true
   ) throws -> [StepMethod] {
-    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let bundle = try ModelBundle(modelOrStoreAt: bundleURL)
     let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: folders, override: nil)
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes, destination: destination,
@@ -31,7 +33,7 @@ enum ScriptedRun {
 
   /// The store's objects as JSON, read with version `version` of the bundle.
   static func export(_ store: URL, bundle bundleURL: URL, version: String) throws -> String {
-    let opened = try SQLiteStore(url: store, model: try ModelBundle(contentsOf: bundleURL).model(named: version))
+    let opened = try SQLiteStore(url: store, model: try ModelBundle(modelOrStoreAt: bundleURL).model(named: version))
     defer { try? opened.close() }
     return try StoreJSON.export(opened)
   }

@@ -1,5 +1,7 @@
 import Foundation
 import MigrunKit
+import MigrunModel
+import MigrunStore
 import Testing
 
 @testable import MigrunScripting
@@ -51,7 +53,7 @@ import Testing
     }) {
       guard let contents = expected.model else { continue }
       let version = Fixtures.url(contents).deletingLastPathComponent()
-      let bundle = try ModelBundle(contentsOf: version.deletingLastPathComponent())
+      let bundle = try ModelBundle(modelOrStoreAt: version.deletingLastPathComponent())
       let from = version.deletingPathExtension().lastPathComponent
       guard let start = bundle.versionNames.firstIndex(of: from) else { continue }
       for to in bundle.versionNames[(start + 1)...] {

@@ -1,5 +1,6 @@
 import Foundation
-import MigrunKit
+import MigrunModel
+import MigrunStore
 import SwiftDataModel
 import TestSupport
 import Testing
@@ -24,7 +25,7 @@ import Testing
   /// stored it; CartModel does once the two attributes added since are left out.
   @Test func hashesEqualTheOnesSwiftDataStored() throws {
     let fromSource = try SwiftDataSources.bundle(at: Fixtures.url(Self.root)).currentModel
-    let stored = try ModelBundle(contentsOf: Fixtures.url(Self.store)).currentModel
+    let stored = try ModelBundle(modelOrStoreAt: Fixtures.url(Self.store)).currentModel
     let storedHashes = try SQLiteStore.metadata(at: Fixtures.url(Self.store)).versionHashes
     #expect(stored.entityVersionHashes == storedHashes)
     for entity in ["CartItemModel", "CartItemModifierModel"] {
@@ -43,7 +44,7 @@ import Testing
   /// (types, optionality, relationships and their inverses, delete rules, uniqueness).
   @Test func propertiesEqualTheStoresOwnModel() throws {
     let fromSource = try SwiftDataSources.bundle(at: Fixtures.url(Self.root)).currentModel
-    let stored = try ModelBundle(contentsOf: Fixtures.url(Self.store)).currentModel
+    let stored = try ModelBundle(modelOrStoreAt: Fixtures.url(Self.store)).currentModel
     for entity in stored.entities {
       let mine = try #require(fromSource.entities.first { $0.name == entity.name })
       #expect(mine.uniquenessConstraints == entity.uniquenessConstraints, "\(entity.name)")

@@ -1,5 +1,6 @@
 import Foundation
 import MigrunKit
+import MigrunModel
 import SwiftDataModel
 import TestSupport
 import Testing

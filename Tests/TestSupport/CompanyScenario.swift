@@ -1,5 +1,8 @@
 import Foundation
+import MigrunContext
 import MigrunKit
+import MigrunModel
+import MigrunStore
 
 /// A company store on disk and the two-window scenario run on it.
 ///

@@ -1,5 +1,7 @@
 import Foundation
 import MigrunKit
+import MigrunModel
+import MigrunStore
 
 /// Random Core Data models and objects for property-based tests: inheritance up to three levels and
 /// every relationship shape Core Data lays out differently — to-one with and without an inverse,

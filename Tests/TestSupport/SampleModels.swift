@@ -1,5 +1,6 @@
 import Foundation
 import MigrunKit
+import MigrunModel
 
 /// Small models written for tests, covering what the fixtures do not.
 public enum SampleModels {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import MigrunKit
+import MigrunModel
 
 /// A SQLite file's schema as sets, read independently of migrun's store code: what must be equal
 /// between a store migrun writes and the one Apple's Core Data wrote.

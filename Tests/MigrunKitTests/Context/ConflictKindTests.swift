@@ -1,5 +1,7 @@
 import Foundation
+import MigrunContext
 import MigrunKit
+import MigrunStore
 import TestSupport
 import Testing
 

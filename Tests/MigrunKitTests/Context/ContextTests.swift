@@ -1,5 +1,8 @@
 import Foundation
+import MigrunContext
 import MigrunKit
+import MigrunModel
+import MigrunStore
 import TestSupport
 import Testing
 

@@ -2,7 +2,10 @@ import Foundation
 import GRDB
 import Testing
 
+@testable import MigrunContext
 @testable import MigrunKit
+@testable import MigrunModel
+@testable import MigrunStore
 @testable import TestSupport
 
 /// A context's saves are recorded in a store's persistent history as Core Data records them (one
@@ -56,7 +59,7 @@ import Testing
     #expect(rows.allSatisfy { ($0["ZENTITY"] as Int) == number && ($0["ZENTITYPK"] as Int64) == book.id.primaryKey })
     #expect(rows.map { $0["ZTRANSACTIONID"] as Int64 } == [before.1 + 1, before.1 + 2, before.1 + 3])
     // The update names the one property it wrote, in the bit order history's rewrite reads.
-    let bits = HistoryRewrite.updateBits(of: "Feedback", in: StoreSchema(model: model))
+    let bits = HistoryLayout.updateBits(of: "Feedback", in: StoreSchema(model: model))
     let mask = try #require(rows[1]["ZCOLUMNS"] as Data?)
     #expect(PersistentHistoryTests.names(mask, bits) == [HistoryRewrite.Key(kind: .attribute, name: "comment")])
     #expect(rows[0]["ZCOLUMNS"] as Data? == nil)

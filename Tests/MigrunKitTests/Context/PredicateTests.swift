@@ -2,7 +2,9 @@ import Foundation
 import TestSupport
 import Testing
 
+@testable import MigrunContext
 @testable import MigrunKit
+@testable import MigrunModel
 
 /// NSPredicate's format syntax, against the semantics Apple's "FormatPredicate Programming Guide"
 /// documents, on the company scenario (Ada 9000 and Bob 5000 in Sales, Bob reporting to Ada; Carol

@@ -1,5 +1,6 @@
 import Foundation
 import MigrunKit
+import MigrunModel
 import TestSupport
 import Testing
 
@@ -8,10 +9,10 @@ import Testing
   static let sampleModel = "coredataplus-samplemodels/SampleModel"
   static let moodyMappings = "objcio-core-data-moody/mappings"
   static func sampleBundle() throws -> ModelBundle {
-    try ModelBundle(contentsOf: Fixtures.url("\(sampleModel)/SampleModel.xcdatamodeld"))
+    try ModelBundle(modelOrStoreAt: Fixtures.url("\(sampleModel)/SampleModel.xcdatamodeld"))
   }
   static func moody() throws -> ModelBundle {
-    try ModelBundle(contentsOf: Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld"))
+    try ModelBundle(modelOrStoreAt: Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld"))
   }
 
   @Test func theSourceAndTheCompiledFormOfOneMappingModelReadTheSame() throws {

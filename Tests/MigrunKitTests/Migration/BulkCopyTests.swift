@@ -3,6 +3,8 @@ import TestSupport
 import Testing
 
 @testable import MigrunKit
+@testable import MigrunModel
+@testable import MigrunStore
 
 /// An inferred step run as SQL gives the same store as the same step run object by object, through
 /// hierarchies, ordered to-many, many-to-many and reflexive join tables, removed subentities and renames.

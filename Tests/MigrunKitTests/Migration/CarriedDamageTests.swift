@@ -3,6 +3,8 @@ import GRDB
 import Testing
 
 @testable import MigrunKit
+@testable import MigrunModel
+@testable import MigrunStore
 @testable import TestSupport
 
 /// Damage a real store already has — an external-data file never copied with it, a to-one key naming

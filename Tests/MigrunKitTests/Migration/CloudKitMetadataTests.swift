@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import MigrunKit
+import MigrunModel
+import MigrunStore
 import TestSupport
 import Testing
 
@@ -28,7 +30,7 @@ import Testing
       <?xml version="1.0" encoding="UTF-8"?>
       <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>K2.xcdatamodel</string></dict></plist>
       """, to: "K.xcdatamodeld/.xccurrentversion")
-    return try ModelBundle(contentsOf: folder.url.appendingPathComponent("K.xcdatamodeld"))
+    return try ModelBundle(modelOrStoreAt: folder.url.appendingPathComponent("K.xcdatamodeld"))
   }
 
   static func entityIDs(_ url: URL, _ table: String) throws -> [[Int64]] {

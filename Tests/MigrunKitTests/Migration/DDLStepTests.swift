@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import MigrunKit
+import MigrunModel
+import MigrunStore
 import TestSupport
 import Testing
 
@@ -80,7 +82,7 @@ import Testing
     }) {
       guard let contents = expected.model else { continue }
       let bundleURL = Fixtures.url(contents).deletingLastPathComponent().deletingLastPathComponent()
-      let bundle = try ModelBundle(contentsOf: bundleURL)
+      let bundle = try ModelBundle(modelOrStoreAt: bundleURL)
       let hashes = try SQLiteStore.metadata(at: Fixtures.url(store)).versionHashes
       for target in bundle.versionNames {
         // Every version the store can reach by one inferred step (Core Data's path).

@@ -1,5 +1,6 @@
 import Foundation
 import MigrunKit
+import MigrunModel
 import Testing
 
 /// What a step leaves behind, as `plan` and `migrate` report it.

@@ -3,6 +3,8 @@ import GRDB
 import Testing
 
 @testable import MigrunKit
+@testable import MigrunModel
+@testable import MigrunStore
 @testable import TestSupport
 
 /// External binary storage: values read through the reference everywhere, the support folder

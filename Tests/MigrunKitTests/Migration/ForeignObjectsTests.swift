@@ -3,6 +3,8 @@ import GRDB
 import Testing
 
 @testable import MigrunKit
+@testable import MigrunModel
+@testable import MigrunStore
 @testable import TestSupport
 
 /// What a store holds beyond its model — persistent history, an app's own tables, derived-attribute
@@ -135,7 +137,7 @@ import Testing
   }
 
   @Test func anAppsOwnTablesAreKeptAndItsTriggersRefusedByName() throws {
-    let moody = try ModelBundle(contentsOf: Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld"))
+    let moody = try ModelBundle(modelOrStoreAt: Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld"))
     let (v1, v2) = (try moody.model(named: "Moody"), try moody.model(named: "Moody 2"))
     let folder = try TemporaryDirectory()
     let url = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)

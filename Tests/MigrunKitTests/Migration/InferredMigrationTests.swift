@@ -1,5 +1,7 @@
 import Foundation
 import MigrunKit
+import MigrunModel
+import MigrunStore
 import TestSupport
 import Testing
 
@@ -17,7 +19,7 @@ import Testing
   ) throws -> (migrated: URL, original: URL, plan: MigrationPlan) {
     let url = try copyOfFixture(store, into: folder)
     let original = try copyOfFixture(store, into: folder)
-    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let bundle = try ModelBundle(modelOrStoreAt: bundleURL)
     let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: [], override: nil)
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: try SQLiteStore.metadata(at: url).versionHashes, destination: destination,
@@ -76,7 +78,7 @@ import Testing
       "objcio-core-data-moody/stores/Moody.moody.sqlite", bundle: Self.moody, to: "Moody 2", in: folder,
       method: method, ddlApplies: true)
     #expect(plan.steps.map(\.name) == ["Moody → Moody 2"])
-    let bundle = try ModelBundle(contentsOf: Self.moody)
+    let bundle = try ModelBundle(modelOrStoreAt: Self.moody)
     let v2 = try bundle.model(named: "Moody 2")
     let metadata = try SQLiteStore.metadata(at: migrated)
     #expect(metadata.isCompatible(with: v2))
@@ -118,7 +120,7 @@ import Testing
     let (migrated, original, plan) = try Self.migrate(
       "coredataplus-samplemodels/SampleModel/Fixtures/SampleModel_V1.sqlite", bundle: Self.sampleModel,
       to: "SampleModel2", in: folder, method: method, ddlApplies: false)
-    let bundle = try ModelBundle(contentsOf: Self.sampleModel)
+    let bundle = try ModelBundle(modelOrStoreAt: Self.sampleModel)
     let v2 = try bundle.model(named: "SampleModel2")
     #expect(try SQLiteStore.metadata(at: migrated).isCompatible(with: v2))
     let apple = try SchemaSnapshot(
@@ -143,7 +145,7 @@ import Testing
     let (migrated, original, plan) = try Self.migrate(
       "bignerdranch-coredatastack/Sample Model/Deprecated/TestModel.sqlite", bundle: bundleURL, to: "TestModel 2",
       in: folder, method: method, ddlApplies: true)
-    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let bundle = try ModelBundle(modelOrStoreAt: bundleURL)
     let mapping = try #require(plan.steps.first?.inferredMapping)
     #expect(mapping.mapping(named: "AddPublisher")?.kind == .add)
     _ = original
@@ -163,7 +165,7 @@ import Testing
     try folder.write(
       #"<model><entity name="E"><attribute name="a" optional="YES" attributeType="String"/></entity></model>"#,
       to: "M.xcdatamodeld/M 2.xcdatamodel/contents")
-    let bundle = try ModelBundle(contentsOf: folder.url.appendingPathComponent("M.xcdatamodeld"))
+    let bundle = try ModelBundle(modelOrStoreAt: folder.url.appendingPathComponent("M.xcdatamodeld"))
     let hashes = try bundle.model(named: "M").entityVersionHashes
     let error = try #require(throws: MigrationError.self) {
       try MigrationPlanner.plan(bundle: bundle, storeHashes: hashes)
@@ -200,7 +202,7 @@ import Testing
       <?xml version="1.0" encoding="UTF-8"?>
       <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>Beta.xcdatamodel</string></dict></plist>
       """, to: "U.xcdatamodeld/.xccurrentversion")
-    return try ModelBundle(contentsOf: folder.url.appendingPathComponent("U.xcdatamodeld"))
+    return try ModelBundle(modelOrStoreAt: folder.url.appendingPathComponent("U.xcdatamodeld"))
   }
 
   @Test func theDefaultPathIsCoreDatasDirectStepWhateverTheNames() throws {
@@ -241,7 +243,7 @@ import Testing
 
   @Test func anExplicitOrderWalksEveryVersion() throws {
     let folder = try TemporaryDirectory()
-    let bundle = try ModelBundle(contentsOf: Self.moody)
+    let bundle = try ModelBundle(modelOrStoreAt: Self.moody)
     try folder.write("# oldest first\nMoody\nMoody 2\n\nMoody 3\n", to: "policies/chain")
     let fromFile = try #require(
       try MigrationPlanner.explicitOrder(
@@ -314,7 +316,7 @@ import Testing
     let folder = try TemporaryDirectory()
     let store = try copyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
     let before = try Data(contentsOf: store)
-    let bundle = try ModelBundle(contentsOf: Self.moody)
+    let bundle = try ModelBundle(modelOrStoreAt: Self.moody)
     // A hand-made mapping that leaves a required attribute NULL: stage 3 must refuse it.
     var mapping = try MappingModel.inferred(
       from: try bundle.model(named: "Moody"), to: try bundle.model(named: "Moody 2"))
@@ -354,7 +356,7 @@ import Testing
       <?xml version="1.0" encoding="UTF-8"?>
       <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>R4.xcdatamodel</string></dict></plist>
       """, to: "R.xcdatamodeld/.xccurrentversion")
-    return try ModelBundle(contentsOf: folder.url.appendingPathComponent("R.xcdatamodeld"))
+    return try ModelBundle(modelOrStoreAt: folder.url.appendingPathComponent("R.xcdatamodeld"))
   }
 
   @Test(arguments: ["R1", "R2", "R3"]) func everyVersionKeepsTheRenamedValue(_ version: String) throws {

@@ -3,6 +3,8 @@ import GRDB
 import Testing
 
 @testable import MigrunKit
+@testable import MigrunModel
+@testable import MigrunStore
 @testable import TestSupport
 
 /// Persistent history kept true by a step that changes an entity's properties, on SampleModel2's
@@ -85,7 +87,7 @@ import Testing
   @Test func theBitsFollowCoreDatasOrder() throws {
     let url = Fixtures.url(Self.store)
     let model = try #require(try SQLiteStore.cachedModel(at: url))
-    let keys = HistoryRewrite.updateBits(of: "Book", in: StoreSchema(model: model))
+    let keys = HistoryLayout.updateBits(of: "Book", in: StoreSchema(model: model))
     // To-one keys (then entity and order columns: Book has none), attributes by name, to-manys.
     #expect(
       keys.map { "\($0.kind):\($0.name)" } == [
@@ -93,7 +95,7 @@ import Testing
         "attribute:publishedAt", "attribute:title", "attribute:uniqueID", "toMany:pages",
       ])
     // A subentity's list starts with its parent's.
-    let novel = HistoryRewrite.updateBits(of: "GraphicNovel", in: StoreSchema(model: model))
+    let novel = HistoryLayout.updateBits(of: "GraphicNovel", in: StoreSchema(model: model))
     #expect(novel.map(\.name).suffix(2) == ["isBlackAndWhite", "pages"])
   }
 
@@ -105,8 +107,8 @@ import Testing
       let url = folder.url.appendingPathComponent("History.sqlite")
       try Self.makeStore(at: url, model: source, historyFrom: fixture)
       let destination = try Self.destination(from: source)
-      let sourceKeys = HistoryRewrite.updateBits(of: "Book", in: StoreSchema(model: source))
-      let destinationKeys = HistoryRewrite.updateBits(of: "Book", in: StoreSchema(model: destination))
+      let sourceKeys = HistoryLayout.updateBits(of: "Book", in: StoreSchema(model: source))
+      let destinationKeys = HistoryLayout.updateBits(of: "Book", in: StoreSchema(model: destination))
       let touched: Set<HistoryRewrite.Key> = [
         .init(kind: .key, name: "author"), .init(kind: .attribute, name: "title"), .init(kind: .toMany, name: "pages"),
       ]

@@ -3,6 +3,8 @@ import GRDB
 import Testing
 
 @testable import MigrunKit
+@testable import MigrunModel
+@testable import MigrunStore
 @testable import TestSupport
 
 /// A row that an older app version left with another entity's `Z_ENT` in the table of an entity
@@ -22,7 +24,7 @@ import Testing
   @Test func theStaleRowIsAnObjectOfItsTablesEntity() throws {
     let folder = try TemporaryDirectory()
     let url = try Self.staleStore(in: folder)
-    let bundle = try ModelBundle(contentsOf: Self.moody)
+    let bundle = try ModelBundle(modelOrStoreAt: Self.moody)
     let store = try SQLiteStore(url: url, model: try bundle.model(named: "Moody"))
     defer { try? store.close() }
     #expect(try store.count(of: "Mood", includingSubentities: true) == 4)
@@ -39,7 +41,7 @@ import Testing
   @Test func everyPathCarriesItWithTheRightNumber() throws {
     let folder = try TemporaryDirectory()
     let url = try Self.staleStore(in: folder)
-    let bundle = try ModelBundle(contentsOf: Self.moody)
+    let bundle = try ModelBundle(modelOrStoreAt: Self.moody)
     let (v1, v2) = (try bundle.model(named: "Moody"), try bundle.model(named: "Moody 2"))
     let results = try DDLStepTests.migrateEveryWay(
       url, plan: try DDLStepTests.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
@@ -61,7 +63,7 @@ import Testing
     let folder = try TemporaryDirectory()
     let url = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
     try makeDatabase(url, ["DROP TABLE Z_MODELCACHE"])
-    let bundle = try ModelBundle(contentsOf: Self.moody)
+    let bundle = try ModelBundle(modelOrStoreAt: Self.moody)
     let (v1, v2) = (try bundle.model(named: "Moody"), try bundle.model(named: "Moody 2"))
     let results = try DDLStepTests.migrateEveryWay(
       url, plan: try DDLStepTests.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
@@ -81,7 +83,7 @@ import Testing
 
   @Test(arguments: [StepMethod.ddl, .copyRows, .objects])
   func aLostObjectOrLinkFailsTheStepOnEveryPath(_ method: StepMethod) throws {
-    let bundle = try ModelBundle(contentsOf: Self.moody)
+    let bundle = try ModelBundle(modelOrStoreAt: Self.moody)
     let (v1, v2) = (try bundle.model(named: "Moody"), try bundle.model(named: "Moody 2"))
     let damages = [
       // An object too many (no links): the object count catches it.

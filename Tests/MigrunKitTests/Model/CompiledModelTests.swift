@@ -1,5 +1,7 @@
 import Foundation
 import MigrunKit
+import MigrunModel
+import MigrunStore
 import TestSupport
 import Testing
 
@@ -14,7 +16,7 @@ import Testing
   /// (`X/Fixtures/NAME.momd` ↔ `X/NAME.xcdatamodeld`, or side by side in `Resources/`).
   static func sourceBundle(of momd: URL) throws -> ModelBundle {
     let url = try #require(try Fixtures.sourceBundle(ofCompiled: momd), "no source model for \(momd.path)")
-    return try ModelBundle(contentsOf: url)
+    return try ModelBundle(modelOrStoreAt: url)
   }
 
   /// The versions a `.momd` holds, counted from its files (one `.mom` per version).
@@ -28,7 +30,7 @@ import Testing
     var versions = 0
     var expectedVersions = 0
     for momd in folders {
-      let compiled = try ModelBundle(contentsOf: momd)
+      let compiled = try ModelBundle(modelOrStoreAt: momd)
       let source = try Self.sourceBundle(of: momd)
       expectedVersions += try Self.momFiles(in: momd)
       #expect(
@@ -53,7 +55,7 @@ import Testing
   /// of a new store — is the same read from the compiled model as from the XML.
   @Test func everyMomdVersionGivesTheSameStoreLayoutAndDefaultsAsItsXML() throws {
     for momd in try Self.momdFolders() {
-      let compiled = try ModelBundle(contentsOf: momd)
+      let compiled = try ModelBundle(modelOrStoreAt: momd)
       let source = try Self.sourceBundle(of: momd)
       for name in compiled.versionNames {
         let model = try compiled.model(named: name)
@@ -81,7 +83,7 @@ import Testing
 
   @Test func theCurrentVersionIsTheOneVersionInfoNames() throws {
     let momd = Fixtures.url("coredataplus-samplemodels/SampleModel/Fixtures/SampleModel.momd")
-    let bundle = try ModelBundle(contentsOf: momd)
+    let bundle = try ModelBundle(modelOrStoreAt: momd)
     #expect(bundle.versionNames == ["SampleModel", "SampleModel2", "SampleModel3"])
     #expect(bundle.currentVersionName == "SampleModel")
     #expect(bundle.isOrderGuessed)
@@ -89,7 +91,7 @@ import Testing
 
   @Test func aSingleMomIsAModelOfOneVersion() throws {
     let mom = Fixtures.url("coredataplus-samplemodels/SampleModel3/Fixtures/SampleModel3.momd/SampleModel3_v2.mom")
-    let bundle = try ModelBundle(contentsOf: mom)
+    let bundle = try ModelBundle(modelOrStoreAt: mom)
     #expect(bundle.versionNames == ["SampleModel3_v2"])
     let xml = try Self.sourceBundle(of: mom.deletingLastPathComponent()).model(named: "SampleModel3_v2")
     #expect(bundle.currentModel.entityVersionHashes == xml.entityVersionHashes)
@@ -101,7 +103,7 @@ import Testing
     let scratch = try TemporaryDirectory()
     var recognised = 0
     for momd in try Self.momdFolders() {
-      let bundle = try ModelBundle(contentsOf: momd)
+      let bundle = try ModelBundle(modelOrStoreAt: momd)
       let folder = momd.deletingLastPathComponent()
       for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) where file.hasSuffix(".sqlite") {
         // The version that wrote the store, as the fixtures' list says (`…/NAME.xcdatamodel/contents`).
@@ -130,7 +132,7 @@ import Testing
       let file = folder.url.appendingPathComponent("Broken\(index).mom")
       try damaged.write(to: file)
       #expect {
-        try ModelBundle(contentsOf: file)
+        try ModelBundle(modelOrStoreAt: file)
       } throws: { error in
         guard let error = error as? ModelError else { return false }
         return error.code == .notAModel && error.description.contains("Broken\(index).mom")

@@ -5,6 +5,8 @@ import TestSupport
 import Testing
 
 @testable import MigrunKit
+@testable import MigrunModel
+@testable import MigrunStore
 
 /// Composite attributes (`NSCompositeAttributeDescription`, type 2100: every SwiftData property whose
 /// type is a `Codable` struct or enum), judged by what SwiftData wrote in two apps' stores — their
@@ -258,7 +260,7 @@ import Testing
       <?xml version="1.0" encoding="UTF-8"?>
       <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>C2.xcdatamodel</string></dict></plist>
       """, to: "C.xcdatamodeld/.xccurrentversion")
-    return try ModelBundle(contentsOf: folder.url.appendingPathComponent("C.xcdatamodeld"))
+    return try ModelBundle(modelOrStoreAt: folder.url.appendingPathComponent("C.xcdatamodeld"))
   }
 
   static func uuid(_ byte: UInt8) -> StoreValue { .uuid([UInt8](repeating: byte, count: 16)) }

@@ -1,11 +1,12 @@
 import Foundation
 import MigrunKit
+import MigrunModel
 import TestSupport
 import Testing
 
 @Suite struct ModelBundleTests {
   @Test func readsEveryVersionAndTheCurrentOne() throws {
-    let bundle = try ModelBundle(contentsOf: Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld"))
+    let bundle = try ModelBundle(modelOrStoreAt: Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld"))
     #expect(bundle.name == "Moody")
     #expect(bundle.versionNames == ["Moody", "Moody 2", "Moody 3", "Moody 4", "Moody 5", "Moody 6"])
     #expect(bundle.currentVersionName == "Moody 6")
@@ -27,7 +28,7 @@ import Testing
   @Test func aSingleXcdatamodelIsABundleOfOneVersion() throws {
     let url = Fixtures.url(
       "bignerdranch-coredatastack/Sample Model/Deprecated/Sample.xcdatamodeld/TestModel 2.xcdatamodel")
-    let bundle = try ModelBundle(contentsOf: url)
+    let bundle = try ModelBundle(modelOrStoreAt: url)
     #expect(bundle.versionNames == ["TestModel 2"])
     #expect(bundle.currentVersionName == "TestModel 2")
     #expect(!bundle.isOrderGuessed)
@@ -40,7 +41,7 @@ import Testing
   }
 
   @Test func anUnknownVersionNameListsTheVersions() throws {
-    let bundle = try ModelBundle(contentsOf: Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld"))
+    let bundle = try ModelBundle(modelOrStoreAt: Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld"))
     let error = try #require(throws: ModelError.self) { try bundle.model(named: "Moody 9") }
     #expect(error.code == .unknownVersion)
     #expect(error.description.contains("'Moody 9'") && error.description.contains("'Moody 6'"))
@@ -49,14 +50,14 @@ import Testing
   @Test func anEmptyBundleFolderIsRefused() throws {
     let temporary = try TemporaryDirectory()
     let empty = try temporary.folder("Empty.xcdatamodeld")
-    let error = try #require(throws: ModelError.self) { try ModelBundle(contentsOf: empty) }
+    let error = try #require(throws: ModelError.self) { try ModelBundle(modelOrStoreAt: empty) }
     #expect(error.code == .noVersions)
     #expect(error.description == "\(empty.path): the folder holds no .xcdatamodel versions")
   }
 
   @Test func aMissingPathIsRefused() {
     let error = try? #require(throws: ModelError.self) {
-      try ModelBundle(contentsOf: URL(fileURLWithPath: "/nonexistent/Model.xcdatamodeld"))
+      try ModelBundle(modelOrStoreAt: URL(fileURLWithPath: "/nonexistent/Model.xcdatamodeld"))
     }
     #expect(error?.code == .unreadable)
   }
@@ -70,7 +71,7 @@ import Testing
       <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>M 2.xcdatamodel</string></dict></plist>
       """, to: "M.xcdatamodeld/.xccurrentversion")
     let error = try #require(throws: ModelError.self) {
-      try ModelBundle(contentsOf: temporary.url.appendingPathComponent("M.xcdatamodeld"))
+      try ModelBundle(modelOrStoreAt: temporary.url.appendingPathComponent("M.xcdatamodeld"))
     }
     #expect(error.code == .unknownVersion)
   }

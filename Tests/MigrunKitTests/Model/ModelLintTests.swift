@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import MigrunKit
+@testable import MigrunModel
 @testable import TestSupport
 
 /// Each lint rule: a pair of versions that trips it, and one that does not.

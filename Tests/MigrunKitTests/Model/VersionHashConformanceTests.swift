@@ -1,5 +1,6 @@
 import Foundation
 import MigrunKit
+import MigrunModel
 import TestSupport
 import Testing
 
@@ -38,7 +39,7 @@ import Testing
   /// The model version a `…/NAME.xcdatamodel/contents` path names.
   static func model(at contentsPath: String) throws -> ObjectModel {
     let version = Fixtures.url(contentsPath).deletingLastPathComponent()
-    let bundle = try ModelBundle(contentsOf: version.deletingLastPathComponent())
+    let bundle = try ModelBundle(modelOrStoreAt: version.deletingLastPathComponent())
     return try bundle.model(named: version.deletingPathExtension().lastPathComponent)
   }
 
@@ -102,7 +103,7 @@ import Testing
       let bundleURL = try #require(
         try Fixtures.sourceBundle(ofCompiled: plistURL.deletingLastPathComponent()),
         "no \(momdName).xcdatamodeld for \(plistURL.path)")
-      let bundle = try ModelBundle(contentsOf: bundleURL)
+      let bundle = try ModelBundle(modelOrStoreAt: bundleURL)
       let versions = try #require(plist["NSManagedObjectModel_VersionHashes"] as? [String: [String: Data]])
       versionsListed += versions.count
       checksumsListed += (plist["NSManagedObjectModel_VersionChecksums"] as? [String: String])?.count ?? 0

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import MigrunKit
+import MigrunModel
 import Testing
 
 /// Branches the real fixtures do not reach. Each expected hash is assembled here, byte by byte, from

@@ -1,5 +1,6 @@
 import Foundation
 import MigrunKit
+import MigrunModel
 import TestSupport
 import Testing
 

@@ -4,6 +4,8 @@ import TestSupport
 import Testing
 
 @testable import MigrunKit
+@testable import MigrunModel
+@testable import MigrunStore
 
 #if canImport(Glibc)
   import Glibc
@@ -111,7 +113,7 @@ import Testing
     }) {
       guard let contents = expected.model else { continue }
       let version = Fixtures.url(contents).deletingLastPathComponent()
-      let model = try ModelBundle(contentsOf: version.deletingLastPathComponent())
+      let model = try ModelBundle(modelOrStoreAt: version.deletingLastPathComponent())
         .model(named: version.deletingPathExtension().lastPathComponent)
       let blob = try SQLiteStore.rawModelCache(at: Fixtures.url(store))
       guard let blob, !blob.isEmpty else { continue }

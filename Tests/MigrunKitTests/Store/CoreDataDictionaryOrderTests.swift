@@ -1,6 +1,7 @@
 import Testing
 
 @testable import MigrunKit
+@testable import MigrunModel
 
 /// ``CoreDataDictionaryOrder`` against known answers worked out by hand from the decompiled
 /// functions (an independent script, not this code), and the rules that decide the orders.

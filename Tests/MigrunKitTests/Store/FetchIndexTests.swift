@@ -3,6 +3,8 @@ import GRDB
 import Testing
 
 @testable import MigrunKit
+@testable import MigrunModel
+@testable import MigrunStore
 @testable import TestSupport
 
 /// Every fetch-index kind Core Data writes, written as it writes them (public decompilation of

@@ -1,5 +1,7 @@
 import Foundation
 import MigrunKit
+import MigrunModel
+import MigrunStore
 import TestSupport
 import Testing
 
@@ -84,7 +86,7 @@ import Testing
     let generated = GeneratedModel(seed: seed)
     let folder = try TemporaryDirectory()
     let (bundleURL, renamed) = try Self.bundle(generated, in: folder)
-    let bundle = try ModelBundle(contentsOf: bundleURL)
+    let bundle = try ModelBundle(modelOrStoreAt: bundleURL)
     let v1 = try bundle.model(named: "V1")
     let v2 = try bundle.model(named: "V2")
     let objects = generated.objects(for: v1, seed: seed)

@@ -4,6 +4,8 @@ import PropertyList
 import Testing
 
 @testable import MigrunKit
+@testable import MigrunModel
+@testable import MigrunStore
 @testable import TestSupport
 
 /// Every store migrun writes describes itself (`Z_MODELCACHE`), archived the way Core Data archives
@@ -79,7 +81,7 @@ import Testing
   @Test func everyFixtureModelVersionRoundTrips() throws {
     var checked = 0
     for url in try Fixtures.modelBundles() {
-      let bundle = try ModelBundle(contentsOf: url)
+      let bundle = try ModelBundle(modelOrStoreAt: url)
       for version in bundle.versionNames {
         let model = try bundle.model(named: version)
         let ours = try Self.rewritten(model)
@@ -119,7 +121,7 @@ import Testing
     var ourFields: [String: Set<String>] = [:]
     var ourClasses: [String: [String]] = [:]
     for url in try Fixtures.modelBundles() {
-      let bundle = try ModelBundle(contentsOf: url)
+      let bundle = try ModelBundle(modelOrStoreAt: url)
       for version in bundle.versionNames {
         let archive = try PropertyListValue(
           decoding: try ObjectModel.inflateModelCache(try bundle.model(named: version).modelCache()))
@@ -138,7 +140,7 @@ import Testing
   /// A new store describes itself: opened, inspected and exported with no model.
   @Test func aCreatedStoreCarriesItsModel() throws {
     let folder = try TemporaryDirectory()
-    let model = try ModelBundle(contentsOf: Self.moody).model(named: "Moody 6")
+    let model = try ModelBundle(modelOrStoreAt: Self.moody).model(named: "Moody 6")
     let url = folder.url.appendingPathComponent("new.sqlite")
     try SQLiteStore.create(at: url, model: model).close()
     let cached = try #require(try SQLiteStore.cachedModel(at: url))
@@ -153,7 +155,7 @@ import Testing
   @Test func everyPathWritesTheDestinationsModel() throws {
     let folder = try TemporaryDirectory()
     let url = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
-    let bundle = try ModelBundle(contentsOf: Self.moody)
+    let bundle = try ModelBundle(modelOrStoreAt: Self.moody)
     let (v1, v2) = (try bundle.model(named: "Moody"), try bundle.model(named: "Moody 2"))
     let results = try DDLStepTests.migrateEveryWay(
       url, plan: try DDLStepTests.plan(v1, v2), destination: v2, in: folder, expectDDL: true)

@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import MigrunKit
+import MigrunModel
+import MigrunStore
 import TestSupport
 import Testing
 

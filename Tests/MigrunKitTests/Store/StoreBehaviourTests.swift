@@ -1,5 +1,7 @@
 import Foundation
 import MigrunKit
+import MigrunModel
+import MigrunStore
 import TestSupport
 import Testing
 

@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import MigrunKit
+import MigrunModel
+import MigrunStore
 import TestSupport
 import Testing
 
@@ -23,7 +25,7 @@ import Testing
   static func bundle(for contents: String) throws -> (ModelBundle, String) {
     let version = Fixtures.url(contents).deletingLastPathComponent()
     return (
-      try ModelBundle(contentsOf: version.deletingLastPathComponent()),
+      try ModelBundle(modelOrStoreAt: version.deletingLastPathComponent()),
       version.deletingPathExtension().lastPathComponent
     )
   }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import MigrunKit
+import MigrunStore
 import TestSupport
 import Testing
 

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import MigrunKit
+@testable import MigrunModel
+@testable import MigrunStore
 @testable import TestSupport
 
 /// The made-up objects `migrun verify` migrates: valid under each version's rules, every
@@ -13,7 +15,7 @@ import Testing
     for url in try Fixtures.modelBundles() + [
       Fixtures.repositoryRoot.appendingPathComponent("policies/examples/recipes/Recipes.xcdatamodeld")
     ] {
-      let bundle = try ModelBundle(contentsOf: url)
+      let bundle = try ModelBundle(modelOrStoreAt: url)
       for version in bundle.versionNames {
         let model = try bundle.model(named: version)
         let objects = StoreFiller.objects(for: model, perEntity: 6, seed: 7)
@@ -36,7 +38,7 @@ import Testing
       }
     }
     #expect(checked >= 10)
-    let model = try ModelBundle(contentsOf: Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld"))
+    let model = try ModelBundle(modelOrStoreAt: Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld"))
       .model(named: "Moody 6")
     #expect(
       StoreFiller.objects(for: model, perEntity: 6, seed: 1) != StoreFiller.objects(for: model, perEntity: 6, seed: 2))

@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import MigrunKit
+import MigrunModel
+import MigrunStore
 import TestSupport
 import Testing
 
@@ -20,7 +22,7 @@ import Testing
       var model: ObjectModel?
       if let contents = expected.model {
         let version = Fixtures.url(contents).deletingLastPathComponent()
-        model = try ModelBundle(contentsOf: version.deletingLastPathComponent())
+        model = try ModelBundle(modelOrStoreAt: version.deletingLastPathComponent())
           .model(named: version.deletingPathExtension().lastPathComponent)
       }
       try body(store, url, try SQLiteStore(url: url, model: model))
@@ -70,7 +72,7 @@ import Testing
 
   @Test func anExportIsNotImportedIntoAnotherModelVersion() throws {
     let folder = try TemporaryDirectory()
-    let bundle = try ModelBundle(contentsOf: Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld"))
+    let bundle = try ModelBundle(modelOrStoreAt: Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld"))
     let url = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)
     let json = try StoreJSON.export(try SQLiteStore(url: url, model: try bundle.model(named: "Moody 2")))
     let other = try SQLiteStore.create(
@@ -129,7 +131,7 @@ import Testing
   @Test func anIncompatibleModelIsRefusedEntityByEntity() throws {
     let folder = try TemporaryDirectory()
     let url = try copyOfFixture("objcio-core-data-moody/stores/Moody 3.moody.sqlite", into: folder)
-    let bundle = try ModelBundle(contentsOf: Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld"))
+    let bundle = try ModelBundle(modelOrStoreAt: Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld"))
     let before = try Data(contentsOf: url)
     let error = try #require(throws: StoreError.self) {
       _ = try SQLiteStore(url: url, model: try bundle.model(named: "Moody 5"))

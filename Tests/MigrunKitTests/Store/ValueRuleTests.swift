@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
+@testable import MigrunContext
 @testable import MigrunKit
+@testable import MigrunModel
+@testable import MigrunStore
 @testable import TestSupport
 
 /// The model's value rules — minimum and maximum values (numbers, dates), lengths (strings, binary

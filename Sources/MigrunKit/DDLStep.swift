@@ -1,0 +1,758 @@
+import Foundation
+import GRDB
+import MigrunStore
+
+/// A step done in place on a copy of the store, by DDL: no row is copied. The copy (a reflink
+/// clone where the file system offers one) gets `ALTER TABLE … RENAME / ADD / DROP COLUMN`, join
+/// tables renamed, created or dropped, one `UPDATE` per entity filling new values (defaults, and
+/// `coalesce` where an optional attribute became required), indexes dropped and created where they
+/// differ, and new metadata — all in one transaction.
+///
+/// It applies when the step keeps every entity where it was (same names, numbers, tables and
+/// hierarchy) and every row stays the row it was: attributes and relationship columns added,
+/// removed or renamed, optionality changed, indexes changed, or nothing but version hashes
+/// (modifiers). Anything else — entities added, removed or renamed, hierarchy changes, to-one ↔
+/// to-many, a relationship pointing elsewhere, computed values, new uniqueness constraints, tables or
+/// triggers the model does not declare — copies rows (``BulkCopy``) or runs object by object; the
+/// reason is in ``Decision``, which `migrun plan` shows.
+///
+/// The result is the store the copy path writes: the same tables and columns (checked here before
+/// anything runs, by playing the edits on the source layout), indexes and values. Two things differ
+/// by design: columns added by `ADD COLUMN` come last in their table (Core Data reads columns by
+/// name), and `Z_PRIMARYKEY.Z_MAX` keeps the source's value (the copy path lowers it to the largest
+/// key present; Core Data never reuses a key either way).
+struct DDLStep {
+  enum Decision {
+    case ddl(DDLStep)
+    /// Why the step must copy rows.
+    case copyRows(String)
+  }
+
+  /// Core Data's own tables, in every store beside the model's.
+  static let coreDataTables: Set<String> = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
+
+  /// Join tables of the source that no destination relationship continues.
+  let droppedTables: [String]
+  /// Join tables renamed: source name → destination name.
+  let renamedTables: [(from: String, to: String)]
+  /// Source columns no destination column continues (table named as in the destination).
+  let droppedColumns: [(table: String, column: String)]
+  let renamedColumns: [(table: String, from: String, to: String)]
+  let addedColumns: [(table: String, column: StoreSchema.Column)]
+  /// New entity and join tables.
+  let createdTables: [StoreSchema.Table]
+  /// New entities (numbered after the source's): rows for `Z_PRIMARYKEY`.
+  let addedEntities: [StoreSchema.EntityLayout]
+  /// One `UPDATE … WHERE Z_ENT = n` per entity whose rows get new values, with its arguments.
+  let fills: [(mapping: String, sql: String, arguments: [DatabaseValue])]
+  /// Destination table → source column → destination column, for comparing indexes.
+  let columnNames: [String: [String: String]]
+  /// Source table → destination table (entity tables keep their names).
+  let tableNames: [String: String]
+  let destination: StoreSchema
+  /// Persistent history's positions the step moves (``HistoryRewrite``), rewritten in the edit.
+  let history: HistoryRewrite
+  /// The source's R-tree fetch indexes, dropped before the edit (the destination's are built after).
+  let sourceRTrees: [StoreSchema.RTreeIndex]
+
+  /// Whether `mapping` can run as DDL on a store laid out as `schema` whose file holds `tables`
+  /// (name → columns) and the triggers and views named in `otherObjects`.
+  /// `constrained`: per table (uppercased), the columns (uppercased) a table constraint of its
+  /// `CREATE TABLE` names — Core Data writes uniqueness constraints as `CONSTRAINT … UNIQUE (…)`,
+  /// and `ALTER TABLE … DROP COLUMN` cannot drop such a column.
+  static func decide(
+    mapping: MappingModel, schema source: StoreSchema, tables: [String: [String]], otherObjects: [String],
+    constrained: [String: Set<String>] = [:]
+  ) -> Decision {
+    let destination = StoreSchema(model: mapping.destination)
+    // Every row stays in its table with its Z_ENT: each entity keeps its number, parent and table
+    // (new entities may come after them).
+    for layout in source.entities {
+      guard let kept = destination.layout(of: layout.name), kept.number == layout.number,
+        kept.superNumber == layout.superNumber, kept.table == layout.table
+      else {
+        return .copyRows(
+          "entity \(layout.name) is removed, renamed, renumbered or moved in the hierarchy: its rows move")
+      }
+    }
+    // Core Data's derived-attribute and R-tree triggers are rewritten for the destination; others
+    // are not known.
+    let rtrees = source.rtreeIndexes.reduce(into: Set<String>()) { $0.formUnion($1.objectNames) }
+    if let first = otherObjects.first(where: { !$0.hasPrefix("Z_DA_") && !rtrees.contains($0.uppercased()) }) {
+      return .copyRows("the store has triggers or views (\(first)) a DDL edit would have to rewrite")
+    }
+    do {
+      _ = try DerivedAttributes.triggers(of: destination)
+    } catch {
+      return .copyRows(error.reason)
+    }
+    if let first = destination.unsupported.first { return .copyRows(first) }
+    // The model's tables hold exactly the model's columns (a column of the store's own would be
+    // dropped by the copy path's layout, so it is left to that path's checks).
+    let expected = Dictionary(uniqueKeysWithValues: source.tables.map { ($0.name.uppercased(), $0) })
+    for (name, columns) in tables {
+      let key = name.uppercased()
+      guard !key.hasPrefix("SQLITE_"), !coreDataTables.contains(key) else { continue }
+      // The store's own tables (persistent history, CloudKit's, an app's) stay where they are.
+      guard let table = expected[key] else { continue }
+      let declared = Set(table.columns.map { $0.name.uppercased() })
+      if let extra = columns.first(where: { !declared.contains($0.uppercased()) }) {
+        return .copyRows("table \(name) has a column its model does not declare (\(extra))")
+      }
+    }
+    for entityMapping in mapping.entityMappings {
+      switch entityMapping.kind {
+      case .copy, .transform: break
+      case .add, .remove: continue  // entities without rows (abstract), or caught by the check above
+      case .custom: return .copyRows("entity mapping \(entityMapping.name) is custom")
+      }
+      guard entityMapping.sourceEntity == entityMapping.destinationEntity else {
+        return .copyRows("entity mapping \(entityMapping.name) moves objects to another entity")
+      }
+      guard let from = entityMapping.sourceEntity.flatMap(mapping.source.entity(named:)),
+        let to = entityMapping.destinationEntity.flatMap(mapping.destination.entity(named:))
+      else { return .copyRows("entity mapping \(entityMapping.name) names an unknown entity") }
+      guard
+        BulkCopy.keepsConstraints(entityMapping, from: from, in: mapping.source, to: to, in: mapping.destination)
+      else { return .copyRows("\(to.name) gets a uniqueness constraint its rows may break") }
+      if let attribute = ExternalData.rewrittenAttribute(
+        entityMapping, from: from, in: mapping.source, to: to, in: mapping.destination)
+      {
+        return .copyRows("\(to.name).\(attribute) changes how its values are kept (external binary storage)")
+      }
+    }
+    var builder = Builder(mapping: mapping, source: source, destination: destination, constrained: constrained)
+    return builder.build()
+  }
+
+  /// The decision for the step `mapping` on a store migrun wrote: laid out as a new store of the
+  /// step's source version, nothing else in it (what `migrun plan` assumes for steps after the first).
+  static func decide(mapping: MappingModel) -> Decision {
+    let schema = StoreSchema(model: mapping.source)
+    var tables = Dictionary(uniqueKeysWithValues: schema.tables.map { ($0.name, $0.columns.map(\.name)) })
+    for table in coreDataTables { tables[table] = [] }
+    return decide(mapping: mapping, schema: schema, tables: tables, otherObjects: [])
+  }
+
+  /// The decision for the step `mapping` on the store `store` (its layout and file as they are).
+  static func decide(mapping: MappingModel, store: SQLiteStore) throws -> Decision {
+    let others = try store.read { db in
+      try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type IN ('trigger', 'view') ORDER BY name")
+    }
+    let creates = try store.read { db in
+      try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL")
+    }
+    var constrained: [String: Set<String>] = [:]
+    for row in creates {
+      guard let name = try row.value(at: 0, as: String.self), let sql = try row.value(at: 1, as: String.self) else {
+        continue
+      }
+      constrained[name.uppercased()] = tableConstraintColumns(sql)
+    }
+    return decide(
+      mapping: mapping, schema: store.schema, tables: store.storedTables, otherObjects: others,
+      constrained: constrained)
+  }
+
+  /// The columns (uppercased) named by the table constraints (`UNIQUE (…)`, `PRIMARY KEY (…)`,
+  /// `CHECK (…)`) of a `CREATE TABLE` statement.
+  static func tableConstraintColumns(_ sql: String) -> Set<String> {
+    var columns: Set<String> = []
+    let upper = sql.uppercased()
+    for keyword in ["UNIQUE", "PRIMARY KEY", "CHECK"] {
+      var rest = upper[...]
+      while let found = rest.range(of: keyword) {
+        rest = rest[found.upperBound...]
+        let trimmed = rest.drop { $0 == " " || $0 == "\t" || $0 == "\n" }
+        guard trimmed.first == "(", let close = trimmed.firstIndex(of: ")") else { continue }
+        let inside = trimmed[trimmed.index(after: trimmed.startIndex)..<close]
+        for part in inside.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "_") }) {
+          columns.insert(String(part))
+        }
+      }
+    }
+    return columns
+  }
+
+  // MARK: - Running
+
+  /// Edits the store at `url` (migrun's own copy, with no sidecars) into the destination layout and
+  /// writes `metadata`. One transaction; on any error the copy is to be thrown away.
+  /// The tables whose rows the edit rewrites (SQLite rewrites a table to drop a column). No other
+  /// statement of the edit inserts or deletes a row of a table it keeps, or writes a key or join
+  /// column: it renames tables and columns, adds columns, fills new attributes and fixes stale
+  /// `Z_ENT`s — so every other kept table holds the rows and links it held (``Conservation``
+  /// counts only these again).
+  var rewrittenTables: Set<String> { Set(droppedColumns.map { $0.table.uppercased() }) }
+
+  /// The destination's tables (uppercased) the edit neither rewrites nor creates: they must come out
+  /// with the rows and key columns the source held — checked as the edit runs (``EditWatch``), so a
+  /// count after the step has nothing to find in them.
+  var untouchedTables: Set<String> {
+    Set(destination.tables.map { $0.name.uppercased() }).subtracting(rewrittenTables)
+      .subtracting(createdTables.map { $0.name.uppercased() })
+  }
+
+  /// Per table (uppercased), the columns that hold identity and links: `Z_PK`, `Z_ENT` where the
+  /// table holds several entities (it says which object is which), every to-one's key, entity and
+  /// order columns, every column of a join table. (`Z_ENT` of a table one entity has alone is what
+  /// the edit fixes in stale rows.)
+  var keyColumns: [String: Set<String>] {
+    var keys: [String: Set<String>] = [:]
+    for layout in destination.entities {
+      let table = layout.table.uppercased()
+      keys[table, default: []].insert("Z_PK")
+      if destination.soleEntity(ofTable: layout.table) == nil { keys[table, default: []].insert("Z_ENT") }
+      for case .toOne(let key, let entity, let order) in layout.properties.values {
+        keys[table, default: []].formUnion([key, entity, order].compactMap { $0?.name.uppercased() })
+      }
+    }
+    for table in destination.tables where table.primaryKey.count == 2 {
+      keys[table.name.uppercased()] = Set(table.columns.map { $0.name.uppercased() })
+    }
+    return keys
+  }
+
+  /// `whileEditing`: run inside the edit's transaction, before it commits (tests damage the edit
+  /// with it, as a faulty statement would).
+  /// Returns what it rewrote in persistent history.
+  @discardableResult
+  func run(
+    on url: URL, metadata: StoreMetadata, progress: (MigrationProgress) -> Void,
+    whileEditing: ((Database) throws -> Void)? = nil
+  ) throws -> HistoryRewritten {
+    let modelCache = try destination.model.modelCache()
+    let queue: DatabaseQueue
+    do {
+      queue = try DatabaseQueue(
+        path: url.path, configuration: SQLiteStore.configuration(readOnly: false, fastWrites: true))
+    } catch {
+      throw StoreError(.sqlite, file: url.lastPathComponent, reason: "cannot open the copy (\(error))")
+    }
+    defer { try? queue.close() }
+    var history = HistoryRewritten()
+    do {
+      try queue.writeWithoutTransaction { db in
+        let watch = EditWatch(untouched: untouchedTables, keys: keyColumns)
+        db.add(transactionObserver: watch, extent: .nextTransaction)
+        try db.inTransaction {
+          // Core Data's derived-attribute triggers go first (they name columns the edits change)
+          // and come back as the destination's at the end.
+          for name in try String.fetchAll(
+            db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'Z\\_DA\\_%' ESCAPE '\\'")
+          {
+            try db.execute(sql: "DROP TRIGGER \(name)")
+          }
+          // Core Data's R-tree indexes likewise: dropped, and built again from the edited rows.
+          for index in sourceRTrees {
+            for suffix in ["INSERT", "UPDATE", "DELETE"] {
+              try db.execute(sql: "DROP TRIGGER IF EXISTS \(index.name)_\(suffix)")
+            }
+            try db.execute(sql: "DROP TABLE IF EXISTS \(index.name)")
+          }
+          let kept = try dropChangedIndexes(db)
+          for table in droppedTables { try db.execute(sql: "DROP TABLE \(table)") }
+          try rename(renamedTables.map { (nil as String?, $0.from, $0.to) }, in: db)
+          for (table, column) in droppedColumns { try db.execute(sql: "ALTER TABLE \(table) DROP COLUMN \(column)") }
+          try rename(renamedColumns.map { ($0.table, $0.from, $0.to) }, in: db)
+          for (table, column) in addedColumns {
+            try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(column.name) \(column.type)")
+          }
+          for table in createdTables { try db.execute(sql: table.createStatement) }
+          for layout in addedEntities {
+            try db.execute(
+              sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
+              arguments: [layout.number, layout.name, layout.superNumber])
+          }
+          // Rows an older app version left with another entity's number in a table its entity is
+          // alone in are that entity's objects (Core Data fetches them): they get its number, as
+          // the copy path writes them.
+          for layout in destination.entities where destination.soleEntity(ofTable: layout.table) == layout {
+            try db.execute(
+              sql: "UPDATE \(layout.table) SET Z_ENT = \(layout.number) WHERE Z_ENT IS NOT \(layout.number)")
+          }
+          for fill in fills {
+            try db.execute(sql: fill.sql, arguments: StatementArguments(fill.arguments))
+            let rows = db.changesCount
+            progress(MigrationProgress(stage: .instances, mapping: fill.mapping, done: rows, total: rows))
+          }
+          for index in destination.indexes where !kept.contains(index.name.uppercased()) {
+            try db.execute(sql: index.createStatement)
+          }
+          try DerivedAttributes.install(db, destination)
+          try SQLiteStore.installRTrees(db, destination)
+          if try db.tableExists("ACHANGE") { history = try self.history.apply(db) }
+          try db.execute(
+            sql: "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?",
+            arguments: [metadata.uuid, Data(metadata.plist.binaryEncoded())])
+          // The cache describes the store's model, now the destination. A store of an older
+          // framework (before iOS 7 / OS X 10.9) has no cache table: it comes out in today's layout.
+          try db.execute(sql: "CREATE TABLE IF NOT EXISTS Z_MODELCACHE (Z_CONTENT BLOB)")
+          try db.execute(sql: "DELETE FROM Z_MODELCACHE")
+          try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [Data(modelCache)])
+          try whileEditing?(db)
+          return .commit
+        }
+      }
+    } catch let error as StoreError {
+      throw error
+    } catch let error as MigrationError {
+      throw error
+    } catch {
+      throw StoreError(.sqlite, file: url.lastPathComponent, reason: "the DDL edit failed (\(error))")
+    }
+    return history
+  }
+
+  /// Watches the edit's own statements on the tables it must keep as they are (``untouchedTables``):
+  /// a row inserted or deleted there, or a key or join column written, fails the commit — the edit
+  /// is rolled back and the step refused, naming what was written. SQLite tells the observer only
+  /// of the statements that could do it (GRDB asks per statement), so the fills and `Z_ENT` fixes
+  /// of a large table cost nothing here.
+  final class EditWatch: TransactionObserver {
+    let untouched: Set<String>
+    let keys: [String: Set<String>]
+    private(set) var written: [String: Int] = [:]
+
+    init(untouched: Set<String>, keys: [String: Set<String>]) {
+      self.untouched = untouched
+      self.keys = keys
+    }
+
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
+      switch eventKind {
+      case .insert(let table), .delete(let table): untouched.contains(table.uppercased())
+      case .update(let table, let columns):
+        untouched.contains(table.uppercased())
+          && !(keys[table.uppercased()] ?? []).isDisjoint(with: columns.map { $0.uppercased() })
+      }
+    }
+
+    func databaseDidChange(with event: DatabaseEvent) {
+      let what =
+        switch event.kind {
+        case .insert: "inserted into \(event.tableName)"
+        case .delete: "deleted from \(event.tableName)"
+        case .update: "with key or join columns written in \(event.tableName)"
+        }
+      written[what, default: 0] += 1
+    }
+
+    func databaseWillCommit() throws {
+      guard !written.isEmpty else { return }
+      throw MigrationError(
+        .validation,
+        reason:
+          "the step's DDL edit would change rows it must keep ("
+          + written.sorted { $0.key < $1.key }.map { "\($0.value) row\($0.value == 1 ? "" : "s") \($0.key)" }
+          .joined(separator: ", ")
+          + "): the step would lose objects or relationships; the store is unchanged")
+    }
+
+    func databaseDidCommit(_ db: Database) {}
+    func databaseDidRollback(_ db: Database) {}
+  }
+
+  /// Renames tables (`table` nil) or columns, through temporary names where a new name is still
+  /// taken by one renamed later (a swap).
+  private func rename(_ renames: [(table: String?, from: String, to: String)], in db: Database) throws {
+    func statement(_ table: String?, _ from: String, _ to: String) -> String {
+      if let table {
+        "ALTER TABLE \(table) RENAME COLUMN \(from) TO \(to)"
+      } else {
+        "ALTER TABLE \(from) RENAME TO \(to)"
+      }
+    }
+    let sources = Set(renames.map { "\($0.table ?? "")/\($0.from.uppercased())" })
+    let clash = renames.contains { sources.contains("\($0.table ?? "")/\($0.to.uppercased())") }
+    guard clash else {
+      for (table, from, to) in renames { try db.execute(sql: statement(table, from, to)) }
+      return
+    }
+    for (index, (table, from, _)) in renames.enumerated() {
+      try db.execute(sql: statement(table, from, "Z_MIGRUN_RENAME_\(index)"))
+    }
+    for (index, (table, _, to)) in renames.enumerated() {
+      try db.execute(sql: statement(table, "Z_MIGRUN_RENAME_\(index)", to))
+    }
+  }
+
+  /// The destination's tables whose columns the edit leaves exactly as they are: the untouched ones
+  /// (``untouchedTables``) without a column renamed or added, not renamed themselves.
+  var tablesLeftAlone: Set<String> {
+    let changed = renamedColumns.map(\.table) + addedColumns.map(\.table) + renamedTables.map(\.to)
+    return untouchedTables.subtracting(changed.map { $0.uppercased() })
+  }
+
+  /// Drops every index of the source that the destination does not have exactly (same name, table,
+  /// uniqueness and columns after the renames); returns the kept indexes' names, uppercased. On a
+  /// table the edit leaves alone, an index of the form before framework 847 that the destination's
+  /// declarations still call for stays too, as Core Data keeps it beside today's form when it
+  /// migrates a store in place (`../shared/fixtures/facts/index-naming.json`, framework 847).
+  private func dropChangedIndexes(_ db: Database) throws -> Set<String> {
+    let leftAlone = tablesLeftAlone
+    let older = destination.olderFormIndexes.filter { leftAlone.contains($0.table.uppercased()) }
+    let wanted = Dictionary(
+      (destination.indexes + older).map { index in
+        (index.name.uppercased(), Self.shape(table: index.table, unique: index.isUnique, columns: index.columns))
+      }, uniquingKeysWith: { first, _ in first })
+    var kept: Set<String> = []
+    let existing = try Row.fetchAll(
+      db, sql: "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+    let modelTables = Set(
+      (Array(tableNames.keys) + droppedTables + destination.tables.map(\.name)).map { $0.uppercased() })
+    for row in existing {
+      let name = try row.required("name", as: String.self)
+      let sourceTable = try row.required("tbl_name", as: String.self)
+      // Indexes of the store's own tables (persistent history's, an app's) stay as they are.
+      guard modelTables.contains(sourceTable.uppercased()) else { continue }
+      let table = tableNames[sourceTable.uppercased()] ?? sourceTable
+      let renames = columnNames[table.uppercased()] ?? [:]
+      let unique = try Row.fetchOne(
+        db, sql: "SELECT \"unique\", partial FROM pragma_index_list(?) WHERE name = ?",
+        arguments: [sourceTable, name])
+      let columns = try Row.fetchAll(
+        db, sql: "SELECT name, desc, coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno", arguments: [name])
+      var described: [String] = []
+      // A partial index's condition names columns too: such an index is rebuilt.
+      var complete = try unique?.value("partial", as: Int64.self) != 1
+      for column in columns {
+        // An expression column has no name: such an index is rebuilt.
+        guard let source = try column.value("name", as: String.self), let target = renames[source.uppercased()] else {
+          complete = false
+          break
+        }
+        let descending = try column.value("desc", as: Int64.self) == 1
+        let collation = try column.value("coll", as: String.self) ?? "BINARY"
+        described.append("\(target.uppercased()) \(collation.uppercased()) \(descending ? "DESC" : "ASC")")
+      }
+      let isUnique = try unique?.value("unique", as: Int64.self) == 1
+      if complete, wanted[name.uppercased()] == "\(table.uppercased()) \(isUnique) \(described)" {
+        kept.insert(name.uppercased())
+      } else {
+        try db.execute(sql: "DROP INDEX \(name)")
+      }
+    }
+    return kept
+  }
+
+  /// An index's table, uniqueness and columns (`ZA COLLATE BINARY ASC` → `ZA BINARY ASC`), comparable
+  /// with what `pragma_index_xinfo` tells of an existing one.
+  static func shape(table: String, unique: Bool, columns: [String]) -> String {
+    let described = columns.map { expression -> String in
+      let words = expression.split(separator: " ").map { $0.uppercased() }
+      var collation = "BINARY"
+      if let at = words.firstIndex(of: "COLLATE"), at + 1 < words.count { collation = words[at + 1] }
+      let descending = words.dropFirst().contains("DESC")
+      return "\(words.first ?? "") \(collation) \(descending ? "DESC" : "ASC")"
+    }
+    return "\(table.uppercased()) \(unique) \(described)"
+  }
+}
+
+extension DDLStep {
+  /// Works out, column by column, where each destination column comes from, then plays the edits on
+  /// the source layout and checks that they give the destination's.
+  fileprivate struct Builder {
+    let mapping: MappingModel
+    let source: StoreSchema
+    let destination: StoreSchema
+    /// Destination table (uppercased) → destination column (uppercased) → source column, or nil for a new one.
+    var origins: [String: [String: String?]] = [:]
+    /// Destination join table (uppercased) → its source table, or nil for a new one.
+    var joinOrigins: [String: String?] = [:]
+    /// Per destination entity number: assignments and arguments of its fill.
+    var fills: [Int: (mapping: String, assignments: [String], arguments: [DatabaseValue])] = [:]
+
+    let constrained: [String: Set<String>]
+
+    init(mapping: MappingModel, source: StoreSchema, destination: StoreSchema, constrained: [String: Set<String>]) {
+      self.mapping = mapping
+      self.source = source
+      self.destination = destination
+      self.constrained = constrained
+    }
+
+    /// Records that destination `column` of `table` continues `origin` (nil: new); false when
+    /// another mapping said otherwise.
+    private mutating func claim(_ table: String, _ column: String, _ origin: String?) -> Bool {
+      let (table, column) = (table.uppercased(), column.uppercased())
+      if let existing = origins[table]?[column] { return existing == origin?.uppercased() }
+      origins[table, default: [:]][column] = .some(origin?.uppercased())
+      return true
+    }
+
+    /// Records a new column unless a mapping already said where it comes from.
+    private mutating func claimIfFree(_ table: String, _ column: String) {
+      if origins[table.uppercased()]?[column.uppercased()] == nil { _ = claim(table, column, nil) }
+    }
+
+    mutating func build() -> Decision {
+      for table in destination.tables where !isJoin(table.name) {
+        for column in ["Z_PK", "Z_ENT", "Z_OPT"] { _ = claim(table.name, column, column) }
+      }
+      for entityMapping in mapping.entityMappings where [.copy, .transform].contains(entityMapping.kind) {
+        guard let name = entityMapping.destinationEntity, let from = source.layout(of: name),
+          let to = destination.layout(of: name)
+        else { return .copyRows("entity mapping \(entityMapping.name) names an unknown entity") }
+        if let reason = map(entityMapping, from: from, to: to) { return .copyRows(reason) }
+      }
+      // A new entity's own columns (and join tables) are new; inherited ones are its parent's.
+      for layout in destination.entities where source.layout(of: layout.name) == nil {
+        for storage in layout.properties.values {
+          switch storage {
+          case .attribute(let column): claimIfFree(layout.table, column.name)
+          case .toOne(let key, let entity, let order):
+            for column in [key, entity, order].compactMap({ $0 }) { claimIfFree(layout.table, column.name) }
+          case .manyToMany(let table, let own, let other, let order):
+            let key = table.uppercased()
+            if joinOrigins[key] == nil { joinOrigins[key] = .some(nil) }
+            for column in [own, other, order].compactMap({ $0 }) { claimIfFree(table, column) }
+          case .toManyThroughInverse: break
+          }
+        }
+      }
+      return assemble()
+    }
+
+    private func isJoin(_ table: String) -> Bool {
+      !destination.entities.contains { $0.table.uppercased() == table.uppercased() }
+    }
+
+    /// The source relationship a destination relationship (or hidden to-one, `<n><name>`) continues.
+    private func origin(of property: String, in entityMapping: EntityMapping) -> String? {
+      guard StoreSchema.isHiddenToOne(property) else { return entityMapping.relationships[property] }
+      // A to-many without inverse of entity n: its owner's mapping names the source relationship.
+      let digits = property.prefix { $0.isNumber }
+      let name = String(property.dropFirst(digits.count))
+      guard let number = Int(digits), let owner = destination.layout(number: number) else { return nil }
+      for other in mapping.entityMappings {
+        guard let entity = other.destinationEntity, let layout = destination.layout(of: entity),
+          owner.kindNumbers.contains(layout.number), let old = other.relationships[name]
+        else { continue }
+        return "\(number)\(old)"
+      }
+      return nil
+    }
+
+    private mutating func map(
+      _ entityMapping: EntityMapping, from: StoreSchema.EntityLayout, to: StoreSchema.EntityLayout
+    ) -> String? {
+      let table = to.table
+      var assignments: [String] = []
+      var arguments: [DatabaseValue] = []
+      for (name, storage) in to.properties.sorted(by: { $0.key < $1.key }) {
+        switch storage {
+        case .attribute(let column):
+          var old: String?
+          switch entityMapping.attributes[name] {
+          case .computed?:
+            return "\(to.name).\(name) is computed by a script"
+          case .converted(_, let conversion, _)?:
+            return "\(to.name).\(name) changes type (\(conversion)): its values are converted"
+          case let source?:
+            // The column stays (renamed); a default or a constant is filled in over it, as the row
+            // copy would make it (AttributeSource.sql, the one decision).
+            old = source.carriedAttribute
+            if source != .constant(.null), let made = source.sql(column: column.name), made.expression != column.name {
+              assignments.append("\(column.name) = \(made.expression)")
+              arguments += made.constants
+            }
+          case nil:
+            break
+          }
+          var oldColumn: String?
+          if let old {
+            guard case .attribute(let sourceColumn)? = from.properties[old], sourceColumn.type == column.type else {
+              return "\(to.name).\(name) changes how it is stored"
+            }
+            oldColumn = sourceColumn.name
+          }
+          guard claim(table, column.name, oldColumn) else { return "column \(table).\(column.name) has two origins" }
+        case .toOne(let key, let entityColumn, let order):
+          let old = origin(of: name, in: entityMapping)
+          guard let old else {
+            for column in [key, entityColumn, order].compactMap({ $0 }) {
+              guard claim(table, column.name, nil) else { return "column \(table).\(column.name) has two origins" }
+            }
+            continue
+          }
+          guard case .toOne(let oldKey, let oldEntity, let oldOrder)? = from.properties[old] else {
+            return "\(to.name).\(name) changes between to-one and to-many"
+          }
+          guard sameDestination(name, old, of: to.name),
+            (entityColumn == nil || oldEntity != nil) && (order == nil || oldOrder != nil)
+          else { return "\(to.name).\(name) points to another entity or changes its order" }
+          let pairs = [(key, oldKey), (entityColumn, oldEntity), (order, oldOrder)]
+          for case (let column?, let oldColumn?) in pairs {
+            guard claim(table, column.name, oldColumn.name) else {
+              return "column \(table).\(column.name) has two origins"
+            }
+          }
+        case .toManyThroughInverse:
+          guard let old = origin(of: name, in: entityMapping) else { continue }
+          guard case .toManyThroughInverse? = from.properties[old], sameDestination(name, old, of: to.name) else {
+            return "\(to.name).\(name) changes between to-many and many-to-many or to-one"
+          }
+        case .manyToMany(let joinTable, let own, let other, let order):
+          let old = origin(of: name, in: entityMapping)
+          var oldColumns: [String?] = [nil, nil, nil]
+          var oldTable: String?
+          if let old {
+            guard case .manyToMany(let sourceTable, let oldOwn, let oldOther, let oldOrder)? = from.properties[old],
+              sameDestination(name, old, of: to.name), (order == nil) == (oldOrder == nil)
+            else { return "\(to.name).\(name) changes between many-to-many and to-many, its target or order" }
+            oldTable = sourceTable
+            oldColumns = [oldOwn, oldOther, oldOrder]
+          }
+          let key = joinTable.uppercased()
+          if let existing = joinOrigins[key], existing?.uppercased() != oldTable?.uppercased() {
+            return "join table \(joinTable) has two origins"
+          }
+          joinOrigins[key] = .some(oldTable)
+          for (column, oldColumn) in zip([own, other, order], oldColumns) {
+            guard let column, column != "REFLEXIVE" || oldColumn == "REFLEXIVE" else { continue }
+            guard claim(joinTable, column, oldColumn) else { return "column \(joinTable).\(column) has two origins" }
+          }
+        }
+      }
+      if !assignments.isEmpty { fills[to.number] = (entityMapping.name, assignments, arguments) }
+      return nil
+    }
+
+    /// Whether destination relationship `name` of `entity` and source relationship `old` point to
+    /// the same entity (hidden to-ones: their owners are the same by number).
+    private func sameDestination(_ name: String, _ old: String, of entity: String) -> Bool {
+      guard !StoreSchema.isHiddenToOne(name) else { return true }
+      guard
+        let new = mapping.destination.entity(named: entity).flatMap({ mapping.destination.relationships(of: $0) })?
+          .first(where: { $0.name == name }),
+        let previous = mapping.source.entity(named: entity).flatMap({ mapping.source.relationships(of: $0) })?
+          .first(where: { $0.name == old })
+      else { return false }
+      return new.destinationEntity == previous.destinationEntity && new.isOrdered == previous.isOrdered
+    }
+
+    /// The edits, once every destination column has an origin; checked by playing them on the source.
+    private func assemble() -> Decision {
+      var tablesAfter: [String: [String: String]] = [:]  // table → column → type, all uppercased
+      var sourceTables: [String: StoreSchema.Table] = [:]
+      for table in source.tables {
+        sourceTables[table.name.uppercased()] = table
+        tablesAfter[table.name.uppercased()] = Dictionary(
+          table.columns.map { ($0.name.uppercased(), $0.type.uppercased()) }, uniquingKeysWith: { first, _ in first })
+      }
+      var droppedTables: [String] = []
+      var renamedTables: [(from: String, to: String)] = []
+      var createdTables: [StoreSchema.Table] = []
+      var tableNames: [String: String] = [:]
+      let usedJoins = Set(joinOrigins.values.compactMap { $0?.uppercased() })
+      for table in source.tables where isSourceJoin(table.name) && !usedJoins.contains(table.name.uppercased()) {
+        droppedTables.append(table.name)
+        tablesAfter[table.name.uppercased()] = nil
+      }
+      for table in destination.tables {
+        let key = table.name.uppercased()
+        if isJoin(table.name) {
+          guard let origin = joinOrigins[key] else { return .copyRows("join table \(table.name) has no origin") }
+          guard let origin else {
+            createdTables.append(table)
+            continue
+          }
+          tableNames[origin.uppercased()] = table.name
+          if origin.uppercased() != key { renamedTables.append((origin, table.name)) }
+        } else if sourceTables[key] == nil {
+          createdTables.append(table)
+        } else {
+          tableNames[key] = table.name
+        }
+      }
+      // Table renames, played (through temporary names, as they run).
+      var moved: [String: [String: String]] = [:]
+      for (from, to) in renamedTables {
+        moved[to.uppercased()] = tablesAfter.removeValue(forKey: from.uppercased())
+      }
+      tablesAfter.merge(moved) { _, new in new }
+
+      var droppedColumns: [(table: String, column: String)] = []
+      var renamedColumns: [(table: String, from: String, to: String)] = []
+      var addedColumns: [(table: String, column: StoreSchema.Column)] = []
+      var columnNames: [String: [String: String]] = [:]
+      for table in destination.tables {
+        let key = table.name.uppercased()
+        guard !createdTables.contains(where: { $0.name == table.name }) else {
+          tablesAfter[key] = Dictionary(
+            table.columns.map { ($0.name.uppercased(), $0.type.uppercased()) }, uniquingKeysWith: { first, _ in first })
+          continue
+        }
+        guard var columns = tablesAfter[key], let tableOrigins = origins[key] else {
+          return .copyRows("table \(table.name) has no origin")
+        }
+        let continued = Set(tableOrigins.values.compactMap { $0 })
+        guard continued.count == tableOrigins.values.compactMap({ $0 }).count else {
+          return .copyRows("a column of \(table.name) continues in two columns")
+        }
+        for name in columns.keys.sorted() where !continued.contains(name) {
+          let sourceTable = tableNames.first { $0.value.uppercased() == key }?.key.uppercased() ?? key
+          if constrained[sourceTable]?.contains(name) == true || constrained[key]?.contains(name) == true {
+            return .copyRows("column \(table.name).\(name) is in a table constraint: DROP COLUMN cannot remove it")
+          }
+          droppedColumns.append((table.name, name))
+          columns[name] = nil
+        }
+        var renamed: [String: String] = [:]
+        for column in table.columns {
+          let name = column.name.uppercased()
+          guard let origin = tableOrigins[name] else {
+            return .copyRows("column \(table.name).\(column.name) has no origin")
+          }
+          if let origin {
+            guard let type = columns[origin], type == column.type.uppercased() else {
+              return .copyRows("column \(table.name).\(column.name) changes type")
+            }
+            renamed[name] = type
+            columnNames[key, default: [:]][origin] = name
+            if origin != name { renamedColumns.append((table.name, origin, column.name)) }
+          } else {
+            addedColumns.append((table.name, column))
+          }
+        }
+        for column in table.columns where tableOrigins[column.name.uppercased()] == .some(nil) {
+          renamed[column.name.uppercased()] = column.type.uppercased()
+        }
+        tablesAfter[key] = renamed
+      }
+      // The edits must give exactly the destination's tables and columns.
+      let wanted = Dictionary(
+        destination.tables.map { table in
+          (
+            table.name.uppercased(),
+            Dictionary(
+              table.columns.map { ($0.name.uppercased(), $0.type.uppercased()) },
+              uniquingKeysWith: { first, _ in first })
+          )
+        }, uniquingKeysWith: { first, _ in first })
+      guard tablesAfter == wanted else { return .copyRows("the edits would not give the destination layout") }
+      let fillStatements = fills.keys.sorted().compactMap { number -> (String, String, [DatabaseValue])? in
+        guard let fill = fills[number], let layout = destination.layout(number: number) else { return nil }
+        return (
+          fill.mapping,
+          "UPDATE \(layout.table) SET \(fill.assignments.joined(separator: ", ")) WHERE \(destination.rowPredicate(layout, includingSubentities: false))",
+          fill.arguments
+        )
+      }
+      return .ddl(
+        DDLStep(
+          droppedTables: droppedTables, renamedTables: renamedTables, droppedColumns: droppedColumns,
+          renamedColumns: renamedColumns, addedColumns: addedColumns, createdTables: createdTables,
+          addedEntities: destination.entities.filter { source.layout(of: $0.name) == nil },
+          fills: fillStatements, columnNames: columnNames, tableNames: tableNames, destination: destination,
+          history: HistoryRewrite(mapping: mapping, source: source, destination: destination),
+          sourceRTrees: source.rtreeIndexes))
+    }
+
+    private func isSourceJoin(_ table: String) -> Bool {
+      !source.entities.contains { $0.table.uppercased() == table.uppercased() }
+    }
+  }
+}

@@ -1,8 +1,0 @@
-/// The one-line form every MigrunKit error takes: `where: entity 'E', property 'p': reason`, each
-/// part present only when known.
-enum ErrorMessage {
-  static func line(_ origin: String?, entity: String?, detail: String?, _ reason: String) -> String {
-    let place = [entity.map { "entity '\($0)'" }, detail].compactMap { $0 }.joined(separator: ", ")
-    return [origin, place.isEmpty ? nil : place, reason].compactMap { $0 }.joined(separator: ": ")
-  }
-}

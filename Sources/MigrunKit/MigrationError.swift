@@ -1,0 +1,50 @@
+import MigrunModel
+
+/// A migration that cannot be planned or did not complete. The original store is unchanged.
+///
+/// ```
+/// Moody.sqlite: step Moody 2 → Moody 3: entity 'Mood', property 'rating': changes type from Integer 16 to String; write a mapping script
+/// ```
+public struct MigrationError: Error, Sendable, Hashable, CustomStringConvertible {
+  public enum Code: String, Sendable, Hashable {
+    /// No model version has the store's entity hashes.
+    case unknownSourceVersion
+    case unknownVersion
+    /// The destination comes before the store's version in the chain.
+    case backwards
+    /// A step has no mapping script and cannot be inferred.
+    case notInferable
+    case badMapping
+    /// A policy (script) failed.
+    case policy
+    case validation
+    case store
+    case interrupted
+    /// The store holds what the step cannot carry faithfully; the message names it and the option
+    /// that drops it on purpose.
+    case wouldDrop
+  }
+
+  public let code: Code
+  /// `From → To`, when one step is concerned.
+  public let step: String?
+  public let entity: String?
+  public let property: String?
+  public let reason: String
+
+  public init(_ code: Code, step: String? = nil, entity: String? = nil, property: String? = nil, reason: String) {
+    self.code = code
+    self.step = step
+    self.entity = entity
+    self.property = property
+    self.reason = reason
+  }
+
+  public var description: String {
+    ErrorMessage.line(step.map { "step \($0)" }, entity: entity, detail: property.map { "property '\($0)'" }, reason)
+  }
+
+  func inStep(_ name: String) -> MigrationError {
+    step == nil ? MigrationError(code, step: name, entity: entity, property: property, reason: reason) : self
+  }
+}

@@ -1,0 +1,455 @@
+import Foundation
+import MigrunModel
+
+/// One step of a migration chain: an inferred mapping, or a mapping script for that pair of versions.
+public struct MigrationStep: Sendable {
+  public enum Kind: Sendable, Hashable {
+    case inferred
+    /// A Lua mapping file (`<From>-<To>.lua`).
+    case scripted(URL)
+  }
+
+  public let from: String
+  public let to: String
+  public let kind: Kind
+  /// The inferred mapping between the two versions (a script starts from it), or nil when a script
+  /// runs a step that cannot be inferred.
+  public let inferredMapping: MappingModel?
+  public let source: ObjectModel
+  public let destination: ObjectModel
+
+  public var name: String { "\(from) → \(to)" }
+
+  public init(
+    from: String, to: String, kind: Kind, inferredMapping: MappingModel?, source: ObjectModel, destination: ObjectModel
+  ) {
+    self.from = from
+    self.to = to
+    self.kind = kind
+    self.inferredMapping = inferredMapping
+    self.source = source
+    self.destination = destination
+  }
+}
+
+/// How a plan's path was chosen (`migrun plan` says which).
+public enum PathRule: Sendable, Hashable, CustomStringConvertible {
+  /// The store is at the destination version.
+  case current
+  /// An explicit order (`--chain`, or a `chain` file: its path), walked one version at a time.
+  case chain(String)
+  /// Core Data's default: the mapping file made for the store's version and the destination.
+  case directMapping
+  /// Core Data's default: one inferred step from the store's version straight to the destination.
+  case directInferred
+  /// The model has no version with the store's hashes: the store's own model (`Z_MODELCACHE`) is
+  /// the source of one inferred step to the destination, as Core Data falls back to it.
+  case storeModel
+  /// Neither direct step exists: the shortest path through mapping files and inferable steps (what
+  /// Core Data's staged migration, `NSStagedMigrationManager`, does with stages given by hand).
+  case shortestPath
+  /// Core Data's one inferred step would leave these destination attributes ("Entity.attribute")
+  /// without the source a walk through every version between carries (renaming identifiers that
+  /// each name only the version before): migrun walks, and keeps them. Our rule, not Core Data's.
+  case keepingValues(lostDirectly: [String])
+
+  public var description: String {
+    switch self {
+    case .current: "the store is at the destination version"
+    case .chain(let origin): "the version order of \(origin), one version at a time"
+    case .directMapping: "Core Data's default: the mapping file for the store's version → the destination"
+    case .directInferred: "Core Data's default: one inferred step from the store's version to the destination"
+    case .shortestPath:
+      "no direct step (no mapping file, not inferable): the shortest path through mapping files and inferable steps"
+    case .storeModel:
+      "the model has no version with the store's hashes: the store's own model (Z_MODELCACHE) is the source of one step"
+    case .keepingValues(let lost):
+      "one version at a time: Core Data's one inferred step would lose \(lost.joined(separator: ", ")), which the steps through the versions between keep"
+    }
+  }
+
+  /// A short name for JSON.
+  public var name: String {
+    switch self {
+    case .current: "current"
+    case .chain: "chain"
+    case .directMapping: "direct-mapping"
+    case .directInferred: "direct-inferred"
+    case .shortestPath: "shortest-path"
+    case .storeModel: "store-model"
+    case .keepingValues: "keeping-values"
+    }
+  }
+}
+
+/// The path from a store's version to the destination version.
+public struct MigrationPlan: Sendable {
+  public let sourceVersion: String
+  public let destinationVersion: String
+  public let steps: [MigrationStep]
+  /// How the path was chosen.
+  public let rule: PathRule
+
+  public var needsMigration: Bool { !steps.isEmpty }
+
+  public init(sourceVersion: String, destinationVersion: String, steps: [MigrationStep], rule: PathRule) {
+    self.sourceVersion = sourceVersion
+    self.destinationVersion = destinationVersion
+    self.steps = steps
+    self.rule = rule
+  }
+}
+
+/// Plans migrations as Core Data does: finds the store's version by its hashes, then goes
+/// **directly** to the destination — with the mapping file made for that pair if there is one, else
+/// an inferred mapping (`NSMigratePersistentStoresAutomaticallyOption` +
+/// `NSInferMappingModelAutomaticallyOption`: Core Data never walks the versions in between). When
+/// neither exists, the shortest path through mapping files and inferable steps; an explicit order
+/// (`--chain`, a `chain` file) walks its versions one at a time instead. A step that has neither a
+/// mapping nor an inferred mapping is refused before anything runs.
+public enum MigrationPlanner {
+  /// The explicit order: `override`, else a `chain` file (one version per line) in a policy folder,
+  /// else nil (Core Data's default path: no order needed).
+  public static func explicitOrder(_ bundle: ModelBundle, policyFolders: [URL], override: [String]?)
+    throws(MigrationError) -> VersionOrder?
+  {
+    if let override {
+      try check(override, in: bundle, origin: "--chain")
+      return VersionOrder(names: override, origin: "--chain")
+    }
+    for folder in policyFolders {
+      let file = folder.appendingPathComponent("chain")
+      guard let text = try? String(contentsOf: file, encoding: .utf8) else { continue }
+      let names = text.split(whereSeparator: \.isNewline).map { String($0).trimmingWhitespace() }
+        .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+      try check(names, in: bundle, origin: file.path)
+      return VersionOrder(names: names, origin: file.path)
+    }
+    return bundle.declaredOrder
+  }
+
+  /// The plan for a store whose entity hashes are `storeHashes`: along `order` when one is given,
+  /// else Core Data's default path. `script(from, to)` returns the mapping file for a step, if there
+  /// is one.
+  ///
+  /// `storeModel`: the model the store carries (`Z_MODELCACHE`), taken as the source when no version
+  /// of the bundle has the store's hashes — the stored hashes decide which version a store is; its
+  /// cached model is only the fallback.
+  public static func plan(
+    bundle: ModelBundle, storeHashes: [String: VersionHash], destination: String? = nil, order: VersionOrder? = nil,
+    storeModel: ObjectModel? = nil, script: (String, String) -> URL? = { _, _ in nil }
+  ) throws(MigrationError) -> MigrationPlan {
+    let target = destination ?? bundle.currentVersionName
+    let targetModel: ObjectModel
+    do {
+      targetModel = try bundle.model(named: target)
+    } catch {
+      throw MigrationError(
+        .unknownVersion,
+        reason:
+          "\(bundle.name) has no version '\(target)' (versions: \(bundle.versionNames.joined(separator: ", ")))")
+    }
+    // The stored hashes decide the store's version; its own model is only the fallback.
+    let source: ObjectModel
+    let matched = bundle.version(matching: storeHashes)
+    if let matched {
+      source = matched
+    } else if let storeModel {
+      do {
+        source = storeModel.versionName == nil ? try storeModel.named("the store's own model") : storeModel
+      } catch {
+        throw MigrationError(.unknownVersion, reason: error.description)
+      }
+    } else {
+      let closest = bundle.closestVersions(to: storeHashes).prefix(3)
+        .map { "\($0.name) (\($0.matchingEntities) of \(storeHashes.count) entities equal)" }.joined(separator: ", ")
+      throw MigrationError(
+        .unknownSourceVersion,
+        reason: "no version of \(bundle.name) has the store's entity hashes (store entities: "
+          + "\(storeHashes.keys.sorted().joined(separator: ", ")); closest: \(closest))")
+    }
+    let sourceName = source.versionName ?? "the store's own model"
+    if sourceName == target || source.entityVersionHashes == targetModel.entityVersionHashes {
+      return MigrationPlan(sourceVersion: target, destinationVersion: target, steps: [], rule: .current)
+    }
+    let fromStore = matched == nil
+    // A store whose own model has no entity in common with the destination is not a store of this
+    // model (another app's, or the wrong model given): an inferred step would remove every object.
+    // Core Data's inference would run it; we refuse — our rule, so nothing is dropped by mistake.
+    if fromStore {
+      let names = Set(targetModel.entities.flatMap { [$0.name, $0.renamingIdentifier].compactMap { $0 } })
+      guard source.entities.contains(where: { names.contains($0.name) || names.contains($0.canonicalName) }) else {
+        throw MigrationError(
+          .unknownSourceVersion,
+          reason:
+            "the store's model (entities: \(source.entities.map(\.name).sorted().joined(separator: ", "))) has no entity of \(bundle.name)'s version \(target): it is not a store of this model"
+        )
+      }
+    }
+    return try withoutActuallyEscaping(script) { script throws(MigrationError) in
+      var planner = PathFinder(bundle: bundle, storeModel: fromStore ? source : nil, script: script)
+      guard fromStore else { return try plan(planner: &planner, sourceName: sourceName, target: target, order: order) }
+      // Only one step can start from a model the bundle does not have: the mapping model made for
+      // it (matched by its entity hashes), else the inferred one.
+      switch try planner.step(from: sourceName, to: target) {
+      case .success(let step):
+        return MigrationPlan(sourceVersion: sourceName, destinationVersion: target, steps: [step], rule: .storeModel)
+      case .failure(let error):
+        throw MigrationError(
+          .notInferable, step: "\(sourceName) → \(target)", entity: error.entity, property: error.property,
+          reason:
+            "\(error.reason); the store's version is not in \(bundle.name), so only a step from its own model (Z_MODELCACHE) can run: a mapping model made for it, or an inferred one"
+        )
+      }
+    }
+  }
+
+  private static func plan(planner: inout PathFinder, sourceName: String, target: String, order: VersionOrder?)
+    throws(MigrationError) -> MigrationPlan
+  {
+    if let order {
+      let steps = try planner.chain(from: sourceName, to: target, order: order)
+      return MigrationPlan(
+        sourceVersion: sourceName, destinationVersion: target, steps: steps, rule: .chain(order.origin))
+    }
+    let direct = try planner.step(from: sourceName, to: target)
+    switch direct {
+    case .success(let step):
+      if case .inferred = step.kind, let kept = try planner.pathKeepingMore(than: step) {
+        return MigrationPlan(
+          sourceVersion: sourceName, destinationVersion: target, steps: kept.steps,
+          rule: .keepingValues(lostDirectly: kept.lostDirectly))
+      }
+      let rule: PathRule = if case .scripted = step.kind { .directMapping } else { .directInferred }
+      return MigrationPlan(sourceVersion: sourceName, destinationVersion: target, steps: [step], rule: rule)
+    case .failure(let directError):
+      guard let steps = try planner.shortestPath(from: sourceName, to: target) else {
+        throw MigrationError(
+          .notInferable, step: "\(sourceName) → \(target)", entity: directError.entity, property: directError.property,
+          reason:
+            "\(directError.reason); no mapping file \(sourceName)-\(target).lua (or mapping model "
+            + "\(sourceName)-\(target).xcmappingmodel or .cdm) in the policy folders, and no path through other "
+            + "versions by mapping files and inferable steps (or give the order: --chain or a chain file)")
+      }
+      return MigrationPlan(sourceVersion: sourceName, destinationVersion: target, steps: steps, rule: .shortestPath)
+    }
+  }
+
+  private static func check(_ names: [String], in bundle: ModelBundle, origin: String) throws(MigrationError) {
+    for name in names where !bundle.versionNames.contains(name) {
+      throw MigrationError(
+        .unknownVersion,
+        reason:
+          "\(origin) names version '\(name)', which \(bundle.name) does not have (versions: \(bundle.versionNames.joined(separator: ", ")))"
+      )
+    }
+  }
+}
+
+/// Steps between versions of one bundle, each decided once: the mapping file for the pair, else the
+/// inferred mapping, else why there is neither.
+private struct PathFinder {
+  let bundle: ModelBundle
+  /// The store's own model, a source the bundle does not have.
+  let storeModel: ObjectModel?
+  let script: (String, String) -> URL?
+  private var decided: [String: Result<MigrationStep, MigrationError>] = [:]
+
+  init(bundle: ModelBundle, storeModel: ObjectModel?, script: @escaping (String, String) -> URL?) {
+    self.bundle = bundle
+    self.storeModel = storeModel
+    self.script = script
+  }
+
+  private func model(named name: String) throws(ModelError) -> ObjectModel {
+    if let storeModel, storeModel.versionName == name { return storeModel }
+    return try bundle.model(named: name)
+  }
+
+  /// The step `a → b`, or why there is none (a bad model is thrown).
+  mutating func step(from a: String, to b: String) throws(MigrationError) -> Result<MigrationStep, MigrationError> {
+    let key = "\(a)\u{0}\(b)"
+    if let known = decided[key] { return known }
+    let stepName = "\(a) → \(b)"
+    let source: ObjectModel
+    let destination: ObjectModel
+    do {
+      source = try model(named: a)
+      destination = try model(named: b)
+    } catch {
+      throw MigrationError(.unknownVersion, step: stepName, reason: error.description)
+    }
+    let result: Result<MigrationStep, MigrationError>
+    if let file = script(a, b) {
+      let inferred = try? MappingModel.inferred(from: source, to: destination)
+      result = .success(
+        MigrationStep(
+          from: a, to: b, kind: .scripted(file), inferredMapping: inferred, source: source, destination: destination))
+    } else {
+      do {
+        let inferred = try MappingModel.inferred(from: source, to: destination)
+        result = .success(
+          MigrationStep(
+            from: a, to: b, kind: .inferred, inferredMapping: inferred, source: source, destination: destination))
+      } catch {
+        result = .failure(error)
+      }
+    }
+    decided[key] = result
+    return result
+  }
+
+  /// The steps along an explicit order, one version at a time.
+  mutating func chain(from sourceName: String, to target: String, order: VersionOrder) throws(MigrationError)
+    -> [MigrationStep]
+  {
+    // What to do about it: the order is a file to add the version to, or the --chain list.
+    func missing(_ what: String, _ name: String) -> MigrationError {
+      let fix =
+        order.origin == "--chain"
+        ? "add it to --chain" : "add a line '\(name)' to \(order.origin) where it belongs, oldest first"
+      return MigrationError(
+        .unknownVersion,
+        reason:
+          "\(what) '\(name)' is not in the version order of \(order.origin) (\(order.names.joined(separator: " → "))): \(fix)"
+      )
+    }
+    guard let from = order.names.firstIndex(of: sourceName) else { throw missing("the store's version", sourceName) }
+    guard let to = order.names.firstIndex(of: target) else { throw missing("the destination", target) }
+    guard from <= to else {
+      throw MigrationError(
+        .backwards,
+        reason: "the store is at '\(sourceName)', after the destination '\(target)' in the order of \(order.origin)")
+    }
+    var steps: [MigrationStep] = []
+    for index in from..<to {
+      let (a, b) = (order.names[index], order.names[index + 1])
+      switch try step(from: a, to: b) {
+      case .success(let step): steps.append(step)
+      case .failure(let error):
+        throw MigrationError(
+          .notInferable, step: "\(a) → \(b)", entity: error.entity, property: error.property,
+          reason:
+            "\(error.reason); no mapping file \(a)-\(b).lua (or mapping model \(a)-\(b).xcmappingmodel or .cdm) in the policy folders"
+        )
+      }
+    }
+    return steps
+  }
+
+  /// Whether an inferred step removes data the target keeps: an entity, attribute or relationship
+  /// that the step's source version and the target both have (matched by name or renaming
+  /// identifier, as inference matches them) and the step's destination lacks. Such a step would lose
+  /// data the direct way keeps (going back through an older version, say), so the search does not
+  /// take it. A mapping file is its author's intent and is always taken. This guard is migrun's own
+  /// rule: Core Data's staged migration walks stages in the order the app gives, not a search.
+  static func drops(_ step: MigrationStep, keptBy target: ObjectModel) -> Bool {
+    for entity in target.entities {
+      guard let inSource = try? MappingModel.match(entity, in: step.source) else { continue }
+      guard let inDestination = try? MappingModel.match(entity, in: step.destination) else { return true }
+      for attribute in target.attributes(of: entity) where !attribute.isTransient {
+        if MappingModel.continued(attribute, in: step.source.attributes(of: inSource)) != nil,
+          MappingModel.continued(attribute, in: step.destination.attributes(of: inDestination)) == nil
+        {
+          return true
+        }
+      }
+      for relationship in target.relationships(of: entity) where !relationship.isTransient {
+        if MappingModel.continued(relationship, in: step.source.relationships(of: inSource)) != nil,
+          MappingModel.continued(relationship, in: step.destination.relationships(of: inDestination)) == nil
+        {
+          return true
+        }
+      }
+    }
+    return false
+  }
+
+  /// The fewest steps from `sourceName` to `target` through mapping files and inferable steps that
+  /// keep what the target keeps (``drops(_:keptBy:)``), breadth first; among paths of equal length,
+  /// the one whose versions come first in the bundle's order. Nil when there is none.
+  /// The walk through every version between `direct`'s two (in the bundle's version order), when it
+  /// is all inferable steps and carries a value into some destination attribute that `direct`
+  /// leaves without a source: the steps, and those attributes. Nil when the direct step loses
+  /// nothing such a walk keeps.
+  mutating func pathKeepingMore(than direct: MigrationStep) throws(MigrationError)
+    -> (steps: [MigrationStep], lostDirectly: [String])?
+  {
+    let names = bundle.versionNames
+    guard let mapping = direct.inferredMapping, let from = names.firstIndex(of: direct.from),
+      let to = names.firstIndex(of: direct.to), to > from + 1
+    else { return nil }
+    var steps: [MigrationStep] = []
+    for index in from..<to {
+      guard case .success(let step) = try self.step(from: names[index], to: names[index + 1]),
+        case .inferred = step.kind, step.inferredMapping != nil
+      else { return nil }
+      steps.append(step)
+    }
+    let directly = Self.carried(through: [mapping])
+    let walking = Self.carried(through: steps.compactMap(\.inferredMapping))
+    // Only a walk that keeps everything the direct step keeps, and more.
+    let lost = walking.subtracting(directly).sorted()
+    return lost.isEmpty || !directly.isSubset(of: walking) ? nil : (steps, lost)
+  }
+
+  /// The last mapping's destination attributes ("Entity.attribute") whose values come, mapping by
+  /// mapping, from an attribute of the first mapping's source.
+  static func carried(through mappings: [MappingModel]) -> Set<String> {
+    guard let last = mappings.last else { return [] }
+    var carried = Set<String>()
+    for entityMapping in last.entityMappings {
+      guard let entity = entityMapping.destinationEntity else { continue }
+      for (attribute, source) in entityMapping.attributes where source.sourceAttribute != nil {
+        // Walk back: (entity, attribute) in each earlier version, until the first source.
+        var place: (entity: String, attribute: String)? = (entity, attribute)
+        for mapping in mappings.reversed() {
+          guard let here = place,
+            let step = mapping.entityMappings.first(where: {
+              $0.destinationEntity == here.entity && $0.sourceEntity != nil
+            }),
+            let from = step.sourceEntity, let name = step.attributes[here.attribute]?.sourceAttribute
+          else {
+            place = nil
+            break
+          }
+          place = (from, name)
+        }
+        if place != nil { carried.insert("\(entity).\(attribute)") }
+      }
+    }
+    return carried
+  }
+
+  mutating func shortestPath(from sourceName: String, to target: String) throws(MigrationError) -> [MigrationStep]? {
+    let targetModel = try? model(named: target)
+    var previous: [String: MigrationStep] = [:]
+    var seen: Set<String> = [sourceName]
+    var frontier = [sourceName]
+    while !frontier.isEmpty {
+      var next: [String] = []
+      for version in frontier {
+        for other in bundle.versionNames where !seen.contains(other) {
+          guard case .success(let step) = try step(from: version, to: other) else { continue }
+          if step.kind == .inferred, let targetModel, Self.drops(step, keptBy: targetModel) {
+            continue
+          }
+          seen.insert(other)
+          previous[other] = step
+          next.append(other)
+          if other == target {
+            var steps: [MigrationStep] = []
+            var at = target
+            while let step = previous[at] {
+              steps.insert(step, at: 0)
+              at = step.from
+            }
+            return steps
+          }
+        }
+      }
+      frontier = next
+    }
+    return nil
+  }
+}

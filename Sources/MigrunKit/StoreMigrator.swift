@@ -1,0 +1,655 @@
+import Foundation
+import GRDB
+import MigrunContext
+import MigrunModel
+import MigrunStore
+
+/// Runs a plan on a store file: each step writes a new file beside the store; the original is
+/// untouched until the last step is complete and validated, then swapped in atomically (the
+/// original kept as `NAME~.EXT` unless told otherwise). Any failure removes the working files and
+/// leaves the original exactly as it was.
+public final class StoreMigrator {
+  public struct Options: Sendable {
+    public var keepBackup = true
+    /// Run every step on scratch files, report, and delete them.
+    public var dryRun = false
+    /// Run steps as bulk SQL copies where their mappings allow it (inferred steps, and scripted
+    /// ones whose policies only compute attributes); else object by object. Off only to compare
+    /// the two paths.
+    public var bulkCopy = true
+    /// Run steps that only add, remove or rename columns, change optionality or indexes, or change
+    /// nothing but hashes as DDL on a copy of the store (``DDLStep``) instead of copying rows. Off
+    /// only to compare the paths.
+    public var ddl = true
+    /// Seconds to wait for another process to let go of the store before refusing (``StoreUse``).
+    public var wait: Double = 0
+    /// In a step that cannot be copied as a whole, copy the entity mappings that can be and run the
+    /// rest object by object (``BulkCopy``'s mixed steps). Off only to compare the paths.
+    public var mixed = true
+    /// Tables, triggers and views of the store's own (not the model's) to drop on purpose where a
+    /// step cannot carry them faithfully (``ForeignObjects``); everything else is carried.
+    public var drop: Set<String> = []
+    /// Refuse a step whose mapping leaves values behind (``DroppedProperty``), before it runs.
+    public var refuseDrops = false
+    /// Migrate a store that syncs through CloudKit even where the plan changes what CloudKit's
+    /// schema does not allow (``StoreMigrator/cloudKitFindings(_:)``); refused otherwise.
+    public var allowCloudKitChanges = false
+    /// Delete persistent history's changes of objects whose entity a step removes (Core Data's
+    /// `NSPersistentHistoryAllowPartialHistoryMigration`) instead of refusing the step.
+    public var partialHistory = false
+
+    public init(
+      keepBackup: Bool = true, dryRun: Bool = false, bulkCopy: Bool = true, ddl: Bool = true, wait: Double = 0
+    ) {
+      self.keepBackup = keepBackup
+      self.dryRun = dryRun
+      self.bulkCopy = bulkCopy
+      self.ddl = ddl
+      self.wait = wait
+    }
+  }
+
+  public struct Report: Sendable {
+    public struct Step: Sendable {
+      public let name: String
+      public let kind: MigrationStep.Kind
+      /// Destination entity → objects after the step.
+      public let counts: [String: Int]
+      /// How the step ran.
+      public let method: StepMethod
+      /// Whether the step ran in SQL — DDL or a bulk copy — rather than object by object.
+      public var bulkCopy: Bool { method != .objects }
+      /// Destination objects folded into another by a merge rule (uniqueness collisions).
+      public var merged = 0
+      /// Per entity mapping: objects and relationship links read and written (``MappingCount``).
+      public var mappings: [MappingCount] = []
+      /// What the step's mapping left behind that held values in its source (``DroppedProperty``).
+      public var drops: [DroppedProperty] = []
+      /// Damage the step's source already had, carried (``CarriedDamage``).
+      public var damage: [CarriedDamage] = []
+      /// CloudKit's record metadata the step renumbered, and deleted with the entities it removes.
+      public var cloudKit = CloudKitRenumbering()
+      /// What the step rewrote in persistent history (``HistoryRewrite``).
+      public var history = HistoryRewritten()
+      /// What the step's custom stage saved before and after it (``MigrationStageHandlers``).
+      public var stage: StageReport?
+    }
+
+    public var steps: [Step] = []
+    public var backup: URL?
+    /// Files of external binary data no value refers to after the migration, removed after the swap.
+    public var externalFilesRemoved = 0
+  }
+
+  public let store: URL
+  public let plan: MigrationPlan
+  public let options: Options
+  public var progress: ((MigrationProgress) -> Void)?
+  /// Called with each step's written file before its counts are checked — for tests that damage
+  /// a path's output on purpose and see ``Conservation`` catch it.
+  var stepWritten: ((SQLiteStore, StepMethod) throws -> Void)?
+  /// Called inside a DDL step's edit, before it commits — for tests that damage the edit itself and
+  /// see ``DDLStep/EditWatch`` refuse it.
+  var stepEditing: ((Database) throws -> Void)?
+  /// Supplies a scripted step: mapping, policies and merge rules (MigrunScripting's Lua runtime).
+  public var scriptedStep: ((MigrationStep) throws -> StepMapping)?
+  /// Merge rules for every step, after the step's own (a `--merge-rules` file).
+  public var mergeRules: ((MigrationStep) throws -> [any MigrationMergeRule])?
+  /// A step's custom stage, if it has one (``MigrationStageHandlers``).
+  public var stage: ((MigrationStep) throws -> (any MigrationStageHandlers)?)?
+
+  public init(store: URL, plan: MigrationPlan, options: Options = Options()) {
+    self.store = store
+    self.plan = plan
+    self.options = options
+  }
+
+  /// Working files of earlier runs that were killed (removed by ``run()``).
+  public static func staleFiles(beside store: URL) -> [URL] {
+    let folder = store.deletingLastPathComponent()
+    let prefix = ".\(store.lastPathComponent).migrun-"
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+    return names.filter { $0.hasPrefix(prefix) && $0 != prefix + "lock" && $0 != prefix + "swap" }
+      .map { folder.appendingPathComponent($0) }
+  }
+
+  /// Bytes the working files need at their peak, beside the store: each step writes a new store
+  /// about the size of the one it reads (a guess — a script may add or drop data), and the file read
+  /// is a snapshot whenever the store's `-wal` has content, so two stores coexist from the second
+  /// step or the snapshot on; 10% on top for indexes and association tables.
+  public static func estimatedWorkingBytes(store: URL, steps: Int) -> Int64 {
+    let size = StoreFiles.storeSize(store)
+    let copies: Int64 = (steps > 1 || StoreFiles.hasWALContent(store)) ? 2 : 1
+    return size * copies + size / 10
+  }
+
+  /// Refuses, before any work, when the store's file system has less free space than
+  /// ``estimatedWorkingBytes(store:steps:)``.
+  func checkSpace() throws {
+    let needed = Self.estimatedWorkingBytes(store: store, steps: plan.steps.count)
+    guard let free = StoreFiles.freeBytes(in: store.deletingLastPathComponent()), free < needed else { return }
+    throw StoreError(
+      .noSpace, file: store.path,
+      reason: "not enough free space: the migration needs ~\(StoreFiles.formatBytes(needed)) beside the store "
+        + "for its working copies, \(StoreFiles.formatBytes(free)) free; nothing was done")
+  }
+
+  /// Completes a swap an earlier run left half done (see ``StoreFiles/completeInterruptedSwap(of:)``),
+  /// holding the migration lock. Call it before planning: until then the store's main file is the old
+  /// store without its `-wal`. Returns whether there was one.
+  public static func completeInterruptedSwap(of store: URL, wait: Double = 0) throws -> Bool {
+    guard FileManager.default.fileExists(atPath: StoreFiles.swapJournal(for: store).path) else { return false }
+    let lock = try MigrationLock(store: store, wait: wait)
+    defer { lock.release() }
+    return try StoreFiles.completeInterruptedSwap(of: store)
+  }
+
+  /// Runs the plan. Before any work: an interrupted swap of an earlier run is completed, its working
+  /// files removed, the store checked not to be in use (waiting up to ``Options/wait``) and the free
+  /// space checked. The store's files are only ever read; a store whose `-wal` has content is read
+  /// through a snapshot.
+  @discardableResult
+  /// What the plan changes that CloudKit's schema does not allow, for a store that syncs through
+  /// `NSPersistentCloudKitContainer`: ``ModelLint``'s `cloudkit-…` rules over the plan's versions,
+  /// less what the store's own version already breaks (it syncs as it is).
+  public static func cloudKitFindings(_ plan: MigrationPlan) -> [ModelLint.Finding] {
+    guard let first = plan.steps.first else { return [] }
+    let versions = [first.source] + plan.steps.map(\.destination)
+    let before = Set(ModelLint.findings([first.source], cloudKit: true).map { [$0.rule, $0.entity] + $0.properties })
+    return ModelLint.findings(versions, cloudKit: true).filter { finding in
+      finding.rule.hasPrefix("cloudkit-") && !before.contains([finding.rule, finding.entity] + finding.properties)
+    }
+  }
+
+  static func refuseCloudKitChanges(_ plan: MigrationPlan) throws {
+    let findings = cloudKitFindings(plan)
+    guard !findings.isEmpty else { return }
+    throw MigrationError(
+      .wouldDrop,
+      reason:
+        "the store syncs through CloudKit (it has NSPersistentCloudKitContainer's tables), and the plan changes what CloudKit's schema does not allow: "
+        + findings.map(\.description).joined(separator: "; ")
+        + ". Give --allow-cloudkit-changes to migrate anyway (CloudKit will not take the change); the store is unchanged"
+    )
+  }
+
+  /// What a run carries from step to step.
+  private struct Run {
+    var report = Report()
+    /// migrun's working files, removed however the run ends (the result is swapped in first).
+    var created: [URL] = []
+    /// The file the next step reads: the store, a snapshot of it, or the last step's result.
+    var current: URL
+    /// Values kept outside the store are read from the original's folder by every copy: no step
+    /// writes a file there (migrun writes values inline), so the copies refer only to its files.
+    var externalData: ExternalData
+    /// The files the original refers to: the only ones a successful migration may clean up.
+    var referencedBefore = Set<String>()
+    /// Early fsyncs of a DDL step's copy (its pages reach the disk while the step edits it).
+    var flushing: [BackgroundWork] = []
+  }
+
+  public func run() throws -> Report {
+    guard FileManager.default.fileExists(atPath: store.path) else {
+      throw StoreError(.notFound, file: store.path, reason: "no such file")
+    }
+    // Another migrun's working files are not stale: its lock comes first.
+    let lock = try MigrationLock(store: store, wait: options.wait)
+    defer { lock.release() }
+    try StoreFiles.completeInterruptedSwap(of: store)
+    for stale in Self.staleFiles(beside: store) { try? FileManager.default.removeItem(at: stale) }
+    try StoreUse.waitUntilFree(store, wait: options.wait)
+    let state = StoreFiles.State(of: store)
+    let walMode = StoreFiles.isWALMode(store)
+    try checkSpace()
+    var run = Run(current: store, externalData: ExternalData(store: store))
+    defer { for file in run.created { StoreFiles.remove(file) } }
+    if StoreFiles.hasWALContent(store) {
+      let snapshot = scratch("source")
+      run.created.append(snapshot)
+      try withSpaceReported { try StoreFiles.snapshot(store, to: snapshot) }
+      run.current = snapshot
+    }
+    // SQLite's own check of the file, beside the steps: a damaged page is the user's store's
+    // damage, named as such, and decided before the original is touched (IntegrityWatch).
+    var syncing: BackgroundWork?
+    try IntegrityWatch(checking: run.current, for: store).judging {
+      for (index, step) in plan.steps.enumerated() {
+        let working = scratch("step\(index + 1)")
+        let associations = scratch("assoc\(index + 1)")
+        run.created += [working, associations]
+        let result: URL
+        do {
+          result = try runStaged(index, step, into: working, associations: associations, run: &run)
+        } catch let error where Self.isDiskFull(error) {
+          throw outOfSpace(during: "step \(step.name)")
+        } catch let error as MigrationError {
+          throw error.inStep(step.name)
+        } catch let error as StoreError {
+          throw MigrationError(.store, step: step.name, reason: error.description)
+        } catch {
+          throw MigrationError(.policy, step: step.name, reason: "\(error)")
+        }
+        if run.current != store, run.current != result { StoreFiles.remove(run.current) }
+        run.current = result
+      }
+      // The result is made durable while the check takes its last pages: its verdict still comes
+      // before the swap, which waits for both.
+      if run.current != store, !options.dryRun {
+        syncing = try swapping { try prepareSwap(run.current, walMode: walMode) }
+      }
+    }
+    guard run.current != store, !options.dryRun else { return run.report }
+    run.report.backup = try swapping {
+      for flush in run.flushing { try flush.wait() }
+      try syncing?.wait()
+      return try StoreFiles.replace(store, with: run.current, keepBackup: options.keepBackup, expecting: state)
+    }
+    // Cleaning is after the fact: a file left behind (this failing) is only space, never a value.
+    if !run.referencedBefore.isEmpty, let last = plan.steps.last {
+      run.report.externalFilesRemoved =
+        (try? Self.removeExternalFiles(
+          of: store, model: last.destination, noLongerReferencedOf: run.referencedBefore)) ?? 0
+    }
+    return run.report
+  }
+
+  /// The migrated file in the store's journal mode, its fsync started on a thread of its own.
+  private func prepareSwap(_ migrated: URL, walMode: Bool) throws -> BackgroundWork {
+    if walMode { try StoreFiles.setWALMode(migrated) }
+    return BackgroundWork { try StoreFiles.sync(migrated) }
+  }
+
+  /// Runs a part of putting the migrated file in the store's place (the original kept as the
+  /// backup, unless told otherwise), its failures said as such.
+  private func swapping<T>(_ body: () throws -> T) throws -> T {
+    do {
+      return try body()
+    } catch let error as StoreError where error.code == .inUse {
+      throw error
+    } catch let error as StoreError where Self.isDiskFull(error) {
+      throw outOfSpace(during: "the swap")
+    } catch {
+      throw MigrationError(.store, reason: "the migrated store is complete but could not be put in place: \(error)")
+    }
+  }
+
+  /// Runs one step from `run.current`: as DDL on a copy (or on migrun's own file, in place), or
+  /// into the new file `working`. Returns the step's result.
+  private func runStep(
+    _ index: Int, _ step: MigrationStep, into working: URL, associations: URL, run: inout Run
+  ) throws -> URL {
+    let stepProgress: (MigrationProgress) -> Void = { [progress] in
+      var reported = $0
+      reported.step = step.name
+      progress?(reported)
+    }
+    let source = try SQLiteStore(url: run.current, model: step.source, access: .readOnly)
+    source.externalData = run.externalData
+    defer { try? source.close() }
+    if index == 0 {
+      run.referencedBefore = Set(try source.externalReferences().map(\.file))
+      // Files the original refers to and never had: carried as references, reported.
+      run.externalData.carriedMissing = run.referencedBefore.subtracting(run.externalData.files())
+      source.externalData = run.externalData
+    }
+    let stepMapping = try mapping(for: step)
+    let foreign = try source.read { db in try ForeignObjects.read(db, schema: source.schema) }
+    if index == 0, foreign.syncsWithCloudKit, !options.allowCloudKitChanges {
+      try Self.refuseCloudKitChanges(plan)
+    }
+    // A DDL step on the store itself starts from a copy: made while the source is counted
+    // (the copy is I/O, the counts CPU — two cores do both at once).
+    let decision = try Self.ddlDecision(stepMapping, store: source, options: options)
+    var copying: BackgroundWork?
+    if case .ddl = decision, run.current == store {
+      let (from, to) = (store, working)
+      copying = BackgroundWork { try StoreFiles.cloneOrCopy(from, to: to) }
+    }
+    // Never leave the copy running past this step, whatever fails (its file is ours to remove).
+    defer { try? copying?.wait() }
+    let before = try Conservation.before(
+      stepMapping.mapping, source: source, policies: Set(stepMapping.policies.keys))
+    let drops = try drops(of: stepMapping, in: source, step: step)
+    var done: Report.Step
+    var result = working
+    if case .ddl(let edit) = decision {
+      try source.close()
+      // The file is edited in place: its own tables stay; what was dropped on purpose goes.
+      // migrun's own file (a snapshot or an earlier step's result) is edited where it is.
+      if let copying {
+        try copying.wait()
+        // The copy's pages go to the disk now, beside the edit: the swap's fsync has only the
+        // edited pages left to write.
+        let copied = result
+        run.flushing.append(BackgroundWork { try StoreFiles.sync(copied) })
+      } else {
+        result = run.current
+      }
+      done = try runDDL(
+        edit, on: result, step: step, metadata: source.metadata, dropping: foreign, externalData: run.externalData,
+        conserving: (stepMapping.mapping, before), progress: stepProgress)
+    } else {
+      done = try writeNewFile(
+        step, from: source, at: run.current, into: working, associations: associations, mapping: stepMapping,
+        foreign: foreign, before: before, externalData: run.externalData, progress: stepProgress)
+    }
+    done.drops = drops
+    run.report.steps.append(done)
+    return result
+  }
+
+  /// ``runStep(_:_:into:associations:run:)`` inside the step's custom stage, if it has one:
+  /// `willMigrate` before it (on a copy when the step would read the original), `didMigrate` on its
+  /// result; what each saved goes in the step's report.
+  private func runStaged(
+    _ index: Int, _ step: MigrationStep, into working: URL, associations: URL, run: inout Run
+  ) throws -> URL {
+    guard let handlers = try stage?(step) else {
+      return try runStep(index, step, into: working, associations: associations, run: &run)
+    }
+    var report = StageReport()
+    if handlers.hooks.contains(.willMigrate) {
+      if run.current == store {
+        let copy = scratch("stage\(index + 1)")
+        run.created.append(copy)
+        try withSpaceReported { try StoreFiles.cloneOrCopy(store, to: copy) }
+        run.current = copy
+      }
+      report.willMigrate = try runStage(
+        handlers, .willMigrate, on: run.current, model: step.source, step: step, run: run)
+    }
+    let result = try runStep(index, step, into: working, associations: associations, run: &run)
+    if handlers.hooks.contains(.didMigrate) {
+      report.didMigrate = try runStage(handlers, .didMigrate, on: result, model: step.destination, step: step, run: run)
+    }
+    if !run.report.steps.isEmpty { run.report.steps[run.report.steps.count - 1].stage = report }
+    return result
+  }
+
+  /// Runs a stage handler on a context over `file` (migrun's own working file), which must save
+  /// what it changes: changes left unsaved are an error, not dropped.
+  private func runStage(
+    _ handlers: any MigrationStageHandlers, _ hook: StageHook, on file: URL, model: ObjectModel, step: MigrationStep,
+    run: Run
+  ) throws -> StageChanges {
+    guard file != store else {
+      throw MigrationError(.store, step: step.name, reason: "internal: a stage would write the original store")
+    }
+    let working = try SQLiteStore(url: file, model: model, access: .readWrite)
+    working.externalData = run.externalData
+    defer { try? working.close() }
+    let context = StoreCoordinator(store: working).newContext()
+    // A store with persistent history records the stage's saves as Core Data's staged migration
+    // does, under these names (CloudKit's mirror exports them like any other change).
+    context.transactionAuthor = "migrun"
+    context.name = "\(step.name) \(hook.rawValue)"
+    let changes = try handlers.run(hook, on: context, step: step)
+    guard !context.hasChanges else {
+      throw MigrationError(
+        .policy, step: step.name,
+        reason: "\(hook.rawValue) left changes unsaved (\(context.insertedObjects.count) inserted, "
+          + "\(context.updatedObjects.count) changed, \(context.deletedObjects.count) deleted): save them (ctx:save()) or undo them"
+      )
+    }
+    return changes
+  }
+
+  /// What the step's mapping leaves behind that holds values in `source`; refused here with
+  /// ``Options/refuseDrops``.
+  private func drops(of stepMapping: StepMapping, in source: SQLiteStore, step: MigrationStep) throws
+    -> [DroppedProperty]
+  {
+    let drops = try source.counting(stepMapping.mapping.drops(scripted: Set(stepMapping.policies.keys)))
+      .filter { ($0.values ?? 0) > 0 }
+    if options.refuseDrops, case let certain = drops.filter(\.isCertain), !certain.isEmpty {
+      throw MigrationError(
+        .wouldDrop, step: step.name,
+        reason:
+          "the step's mapping leaves values behind: \(certain.map(\.description).joined(separator: "; ")). --no-drops refuses it: map them in a mapping file, or migrate without --no-drops to drop them on purpose; the store is unchanged"
+      )
+    }
+    return drops
+  }
+
+  /// A step that writes a new file: what the store holds beyond its model carried (or refused
+  /// now, by name), the objects moved as rows, as objects or both, then every count checked.
+  private func writeNewFile(
+    _ step: MigrationStep, from source: SQLiteStore, at current: URL, into working: URL, associations: URL,
+    mapping stepMapping: StepMapping, foreign: ForeignObjects, before: Conservation.Before,
+    externalData: ExternalData, progress stepProgress: @escaping (MigrationProgress) -> Void
+  ) throws -> Report.Step {
+    let numbers = stepMapping.mapping.entityNumbers(from: source.schema)
+    if let refusal = try source.read({ db in
+      try foreign.refusal(db, numbers: numbers, dropped: options.drop, partialHistory: options.partialHistory)
+    }) {
+      throw MigrationError(.wouldDrop, step: step.name, reason: refusal)
+    }
+    // CloudKit's objects renumbered: the store is marked as Core Data marks it (see ForeignObjects).
+    let cloudKit = try source.read { db in
+      try foreign.cloudKitRenumbering(db, numbers: numbers, dropped: options.drop)
+    }
+    var metadata = source.metadata.describing(step.destination)
+    if !cloudKit.isEmpty { metadata.otherKeys[ForeignObjects.zoneFetchKey] = .boolean(true) }
+    let destination = try SQLiteStore.create(
+      at: working, model: step.destination, metadata: metadata, fastWrites: true, withIndexes: false,
+      withTriggers: false)
+    destination.externalData = externalData
+    let (mapping, policies) = (stepMapping.mapping, stepMapping.policies)
+    let manager = try MigrationManager(
+      mapping: mapping, source: source, destination: destination, associationsFile: associations,
+      policies: policies)
+    manager.progress = stepProgress
+    manager.mergeRules = try stepMapping.mergeRules + (mergeRules?(step) ?? [])
+    let method = try moveObjects(
+      from: current, schema: source.schema, into: destination, manager: manager, progress: stepProgress)
+    var history = HistoryRewritten()
+    if !foreign.isEmpty {
+      let path = SQLiteStore.readOnlyPath(current) ?? current.path
+      let rewrite = HistoryRewrite(mapping: mapping, source: source.schema, destination: destination.schema)
+      try destination.withConnection { db in
+        try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])
+        defer { try? db.execute(sql: "DETACH DATABASE src") }
+        try db.inTransaction {
+          history = try foreign.carry(
+            db, numbers: numbers, dropped: options.drop, history: rewrite, partialHistory: options.partialHistory)
+          return .commit
+        }
+      }
+    }
+    try destination.installDerivedAttributes()
+    var done = Report.Step(
+      name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: method)
+    done.merged = manager.mergedCount
+    done.cloudKit = cloudKit
+    done.history = history
+    try stepWritten?(destination, method)
+    let carriedFiles = try destination.checkExternalReferences()
+    done.mappings = try Conservation.check(
+      mapping, before: before, destination: destination, policies: Set(policies.keys), merged: manager.mergedCount)
+    done.damage = try Conservation.damage(
+      mapping, before: before, destination: destination, carriedFiles: carriedFiles)
+    try destination.close()
+    return done
+  }
+
+  /// Rows copied where the mappings allow it — all of them, or (mixed) some, the object path doing
+  /// the rest after them — else object by object. Returns how the step ran.
+  private func moveObjects(
+    from current: URL, schema: StoreSchema, into destination: SQLiteStore, manager: MigrationManager,
+    progress stepProgress: @escaping (MigrationProgress) -> Void
+  ) throws -> StepMethod {
+    let mapping = manager.mapping
+    let bulk =
+      options.bulkCopy
+      ? try BulkCopy.decide(
+        mapping: mapping, sourceSchema: schema, policies: manager.policies, manager: manager,
+        mixed: options.mixed
+      ).copy
+      : nil
+    if let bulk, bulk.objectMappings.isEmpty {
+      try bulk.run(from: current, into: destination, progress: stepProgress)
+      try manager.validate()
+      return .copyRows
+    } else if let bulk {
+      try bulk.run(from: current, into: destination, progress: stepProgress)
+      manager.copiedMappings = mapping.entityMappings.filter { mapping in
+        bulk.copies.contains { $0.mapping.name == mapping.name }
+      }
+      try manager.migrate()
+      return .mixed
+    }
+    try destination.createIndexes()
+    try manager.migrate()
+    return .objects
+  }
+
+  /// How `step` runs with `stepMapping` (ahead of running it, as `migrun plan` shows): DDL where the
+  /// step's edits allow it, else rows copied, else object by object — with the reason it is not
+  /// DDL. `store` is the step's source store when it is the store itself (the first step); later
+  /// steps read a store migrun wrote, laid out as a new store of their source version.
+  public static func method(
+    of step: MigrationStep, mapping stepMapping: StepMapping, store: SQLiteStore?, options: Options = Options()
+  ) throws -> (method: StepMethod, reason: String?) {
+    let reason: String
+    switch try ddlDecision(stepMapping, store: store, options: options) {
+    case .ddl: return (.ddl, nil)
+    case .copyRows(let why): reason = why
+    }
+    // (Policies that only compute attributes run as a row loop: that is known once their script runs.)
+    let schema = store?.schema ?? StoreSchema(model: step.source)
+    guard options.bulkCopy else { return (.objects, reason) }
+    switch try BulkCopy.decide(
+      mapping: stepMapping.mapping, sourceSchema: schema, policies: stepMapping.policies, mixed: options.mixed)
+    {
+    case .rows(let bulk): return (bulk.objectMappings.isEmpty ? .copyRows : .mixed, reason)
+    case .objects(let why): return (.objects, why == reason ? reason : "\(reason); not rows: \(why)")
+    }
+  }
+
+  /// Whether a step runs as DDL, or why not — the one decision `run()` and `method(of:…)` share.
+  /// `store` nil: a store migrun wrote (see ``DDLStep/decide(mapping:)``).
+  static func ddlDecision(_ stepMapping: StepMapping, store: SQLiteStore?, options: Options) throws
+    -> DDLStep.Decision
+  {
+    guard options.ddl else { return .copyRows("DDL is turned off") }
+    guard stepMapping.policies.isEmpty else {
+      return .copyRows("Lua policies run per object, or per row where they only compute attributes")
+    }
+    guard let store else { return DDLStep.decide(mapping: stepMapping.mapping) }
+    return try DDLStep.decide(mapping: stepMapping.mapping, store: store)
+  }
+
+  /// A DDL step on `working` (migrun's own copy): the edit, then the destination's rules checked as
+  /// after any other step.
+  private func runDDL(
+    _ edit: DDLStep, on working: URL, step: MigrationStep, metadata: StoreMetadata, dropping foreign: ForeignObjects,
+    externalData: ExternalData, conserving: (mapping: MappingModel, before: Conservation.Before),
+    progress: @escaping (MigrationProgress) -> Void
+  ) throws -> Report.Step {
+    let history = try edit.run(
+      on: working, metadata: metadata.describing(step.destination), progress: progress, whileEditing: stepEditing)
+    let destination = try SQLiteStore(url: working, model: step.destination, access: .readWrite, fastWrites: true)
+    destination.externalData = externalData
+    defer { try? destination.close() }
+    if !options.drop.isEmpty {
+      try destination.withConnection { db in try foreign.drop(db, options.drop) }
+    }
+    try MigrationManager.checkRules(of: destination)
+    progress(
+      MigrationProgress(step: step.name, stage: .validation, mapping: "model rules", done: 1, total: 1))
+    try stepWritten?(destination, .ddl)
+    let carriedFiles = try destination.checkExternalReferences()
+    var done = Report.Step(name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: .ddl)
+    done.history = history
+    done.mappings = try Conservation.check(
+      conserving.mapping, before: conserving.before, destination: destination, policies: [], merged: 0, inPlace: true,
+      untouched: edit.untouchedTables)
+    done.damage = try Conservation.damage(
+      conserving.mapping, before: conserving.before, destination: destination, carriedFiles: carriedFiles,
+      inPlace: true)
+    return done
+  }
+
+  /// After a successful swap: the files the original referred to that the migrated store no longer
+  /// does (values removed or rewritten inline) are removed; the backup keeps its own links to them.
+  static func removeExternalFiles(of store: URL, model: ObjectModel, noLongerReferencedOf before: Set<String>) throws
+    -> Int
+  {
+    let migrated = try SQLiteStore(url: store, model: model, access: .readOnly)
+    defer { try? migrated.close() }
+    return try migrated.removeExternalFiles(noLongerReferencedOf: before)
+  }
+
+  static func isDiskFull(_ error: any Error) -> Bool {
+    "\(error)".contains("database or disk is full") || "\(error)".contains("No space left on device")
+  }
+
+  private func withSpaceReported(_ body: () throws -> Void) throws {
+    do {
+      try body()
+    } catch let error where Self.isDiskFull(error) {
+      throw outOfSpace(during: "the snapshot of the store")
+    }
+  }
+
+  /// The error for a file system that filled up although the first check passed (another writer,
+  /// or a step that grew the data beyond the estimate).
+  private func outOfSpace(during what: String) -> StoreError {
+    let needed = Self.estimatedWorkingBytes(store: store, steps: plan.steps.count)
+    return StoreError(
+      .noSpace, file: store.path,
+      reason: "the file system filled up during \(what) (~\(StoreFiles.formatBytes(needed)) was estimated); "
+        + "the working files are removed and the store is unchanged")
+  }
+
+  private func mapping(for step: MigrationStep) throws -> StepMapping {
+    switch step.kind {
+    case .inferred:
+      guard let mapping = step.inferredMapping else {
+        throw MigrationError(.notInferable, step: step.name, reason: "no inferred mapping")
+      }
+      return StepMapping(mapping: mapping)
+    case .scripted(let file):
+      guard let scriptedStep else {
+        throw MigrationError(
+          .badMapping, step: step.name, reason: "\(file.lastPathComponent) needs the Lua policy runtime")
+      }
+      return try scriptedStep(step)
+    }
+  }
+
+  private func scratch(_ label: String) -> URL {
+    store.deletingLastPathComponent().appendingPathComponent(
+      ".\(store.lastPathComponent).migrun-\(ProcessInfo.processInfo.processIdentifier)-\(label)")
+  }
+}
+
+/// How a step ran (``StoreMigrator/Report/Step/method``).
+public enum StepMethod: String, Sendable, Hashable, CaseIterable {
+  /// DDL on a copy of the store: no row copied (``DDLStep``).
+  case ddl = "DDL"
+  /// Rows copied by `INSERT … SELECT` (or a row loop through a Lua transform) (``BulkCopy``).
+  case copyRows = "copy rows"
+  /// Object by object, with the policies' hooks.
+  case objects = "object by object"
+  /// The entity mappings that can be copied as rows are, the others run object by object after them.
+  case mixed = "rows, then objects"
+}
+
+/// What one step runs: its mapping model, the policies of its entity mappings and its merge rules
+/// (a Lua mapping file gives all three).
+public struct StepMapping {
+  public var mapping: MappingModel
+  public var policies: [String: any EntityMigrationPolicy]
+  public var mergeRules: [any MigrationMergeRule]
+
+  public init(
+    mapping: MappingModel, policies: [String: any EntityMigrationPolicy] = [:],
+    mergeRules: [any MigrationMergeRule] = []
+  ) {
+    self.mapping = mapping
+    self.policies = policies
+    self.mergeRules = mergeRules
+  }
+}

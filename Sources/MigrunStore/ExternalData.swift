@@ -1,0 +1,157 @@
+import Foundation
+import GRDB
+import MigrunModel
+
+/// Core Data's external binary storage (`allowsExternalBinaryDataStorage`): the column of such an
+/// attribute holds a tag byte and then either the value or a reference to a file beside the store.
+///
+/// The format, as public write-ups of real stores describe it (Apple does not document it; three
+/// independent descriptions agree — apps' stores read by Paste-history importers, Journal and
+/// Threema backups):
+/// - `0x01` + the value's bytes: the value kept in the database;
+/// - `0x02` + the file's name (an uppercase UUID, ASCII): the value is the file
+///   `.<store name without extension>_SUPPORT/_EXTERNAL_DATA/<UUID>` in the store's folder.
+/// A trailing NUL after the name is accepted (our guess: not every write-up says whether there is one).
+///
+/// migrun reads values through the reference everywhere (objects, export, Lua, rules) and writes
+/// every value it writes inline (`0x01`), a form Core Data itself writes and reads, so it never has to
+/// guess how Core Data names or terminates a reference; a value copied unchanged (DDL and row copy)
+/// keeps its reference, and its file stays where it is.
+public struct ExternalData: Sendable, Hashable {
+  /// The `_EXTERNAL_DATA` folder references are resolved in.
+  public var folder: URL
+  /// Files the original store refers to that were never there (a store copied without its support
+  /// folder): damage Core Data carries, and so does a migration — a reference to one of them is read
+  /// and written as the reference it is (``resolve(_:)``, ``stored(_:)``), never refused.
+  public var carriedMissing: Set<String> = []
+
+  public init(folder: URL) { self.folder = folder }
+
+  /// The support folder Core Data keeps beside `store`: `Moody.sqlite` → `.Moody_SUPPORT`.
+  public static func supportFolder(of store: URL) -> URL {
+    let stem = store.deletingPathExtension().lastPathComponent
+    return store.deletingLastPathComponent().appendingPathComponent(".\(stem)_SUPPORT", isDirectory: true)
+  }
+
+  /// The external data of the store at `store`.
+  public init(store: URL) {
+    folder = Self.supportFolder(of: store).appendingPathComponent("_EXTERNAL_DATA", isDirectory: true)
+  }
+
+  static let inlineTag: UInt8 = 0x01
+  static let referenceTag: UInt8 = 0x02
+
+  /// The file a column's bytes refer to, or nil when they hold the value (or are not in this format).
+  static func reference(in bytes: [UInt8]) -> String? {
+    guard bytes.first == referenceTag, bytes.count > 1 else { return nil }
+    var name = bytes.dropFirst()
+    if name.last == 0 { name = name.dropLast() }
+    // A file name: UUID characters only, so a reference can never leave the folder.
+    guard !name.isEmpty, name.count <= 64,
+      name.allSatisfy({
+        ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x46) || ($0 >= 0x61 && $0 <= 0x66) || $0 == 0x2D
+      })
+    else { return nil }
+    return String(decoding: name, as: UTF8.self)
+  }
+
+  /// The value a column of an external-storage attribute holds: inline bytes unwrapped, a reference
+  /// read from its file. Bytes in neither form are the value as they are (a store written without the
+  /// tag). A missing or unreadable file is an error naming it — never an empty value.
+  public func resolve(_ value: StoreValue) throws(StoreError) -> StoreValue {
+    guard case .data(let bytes) = value, let tag = bytes.first else { return value }
+    if tag == Self.inlineTag { return .data(Array(bytes.dropFirst())) }
+    guard tag == Self.referenceTag, let name = Self.reference(in: bytes) else { return value }
+    let file = folder.appendingPathComponent(name)
+    if carriedMissing.contains(name), !FileManager.default.fileExists(atPath: file.path) { return value }
+    guard let data = FileManager.default.contents(atPath: file.path) else {
+      throw StoreError(
+        .badValue, file: file.path,
+        reason: "the value is kept outside the store (external binary storage) and its file is missing or unreadable")
+    }
+    return .data(Array(data))
+  }
+
+  /// The column bytes for a value migrun writes: inline, tagged — or a carried reference to a file
+  /// the original never had, as it was.
+  func stored(_ value: StoreValue) -> StoreValue {
+    guard case .data(let bytes) = value else { return value }
+    if !carriedMissing.isEmpty, let name = Self.reference(in: bytes), carriedMissing.contains(name) { return value }
+    return .data([Self.inlineTag] + bytes)
+  }
+
+  /// The file names in the folder (empty when there is none).
+  public func files() -> Set<String> {
+    Set((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+  }
+}
+
+extension SQLiteStore {
+  /// Every value of the store kept in a file (a `0x02` reference): the object, the attribute and the
+  /// file's name.
+  public func externalReferences() throws -> [(object: ObjectID, attribute: String, file: String)] {
+    try read { db in
+      var found: [(object: ObjectID, attribute: String, file: String)] = []
+      for entity in model.entities {
+        guard let layout = schema.layout(of: entity.name) else { continue }
+        for attribute in entity.attributes.flatMap(\.leaves) where attribute.storesExternally {
+          guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
+          let rows = try Row.fetchCursor(
+            db,
+            sql: """
+              SELECT Z_PK, \(column.name) FROM \(layout.table) WHERE \(schema.rowPredicate(layout))
+              AND substr(\(column.name), 1, 1) = x'02' ORDER BY Z_PK
+              """)
+          while let row = try rows.next() {
+            let bytes: [UInt8] = ((try? row.value(at: 1, as: Data.self)) ?? nil).map { Array($0) } ?? []
+            guard let file = ExternalData.reference(in: bytes) else { continue }
+            found.append(
+              (ObjectID(entity: entity.name, primaryKey: try row.required(at: 0, as: Int64.self)), attribute.name, file)
+            )
+          }
+        }
+      }
+      return found
+    }
+  }
+
+  /// Fails naming the first value whose file is missing: what a migration step wrote must be
+  /// readable, files included.
+  /// Returns the references carried to files the original never had (``ExternalData/carriedMissing``).
+  @discardableResult
+  package func checkExternalReferences() throws -> [(object: ObjectID, attribute: String, file: String)] {
+    let files = externalData.files()
+    var carried: [(object: ObjectID, attribute: String, file: String)] = []
+    for reference in try externalReferences() where !files.contains(reference.file) {
+      if externalData.carriedMissing.contains(reference.file) {
+        carried.append(reference)
+        continue
+      }
+      throw StoreError(
+        .badValue, file: externalData.folder.appendingPathComponent(reference.file).path,
+        entity: reference.object.entity, primaryKey: reference.object.primaryKey,
+        reason: "'\(reference.attribute)' is kept outside the store (external binary storage) and its file is missing")
+    }
+    return carried
+  }
+
+  /// Removes the files of `candidates` (the files the store referred to before a migration) that
+  /// none of its values refers to any more — values a step removed or rewrote inline; the backup
+  /// keeps its own links to them. A file the store never referred to through an attribute its model
+  /// marks for external storage is not ours to judge, and stays. Returns how many went.
+  @discardableResult
+  public func removeExternalFiles(noLongerReferencedOf candidates: Set<String>) throws -> Int {
+    let referenced = Set(try externalReferences().map(\.file))
+    var removed = 0
+    for file in candidates.intersection(externalData.files()).subtracting(referenced) {
+      let path = externalData.folder.appendingPathComponent(file)
+      var isFolder: ObjCBool = false
+      guard FileManager.default.fileExists(atPath: path.path, isDirectory: &isFolder), !isFolder.boolValue else {
+        continue
+      }
+      try FileManager.default.removeItem(at: path)
+      removed += 1
+    }
+    return removed
+  }
+}

@@ -1,0 +1,113 @@
+import GRDB
+import GRDBSQLite
+import MigrunModel
+
+/// A prepared statement driven through SQLite's C API: the bulk copy's row loop, where GRDB's
+/// generic argument and row handling cost more than the copy itself.
+package struct RawStatement {
+  package let handle: OpaquePointer
+  package let connection: OpaquePointer
+
+  package init(handle: OpaquePointer, connection: OpaquePointer) {
+    self.handle = handle
+    self.connection = connection
+  }
+
+  /// SQLite copies what is bound (the value may go away before the statement runs).
+  private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+  /// Steps once: true while it yields a row.
+  package func step() throws -> Bool {
+    switch sqlite3_step(handle) {
+    case SQLITE_ROW: return true
+    case SQLITE_DONE: return false
+    default: throw StoreError(.sqlite, reason: String(cString: sqlite3_errmsg(connection)))
+    }
+  }
+
+  /// Runs a statement that yields no rows and makes it ready to run again (its bindings stay until
+  /// rebound: the row loop binds every parameter each time).
+  package func run() throws {
+    defer { sqlite3_reset(handle) }
+    guard sqlite3_step(handle) == SQLITE_DONE else { throw failure() }
+  }
+
+  package func reset() { sqlite3_reset(handle) }
+
+  /// The error the statement's last step ended in (a constraint, or another SQLite error).
+  package func failure() -> StoreError {
+    let code: StoreError.Code = (sqlite3_errcode(connection) & 0xFF) == SQLITE_CONSTRAINT ? .constraint : .sqlite
+    return StoreError(code, reason: String(cString: sqlite3_errmsg(connection)))
+  }
+
+  /// Binds column `column` of the row `row` is on, unchanged, as parameter `index` (1-based).
+  package func bind(columnOf row: RawStatement, _ column: Int32, at index: Int32) {
+    sqlite3_bind_value(handle, index, sqlite3_column_value(row.handle, column))
+  }
+
+  package func bind(_ value: StoreValue, at index: Int32) {
+    switch value {
+    case .null: sqlite3_bind_null(handle, index)
+    case .integer(let number): sqlite3_bind_int64(handle, index, number)
+    case .boolean(let flag): sqlite3_bind_int64(handle, index, flag ? 1 : 0)
+    // SQLite would store a NaN REAL as NULL; Core Data writes the text NaN (as StoreValueCoding does).
+    case .double(let number) where number.isNaN: sqlite3_bind_text(handle, index, "NaN", 3, Self.transient)
+    case .double(let number), .date(let number): sqlite3_bind_double(handle, index, number)
+    case .string(let text):
+      // By length: a NUL inside the text is kept (a C string would end there).
+      var text = text
+      text.withUTF8 { bytes in
+        if let base = bytes.baseAddress {
+          base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+            _ = sqlite3_bind_text(handle, index, $0, Int32(bytes.count), Self.transient)
+          }
+        } else {
+          _ = sqlite3_bind_text(handle, index, "", 0, Self.transient)
+        }
+      }
+    case .data(let bytes), .uuid(let bytes):
+      _ = bytes.withUnsafeBytes { buffer in
+        // An empty BLOB stays a BLOB (a nil base address would bind NULL).
+        if let base = buffer.baseAddress {
+          sqlite3_bind_blob(handle, index, base, Int32(buffer.count), Self.transient)
+        } else {
+          sqlite3_bind_zeroblob(handle, index, 0)
+        }
+      }
+    }
+  }
+
+  /// Binds a GRDB value as it is (the object writer's values, already coded for their columns).
+  package func bind(_ value: DatabaseValue, at index: Int32) {
+    switch value.storage {
+    case .null: sqlite3_bind_null(handle, index)
+    case .int64(let number): sqlite3_bind_int64(handle, index, number)
+    case .double(let number): sqlite3_bind_double(handle, index, number)
+    case .string(let text): bind(.string(text), at: index)
+    case .blob(let data): bind(.data(Array(data)), at: index)
+    }
+  }
+
+  /// Column `column` of the current row as a store value of `type`.
+  package func value(_ column: Int32, type: AttributeType) -> StoreValue {
+    switch sqlite3_column_type(handle, column) {
+    case SQLITE_NULL:
+      return .null
+    case SQLITE_INTEGER:
+      return StoreValueCoding.value(integer: sqlite3_column_int64(handle, column), type: type)
+    case SQLITE_FLOAT:
+      return StoreValueCoding.value(double: sqlite3_column_double(handle, column), type: type)
+    case SQLITE_TEXT:
+      let count = Int(sqlite3_column_bytes(handle, column))
+      guard let text = sqlite3_column_text(handle, column) else { return .string("") }
+      return StoreValueCoding.value(
+        text: String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self), type: type)
+    default:
+      let count = Int(sqlite3_column_bytes(handle, column))
+      guard let blob = sqlite3_column_blob(handle, column) else { return StoreValueCoding.value(bytes: [], type: type) }
+      return StoreValueCoding.value(bytes: Array(UnsafeRawBufferPointer(start: blob, count: count)), type: type)
+    }
+  }
+
+  package func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+}

@@ -1,0 +1,830 @@
+import Foundation
+import GRDB
+import MigrunModel
+import PropertyList
+
+/// A Core Data SQLite store: Apple's own file layout, opened, read, written and created.
+///
+/// ```swift
+/// let store = try SQLiteStore(url: storeURL, model: model)         // checks the hashes
+/// let described = try SQLiteStore(url: storeURL)                     // the store's own model (Z_MODELCACHE)
+/// try store.forEachObject(of: "Mood", includingSubentities: true) { mood in … }
+/// ```
+///
+/// Opening read-only never changes the file: without a `-wal` beside it the store is opened
+/// immutable (no lock or side files); with one, read-only.
+public final class SQLiteStore: ObjectStore {
+  public enum Access: Sendable {
+    case readOnly
+    case readWrite
+  }
+
+  public let url: URL
+  public let model: ObjectModel
+  /// Where values kept outside the store (external binary storage) are read: the store's own
+  /// `.NAME_SUPPORT/_EXTERNAL_DATA`, or — for a migration's working copies — the original's.
+  public var externalData: ExternalData
+  /// Where the store's own cached model (`Z_MODELCACHE`), opened as its model, disagrees with the
+  /// hashes its metadata records, entity by entity (empty when they agree): damage to report.
+  public private(set) var cacheDisagreement: [EntityDifference] = []
+  public let schema: StoreSchema
+  public private(set) var metadata: StoreMetadata
+  /// Whether ``model`` came from the store's own `Z_MODELCACHE` rather than from the caller.
+  public let modelIsFromCache: Bool
+  /// The file's tables and their columns as found when it was opened (name → columns).
+  public let storedTables: [String: [String]]
+  /// Opened read-only on a file that cannot change under it (immutable, or a private copy).
+  let readsWithoutTransaction: Bool
+  /// A migration's working copy (``create(at:model:metadata:fastWrites:withIndexes:)`` with
+  /// `fastWrites`): it may get temporary look-up indexes (``noteLookUp(_:columns:in:)``).
+  let isWorkingCopy: Bool
+  private var lookUps: [String: Int] = [:]
+  private(set) var lookUpIndexes: [String] = []
+
+  /// Look-ups by the same columns (`find` in a script: find-or-create) after which a working copy
+  /// gets an index on them, for the rest of the step.
+  static let lookUpsBeforeIndex = 32
+
+  /// Counts a look-up of `table` by `columns`; on a working copy, indexes them once they are looked
+  /// up often (a scan per object otherwise). The indexes go before the step ends
+  /// (``dropLookUpIndexes()``): the finished store has exactly the model's.
+  func noteLookUp(_ db: Database, columns: [String], in table: String) throws {
+    guard isWorkingCopy, !columns.isEmpty else { return }
+    let key = "\(table)(\(columns.joined(separator: ",")))"
+    let count = (lookUps[key] ?? 0) + 1
+    lookUps[key] = count
+    guard count == Self.lookUpsBeforeIndex else { return }
+    let name = "Z_MIGRUN_LOOKUP_\(lookUpIndexes.count + 1)"
+    try db.execute(sql: "CREATE INDEX \(name) ON \(table) (\(columns.joined(separator: ", ")))")
+    lookUpIndexes.append(name)
+  }
+
+  /// Drops the look-up indexes a step made.
+  package func dropLookUpIndexes() throws {
+    guard !lookUpIndexes.isEmpty else { return }
+    try withConnection { db in
+      for name in lookUpIndexes { try db.execute(sql: "DROP INDEX IF EXISTS \(name)") }
+    }
+    lookUpIndexes = []
+    lookUps = [:]
+  }
+
+  let queue: DatabaseQueue
+  static let pageSize = 500
+
+  /// How one entity's rows are written: its columns and SQL, worked out once per entity.
+  struct RowPlan {
+    let layout: StoreSchema.EntityLayout
+    let rootNumber: Int
+    /// Stored attributes (derived ones included), in column order.
+    let attributes: [String]
+    /// For each of ``attributes``, whether Core Data may keep its values outside the store (written
+    /// tagged): an array beside them, so the write loop looks nothing up.
+    let external: [Bool]
+    let toOnes: [(name: String, hasEntityColumn: Bool)]
+    /// The entity's to-ones whose inverse is to-one too (relationship → inverse): both tables hold
+    /// a key, and a write keeps the two sides agreeing.
+    let oneToOnes: [String: String]
+    let insertSQL: String
+    let updateSQL: String
+  }
+
+  private var rowPlans: [String: RowPlan] = [:]
+
+  /// How one entity's objects are read from a row of `SELECT * FROM <table>`: each stored property's
+  /// column by position in the table as the file has it (Z_PK, Z_ENT, Z_OPT first, as Core Data and
+  /// migrun lay tables out), worked out once per entity.
+  struct ReadPlan {
+    let layout: StoreSchema.EntityLayout
+    let attributes: [(name: String, index: Int, type: AttributeType, external: Bool)]
+    let toOnes: [(name: String, key: Int, keyName: String, entity: Int?, entityName: String?, destination: String)]
+    let toMany: [(name: String, storage: StoreSchema.PropertyStorage, destination: String)]
+  }
+
+  private var readPlans: [Int: ReadPlan?] = [:]
+
+  private var tablePositions: [String: [String: Int]] = [:]
+
+  /// Column name (uppercased) → position in a row of `SELECT * FROM table`, as the file has it.
+  private func positions(in table: String) -> [String: Int] {
+    if let known = tablePositions[table] { return known }
+    let columns = storedTables.first { $0.key.uppercased() == table.uppercased() }?.value ?? []
+    var positions: [String: Int] = [:]
+    for (index, name) in columns.enumerated() where positions[name.uppercased()] == nil {
+      positions[name.uppercased()] = index
+    }
+    tablePositions[table] = positions
+    return positions
+  }
+
+  private var keyPositions: [String: (primaryKey: Int, entity: Int, version: Int, sole: Int?)] = [:]
+
+  /// Where Z_PK, Z_ENT and Z_OPT are in a row of `SELECT * FROM table`, and the number of the entity
+  /// that owns every row when it is alone in the table (``StoreSchema/soleEntity(ofTable:)``) — asked
+  /// once per object read: worked out once per table.
+  func keyColumns(of table: String) throws -> (primaryKey: Int, entity: Int, version: Int, sole: Int?) {
+    if let known = keyPositions[table] { return known }
+    let positions = positions(in: table)
+    guard let primaryKey = positions["Z_PK"], let entity = positions["Z_ENT"], let version = positions["Z_OPT"] else {
+      throw StoreError(.layoutMismatch, reason: "table \(table) lacks Z_PK, Z_ENT or Z_OPT")
+    }
+    let found = (primaryKey, entity, version, schema.soleEntity(ofTable: table)?.number)
+    keyPositions[table] = found
+    return found
+  }
+
+  private var toOnesSQL: [Int: String] = [:]
+
+  /// `SELECT Z_ENT, Z_OPT, <each to-one's key column [, entity column]>` of one object by key, in
+  /// the read plan's order (built once per entity).
+  func toOnesSQL(of plan: ReadPlan) -> String {
+    if let known = toOnesSQL[plan.layout.number] { return known }
+    let columns = ["Z_ENT", "Z_OPT"] + plan.toOnes.flatMap { [$0.keyName] + ($0.entityName.map { [$0] } ?? []) }
+    let sql =
+      "SELECT \(columns.joined(separator: ", ")) FROM \(plan.layout.table) WHERE Z_PK = ?"
+      + " AND \(schema.rowPredicate(plan.layout))"
+    toOnesSQL[plan.layout.number] = sql
+    return sql
+  }
+
+  private struct PropertyKey: Hashable {
+    let entity: String
+    let property: String
+  }
+
+  private var toOneUpdates: [PropertyKey: (sql: String, hasEntityColumn: Bool)] = [:]
+
+  /// `UPDATE` of one to-one's columns of `id`'s entity by key (built once per relationship).
+  func toOneUpdate(of id: ObjectID, _ relationship: String) throws -> (sql: String, hasEntityColumn: Bool) {
+    let entity = id.entity
+    let key = PropertyKey(entity: entity, property: relationship)
+    if let known = toOneUpdates[key] { return known }
+    guard let layout = schema.layout(of: entity), model.entity(named: entity) != nil else {
+      throw StoreError(
+        .unknownEntity, entity: entity, primaryKey: id.primaryKey, reason: "the model has no such entity")
+    }
+    guard case .toOne(let column, let entityColumn, _)? = layout.properties[relationship] else {
+      throw StoreError(.unknownProperty, entity: entity, reason: "'\(relationship)' is not a to-one relationship")
+    }
+    let sets = [column.name] + (entityColumn.map { [$0.name] } ?? [])
+    let update = (
+      sql: "UPDATE \(layout.table) SET \(sets.map { "\($0) = ?" }.joined(separator: ", ")) WHERE Z_PK = ?",
+      hasEntityColumn: entityColumn != nil
+    )
+    toOneUpdates[key] = update
+    return update
+  }
+
+  private var objectSQL: [Int: String] = [:]
+
+  /// `SELECT *` of one object of `layout`'s entity or a subentity by key (built once per entity).
+  func objectSQL(of layout: StoreSchema.EntityLayout) -> String {
+    if let known = objectSQL[layout.number] { return known }
+    let sql = "SELECT * FROM \(layout.table) WHERE Z_PK = ? AND \(schema.rowPredicate(layout))"
+    objectSQL[layout.number] = sql
+    return sql
+  }
+
+  /// The read plan of entity number `number`, or nil when the model has no such entity.
+  func readPlan(number: Int) throws -> ReadPlan? {
+    if let plan = readPlans[number] { return plan }
+    guard let layout = schema.layout(number: number), let entity = model.entity(named: layout.name) else {
+      readPlans[number] = .some(nil)
+      return nil
+    }
+    let positions = positions(in: layout.table)
+    func position(_ column: StoreSchema.Column) throws -> Int {
+      guard let index = positions[column.name.uppercased()] else {
+        throw StoreError(
+          .layoutMismatch, entity: layout.name, reason: "table \(layout.table) has no column \(column.name)")
+      }
+      return index
+    }
+    var attributes: [(name: String, index: Int, type: AttributeType, external: Bool)] = []
+    for attribute in model.attributes(of: entity) {
+      guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
+      attributes.append((attribute.name, try position(column), attribute.type, attribute.storesExternally))
+    }
+    var toOnes: [(name: String, key: Int, keyName: String, entity: Int?, entityName: String?, destination: String)] =
+      []
+    var toMany: [(name: String, storage: StoreSchema.PropertyStorage, destination: String)] = []
+    for relationship in model.relationships(of: entity) {
+      switch layout.properties[relationship.name] {
+      case .toOne(let key, let entityColumn, _)?:
+        toOnes.append(
+          (
+            relationship.name, try position(key), key.name, try entityColumn.map(position), entityColumn?.name,
+            relationship.destinationEntity
+          ))
+      case let storage? where relationship.isToMany:
+        toMany.append((relationship.name, storage, relationship.destinationEntity))
+      default:
+        continue
+      }
+    }
+    let plan = ReadPlan(layout: layout, attributes: attributes, toOnes: toOnes, toMany: toMany)
+    readPlans[number] = plan
+    return plan
+  }
+
+  func rowPlan(for entityName: String) throws -> RowPlan {
+    if let plan = rowPlans[entityName] { return plan }
+    guard let layout = schema.layout(of: entityName), let entity = model.entity(named: entityName),
+      let root = schema.layout(of: model.root(of: entity).name)
+    else { throw StoreError(.unknownEntity, entity: entityName, reason: "the model has no such entity") }
+    var columns: [String] = []
+    var attributes: [String] = []
+    var external: [Bool] = []
+    for attribute in model.attributes(of: entity) {
+      guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
+      columns.append(column.name)
+      attributes.append(attribute.name)
+      external.append(attribute.storesExternally)
+    }
+    var toOnes: [(name: String, hasEntityColumn: Bool)] = []
+    var oneToOnes: [String: String] = [:]
+    for relationship in model.relationships(of: entity) {
+      guard case .toOne(let key, let entityColumn, _)? = layout.properties[relationship.name] else { continue }
+      columns.append(key.name)
+      if let entityColumn { columns.append(entityColumn.name) }
+      toOnes.append((relationship.name, entityColumn != nil))
+      if let inverse = model.inverse(of: relationship), !inverse.isToMany {
+        oneToOnes[relationship.name] = inverse.name
+      }
+    }
+    let inserted = ["Z_PK", "Z_ENT", "Z_OPT"] + columns
+    let placeholders = inserted.map { _ in "?" }.joined(separator: ", ")
+    let assignments = (["Z_OPT"] + columns).map { "\($0) = ?" }.joined(separator: ", ")
+    let plan = RowPlan(
+      layout: layout, rootNumber: root.number, attributes: attributes, external: external, toOnes: toOnes,
+      oneToOnes: oneToOnes,
+      insertSQL: "INSERT INTO \(layout.table) (\(inserted.joined(separator: ", "))) VALUES (\(placeholders))",
+      updateSQL: "UPDATE \(layout.table) SET \(assignments) WHERE Z_PK = ?")
+    rowPlans[entityName] = plan
+    return plan
+  }
+
+  /// Opens the store at `url`. With a model, the store's entity hashes must equal the model's
+  /// (``StoreError/Code/incompatibleModel`` lists the differences); without one, the store's own
+  /// model (`Z_MODELCACHE`) is used.
+  public convenience init(url: URL, model: ObjectModel? = nil, access: Access = .readOnly) throws {
+    try self.init(url: url, model: model, access: access, fastWrites: false)
+  }
+
+  package init(url: URL, model: ObjectModel?, access: Access, fastWrites: Bool) throws {
+    self.url = url
+    externalData = ExternalData(store: url)
+    let queue = try Self.openQueue(url, access: access, fastWrites: fastWrites)
+    let metadata = try Self.readMetadata(queue, file: url.path)
+    var chosen: ObjectModel
+    if let model {
+      let differences = metadata.differences(from: model)
+      // The store's own cached model is taken even where its hashes disagree with the metadata's
+      // (a store written by one build and cached by another): Core Data falls back to the cache
+      // when no version has the store's hashes, and so does migrun — the layout check below still
+      // holds it to the tables. The disagreement is kept, for reports.
+      if !differences.isEmpty, let cached = try? Self.readCachedModel(queue, file: url.path),
+        cached.entityVersionHashes == model.entityVersionHashes
+      {
+        cacheDisagreement = differences
+      } else if !differences.isEmpty {
+        throw StoreError(
+          .incompatibleModel, file: url.path,
+          reason: "the store does not fit model version '\(model.versionName ?? "?")':\n  "
+            + differences.map(\.description).joined(separator: "\n  "))
+      }
+      chosen = model
+      modelIsFromCache = false
+    } else {
+      guard let cached = try Self.readCachedModel(queue, file: url.path) else {
+        throw StoreError(
+          .noModel, file: url.path, reason: "the store has no model cache (Z_MODELCACHE): give its model")
+      }
+      chosen = cached
+      modelIsFromCache = true
+    }
+    self.queue = queue
+    self.metadata = metadata
+    // The store's own names where Core Data's depend on an order migrun cannot know; then every
+    // table and column the model implies must be there, before anything reads a row.
+    let existing = try Self.readTables(queue, file: url.path)
+    storedTables = existing
+    isWorkingCopy = fastWrites
+    readsWithoutTransaction =
+      access == .readOnly && (Self.readOnlyPath(url).map { $0.hasSuffix("immutable=1") } ?? true)
+    // Its indexes are those of the framework that wrote it (``StoreSchema/LegacyIndexForm``).
+    var built = StoreSchema(model: chosen, existing: existing, framework: metadata.frameworkVersion)
+    var problems = built.mismatches(existing: existing)
+    // A store written for one configuration holds that configuration's tables alone (Core Data
+    // before today's ignored no configuration): read with the model of that configuration.
+    if !problems.isEmpty, chosen.wholeModel == nil,
+      let configuration = chosen.configuration(ofStoreTables: Set(existing.keys)),
+      let restricted = try? chosen.restricted(toConfiguration: configuration)
+    {
+      chosen = restricted
+      built = StoreSchema(model: restricted, existing: existing, framework: metadata.frameworkVersion)
+      problems = built.mismatches(existing: existing)
+    }
+    self.model = chosen
+    schema = built
+    if let first = problems.first {
+      throw StoreError(
+        .layoutMismatch, file: url.path,
+        reason: "the store is not laid out as model version '\(self.model.versionName ?? "?")' implies: \(first)"
+          + (problems.count > 1 ? " (and \(problems.count - 1) more)" : ""))
+    }
+  }
+
+  /// Every table's columns (`PRAGMA table_info`), by table name.
+  static func readTables(_ queue: DatabaseQueue, file: String) throws -> [String: [String]] {
+    do {
+      return try queue.read { db in
+        var tables: [String: [String]] = [:]
+        for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") {
+          let quoted = name.replacingOccurrences(of: "\"", with: "\"\"")
+          tables[name] = try Row.fetchAll(db, sql: "PRAGMA table_info(\"\(quoted)\")").map {
+            try $0.required("name", as: String.self)
+          }
+        }
+        return tables
+      }
+    } catch {
+      throw StoreError(.sqlite, file: file, reason: "cannot read the store's tables (\(error))")
+    }
+  }
+
+  /// The store's metadata alone — no entity table is read. Answers "does this store need
+  /// migrating?" cheaply.
+  public static func metadata(at url: URL) throws -> StoreMetadata {
+    try readMetadata(try openQueue(url, access: .readOnly), file: url.path)
+  }
+
+  /// The names of the store's tables.
+  public static func tableNames(at url: URL) throws -> Set<String> {
+    Set(try readTables(try openQueue(url, access: .readOnly), file: url.path).keys)
+  }
+
+  /// The model the store carries in `Z_MODELCACHE`, or `nil` when it has none.
+  public static func cachedModel(at url: URL) throws -> ObjectModel? {
+    try readCachedModel(try openQueue(url, access: .readOnly), file: url.path)
+  }
+
+  /// Creates an empty store for `model` at `url` (which must not exist), with Core Data's tables,
+  /// columns, join tables and indexes, and metadata carrying the model's hashes.
+  @discardableResult
+  public static func create(at url: URL, model: ObjectModel, metadata: StoreMetadata? = nil) throws -> SQLiteStore {
+    try create(at: url, model: model, metadata: metadata, fastWrites: false)
+  }
+
+  /// `fastWrites`: no rollback journal and no fsync per transaction — for a migration's working
+  /// copy, which is thrown away on any failure and synced once when complete.
+  /// `withIndexes: false` leaves the indexes out (a bulk copy builds them after the rows).
+  /// `withTriggers: false` leaves the derived attributes' triggers out (a migration step installs
+  /// them after its rows, ``installDerivedAttributes()``).
+  package static func create(
+    at url: URL, model: ObjectModel, metadata: StoreMetadata?, fastWrites: Bool, withIndexes: Bool = true,
+    withTriggers: Bool = true
+  ) throws -> SQLiteStore {
+    guard !FileManager.default.fileExists(atPath: url.path) else {
+      throw StoreError(.io, file: url.path, reason: "a file is already there; migrun does not overwrite it")
+    }
+    let schema = StoreSchema(model: model)
+    // A derivation migrun cannot keep current, or an index it cannot write, is refused before the
+    // file exists.
+    let triggers = try DerivedAttributes.triggers(of: schema)
+    if let first = schema.unsupported.first {
+      throw StoreError(.unsupportedIndex, file: url.path, reason: first)
+    }
+    let storeMetadata = metadata ?? StoreMetadata(model: model)
+    let modelCache: [UInt8]
+    do {
+      modelCache = try model.modelCache()
+    } catch {
+      throw StoreError(error, file: url.path)
+    }
+    do {
+      let queue = try DatabaseQueue(path: url.path, configuration: configuration(readOnly: false))
+      try queue.writeWithoutTransaction { db in
+        try db.execute(sql: "PRAGMA auto_vacuum = 2")
+        try db.inTransaction {
+          try db.execute(
+            sql: "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)"
+          )
+          try db.execute(
+            sql: "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
+          try db.execute(sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
+          try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [Data(modelCache)])
+          for table in schema.tables { try db.execute(sql: table.createStatement) }
+          if withIndexes { try createIndexes(db, schema) }
+          if withTriggers {
+            for trigger in triggers { try db.execute(sql: trigger.sql) }
+            try Self.installRTrees(db, schema)
+          }
+          for layout in schema.entities {
+            try db.execute(
+              sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
+              arguments: [layout.number, layout.name, layout.superNumber])
+          }
+          try db.execute(
+            sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
+            arguments: [storeMetadata.uuid, Data(storeMetadata.plist.binaryEncoded())])
+          return .commit
+        }
+      }
+    } catch let error as StoreError {
+      throw error
+    } catch {
+      try? FileManager.default.removeItem(at: url)
+      throw StoreError(.sqlite, file: url.path, reason: "cannot create the store (\(error))")
+    }
+    return try SQLiteStore(url: url, model: model, access: .readWrite, fastWrites: fastWrites)
+  }
+
+  // MARK: - ObjectStore
+
+  public func count(of entity: String, includingSubentities: Bool) throws -> Int {
+    let layout = try layout(entity)
+    // When the table holds only these kinds, no Z_ENT test — as Core Data's own SQL for an entity
+    // alone in its table: SQLite then counts the smallest index instead of reading every row.
+    let condition = schema.rowCondition(layout, includingSubentities: includingSubentities)
+    return try read { db in
+      try Int.fetchOne(db, sql: "SELECT count(*) FROM \(layout.table)" + (condition.map { " WHERE \($0)" } ?? ""))
+        ?? 0
+    }
+  }
+
+  public func forEachObject(
+    of entity: String, includingSubentities: Bool, withToMany: Bool, filter: RowFilter?,
+    _ body: (StoredObject) throws -> Void
+  ) throws {
+    let layout = try layout(entity)
+    var conditions = [schema.rowPredicate(layout, includingSubentities: includingSubentities)]
+    var values: [DatabaseValue] = []
+    for condition in filter?.conditions ?? [] {
+      // A column of a subentity is in the same table; one the layout lacks rules nothing out.
+      guard case .attribute(let column)? = layout.properties[condition.attribute] else { continue }
+      switch condition.test {
+      case .isNull, .isNotNull: conditions.append("\(column.name) \(condition.test.rawValue)")
+      default:
+        conditions.append("\(column.name) \(condition.test.rawValue) ?")
+        values.append(StoreValueCoding.databaseValue(condition.value))
+      }
+    }
+    let sql =
+      "SELECT * FROM \(layout.table) WHERE \(conditions.joined(separator: " AND ")) AND Z_PK > ? ORDER BY Z_PK LIMIT \(Self.pageSize)"
+    var after: Int64 = .min
+    while true {
+      // A page is read, then handed out outside the read: `body` may use this store again.
+      let page = try read { db -> [StoredObject] in
+        let reader = SQLiteObjectReader(store: self, db: db)
+        return try Row.fetchAll(
+          db.cachedStatement(sql: sql), arguments: StatementArguments(values + [after.databaseValue])
+        ).map {
+          try reader.object(from: $0, table: layout.table, withToMany: withToMany)
+        }
+      }
+      for object in page { try body(object) }
+      guard page.count == Self.pageSize, let last = page.last else { return }
+      after = last.id.primaryKey
+    }
+  }
+
+  public func maxPrimaryKey(inHierarchyOf entity: String) throws -> Int64 {
+    let layout = try layout(entity)
+    return try read { db in try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM \(layout.table)") ?? 0 }
+  }
+
+  /// Closes the connection; the store cannot be used afterwards.
+  public func close() throws {
+    try queue.close()
+  }
+
+  public func object(_ id: ObjectID) throws -> StoredObject? {
+    try object(id, withToMany: true)
+  }
+
+  public func object(_ id: ObjectID, withToMany: Bool) throws -> StoredObject? {
+    let layout = try layout(id.entity)
+    return try read { db in
+      try SQLiteObjectReader(store: self, db: db).object(id, layout: layout, withToMany: withToMany)
+    }
+  }
+
+  public func relationships(of id: ObjectID, withToMany: Bool) throws -> StoredObject? {
+    let layout = try layout(id.entity)
+    return try read { db in
+      let reader = SQLiteObjectReader(store: self, db: db)
+      return try withToMany
+        ? reader.object(id, layout: layout, withToMany: true, withAttributes: false)
+        : reader.toOnes(of: id, layout: layout)
+    }
+  }
+
+  public func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T {
+    try StoreAccesses.enter(self, file: url.lastPathComponent)
+    defer { StoreAccesses.leave(self) }
+    do {
+      return try queue.write { db in
+        let writer = SQLiteObjectWriter(store: self, db: db)
+        let result = try body(writer)
+        if let metadata = writer.newMetadata { self.metadata = metadata }
+        return result
+      }
+    } catch {
+      throw writeError(error)
+    }
+  }
+
+  /// Object counts per entity (exactly that entity's `Z_ENT`), for every entity of the model.
+  public func entityCounts() throws -> [String: Int] {
+    var counts: [String: Int] = [:]
+    for layout in schema.entities {
+      counts[layout.name] = try count(of: layout.name, includingSubentities: false)
+    }
+    return counts
+  }
+
+  // MARK: - Non public
+
+  func layout(_ entity: String) throws -> StoreSchema.EntityLayout {
+    guard let layout = schema.layout(of: entity) else {
+      throw StoreError(
+        .unknownEntity, file: url.lastPathComponent, entity: entity, reason: "the model has no such entity")
+    }
+    return layout
+  }
+
+  package func read<T>(_ body: (Database) throws -> T) throws -> T {
+    try StoreAccesses.enter(self, file: url.lastPathComponent)
+    defer { StoreAccesses.leave(self) }
+    do {
+      // A file no one can change (opened immutable) needs no transaction around a read; a
+      // transaction per read (BEGIN + COMMIT) cost more than the read itself on the object path.
+      return try readsWithoutTransaction ? queue.inDatabase(body) : queue.read(body)
+    } catch let error as StoreError {
+      throw error.inFile(url.lastPathComponent)
+    } catch {
+      throw StoreError(.sqlite, file: url.lastPathComponent, reason: "\(error)")
+    }
+  }
+
+  static func list(_ numbers: [Int]) -> String { numbers.map(String.init).joined(separator: ",") }
+
+  package static func configuration(readOnly: Bool, fastWrites: Bool = false) -> Configuration {
+    var configuration = Configuration()
+    configuration.readonly = readOnly
+    configuration.label = "migrun"
+    if !readOnly {
+      // Several processes may write one store: a write waits its turn (up to 30 s). GRDB begins
+      // write transactions IMMEDIATE, so a read-then-write save cannot deadlock with another.
+      configuration.busyMode = .timeout(30)
+    }
+    configuration.prepareDatabase { db in
+      // Core Data's derived-attribute triggers call these functions; writes to such stores need them.
+      for name in [
+        "NSCoreDataDATriggerUpdatedAffectedObjectValue", "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue",
+      ] {
+        db.add(function: DatabaseFunction(name, pure: false) { _ in nil })
+      }
+      DerivedAttributes.addFunctions(to: db)
+      if fastWrites {
+        try db.execute(sql: "PRAGMA journal_mode = OFF")
+        try db.execute(sql: "PRAGMA synchronous = OFF")
+        // migrun's own working file, which no other process opens: read through a memory map (a
+        // scan of a large table reads its pages in place instead of copying each one).
+        try db.execute(sql: "PRAGMA mmap_size = 2147483648")
+      }
+    }
+    return configuration
+  }
+
+  static func openQueue(_ url: URL, access: Access, fastWrites: Bool = false) throws -> DatabaseQueue {
+    var isFolder: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {
+      throw StoreError(.notFound, file: url.path, reason: "no such file")
+    }
+    guard !isFolder.boolValue else {
+      throw StoreError(.notSQLite, file: url.path, reason: "a folder, not a store file (give the .sqlite file in it)")
+    }
+    // Between a crash and the next `migrate`, the main file is the old store without its -wal.
+    if StoreFiles.pendingSwap(of: url) != nil {
+      throw StoreError(
+        .io, file: url.path,
+        reason: "a migration was interrupted while putting the new store in place; "
+          + "run `migrun migrate` on the store again to complete it")
+    }
+    var copy: URL?
+    defer { if let copy { try? FileManager.default.removeItem(at: copy.deletingLastPathComponent()) } }
+    let path: String
+    if access == .readWrite {
+      path = url.path
+    } else if let direct = readOnlyPath(url) {
+      path = direct
+    } else {
+      // Committed transactions in a -wal with no -shm: SQLite cannot read them without writing a
+      // -shm beside the store, so a copy is read instead. Once open, the copy is unlinked (the
+      // connection keeps its file open; an immutable connection opens nothing else).
+      let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-read-\(UUID().uuidString)")
+      do {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+      } catch {
+        throw StoreError(.io, file: url.path, reason: "cannot make a folder to read the store's WAL in (\(error))")
+      }
+      let target = folder.appendingPathComponent(url.lastPathComponent)
+      copy = target
+      try StoreFiles.snapshot(url, to: target)
+      path = StoreFiles.immutableURI(target)
+    }
+    do {
+      let queue = try DatabaseQueue(
+        path: path, configuration: configuration(readOnly: access == .readOnly, fastWrites: fastWrites))
+      _ = try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
+      return queue
+    } catch {
+      let detail = (error as? DatabaseError)?.message ?? "\(error)"
+      throw StoreError(.notSQLite, file: url.path, reason: "not a SQLite database (\(detail))")
+    }
+  }
+
+  /// A URI that opens `url` for reading without ever changing any of its files, or `nil` when only a
+  /// copy can be read that way (a `-wal` with content and no `-shm`):
+  /// - with a `-shm`: read-only, sharing the `-shm` read-only (`readonly_shm`) — the WAL is read as
+  ///   any reader would, with or without a live writer, and no byte of the three files is written;
+  /// - held by another process (rollback journal): read-only with SQLite's locks, which write nothing;
+  /// - else immutable: no locks, no side files.
+  package static func readOnlyPath(_ url: URL) -> String? {
+    let encoded = StoreFiles.encodedPath(url)
+    if FileManager.default.fileExists(atPath: url.path + "-shm") {
+      return "file:\(encoded)?mode=ro&readonly_shm=1"
+    }
+    if StoreFiles.hasWALContent(url) { return nil }
+    return StoreUse.holder(of: url) != nil ? "file:\(encoded)?mode=ro" : StoreFiles.immutableURI(url)
+  }
+
+  /// Creates the schema's indexes (a store made `withIndexes: false`).
+  /// Fills every derived attribute and creates Core Data's `Z_DA_…` triggers (the end of a
+  /// migration step, after its rows).
+  package func installDerivedAttributes() throws {
+    try withConnection { db in
+      try db.inTransaction {
+        try DerivedAttributes.install(db, schema)
+        try Self.installRTrees(db, schema)
+        return .commit
+      }
+    }
+  }
+
+  /// Creates the schema's R-tree fetch indexes with their triggers and fills them from the rows.
+  package static func installRTrees(_ db: Database, _ schema: StoreSchema) throws {
+    for index in schema.rtreeIndexes {
+      for statement in index.createStatements { try db.execute(sql: statement) }
+      try db.execute(sql: index.fillStatement)
+    }
+  }
+
+  package func createIndexes() throws {
+    try withConnection { db in
+      try db.inTransaction {
+        try Self.createIndexes(db, schema)
+        return .commit
+      }
+    }
+  }
+
+  package static func createIndexes(_ db: Database, _ schema: StoreSchema) throws {
+    for index in schema.indexes { try db.execute(sql: index.createStatement) }
+  }
+
+  /// Runs `body` on the connection outside any transaction (for ATTACH, which needs that).
+  package func withConnection<T>(_ body: (Database) throws -> T) throws -> T {
+    try StoreAccesses.enter(self, file: url.lastPathComponent)
+    defer { StoreAccesses.leave(self) }
+    do {
+      return try queue.writeWithoutTransaction(body)
+    } catch {
+      throw writeError(error)
+    }
+  }
+
+  /// A write's failure as a store error naming this file (a unique-index violation as a constraint).
+  private func writeError(_ error: any Error) -> any Error {
+    switch error {
+    case let error as StoreError: error.inFile(url.lastPathComponent)
+    case let error as DatabaseError:
+      StoreError(
+        error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE ? .constraint : .sqlite, file: url.lastPathComponent,
+        reason: error.message ?? "\(error)")
+    default: error
+    }
+  }
+
+  static func readMetadata(_ queue: DatabaseQueue, file: String) throws -> StoreMetadata {
+    let row: Row?
+    do {
+      row = try queue.read { db -> Row? in
+        guard try db.tableExists("Z_METADATA") else { return nil }
+        return try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
+      }
+    } catch {
+      throw StoreError(.notSQLite, file: file, reason: "cannot read the store (\(error))")
+    }
+    guard let row else {
+      throw StoreError(.notACoreDataStore, file: file, reason: "not a Core Data store: it has no Z_METADATA")
+    }
+    let uuid: String
+    let stored: Data?
+    do {
+      uuid = try row.value("Z_UUID", as: String.self) ?? ""
+      stored = try row.value("Z_PLIST", as: Data.self)
+    } catch {
+      throw StoreError(.badMetadata, file: file, reason: "Z_METADATA: \(error.reason)")
+    }
+    guard let data = stored else {
+      throw StoreError(.badMetadata, file: file, reason: "Z_METADATA has no property list")
+    }
+    let plist: PropertyListValue
+    do {
+      plist = try PropertyListValue(decoding: Array(data))
+    } catch {
+      throw StoreError(.badMetadata, file: file, reason: "Z_METADATA.Z_PLIST is not a property list (\(error))")
+    }
+    do {
+      return try StoreMetadata(uuid: uuid, plist: plist)
+    } catch {
+      throw error.inFile(file)
+    }
+  }
+
+  /// The compressed bytes of the store's `Z_MODELCACHE`, or nil when it has none.
+  static func rawModelCache(at url: URL) throws -> [UInt8]? {
+    let queue = try openQueue(url, access: .readOnly)
+    defer { try? queue.close() }
+    return try rawModelCache(queue, file: url.path)
+  }
+
+  /// `Z_MODELCACHE.Z_CONTENT` as stored (raw DEFLATE), nil without the table or an empty one.
+  static func rawModelCache(_ queue: DatabaseQueue, file: String) throws -> [UInt8]? {
+    do {
+      return try queue.read { db -> [UInt8]? in
+        guard try db.tableExists("Z_MODELCACHE") else { return nil }
+        return try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1").map { Array($0) }
+      }
+    } catch {
+      throw StoreError(.sqlite, file: file, reason: "cannot read Z_MODELCACHE (\(error))")
+    }
+  }
+
+  static func readCachedModel(_ queue: DatabaseQueue, file: String) throws -> ObjectModel? {
+    let data = try rawModelCache(queue, file: file)
+    guard let data, !data.isEmpty else { return nil }
+    do {
+      return try ModelCache.model(fromCompressed: data)
+    } catch {
+      throw StoreError(error, file: file)
+    }
+  }
+}
+
+/// The stores a thread is reading or writing now, in that thread's own storage (no lock: only the
+/// thread itself reads its list). GRDB traps on a nested access to a queue (it cannot be made safe),
+/// so a nested one is refused with an error first: whatever reached it — a script's host call from
+/// inside a row loop — fails by name and the process goes on.
+final class StoreAccesses {
+  private var stores: [ObjectIdentifier] = []
+
+  /// Enters `store`'s access on this thread, refused when it is inside one already. `file` is
+  /// worked out only for the error (a URL's last component costs a parse per call).
+  static func enter(_ store: AnyObject, file: @autoclosure () -> String) throws {
+    let accesses = ofThisThread
+    let id = ObjectIdentifier(store)
+    guard !accesses.stores.contains(id) else {
+      throw StoreError(
+        .sqlite, file: file(),
+        reason: "the store is being read or written here already: objects cannot be read or written from inside "
+          + "this step (a row function reads only its own row)")
+    }
+    accesses.stores.append(id)
+  }
+
+  static func leave(_ store: AnyObject) {
+    let accesses = ofThisThread
+    if let index = accesses.stores.lastIndex(of: ObjectIdentifier(store)) { accesses.stores.remove(at: index) }
+  }
+
+  private static let key: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key) { pointer in
+      if let pointer { Unmanaged<StoreAccesses>.fromOpaque(pointer).release() }
+    }
+    return key
+  }()
+
+  private static var ofThisThread: StoreAccesses {
+    if let pointer = pthread_getspecific(key) {
+      return Unmanaged<StoreAccesses>.fromOpaque(pointer).takeUnretainedValue()
+    }
+    let accesses = StoreAccesses()
+    pthread_setspecific(key, Unmanaged.passRetained(accesses).toOpaque())
+    return accesses
+  }
+}

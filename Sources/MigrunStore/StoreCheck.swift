@@ -1,0 +1,284 @@
+import Foundation
+import GRDB
+import MigrunModel
+
+/// A Core Data–level integrity report of one store (`migrun check`): SQLite's own check, then what
+/// Core Data tolerates but a user should know — links naming no object, `Z_ENT` values no entity
+/// has, `Z_PRIMARYKEY.Z_MAX` below a table's largest key, external-data references without files
+/// and files no reference names, metadata that matches no model version and a cache that disagrees
+/// with it. Nothing is written: the store is read as immutable (or read-only beside its `-shm`).
+///
+/// ```swift
+/// for finding in try StoreCheck.findings(of: url, bundle: bundle) { print(finding) }
+/// ```
+public enum StoreCheck {
+  public struct Finding: Sendable, Hashable, CustomStringConvertible {
+    /// `sqlite-integrity`, `link-to-no-object`, `unknown-entity-number`, `primary-key-behind`,
+    /// `external-file-missing`, `external-file-unreferenced`, `no-matching-version`,
+    /// `cache-disagrees-with-metadata`, `index-missing`, `value-of-another-type`; notes (``isNote``): `index-older-form`.
+    public let kind: String
+    public let message: String
+    /// What Core Data itself leaves so and a user may want to know, not damage: the store stays clean.
+    public var isNote: Bool = false
+    public var description: String { "\(isNote ? "note: " : "")\(kind): \(message)" }
+  }
+
+  /// SQLite's integrity check of the file at `url` (`quick_check`, or the full `integrity_check`):
+  /// its complaints, empty when the file is sound.
+  public static func sqliteProblems(of url: URL, full: Bool = false, limit: Int = 10) throws -> [String] {
+    let queue = try openForCheck(url)
+    defer { try? queue.close() }
+    return try sqliteProblems(queue, full: full, limit: limit)
+  }
+
+  /// The file opened read-only for ``sqliteProblems(_:full:limit:)`` (its file held open from here on).
+  package static func openForCheck(_ url: URL) throws -> DatabaseQueue {
+    var configuration = Configuration()
+    configuration.readonly = true
+    // SQLite's check computes expression indexes and derived values: Core Data's functions must be there.
+    configuration.prepareDatabase { db in DerivedAttributes.addFunctions(to: db) }
+    return try DatabaseQueue(path: SQLiteStore.readOnlyPath(url) ?? url.path, configuration: configuration)
+  }
+
+  package static func sqliteProblems(_ queue: DatabaseQueue, full: Bool = false, limit: Int = 10) throws -> [String] {
+    do {
+      let rows = try queue.read { db in
+        try String.fetchAll(db, sql: "PRAGMA \(full ? "integrity_check" : "quick_check")(\(limit))")
+      }
+      return rows == ["ok"] ? [] : rows
+    } catch let error as DatabaseError
+      where error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB
+    {
+      // So damaged the check itself cannot walk it: that is its finding.
+      return [error.message ?? "database disk image is malformed"]
+    }
+  }
+
+  /// Every finding for the store at `url`; `bundle`: the model folder its version should be in.
+  public static func findings(of url: URL, bundle: ModelBundle? = nil) throws -> [Finding] {
+    // A store whose -wal holds transactions is read through a snapshot (the original's three files
+    // are never written); its external data stays where it is.
+    guard !StoreFiles.hasWALContent(url) else {
+      let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-check-\(UUID().uuidString)")
+      try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+      defer { try? FileManager.default.removeItem(at: folder) }
+      let snapshot = folder.appendingPathComponent(url.lastPathComponent)
+      try StoreFiles.snapshot(url, to: snapshot)
+      return try findings(of: snapshot, bundle: bundle, externalData: ExternalData(store: url))
+    }
+    return try findings(of: url, bundle: bundle, externalData: ExternalData(store: url))
+  }
+
+  private static func findings(of url: URL, bundle: ModelBundle?, externalData: ExternalData) throws -> [Finding] {
+    var found: [Finding] = []
+    let sqlite: [String]
+    do {
+      sqlite = try sqliteProblems(of: url, full: true)
+    } catch {
+      return [Finding(kind: "sqlite-integrity", message: "\(url.lastPathComponent): \(error)")]
+    }
+    found += sqlite.map { Finding(kind: "sqlite-integrity", message: $0) }
+    guard sqlite.isEmpty else { return found }
+    let metadata = try SQLiteStore.metadata(at: url)
+    var model = bundle?.version(matching: metadata.versionHashes)
+    if let bundle, model == nil {
+      found.append(
+        Finding(
+          kind: "no-matching-version",
+          message: "the store's metadata hashes match no version of \(bundle.name); its own cached model is used"))
+    }
+    if model == nil { model = try SQLiteStore.cachedModel(at: url) }
+    guard let model else {
+      found.append(Finding(kind: "no-matching-version", message: "no model: give --model (the store has no cache)"))
+      return found
+    }
+    let store = try SQLiteStore(url: url, model: model)
+    store.externalData = externalData
+    defer { try? store.close() }
+    found += store.cacheDisagreement.map { Finding(kind: "cache-disagrees-with-metadata", message: $0.description) }
+    for (place, count) in try store.danglingLinks().sorted(by: { $0.key < $1.key }) {
+      found.append(
+        Finding(kind: "link-to-no-object", message: "\(place): \(count) link\(count == 1 ? "" : "s") naming no object"))
+    }
+    found +=
+      try store.unknownEntityNumbers() + store.primaryKeysBehind() + store.indexFindings()
+      + store.valuesOfAnotherType()
+    let references = try store.externalReferences()
+    let files = store.externalData.files()
+    var missing: [String: Int] = [:]
+    for reference in references where !files.contains(reference.file) {
+      missing["\(reference.object.entity).\(reference.attribute)", default: 0] += 1
+    }
+    for (place, count) in missing.sorted(by: { $0.key < $1.key }) {
+      found.append(
+        Finding(
+          kind: "external-file-missing",
+          message: "\(place): \(count) value\(count == 1 ? "" : "s") kept outside the store whose file is missing"))
+    }
+    let unreferenced = files.subtracting(references.map(\.file))
+    if !unreferenced.isEmpty {
+      found.append(
+        Finding(
+          kind: "external-file-unreferenced",
+          message:
+            "\(unreferenced.count) file\(unreferenced.count == 1 ? "" : "s") in \(store.externalData.folder.path) no value names"
+        ))
+    }
+    return found
+  }
+}
+
+extension SQLiteStore {
+  /// Rows of the model's tables whose `Z_ENT` is no entity of the table (an entity removed without
+  /// its rows, a damaged row).
+  func unknownEntityNumbers() throws -> [StoreCheck.Finding] {
+    var byTable: [String: Set<Int>] = [:]
+    for layout in schema.entities { byTable[layout.table, default: []].insert(layout.number) }
+    var found: [StoreCheck.Finding] = []
+    for (table, numbers) in byTable.sorted(by: { $0.key < $1.key }) {
+      let known = numbers.sorted().map(String.init).joined(separator: ", ")
+      let rows = try read { db in
+        try Row.fetchAll(
+          db, sql: "SELECT Z_ENT, count(*) FROM \(table) WHERE Z_ENT IS NULL OR Z_ENT NOT IN (\(known)) GROUP BY Z_ENT")
+      }
+      for row in rows {
+        let number = (row[0] as Int64?).map(String.init) ?? "NULL"
+        let count: Int = row[1]
+        found.append(
+          StoreCheck.Finding(
+            kind: "unknown-entity-number",
+            message:
+              "\(table): \(count) row\(count == 1 ? "" : "s") with Z_ENT \(number), which no entity of the table has"))
+      }
+    }
+    return found
+  }
+
+  /// Indexes the model calls for (as the framework that wrote the store writes them) that the store
+  /// lacks — Core Data's fetches by those properties scan their table — and, as notes, indexes of
+  /// the form before framework 847 that a store Core Data migrated in place keeps on a table the
+  /// migration left alone.
+  func indexFindings() throws -> [StoreCheck.Finding] {
+    let present = try read { db in
+      try String.fetchAll(db, sql: "SELECT upper(name) FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+    }
+    let names = Set(present)
+    var found: [StoreCheck.Finding] = []
+    for index in schema.indexes where !names.contains(index.name.uppercased()) {
+      // Frameworks before iOS 9 wrote a uniqueness constraint as `CONSTRAINT … UNIQUE` in the table.
+      if index.isUnique, try hasUniqueConstraint(on: index.table, columns: index.columns.map(Self.bareColumn)) {
+        continue
+      }
+      found.append(
+        StoreCheck.Finding(
+          kind: "index-missing",
+          message: "\(index.table): no index \(index.name), which the model calls for (\(index.createStatement))"))
+    }
+    let current = Dictionary(
+      schema.indexes.map {
+        ($0.table.uppercased() + " " + $0.columns.map(Self.bareColumn).joined(separator: ","), $0.name)
+      },
+      uniquingKeysWith: { first, _ in first })
+    for index in schema.olderFormIndexes where names.contains(index.name.uppercased()) {
+      let today = current[index.table.uppercased() + " " + index.columns.map(Self.bareColumn).joined(separator: ",")]
+      found.append(
+        StoreCheck.Finding(
+          kind: "index-older-form",
+          message:
+            "\(index.table): index \(index.name) is the form Core Data wrote before framework 847, kept from an earlier "
+            + "framework\(today.map { "; today's Core Data writes \($0)" } ?? "")",
+          isNote: true))
+    }
+    return found
+  }
+
+  /// Attribute values Core Data could not read back as their type: an integer outside its
+  /// attribute's width (Integer 16, Integer 32), text or bytes where a number or date belongs (but
+  /// the text `NaN`, Core Data's own form of a floating-point NaN). One scan per entity: every
+  /// numeric attribute it declares counted at once, over its objects and its subentities'.
+  func valuesOfAnotherType() throws -> [StoreCheck.Finding] {
+    var found: [StoreCheck.Finding] = []
+    for layout in schema.entities {
+      guard let entity = model.entity(named: layout.name) else { continue }
+      // Per attribute: the SQL counting values of another type, and the finding's words.
+      var counts: [(sql: String, place: String, what: String)] = []
+      for attribute in entity.attributes.flatMap(\.leaves) where !attribute.isTransient {
+        guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
+        let place = "\(layout.name).\(attribute.name) (\(attribute.type.xmlName))"
+        let textOrBytes = "typeof(\(column.name)) IN ('text', 'blob')"
+        switch attribute.type {
+        case .integer16, .integer32:
+          let bits = attribute.type == .integer16 ? 15 : 31
+          let (low, high) = (-(Int64(1) << bits), (Int64(1) << bits) - 1)
+          counts.append(
+            (
+              "typeof(\(column.name)) = 'integer' AND \(column.name) NOT BETWEEN \(low) AND \(high)", place,
+              "outside \(low)…\(high)"
+            ))
+          counts.append((textOrBytes, place, "stored as text or bytes"))
+        case .integer64, .boolean, .date: counts.append((textOrBytes, place, "stored as text or bytes"))
+        case .double, .float, .decimal:
+          counts.append(("\(textOrBytes) AND \(column.name) IS NOT 'NaN'", place, "stored as text or bytes"))
+        default: continue
+        }
+      }
+      guard !counts.isEmpty else { continue }
+      let sums = counts.map { "coalesce(sum(\($0.sql)), 0)" }.joined(separator: ", ")
+      let condition = schema.rowCondition(layout).map { " WHERE \($0)" } ?? ""
+      let row = try read { db in try Row.fetchOne(db, sql: "SELECT \(sums) FROM \(layout.table)\(condition)") }
+      for (index, count) in counts.enumerated() {
+        let number: Int = row?[index] ?? 0
+        guard number > 0 else { continue }
+        found.append(
+          StoreCheck.Finding(
+            kind: "value-of-another-type",
+            message: "\(count.place): \(number) value\(number == 1 ? "" : "s") \(count.what)"))
+      }
+    }
+    return found
+  }
+
+  /// Whether `table` has a unique index or constraint on exactly `columns` (in any order).
+  private func hasUniqueConstraint(on table: String, columns: [String]) throws -> Bool {
+    try read { db in
+      for index in try Row.fetchAll(
+        db, sql: "SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1", arguments: [table])
+      {
+        let name: String = index[0]
+        let indexed = try String.fetchAll(
+          db, sql: "SELECT upper(name) FROM pragma_index_info(?) ORDER BY seqno", arguments: [name])
+        if Set(indexed) == Set(columns), indexed.count == columns.count { return true }
+      }
+      return false
+    }
+  }
+
+  /// An index column expression's column alone (`ZA COLLATE BINARY ASC` → `ZA`).
+  private static func bareColumn(_ expression: String) -> String {
+    String(expression.split(separator: " ").first ?? "").uppercased()
+  }
+
+  /// Hierarchies whose `Z_PRIMARYKEY.Z_MAX` is below the largest key their table holds: Core Data
+  /// would hand out a key already taken.
+  func primaryKeysBehind() throws -> [StoreCheck.Finding] {
+    var found: [StoreCheck.Finding] = []
+    for layout in schema.entities where layout.superNumber == 0 {
+      let (largest, max) = try read { db -> (Int64?, Int64?) in
+        let largest = try Int64.fetchOne(
+          db, sql: "SELECT max(Z_PK) FROM \(layout.table) WHERE \(schema.rowPredicate(layout))")
+        let max = try Int64.fetchOne(
+          db, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", arguments: [layout.number])
+        return (largest, max)
+      }
+      if let largest, largest > (max ?? 0) {
+        found.append(
+          StoreCheck.Finding(
+            kind: "primary-key-behind",
+            message:
+              "\(layout.name): Z_PRIMARYKEY.Z_MAX is \(max.map(String.init) ?? "missing") but its table holds key \(largest)"
+          ))
+      }
+    }
+    return found
+  }
+}

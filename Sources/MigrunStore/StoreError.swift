@@ -1,0 +1,70 @@
+import MigrunModel
+
+/// A store that cannot be opened, read or written, or that does not fit a model.
+///
+/// The message names the store file and, where known, the entity and the object:
+///
+/// ```
+/// Moody.sqlite: not a SQLite database (file is not a database)
+/// Moody.sqlite: entity 'Mood', object 12: NOT NULL constraint failed: ZMOOD.ZDATE
+/// ```
+public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+  public enum Code: String, Sendable, Hashable {
+    case notFound
+    case notSQLite
+    /// A SQLite file without Core Data's tables (`Z_METADATA`, `Z_PRIMARYKEY`).
+    case notACoreDataStore
+    case badMetadata
+    /// The store's entity version hashes differ from the model's.
+    case incompatibleModel
+    /// No model was given and the store carries none (`Z_MODELCACHE`).
+    case noModel
+    /// The store's tables and columns are not the ones its model implies.
+    case layoutMismatch
+    case badModelCache
+    /// A derived attribute whose derivation migrun cannot keep current (no Z_DA_ triggers known).
+    case unsupportedDerivation
+    /// A fetch index migrun cannot write as Core Data does (``StoreSchema/unsupported``).
+    case unsupportedIndex
+    case unknownEntity
+    case unknownProperty
+    case badValue
+    /// A write broke a uniqueness constraint.
+    case constraint
+    case readOnly
+    case sqlite
+    case io
+    /// Another process has the store open (``StoreUse``), or wrote to it during a migration.
+    case inUse
+    /// Not enough free space beside the store for a migration's working files.
+    case noSpace
+  }
+
+  public let code: Code
+  public let file: String?
+  public let entity: String?
+  /// The object's primary key (`Z_PK`), when one object is concerned.
+  public let primaryKey: Int64?
+  public let reason: String
+
+  public init(_ code: Code, file: String? = nil, entity: String? = nil, primaryKey: Int64? = nil, reason: String) {
+    self.code = code
+    self.file = file
+    self.entity = entity
+    self.primaryKey = primaryKey
+    self.reason = reason
+  }
+
+  /// A model archive that cannot be read or written, as a store's error (`badModelCache`).
+  public init(_ error: ModelCacheError, file: String? = nil) {
+    self.init(.badModelCache, file: file, entity: error.entity, reason: error.reason)
+  }
+
+  public var description: String {
+    ErrorMessage.line(file, entity: entity, detail: primaryKey.map { "object \($0)" }, reason)
+  }
+
+  func inFile(_ path: String) -> StoreError {
+    file == nil ? StoreError(code, file: path, entity: entity, primaryKey: primaryKey, reason: reason) : self
+  }
+}

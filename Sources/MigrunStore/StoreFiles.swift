@@ -1,0 +1,428 @@
+import Foundation
+import GRDB
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A store file and its WAL sidecars (`-wal`, `-shm`) handled as one unit. The rule every function
+/// here keeps: **a store's own files are never written** — not checkpointed, not truncated, not
+/// given a `-shm` — until a complete replacement is swapped in by ``replace(_:with:keepBackup:expecting:)``.
+public enum StoreFiles {
+  /// The sidecar suffixes SQLite writes beside a database.
+  public static let sidecarSuffixes = ["-wal", "-shm"]
+
+  /// `Moody.sqlite` → `Moody~.sqlite`, `Store` → `Store~`: where the original goes after a migration
+  /// (`number` 2, 3…: `Moody~2.sqlite`, for when that name is taken).
+  public static func backupURL(for url: URL, number: Int = 1) -> URL {
+    let ext = url.pathExtension
+    let base = url.deletingPathExtension().lastPathComponent + (number > 1 ? "~\(number)" : "~")
+    return url.deletingLastPathComponent().appendingPathComponent(ext.isEmpty ? base : "\(base).\(ext)")
+  }
+
+  /// The first backup name for `url` that nothing uses — no file, no sidecar, no support folder —
+  /// `Moody~.sqlite`, else `Moody~2.sqlite`, …: an earlier migration's backup (perhaps the only copy
+  /// of the original) is never overwritten.
+  public static func freeBackupURL(for url: URL) -> URL {
+    var number = 1
+    while true {
+      let candidate = backupURL(for: url, number: number)
+      let taken =
+        ([""] + sidecarSuffixes).contains { FileManager.default.fileExists(atPath: candidate.path + $0) }
+        || FileManager.default.fileExists(atPath: ExternalData.supportFolder(of: candidate).path)
+      if !taken { return candidate }
+      number += 1
+    }
+  }
+
+  /// Whether a file name's stem is a backup's (`NAME~`, `NAME~2`, …).
+  public static func isBackupStem(_ stem: String) -> Bool {
+    guard let tilde = stem.lastIndex(of: "~") else { return false }
+    return stem[stem.index(after: tilde)...].allSatisfy(\.isNumber)
+  }
+
+  /// The sidecars present beside `url`.
+  public static func sidecars(of url: URL) -> [URL] {
+    sidecarSuffixes.map { URL(fileURLWithPath: url.path + $0) }.filter {
+      FileManager.default.fileExists(atPath: $0.path)
+    }
+  }
+
+  /// The size of a file in bytes, `nil` when there is none.
+  static func fileSize(_ path: String) -> Int64? {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    return Int64(info.st_size)
+  }
+
+  /// Whether committed transactions may live in the store's `-wal` (it exists and is not empty).
+  public static func hasWALContent(_ url: URL) -> Bool {
+    (fileSize(url.path + "-wal") ?? 0) > 0
+  }
+
+  /// The bytes a store occupies: its main file and its `-wal`.
+  public static func storeSize(_ url: URL) -> Int64 {
+    (fileSize(url.path) ?? 0) + (fileSize(url.path + "-wal") ?? 0)
+  }
+
+  /// Whether the store's header says WAL mode (file format bytes 18 and 19 are 2), as Core Data's
+  /// stores are by default.
+  public static func isWALMode(_ url: URL) -> Bool {
+    guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
+    defer { try? handle.close() }
+    guard let header = try? handle.read(upToCount: 20), header.count == 20 else { return false }
+    return header[header.startIndex + 18] == 2
+  }
+
+  /// What identifies the store's content on disk: device, inode, size and modification time of the
+  /// main file and of the `-wal`. Equal states mean no process wrote to the store in between (the
+  /// `-shm` is left out: readers write their marks there).
+  public struct State: Equatable, Sendable {
+    let files: [[Int64]]
+
+    /// One line: the numbers of each file, files separated by `;`.
+    public var text: String { files.map { $0.map(String.init).joined(separator: ",") }.joined(separator: ";") }
+
+    public init?(text: Substring) {
+      let parts = text.split(separator: ";", omittingEmptySubsequences: false)
+      let files = parts.map { $0.split(separator: ",").compactMap { Int64($0) } }
+      guard files.count == 2 else { return nil }
+      self.files = files
+    }
+
+    public init(of url: URL) {
+      files = [url.path, url.path + "-wal"].map { path in
+        var info = stat()
+        guard stat(path, &info) == 0 else { return [] }
+        return [
+          Int64(info.st_dev), Int64(info.st_ino), Int64(info.st_size), Int64(info.st_mtim.tv_sec),
+          Int64(info.st_mtim.tv_nsec),
+        ]
+      }
+    }
+  }
+
+  /// Copies the store at `source` (its main file and, when it has content, its `-wal`) to
+  /// `destination` and folds the copy's WAL into a single file in rollback-journal mode. The source is
+  /// only read — opened for reading by the copy, never by SQLite.
+  public static func snapshot(_ source: URL, to destination: URL) throws {
+    let manager = FileManager.default
+    guard manager.fileExists(atPath: source.path) else {
+      throw StoreError(.notFound, file: source.path, reason: "no such file")
+    }
+    remove(destination)
+    do {
+      try cloneOrCopy(source, to: destination)
+      if hasWALContent(source) {
+        try cloneOrCopy(URL(fileURLWithPath: source.path + "-wal"), to: URL(fileURLWithPath: destination.path + "-wal"))
+      }
+    } catch {
+      remove(destination)
+      throw error
+    }
+    do {
+      try checkpoint(destination)
+    } catch {
+      remove(destination)
+      throw error
+    }
+  }
+
+  /// The number of `FICLONE` (`_IOW(0x94, 9, int)`), which Glibc does not export to Swift.
+  private static let ficlone: UInt = 0x4004_9409
+
+  private typealias CopyFileRange =
+    @convention(c) (
+      Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32
+    ) -> Int
+  /// glibc's `copy_file_range`, which its Swift module hides behind `_GNU_SOURCE`: looked up by name.
+  private static let copyFileRange: CopyFileRange? = dlsym(nil, "copy_file_range").map {
+    unsafeBitCast($0, to: CopyFileRange.self)
+  }
+
+  /// Copies the file `source` to `destination` (which must not exist) without writing `source`: a
+  /// reflink clone where the file system offers one (Btrfs, XFS, …: no bytes copied), else the
+  /// kernel's `copy_file_range`, else plain reads and writes. The copy is not synced.
+  public static func cloneOrCopy(_ source: URL, to destination: URL) throws {
+    func failure(_ what: String, _ file: URL) -> StoreError {
+      StoreError(.io, file: file.path, reason: "cannot \(what) (\(String(cString: strerror(errno))))")
+    }
+    let input = open(source.path, O_RDONLY | O_CLOEXEC)
+    guard input >= 0 else { throw failure("open the store to copy it", source) }
+    defer { close(input) }
+    let output = open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+    guard output >= 0 else { throw failure("create the copy", destination) }
+    var completed = false
+    defer {
+      close(output)
+      if !completed { unlink(destination.path) }
+    }
+    if ioctl(output, Self.ficlone, input) == 0 {
+      completed = true
+      return
+    }
+    while true {
+      let copied = copyFileRange?(input, nil, output, nil, 1 << 30, 0) ?? -1
+      if copied > 0 { continue }
+      if copied == 0 { break }
+      // Not offered here (another file system, an old kernel): read and write from where it stopped.
+      guard copyFileRange == nil || [EXDEV, ENOSYS, EOPNOTSUPP, EINVAL].contains(errno) else {
+        throw failure("copy the store", destination)
+      }
+      var buffer = [UInt8](repeating: 0, count: 1 << 20)
+      while true {
+        let read = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }
+        if read < 0 && errno == EINTR { continue }
+        guard read >= 0 else { throw failure("read the store", source) }
+        if read == 0 { break }
+        var offset = 0
+        while offset < read {
+          let written = buffer.withUnsafeBytes { write(output, $0.baseAddress.map { $0 + offset }, read - offset) }
+          if written < 0 && errno == EINTR { continue }
+          guard written > 0 else { throw failure("write the copy", destination) }
+          offset += written
+        }
+      }
+      break
+    }
+    completed = true
+  }
+
+  /// Folds a WAL store's `-wal` into its main file and leaves it in rollback-journal mode, so the
+  /// main file alone holds everything. Only for migrun's own copies: it writes the file.
+  static func checkpoint(_ url: URL) throws {
+    do {
+      let queue = try DatabaseQueue(path: url.path, configuration: SQLiteStore.configuration(readOnly: false))
+      try queue.writeWithoutTransaction { db in
+        _ = try Row.fetchAll(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE")
+      }
+      try queue.close()
+    } catch {
+      throw StoreError(.sqlite, file: url.path, reason: "cannot fold the WAL into the copy (\(error))")
+    }
+    for sidecar in sidecars(of: url) { try? FileManager.default.removeItem(at: sidecar) }
+  }
+
+  /// Puts a migrun-made store (`url`, one file, no sidecars) in WAL mode, as Core Data writes them.
+  /// Closing the last connection folds and removes the `-wal` again; the header keeps the mode.
+  public static func setWALMode(_ url: URL) throws {
+    do {
+      let queue = try DatabaseQueue(path: url.path, configuration: SQLiteStore.configuration(readOnly: false))
+      try queue.writeWithoutTransaction { db in _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
+      try queue.close()
+    } catch {
+      throw StoreError(.sqlite, file: url.path, reason: "cannot put the store in WAL mode (\(error))")
+    }
+    for sidecar in sidecars(of: url) { try? FileManager.default.removeItem(at: sidecar) }
+  }
+
+  /// The file beside `store` that records a swap in progress: the name of the replacement.
+  package static func swapJournal(for store: URL) -> URL {
+    store.deletingLastPathComponent().appendingPathComponent(".\(store.lastPathComponent).migrun-swap")
+  }
+
+  /// Puts `replacement` (a complete store, one file in the same folder) in place of `original`.
+  ///
+  /// 1. `expecting` (when given) must still describe the original — no process wrote to it since
+  ///    the migration read it — and no process may hold it ( ``StoreUse`` ); else nothing changes.
+  /// 2. With `keepBackup`, the original's files become `NAME~.EXT` (+ `-wal`/`-shm` when they exist)
+  ///    by hard links (copies where links are refused); a backup of an earlier run is replaced whole.
+  /// 3. A swap journal naming the replacement is written and synced; then the original's sidecars
+  ///    are unlinked (an old `-wal` beside the new file would be replayed into it) and the
+  ///    replacement renamed over the original; the journal is removed. A crash in between is
+  ///    completed by ``completeInterruptedSwap(of:)``.
+  ///
+  /// Returns the backup's URL.
+  @discardableResult
+  public static func replace(
+    _ original: URL, with replacement: URL, keepBackup: Bool, expecting: State? = nil
+  ) throws -> URL? {
+    try sync(replacement)
+    if let expecting, State(of: original) != expecting {
+      throw StoreError(
+        .inUse, file: original.path,
+        reason: "another process wrote to the store while it was being migrated; the migrated copy is "
+          + "discarded and the store is as that process left it — migrate again when it is closed")
+    }
+    if let holder = StoreUse.holder(of: original) {
+      throw StoreError(
+        .inUse, file: original.path,
+        reason: "the store was opened while it was being migrated: \(holder); the migrated copy is discarded")
+    }
+    let folder = original.deletingLastPathComponent()
+    var backup: URL?
+    if keepBackup {
+      let target = freeBackupURL(for: original)
+      for suffix in [""] + sidecarSuffixes where FileManager.default.fileExists(atPath: original.path + suffix) {
+        try keep(original.path + suffix, as: target.path + suffix)
+      }
+      try keepSupportFolder(of: original, as: target)
+      backup = target
+    }
+    let journal = swapJournal(for: original)
+    do {
+      // The replacement's name, and the state of the original it replaces.
+      let record = replacement.lastPathComponent + "\n" + State(of: original).text + "\n"
+      try Data(record.utf8).write(to: journal)
+      try sync(journal)
+      try sync(folder)
+    } catch let error as StoreError {
+      throw error
+    } catch {
+      try? FileManager.default.removeItem(at: journal)
+      throw StoreError(.io, file: journal.path, reason: "cannot write the swap journal (\(error.localizedDescription))")
+    }
+    try finishSwap(original, replacement: replacement, journal: journal)
+    return backup
+  }
+
+  /// A hard link `path` → `target` (the original's bytes are shared, not written); a synced copy
+  /// where the file system refuses links.
+  private static func keep(_ path: String, as target: String) throws {
+    do {
+      try FileManager.default.linkItem(atPath: path, toPath: target)
+    } catch {
+      do {
+        try FileManager.default.copyItem(atPath: path, toPath: target)
+        try sync(URL(fileURLWithPath: target))
+      } catch {
+        throw StoreError(
+          .io, file: target, reason: "cannot keep the original as a backup (\(error.localizedDescription))")
+      }
+    }
+  }
+
+  /// The support folder beside `original` (`.NAME_SUPPORT`: external binary data), kept for the
+  /// backup `target` as `.NAME~_SUPPORT`, file by file with ``keep(_:as:)``; an earlier run's is
+  /// replaced whole.
+  private static func keepSupportFolder(of original: URL, as target: URL) throws {
+    let from = ExternalData.supportFolder(of: original)
+    let to = ExternalData.supportFolder(of: target)
+    try? FileManager.default.removeItem(at: to)
+    guard FileManager.default.fileExists(atPath: from.path),
+      let files = FileManager.default.enumerator(atPath: from.path)
+    else { return }
+    do {
+      try FileManager.default.createDirectory(at: to, withIntermediateDirectories: true)
+    } catch {
+      throw StoreError(
+        .io, file: to.path, reason: "cannot keep the store's support folder (\(error.localizedDescription))")
+    }
+    while let name = files.nextObject() as? String {
+      let path = from.appendingPathComponent(name).path
+      var isFolder: ObjCBool = false
+      guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else { continue }
+      let copy = to.appendingPathComponent(name).path
+      if isFolder.boolValue {
+        try? FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+      } else {
+        try keep(path, as: copy)
+      }
+    }
+  }
+
+  private static func finishSwap(_ original: URL, replacement: URL, journal: URL) throws {
+    for suffix in sidecarSuffixes { unlink(original.path + suffix) }
+    if FileManager.default.fileExists(atPath: replacement.path) {
+      guard rename(replacement.path, original.path) == 0 else {
+        let reason = String(cString: strerror(errno))
+        throw StoreError(.io, file: original.path, reason: "cannot move the new store into place (\(reason))")
+      }
+    }
+    try sync(original.deletingLastPathComponent())
+    try? FileManager.default.removeItem(at: journal)
+  }
+
+  /// What a swap journal beside `store` records: the replacement (when the file is still there) and
+  /// the original's state when the swap began.
+  private static func readJournal(of store: URL) -> (replacement: URL?, recorded: State?)? {
+    guard let data = FileManager.default.contents(atPath: swapJournal(for: store).path) else { return nil }
+    let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+    let name = lines.first.map(String.init) ?? ""
+    let replacement = store.deletingLastPathComponent().appendingPathComponent(name)
+    let present = !name.isEmpty && !name.contains("/") && FileManager.default.fileExists(atPath: replacement.path)
+    return (present ? replacement : nil, lines.count > 1 ? State(text: lines[1]) : nil)
+  }
+
+  /// The replacement a crash left half swapped in (a swap journal beside `store` naming a file that
+  /// is still there), if any.
+  public static func pendingSwap(of store: URL) -> URL? {
+    readJournal(of: store)?.replacement
+  }
+
+  /// Completes a swap that a crash interrupted (a swap journal beside `store`): the replacement it
+  /// names is complete and synced, so it goes in place — unless the original was written since (an
+  /// app opened it after the crash): then the replacement is out of date and is discarded, and the
+  /// store stays as that app left it. Returns whether a swap was completed.
+  @discardableResult
+  public static func completeInterruptedSwap(of store: URL) throws -> Bool {
+    guard let (found, recorded) = readJournal(of: store) else { return false }
+    let journal = swapJournal(for: store)
+    guard let replacement = found else {
+      // Nothing to put in place: the rename happened, or the journal is not one of ours.
+      try? FileManager.default.removeItem(at: journal)
+      return false
+    }
+    // The sidecars are unlinked before the rename: a main file alone is as the swap left it.
+    let current = State(of: store)
+    let untouched = recorded.map {
+      $0 == current || ($0.files.first == current.files.first && current.files[1].isEmpty)
+    }
+    guard untouched ?? false else {
+      remove(replacement)
+      try? FileManager.default.removeItem(at: journal)
+      return false
+    }
+    try finishSwap(store, replacement: replacement, journal: journal)
+    return true
+  }
+
+  /// A URI that opens `url` as immutable: no locks, no side files, nothing written.
+  public static func immutableURI(_ url: URL) -> String { "file:\(encodedPath(url))?immutable=1" }
+
+  /// `url`'s path for a `file:` URI (`?`, `#`, `%` and the like percent-encoded).
+  static func encodedPath(_ url: URL) -> String {
+    var allowed = CharacterSet.urlPathAllowed
+    allowed.remove(charactersIn: "?#&=")
+    return url.path.addingPercentEncoding(withAllowedCharacters: allowed) ?? url.path
+  }
+
+  /// Free bytes for an unprivileged writer on the file system holding `folder`.
+  public static func freeBytes(in folder: URL) -> Int64? {
+    var info = statvfs()
+    guard statvfs(folder.path, &info) == 0 else { return nil }
+    return Int64(info.f_bavail) * Int64(info.f_frsize)
+  }
+
+  /// `1.2 GiB`, `300 MiB`, `12 KiB`.
+  public static func formatBytes(_ bytes: Int64) -> String {
+    let units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
+    var value = Double(bytes)
+    var unit = 0
+    while value >= 1024, unit < units.count - 1 {
+      value /= 1024
+      unit += 1
+    }
+    guard unit > 0 else { return "\(bytes) bytes" }
+    return (value < 10 ? String(format: "%.1f", value) : "\(Int(value.rounded()))") + " " + units[unit]
+  }
+
+  /// Removes a store and its sidecars (a working copy that failed).
+  public static func remove(_ url: URL) {
+    try? FileManager.default.removeItem(at: url)
+    for suffix in sidecarSuffixes + ["-journal"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+  }
+
+  /// fsync(2) on a file or folder.
+  public static func sync(_ url: URL) throws {
+    let descriptor = open(url.path, O_RDONLY)
+    guard descriptor >= 0 else {
+      throw StoreError(.io, file: url.path, reason: "cannot open to sync (\(String(cString: strerror(errno))))")
+    }
+    defer { close(descriptor) }
+    guard fsync(descriptor) == 0 else {
+      throw StoreError(.io, file: url.path, reason: "cannot sync (\(String(cString: strerror(errno))))")
+    }
+  }
+}

@@ -1,0 +1,163 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Whether another process has a store open, read from the locks SQLite itself takes — asked with
+/// `fcntl(F_GETLK)`, which tests a lock without taking it and without writing a byte.
+///
+/// SQLite's unix locking (documented in its `os_unix.c` and "File Locking And Concurrency"):
+/// - on the database file, a reader holds a read lock on the 510-byte *shared* range that starts
+///   at `PENDING_BYTE + 2` (`PENDING_BYTE` is 0x40000000); a writer adds a write lock on
+///   `RESERVED_BYTE` (`PENDING_BYTE + 1`), then `PENDING_BYTE`, then the whole shared range;
+/// - in WAL mode, in the `-shm` file: byte 120 is the write lock, 121 the checkpointer's, 122
+///   recovery's, 123–127 the read marks of open read transactions, and every connection that has
+///   the store open holds a read lock on byte 128 (the "dead man switch") for as long as it is open.
+///
+/// Locks held by this process itself are not seen (POSIX locks never conflict with their owner).
+public enum StoreUse {
+  /// A process holding a lock on a store.
+  public struct Holder: Sendable, Hashable, CustomStringConvertible {
+    /// The process id, when the lock tells it (POSIX locks do; open-file-description locks do not).
+    public let pid: Int32?
+    /// The process's command name (`/proc/PID/comm`), when readable.
+    public let command: String?
+    /// What it holds: "a write lock", "a read transaction", "the store open".
+    public let what: String
+
+    public var description: String {
+      let process =
+        pid.map { pid in "process \(pid)" + (command.map { " (\($0))" } ?? "") } ?? "another process"
+      return "\(process) holds \(what)"
+    }
+  }
+
+  static let pendingByte: Int64 = 0x4000_0000
+  static let reservedByte = pendingByte + 1
+  static let sharedFirst = pendingByte + 2
+  static let sharedSize: Int64 = 510
+
+  /// The first holder found, most disruptive first (writers, then readers, then open connections);
+  /// `nil` when no other process holds any lock on the store. In WAL mode every open connection also
+  /// holds a read lock on the database file's shared range, so the `-shm` is asked first.
+  public static func holder(of store: URL) -> Holder? {
+    let shm = store.path + "-shm"
+    let probes: [(path: String, start: Int64, length: Int64, what: String)] = [
+      (shm, 120, 1, "a write lock"),
+      (store.path, reservedByte, 1, "a write lock"),
+      (store.path, pendingByte, 1, "a write lock"),
+      (shm, 121, 1, "a checkpoint in progress"),
+      (shm, 122, 1, "a recovery in progress"),
+      (shm, 123, 5, "a read transaction"),
+      (shm, 128, 1, "the store open"),
+      (store.path, sharedFirst, sharedSize, "a read transaction"),
+    ]
+    for probe in probes {
+      guard let found = lock(in: probe.path, start: probe.start, length: probe.length) else { continue }
+      // A write lock on the database's shared range is SQLite's EXCLUSIVE lock: a commit in progress.
+      let what = probe.start == sharedFirst && found.writing ? "a write lock" : probe.what
+      return Holder(pid: found.pid, command: found.pid.flatMap(command(of:)), what: what)
+    }
+    return nil
+  }
+
+  private struct Found {
+    let pid: Int32?
+    let writing: Bool
+  }
+
+  /// The lock another process holds on `length` bytes from `start` of the file at `path`, if any.
+  private static func lock(in path: String, start: Int64, length: Int64) -> Found? {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    var lock = flock()
+    lock.l_type = Int16(F_WRLCK)
+    lock.l_whence = Int16(SEEK_SET)
+    lock.l_start = off_t(start)
+    lock.l_len = off_t(length)
+    guard fcntl(descriptor, F_GETLK, &lock) == 0, lock.l_type != Int16(F_UNLCK) else { return nil }
+    return Found(pid: lock.l_pid > 0 ? lock.l_pid : nil, writing: lock.l_type == Int16(F_WRLCK))
+  }
+
+  private static func command(of pid: Int32) -> String? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8) else { return nil }
+    let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    return name.isEmpty ? nil : name
+  }
+
+  /// Returns when no other process holds the store, polling every 100 ms for up to `wait` seconds;
+  /// else throws ``StoreError/Code/inUse`` naming the store and what holds it.
+  public static func waitUntilFree(_ store: URL, wait: Double = 0) throws {
+    let deadline = Date().addingTimeInterval(max(0, wait))
+    while let holder = holder(of: store) {
+      guard Date() < deadline else {
+        let waited = wait > 0 ? " (still after waiting \(formatSeconds(wait)))" : ""
+        throw StoreError(
+          .inUse, file: store.path,
+          reason: "the store is in use: \(holder)\(waited); close it, or give --wait SECONDS to wait for it")
+      }
+      usleep(100_000)
+    }
+  }
+
+  private static func formatSeconds(_ seconds: Double) -> String {
+    seconds == seconds.rounded() ? "\(Int(seconds)) s" : String(format: "%.1f s", seconds)
+  }
+}
+
+/// One migration per store at a time: an exclusive `flock` on `.NAME.migrun-lock` beside the store,
+/// held for the whole run and removed at the end. A lock left by a killed run is free again (the
+/// kernel releases it with the process) and is taken over.
+package final class MigrationLock {
+  private let path: String
+  private var descriptor: Int32 = -1
+
+  package init(store: URL, wait: Double) throws {
+    path = store.deletingLastPathComponent().appendingPathComponent(".\(store.lastPathComponent).migrun-lock").path
+    let deadline = Date().addingTimeInterval(max(0, wait))
+    while true {
+      let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+      guard opened >= 0 else {
+        throw StoreError(
+          .io, file: store.path,
+          reason: "cannot make the migration lock \(path) (\(String(cString: strerror(errno))))")
+      }
+      if flock(opened, LOCK_EX | LOCK_NB) == 0 {
+        // The file may have been removed by the run that held it, between our open and our lock.
+        var held = stat()
+        var named = stat()
+        if fstat(opened, &held) == 0, stat(path, &named) == 0, held.st_ino == named.st_ino, held.st_dev == named.st_dev
+        {
+          descriptor = opened
+          let pid = Data("\(ProcessInfo.processInfo.processIdentifier)\n".utf8)
+          _ = ftruncate(opened, 0)
+          _ = pid.withUnsafeBytes { pwrite(opened, $0.baseAddress, $0.count, 0) }
+          return
+        }
+        close(opened)
+        continue
+      }
+      let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+      close(opened)
+      guard Date() < deadline else {
+        throw StoreError(
+          .inUse, file: store.path,
+          reason: "the store is in use: another migrun (process \(holder ?? "?")) is migrating it"
+            + (wait > 0 ? " (still after waiting \(Int(wait)) s)" : "") + "; give --wait SECONDS to wait for it")
+      }
+      usleep(100_000)
+    }
+  }
+
+  /// Removes the lock file, then lets go of the lock.
+  package func release() {
+    guard descriptor >= 0 else { return }
+    unlink(path)
+    close(descriptor)
+    descriptor = -1
+  }
+
+  deinit { release() }
+}

@@ -1,0 +1,154 @@
+import MigrunModel
+
+/// One object's persistent state: attributes, to-one targets and to-many members.
+public struct StoredObject: Sendable, Hashable {
+  public var id: ObjectID
+  /// `Z_OPT`: 1 on insert, +1 on each update (optimistic locking).
+  public var version: Int64
+  /// Attribute name → value (every stored attribute; `.null` where the row holds NULL).
+  public var attributes: [String: StoreValue]
+  /// To-one relationship name → target; absent when the relationship is empty.
+  public var toOne: [String: ObjectID]
+  /// To-many relationship name → members, in order for ordered relationships, else by primary key.
+  public var toMany: [String: [ObjectID]]
+
+  public init(
+    id: ObjectID, version: Int64 = 1, attributes: [String: StoreValue] = [:], toOne: [String: ObjectID] = [:],
+    toMany: [String: [ObjectID]] = [:]
+  ) {
+    self.id = id
+    self.version = version
+    self.attributes = attributes
+    self.toOne = toOne
+    self.toMany = toMany
+  }
+}
+
+/// What every store offers: the same behaviour over SQLite and in memory.
+public protocol ObjectStore: AnyObject {
+  var model: ObjectModel { get }
+  var metadata: StoreMetadata { get }
+  /// Objects whose entity is exactly `entity` (or also its subentities).
+  func count(of entity: String, includingSubentities: Bool) throws -> Int
+  /// Every object of `entity` (and its subentities when asked), by primary key, streamed: one at a
+  /// time, read in pages, so `body` may read this store again. Without `withToMany`, the objects'
+  /// ``StoredObject/toMany`` stays empty and no member is looked up (attributes and to-ones only).
+  /// `filter` skips objects it rules out where the store can tell (an SQL condition on the entity's
+  /// table); a store that cannot gives every object. The caller still judges each one: a filter only
+  /// narrows.
+  func forEachObject(
+    of entity: String, includingSubentities: Bool, withToMany: Bool, filter: RowFilter?,
+    _ body: (StoredObject) throws -> Void
+  ) throws
+  func object(_ id: ObjectID) throws -> StoredObject?
+  /// The object without its to-many members when `withToMany` is false (``StoredObject/toMany``
+  /// empty: no member looked up).
+  func object(_ id: ObjectID, withToMany: Bool) throws -> StoredObject?
+  /// The object's relationships only: ``StoredObject/attributes`` may be left empty (what stage 2's
+  /// default relationships read, per object).
+  func relationships(of id: ObjectID, withToMany: Bool) throws -> StoredObject?
+  /// The largest primary key used in `entity`'s hierarchy (0 when empty).
+  func maxPrimaryKey(inHierarchyOf entity: String) throws -> Int64
+  /// Objects that break the model's rules (required values, relationship counts), at most `limit`,
+  /// one line each.
+  func ruleViolations(limit: Int) throws -> [String]
+  /// Runs `body` in one transaction: all its writes land, or none.
+  func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T
+}
+
+/// Writes inside one store transaction.
+public protocol StoreWriter {
+  /// A primary key not used yet in `entity`'s hierarchy (Z_PRIMARYKEY.Z_MAX kept right).
+  func newPrimaryKey(for entity: String) throws -> Int64
+  /// Inserts the object's row and to-one columns; `toMany` is written by ``setToMany(_:_:_:)``.
+  func insert(_ object: StoredObject) throws
+  /// Writes the object's attributes and to-one columns, and `Z_OPT`: its version + 1 when
+  /// `bumpingVersion` (a change, for optimistic locking), else its version as it is (a migration
+  /// filling in an object it made).
+  func update(_ object: StoredObject, bumpingVersion: Bool) throws
+  /// Keys up to `key` count as used in `entity`'s hierarchy: later ``newPrimaryKey(for:)`` go above.
+  func reservePrimaryKeys(for entity: String, through key: Int64) throws
+  /// Writes a to-one relationship's columns only (the version is not bumped).
+  func setToOne(_ id: ObjectID, _ relationship: String, _ target: ObjectID?) throws
+  /// Replaces a to-many relationship's members (join rows, or the members' inverse column).
+  func setToMany(_ id: ObjectID, _ relationship: String, _ members: [ObjectID]) throws
+  /// Removes the object's row and its join rows (delete rules are the context's business).
+  func delete(_ id: ObjectID) throws
+  /// Replaces the store's metadata.
+  func setMetadata(_ metadata: StoreMetadata) throws
+  /// Reads an object inside the transaction (sees its writes).
+  func object(_ id: ObjectID) throws -> StoredObject?
+  /// Whether the object exists inside the transaction: its row, of its own entity (no values read).
+  func contains(_ id: ObjectID) throws -> Bool
+  /// The first object of `entity` (or a subentity), by primary key, whose attributes equal `values`.
+  func firstObject(of entity: String, matching values: [String: StoreValue]) throws -> ObjectID?
+  /// Records a context's save in the store's persistent history, when the store keeps one (Core
+  /// Data writes a transaction for every save of a store with history tracking); a store without
+  /// history records nothing.
+  func recordHistory(_ save: SavedChanges) throws
+}
+
+/// What one context save changed, for persistent history: the transaction's author and context
+/// name, the objects inserted, the properties each update wrote, and each deleted object as it was.
+public struct SavedChanges: Sendable {
+  public var author: String?
+  public var contextName: String?
+  public var inserted: [ObjectID] = []
+  public var updated: [(id: ObjectID, properties: Set<String>)] = []
+  public var deleted: [(id: ObjectID, row: StoredObject?)] = []
+
+  public init(author: String? = nil, contextName: String? = nil) {
+    self.author = author
+    self.contextName = contextName
+  }
+
+  public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+}
+
+extension ObjectStore {
+  /// Every object of `entity` (and its subentities when asked), by primary key, streamed.
+  public func forEachObject(
+    of entity: String, includingSubentities: Bool, withToMany: Bool, _ body: (StoredObject) throws -> Void
+  ) throws {
+    try forEachObject(
+      of: entity, includingSubentities: includingSubentities, withToMany: withToMany, filter: nil, body)
+  }
+
+  /// Every object with its to-many members (see ``forEachObject(of:includingSubentities:withToMany:_:)``).
+  public func forEachObject(of entity: String, includingSubentities: Bool, _ body: (StoredObject) throws -> Void) throws
+  {
+    try forEachObject(of: entity, includingSubentities: includingSubentities, withToMany: true, body)
+  }
+}
+
+/// A condition on an entity's attribute columns that a store can test while reading rows: every
+/// condition holds (`column` `op` value; `IS NULL`, `IS NOT NULL`, `IS NOT value`).
+public struct RowFilter: Sendable, Hashable {
+  public enum Test: String, Sendable, Hashable {
+    case equal = "=", notEqual = "IS NOT", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+    case isNull = "IS NULL", isNotNull = "IS NOT NULL"
+  }
+
+  public struct Condition: Sendable, Hashable {
+    public let attribute: String
+    public let test: Test
+    public let value: StoreValue
+
+    package init(attribute: String, test: Test, value: StoreValue) {
+      self.attribute = attribute
+      self.test = test
+      self.value = value
+    }
+  }
+
+  public var conditions: [Condition]
+
+  package init(conditions: [Condition]) { self.conditions = conditions }
+}
+
+extension StoreWriter {
+  /// Writes the object as changed: `Z_OPT` becomes its version + 1.
+  public func update(_ object: StoredObject) throws {
+    try update(object, bumpingVersion: true)
+  }
+}
