@@ -6,7 +6,6 @@ let package = Package(
   platforms: [.macOS(.v13)],
   products: [
     .library(name: "MigrunKit", targets: ["MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit"]),
-    .library(name: "LuaHost", targets: ["LuaHost"]),
     .executable(name: "migrun", targets: ["MigrunCLI"]),
     .executable(name: "migrun-bench", targets: ["MigrunBench"]),
     .executable(name: "migrun-fuzz", targets: ["MigrunFuzz"]),

@@ -3,7 +3,7 @@ import CLuaShim
 /// Line coverage of the Lua scripts every VM of the process runs (`migrun test --coverage`): which
 /// lines ran and how often, by script name (`folder/module.lua` for a required module, the name a
 /// script was run under otherwise). Costs a hook call per line while on; off by default.
-public enum LuaCoverage {
+package enum LuaCoverage {
   /// Starts counting (from zero).
   public static func start() {
     mr_coverage_reset()

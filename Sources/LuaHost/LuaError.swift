@@ -12,8 +12,8 @@
 /// ```swift
 /// catch let error as LuaError where error.kind == .instructionLimit { … }
 /// ```
-public struct LuaError: Error, Sendable, Hashable, CustomStringConvertible {
-  public enum Kind: String, Sendable, Hashable {
+package struct LuaError: Error, Sendable, Hashable, CustomStringConvertible {
+  package enum Kind: String, Sendable, Hashable {
     /// The script is not valid Lua text.
     case syntax
     /// The script raised an error (`error`, a failed `assert`, a bad operation).

@@ -9,7 +9,7 @@
 /// limits.instructions = 1_000_000
 /// let vm = try LuaVM(limits: limits)
 /// ```
-public struct LuaLimits: Sendable, Hashable {
+package struct LuaLimits: Sendable, Hashable {
   /// Lua VM instructions per call (counted in steps of 1,000).
   public var instructions: Int64 = 50_000_000
   /// Bytes the whole VM may hold (scripts, modules and their data).

@@ -8,7 +8,7 @@ import CLuaShim
 /// let transform = try vm.prepareRowCall(policy, inputKeys: ["name", "photo"], outputKeys: ["title", "photo"])
 /// let out = try vm.call(transform, ["soup", .bytes(photo)])   // [title, photo], or nil for no result
 /// ```
-public struct LuaRowCall: Sendable, Hashable {
+package struct LuaRowCall: Sendable, Hashable {
   public let function: LuaFunction
   public let inputKeys: [String]
   public let outputKeys: [String]
@@ -42,18 +42,18 @@ extension LuaVM {
 }
 
 /// How a column becomes a Lua value, or a Lua value is bound, in ``LuaVM/runRowLoop(_:select:insert:plainCount:inputs:outputs:limit:)``.
-public enum LuaRowLoopKind: Sendable {
-  public enum Input: Int8, Sendable {
+package enum LuaRowLoopKind: Sendable {
+  package enum Input: Int8, Sendable {
     case integer = 0, boolean, real, date, text, bytes, other
   }
 
-  public enum Output: Int8, Sendable {
+  package enum Output: Int8, Sendable {
     case integer = 0, boolean, real, text, uuid, blob, integer16, integer32
   }
 }
 
 /// Why a row loop returned.
-public enum LuaRowLoopStop: Sendable, Equatable {
+package enum LuaRowLoopStop: Sendable, Equatable {
   /// The select has no more rows.
   case finished
   /// `limit` rows done.

@@ -14,7 +14,7 @@ import Foundation
 /// let upper = try #require(policy.first?.functionValue)
 /// try vm.call(upper, ["soup"])   // ["SOUP"]
 /// ```
-public final class LuaVM {
+package final class LuaVM {
   /// A Swift function scripts can call. Throwing raises a Lua error with the error's description.
   public typealias HostFunction = ([LuaValue]) throws -> [LuaValue]
 
@@ -317,7 +317,7 @@ public final class LuaVM {
 }
 
 /// An error a host function throws: its message becomes the Lua error's message.
-public struct HostError: Error, CustomStringConvertible, Sendable {
+package struct HostError: Error, CustomStringConvertible, Sendable {
   public let description: String
 
   public init(_ message: String) { description = message }

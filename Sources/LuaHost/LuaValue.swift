@@ -7,7 +7,7 @@
 /// ```swift
 /// let row: LuaValue = ["name": "soup", "minutes": 20, "photo": .bytes([0, 1, 2]), "note": .null]
 /// ```
-public enum LuaValue: Sendable, Hashable {
+package enum LuaValue: Sendable, Hashable {
   case `nil`
   case boolean(Bool)
   case integer(Int64)
@@ -79,7 +79,7 @@ public enum LuaValue: Sendable, Hashable {
 }
 
 /// A Lua table: its array part (keys 1…n) and every other key.
-public struct LuaTable: Sendable, Hashable {
+package struct LuaTable: Sendable, Hashable {
   /// Values at keys 1, 2, … n, without holes.
   public var array: [LuaValue]
   /// Every other key.
@@ -114,7 +114,7 @@ public struct LuaTable: Sendable, Hashable {
 }
 
 /// A reference to a function inside one ``LuaVM``.
-public struct LuaFunction: Sendable, Hashable {
+package struct LuaFunction: Sendable, Hashable {
   let reference: Int64
   let vm: ObjectIdentifier
 }

@@ -9,6 +9,7 @@ import MigrunModel
 ///     department: read Department/p1, store Department/p2, here Department/p1
 /// ```
 public struct ContextError: Error, Sendable, CustomStringConvertible {
+  /// The kind of failure, to match on.
   public enum Code: String, Sendable, Hashable {
     /// Optimistic locking or uniqueness conflicts the merge policy did not resolve.
     case conflicts

@@ -8,7 +8,7 @@ import MigrunStore
 ///                                 sortedBy: [.ascending("name")])
 /// ```
 /// Comparisons follow SQL: a NULL equals only NULL (``isNull(_:)``) and is never less or greater.
-public indirect enum Filter: Sendable {
+package indirect enum Filter: Sendable {
   case equals(String, StoreValue)
   case notEquals(String, StoreValue)
   case less(String, StoreValue)

@@ -56,6 +56,8 @@ public protocol MergeRule: AnyObject {
   func resolve(_ conflict: MergeConflict) throws -> MergeDecision
 }
 
+/// A ``MergeRule``'s answer for one conflict: the object's state to save (`nil`: no object), or
+/// `unhandled` to fail the save as ``MergePolicy/error`` does.
 public enum MergeDecision {
   case save(StoredObject?)
   case unhandled
@@ -63,7 +65,7 @@ public enum MergeDecision {
 
 /// One conflict found on save (Core Data's `NSMergeConflict` / `NSConstraintConflict`).
 public struct MergeConflict: Sendable, CustomStringConvertible {
-  public enum Kind: String, Sendable {
+  package enum Kind: String, Sendable {
     /// The context changed the object; someone else changed its row since the context read it.
     case update
     /// The context deleted the object; someone else changed its row since.
@@ -74,7 +76,7 @@ public struct MergeConflict: Sendable, CustomStringConvertible {
     case uniqueness
   }
 
-  public let kind: Kind
+  package let kind: Kind
   public let id: ObjectID
   /// The context's state of the object; `nil` when the context deleted it.
   public let object: StoredObject?
@@ -91,7 +93,7 @@ public struct MergeConflict: Sendable, CustomStringConvertible {
   /// For a uniqueness conflict: the constrained properties.
   public let constraint: [String]
 
-  public init(
+  package init(
     kind: Kind, id: ObjectID, object: StoredObject?, snapshot: StoredObject?, store: StoredObject?,
     changed: Set<String>, constraint: [String] = []
   ) {

@@ -11,11 +11,16 @@ import MigrunStore
 /// let right = coordinator.newContext(mergePolicy: .mergeByPropertyObjectTrump)
 /// ```
 public final class StoreCoordinator {
-  public let store: any ObjectStore
+  package let store: any ObjectStore
   let snapshots = SnapshotRegistry()
 
-  public init(store: any ObjectStore) {
+  package init(store: any ObjectStore) {
     self.store = store
+  }
+
+  /// A coordinator over an open SQLite store: its contexts read and save through it.
+  public convenience init(store: SQLiteStore) {
+    self.init(store: store as any ObjectStore)
   }
 
   public func newContext(mergePolicy: MergePolicy = .error) -> ObjectContext {
@@ -103,7 +108,7 @@ public final class ObjectContext {
   /// Objects of `entity` (and its subentities) that pass `filter`, in `sortedBy` order (then by
   /// primary key). Pending changes count: inserted objects that match are included, deleted ones
   /// left out, changed ones judged by their changed values.
-  public func fetch(
+  package func fetch(
     _ entityName: String, where filter: Filter? = nil, sortedBy keys: [SortKey] = [], includingSubentities: Bool = true
   ) throws -> [ManagedObject] {
     try fetch(entityName, where: filter, sortedBy: keys, includingSubentities: includingSubentities, rowFilter: nil)

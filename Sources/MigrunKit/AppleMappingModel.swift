@@ -16,9 +16,9 @@ import PropertyList
 /// let model = try AppleMappingModel.read(contentsOf: URL(fileURLWithPath: "Moody 4-Moody 5.xcmappingmodel"), bundle: moody)
 /// model.entityMappings[0].attributes   // [PropertyMapping(name: "isoContinent", expression: $source.continent.numericISO3166Code), …]
 /// ```
-public struct AppleMappingModel: Sendable, Hashable {
+package struct AppleMappingModel: Sendable, Hashable {
   /// `NSEntityMappingType`.
-  public enum Kind: String, Sendable, Hashable {
+  package enum Kind: String, Sendable, Hashable {
     case undefined, custom, add, remove, copy, transform
 
     init(code: Int64) {
@@ -28,7 +28,7 @@ public struct AppleMappingModel: Sendable, Hashable {
 
   /// `NSPropertyMapping`: a destination property and the expression that gives its value (nil: none,
   /// the property keeps its default).
-  public struct PropertyMapping: Sendable, Hashable {
+  package struct PropertyMapping: Sendable, Hashable {
     public var name: String
     public var expression: MappingExpression?
     public var userInfo: [String: String]
@@ -41,7 +41,7 @@ public struct AppleMappingModel: Sendable, Hashable {
   }
 
   /// `NSEntityMapping`.
-  public struct EntityMapping: Sendable, Hashable {
+  package struct EntityMapping: Sendable, Hashable {
     public var name: String
     public var kind: Kind
     public var sourceEntity: String?

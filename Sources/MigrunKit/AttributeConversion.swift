@@ -13,7 +13,7 @@ import MigrunModel
 /// `longLongValue`), any non-zero number becomes Boolean YES (`boolValue`), and Booleans are 0 or 1.
 /// Every other type change (String, Date, Binary, UUID, URI, Transformable…) is refused, as Core
 /// Data's inference refuses it.
-public struct AttributeConversion: Sendable, Hashable, CustomStringConvertible {
+package struct AttributeConversion: Sendable, Hashable, CustomStringConvertible {
   public let from: AttributeType
   public let to: AttributeType
 
@@ -39,7 +39,7 @@ public struct AttributeConversion: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// Why a value cannot be converted.
-  public struct Failure: Error, Sendable, Hashable {
+  package struct Failure: Error, Sendable, Hashable {
     public let reason: String
   }
 

@@ -11,7 +11,7 @@ import MigrunStore
 /// difference fails the step naming the mapping and both numbers, before the original is touched.
 /// Mappings with a policy may make more or fewer objects on purpose (a filter, a hook that skips,
 /// merged duplicates): their counts are reported, not held equal.
-public struct MappingCount: Sendable, Hashable {
+package struct MappingCount: Sendable, Hashable {
   public let mapping: String
   public let read: Int
   public let written: Int
@@ -250,8 +250,8 @@ enum Conservation {
 
 /// Damage a store already had when a step read it, carried as Core Data carries it and reported:
 /// never a reason to refuse the store, never counted as a loss.
-public struct CarriedDamage: Sendable, Hashable, CustomStringConvertible {
-  public enum Kind: String, Sendable, Hashable {
+package struct CarriedDamage: Sendable, Hashable, CustomStringConvertible {
+  package enum Kind: String, Sendable, Hashable {
     /// A to-one key or a join row naming no object.
     case linkToNoObject = "link-to-no-object"
     /// A value kept outside the store (external binary storage) whose file was never there.

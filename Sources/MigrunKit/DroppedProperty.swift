@@ -10,7 +10,7 @@ import MigrunStore
 /// ```swift
 /// for drop in mapping.drops(scripted: Set(stepMapping.policies.keys)) { print(drop) }
 /// ```
-public struct DroppedProperty: Sendable, Hashable, CustomStringConvertible {
+package struct DroppedProperty: Sendable, Hashable, CustomStringConvertible {
   /// The source entity (its own objects, not its subentities').
   public let entity: String
   /// The attribute or relationship, nil when the entity's objects are not migrated at all.
@@ -49,7 +49,7 @@ extension MappingModel {
   /// carries, and for the carried ones every stored attribute no destination attribute is read from
   /// and every relationship whose links neither it nor its inverse carries. `scripted`: entity
   /// mappings with a policy of their own (their drops are not certain).
-  public func drops(scripted: Set<String> = []) -> [DroppedProperty] {
+  package func drops(scripted: Set<String> = []) -> [DroppedProperty] {
     var drops: [DroppedProperty] = []
     let carriedEntities = Set(entityMappings.filter { $0.destinationEntity != nil }.compactMap(\.sourceEntity))
     // Relationships some mapping carries, as "Entity.relationship" of the source.
@@ -103,7 +103,7 @@ extension MappingModel {
 
 extension SQLiteStore {
   /// `drops` with the values this store (a step's source) holds for each.
-  public func counting(_ drops: [DroppedProperty]) throws -> [DroppedProperty] {
+  package func counting(_ drops: [DroppedProperty]) throws -> [DroppedProperty] {
     try drops.map { drop in
       var counted = drop
       guard let layout = schema.layout(of: drop.entity) else { return counted }

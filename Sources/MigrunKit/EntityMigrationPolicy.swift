@@ -63,7 +63,7 @@ extension EntityMigrationPolicy {
 
 /// The policy of every mapping without one: copy by the mapping's attribute sources, rebuild
 /// relationships through the associations.
-public final class DefaultMigrationPolicy: EntityMigrationPolicy {
+package final class DefaultMigrationPolicy: EntityMigrationPolicy {
   public init() {}
   public var makesDefaultDestinations: Bool { true }
 }
@@ -80,7 +80,7 @@ public protocol RowTransform: AnyObject {
 
 /// A row transform that runs the bulk copy's whole row loop itself (Lua policies: in C, values
 /// straight from SQLite into Lua and back), handing back the rows whose values it leaves to the host.
-public protocol RowLoopTransform: RowTransform {
+package protocol RowLoopTransform: RowTransform {
   /// Steps `select` and inserts through `insert` — prepared `sqlite3_stmt`s of two connections: the
   /// first `plainCount` columns (Z_PK first) bound unchanged, then the transform's inputs (of
   /// `inputTypes`), its outputs bound after the plain columns — until the select is done, `limit`
@@ -92,7 +92,7 @@ public protocol RowLoopTransform: RowTransform {
 }
 
 /// Why ``RowLoopTransform/runRows(select:insert:plainCount:inputTypes:limit:currentObject:)`` returned.
-public enum RowLoopStop: Sendable, Equatable {
+package enum RowLoopStop: Sendable, Equatable {
   case finished
   case paused
   /// The select is on a row whose inputs the host reads: it does the whole row.
@@ -107,7 +107,7 @@ public enum RowLoopStop: Sendable, Equatable {
 
 /// Decides what survives when two destination objects of a migration collide on a uniqueness
 /// constraint (two source objects mapped to one unique destination object).
-public protocol MigrationMergeRule: AnyObject {
+package protocol MigrationMergeRule: AnyObject {
   /// Whether the rule has an answer for `entity` (a destination entity, or an ancestor of one).
   func handles(_ entity: String) -> Bool
   /// The attribute values the surviving object (`existing`, already written) takes when `incoming`

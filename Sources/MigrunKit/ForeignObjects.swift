@@ -28,7 +28,7 @@ import MigrunStore
 /// and counted — our choice, not read off Core Data.
 /// What a step did to `NSPersistentCloudKitContainer`'s record metadata (``ForeignObjects``): rows
 /// whose entity number it changed, and rows of entities it removed (deleted).
-public struct CloudKitRenumbering: Sendable, Hashable {
+package struct CloudKitRenumbering: Sendable, Hashable {
   public var renumbered = 0
   public var removed = 0
 

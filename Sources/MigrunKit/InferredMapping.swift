@@ -54,7 +54,7 @@ extension MappingModel {
 
   /// The source property a destination property continues: the one named by its renaming identifier
   /// (or its own name), or the one with the same renaming identifier.
-  public static func continued<P: Property>(_ property: some Property, in candidates: [P]) -> P? {
+  package static func continued<P: Property>(_ property: some Property, in candidates: [P]) -> P? {
     candidates.first { candidate in
       !candidate.isTransient
         && (candidate.name == (property.renamingIdentifier ?? property.name)
@@ -139,7 +139,7 @@ extension MappingModel {
   /// `leavingNullToRules`: a mapping file's attribute it does not mention, which a hook may still
   /// set — a value that cannot be inferred is NULL (or the source's, made required) and the
   /// destination's rules judge it after the step, instead of a refusal before it.
-  public static func attributeSource(
+  package static func attributeSource(
     for attribute: Attribute, continuing old: Attribute?, in entity: String, leavingNullToRules: Bool = false
   ) throws(MigrationError) -> AttributeSource {
     guard let old else {

@@ -9,7 +9,7 @@ import PropertyList
 /// $source.continent.numericISO3166Code
 /// FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PersonToPerson", $source.owner)
 /// ```
-public indirect enum MappingExpression: Sendable, Hashable, CustomStringConvertible {
+package indirect enum MappingExpression: Sendable, Hashable, CustomStringConvertible {
   /// A constant: `NSConstantValueExpression`.
   case constant(ConstantValue)
   /// `$name`: the migration's variables (`source`, `manager`, `entityPolicy`, `destination`, …).
@@ -26,7 +26,7 @@ public indirect enum MappingExpression: Sendable, Hashable, CustomStringConverti
   /// Anything else, as far as it could be described.
   case unsupported(String)
 
-  public enum ConstantValue: Sendable, Hashable {
+  package enum ConstantValue: Sendable, Hashable {
     case null
     case string(String)
     case integer(Int64)

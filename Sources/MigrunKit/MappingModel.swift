@@ -41,7 +41,7 @@ public struct MappingModel: Sendable {
 /// One entity mapping: Core Data's `NSEntityMapping`. Objects whose entity is exactly
 /// ``sourceEntity`` become objects of ``destinationEntity``.
 public struct EntityMapping: Sendable, Hashable {
-  public enum Kind: String, Sendable, Hashable {
+  package enum Kind: String, Sendable, Hashable {
     /// A new destination entity: no source objects.
     case add
     /// A source entity that is dropped.
@@ -56,15 +56,15 @@ public struct EntityMapping: Sendable, Hashable {
 
   /// `SourceToDestination`, as Xcode names entity mappings (`AddDestination`, `RemoveSource` for the others).
   public var name: String
-  public var kind: Kind
+  package var kind: Kind
   public var sourceEntity: String?
   public var destinationEntity: String?
   /// Destination attribute → where its value comes from.
-  public var attributes: [String: AttributeSource]
+  package var attributes: [String: AttributeSource]
   /// Destination relationship → the source relationship whose targets (through the associations) it gets.
   public var relationships: [String: String]
 
-  public init(
+  package init(
     name: String, kind: Kind, sourceEntity: String?, destinationEntity: String?,
     attributes: [String: AttributeSource] = [:], relationships: [String: String] = [:]
   ) {
@@ -88,7 +88,7 @@ public struct EntityMapping: Sendable, Hashable {
 }
 
 /// Where a destination attribute's value comes from.
-public enum AttributeSource: Sendable, Hashable, CustomStringConvertible {
+package enum AttributeSource: Sendable, Hashable, CustomStringConvertible {
   /// The source object's attribute with that name.
   case property(String)
   /// The source attribute, or the value when it is NULL (an optional attribute made required).

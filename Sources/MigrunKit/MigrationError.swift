@@ -6,6 +6,7 @@ import MigrunModel
 /// Moody.sqlite: step Moody 2 → Moody 3: entity 'Mood', property 'rating': changes type from Integer 16 to String; write a mapping script
 /// ```
 public struct MigrationError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// The kind of failure, to match on (the command line maps each to its exit code).
   public enum Code: String, Sendable, Hashable {
     /// No model version has the store's entity hashes.
     case unknownSourceVersion

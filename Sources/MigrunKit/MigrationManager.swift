@@ -13,8 +13,8 @@ import MigrunStore
 /// Validation is off while copying; each stage's writes are one transaction per entity mapping.
 public final class MigrationManager {
   public let mapping: MappingModel
-  public let source: any ObjectStore
-  public let destination: any ObjectStore
+  package let source: any ObjectStore
+  package let destination: any ObjectStore
   /// The entity mapping being run.
   public private(set) var currentMapping: EntityMapping?
   public var progress: ((MigrationProgress) -> Void)?
@@ -23,7 +23,7 @@ public final class MigrationManager {
   let policies: [String: any EntityMigrationPolicy]
   /// Rules for destination objects that collide on a uniqueness constraint (first that has one for
   /// the entity or an ancestor wins). Without one, a collision fails the step.
-  public var mergeRules: [any MigrationMergeRule] = []
+  package var mergeRules: [any MigrationMergeRule] = []
   /// Collisions resolved by a merge rule so far.
   public private(set) var mergedCount = 0
   /// The source object stage 1 is working on (named when a collision fails the step).
@@ -41,7 +41,7 @@ public final class MigrationManager {
   private let defaultPolicy = DefaultMigrationPolicy()
 
   /// `associationsFile`: where the association table lives (nil: in memory).
-  public init(
+  package init(
     mapping: MappingModel, source: any ObjectStore, destination: any ObjectStore, associationsFile: URL? = nil,
     policies: [String: any EntityMigrationPolicy] = [:]
   ) throws {
@@ -521,12 +521,12 @@ public final class MigrationManager {
 
 /// Where a migration is: stage, entity mapping, objects done of total.
 public struct MigrationProgress: Sendable, Hashable {
-  public enum Stage: String, Sendable, Hashable {
+  package enum Stage: String, Sendable, Hashable {
     case instances, relationships, validation
   }
 
   public var step: String?
-  public var stage: Stage
+  package var stage: Stage
   public var mapping: String
   public var done: Int
   public var total: Int

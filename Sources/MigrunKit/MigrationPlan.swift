@@ -3,7 +3,7 @@ import MigrunModel
 
 /// One step of a migration chain: an inferred mapping, or a mapping script for that pair of versions.
 public struct MigrationStep: Sendable {
-  public enum Kind: Sendable, Hashable {
+  package enum Kind: Sendable, Hashable {
     case inferred
     /// A Lua mapping file (`<From>-<To>.lua`).
     case scripted(URL)
@@ -11,7 +11,7 @@ public struct MigrationStep: Sendable {
 
   public let from: String
   public let to: String
-  public let kind: Kind
+  package let kind: Kind
   /// The inferred mapping between the two versions (a script starts from it), or nil when a script
   /// runs a step that cannot be inferred.
   public let inferredMapping: MappingModel?
@@ -20,7 +20,7 @@ public struct MigrationStep: Sendable {
 
   public var name: String { "\(from) → \(to)" }
 
-  public init(
+  package init(
     from: String, to: String, kind: Kind, inferredMapping: MappingModel?, source: ObjectModel, destination: ObjectModel
   ) {
     self.from = from
@@ -33,7 +33,7 @@ public struct MigrationStep: Sendable {
 }
 
 /// How a plan's path was chosen (`migrun plan` says which).
-public enum PathRule: Sendable, Hashable, CustomStringConvertible {
+package enum PathRule: Sendable, Hashable, CustomStringConvertible {
   /// The store is at the destination version.
   case current
   /// An explicit order (`--chain`, or a `chain` file: its path), walked one version at a time.
@@ -88,11 +88,11 @@ public struct MigrationPlan: Sendable {
   public let destinationVersion: String
   public let steps: [MigrationStep]
   /// How the path was chosen.
-  public let rule: PathRule
+  package let rule: PathRule
 
   public var needsMigration: Bool { !steps.isEmpty }
 
-  public init(sourceVersion: String, destinationVersion: String, steps: [MigrationStep], rule: PathRule) {
+  package init(sourceVersion: String, destinationVersion: String, steps: [MigrationStep], rule: PathRule) {
     self.sourceVersion = sourceVersion
     self.destinationVersion = destinationVersion
     self.steps = steps
@@ -110,7 +110,7 @@ public struct MigrationPlan: Sendable {
 public enum MigrationPlanner {
   /// The explicit order: `override`, else a `chain` file (one version per line) in a policy folder,
   /// else nil (Core Data's default path: no order needed).
-  public static func explicitOrder(_ bundle: ModelBundle, policyFolders: [URL], override: [String]?)
+  package static func explicitOrder(_ bundle: ModelBundle, policyFolders: [URL], override: [String]?)
     throws(MigrationError) -> VersionOrder?
   {
     if let override {
@@ -135,7 +135,7 @@ public enum MigrationPlanner {
   /// `storeModel`: the model the store carries (`Z_MODELCACHE`), taken as the source when no version
   /// of the bundle has the store's hashes — the stored hashes decide which version a store is; its
   /// cached model is only the fallback.
-  public static func plan(
+  package static func plan(
     bundle: ModelBundle, storeHashes: [String: VersionHash], destination: String? = nil, order: VersionOrder? = nil,
     storeModel: ObjectModel? = nil, script: (String, String) -> URL? = { _, _ in nil }
   ) throws(MigrationError) -> MigrationPlan {

@@ -5,19 +5,19 @@ import MigrunContext
 /// before the step (on the source version's model) and `didMigrate` after it (on the destination's).
 /// They run on migrun's working copy, never on the original; what they change is saved by them and
 /// reported (``StageChanges``).
-public protocol MigrationStageHandlers: AnyObject {
+package protocol MigrationStageHandlers: AnyObject {
   /// The handlers the stage has.
   var hooks: Set<StageHook> { get }
   /// Runs `hook` on `context`; returns what it saved.
   func run(_ hook: StageHook, on context: ObjectContext, step: MigrationStep) throws -> StageChanges
 }
 
-public enum StageHook: String, Sendable, Hashable, CaseIterable {
+package enum StageHook: String, Sendable, Hashable, CaseIterable {
   case willMigrate, didMigrate
 }
 
 /// Objects a stage handler saved: inserted, changed and deleted (delete rules' cascades included).
-public struct StageChanges: Sendable, Hashable {
+package struct StageChanges: Sendable, Hashable {
   public var inserted = 0
   public var updated = 0
   public var deleted = 0
@@ -38,7 +38,7 @@ public struct StageChanges: Sendable, Hashable {
 }
 
 /// What a step's stage did (``StoreMigrator/Report/Step/stage``).
-public struct StageReport: Sendable, Hashable {
+package struct StageReport: Sendable, Hashable {
   public var willMigrate: StageChanges?
   public var didMigrate: StageChanges?
 

@@ -30,8 +30,8 @@ import MigrunModel
 ///   `cloudkit-optional` (a relationship that is not optional), `cloudkit-deny` (the Deny delete rule),
 ///   `cloudkit-ordered` (ordered relationships), and `cloudkit-removed` (an entity or property removed
 ///   or renamed once a version is deployed: the CloudKit schema only grows).
-public enum ModelLint {
-  public struct Finding: Sendable, Hashable, CustomStringConvertible {
+package enum ModelLint {
+  package struct Finding: Sendable, Hashable, CustomStringConvertible {
     public let rule: String
     /// The version, or the two versions of a step.
     public let versions: [String]

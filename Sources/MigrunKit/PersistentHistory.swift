@@ -3,7 +3,7 @@ import GRDB
 import MigrunStore
 
 /// What a step did to persistent history (``HistoryRewrite``), for its report.
-public struct HistoryRewritten: Sendable, Hashable {
+package struct HistoryRewritten: Sendable, Hashable {
   /// Updates whose `ZCOLUMNS` was rewritten to the destination's properties.
   public var updates = 0
   /// Of those, updates that named a property the step removes (that bit is gone with it).

@@ -49,8 +49,11 @@ public final class StoreMigrator {
     }
   }
 
+  /// What a migration did: each step's counts, drops and carried damage (read by the command line's
+  /// reports), where the original was kept (``backup``), and the external files no value refers to
+  /// any more that were removed.
   public struct Report: Sendable {
-    public struct Step: Sendable {
+    package struct Step: Sendable {
       public let name: String
       public let kind: MigrationStep.Kind
       /// Destination entity → objects after the step.
@@ -75,7 +78,7 @@ public final class StoreMigrator {
       public var stage: StageReport?
     }
 
-    public var steps: [Step] = []
+    package var steps: [Step] = []
     public var backup: URL?
     /// Files of external binary data no value refers to after the migration, removed after the swap.
     public var externalFilesRemoved = 0
@@ -94,9 +97,9 @@ public final class StoreMigrator {
   /// Supplies a scripted step: mapping, policies and merge rules (MigrunScripting's Lua runtime).
   public var scriptedStep: ((MigrationStep) throws -> StepMapping)?
   /// Merge rules for every step, after the step's own (a `--merge-rules` file).
-  public var mergeRules: ((MigrationStep) throws -> [any MigrationMergeRule])?
+  package var mergeRules: ((MigrationStep) throws -> [any MigrationMergeRule])?
   /// A step's custom stage, if it has one (``MigrationStageHandlers``).
-  public var stage: ((MigrationStep) throws -> (any MigrationStageHandlers)?)?
+  package var stage: ((MigrationStep) throws -> (any MigrationStageHandlers)?)?
 
   public init(store: URL, plan: MigrationPlan, options: Options = Options()) {
     self.store = store
@@ -152,7 +155,7 @@ public final class StoreMigrator {
   /// What the plan changes that CloudKit's schema does not allow, for a store that syncs through
   /// `NSPersistentCloudKitContainer`: ``ModelLint``'s `cloudkit-…` rules over the plan's versions,
   /// less what the store's own version already breaks (it syncs as it is).
-  public static func cloudKitFindings(_ plan: MigrationPlan) -> [ModelLint.Finding] {
+  package static func cloudKitFindings(_ plan: MigrationPlan) -> [ModelLint.Finding] {
     guard let first = plan.steps.first else { return [] }
     let versions = [first.source] + plan.steps.map(\.destination)
     let before = Set(ModelLint.findings([first.source], cloudKit: true).map { [$0.rule, $0.entity] + $0.properties })
@@ -508,7 +511,7 @@ public final class StoreMigrator {
   /// step's edits allow it, else rows copied, else object by object — with the reason it is not
   /// DDL. `store` is the step's source store when it is the store itself (the first step); later
   /// steps read a store migrun wrote, laid out as a new store of their source version.
-  public static func method(
+  package static func method(
     of step: MigrationStep, mapping stepMapping: StepMapping, store: SQLiteStore?, options: Options = Options()
   ) throws -> (method: StepMethod, reason: String?) {
     let reason: String
@@ -626,7 +629,7 @@ public final class StoreMigrator {
 }
 
 /// How a step ran (``StoreMigrator/Report/Step/method``).
-public enum StepMethod: String, Sendable, Hashable, CaseIterable {
+package enum StepMethod: String, Sendable, Hashable, CaseIterable {
   /// DDL on a copy of the store: no row copied (``DDLStep``).
   case ddl = "DDL"
   /// Rows copied by `INSERT … SELECT` (or a row loop through a Lua transform) (``BulkCopy``).
@@ -642,9 +645,9 @@ public enum StepMethod: String, Sendable, Hashable, CaseIterable {
 public struct StepMapping {
   public var mapping: MappingModel
   public var policies: [String: any EntityMigrationPolicy]
-  public var mergeRules: [any MigrationMergeRule]
+  package var mergeRules: [any MigrationMergeRule]
 
-  public init(
+  package init(
     mapping: MappingModel, policies: [String: any EntityMigrationPolicy] = [:],
     mergeRules: [any MigrationMergeRule] = []
   ) {

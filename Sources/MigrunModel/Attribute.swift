@@ -20,7 +20,7 @@ public struct Attribute: Property {
   /// Xcode's "Preserve After Deletion" (persistent history keeps the value in tombstones).
   public var preservesValueInHistoryOnDeletion: Bool
   /// Set for a derived attribute: the value is computed by the store, never written.
-  public var derivation: Derivation?
+  package var derivation: Derivation?
   /// Xcode's "Indexed" checkbox (an index on the attribute's column).
   public var isIndexed: Bool
   public var valueTransformerName: String?
@@ -33,7 +33,7 @@ public struct Attribute: Property {
   /// may itself be a composite.
   public var elements: [Attribute]
 
-  public init(
+  package init(
     name: String, type: AttributeType, isOptional: Bool = false, isTransient: Bool = false,
     isReadOnly: Bool = false, versionHashModifier: String? = nil, renamingIdentifier: String? = nil,
     userInfo: [String: String] = [:], defaultValueString: String? = nil,
@@ -98,7 +98,7 @@ extension Attribute {
 
 /// How a derived attribute computes its value: Core Data's `derivationExpression` (an `NSExpression`)
 /// and optional filtering predicate.
-public struct Derivation: Sendable, Hashable {
+package struct Derivation: Sendable, Hashable {
   /// The expression as written in the model, e.g. `pages.@count`.
   public var expression: String
   /// The filtering predicate's format string, when the model has one.

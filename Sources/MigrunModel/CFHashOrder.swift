@@ -17,7 +17,7 @@
 ///
 /// Checked against Core Foundation itself (the copy in the Swift toolchain's Foundation on Linux):
 /// the same hashes and the same orders for thousands of random key sets (see `CFHashOrderTests`).
-public enum CFHashOrder {
+package enum CFHashOrder {
   static let sizes: [Int] = [0, 3, 7, 13, 23, 41, 71, 127, 191, 251, 383, 631, 1087, 1723, 2803, 4523, 7351, 11959]
   static let capacities: [Int] = [0, 3, 6, 11, 19, 32, 52, 85, 118, 155, 237, 390, 672, 1065, 1732, 2795, 4543, 7391]
 

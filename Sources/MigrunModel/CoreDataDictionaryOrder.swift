@@ -23,7 +23,7 @@
 /// hashes are 32-bit is the guess the facts decide: with 64-bit arithmetic 2 of the 11 join-table
 /// facts in `../shared/fixtures/facts/join-pairing.json` fail, with 32-bit none
 /// (`CoreDataDictionaryOrderTests`).
-public enum CoreDataDictionaryOrder {
+package enum CoreDataDictionaryOrder {
   static let tigerCapacities = [
     4, 8, 17, 29, 47, 76, 123, 199, 322, 521, 843, 1364, 2207, 3571, 5778, 9349, 15127, 24476, 39603, 64079,
   ]

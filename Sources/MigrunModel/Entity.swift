@@ -12,7 +12,7 @@ public struct Entity: Sendable, Hashable {
   public var attributes: [Attribute]
   public var relationships: [Relationship]
   /// Kept with the entity, never hashed or stored.
-  public var fetchedProperties: [FetchedProperty]
+  package var fetchedProperties: [FetchedProperty]
   public var versionHashModifier: String?
   /// The name this entity had in an earlier version (Xcode: "Renaming ID", XML `elementID`).
   public var renamingIdentifier: String?
@@ -23,9 +23,9 @@ public struct Entity: Sendable, Hashable {
   /// Compound indexes (`<compoundIndexes>`), each a list of property names.
   public var compoundIndexes: [[String]]
   /// Fetch indexes (`<fetchIndex>`), the modern form of indexes.
-  public var fetchIndexes: [FetchIndex]
+  package var fetchIndexes: [FetchIndex]
 
-  public init(
+  package init(
     name: String, parentName: String? = nil, isAbstract: Bool = false, attributes: [Attribute] = [],
     relationships: [Relationship] = [], fetchedProperties: [FetchedProperty] = [],
     versionHashModifier: String? = nil, renamingIdentifier: String? = nil,
@@ -52,7 +52,7 @@ public struct Entity: Sendable, Hashable {
 
   /// The attribute or relationship this entity itself declares with that name; a composite's
   /// element by its key path (`author.person`).
-  public func declaredProperty(named name: String) -> (any Property)? {
+  package func declaredProperty(named name: String) -> (any Property)? {
     if let attribute = attributes.first(where: { $0.name == name }) { return attribute }
     if let relationship = relationships.first(where: { $0.name == name }) { return relationship }
     guard name.contains(".") else { return nil }
@@ -61,8 +61,8 @@ public struct Entity: Sendable, Hashable {
 }
 
 /// A fetch index: Core Data's `NSFetchIndexDescription`.
-public struct FetchIndex: Sendable, Hashable {
-  public struct Element: Sendable, Hashable {
+package struct FetchIndex: Sendable, Hashable {
+  package struct Element: Sendable, Hashable {
     /// The property indexed; for an expression element, the expression description's name (empty
     /// when the model file gives none).
     public var property: String

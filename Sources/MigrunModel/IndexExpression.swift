@@ -8,7 +8,7 @@ import PropertyList
 /// Xcode writes such an element as `<fetchIndexElement expression="lowercase:(title)"
 /// expressionType="String" …/>` (the expression in `NSExpression`'s format syntax); a compiled model
 /// or a store's model cache archives the description under `NSIndexedProperty`.
-public indirect enum IndexExpression: Sendable, Hashable, CustomStringConvertible {
+package indirect enum IndexExpression: Sendable, Hashable, CustomStringConvertible {
   /// `SELF`: the object (its primary key).
   case evaluatedObject
   /// A key path (`title`; `folder.name` is one Core Data refuses in an index).
@@ -19,7 +19,7 @@ public indirect enum IndexExpression: Sendable, Hashable, CustomStringConvertibl
   /// An expression of another kind (a variable, a subquery, a ternary…), by what it is.
   case other(String)
 
-  public enum Constant: Sendable, Hashable {
+  package enum Constant: Sendable, Hashable {
     case null
     case integer(Int64)
     case real(Double)

@@ -128,10 +128,10 @@ public struct ModelBundle: Sendable {
   /// The order a migration walks, one version at a time, when the model itself declares one: a
   /// SwiftData `SchemaMigrationPlan`'s `schemas` (SwiftData migrates stage by stage). `nil` for
   /// Core Data's formats, whose stores go straight to the destination where they can.
-  public private(set) var declaredOrder: VersionOrder?
+  package private(set) var declaredOrder: VersionOrder?
 
   /// Versions made elsewhere (a SwiftData model read from its Swift sources), in `versions`' order.
-  public init(
+  package init(
     name: String, url: URL, versions: [(name: String, model: ObjectModel)], current: String, isOrderGuessed: Bool,
     declaredOrder: VersionOrder? = nil
   ) throws(ModelError) {
@@ -214,7 +214,7 @@ public struct ModelBundle: Sendable {
 }
 
 /// Natural order of version names: digit runs compare as numbers, so `Moody 2` < `Moody 10`.
-public enum NaturalOrder {
+package enum NaturalOrder {
   public static func precedes(_ lhs: String, _ rhs: String) -> Bool {
     let left = chunks(lhs)
     let right = chunks(rhs)

@@ -505,5 +505,5 @@ enum ModelCacheArchive {
 
 extension ObjectModel {
   /// The model as a store's `Z_MODELCACHE.Z_CONTENT`: Core Data's keyed archive, raw-deflated.
-  public func modelCache() throws(ModelCacheError) -> [UInt8] { try ModelCacheArchive.compressed(self) }
+  package func modelCache() throws(ModelCacheError) -> [UInt8] { try ModelCacheArchive.compressed(self) }
 }

@@ -331,12 +331,12 @@ package enum ModelCache {
 
 extension ObjectModel {
   /// The model in a store's `Z_MODELCACHE.Z_CONTENT`: raw DEFLATE around a keyed archive.
-  public static func decodingModelCache(compressed bytes: [UInt8]) throws(ModelCacheError) -> ObjectModel {
+  package static func decodingModelCache(compressed bytes: [UInt8]) throws(ModelCacheError) -> ObjectModel {
     try ModelCache.model(fromCompressed: bytes)
   }
 
   /// The model in an inflated `Z_MODELCACHE` archive (a binary property list).
-  public static func decodingModelCache(archive bytes: [UInt8]) throws(ModelCacheError) -> ObjectModel {
+  package static func decodingModelCache(archive bytes: [UInt8]) throws(ModelCacheError) -> ObjectModel {
     let archive: ArchivedValue
     do {
       archive = try KeyedArchive.unarchive(bytes, linkKeys: ModelCache.links)
@@ -347,7 +347,7 @@ extension ObjectModel {
   }
 
   /// Inflates a `Z_MODELCACHE` blob to its archive.
-  public static func inflateModelCache(_ bytes: [UInt8]) throws(ModelCacheError) -> [UInt8] {
+  package static func inflateModelCache(_ bytes: [UInt8]) throws(ModelCacheError) -> [UInt8] {
     try ModelCache.inflate(bytes)
   }
 }
@@ -416,7 +416,7 @@ extension IndexExpression {
 
 /// A model archive (`Z_MODELCACHE`, a compiled `.mom`) that cannot be read: the entity where known
 /// and what is wrong. The store layer reports it as a store error of code `badModelCache`.
-public struct ModelCacheError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct ModelCacheError: Error, Sendable, Hashable, CustomStringConvertible {
   public let entity: String?
   public let reason: String
 

@@ -21,12 +21,12 @@ public struct ObjectModel: Sendable, Hashable {
   /// Configuration name → names of the entities in it.
   public let configurations: [String: [String]]
   /// Fetch request templates, kept as written.
-  public let fetchRequests: [FetchRequestTemplate]
+  package let fetchRequests: [FetchRequestTemplate]
   /// Entity name → its version hash. For a configuration's model (``restricted(toConfiguration:)``),
   /// the whole model's: Core Data records the coordinator's model in every store's metadata.
   public private(set) var entityVersionHashes: [String: VersionHash]
   /// For a configuration's model, the whole model it was cut from and the configuration's name.
-  public private(set) var wholeModel: WholeModel?
+  package private(set) var wholeModel: WholeModel?
 
   private let positions: [String: Int]
   /// Each entity's attributes and relationships with the inherited ones, by position: resolved once,
@@ -37,7 +37,7 @@ public struct ObjectModel: Sendable, Hashable {
   private var resolvedRelationships: [[Relationship]] = []
 
   /// Makes a model from entities, refusing one that Core Data could not load.
-  public init(
+  package init(
     entities: [Entity], versionName: String? = nil, versionIdentifiers: [String] = [],
     configurations: [String: [String]] = [:], fetchRequests: [FetchRequestTemplate] = []
   ) throws(ModelError) {
@@ -180,7 +180,7 @@ public struct ObjectModel: Sendable, Hashable {
   }
 
   /// The attribute or relationship named `name` that `entity` has, declared or inherited.
-  public func property(named name: String, of entity: Entity) -> (any Property)? {
+  package func property(named name: String, of entity: Entity) -> (any Property)? {
     if let own = entity.declaredProperty(named: name) { return own }
     for ancestor in ancestors(of: entity) {
       if let inherited = ancestor.declaredProperty(named: name) { return inherited }
@@ -292,7 +292,7 @@ public struct ObjectModel: Sendable, Hashable {
 }
 
 /// A fetch request template stored in a model (`<fetchRequest>`), kept as written.
-public struct FetchRequestTemplate: Sendable, Hashable {
+package struct FetchRequestTemplate: Sendable, Hashable {
   public var name: String
   public var entity: String
   public var predicate: String?
@@ -305,7 +305,7 @@ public struct FetchRequestTemplate: Sendable, Hashable {
 }
 
 /// The whole model a configuration's model was cut from (``ObjectModel/restricted(toConfiguration:)``).
-public final class WholeModel: Sendable, Hashable {
+package final class WholeModel: Sendable, Hashable {
   public let model: ObjectModel
   public let configuration: String
 

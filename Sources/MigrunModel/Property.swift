@@ -3,7 +3,7 @@
 ///
 /// Only ``name``, the three flags and ``versionHashModifier`` take part in the version hash;
 /// ``renamingIdentifier`` and ``userInfo`` do not (see ``VersionHash``).
-public protocol Property: Sendable, Hashable {
+package protocol Property: Sendable, Hashable {
   /// The property's name, unique within its entity and the entity's ancestors.
   var name: String { get }
   var isOptional: Bool { get }

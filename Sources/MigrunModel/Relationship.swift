@@ -18,7 +18,7 @@ public struct Relationship: Property {
   /// The largest number of destination objects; 1 for to-one, 0 for an unbounded to-many.
   public var maxCount: Int32
   public var isOrdered: Bool
-  public var deleteRule: DeleteRule
+  package var deleteRule: DeleteRule
   public var isOptional: Bool
   public var isTransient: Bool
   public var isReadOnly: Bool
@@ -29,7 +29,7 @@ public struct Relationship: Property {
   /// Whether the relationship holds a set (or ordered set) rather than one object.
   public var isToMany: Bool { maxCount != 1 }
 
-  public init(
+  package init(
     name: String, destinationEntity: String, inverseName: String? = nil, inverseEntity: String? = nil,
     minCount: Int32 = 0, maxCount: Int32 = 1, isOrdered: Bool = false, deleteRule: DeleteRule = .nullify,
     isOptional: Bool = true, isTransient: Bool = false, isReadOnly: Bool = false,
@@ -54,7 +54,7 @@ public struct Relationship: Property {
 
 /// What happens to a relationship's destination objects when the source object is deleted.
 /// Not part of the version hash.
-public enum DeleteRule: String, Sendable, Hashable, CaseIterable, Codable {
+package enum DeleteRule: String, Sendable, Hashable, CaseIterable, Codable {
   case noAction = "No Action"
   case nullify = "Nullify"
   case cascade = "Cascade"
@@ -62,7 +62,7 @@ public enum DeleteRule: String, Sendable, Hashable, CaseIterable, Codable {
 }
 
 /// A fetched property: a stored fetch request. Kept with its entity, never hashed or stored.
-public struct FetchedProperty: Sendable, Hashable {
+package struct FetchedProperty: Sendable, Hashable {
   public var name: String
   /// The entity the fetch request fetches.
   public var fetchEntity: String?

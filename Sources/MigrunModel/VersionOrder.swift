@@ -1,5 +1,5 @@
 /// An explicit version order, oldest first, and where it came from.
-public struct VersionOrder: Sendable, Hashable {
+package struct VersionOrder: Sendable, Hashable {
   public let names: [String]
   /// `--chain`, or the chain file's path.
   public let origin: String

@@ -11,7 +11,7 @@ import PropertyList
 /// ```swift
 /// let model = try XcdatamodelReader.read(contentsOf: URL(fileURLWithPath: "Moody 2.xcdatamodel"))
 /// ```
-public enum XcdatamodelReader {
+package enum XcdatamodelReader {
   /// Reads `url`: an `.xcdatamodel` folder or a `contents` file. The version name defaults to the
   /// folder's name without its extension.
   public static func read(contentsOf url: URL, versionName: String? = nil) throws(ModelError) -> ObjectModel {

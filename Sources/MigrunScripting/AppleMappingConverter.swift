@@ -13,8 +13,8 @@ import MigrunModel
 /// "destinationInstancesForEntityMappingNamed:sourceInstances:" | "destinationInstancesForSourceRelationshipNamed:sourceInstances:", …)`,
 /// `FUNCTION($source, "valueForKey:", …)` and `FUNCTION($entityPolicy, "selector:", …)`; anything
 /// else is refused, naming the mapping model, the entity mapping and the property.
-public enum AppleMappingConverter {
-  public struct Conversion: Sendable {
+package enum AppleMappingConverter {
+  package struct Conversion: Sendable {
     /// The Lua mapping file.
     public let lua: String
     /// Custom policy classes the mapping model names → the Lua module each is looked up as.
@@ -24,7 +24,7 @@ public enum AppleMappingConverter {
   }
 
   /// What to do about a custom policy class with no `ClassName.lua` in the policy folders.
-  public enum MissingPolicy: Sendable {
+  package enum MissingPolicy: Sendable {
     /// Refuse, listing every class still missing (running a mapping model).
     case fail
     /// Write a stub table with the seven hooks to fill in (`migrun convert`).

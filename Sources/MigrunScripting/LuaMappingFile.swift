@@ -15,7 +15,7 @@ import MigrunModel
 ///   AuditEntry = "remove",
 /// }
 /// ```
-public enum LuaMappingFile {
+package enum LuaMappingFile {
   static let entryKeys: Set<String> = [
     "from", "kind", "filter", "attributes", "relationships", "begin", "createDestinationInstances",
     "endInstanceCreation", "createRelationships", "endRelationshipCreation", "performCustomValidation", "finish",

@@ -26,7 +26,7 @@ import MigrunStore
 /// `"Entity/pN"` strings (or `NULL`), to-many lists of them. A rule returns a table of values
 /// (properties it leaves out keep the store's value), or `NULL` for "no object" (deleted). An
 /// entity without a rule (nor an ancestor with one) fails the save as under the error policy.
-public final class LuaMergeRules: MergeRule {
+package final class LuaMergeRules: MergeRule {
   let vm: LuaVM
   let file: String
   let model: ObjectModel

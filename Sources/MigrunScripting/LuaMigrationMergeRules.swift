@@ -19,7 +19,7 @@ import MigrunStore
 /// replace the existing object's (those it leaves out are kept). Relationships of every
 /// folded source object are joined: to-many members are the union, a to-one comes from the first
 /// source that has one.
-public final class LuaMigrationMergeRules: MigrationMergeRule {
+package final class LuaMigrationMergeRules: MigrationMergeRule {
   let vm: LuaVM
   let file: String
   let destination: ObjectModel

@@ -32,7 +32,7 @@ import MigrunModel
 /// to-many a list of objects), `obj.name = value` writes (objects and lists of them for
 /// relationships), `obj:id()` (`"Trip/p3"`; a new object's until saved is temporary), `obj:entity()`.
 /// Objects are the same table each time they are met, so `==` compares them.
-public final class LuaStage: MigrationStageHandlers {
+package final class LuaStage: MigrationStageHandlers {
   public static func fileName(from: String, to: String) -> String { "\(from)-\(to).stage.lua" }
 
   let vm: LuaVM

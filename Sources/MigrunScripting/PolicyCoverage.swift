@@ -8,8 +8,8 @@ import LuaHost
 /// Which lines are executable is read off the text (our rule, close to what Lua's compiler marks):
 /// a line with code outside comments, other than a block's closing words alone (`end`, `else`,
 /// `until`'s partner `repeat`, `}`, `)`…); a line that ran always counts.
-public enum PolicyCoverage {
-  public struct File: Sendable {
+package enum PolicyCoverage {
+  package struct File: Sendable {
     public let url: URL
     /// As the summary shows it: the tested folder's name, then the path inside it.
     public let shown: String

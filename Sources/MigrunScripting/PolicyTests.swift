@@ -8,8 +8,8 @@ import SwiftDataModel
 /// `migrun test`: runs the `*_test.lua` files of a policy library, each in its own sandboxed VM
 /// (the limits of a migration), with the assertion API of ``TestPrelude`` and the `migrate{…}`
 /// fixture, which runs a mapping file on objects given in the test.
-public enum PolicyTests {
-  public struct Result: Sendable {
+package enum PolicyTests {
+  package struct Result: Sendable {
     /// The test file as shown (relative to the folder it was found under, that folder's name first).
     public let file: String
     public let name: String

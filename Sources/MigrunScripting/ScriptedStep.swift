@@ -7,7 +7,7 @@ import MigrunStore
 /// The script of a step: a Lua mapping file (`<From>-<To>.lua`) or a mapping model made with Xcode
 /// (`<From>-<To>.xcmappingmodel`, `.cdm`), run through its Lua conversion with the Lua policies of
 /// the custom classes it names (``AppleMappingConverter``).
-public enum ScriptedStep {
+package enum ScriptedStep {
   /// The extensions of step scripts, in the order a policy folder is searched.
   public static let extensions = ["lua", "xcmappingmodel", "cdm"]
 
@@ -166,7 +166,7 @@ public enum ScriptedStep {
   }
 
   /// A step file of the policy folders that `plan` does not use, and why.
-  public struct UnusedStepFile: Sendable, Hashable {
+  package struct UnusedStepFile: Sendable, Hashable {
     public let file: URL
     public let reason: String
   }

@@ -6,7 +6,7 @@ import MigrunModel
 /// with what it infers: every entity mapping, attribute and relationship of the inferred step spelled
 /// out, with where each comes from. Run as it is written, it does what the inferred step does; where
 /// nothing can be inferred, the entry is a function that fails the step with what is to be written.
-public enum StarterMapping {
+package enum StarterMapping {
   public static func lua(source: ObjectModel, destination: ObjectModel, from: String, to: String) -> String {
     var writer = Writer(source: source, destination: destination)
     return writer.write(from: from, to: to)

@@ -27,8 +27,8 @@ import MigrunModel
 /// written, as Core Data refuses it (`@avg`, filter predicates, key paths of more than two steps) or
 /// because no kind above fits: a store whose derived values silently go stale is worse than an error.
 /// A to-many's count of a Boolean attribute (`items.@count.done`) is its sum, as Core Data writes it.
-public enum DerivedAttributes {
-  public struct Trigger: Sendable, Hashable {
+package enum DerivedAttributes {
+  package struct Trigger: Sendable, Hashable {
     public let name: String
     public let sql: String
   }

@@ -17,7 +17,7 @@ import MigrunModel
 /// every value it writes inline (`0x01`), a form Core Data itself writes and reads, so it never has to
 /// guess how Core Data names or terminates a reference; a value copied unchanged (DDL and row copy)
 /// keeps its reference, and its file stays where it is.
-public struct ExternalData: Sendable, Hashable {
+package struct ExternalData: Sendable, Hashable {
   /// The `_EXTERNAL_DATA` folder references are resolved in.
   public var folder: URL
   /// Files the original store refers to that were never there (a store copied without its support

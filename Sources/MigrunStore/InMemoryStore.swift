@@ -5,7 +5,7 @@ import MigrunModel
 ///
 /// It keeps the same relational image as the SQLite layout — rows with to-one keys (and the order
 /// of ordered inverses), and join pairs for many-to-many — so both answer every read alike.
-public final class InMemoryStore: ObjectStore {
+package final class InMemoryStore: ObjectStore {
   public let model: ObjectModel
   public internal(set) var metadata: StoreMetadata
 

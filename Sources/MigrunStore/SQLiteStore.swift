@@ -14,6 +14,7 @@ import PropertyList
 /// Opening read-only never changes the file: without a `-wal` beside it the store is opened
 /// immutable (no lock or side files); with one, read-only.
 public final class SQLiteStore: ObjectStore {
+  /// How a store is opened: read-only (never written, not even checkpointed) or read-write.
   public enum Access: Sendable {
     case readOnly
     case readWrite
@@ -23,11 +24,11 @@ public final class SQLiteStore: ObjectStore {
   public let model: ObjectModel
   /// Where values kept outside the store (external binary storage) are read: the store's own
   /// `.NAME_SUPPORT/_EXTERNAL_DATA`, or — for a migration's working copies — the original's.
-  public var externalData: ExternalData
+  package var externalData: ExternalData
   /// Where the store's own cached model (`Z_MODELCACHE`), opened as its model, disagrees with the
   /// hashes its metadata records, entity by entity (empty when they agree): damage to report.
-  public private(set) var cacheDisagreement: [EntityDifference] = []
-  public let schema: StoreSchema
+  package private(set) var cacheDisagreement: [EntityDifference] = []
+  package let schema: StoreSchema
   public private(set) var metadata: StoreMetadata
   /// Whether ``model`` came from the store's own `Z_MODELCACHE` rather than from the caller.
   public let modelIsFromCache: Bool
@@ -453,7 +454,7 @@ public final class SQLiteStore: ObjectStore {
     }
   }
 
-  public func forEachObject(
+  package func forEachObject(
     of entity: String, includingSubentities: Bool, withToMany: Bool, filter: RowFilter?,
     _ body: (StoredObject) throws -> Void
   ) throws {
@@ -520,7 +521,7 @@ public final class SQLiteStore: ObjectStore {
     }
   }
 
-  public func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T {
+  package func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T {
     try StoreAccesses.enter(self, file: url.lastPathComponent)
     defer { StoreAccesses.leave(self) }
     do {

@@ -11,8 +11,8 @@ import MigrunModel
 /// ```swift
 /// for finding in try StoreCheck.findings(of: url, bundle: bundle) { print(finding) }
 /// ```
-public enum StoreCheck {
-  public struct Finding: Sendable, Hashable, CustomStringConvertible {
+package enum StoreCheck {
+  package struct Finding: Sendable, Hashable, CustomStringConvertible {
     /// `sqlite-integrity`, `link-to-no-object`, `unknown-entity-number`, `primary-key-behind`,
     /// `external-file-missing`, `external-file-unreferenced`, `no-matching-version`,
     /// `cache-disagrees-with-metadata`, `index-missing`, `value-of-another-type`; notes (``isNote``): `index-older-form`.

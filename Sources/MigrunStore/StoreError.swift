@@ -9,6 +9,7 @@ import MigrunModel
 /// Moody.sqlite: entity 'Mood', object 12: NOT NULL constraint failed: ZMOOD.ZDATE
 /// ```
 public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// The kind of failure, to match on.
   public enum Code: String, Sendable, Hashable {
     case notFound
     case notSQLite
@@ -56,7 +57,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
   }
 
   /// A model archive that cannot be read or written, as a store's error (`badModelCache`).
-  public init(_ error: ModelCacheError, file: String? = nil) {
+  package init(_ error: ModelCacheError, file: String? = nil) {
     self.init(.badModelCache, file: file, entity: error.entity, reason: error.reason)
   }
 

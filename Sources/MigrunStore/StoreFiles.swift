@@ -8,7 +8,7 @@ import GRDB
 /// A store file and its WAL sidecars (`-wal`, `-shm`) handled as one unit. The rule every function
 /// here keeps: **a store's own files are never written** — not checkpointed, not truncated, not
 /// given a `-shm` — until a complete replacement is swapped in by ``replace(_:with:keepBackup:expecting:)``.
-public enum StoreFiles {
+package enum StoreFiles {
   /// The sidecar suffixes SQLite writes beside a database.
   public static let sidecarSuffixes = ["-wal", "-shm"]
 
@@ -77,7 +77,7 @@ public enum StoreFiles {
   /// What identifies the store's content on disk: device, inode, size and modification time of the
   /// main file and of the `-wal`. Equal states mean no process wrote to the store in between (the
   /// `-shm` is left out: readers write their marks there).
-  public struct State: Equatable, Sendable {
+  package struct State: Equatable, Sendable {
     let files: [[Int64]]
 
     /// One line: the numbers of each file, files separated by `;`.

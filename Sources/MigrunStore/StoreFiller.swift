@@ -10,7 +10,7 @@ import PropertyList
 /// let objects = StoreFiller.objects(for: model, perEntity: 20, seed: 1)
 /// try StoreFiller.fill(store, with: objects)
 /// ```
-public enum StoreFiller {
+package enum StoreFiller {
   public static func objects(for model: ObjectModel, perEntity count: Int, seed: UInt64) -> [StoredObject] {
     var random = SplitMix(seed: seed)
     var keys: [String: Int64] = [:]

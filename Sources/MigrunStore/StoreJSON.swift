@@ -17,11 +17,11 @@ import PropertyList
 /// 2001-01-01 (or, with ``Dates/iso8601``, as ISO 8601 text; import reads both), Binary and Transformable as base64, UUIDs as text. Relationships name objects as
 /// `Entity/pN`. A composite attribute is an object of its elements (`"author": {"person": "…"}`);
 /// import takes that form or its elements by key path (`"author.person"`).
-public enum StoreJSON {
+package enum StoreJSON {
   public static let format = "migrun-store/1"
 
   /// How an export writes dates.
-  public enum Dates: String, Sendable, CaseIterable {
+  package enum Dates: String, Sendable, CaseIterable {
     /// Seconds since 2001-01-01, exact (the default).
     case seconds
     /// ISO 8601 in UTC with milliseconds (`2024-05-01T12:00:00.250Z`), for people: import reads it

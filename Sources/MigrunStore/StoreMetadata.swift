@@ -23,7 +23,7 @@ public struct StoreMetadata: Sendable, Hashable {
   /// `NSStoreModelVersionChecksumKey`, when the store has it.
   public var versionChecksum: String?
   /// Every other key, as stored.
-  public var otherKeys: [String: PropertyListValue]
+  package var otherKeys: [String: PropertyListValue]
 
   static let knownKeys: Set<String> = [
     "NSStoreType", "NSPersistenceFrameworkVersion", "NSStoreModelVersionHashes", "NSStoreModelVersionHashesVersion",
@@ -46,7 +46,7 @@ public struct StoreMetadata: Sendable, Hashable {
   }
 
   /// Reads the metadata property list.
-  public init(uuid: String, plist: PropertyListValue) throws(StoreError) {
+  package init(uuid: String, plist: PropertyListValue) throws(StoreError) {
     guard case .dictionary(let entries) = plist else {
       throw StoreError(.badMetadata, reason: "Z_METADATA.Z_PLIST is not a dictionary")
     }
@@ -77,7 +77,7 @@ public struct StoreMetadata: Sendable, Hashable {
   }
 
   /// The property list written to `Z_METADATA.Z_PLIST`.
-  public var plist: PropertyListValue {
+  package var plist: PropertyListValue {
     var entries = otherKeys
     entries["NSStoreType"] = .string(storeType)
     if let frameworkVersion { entries["NSPersistenceFrameworkVersion"] = .integer(frameworkVersion) }
@@ -104,7 +104,7 @@ public struct StoreMetadata: Sendable, Hashable {
   }
 
   /// How the store's entities differ from `model`'s, entity by entity; empty when they fit.
-  public func differences(from model: ObjectModel) -> [EntityDifference] {
+  package func differences(from model: ObjectModel) -> [EntityDifference] {
     var differences: [EntityDifference] = []
     for name in Set(versionHashes.keys).union(model.entityVersionHashes.keys).sorted() {
       switch (versionHashes[name], model.entityVersionHashes[name]) {
@@ -123,8 +123,8 @@ public struct StoreMetadata: Sendable, Hashable {
 }
 
 /// One way a store's entities differ from a model's.
-public struct EntityDifference: Sendable, Hashable, CustomStringConvertible {
-  public enum Kind: Sendable, Hashable {
+package struct EntityDifference: Sendable, Hashable, CustomStringConvertible {
+  package enum Kind: Sendable, Hashable {
     case onlyInStore
     case onlyInModel
     case hashDiffers(store: VersionHash, model: VersionHash)

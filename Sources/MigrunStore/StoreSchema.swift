@@ -18,9 +18,9 @@ import MigrunModel
 /// A schema built for an existing store (``init(model:existing:)``) takes the names the store really
 /// has where Core Data's choice depends on an order migrun cannot reproduce (which side of a
 /// self-referential many-to-many names the table, which of two colliding columns got the suffix).
-public struct StoreSchema: Sendable {
+package struct StoreSchema: Sendable {
   /// Where one entity lives.
-  public struct EntityLayout: Sendable, Hashable {
+  package struct EntityLayout: Sendable, Hashable {
     public let name: String
     public let number: Int
     /// The parent's number, or 0.
@@ -34,7 +34,7 @@ public struct StoreSchema: Sendable {
   }
 
   /// How a property is stored.
-  public enum PropertyStorage: Sendable, Hashable {
+  package enum PropertyStorage: Sendable, Hashable {
     /// An attribute's column.
     case attribute(Column)
     /// A to-one relationship's columns.
@@ -54,13 +54,13 @@ public struct StoreSchema: Sendable {
     name.first?.isNumber ?? false
   }
 
-  public struct Column: Sendable, Hashable {
+  package struct Column: Sendable, Hashable {
     public let name: String
     /// INTEGER, FLOAT, TIMESTAMP, DECIMAL, VARCHAR or BLOB, as Core Data declares them.
     public let type: String
   }
 
-  public struct Index: Sendable, Hashable {
+  package struct Index: Sendable, Hashable {
     public let name: String
     public let table: String
     /// Column expressions as written (`ZA`, or `ZA COLLATE BINARY ASC`).
@@ -80,7 +80,7 @@ public struct StoreSchema: Sendable {
   /// …)` — each element one dimension, an object a point — kept current by the triggers
   /// `<name>_INSERT`, `<name>_UPDATE` and `<name>_DELETE` on the entity's table, and filled from the
   /// rows whose every indexed column is set.
-  public struct RTreeIndex: Sendable, Hashable {
+  package struct RTreeIndex: Sendable, Hashable {
     public let name: String
     public let table: String
     public let columns: [String]
@@ -111,7 +111,7 @@ public struct StoreSchema: Sendable {
     }
   }
 
-  public struct Table: Sendable, Hashable {
+  package struct Table: Sendable, Hashable {
     public let name: String
     public let columns: [Column]
     /// Declared primary key columns (join tables); entity tables use `Z_PK INTEGER PRIMARY KEY`.
@@ -150,7 +150,7 @@ public struct StoreSchema: Sendable {
   /// How a framework writes a model's legacy indexes — an attribute marked indexed and each compound
   /// index. Foreign-key indexes of to-ones, a hierarchy's `Z_ENT` index and join-table indexes keep
   /// their names in every framework.
-  public enum LegacyIndexForm: Sendable, Hashable {
+  package enum LegacyIndexForm: Sendable, Hashable {
     /// Frameworks before 847 (iOS 10, macOS 10.12 and older): `<TABLE>_<COLUMN>_INDEX` on the
     /// column, and `<TABLE>_<COLUMN>_<COLUMN>…` for a compound index.
     case tableAndColumns

@@ -16,9 +16,9 @@ import Foundation
 ///   the store open holds a read lock on byte 128 (the "dead man switch") for as long as it is open.
 ///
 /// Locks held by this process itself are not seen (POSIX locks never conflict with their owner).
-public enum StoreUse {
+package enum StoreUse {
   /// A process holding a lock on a store.
-  public struct Holder: Sendable, Hashable, CustomStringConvertible {
+  package struct Holder: Sendable, Hashable, CustomStringConvertible {
     /// The process id, when the lock tells it (POSIX locks do; open-file-description locks do not).
     public let pid: Int32?
     /// The process's command name (`/proc/PID/comm`), when readable.

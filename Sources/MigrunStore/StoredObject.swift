@@ -25,7 +25,7 @@ public struct StoredObject: Sendable, Hashable {
 }
 
 /// What every store offers: the same behaviour over SQLite and in memory.
-public protocol ObjectStore: AnyObject {
+package protocol ObjectStore: AnyObject {
   var model: ObjectModel { get }
   var metadata: StoreMetadata { get }
   /// Objects whose entity is exactly `entity` (or also its subentities).
@@ -57,7 +57,7 @@ public protocol ObjectStore: AnyObject {
 }
 
 /// Writes inside one store transaction.
-public protocol StoreWriter {
+package protocol StoreWriter {
   /// A primary key not used yet in `entity`'s hierarchy (Z_PRIMARYKEY.Z_MAX kept right).
   func newPrimaryKey(for entity: String) throws -> Int64
   /// Inserts the object's row and to-one columns; `toMany` is written by ``setToMany(_:_:_:)``.
@@ -90,7 +90,7 @@ public protocol StoreWriter {
 
 /// What one context save changed, for persistent history: the transaction's author and context
 /// name, the objects inserted, the properties each update wrote, and each deleted object as it was.
-public struct SavedChanges: Sendable {
+package struct SavedChanges: Sendable {
   public var author: String?
   public var contextName: String?
   public var inserted: [ObjectID] = []
@@ -123,13 +123,13 @@ extension ObjectStore {
 
 /// A condition on an entity's attribute columns that a store can test while reading rows: every
 /// condition holds (`column` `op` value; `IS NULL`, `IS NOT NULL`, `IS NOT value`).
-public struct RowFilter: Sendable, Hashable {
-  public enum Test: String, Sendable, Hashable {
+package struct RowFilter: Sendable, Hashable {
+  package enum Test: String, Sendable, Hashable {
     case equal = "=", notEqual = "IS NOT", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
     case isNull = "IS NULL", isNotNull = "IS NOT NULL"
   }
 
-  public struct Condition: Sendable, Hashable {
+  package struct Condition: Sendable, Hashable {
     public let attribute: String
     public let test: Test
     public let value: StoreValue

@@ -14,8 +14,8 @@ import MigrunModel
 ///
 /// `@unchecked Sendable`: the one non-`Sendable` part is the compiled `NSRegularExpression`, which is
 /// immutable and documented as safe to share between threads.
-public struct ValueRule: @unchecked Sendable {
-  public enum Kind: Sendable, Hashable {
+package struct ValueRule: @unchecked Sendable {
+  package enum Kind: Sendable, Hashable {
     case minimumValue(Double)
     case maximumValue(Double)
     case minimumLength(Int)

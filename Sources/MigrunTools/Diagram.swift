@@ -14,7 +14,7 @@ import MigrunModel
 /// for optional) and relationships, abstract entities in italics with «abstract», a parent named
 /// after a colon and linked by a hollow arrow; each relationship and its inverse one edge, a
 /// single arrowhead towards a to-one end, a double one towards a to-many end.
-public enum Diagram {
+package enum Diagram {
   static let font = "Helvetica"
 
   /// The model as DOT.
@@ -221,7 +221,7 @@ public enum Diagram {
     return svg
   }
 
-  public struct DiagramError: Error, CustomStringConvertible {
+  package struct DiagramError: Error, CustomStringConvertible {
     public let description: String
     init(_ description: String) { self.description = description }
   }

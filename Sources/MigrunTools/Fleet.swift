@@ -10,9 +10,9 @@ import MigrunStore
 /// let mine = Fleet.shard(found.stores, index: 0, of: 4)
 /// let outcomes = Fleet.run(mine, jobs: 8) { url in … }   // one Outcome per store, in list order
 /// ```
-public enum Fleet {
+package enum Fleet {
   /// What the arguments name: the stores (folders searched), and the arguments that are not stores.
-  public struct Found: Sendable {
+  package struct Found: Sendable {
     public var stores: [URL] = []
     /// Arguments (not folder contents) that are not Core Data stores, with why.
     public var refused: [(path: String, reason: String)] = []
@@ -107,8 +107,8 @@ public enum Fleet {
   }
 
   /// What became of one store.
-  public struct Outcome: Sendable, Codable, Equatable {
-    public enum Status: String, Sendable, Codable {
+  package struct Outcome: Sendable, Codable, Equatable {
+    package enum Status: String, Sendable, Codable {
       case migrated, current, failed
       /// `status`: the store needs migrating.
       case needsMigrating = "needs-migrating"
@@ -188,7 +188,7 @@ public enum Fleet {
   }
 
   /// The report of a run (`--report FILE.json`): counts by status and every store's outcome.
-  public struct Report: Sendable, Codable, Equatable {
+  package struct Report: Sendable, Codable, Equatable {
     public var migrated = 0
     public var current = 0
     public var failed = 0

@@ -7,8 +7,8 @@ import MigrunStore
 /// `migrun verify`: a store of every old version, filled with made-up objects, migrated to the
 /// current version as `migrate` would migrate it (Core Data's path or the chain file, the policy
 /// folders' mapping files), with conservation and validation checked by the migration itself.
-public enum Verify {
-  public struct Outcome: Sendable {
+package enum Verify {
+  package struct Outcome: Sendable {
     public let version: String
     public let passed: Bool
     /// The objects the store of the version held.

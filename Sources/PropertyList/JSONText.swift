@@ -3,7 +3,7 @@ import Foundation
 /// JSON string literals, shared by the Lua `json` helper and the store's JSON export (both write
 /// JSON by hand, for exact numbers and sorted keys). This module is the one both already use for
 /// serialized formats.
-public enum JSONText {
+package enum JSONText {
   /// Appends `text` as a JSON string literal: quotes, backslashes and control characters escaped.
   public static func appendQuoted(_ text: String, to output: inout String) {
     output += "\""

@@ -2,7 +2,7 @@
 /// values: NSDictionary (and Foundation's NSKnownKeysDictionary1) → ``dictionary``, NSArray/NSSet/NSOrderedSet → ``array``, NSString,
 /// NSNumber, NSData, NSDate, NSUUID, NSURL, NSNull → their values; any other class → ``object``
 /// with its encoded fields. A back-reference to an object being decoded is a ``reference``.
-public indirect enum ArchivedValue: Sendable, Hashable {
+package indirect enum ArchivedValue: Sendable, Hashable {
   case null
   case string(String)
   case integer(Int64)
@@ -28,7 +28,7 @@ public indirect enum ArchivedValue: Sendable, Hashable {
 /// ```swift
 /// let value = try KeyedArchive.unarchive(bytes)   // ArchivedValue
 /// ```
-public enum KeyedArchive {
+package enum KeyedArchive {
   /// Decodes the archive's root object (or, when `$top` has no `root`, a dictionary of its entries).
   ///
   /// Fields named in `linkKeys` that point at another object are not followed: they decode as

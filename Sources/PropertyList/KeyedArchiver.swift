@@ -12,7 +12,7 @@
 ///
 /// Objects that refer to each other (a graph with cycles) are made in two steps: ``reserve()`` a
 /// slot, refer to it, then ``fill(_:classes:fields:)`` it.
-public struct KeyedArchiver: Sendable {
+package struct KeyedArchiver: Sendable {
   /// The archive's `$objects` so far.
   public private(set) var objects: [PropertyListValue] = [.string("$null")]
   private var classReferences: [String: UInt64] = [:]

@@ -6,7 +6,7 @@
 /// value["NSStoreType"]                                 // .string("SQLite")
 /// let binary = value.binaryEncoded()
 /// ```
-public enum PropertyListValue: Sendable, Hashable {
+package enum PropertyListValue: Sendable, Hashable {
   case string(String)
   case integer(Int64)
   case real(Double)
@@ -62,7 +62,7 @@ public enum PropertyListValue: Sendable, Hashable {
 }
 
 /// A property list that cannot be read or written.
-public struct PropertyListError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct PropertyListError: Error, Sendable, Hashable, CustomStringConvertible {
   public let description: String
 
   public init(_ description: String) { self.description = description }

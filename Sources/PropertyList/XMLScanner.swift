@@ -7,9 +7,9 @@
 /// either events or an ``XMLScanError`` with line and column. The input must be UTF-8 (a leading BOM
 /// is skipped); anything else is refused before the first event. Nesting is limited to
 /// ``maximumDepth`` elements.
-public struct XMLScanner {
+package struct XMLScanner {
   /// What the scanner reports, in document order. A thrown error stops the scan and is rethrown.
-  public protocol Delegate: AnyObject {
+  package protocol Delegate: AnyObject {
     func startElement(_ name: String, attributes: [String: String]) throws
     func endElement(_ name: String) throws
     /// Character data (text, CDATA, resolved references); one run of text may come in several calls.
@@ -318,7 +318,7 @@ public struct XMLScanner {
 }
 
 /// Why a document is not well-formed XML, with where.
-public struct XMLScanError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct XMLScanError: Error, Sendable, Hashable, CustomStringConvertible {
   public let line: Int
   public let column: Int
   public let message: String

@@ -16,7 +16,7 @@ import SwiftSyntax
 /// let bundle = try SwiftDataSources.bundle(at: URL(fileURLWithPath: "App/Models"))
 /// bundle.versionNames   // ["1.0.0", "2.0.0"]
 /// ```
-public enum SwiftDataSources {
+package enum SwiftDataSources {
   /// Whether `url` is Swift source: a `.swift` file, or a folder (not a model package) holding one.
   public static func isSwiftSource(_ url: URL) -> Bool {
     if url.pathExtension == "swift" { return true }
