@@ -475,13 +475,12 @@ struct MigrateCommand: MigrunCommand {
       }
     }
     // A store another process holds is refused (or waited for) before anything says it is migrating.
-    try StoreUse.waitUntilFree(url, wait: wait)
-    if !json {
+    let unused = ScriptedStep.unusedStepFiles(of: plan, bundle: bundle, in: chain.policyURLs)
+    migrator.willStart = {
+      guard !json else { return }
       print(
         "Migrating \(url.lastPathComponent): \(([plan.sourceVersion] + plan.steps.map(\.to)).joined(separator: " → "))")
-      for file in ScriptedStep.unusedStepFiles(of: plan, bundle: bundle, in: chain.policyURLs) {
-        print("Unused    \(file.file.path): \(file.reason)")
-      }
+      for file in unused { print("Unused    \(file.file.path): \(file.reason)") }
     }
     let report = try migrator.run()
     bar.finish()

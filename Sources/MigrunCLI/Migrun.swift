@@ -87,7 +87,8 @@ protocol MigrunCommand: ParsableCommand {
 extension MigrunCommand {
   func run() throws {
     do {
-      try execute()
+      // What the command reads of a store before working on it is read once (StoreLooks).
+      try StoreLooks.during { try execute() }
     } catch let error as ModelError {
       fail(error.description)
     } catch let error as StoreError {

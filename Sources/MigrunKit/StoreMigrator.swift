@@ -88,6 +88,8 @@ public final class StoreMigrator {
   public let plan: MigrationPlan
   public let options: Options
   public var progress: ((MigrationProgress) -> Void)?
+  /// Called once the store is the migration's — locked, free of other processes — before any work.
+  public var willStart: (() -> Void)?
   /// Called with each step's written file before its counts are checked — for tests that damage
   /// a path's output on purpose and see ``Conservation`` catch it.
   var stepWritten: ((SQLiteStore, StepMethod) throws -> Void)?
@@ -202,6 +204,7 @@ public final class StoreMigrator {
     try StoreFiles.completeInterruptedSwap(of: store)
     for stale in Self.staleFiles(beside: store) { try? FileManager.default.removeItem(at: stale) }
     try StoreUse.waitUntilFree(store, wait: options.wait)
+    willStart?()
     let state = StoreFiles.State(of: store)
     let walMode = StoreFiles.isWALMode(store)
     try checkSpace()

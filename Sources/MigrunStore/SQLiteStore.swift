@@ -275,8 +275,10 @@ public final class SQLiteStore: ObjectStore {
   package init(url: URL, model: ObjectModel?, access: Access, fastWrites: Bool) throws {
     self.url = url
     externalData = ExternalData(store: url)
-    let queue = try Self.openQueue(url, access: access, fastWrites: fastWrites)
-    let metadata = try Self.readMetadata(queue, file: url.path)
+    let (queue, immutable) =
+      try (access == .readOnly && !fastWrites ? StoreLooks.takeConnection(url).map { ($0, true) } : nil)
+      ?? Self.openConnection(url, access: access, fastWrites: fastWrites)
+    let metadata = try StoreLooks.look(url).metadata ?? Self.readMetadata(queue, file: url.path)
     var chosen: ObjectModel
     if let model {
       let differences = metadata.differences(from: model)
@@ -308,11 +310,10 @@ public final class SQLiteStore: ObjectStore {
     self.metadata = metadata
     // The store's own names where Core Data's depend on an order migrun cannot know; then every
     // table and column the model implies must be there, before anything reads a row.
-    let existing = try Self.readTables(queue, file: url.path)
+    let existing = try StoreLooks.look(url).tables ?? Self.readTables(queue, file: url.path)
     storedTables = existing
     isWorkingCopy = fastWrites
-    readsWithoutTransaction =
-      access == .readOnly && (Self.readOnlyPath(url).map { $0.hasSuffix("immutable=1") } ?? true)
+    readsWithoutTransaction = access == .readOnly && immutable
     // Its indexes are those of the framework that wrote it (``StoreSchema/LegacyIndexForm``).
     var built = StoreSchema(model: chosen, existing: existing, framework: metadata.frameworkVersion)
     var problems = built.mismatches(existing: existing)
@@ -357,17 +358,43 @@ public final class SQLiteStore: ObjectStore {
   /// The store's metadata alone — no entity table is read. Answers "does this store need
   /// migrating?" cheaply.
   public static func metadata(at url: URL) throws -> StoreMetadata {
-    try readMetadata(try openQueue(url, access: .readOnly), file: url.path)
+    if let metadata = StoreLooks.look(url).metadata { return metadata }
+    return try lookAt(url).metadata ?? readMetadata(try openQueue(url, access: .readOnly), file: url.path)
   }
 
   /// The names of the store's tables.
   public static func tableNames(at url: URL) throws -> Set<String> {
-    Set(try readTables(try openQueue(url, access: .readOnly), file: url.path).keys)
+    if let tables = StoreLooks.look(url).tables { return Set(tables.keys) }
+    return Set(try lookAt(url).tables?.keys ?? readTables(try openQueue(url, access: .readOnly), file: url.path).keys)
   }
 
   /// The model the store carries in `Z_MODELCACHE`, or `nil` when it has none.
   public static func cachedModel(at url: URL) throws -> ObjectModel? {
-    try readCachedModel(try openQueue(url, access: .readOnly), file: url.path)
+    if let box = StoreLooks.look(url).cachedModel { return box.model }
+    let model = try readCachedModel(try openQueue(url, access: .readOnly), file: url.path)
+    StoreLooks.keep(url) { $0.cachedModel = StoreLooks.ObjectModelBox(model: model) }
+    return model
+  }
+
+  /// The metadata and the tables, read in one open and kept (``StoreLooks``).
+  private static func lookAt(_ url: URL) throws -> StoreLooks.Look {
+    let (queue, immutable) = try openConnection(url, access: .readOnly)
+    var kept = false
+    defer { if !kept { try? queue.close() } }
+    let metadata = try readMetadata(queue, file: url.path)
+    // A store whose tables cannot be listed still answers for its metadata (the tables' own error
+    // comes from tableNames(at:), which reads again).
+    let tables = try? readTables(queue, file: url.path)
+    StoreLooks.keep(url) {
+      $0.metadata = metadata
+      $0.tables = tables
+      // Kept open for the store that opens next (an immutable connection holds no lock).
+      if immutable, $0.connection == nil {
+        $0.connection = queue
+        kept = true
+      }
+    }
+    return StoreLooks.Look(metadata: metadata, tables: tables)
   }
 
   /// Creates an empty store for `model` at `url` (which must not exist), with Core Data's tables,
@@ -600,6 +627,14 @@ public final class SQLiteStore: ObjectStore {
   }
 
   static func openQueue(_ url: URL, access: Access, fastWrites: Bool = false) throws -> DatabaseQueue {
+    try openConnection(url, access: access, fastWrites: fastWrites).queue
+  }
+
+  /// ``openQueue(_:access:fastWrites:)``, and whether the connection is immutable (reads the file
+  /// as it is, with no locks: it needs no read transaction).
+  static func openConnection(_ url: URL, access: Access, fastWrites: Bool = false) throws -> (
+    queue: DatabaseQueue, immutable: Bool
+  ) {
     var isFolder: ObjCBool = false
     guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {
       throw StoreError(.notFound, file: url.path, reason: "no such file")
@@ -618,6 +653,7 @@ public final class SQLiteStore: ObjectStore {
     defer { if let copy { try? FileManager.default.removeItem(at: copy.deletingLastPathComponent()) } }
     let path: String
     if access == .readWrite {
+      StoreLooks.forget(url)
       path = url.path
     } else if let direct = readOnlyPath(url) {
       path = direct
@@ -640,7 +676,7 @@ public final class SQLiteStore: ObjectStore {
       let queue = try DatabaseQueue(
         path: path, configuration: configuration(readOnly: access == .readOnly, fastWrites: fastWrites))
       _ = try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
-      return queue
+      return (queue, path.hasSuffix("immutable=1"))
     } catch {
       let detail = (error as? DatabaseError)?.message ?? "\(error)"
       throw StoreError(.notSQLite, file: url.path, reason: "not a SQLite database (\(detail))")
@@ -659,7 +695,7 @@ public final class SQLiteStore: ObjectStore {
       return "file:\(encoded)?mode=ro&readonly_shm=1"
     }
     if StoreFiles.hasWALContent(url) { return nil }
-    return StoreUse.holder(of: url) != nil ? "file:\(encoded)?mode=ro" : StoreFiles.immutableURI(url)
+    return StoreLooks.probe(url).isHeld ? "file:\(encoded)?mode=ro" : StoreFiles.immutableURI(url)
   }
 
   /// Creates the schema's indexes (a store made `withIndexes: false`).

@@ -26,6 +26,8 @@ package enum StoreCheck {
   /// SQLite's integrity check of the file at `url` (`quick_check`, or the full `integrity_check`):
   /// its complaints, empty when the file is sound.
   public static func sqliteProblems(of url: URL, full: Bool = false, limit: Int = 10) throws -> [String] {
+    // The connection a command's look of the store holds does (its functions are a superset).
+    if let queue = StoreLooks.connection(url) { return try sqliteProblems(queue, full: full, limit: limit) }
     let queue = try openForCheck(url)
     defer { try? queue.close() }
     return try sqliteProblems(queue, full: full, limit: limit)

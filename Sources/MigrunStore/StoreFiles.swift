@@ -67,12 +67,7 @@ package enum StoreFiles {
 
   /// Whether the store's header says WAL mode (file format bytes 18 and 19 are 2), as Core Data's
   /// stores are by default.
-  public static func isWALMode(_ url: URL) -> Bool {
-    guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
-    defer { try? handle.close() }
-    guard let header = try? handle.read(upToCount: 20), header.count == 20 else { return false }
-    return header[header.startIndex + 18] == 2
-  }
+  public static func isWALMode(_ url: URL) -> Bool { StoreLooks.probe(url).walMode }
 
   /// What identifies the store's content on disk: device, inode, size and modification time of the
   /// main file and of the `-wal`. Equal states mean no process wrote to the store in between (the

@@ -41,7 +41,11 @@ package enum StoreUse {
   /// The first holder found, most disruptive first (writers, then readers, then open connections);
   /// `nil` when no other process holds any lock on the store. In WAL mode every open connection also
   /// holds a read lock on the database file's shared range, so the `-shm` is asked first.
-  public static func holder(of store: URL) -> Holder? {
+  public static func holder(of store: URL) -> Holder? { probe(store).holder }
+
+  /// ``holder(of:)``, and whether the file's header says WAL mode (bytes 18 and 19 equal 2) — read
+  /// from the same open of the file.
+  package static func probe(_ store: URL) -> (holder: Holder?, walMode: Bool) {
     let shm = store.path + "-shm"
     let probes: [(path: String, start: Int64, length: Int64, what: String)] = [
       (shm, 120, 1, "a write lock"),
@@ -53,13 +57,23 @@ package enum StoreUse {
       (shm, 128, 1, "the store open"),
       (store.path, sharedFirst, sharedSize, "a read transaction"),
     ]
+    // Each file is opened once for all its probes: fewer opens, and closing a descriptor drops
+    // this process's own POSIX locks on the file (SQLite's, when it has the store open too).
+    var descriptors: [String: Int32] = [:]
+    for path in [shm, store.path] { descriptors[path] = Glibc.open(path, O_RDONLY | O_CLOEXEC) }
+    defer { for descriptor in descriptors.values where descriptor >= 0 { close(descriptor) } }
+    var header = [UInt8](repeating: 0, count: 20)
+    let headerRead = descriptors[store.path].map { $0 >= 0 ? pread($0, &header, 20, 0) : -1 } ?? -1
+    let walMode = headerRead == 20 && header[18] == 2
     for probe in probes {
-      guard let found = lock(in: probe.path, start: probe.start, length: probe.length) else { continue }
+      guard let descriptor = descriptors[probe.path], descriptor >= 0,
+        let found = lock(on: descriptor, start: probe.start, length: probe.length)
+      else { continue }
       // A write lock on the database's shared range is SQLite's EXCLUSIVE lock: a commit in progress.
       let what = probe.start == sharedFirst && found.writing ? "a write lock" : probe.what
-      return Holder(pid: found.pid, command: found.pid.flatMap(command(of:)), what: what)
+      return (Holder(pid: found.pid, command: found.pid.flatMap(command(of:)), what: what), walMode)
     }
-    return nil
+    return (nil, walMode)
   }
 
   private struct Found {
@@ -67,11 +81,8 @@ package enum StoreUse {
     let writing: Bool
   }
 
-  /// The lock another process holds on `length` bytes from `start` of the file at `path`, if any.
-  private static func lock(in path: String, start: Int64, length: Int64) -> Found? {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return nil }
-    defer { close(descriptor) }
+  /// The lock another process holds on `length` bytes from `start` of the open file, if any.
+  private static func lock(on descriptor: Int32, start: Int64, length: Int64) -> Found? {
     var lock = flock()
     lock.l_type = Int16(F_WRLCK)
     lock.l_whence = Int16(SEEK_SET)
