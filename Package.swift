@@ -50,7 +50,9 @@ let package = Package(
     ),
     .target(name: "MigrunScripting", dependencies: ["MigrunKit", "LuaHost", "SwiftDataModel"]),
     // Tools that run whole jobs (fleets, diagrams, verify): above scripting, below the command line.
-    .target(name: "MigrunTools", dependencies: ["MigrunScripting"]),
+    .target(
+      name: "MigrunTools",
+      dependencies: ["MigrunScripting", "LuaHost", "SwiftDataModel", .product(name: "Yams", package: "Yams")]),
     // A target of its own, so that the core does not wait on swift-syntax's build.
     .target(
       name: "SwiftDataModel",

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MigrunKit
 import MigrunStore
+import MigrunTools
 
 struct CheckCommand: MigrunCommand {
   static let configuration = CommandConfiguration(

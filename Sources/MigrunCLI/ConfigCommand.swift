@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MigrunTools
 
 /// `migrun config`: the options in force for the migration commands here, and where each comes
 /// from — a flag, the project file (`.migrun.yml`, found in this folder or above), or the default.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MigrunKit
 import MigrunScripting
+import MigrunTools
 
 struct ConvertCommand: MigrunCommand {
   static let configuration = CommandConfiguration(

@@ -105,13 +105,13 @@ enum FleetRun {
   static func status(_ arguments: [String], chain: ChainOptions, fleet: FleetOptions, json: Bool) throws {
     try fleet.validateJobs()
     let found = try fleet.stores(arguments)
-    let bundle = try loadModel(URL(fileURLWithPath: try chain.modelPath()))
+    let jobs = try chain.jobs()
     let outcomes =
       refusals(found)
       + Fleet.run(found.stores, jobs: fleet.jobCount) { url in
         let start = Date()
         do {
-          let plan = try chain.plan(for: url, bundle: bundle)
+          let plan = try jobs.plan(for: url)
           return Fleet.Outcome(
             path: url.path, from: plan.sourceVersion, to: plan.destinationVersion,
             status: plan.needsMigration ? .needsMigrating : .current, seconds: Date().timeIntervalSince(start))
@@ -158,7 +158,7 @@ enum FleetRun {
     let fleet = command.fleet
     try fleet.validateJobs()
     let found = try fleet.stores(arguments)
-    let bundle = try loadModel(URL(fileURLWithPath: try command.chain.modelPath()))
+    let jobs = try command.jobs()
     let json = command.json
     let progress = FleetProgress(
       total: found.stores.count, enabled: !json && isatty(STDERR_FILENO) != 0)
@@ -169,7 +169,7 @@ enum FleetRun {
         found.stores, jobs: fleet.jobCount,
         work: { url in
           if json { try? JSONLines.emit("start", ["store": url.path]) }
-          return migrate(url, bundle: bundle, command: command)
+          return migrate(url, jobs: jobs, options: command.options)
         },
         done: { outcome in
           progress.record(outcome)
@@ -198,21 +198,15 @@ enum FleetRun {
     if report.failed > 0 { throw ExitCode(1) }
   }
 
-  /// One store, as `migrate` does it alone: an interrupted swap completed, the plan, the migration.
-  static func migrate(_ url: URL, bundle: ModelBundle, command: MigrateCommand) -> Fleet.Outcome {
+  /// One store, as `migrate` does it alone (``MigrationJobs/migrate(_:options:swapCompleted:progress:willStart:)``).
+  static func migrate(_ url: URL, jobs: MigrationJobs, options: StoreMigrator.Options) -> Fleet.Outcome {
     let start = Date()
     var outcome = Fleet.Outcome(path: url.path, status: .failed)
     do {
-      _ = try StoreMigrator.completeInterruptedSwap(of: url, wait: command.wait)
-      let plan = try command.chain.plan(for: url, bundle: bundle)
-      (outcome.from, outcome.to) = (plan.sourceVersion, plan.destinationVersion)
-      if plan.needsMigration {
-        let report = try command.migrator(for: url, plan: plan).run()
-        outcome.objects = report.steps.last?.counts.values.reduce(0, +)
-        outcome.status = .migrated
-      } else {
-        outcome.status = .current
-      }
+      let migrated = try jobs.migrate(url, options: options)
+      (outcome.from, outcome.to) = (migrated.plan.sourceVersion, migrated.plan.destinationVersion)
+      outcome.objects = migrated.report.map { $0.steps.last?.counts.values.reduce(0, +) ?? 0 }
+      outcome.status = migrated.report == nil ? .current : .migrated
     } catch {
       outcome.error = message(error)
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MigrunKit
 import MigrunModel
+import MigrunTools
 import SwiftDataModel
 
 struct HashCommand: MigrunCommand {
@@ -55,30 +56,6 @@ struct HashCommand: MigrunCommand {
     print("digest    \(objectModel.versionHashesDigest)")
     print("checksum  \(objectModel.versionChecksum)")
   }
-}
-
-/// The model at `url`: an `.xcdatamodeld`, `.xcdatamodel`, `.momd` or `.mom`, a store (its own
-/// model), or Swift sources — a folder or `.swift` file declaring SwiftData's `@Model` classes.
-func loadModel(_ url: URL) throws -> ModelBundle { try SwiftDataSources.load(url) }
-
-/// The model named by an argument or by `--model` (one of them, or both the same), else the
-/// project file's `model:`.
-func modelPath(argument: String?, option: String?) throws -> String {
-  switch (argument, option) {
-  case (let path?, nil), (nil, let path?): return path
-  case (let first?, let second?) where first == second: return first
-  case (_?, _?): throw CLIError(message: "give the model once: as the argument or as --model, not both")
-  case (nil, nil):
-    if let model = try ProjectConfig.current()?.model { return model }
-    throw CLIError(
-      message: "give the model: migrun … MODEL, or --model MODEL (or model: in \(ProjectConfig.fileName))")
-  }
-}
-
-/// `--model` when given, else the project file's `model:` (commands whose model is optional).
-func modelOrProject(_ option: String?) throws -> String? {
-  if let option { return option }
-  return try ProjectConfig.current()?.model
 }
 
 struct HashReport: Codable {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LuaHost
+import MigrunTools
 
 /// The Lua limits a run may raise (a `begin` or `finish` hook on a big store can need more than the
 /// defaults): per call for time and instructions, per VM for memory.

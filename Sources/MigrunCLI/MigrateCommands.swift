@@ -1,9 +1,11 @@
 import ArgumentParser
 import Foundation
+import LuaHost
 import MigrunKit
 import MigrunModel
 import MigrunScripting
 import MigrunStore
+import MigrunTools
 
 /// The options every migration command shares.
 struct ChainOptions: ParsableArguments {
@@ -58,19 +60,22 @@ struct ChainOptions: ParsableArguments {
   var walk: String? { chain ?? project?.chain }
   var chosenConfiguration: String? { configuration ?? project?.configuration }
 
-  /// The plan for `store`, and the bundle.
-  func plan(for store: URL) throws -> (MigrationPlan, ModelBundle) {
-    let bundle = try loadModel(URL(fileURLWithPath: try modelPath()))
-    return (try plan(for: store, bundle: bundle), bundle)
+  /// What the migration jobs are given, from these options and the project file.
+  func setup(limits: LuaLimits = LuaLimits(), mergeRules: URL? = nil) throws -> MigrationSetup {
+    var setup = MigrationSetup(model: URL(fileURLWithPath: try modelPath()))
+    setup.configuration = chosenConfiguration
+    setup.destination = destination
+    setup.chain = walk.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
+    setup.policyFolders = policyURLs
+    setup.mappingModels = mappingModels.map { URL(fileURLWithPath: $0) }
+    setup.limits = limits
+    setup.mergeRules = mergeRules
+    return setup
   }
 
-  /// The plan for `store` with the model already loaded (many stores, one model).
-  func plan(for store: URL, bundle whole: ModelBundle) throws -> MigrationPlan {
-    let bundle = try ConfigurationChoice.bundle(whole, configuration: chosenConfiguration, store: store)
-    let override = walk.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
-    return try ScriptedStep.plan(
-      store: store, bundle: bundle, policyFolders: policyURLs, chain: override, destination: destination,
-      mappingModels: mappingModels.map { URL(fileURLWithPath: $0) })
+  /// The jobs of these options (the model read once).
+  func jobs(limits: LuaLimits = LuaLimits(), mergeRules: URL? = nil) throws -> MigrationJobs {
+    try MigrationJobs(setup(limits: limits, mergeRules: mergeRules))
   }
 }
 
@@ -97,45 +102,31 @@ struct StatusCommand: MigrunCommand {
 
   func execute() throws {
     if fleet.isFleet(stores) { return try FleetRun.status(stores, chain: chain, fleet: fleet, json: json) }
-    let plan: MigrationPlan
+    let report: StatusReport
     do {
-      (plan, _) = try chain.plan(for: URL(fileURLWithPath: store))
-    } catch let error as MigrationError where error.code == .notInferable {
-      // The store is not at the destination; only the way there is missing.
-      try say(
-        "\(store): needs migrating, but there is no path yet: \(error)", version: nil, destination: chain.destination,
-        path: [], reason: "\(error)")
-      throw ExitCode(10)
+      report = try chain.jobs().status(of: URL(fileURLWithPath: store), as: store)
     } catch {
       // A store that cannot be read still gets its line, as in a fleet; the message and exit code stay.
       if json {
-        try? say("", version: nil, destination: nil, path: [], reason: FleetRun.message(error))
+        try? JSONLines.emit(
+          "status",
+          encoding: StatusReport(
+            store: store, version: nil, destination: nil, path: [], steps: 0, reason: FleetRun.message(error)))
       }
       throw error
     }
-    let path = [plan.sourceVersion] + plan.steps.map(\.to)
-    guard plan.needsMigration else {
-      try say(
-        "\(store): at \(plan.destinationVersion); no migration needed", version: plan.sourceVersion,
-        destination: plan.destinationVersion, path: [], reason: nil)
-      return
+    if json {
+      try JSONLines.emit("status", encoding: report)
+    } else if let reason = report.reason {
+      print("\(store): needs migrating, but there is no path yet: \(reason)")
+    } else if !report.needsMigration {
+      print("\(store): at \(report.destination ?? "?"); no migration needed")
+    } else {
+      print(
+        "\(store): at \(report.version ?? "?"); needs migrating: \(report.path.joined(separator: " → ")) (\(plural(report.steps, "step")))"
+      )
     }
-    try say(
-      "\(store): at \(plan.sourceVersion); needs migrating: \(path.joined(separator: " → ")) (\(plural(plan.steps.count, "step")))",
-      version: plan.sourceVersion, destination: plan.destinationVersion, path: path, reason: nil)
-    throw ExitCode(10)
-  }
-
-  /// The status as a line of text, or with --json as one JSON line.
-  func say(_ text: String, version: String?, destination: String?, path: [String], reason: String?) throws {
-    guard json else { return print(text) }
-    try JSONLines.emit(
-      "status",
-      [
-        "store": store, "version": version ?? NSNull(),
-        "destination": destination ?? NSNull(), "needsMigration": version == nil || !path.isEmpty, "path": path,
-        "reason": reason ?? NSNull(),
-      ])
+    if report.needsMigration { throw ExitCode(10) }
   }
 }
 
@@ -163,7 +154,9 @@ struct PlanCommand: MigrunCommand {
 
   func execute() throws {
     let url = URL(fileURLWithPath: store)
-    let (plan, bundle) = try chain.plan(for: url)
+    let jobs = try chain.jobs()
+    let plan = try jobs.plan(for: url)
+    let bundle = jobs.bundle
     let source = try SQLiteStore(
       url: url, model: try plan.steps.first?.source ?? bundle.model(named: plan.sourceVersion))
     defer { try? source.close() }
@@ -191,7 +184,7 @@ struct PlanCommand: MigrunCommand {
         try StoreMigrator.method(of: step, mapping: stepMapping, store: index == 0 ? source : nil))
     }
     let objects = PlanReport.objectCounts(mappings, store: counts)
-    let unused = ScriptedStep.unusedStepFiles(of: plan, bundle: bundle, in: chain.policyURLs)
+    let unused = jobs.unusedStepFiles(of: plan)
     if json {
       var report = PlanReport.json(plan, mappings: mappings, methods: methods, counts: counts, objects: objects)
       report["unusedStepFiles"] = unused.map { ["file": $0.file.path, "reason": $0.reason] }
@@ -397,31 +390,20 @@ struct MigrateCommand: MigrunCommand {
     guard !stores.isEmpty else { throw ValidationError("give a store (or several stores and folders)") }
   }
 
-  /// The migrator for one store on `plan`, with the scripts and options of this command.
-  func migrator(for url: URL, plan: MigrationPlan) -> StoreMigrator {
+  /// The migration options of this command.
+  var options: StoreMigrator.Options {
     var options = StoreMigrator.Options(
       keepBackup: !noBackup, dryRun: dryRun, bulkCopy: !objectsOnly, ddl: !objectsOnly, wait: wait)
     options.drop = Set(drop)
     options.refuseDrops = noDrops
     options.allowCloudKitChanges = allowCloudkitChanges
     options.partialHistory = partialHistory
-    let migrator = StoreMigrator(store: url, plan: plan, options: options)
-    let folders = chain.policyURLs
-    let limits = lua.limits
-    migrator.scriptedStep = { step in
-      guard case .scripted(let file) = step.kind else { throw CLIError(message: "\(step.name) is not scripted") }
-      return try ScriptedStep.load(step, file: file, policyFolders: folders, limits: limits)
-    }
-    migrator.stage = { step in try LuaStage.find(for: step, in: folders, limits: limits) }
-    if let fileRules = mergeRules.map({ URL(fileURLWithPath: $0) }) {
-      migrator.mergeRules = { step in
-        [
-          try LuaMigrationMergeRules(
-            file: fileRules, destination: step.destination, policyFolders: folders, limits: limits)
-        ]
-      }
-    }
-    return migrator
+    return options
+  }
+
+  /// The jobs of this command: its model, scripts, limits and merge rules.
+  func jobs() throws -> MigrationJobs {
+    try chain.jobs(limits: lua.limits, mergeRules: mergeRules.map { URL(fileURLWithPath: $0) })
   }
 
   func execute() throws {
@@ -445,82 +427,38 @@ struct MigrateCommand: MigrunCommand {
   /// The one store's migration, as `execute` runs it.
   private func migrate(_ url: URL) throws {
     if json { try JSONLines.emit("start", ["store": store]) }
-    if try StoreMigrator.completeInterruptedSwap(of: url, wait: wait), !json {
-      print("\(store): completed the swap of a migration that was interrupted while putting the new store in place")
-    }
-    let (plan, bundle) = try chain.plan(for: url)
-    guard plan.needsMigration else {
-      if json {
-        try JSONLines.emit(
-          "result", ["store": store, "result": "current", "from": plan.sourceVersion, "to": plan.destinationVersion])
-      } else {
-        print("\(store): already at \(plan.destinationVersion)")
-      }
-      return
-    }
-    let migrator = migrator(for: url, plan: plan)
+    let jobs = try jobs()
     let bar = ProgressBar(enabled: !json && isatty(STDERR_FILENO) != 0)
-    migrator.progress = { progress in
-      if json {
-        try? JSONLines.emit(
-          "progress",
-          [
-            "store": store, "step": progress.step ?? "", "stage": progress.stage.rawValue,
-            "mapping": progress.mapping,
-            "done": progress.done,
-            "total": progress.total,
-          ])
-      } else {
-        bar.show(progress)
-      }
-    }
-    // A store another process holds is refused (or waited for) before anything says it is migrating.
-    let unused = ScriptedStep.unusedStepFiles(of: plan, bundle: bundle, in: chain.policyURLs)
-    migrator.willStart = {
-      guard !json else { return }
-      print(
-        "Migrating \(url.lastPathComponent): \(([plan.sourceVersion] + plan.steps.map(\.to)).joined(separator: " → "))")
-      for file in unused { print("Unused    \(file.file.path): \(file.reason)") }
-    }
-    let report = try migrator.run()
-    bar.finish()
-    if json {
-      try JSONLines.emit(
-        "result",
-        [
-          "store": store, "result": dryRun ? "dry-run" : "migrated", "from": plan.sourceVersion,
-          "to": plan.destinationVersion, "objects": report.steps.last?.counts.values.reduce(0, +) ?? 0,
-          "steps": report.steps.map {
+    let outcome = try jobs.migrate(
+      url, options: options,
+      swapCompleted: {
+        guard !json else { return }
+        print("\(store): completed the swap of a migration that was interrupted while putting the new store in place")
+      },
+      progress: { progress in
+        if json {
+          try? JSONLines.emit(
+            "progress",
             [
-              "step": $0.name, "counts": $0.counts, "method": $0.method.rawValue, "bulkCopy": $0.bulkCopy,
-              "merged": $0.merged, "dropped": $0.drops.map(Self.json),
-              "cloudKit": ["renumbered": $0.cloudKit.renumbered, "removed": $0.cloudKit.removed],
-              "history": [
-                "updatesRewritten": $0.history.updates, "updatesLosingProperties": $0.history.updatesLosingProperties,
-                "unreadable": $0.history.unreadable, "tombstonesMoved": $0.history.tombstones,
-                "tombstoneValuesCleared": $0.history.tombstoneValuesCleared,
-                "removedChanges": $0.history.removedChanges,
-              ],
-              "stage": Self.json($0.stage),
-              "damageCarried": $0.damage.map { damage in
-                [
-                  "kind": damage.kind.rawValue, "entity": damage.entity, "property": damage.property,
-                  "read": damage.read, "written": damage.written,
-                ] as [String: Any]
-              },
-              "mappings": $0.mappings.map { count in
-                [
-                  "mapping": count.mapping, "read": count.read, "written": count.written,
-                  "note": count.note.map { $0 as Any } ?? NSNull(), "links": count.edges,
-                ] as [String: Any]
-              },
-            ] as [String: Any]
-          },
-          "backup": report.backup?.path ?? NSNull(),
-          "externalFilesRemoved": report.externalFilesRemoved,
-        ])
-      return
-    }
+              "store": store, "step": progress.step ?? "", "stage": progress.stage.rawValue,
+              "mapping": progress.mapping, "done": progress.done, "total": progress.total,
+            ])
+        } else {
+          bar.show(progress)
+        }
+      },
+      // Said once the store is the migration's: a store in use is refused (or waited for) first.
+      willStart: { plan in
+        guard !json else { return }
+        print(
+          "Migrating \(url.lastPathComponent): \(([plan.sourceVersion] + plan.steps.map(\.to)).joined(separator: " → "))"
+        )
+        for file in jobs.unusedStepFiles(of: plan) { print("Unused    \(file.file.path): \(file.reason)") }
+      })
+    bar.finish()
+    if json { return try JSONLines.emit("result", encoding: outcome.result(store: store, dryRun: dryRun)) }
+    let plan = outcome.plan
+    guard let report = outcome.report else { return print("\(store): already at \(plan.destinationVersion)") }
     for step in report.steps {
       let total = step.counts.values.reduce(0, +)
       print(

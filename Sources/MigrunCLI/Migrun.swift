@@ -3,6 +3,7 @@ import Foundation
 import MigrunKit
 import MigrunModel
 import MigrunStore
+import MigrunTools
 
 @main
 struct Migrun: ParsableCommand {
@@ -124,8 +125,19 @@ func padded(_ text: String, _ width: Int) -> String {
   text.count >= width ? text : text.padding(toLength: width, withPad: " ", startingAt: 0)
 }
 
-struct CLIError: Error {
-  let message: String
+/// The command line's own failures are the tools layer's (`ToolError`): one type, one message form.
+typealias CLIError = ToolError
+
+extension ProjectConfig {
+  /// A usage error (exit 64) when the project file in force cannot be read: every option group that
+  /// falls back on it checks this first, so a broken file is never an option silently not in force.
+  static func check() throws {
+    do {
+      _ = try current()
+    } catch let error as ToolError {
+      throw ValidationError(error.message)
+    }
+  }
 }
 
 /// What every `--json` prints: JSON lines, each one object whose `event` says what the line is and

@@ -3,54 +3,8 @@ import Foundation
 import MigrunKit
 import MigrunModel
 import MigrunStore
+import MigrunTools
 import PropertyList
-
-/// Which configuration a store was written for (`--configuration`, or found from the store), and the
-/// bundle restricted to it.
-enum ConfigurationChoice {
-  static func bundle(_ bundle: ModelBundle, configuration: String?, store: URL?) throws -> ModelBundle {
-    if let configuration { return try bundle.restricted(toConfiguration: configuration) }
-    guard bundle.configuration == nil, let store, let found = try bundle.configuration(ofStoreAt: store) else {
-      return bundle
-    }
-    return try bundle.restricted(toConfiguration: found)
-  }
-}
-
-/// How a store's model is found: a version of `--model` whose hashes match, or the store's own.
-struct ModelResolution {
-  let model: ObjectModel?
-  let versionName: String?
-  /// Why no version matched, entity by entity (empty when one did or no bundle was given).
-  let mismatch: [String]
-
-  static func resolve(store url: URL, bundlePath: String?, version: String? = nil, configuration: String? = nil) throws
-    -> ModelResolution
-  {
-    let metadata = try SQLiteStore.metadata(at: url)
-    guard let bundlePath else { return ModelResolution(model: nil, versionName: nil, mismatch: []) }
-    let bundle = try ConfigurationChoice.bundle(
-      loadModel(URL(fileURLWithPath: bundlePath)), configuration: configuration, store: url)
-    if let version {
-      let model = try bundle.model(named: version)
-      let differences = metadata.differences(from: model).map(\.description)
-      return ModelResolution(model: differences.isEmpty ? model : nil, versionName: version, mismatch: differences)
-    }
-    if let model = bundle.version(matching: metadata.versionHashes) {
-      return ModelResolution(model: model, versionName: model.versionName, mismatch: [])
-    }
-    var lines = ["no version of \(bundle.name) matches the store's entity hashes"]
-    if let closest = bundle.closestVersions(to: metadata.versionHashes).first,
-      let model = try? bundle.model(named: closest.name)
-    {
-      lines.append(
-        "closest: \(closest.name) (\(closest.matchingEntities) of \(metadata.versionHashes.count) entities equal)")
-      lines += metadata.differences(from: model).map { "  \($0)" }
-    }
-    lines.append("store entities: " + metadata.versionHashes.keys.sorted().joined(separator: ", "))
-    return ModelResolution(model: nil, versionName: nil, mismatch: lines)
-  }
-}
 
 struct InspectCommand: MigrunCommand {
   static let configuration = CommandConfiguration(

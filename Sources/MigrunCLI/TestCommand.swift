@@ -3,6 +3,7 @@ import Foundation
 import LuaHost
 import MigrunKit
 import MigrunScripting
+import MigrunTools
 
 struct TestCommand: MigrunCommand {
   static let configuration = CommandConfiguration(

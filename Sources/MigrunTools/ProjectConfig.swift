@@ -1,4 +1,3 @@
-import ArgumentParser
 import Foundation
 import Yams
 
@@ -17,24 +16,24 @@ import Yams
 ///
 /// A key migrun does not know, or a value of the wrong kind, is an error naming the file and the key
 /// (a misspelt key would otherwise be an option silently not in force).
-struct ProjectConfig: Sendable {
-  static let fileName = ".migrun.yml"
-  static let keys = ["model", "policies", "chain", "configuration", "to", "jobs", "lua"]
-  static let luaKeys = ["time", "memory", "instructions"]
+package struct ProjectConfig: Sendable {
+  package static let fileName = ".migrun.yml"
+  package static let keys = ["model", "policies", "chain", "configuration", "to", "jobs", "lua"]
+  package static let luaKeys = ["time", "memory", "instructions"]
 
-  let file: URL
-  var model: String?
-  var policies: [String] = []
-  var chain: String?
-  var configuration: String?
-  var to: String?
-  var jobs: Int?
-  var luaTime: Double?
-  var luaMemory: Int?
-  var luaInstructions: Int64?
+  package let file: URL
+  package var model: String?
+  package var policies: [String] = []
+  package var chain: String?
+  package var configuration: String?
+  package var to: String?
+  package var jobs: Int?
+  package var luaTime: Double?
+  package var luaMemory: Int?
+  package var luaInstructions: Int64?
 
   /// The file in `folder` or the nearest folder above.
-  static func find(from folder: URL) -> URL? {
+  package static func find(from folder: URL) -> URL? {
     var current = folder.standardizedFileURL
     while true {
       let candidate = current.appendingPathComponent(fileName)
@@ -46,38 +45,28 @@ struct ProjectConfig: Sendable {
   }
 
   /// The project file in force for this run (from the working folder), read once.
-  static func current() throws -> ProjectConfig? {
+  package static func current() throws -> ProjectConfig? {
     switch loaded {
     case .success(let config): return config
     case .failure(let error): throw error
     }
   }
 
-  /// A usage error (exit 64) when the project file in force cannot be read: every option group that
-  /// falls back on it checks this first, so a broken file is never an option silently not in force.
-  static func check() throws {
-    do {
-      _ = try current()
-    } catch let error as CLIError {
-      throw ValidationError(error.message)
-    }
-  }
-
-  private static let loaded: Result<ProjectConfig?, CLIError> = {
+  private static let loaded: Result<ProjectConfig?, ToolError> = {
     guard let url = find(from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)) else {
       return .success(nil)
     }
     do {
       return .success(try load(url))
-    } catch let error as CLIError {
+    } catch let error as ToolError {
       return .failure(error)
     } catch {
-      return .failure(CLIError(message: "\(url.path): \(error)"))
+      return .failure(ToolError(message: "\(url.path): \(error)"))
     }
   }()
 
-  static func load(_ url: URL) throws -> ProjectConfig {
-    func fail(_ why: String) -> CLIError { CLIError(message: "\(url.path): \(why)") }
+  package static func load(_ url: URL) throws -> ProjectConfig {
+    func fail(_ why: String) -> ToolError { ToolError(message: "\(url.path): \(why)") }
     let text: String
     do {
       text = try String(contentsOf: url, encoding: .utf8)

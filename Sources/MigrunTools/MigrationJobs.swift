@@ -1,0 +1,159 @@
+import Foundation
+import LuaHost
+import MigrunKit
+import MigrunModel
+import MigrunScripting
+import MigrunStore
+
+/// What a migration job is given — the command line's flags, else the project file, resolved.
+package struct MigrationSetup: Sendable {
+  /// The model: a `.xcdatamodeld`/`.momd`, SwiftData sources, or a store whose own model is the destination.
+  package var model: URL
+  /// The configuration the store was written for (nil: found from the store).
+  package var configuration: String?
+  /// The destination version (nil: the current version).
+  package var destination: String?
+  /// Versions to walk one at a time, oldest first (nil: a chain file, else Core Data's path).
+  package var chain: [String]?
+  /// Folders of step scripts, mapping models and Lua policies.
+  package var policyFolders: [URL] = []
+  /// Xcode mapping models given one by one.
+  package var mappingModels: [URL] = []
+  /// The limits every Lua VM of the job runs under.
+  package var limits = LuaLimits()
+  /// Lua merge rules for uniqueness collisions in every step.
+  package var mergeRules: URL?
+
+  package init(model: URL) { self.model = model }
+}
+
+/// The front door of `status`, `plan` and `migrate`, for one store or each store of a fleet: each
+/// owns its whole sequence (an interrupted swap completed, the plan, the migrator with its scripts
+/// and stages, the run) and returns a report; the command line only prints it. The model is read
+/// once, when the jobs are made.
+package struct MigrationJobs {
+  package let setup: MigrationSetup
+  package let bundle: ModelBundle
+
+  package init(_ setup: MigrationSetup) throws {
+    self.setup = setup
+    bundle = try loadModel(setup.model)
+  }
+
+  /// The plan for `store`: its configuration (given or found), the step scripts of the policy
+  /// folders and mapping models, the chain.
+  package func plan(for store: URL) throws -> MigrationPlan {
+    let bundle = try ConfigurationChoice.bundle(bundle, configuration: setup.configuration, store: store)
+    return try ScriptedStep.plan(
+      store: store, bundle: bundle, policyFolders: setup.policyFolders, chain: setup.chain,
+      destination: setup.destination, mappingModels: setup.mappingModels)
+  }
+
+  /// Step files of the policy folders that the plan for `store` does not use, each with why.
+  package func unusedStepFiles(of plan: MigrationPlan) -> [ScriptedStep.UnusedStepFile] {
+    ScriptedStep.unusedStepFiles(of: plan, bundle: bundle, in: setup.policyFolders)
+  }
+
+  /// The migrator for `store` on `plan`, with the job's scripts, stages and merge rules: what the
+  /// core asks of the scripting layer is handed to it here, up front.
+  package func migrator(for store: URL, plan: MigrationPlan, options: StoreMigrator.Options) -> StoreMigrator {
+    let migrator = StoreMigrator(store: store, plan: plan, options: options)
+    let folders = setup.policyFolders
+    let limits = setup.limits
+    migrator.scriptedStep = { step in
+      guard case .scripted(let file) = step.kind else { throw ToolError(message: "\(step.name) is not scripted") }
+      return try ScriptedStep.load(step, file: file, policyFolders: folders, limits: limits)
+    }
+    migrator.stage = { step in try LuaStage.find(for: step, in: folders, limits: limits) }
+    if let rules = setup.mergeRules {
+      migrator.mergeRules = { step in
+        [try LuaMigrationMergeRules(file: rules, destination: step.destination, policyFolders: folders, limits: limits)]
+      }
+    }
+    return migrator
+  }
+
+  /// Whether `store` needs migrating, and the path; a store with no path yet is one that needs
+  /// migrating (``StatusReport/reason`` says why there is none). Other failures are thrown.
+  package func status(of store: URL, as name: String) throws -> StatusReport {
+    do {
+      let plan = try plan(for: store)
+      let path = plan.needsMigration ? [plan.sourceVersion] + plan.steps.map(\.to) : []
+      return StatusReport(
+        store: name, version: plan.sourceVersion, destination: plan.destinationVersion, path: path,
+        steps: plan.steps.count)
+    } catch let error as MigrationError where error.code == .notInferable {
+      return StatusReport(
+        store: name, version: nil, destination: setup.destination, path: [], steps: 0, reason: "\(error)")
+    }
+  }
+
+  /// One store's migration: an interrupted swap completed (`swapCompleted` told), the plan, and —
+  /// unless the store is current — the run, with `progress` and `willStart` (once the store is the
+  /// migration's, before any work).
+  package func migrate(
+    _ store: URL, options: StoreMigrator.Options, swapCompleted: () -> Void = {},
+    progress: ((MigrationProgress) -> Void)? = nil, willStart: ((MigrationPlan) -> Void)? = nil
+  ) throws -> MigrationOutcome {
+    if try StoreMigrator.completeInterruptedSwap(of: store, wait: options.wait) { swapCompleted() }
+    let plan = try plan(for: store)
+    guard plan.needsMigration else { return MigrationOutcome(plan: plan, report: nil) }
+    let migrator = migrator(for: store, plan: plan, options: options)
+    migrator.progress = progress
+    migrator.willStart = { willStart?(plan) }
+    return MigrationOutcome(plan: plan, report: try migrator.run())
+  }
+}
+
+/// A store's status (`status`, and its `--json` line).
+package struct StatusReport: Encodable, Sendable {
+  /// The store as it was named.
+  package var store: String
+  /// The version the store is at; nil when none matches (or no path could be found).
+  package var version: String?
+  package var destination: String?
+  /// The versions a migration walks, the store's first; empty when it is current.
+  package var path: [String]
+  package var steps: Int
+  /// Why the store has no path yet, or why it could not be read.
+  package var reason: String?
+
+  package init(
+    store: String, version: String?, destination: String?, path: [String], steps: Int, reason: String? = nil
+  ) {
+    self.store = store
+    self.version = version
+    self.destination = destination
+    self.path = path
+    self.steps = steps
+    self.reason = reason
+  }
+
+  package var needsMigration: Bool { version == nil || !path.isEmpty }
+
+  private enum Keys: String, CodingKey { case store, version, destination, needsMigration, path, reason }
+
+  /// Every key, null where there is no value (docs/json.md).
+  package func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: Keys.self)
+    try container.encode(store, forKey: .store)
+    try container.encode(version, forKey: .version)
+    try container.encode(destination, forKey: .destination)
+    try container.encode(needsMigration, forKey: .needsMigration)
+    try container.encode(path, forKey: .path)
+    try container.encode(reason, forKey: .reason)
+  }
+}
+
+/// What `migrate` did to one store: the plan, and the migrator's report (nil: the store was current).
+package struct MigrationOutcome {
+  package let plan: MigrationPlan
+  package let report: StoreMigrator.Report?
+
+  /// The store's `result` line (docs/json.md).
+  package func result(store: String, dryRun: Bool) -> MigrationResult {
+    MigrationResult(
+      store: store, result: report == nil ? "current" : dryRun ? "dry-run" : "migrated", from: plan.sourceVersion,
+      to: plan.destinationVersion, report: report)
+  }
+}
