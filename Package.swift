@@ -52,7 +52,9 @@ let package = Package(
     // Tools that run whole jobs (fleets, diagrams, verify): above scripting, below the command line.
     .target(
       name: "MigrunTools",
-      dependencies: ["MigrunScripting", "LuaHost", "SwiftDataModel", .product(name: "Yams", package: "Yams")]),
+      dependencies: [
+        "MigrunScripting", "LuaHost", "SwiftDataModel", "PropertyList", .product(name: "Yams", package: "Yams"),
+      ]),
     // A target of its own, so that the core does not wait on swift-syntax's build.
     .target(
       name: "SwiftDataModel",

@@ -38,28 +38,7 @@ struct CheckCommand: MigrunCommand {
   }
 
   func execute() throws {
-    let bundle = try modelOrProject(model).map { try loadModel(URL(fileURLWithPath: $0)) }
-    var dirty = 0
-    for path in stores {
-      let url = URL(fileURLWithPath: path)
-      guard FileManager.default.fileExists(atPath: url.path) else { throw CLIError(message: "\(path): no such file") }
-      let findings = try StoreCheck.findings(
-        of: url, bundle: bundle.map { try ConfigurationChoice.bundle($0, configuration: configuration, store: url) })
-      let damage = findings.filter { !$0.isNote }
-      if !damage.isEmpty { dirty += 1 }
-      if json {
-        try JSONLines.emit(
-          "check",
-          [
-            "store": path, "findings": damage.map { ["kind": $0.kind, "message": $0.message] },
-            "notes": findings.filter(\.isNote).map { ["kind": $0.kind, "message": $0.message] },
-          ])
-      } else {
-        for finding in findings { print("\(path): \(finding)") }
-        if damage.isEmpty { print("\(path): clean") }
-      }
-    }
-    if json { try JSONLines.emit("summary", ["command": "check", "stores": stores.count, "withFindings": dirty]) }
-    if dirty > 0 { throw ExitCode(1) }
+    try show(
+      CheckJob(stores: stores, model: model, configuration: configuration, json: json).run())
   }
 }

@@ -45,7 +45,9 @@ struct DiagramCommand: MigrunCommand {
   @Option(help: ArgumentHelp("Write to this file (default: standard output).", valueName: "file")) var out: String?
 
   func execute() throws {
-    let dot = try drawing()
+    let dot = try DiagramJob(
+      source: source, version: version, from: from, to: to, model: model, policyFolders: policyFolders, plan: plan
+    ).drawing()
     let data: Data
     do {
       data = format == .dot ? Data(dot.utf8) : try Diagram.svg(dot)
@@ -60,68 +62,6 @@ struct DiagramCommand: MigrunCommand {
       }
     } else {
       FileHandle.standardOutput.write(data)
-    }
-  }
-
-  var folders: [URL] { policyFolders.map { URL(fileURLWithPath: $0) } }
-
-  /// `--model`; for a store given without it, the project file's `model:` (a model given as the
-  /// argument is drawn as it is).
-  var storeModel: String? {
-    get throws {
-      if let model { return model }
-      guard (try? SQLiteStore.metadata(at: URL(fileURLWithPath: source))) != nil else { return nil }
-      return try ProjectConfig.current()?.model
-    }
-  }
-
-  func drawing() throws -> String {
-    if let model = try storeModel {
-      // The argument is a store.
-      let store = URL(fileURLWithPath: source)
-      let bundle = try loadModel(URL(fileURLWithPath: model))
-      let planned = try ScriptedStep.plan(store: store, bundle: bundle, policyFolders: folders, destination: to)
-      if plan {
-        return Diagram.plan(
-          planned, versions: bundle.versionNames, store: store.lastPathComponent,
-          title: "\(store.lastPathComponent): \(planned.sourceVersion) → \(planned.destinationVersion)")
-      }
-      guard planned.steps.count == 1, let step = planned.steps.first else {
-        throw CLIError(
-          message: planned.steps.isEmpty
-            ? "\(store.lastPathComponent) is at \(planned.destinationVersion): no step to draw (--plan draws the path)"
-            : "the plan has \(planned.steps.count) steps: draw them with --plan, or one with MODEL --from --to")
-      }
-      return Diagram.step(
-        try mapping(of: step), from: step.from, to: step.to, title: "\(store.lastPathComponent): \(step.name)")
-    }
-    guard !plan else { throw CLIError(message: "--plan draws a store's path: give the store and --model") }
-    let bundle = try loadModel(URL(fileURLWithPath: source))
-    switch (from, to) {
-    case (let from?, let to?):
-      let (source, destination) = (try bundle.model(named: from), try bundle.model(named: to))
-      let file = ScriptedStep.find(from: from, to: to, in: folders)
-      let step = MigrationStep(
-        from: from, to: to, kind: file.map { .scripted($0) } ?? .inferred,
-        inferredMapping: file == nil ? try MappingModel.inferred(from: source, to: destination) : nil,
-        source: source, destination: destination)
-      return Diagram.step(
-        try mapping(of: step), from: from, to: to, title: "\(bundle.name): \(step.name) (\(Diagram.kind(of: step)))")
-    case (nil, nil):
-      let name = version ?? bundle.currentVersionName
-      return Diagram.model(try bundle.model(named: name), title: "\(bundle.name) · \(name)")
-    default:
-      throw CLIError(message: "give both --from and --to to draw a step")
-    }
-  }
-
-  func mapping(of step: MigrationStep) throws -> MappingModel {
-    switch step.kind {
-    case .inferred:
-      guard let mapping = step.inferredMapping else { throw CLIError(message: "\(step.name): no inferred mapping") }
-      return mapping
-    case .scripted(let file):
-      return try ScriptedStep.load(step, file: file, policyFolders: folders).mapping
     }
   }
 }

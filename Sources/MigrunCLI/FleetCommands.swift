@@ -78,25 +78,9 @@ struct FleetOptions: ParsableArguments {
 
   /// Writes the report and the JUnit file where asked.
   func write(_ report: Fleet.Report, suite: String) throws {
-    try Self.write(report, suite: suite, json: self.report, junit: junit)
+    try report.write(suite: suite, json: self.report, junit: junit)
   }
 
-  static func write(_ report: Fleet.Report, suite: String, json: String?, junit: String?) throws {
-    if let path = json {
-      do {
-        try report.json().write(to: URL(fileURLWithPath: path))
-      } catch {
-        throw CLIError(message: "--report: cannot write \(path) (\(error.localizedDescription))")
-      }
-    }
-    if let path = junit {
-      do {
-        try Data(report.junit(suite: suite).utf8).write(to: URL(fileURLWithPath: path))
-      } catch {
-        throw CLIError(message: "--junit: cannot write \(path) (\(error.localizedDescription))")
-      }
-    }
-  }
 }
 
 /// `status` and `migrate` over many stores: the model is read once, the stores run `--jobs` at a
@@ -269,7 +253,7 @@ struct MergeReportsCommand: MigrunCommand {
       }
     }
     let merged = Fleet.Report.merged(read)
-    try FleetOptions.write(merged, suite: "migrun", json: out, junit: junit)
+    try merged.write(suite: "migrun", json: out, junit: junit)
     if out == nil {
       FileHandle.standardOutput.write(try merged.json() + Data("\n".utf8))
     } else {

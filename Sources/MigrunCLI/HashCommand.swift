@@ -35,32 +35,8 @@ struct HashCommand: MigrunCommand {
   var json = false
 
   func execute() throws {
-    let bundle = try loadModel(URL(fileURLWithPath: try modelPath(argument: modelArgument, option: model)))
-    let versionName = modelVersion ?? bundle.currentVersionName
-    let objectModel = try bundle.model(named: versionName)
-    let hashes = objectModel.entityVersionHashes.mapValues(\.base64)
-    if json {
-      try JSONLines.emit(
-        "hash",
-        encoding: HashReport(
-          version: versionName, entities: hashes, digest: objectModel.versionHashesDigest,
-          checksum: objectModel.versionChecksum))
-      return
-    }
-    print("\(bundle.name) — version \(versionName)")
-    let width = hashes.keys.map(\.count).max() ?? 0
-    for entity in objectModel.entities {
-      let padded = entity.name.padding(toLength: width, withPad: " ", startingAt: 0)
-      print("  \(padded)  \(hashes[entity.name] ?? "")")
-    }
-    print("digest    \(objectModel.versionHashesDigest)")
-    print("checksum  \(objectModel.versionChecksum)")
+    try show(
+      HashJob(model: try modelPath(argument: modelArgument, option: model), modelVersion: modelVersion, json: json)
+        .run())
   }
-}
-
-struct HashReport: Codable {
-  let version: String
-  let entities: [String: String]
-  let digest: String
-  let checksum: String
 }

@@ -59,107 +59,11 @@ struct LintCommand: MigrunCommand {
     }
   }
 
-  /// What identifies a finding from one run to the next (its message may be reworded).
-  static func key(_ finding: [String: Any]) -> String {
-    let versions = (finding["versions"] as? [String] ?? []).joined(separator: ",")
-    let properties = (finding["properties"] as? [String] ?? []).joined(separator: ",")
-    return [finding["rule"] as? String ?? "", versions, finding["entity"] as? String ?? "", properties].joined(
-      separator: "|")
-  }
-
-  static func json(_ finding: ModelLint.Finding) -> [String: Any] {
-    [
-      "rule": finding.rule, "versions": finding.versions, "entity": finding.entity, "properties": finding.properties,
-      "message": finding.message,
-    ]
-  }
-
   func execute() throws {
-    let bundle = try loadModel(URL(fileURLWithPath: try modelPath(argument: modelArgument, option: model)))
-    let folders = policyFolders.map { URL(fileURLWithPath: $0) }
-    try ScriptedStep.checkPolicyFolders(folders, bundle: bundle)
-    let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: folders, override: nil)?.names
-    let scripted = ScriptedStep.scriptedSteps(of: bundle, order: order ?? bundle.versionNames, in: folders)
-    let versions = order ?? bundle.versionNames
-    let staged = Set(
-      zip(versions, versions.dropFirst()).filter { LuaStage.file(from: $0, to: $1, in: folders) != nil }
-        .map { "\($0)\u{0}\($1)" })
-    var findings = ModelLint.findings(bundle.models, cloudKit: cloudkit, scripted: scripted, staged: staged)
-      .filter { !ignore.contains($0.rule) }
-    if let deployed {
-      guard let first = bundle.versionNames.firstIndex(of: deployed) else {
-        throw CLIError(
-          message:
-            "--deployed: \(bundle.name) has no version '\(deployed)' (versions: \(bundle.versionNames.joined(separator: ", ")))"
-        )
-      }
-      // A change between two versions before the one deployed with CloudKit is not CloudKit's concern.
-      findings.removeAll { finding in
-        finding.rule.hasPrefix("cloudkit-") && finding.versions.count == 2
-          && (bundle.versionNames.firstIndex(of: finding.versions[0]) ?? first) < first
-      }
-    }
-    if let writeBaseline {
-      // The same lines lint --json prints, so either can be a baseline.
-      var lines = Data()
-      for finding in findings {
-        var line = Self.json(finding)
-        (line["event"], line["schema"]) = ("finding", JSONLines.schema)
-        lines += try JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]) + Data("\n".utf8)
-      }
-      try lines.write(to: URL(fileURLWithPath: writeBaseline))
-    }
-    // Written as the baseline, today's findings are known: the run passes.
-    var known: Set<String> = writeBaseline == nil ? [] : Set(findings.map { Self.key(Self.json($0)) })
-    if let baseline {
-      let data: Data
-      do {
-        data = try Data(contentsOf: URL(fileURLWithPath: baseline))
-      } catch {
-        throw CLIError(message: "--baseline: cannot read \(baseline) (\(error.localizedDescription))")
-      }
-      guard let recorded = Self.findings(in: data) else {
-        throw CLIError(
-          message: "--baseline: \(baseline) is not a list of findings (--write-baseline and lint --json write one)")
-      }
-      known.formUnion(recorded.map(Self.key))
-    }
-    let new = findings.filter { !known.contains(Self.key(Self.json($0))) }
-    if json {
-      for finding in findings {
-        var entry = Self.json(finding)
-        if baseline != nil { entry["known"] = known.contains(Self.key(entry)) }
-        try JSONLines.emit("finding", entry)
-      }
-      try JSONLines.emit(
-        "summary",
-        [
-          "command": "lint", "model": bundle.name, "versions": bundle.versionNames.count, "findings": findings.count,
-          "new": new.count,
-        ])
-    } else {
-      for finding in findings {
-        print(known.contains(Self.key(Self.json(finding))) ? "known: \(finding)" : "\(finding)")
-      }
-      let knownCount = findings.count - new.count
-      print(
-        findings.isEmpty
-          ? "\(bundle.name): \(plural(bundle.versionNames.count, "version")), no findings"
-          : "\(bundle.name): \(plural(findings.count, "finding"))"
-            + (baseline == nil ? "" : " (\(knownCount) known from the baseline, \(new.count) new)"))
-    }
-    if !new.isEmpty { throw ExitCode(1) }
-  }
-
-  /// A baseline's findings: JSON lines (`finding` events, other lines passed over), or a JSON
-  /// array of findings (the form baselines had before schema 1).
-  static func findings(in data: Data) -> [[String: Any]]? {
-    if let array = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] { return array }
-    var found: [[String: Any]] = []
-    for line in data.split(separator: UInt8(ascii: "\n")) where !line.allSatisfy({ $0 == 32 || $0 == 13 }) {
-      guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else { return nil }
-      if object["event"] as? String == "finding" { found.append(object) }
-    }
-    return found
+    try show(
+      LintJob(
+        model: try modelPath(argument: modelArgument, option: model), policyFolders: policyFolders, cloudkit: cloudkit,
+        json: json, ignore: ignore, baseline: baseline, writeBaseline: writeBaseline, deployed: deployed
+      ).run())
   }
 }

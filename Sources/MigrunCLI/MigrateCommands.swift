@@ -130,19 +130,6 @@ struct StatusCommand: MigrunCommand {
   }
 }
 
-extension MigrateCommand {
-  /// A step's stage in --json: what each handler saved, or null without a stage.
-  static func json(_ stage: StageReport?) -> Any {
-    guard let stage else { return NSNull() }
-    var hooks: [String: Any] = [:]
-    for (hook, changes) in [("willMigrate", stage.willMigrate), ("didMigrate", stage.didMigrate)] {
-      guard let changes else { continue }
-      hooks[hook] = ["inserted": changes.inserted, "updated": changes.updated, "deleted": changes.deleted]
-    }
-    return hooks
-  }
-}
-
 struct PlanCommand: MigrunCommand {
   static let configuration = CommandConfiguration(
     commandName: "plan",
@@ -153,97 +140,9 @@ struct PlanCommand: MigrunCommand {
   @Flag(help: "One JSON line (docs/json.md): a `plan` event with the steps, paths, counts and drops.") var json = false
 
   func execute() throws {
-    let url = URL(fileURLWithPath: store)
-    let jobs = try chain.jobs()
-    let plan = try jobs.plan(for: url)
-    let bundle = jobs.bundle
-    let source = try SQLiteStore(
-      url: url, model: try plan.steps.first?.source ?? bundle.model(named: plan.sourceVersion))
-    defer { try? source.close() }
-    let counts = try source.entityCounts()
-    // A scripted step shows its script's mapping; loading it also checks the file before anything runs.
-    var mappings: [[EntityMapping]] = []
-    var methods: [(method: StepMethod, reason: String?)] = []
-    var drops: [[DroppedProperty]] = []
-    // Custom stages: loaded, so a broken file is found before anything runs.
-    let stages = try plan.steps.map { try LuaStage.find(for: $0, in: chain.policyURLs) }
-    for (index, step) in plan.steps.enumerated() {
-      let stepMapping: StepMapping
-      if case .scripted(let file) = step.kind {
-        stepMapping = try ScriptedStep.load(step, file: file, policyFolders: chain.policyURLs)
-      } else {
-        guard let inferred = step.inferredMapping else { throw CLIError(message: "\(step.name): no inferred mapping") }
-        stepMapping = StepMapping(mapping: inferred)
-      }
-      mappings.append(stepMapping.mapping.entityMappings)
-      // What the step leaves behind: counted in the store for the first step; later steps' sources
-      // do not exist yet, so every property they drop is listed.
-      let stepDrops = stepMapping.mapping.drops(scripted: Set(stepMapping.policies.keys))
-      drops.append(index == 0 ? try source.counting(stepDrops).filter { ($0.values ?? 0) > 0 } : stepDrops)
-      methods.append(
-        try StoreMigrator.method(of: step, mapping: stepMapping, store: index == 0 ? source : nil))
-    }
-    let objects = PlanReport.objectCounts(mappings, store: counts)
-    let unused = jobs.unusedStepFiles(of: plan)
-    if json {
-      var report = PlanReport.json(plan, mappings: mappings, methods: methods, counts: counts, objects: objects)
-      report["unusedStepFiles"] = unused.map { ["file": $0.file.path, "reason": $0.reason] }
-      if var steps = report["steps"] as? [[String: Any]] {
-        for index in steps.indices where index < drops.count {
-          steps[index]["dropped"] = drops[index].map(MigrateCommand.json)
-          steps[index]["stage"] =
-            stages[index].map { ["file": $0.url.path, "hooks": $0.hookNames] as [String: Any] } ?? NSNull()
-        }
-        report["steps"] = steps
-      }
-      try JSONLines.emit("plan", report)
-      return
-    }
-    print("Store   \(url.lastPathComponent) at \(plan.sourceVersion) (\(plural(counts.values.reduce(0, +), "object")))")
-    print("Target  \(plan.destinationVersion)")
-    print("Path    \(plan.rule)")
-    let own = try source.ownObjectsSummary()
-    for line in own { print("Own     \(line)") }
-    // A store that syncs through CloudKit: what the plan changes that CloudKit does not allow.
-    if own.contains(where: { $0.hasPrefix("table ANSCK") }) {
-      for finding in StoreMigrator.cloudKitFindings(plan) {
-        print("CloudKit \(finding) — migrate refuses it unless --allow-cloudkit-changes")
-      }
-    }
-    if !plan.needsMigration { print("Nothing to do: the store is at the destination version.") }
-    for (index, step) in plan.steps.enumerated() {
-      switch step.kind {
-      case .inferred: print("Step \(index + 1)  \(step.name)  inferred")
-      case .scripted(let file): print("Step \(index + 1)  \(step.name)  scripted (\(file.path))")
-      }
-      if let stage = stages[index] {
-        print("        custom stage \(stage.url.path): \(stage.hookNames.joined(separator: ", "))")
-      }
-      let (method, reason) = methods[index]
-      let why = reason.map { " (not DDL: \($0))" } ?? ""
-      switch method {
-      case .ddl: print("        runs as DDL on a copy of the store: no row copied")
-      case .copyRows: print("        copies rows by SQL\(why)")
-      case .objects: print("        runs object by object\(why)")
-      case .mixed: print("        copies the rows it can by SQL, then the rest object by object\(why)")
-      }
-      for mapping in mappings[index] {
-        let count = objects[index][mapping.name]
-        let objects =
-          mapping.sourceEntity == nil
-          ? "new objects only" : count.map { "\(index == 0 ? "" : "~")\($0) object\($0 == 1 ? "" : "s")" } ?? ""
-        print(
-          "          \(padded(mapping.name, 32)) \(padded(mapping.kind.rawValue, 10)) \(objects)"
-        )
-        let changes = PlanReport.changes(mapping)
-        if !changes.isEmpty { print("            \(changes.joined(separator: "; "))") }
-      }
-      for drop in drops[index] { print("        drops \(drop)") }
-    }
-    if plan.steps.count > 1 {
-      print("(~: what the step before hands on, one object per source object; a script's hooks may make more or fewer)")
-    }
-    for file in unused { print("Unused  \(file.file.path): \(file.reason)") }
+    let report = try chain.jobs().planReport(for: URL(fileURLWithPath: store))
+    if json { return try JSONLines.emit("plan", report.json) }
+    for line in report.lines { print(line) }
   }
 }
 
@@ -301,8 +200,8 @@ struct DiffCommand: MigrunCommand {
       try JSONLines.emit(
         "diff",
         [
-          "from": from, "to": to, "mappings": mapping.entityMappings.map(PlanReport.json),
-          "dropped": mapping.drops().map(MigrateCommand.json),
+          "from": from, "to": to, "mappings": mapping.entityMappings.map(PlanReport.mappingJSON),
+          "dropped": mapping.drops().map(PlanReport.json),
         ])
       return
     }
@@ -457,83 +356,7 @@ struct MigrateCommand: MigrunCommand {
       })
     bar.finish()
     if json { return try JSONLines.emit("result", encoding: outcome.result(store: store, dryRun: dryRun)) }
-    let plan = outcome.plan
-    guard let report = outcome.report else { return print("\(store): already at \(plan.destinationVersion)") }
-    for step in report.steps {
-      let total = step.counts.values.reduce(0, +)
-      print(
-        "  \(step.name): \(plural(total, "object")), \(step.method.rawValue) (\(step.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))"
-          + (step.merged > 0 ? ", \(step.merged) merged by merge rules" : "")
-      )
-      // What the mapping left behind, by name and count: never dropped without a word.
-      for drop in step.drops { print("    dropped: \(drop)") }
-      if let stage = step.stage {
-        for (hook, changes) in [("willMigrate", stage.willMigrate), ("didMigrate", stage.didMigrate)] {
-          guard let changes else { continue }
-          print(
-            "    stage \(hook): \(changes.inserted) inserted, \(changes.updated) changed, \(changes.deleted) deleted")
-        }
-      }
-      // What was already wrong in the original: carried as Core Data carries it, and said.
-      for damage in step.damage { print("    damage in the original: \(damage)") }
-      // CloudKit's record metadata follows the renumbering; the store is marked for a zone refetch.
-      if !step.cloudKit.isEmpty {
-        print(
-          "    CloudKit: \(step.cloudKit.renumbered) record metadata row(s) renumbered"
-            + (step.cloudKit.removed > 0 ? ", \(step.cloudKit.removed) of removed entities deleted" : "")
-            + "; the store asks for a zone refetch at the next sync, as Core Data's migration does")
-      }
-      // Persistent history follows the step's properties (ZCOLUMNS, tombstones), as Core Data's does.
-      if !step.history.isEmpty { print("    history: \(Self.describe(step.history))") }
-      // What each entity mapping read and wrote; equal unless the note says why not.
-      for count in step.mappings {
-        let links = count.edges.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value[0]) → \($0.value[1])" }
-        print(
-          "    \(padded(count.mapping, 32)) \(count.read) → \(count.written)"
-            + (links.isEmpty ? "" : "; links: \(links.joined(separator: ", "))")
-            + (count.note.map { " (\($0))" } ?? ""))
-      }
-    }
-    if dryRun {
-      print("Dry run: every step ran on scratch files, now deleted; \(store) is unchanged.")
-    } else {
-      print(
-        "Done: \(store) is at \(plan.destinationVersion)."
-          + (report.backup.map { " The original is kept as \($0.lastPathComponent)." } ?? "")
-          + (report.externalFilesRemoved > 0
-            ? " \(report.externalFilesRemoved) file(s) of external binary data no value refers to any more were removed"
-              + (report.backup != nil ? " (the backup keeps them)." : ".") : ""))
-    }
-  }
-}
-
-extension MigrateCommand {
-  /// One line for what a step rewrote in persistent history.
-  static func describe(_ history: HistoryRewritten) -> String {
-    var parts: [String] = []
-    if history.removedChanges > 0 {
-      parts.append("\(plural(history.removedChanges, "change")) of removed entities deleted (--partial-history)")
-    }
-    if history.updates > 0 {
-      parts.append(
-        "\(plural(history.updates, "update")) re-pointed at the new properties"
-          + (history.updatesLosingProperties > 0
-            ? " (\(history.updatesLosingProperties) named a property the step removes)" : ""))
-    }
-    if history.unreadable > 0 { parts.append("\(plural(history.unreadable, "update")) with an unreadable mask kept") }
-    if history.tombstones > 0 { parts.append("\(plural(history.tombstones, "tombstone")) moved to the new slots") }
-    if history.tombstoneValuesCleared > 0 {
-      parts.append(
-        "\(plural(history.tombstoneValuesCleared, "tombstone value")) of attributes no longer preserved cleared")
-    }
-    return parts.joined(separator: ", ")
-  }
-
-  static func json(_ drop: DroppedProperty) -> [String: Any] {
-    [
-      "entity": drop.entity, "property": drop.property.map { $0 as Any } ?? NSNull(),
-      "values": drop.values.map { $0 as Any } ?? NSNull(), "certain": drop.isCertain,
-    ]
+    for line in outcome.lines(store: store, dryRun: dryRun) { print(line) }
   }
 }
 
@@ -557,87 +380,5 @@ final class ProgressBar {
 
   func finish() {
     if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-  }
-}
-
-enum PlanReport {
-  static func changes(_ mapping: EntityMapping) -> [String] {
-    var lines: [String] = []
-    for (name, source) in mapping.attributes.sorted(by: { $0.key < $1.key }) {
-      switch source {
-      case .property(let origin) where origin == name: continue
-      default: lines.append("\(name) ← \(source)")
-      }
-    }
-    for (name, origin) in mapping.relationships.sorted(by: { $0.key < $1.key }) where origin != name {
-      lines.append("\(name) ← \(origin)")
-    }
-    return lines
-  }
-
-  static func json(_ mapping: EntityMapping) -> [String: Any] {
-    [
-      "name": mapping.name, "kind": mapping.kind.rawValue, "source": mapping.sourceEntity ?? NSNull(),
-      "destination": mapping.destinationEntity ?? NSNull(), "attributes": mapping.attributes.mapValues(\.description),
-      "relationships": mapping.relationships,
-    ]
-  }
-
-  /// Per step, the objects each entity mapping takes: the store's counts for the first step, then
-  /// what the mappings of the step before hand on (one destination object per source object — what
-  /// the default policy makes; hooks may differ, so these are estimates). Entities only added by
-  /// scripts have no count.
-  static func objectCounts(_ mappings: [[EntityMapping]], store counts: [String: Int]) -> [[String: Int]] {
-    var current: [String: Int] = counts
-    var known = Set(counts.keys)
-    var result: [[String: Int]] = []
-    for stepMappings in mappings {
-      var taken: [String: Int] = [:]
-      var next: [String: Int] = [:]
-      var nextKnown: Set<String> = []
-      for mapping in stepMappings {
-        guard let source = mapping.sourceEntity, known.contains(source) || current[source] != nil else { continue }
-        let count = current[source] ?? 0
-        taken[mapping.name] = count
-        if let destination = mapping.destinationEntity, mapping.kind != .remove {
-          next[destination, default: 0] += count
-          nextKnown.insert(destination)
-        }
-      }
-      result.append(taken)
-      current = next
-      known = nextKnown
-    }
-    return result
-  }
-
-  static func json(
-    _ plan: MigrationPlan, mappings: [[EntityMapping]], methods: [(method: StepMethod, reason: String?)],
-    counts: [String: Int], objects: [[String: Int]]
-  ) -> [String: Any] {
-    [
-      "source": plan.sourceVersion, "destination": plan.destinationVersion, "rule": plan.rule.name,
-      "objects": counts,
-      "steps": zip(plan.steps.indices, zip(mappings, methods)).map { index, planned -> [String: Any] in
-        let step = plan.steps[index]
-        var entry: [String: Any] = [
-          "from": step.from, "to": step.to,
-          "mappings": planned.0.map { mapping in
-            var described = json(mapping)
-            described["objects"] = objects[index][mapping.name] ?? NSNull()
-            return described
-          },
-          "method": planned.1.method.rawValue, "notDDLBecause": planned.1.reason ?? NSNull(),
-          "objectsEstimated": index > 0,
-        ]
-        switch step.kind {
-        case .inferred: entry["kind"] = "inferred"
-        case .scripted(let file):
-          entry["kind"] = "scripted"
-          entry["script"] = file.path
-        }
-        return entry
-      },
-    ]
   }
 }

@@ -101,6 +101,13 @@ extension MigrunCommand {
     }
   }
 
+  /// Writes what a job printed and ends with its status.
+  func show(_ output: JobOutput) throws {
+    for line in output.lines { print(line) }
+    for (event, fields) in output.events { try JSONLines.emit(event, fields) }
+    if output.status != 0 { throw ExitCode(output.status) }
+  }
+
   /// 11 for a store in use, 12 for a full disk, else 1.
   static func exitStatus(_ code: StoreError.Code) -> Int32 {
     switch code {
@@ -116,15 +123,6 @@ extension MigrunCommand {
   }
 }
 
-/// A failure found by the command line itself (a bad combination of arguments, an unwritable file).
-/// "1 store", "2 stores".
-func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
-
-/// `text` filled with spaces to `width` columns; a longer text is kept whole (never cut).
-func padded(_ text: String, _ width: Int) -> String {
-  text.count >= width ? text : text.padding(toLength: width, withPad: " ", startingAt: 0)
-}
-
 /// The command line's own failures are the tools layer's (`ToolError`): one type, one message form.
 typealias CLIError = ToolError
 
@@ -137,31 +135,5 @@ extension ProjectConfig {
     } catch let error as ToolError {
       throw ValidationError(error.message)
     }
-  }
-}
-
-/// What every `--json` prints: JSON lines, each one object whose `event` says what the line is and
-/// whose `schema` is the version of the set of events (`docs/json.md` lists them and their keys). A
-/// tool reads any command's output the same way: line by line, choosing lines by `event`.
-enum JSONLines {
-  /// Raised when an event's keys change in a way an old reader would misread.
-  static let schema = 2
-
-  /// One line: `fields` with `event` and `schema` added, keys sorted.
-  static func emit(_ event: String, _ fields: [String: Any] = [:]) throws {
-    var line = fields
-    line["event"] = event
-    line["schema"] = schema
-    let data = try JSONSerialization.data(withJSONObject: line, options: [.sortedKeys, .withoutEscapingSlashes])
-    FileHandle.standardOutput.write(data + Data("\n".utf8))
-  }
-
-  /// One line from an encodable value's keys.
-  static func emit(_ event: String, encoding value: some Encodable) throws {
-    let data = try JSONEncoder().encode(value)
-    guard let fields = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-      throw CLIError(message: "internal: \(event) is not a JSON object")
-    }
-    try emit(event, fields)
   }
 }

@@ -28,55 +28,8 @@ struct InspectCommand: MigrunCommand {
   @Flag(help: "One JSON line (docs/json.md): an `inspect` event {uuid, metadata, entities, version}.") var json = false
 
   func execute() throws {
-    let url = URL(fileURLWithPath: store)
-    let metadata = try SQLiteStore.metadata(at: url)
-    let resolution = try ModelResolution.resolve(
-      store: url, bundlePath: try modelOrProject(model), configuration: configuration)
-    var counts: [String: Int]?
-    var source = "--model"
-    if let matched = resolution.model {
-      counts = try SQLiteStore(url: url, model: matched).entityCounts()
-    } else {
-      // The store's own model, as it opens without --model: the stored hashes name the version; the
-      // cache only describes the tables (its hashes may differ from the stored ones). No cache: no counts.
-      do {
-        counts = try SQLiteStore(url: url).entityCounts()
-        source = "Z_MODELCACHE"
-      } catch let error as StoreError where error.code == .noModel {}
-    }
-    if json {
-      let entities = (counts ?? [:]).mapValues { ["count": $0] }
-      let report: [String: Any] = [
-        "uuid": metadata.uuid, "metadata": JSONBridge.object(metadata.plist), "entities": entities,
-        "version": resolution.versionName.map { $0 as Any } ?? NSNull(),
-      ]
-      try JSONLines.emit("inspect", report)
-      return
-    }
-    print("Store      \(url.lastPathComponent)")
-    print("UUID       \(metadata.uuid)")
-    print("Framework  \(metadata.frameworkVersion.map(String.init) ?? "?") (NSPersistenceFrameworkVersion)")
-    if !metadata.versionIdentifiers.filter({ !$0.isEmpty }).isEmpty {
-      print("Identifiers \(metadata.versionIdentifiers.joined(separator: ", "))")
-    }
-    if let name = resolution.versionName, resolution.model != nil {
-      print("Version    \(name) (every entity hash equal)")
-    } else if model != nil {
-      print("Version    none")
-      for line in resolution.mismatch { print("           \(line)") }
-    }
-    if let counts {
-      print("Objects    (counted with the model from \(source))")
-      let width = counts.keys.map(\.count).max() ?? 0
-      for name in counts.keys.sorted() {
-        print("  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(counts[name] ?? 0)")
-      }
-    } else {
-      print("Objects    not counted: the store has no model cache; give --model")
-    }
-    if !metadata.otherKeys.isEmpty {
-      print("Other metadata keys: \(metadata.otherKeys.keys.sorted().joined(separator: ", "))")
-    }
+    try show(
+      InspectJob(store: store, model: model, configuration: configuration, json: json).run())
   }
 }
 
@@ -95,15 +48,8 @@ struct CreateCommand: MigrunCommand {
   var configuration: String?
 
   func execute() throws {
-    let bundle = try ConfigurationChoice.bundle(
-      loadModel(URL(fileURLWithPath: try modelPath(argument: nil, option: model))), configuration: configuration,
-      store: nil)
-    let name = modelVersion ?? bundle.currentVersionName
-    let objectModel = try bundle.model(named: name)
-    try SQLiteStore.create(at: URL(fileURLWithPath: store), model: objectModel)
-    print(
-      "created \(store): \(bundle.name) version \(name)\(configuration.map { ", configuration \($0)" } ?? ""), \(objectModel.entities.count) entities"
-    )
+    try show(
+      CreateJob(store: store, model: model, modelVersion: modelVersion, configuration: configuration).run())
   }
 }
 
@@ -161,75 +107,10 @@ struct ImportCommand: MigrunCommand {
   @Option(help: "Create a store of this configuration: its entities' tables alone.") var configuration: String?
 
   func execute() throws {
-    let bundle = try ConfigurationChoice.bundle(
-      loadModel(URL(fileURLWithPath: try modelPath(argument: nil, option: model))), configuration: configuration,
-      store: nil)
-    let objectModel = try bundle.model(named: modelVersion ?? bundle.currentVersionName)
-    let data: Data
-    do {
-      data = try Data(contentsOf: URL(fileURLWithPath: file))
-    } catch {
-      throw CLIError(message: "\(file): cannot read (\(error.localizedDescription))")
-    }
-    let target = URL(fileURLWithPath: out)
-    guard !FileManager.default.fileExists(atPath: target.path) else {
-      throw CLIError(message: "\(out): a file is already there; migrun does not overwrite it")
-    }
-    let working = target.deletingLastPathComponent().appendingPathComponent(
-      ".\(target.lastPathComponent).migrun-import")
-    StoreFiles.remove(working)
-    do {
-      let store = try SQLiteStore.create(at: working, model: objectModel)
-      try StoreJSON.importObjects(data, into: store)
-      try StoreFiles.sync(working)
-      guard rename(working.path, target.path) == 0 else {
-        throw CLIError(message: "\(out): cannot move the store into place")
-      }
-    } catch let error as StoreError where error.code == .incompatibleModel {
-      StoreFiles.remove(working)
-      // Say which version the export does fit, when one of the model's does.
-      guard let hashes = StoreJSON.versionHashes(of: data), let fitting = bundle.version(matching: hashes),
-        let name = fitting.versionName
-      else { throw error }
-      throw CLIError(message: "\(error.description); it fits version \(name): give --model-version \"\(name)\"")
-    } catch {
-      StoreFiles.remove(working)
-      throw error
-    }
-    print("imported \(file) into \(out)")
+    try show(
+      ImportJob(file: file, model: model, modelVersion: modelVersion, out: out, configuration: configuration).run())
   }
 }
 
 /// Writes through a temporary file beside `url`, renamed into place when complete.
-func writeAtomically(to url: URL, _ body: (FileHandle) throws -> Void) throws {
-  let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).migrun-tmp")
-  guard FileManager.default.createFile(atPath: temporary.path, contents: nil),
-    let handle = FileHandle(forWritingAtPath: temporary.path)
-  else { throw CLIError(message: "\(url.path): cannot write") }
-  do {
-    try body(handle)
-    try handle.close()
-    guard rename(temporary.path, url.path) == 0 else { throw CLIError(message: "\(url.path): cannot move into place") }
-  } catch {
-    try? FileManager.default.removeItem(at: temporary)
-    throw error
-  }
-}
-
-/// Property list values as JSON-ready Foundation objects (data as base64).
-enum JSONBridge {
-  static func object(_ value: PropertyListValue) -> Any {
-    switch value {
-    case .string(let text): text
-    case .integer(let number): number
-    case .real(let number), .date(let number): number
-    case .boolean(let flag): flag
-    case .data(let bytes): Data(bytes).base64EncodedString()
-    case .array(let elements): elements.map(object)
-    case .dictionary(let entries): entries.mapValues(object)
-    case .uid(let reference): ["CF$UID": reference]
-    }
-  }
-}
-
 extension StoreJSON.Dates: ExpressibleByArgument {}

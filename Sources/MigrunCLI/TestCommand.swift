@@ -48,58 +48,10 @@ struct TestCommand: MigrunCommand {
   var coverage: String?
 
   func execute() throws {
-    // Without paths: the project file's policy folders, else ./policies.
-    let projectPolicies = (try ProjectConfig.current())?.policies ?? []
-    // Folders `require` searches beyond the tested one: --policies, else the project's.
-    let extraPolicies = (policyFolders.isEmpty ? projectPolicies : policyFolders).map { URL(fileURLWithPath: $0) }
-    let roots = (paths.isEmpty ? (projectPolicies.isEmpty ? ["policies"] : projectPolicies) : paths).map {
-      URL(fileURLWithPath: $0)
-    }
-    let files = try PolicyTests.files(under: roots)
-    guard !files.isEmpty else {
-      throw CLIError(message: "no *_test.lua under \(roots.map(\.path).joined(separator: ", "))")
-    }
-    var results: [PolicyTests.Result] = []
-    if coverage != nil { LuaCoverage.start() }
-    for (file, root) in files {
-      let fileResults = PolicyTests.run(
-        file: file, root: root, limits: lua.limits, fixtures: fixtures.map { URL(fileURLWithPath: $0) },
-        policies: extraPolicies.filter { $0.standardizedFileURL != root.standardizedFileURL })
-      for result in fileResults where verbose || !result.passed {
-        print("\(result.passed ? "ok  " : "FAIL") \(result.file): \(result.name)")
-        if let message = result.message, !result.passed {
-          print(
-            message.split(separator: "\n", omittingEmptySubsequences: false).map { "     \($0)" }.joined(
-              separator: "\n"))
-        }
-      }
-      results += fileResults
-    }
-    let failed = results.filter { !$0.passed }.count
-    print("\(results.count - failed) passed, \(failed) failed (\(files.count) files)")
-    if let coverage {
-      LuaCoverage.stop()
-      let folders = roots.filter { root in
-        var isFolder: ObjCBool = false
-        return FileManager.default.fileExists(atPath: root.path, isDirectory: &isFolder) && isFolder.boolValue
-      }
-      let covered = PolicyCoverage.collect(
-        roots: folders.isEmpty ? roots.map { $0.deletingLastPathComponent() } : folders, counted: LuaCoverage.lines())
-      do {
-        try PolicyCoverage.lcov(covered).write(toFile: coverage, atomically: true, encoding: .utf8)
-      } catch {
-        throw CLIError(message: "cannot write \(coverage): \(error.localizedDescription)")
-      }
-      print("Line coverage (\(coverage)):")
-      for line in PolicyCoverage.summary(covered) { print(line) }
-    }
-    if let junit {
-      do {
-        try PolicyTests.junit(results).write(toFile: junit, atomically: true, encoding: .utf8)
-      } catch {
-        throw CLIError(message: "cannot write \(junit): \(error.localizedDescription)")
-      }
-    }
-    if failed > 0 { throw ExitCode(1) }
+    try show(
+      PolicyTestJob(
+        paths: paths, junit: junit, fixtures: fixtures, policyFolders: policyFolders, verbose: verbose,
+        limits: lua.limits, coverage: coverage
+      ).run())
   }
 }

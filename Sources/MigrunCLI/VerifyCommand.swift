@@ -31,39 +31,10 @@ struct VerifyCommand: MigrunCommand {
     String?
 
   func execute() throws {
-    guard objects >= 0 else { throw CLIError(message: "--objects: give 0 or more") }
-    let bundle = try loadModel(URL(fileURLWithPath: try modelPath(argument: modelArgument, option: model)))
-    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-verify-\(UUID().uuidString)")
-    defer { try? FileManager.default.removeItem(at: scratch) }
-    let folders = policyFolders.map { URL(fileURLWithPath: $0) }
-    try ScriptedStep.checkPolicyFolders(folders, bundle: bundle)
-    let outcomes = try Verify.run(
-      bundle: bundle, destination: to, policyFolders: folders,
-      objects: objects, seed: seed, scratch: scratch
-    ) { outcome in
-      print(
-        "\(outcome.passed ? "ok  " : "FAIL") \(outcome.version) (\(plural(outcome.objects, "object"))): \(outcome.detail)"
-      )
-      // Values the path leaves behind, by name: passing is not the same as keeping everything.
-      for drop in outcome.drops { print("       drops \(drop)") }
-    }
-    let failed = outcomes.filter { !$0.passed }.count
-    let destination = to ?? bundle.currentVersionName
-    guard !outcomes.isEmpty else {
-      print(
-        "no version of \(bundle.name) comes before \(destination): nothing to check (--to names another destination)")
-      return
-    }
-    print("\(outcomes.count - failed) of \(outcomes.count) versions reach \(destination)")
-    if let junit {
-      let report = Fleet.Report(
-        outcomes.map {
-          Fleet.Outcome(
-            path: $0.version, to: to ?? bundle.currentVersionName, status: $0.passed ? .migrated : .failed,
-            objects: $0.objects, seconds: $0.seconds, error: $0.passed ? nil : $0.detail)
-        })
-      try FleetOptions.write(report, suite: "migrun verify \(bundle.name)", json: nil, junit: junit)
-    }
-    if failed > 0 { throw ExitCode(1) }
+    try show(
+      VerifyJob(
+        model: try modelPath(argument: modelArgument, option: model), to: to, policyFolders: policyFolders,
+        objects: objects, seed: seed, junit: junit
+      ).run())
   }
 }

@@ -1,0 +1,98 @@
+import Foundation
+import MigrunKit
+import MigrunModel
+import MigrunScripting
+import MigrunStore
+
+/// `config`'s job: what the command does, without its printing.
+package struct ConfigJob {
+  package var model: String?
+  package var policyFolders: [String]
+  package var chain: String?
+  package var configuration: String?
+  package var to: String?
+  package var jobs: Int?
+  package var luaTime: Double?
+  package var luaMemory: Int?
+  package var luaInstructions: Int64?
+  package var json: Bool
+
+  package init(
+    model: String?, policyFolders: [String], chain: String?, configuration: String?, to: String?, jobs: Int?,
+    luaTime: Double?, luaMemory: Int?, luaInstructions: Int64?, json: Bool
+  ) {
+    self.model = model
+    self.policyFolders = policyFolders
+    self.chain = chain
+    self.configuration = configuration
+    self.to = to
+    self.jobs = jobs
+    self.luaTime = luaTime
+    self.luaMemory = luaMemory
+    self.luaInstructions = luaInstructions
+    self.json = json
+  }
+
+  package func run() throws -> JobOutput {
+    var out = JobOutput()
+    let project = try ProjectConfig.current()
+    let file = project.map { "\(ProjectConfig.fileName) (\($0.file.path))" } ?? ProjectConfig.fileName
+    // Each option: the text shown, the value as JSON gives it (typed: a number, a list, null for
+    // none), and where it came from.
+    var rows: [(name: String, value: String, typed: Any, source: String)] = []
+    func add(_ name: String, flag: String?, project projectValue: String?, fallback: String, typed: (String?) -> Any) {
+      if let flag {
+        rows.append((name, flag, typed(flag), "flag"))
+      } else if let projectValue {
+        rows.append((name, projectValue, typed(projectValue), file))
+      } else {
+        rows.append((name, fallback, typed(nil), "default"))
+      }
+    }
+    func text(_ value: String?) -> Any { value ?? NSNull() }
+    let policies = policyFolders.isEmpty ? project?.policies ?? [] : policyFolders
+    add("model", flag: model, project: project?.model, fallback: "(none: give --model)", typed: text)
+    add(
+      "policies", flag: policyFolders.isEmpty ? nil : policyFolders.joined(separator: ", "),
+      project: project.flatMap { $0.policies.isEmpty ? nil : $0.policies.joined(separator: ", ") }, fallback: "(none)",
+      typed: { _ in policies })
+    add(
+      "chain", flag: chain, project: project?.chain, fallback: "Core Data's path (or a chain file)", typed: text)
+    add(
+      "configuration", flag: configuration, project: project?.configuration, fallback: "found from the store",
+      typed: text)
+    add("to", flag: to, project: project?.to, fallback: "the current version", typed: text)
+    let jobCount = jobs ?? project?.jobs ?? ProcessInfo.processInfo.activeProcessorCount
+    add(
+      "jobs", flag: jobs.map(String.init), project: project?.jobs.map(String.init), fallback: String(jobCount),
+      typed: { _ in jobCount })
+    let seconds = luaTime ?? project?.luaTime ?? 10
+    add(
+      "lua.time", flag: luaTime.map { "\($0)" }, project: project?.luaTime.map { "\($0)" }, fallback: "10.0",
+      typed: { _ in seconds })
+    let mebibytes = luaMemory ?? project?.luaMemory ?? 64
+    add(
+      "lua.memory", flag: luaMemory.map { "\($0) MiB" }, project: project?.luaMemory.map { "\($0) MiB" },
+      fallback: "64 MiB", typed: { _ in mebibytes })
+    let instructions = luaInstructions ?? project?.luaInstructions ?? 50_000_000
+    add(
+      "lua.instructions", flag: luaInstructions.map(String.init),
+      project: project?.luaInstructions.map(String.init), fallback: "50000000", typed: { _ in instructions })
+    if json {
+      try out.emit(
+        "config",
+        [
+          "file": project?.file.path ?? NSNull(),
+          "options": Dictionary(
+            uniqueKeysWithValues: rows.map { ($0.name, ["value": $0.typed, "text": $0.value, "source": $0.source]) }),
+        ])
+      return out
+    }
+    out.say(project.map { "project file: \($0.file.path)" } ?? "no \(ProjectConfig.fileName) in this folder or above")
+    let width = rows.map(\.name.count).max() ?? 0
+    for row in rows {
+      out.say("\(row.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(row.value)  (\(row.source))")
+    }
+    return out
+  }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import MigrunKit
+import MigrunModel
+import MigrunScripting
+import MigrunStore
+
+/// `hash`'s job: what the command does, without its printing.
+package struct HashJob {
+  package var model: String
+  package var modelVersion: String?
+  package var json: Bool
+
+  package init(model: String, modelVersion: String?, json: Bool) {
+    self.model = model
+    self.modelVersion = modelVersion
+    self.json = json
+  }
+
+  package func run() throws -> JobOutput {
+    var out = JobOutput()
+    let bundle = try loadModel(URL(fileURLWithPath: model))
+    let versionName = modelVersion ?? bundle.currentVersionName
+    let objectModel = try bundle.model(named: versionName)
+    let hashes = objectModel.entityVersionHashes.mapValues(\.base64)
+    if json {
+      try out.emit(
+        "hash",
+        encoding: HashReport(
+          version: versionName, entities: hashes, digest: objectModel.versionHashesDigest,
+          checksum: objectModel.versionChecksum))
+      return out
+    }
+    out.say("\(bundle.name) — version \(versionName)")
+    let width = hashes.keys.map(\.count).max() ?? 0
+    for entity in objectModel.entities {
+      let padded = entity.name.padding(toLength: width, withPad: " ", startingAt: 0)
+      out.say("  \(padded)  \(hashes[entity.name] ?? "")")
+    }
+    out.say("digest    \(objectModel.versionHashesDigest)")
+    out.say("checksum  \(objectModel.versionChecksum)")
+    return out
+  }
+}
+
+/// `hash --json`'s line.
+struct HashReport: Codable {
+  let version: String
+  let entities: [String: String]
+  let digest: String
+  let checksum: String
+}
+
+/// `diagram`'s drawing: a model version, a step's mapping, or a store's planned path, as Graphviz dot.
+package struct DiagramJob {
+  package var source: String
+  package var version: String?
+  package var from: String?
+  package var to: String?
+  package var model: String?
+  package var policyFolders: [String]
+  package var plan: Bool
+
+  package init(
+    source: String, version: String?, from: String?, to: String?, model: String?, policyFolders: [String], plan: Bool
+  ) {
+    self.source = source
+    self.version = version
+    self.from = from
+    self.to = to
+    self.model = model
+    self.policyFolders = policyFolders
+    self.plan = plan
+  }
+
+  var folders: [URL] { policyFolders.map { URL(fileURLWithPath: $0) } }
+
+  /// `--model`; for a store given without it, the project file's `model:` (a model given as the
+  /// argument is drawn as it is).
+  var storeModel: String? {
+    get throws {
+      if let model { return model }
+      guard (try? SQLiteStore.metadata(at: URL(fileURLWithPath: source))) != nil else { return nil }
+      return try ProjectConfig.current()?.model
+    }
+  }
+
+  package func drawing() throws -> String {
+    if let model = try storeModel {
+      // The argument is a store.
+      let store = URL(fileURLWithPath: source)
+      let bundle = try loadModel(URL(fileURLWithPath: model))
+      let planned = try ScriptedStep.plan(store: store, bundle: bundle, policyFolders: folders, destination: to)
+      if plan {
+        return Diagram.plan(
+          planned, versions: bundle.versionNames, store: store.lastPathComponent,
+          title: "\(store.lastPathComponent): \(planned.sourceVersion) → \(planned.destinationVersion)")
+      }
+      guard planned.steps.count == 1, let step = planned.steps.first else {
+        throw ToolError(
+          message: planned.steps.isEmpty
+            ? "\(store.lastPathComponent) is at \(planned.destinationVersion): no step to draw (--plan draws the path)"
+            : "the plan has \(planned.steps.count) steps: draw them with --plan, or one with MODEL --from --to")
+      }
+      return Diagram.step(
+        try mapping(of: step), from: step.from, to: step.to, title: "\(store.lastPathComponent): \(step.name)")
+    }
+    guard !plan else { throw ToolError(message: "--plan draws a store's path: give the store and --model") }
+    let bundle = try loadModel(URL(fileURLWithPath: source))
+    switch (from, to) {
+    case (let from?, let to?):
+      let (source, destination) = (try bundle.model(named: from), try bundle.model(named: to))
+      let file = ScriptedStep.find(from: from, to: to, in: folders)
+      let step = MigrationStep(
+        from: from, to: to, kind: file.map { .scripted($0) } ?? .inferred,
+        inferredMapping: file == nil ? try MappingModel.inferred(from: source, to: destination) : nil,
+        source: source, destination: destination)
+      return Diagram.step(
+        try mapping(of: step), from: from, to: to, title: "\(bundle.name): \(step.name) (\(Diagram.kind(of: step)))")
+    case (nil, nil):
+      let name = version ?? bundle.currentVersionName
+      return Diagram.model(try bundle.model(named: name), title: "\(bundle.name) · \(name)")
+    default:
+      throw ToolError(message: "give both --from and --to to draw a step")
+    }
+  }
+
+  func mapping(of step: MigrationStep) throws -> MappingModel {
+    switch step.kind {
+    case .inferred:
+      guard let mapping = step.inferredMapping else { throw ToolError(message: "\(step.name): no inferred mapping") }
+      return mapping
+    case .scripted(let file):
+      return try ScriptedStep.load(step, file: file, policyFolders: folders).mapping
+    }
+  }
+}
+
+/// `verify`'s job: what the command does, without its printing.
+package struct VerifyJob {
+  package var model: String
+  package var to: String?
+  package var policyFolders: [String]
+  package var objects: Int
+  package var seed: UInt64
+  package var junit: String?
+
+  package init(model: String, to: String?, policyFolders: [String], objects: Int, seed: UInt64, junit: String?) {
+    self.model = model
+    self.to = to
+    self.policyFolders = policyFolders
+    self.objects = objects
+    self.seed = seed
+    self.junit = junit
+  }
+
+  package func run() throws -> JobOutput {
+    var out = JobOutput()
+    guard objects >= 0 else { throw ToolError(message: "--objects: give 0 or more") }
+    let bundle = try loadModel(URL(fileURLWithPath: model))
+    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-verify-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    let folders = policyFolders.map { URL(fileURLWithPath: $0) }
+    try ScriptedStep.checkPolicyFolders(folders, bundle: bundle)
+    let outcomes = try Verify.run(
+      bundle: bundle, destination: to, policyFolders: folders,
+      objects: objects, seed: seed, scratch: scratch
+    ) { outcome in
+      out.say(
+        "\(outcome.passed ? "ok  " : "FAIL") \(outcome.version) (\(plural(outcome.objects, "object"))): \(outcome.detail)"
+      )
+      // Values the path leaves behind, by name: passing is not the same as keeping everything.
+      for drop in outcome.drops { out.say("       drops \(drop)") }
+    }
+    let failed = outcomes.filter { !$0.passed }.count
+    let destination = to ?? bundle.currentVersionName
+    guard !outcomes.isEmpty else {
+      out.say(
+        "no version of \(bundle.name) comes before \(destination): nothing to check (--to names another destination)")
+      return out
+    }
+    out.say("\(outcomes.count - failed) of \(outcomes.count) versions reach \(destination)")
+    if let junit {
+      let report = Fleet.Report(
+        outcomes.map {
+          Fleet.Outcome(
+            path: $0.version, to: to ?? bundle.currentVersionName, status: $0.passed ? .migrated : .failed,
+            objects: $0.objects, seconds: $0.seconds, error: $0.passed ? nil : $0.detail)
+        })
+      try report.write(suite: "migrun verify \(bundle.name)", json: nil, junit: junit)
+    }
+    if failed > 0 { out.status = 1 }
+    return out
+  }
+}

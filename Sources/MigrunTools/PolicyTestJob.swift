@@ -1,0 +1,88 @@
+import Foundation
+import LuaHost
+import MigrunKit
+import MigrunModel
+import MigrunScripting
+import MigrunStore
+
+/// `test`'s job: what the command does, without its printing.
+package struct PolicyTestJob {
+  package var paths: [String]
+  package var junit: String?
+  package var fixtures: [String]
+  package var policyFolders: [String]
+  package var verbose: Bool
+  package var limits: LuaLimits
+  package var coverage: String?
+
+  package init(
+    paths: [String], junit: String?, fixtures: [String], policyFolders: [String], verbose: Bool, limits: LuaLimits,
+    coverage: String?
+  ) {
+    self.paths = paths
+    self.junit = junit
+    self.fixtures = fixtures
+    self.policyFolders = policyFolders
+    self.verbose = verbose
+    self.limits = limits
+    self.coverage = coverage
+  }
+
+  package func run() throws -> JobOutput {
+    var out = JobOutput()
+    // Without paths: the project file's policy folders, else ./policies.
+    let projectPolicies = (try ProjectConfig.current())?.policies ?? []
+    // Folders `require` searches beyond the tested one: --policies, else the project's.
+    let extraPolicies = (policyFolders.isEmpty ? projectPolicies : policyFolders).map { URL(fileURLWithPath: $0) }
+    let roots = (paths.isEmpty ? (projectPolicies.isEmpty ? ["policies"] : projectPolicies) : paths).map {
+      URL(fileURLWithPath: $0)
+    }
+    let files = try PolicyTests.files(under: roots)
+    guard !files.isEmpty else {
+      throw ToolError(message: "no *_test.lua under \(roots.map(\.path).joined(separator: ", "))")
+    }
+    var results: [PolicyTests.Result] = []
+    if coverage != nil { LuaCoverage.start() }
+    for (file, root) in files {
+      let fileResults = PolicyTests.run(
+        file: file, root: root, limits: limits, fixtures: fixtures.map { URL(fileURLWithPath: $0) },
+        policies: extraPolicies.filter { $0.standardizedFileURL != root.standardizedFileURL })
+      for result in fileResults where verbose || !result.passed {
+        out.say("\(result.passed ? "ok  " : "FAIL") \(result.file): \(result.name)")
+        if let message = result.message, !result.passed {
+          out.say(
+            message.split(separator: "\n", omittingEmptySubsequences: false).map { "     \($0)" }.joined(
+              separator: "\n"))
+        }
+      }
+      results += fileResults
+    }
+    let failed = results.filter { !$0.passed }.count
+    out.say("\(results.count - failed) passed, \(failed) failed (\(files.count) files)")
+    if let coverage {
+      LuaCoverage.stop()
+      let folders = roots.filter { root in
+        var isFolder: ObjCBool = false
+        return FileManager.default.fileExists(atPath: root.path, isDirectory: &isFolder) && isFolder.boolValue
+      }
+      let covered = PolicyCoverage.collect(
+        roots: folders.isEmpty ? roots.map { $0.deletingLastPathComponent() } : folders, counted: LuaCoverage.lines())
+      do {
+        try PolicyCoverage.lcov(covered).write(toFile: coverage, atomically: true, encoding: .utf8)
+      } catch {
+        throw ToolError(message: "cannot write \(coverage): \(error.localizedDescription)")
+      }
+      out.say("Line coverage (\(coverage)):")
+      for line in PolicyCoverage.summary(covered) { out.say(line) }
+    }
+    if let junit {
+      do {
+        try PolicyTests.junit(results).write(toFile: junit, atomically: true, encoding: .utf8)
+      } catch {
+        throw ToolError(message: "cannot write \(junit): \(error.localizedDescription)")
+      }
+    }
+    if failed > 0 { out.status = 1 }
+    return out
+  }
+}

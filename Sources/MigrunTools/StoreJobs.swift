@@ -1,0 +1,208 @@
+import Foundation
+import MigrunKit
+import MigrunModel
+import MigrunScripting
+import MigrunStore
+import PropertyList
+
+/// `inspect`'s job: what the command does, without its printing.
+package struct InspectJob {
+  package var store: String
+  package var model: String?
+  package var configuration: String?
+  package var json: Bool
+
+  package init(store: String, model: String?, configuration: String?, json: Bool) {
+    self.store = store
+    self.model = model
+    self.configuration = configuration
+    self.json = json
+  }
+
+  package func run() throws -> JobOutput {
+    var out = JobOutput()
+    let url = URL(fileURLWithPath: store)
+    let metadata = try SQLiteStore.metadata(at: url)
+    let resolution = try ModelResolution.resolve(
+      store: url, bundlePath: try modelOrProject(model), configuration: configuration)
+    var counts: [String: Int]?
+    var source = "--model"
+    if let matched = resolution.model {
+      counts = try SQLiteStore(url: url, model: matched).entityCounts()
+    } else {
+      // The store's own model, as it opens without --model: the stored hashes name the version; the
+      // cache only describes the tables (its hashes may differ from the stored ones). No cache: no counts.
+      do {
+        counts = try SQLiteStore(url: url).entityCounts()
+        source = "Z_MODELCACHE"
+      } catch let error as StoreError where error.code == .noModel {}
+    }
+    if json {
+      let entities = (counts ?? [:]).mapValues { ["count": $0] }
+      let report: [String: Any] = [
+        "uuid": metadata.uuid, "metadata": JSONBridge.object(metadata.plist), "entities": entities,
+        "version": resolution.versionName.map { $0 as Any } ?? NSNull(),
+      ]
+      try out.emit("inspect", report)
+      return out
+    }
+    out.say("Store      \(url.lastPathComponent)")
+    out.say("UUID       \(metadata.uuid)")
+    out.say("Framework  \(metadata.frameworkVersion.map(String.init) ?? "?") (NSPersistenceFrameworkVersion)")
+    if !metadata.versionIdentifiers.filter({ !$0.isEmpty }).isEmpty {
+      out.say("Identifiers \(metadata.versionIdentifiers.joined(separator: ", "))")
+    }
+    if let name = resolution.versionName, resolution.model != nil {
+      out.say("Version    \(name) (every entity hash equal)")
+    } else if model != nil {
+      out.say("Version    none")
+      for line in resolution.mismatch { out.say("           \(line)") }
+    }
+    if let counts {
+      out.say("Objects    (counted with the model from \(source))")
+      let width = counts.keys.map(\.count).max() ?? 0
+      for name in counts.keys.sorted() {
+        out.say("  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(counts[name] ?? 0)")
+      }
+    } else {
+      out.say("Objects    not counted: the store has no model cache; give --model")
+    }
+    if !metadata.otherKeys.isEmpty {
+      out.say("Other metadata keys: \(metadata.otherKeys.keys.sorted().joined(separator: ", "))")
+    }
+    return out
+  }
+}
+
+/// `create`'s job: what the command does, without its printing.
+package struct CreateJob {
+  package var store: String
+  package var model: String?
+  package var modelVersion: String?
+  package var configuration: String?
+
+  package init(store: String, model: String?, modelVersion: String?, configuration: String?) {
+    self.store = store
+    self.model = model
+    self.modelVersion = modelVersion
+    self.configuration = configuration
+  }
+
+  package func run() throws -> JobOutput {
+    var out = JobOutput()
+    let bundle = try ConfigurationChoice.bundle(
+      loadModel(URL(fileURLWithPath: try modelPath(argument: nil, option: model))), configuration: configuration,
+      store: nil)
+    let name = modelVersion ?? bundle.currentVersionName
+    let objectModel = try bundle.model(named: name)
+    try SQLiteStore.create(at: URL(fileURLWithPath: store), model: objectModel)
+    out.say(
+      "created \(store): \(bundle.name) version \(name)\(configuration.map { ", configuration \($0)" } ?? ""), \(objectModel.entities.count) entities"
+    )
+    return out
+  }
+}
+
+/// `import`'s job: what the command does, without its printing.
+package struct ImportJob {
+  package var file: String
+  package var model: String?
+  package var modelVersion: String?
+  package var out: String
+  package var configuration: String?
+
+  package init(file: String, model: String?, modelVersion: String?, out: String, configuration: String?) {
+    self.file = file
+    self.model = model
+    self.modelVersion = modelVersion
+    self.out = out
+    self.configuration = configuration
+  }
+
+  package func run() throws -> JobOutput {
+    var output = JobOutput()
+    let bundle = try ConfigurationChoice.bundle(
+      loadModel(URL(fileURLWithPath: try modelPath(argument: nil, option: model))), configuration: configuration,
+      store: nil)
+    let objectModel = try bundle.model(named: modelVersion ?? bundle.currentVersionName)
+    let data: Data
+    do {
+      data = try Data(contentsOf: URL(fileURLWithPath: file))
+    } catch {
+      throw ToolError(message: "\(file): cannot read (\(error.localizedDescription))")
+    }
+    let target = URL(fileURLWithPath: out)
+    guard !FileManager.default.fileExists(atPath: target.path) else {
+      throw ToolError(message: "\(out): a file is already there; migrun does not overwrite it")
+    }
+    let working = target.deletingLastPathComponent().appendingPathComponent(
+      ".\(target.lastPathComponent).migrun-import")
+    StoreFiles.remove(working)
+    do {
+      let store = try SQLiteStore.create(at: working, model: objectModel)
+      try StoreJSON.importObjects(data, into: store)
+      try StoreFiles.sync(working)
+      guard rename(working.path, target.path) == 0 else {
+        throw ToolError(message: "\(out): cannot move the store into place")
+      }
+    } catch let error as StoreError where error.code == .incompatibleModel {
+      StoreFiles.remove(working)
+      // Say which version the export does fit, when one of the model's does.
+      guard let hashes = StoreJSON.versionHashes(of: data), let fitting = bundle.version(matching: hashes),
+        let name = fitting.versionName
+      else { throw error }
+      throw ToolError(message: "\(error.description); it fits version \(name): give --model-version \"\(name)\"")
+    } catch {
+      StoreFiles.remove(working)
+      throw error
+    }
+    output.say("imported \(file) into \(out)")
+    return output
+  }
+}
+
+/// `check`'s job: what the command does, without its printing.
+package struct CheckJob {
+  package var stores: [String]
+  package var model: String?
+  package var configuration: String?
+  package var json: Bool
+
+  package init(stores: [String], model: String?, configuration: String?, json: Bool) {
+    self.stores = stores
+    self.model = model
+    self.configuration = configuration
+    self.json = json
+  }
+
+  package func run() throws -> JobOutput {
+    var out = JobOutput()
+    let bundle = try modelOrProject(model).map { try loadModel(URL(fileURLWithPath: $0)) }
+    var dirty = 0
+    // Every store is there before any is checked (the output is written whole, at the end).
+    for path in stores where !FileManager.default.fileExists(atPath: path) {
+      throw ToolError(message: "\(path): no such file")
+    }
+    for path in stores {
+      let url = URL(fileURLWithPath: path)
+      let findings = try StoreCheck.findings(
+        of: url, bundle: bundle.map { try ConfigurationChoice.bundle($0, configuration: configuration, store: url) })
+      let damage = findings.filter { !$0.isNote }
+      if !damage.isEmpty { dirty += 1 }
+      if json {
+        try out.emit(
+          "check",
+          [
+            "store": path, "findings": damage.map { ["kind": $0.kind, "message": $0.message] },
+            "notes": findings.filter(\.isNote).map { ["kind": $0.kind, "message": $0.message] },
+          ])
+      } else {
+        for finding in findings { out.say("\(path): \(finding)") }
+        if damage.isEmpty { out.say("\(path): clean") }
+      }
+    }
+    if json { try out.emit("summary", ["command": "check", "stores": stores.count, "withFindings": dirty]) }
+    if dirty > 0 { out.status = 1 }
+    return out
+  }
+}
