@@ -84,144 +84,40 @@ struct FleetOptions: ParsableArguments {
 }
 
 /// `status` and `migrate` over many stores: the model is read once, the stores run `--jobs` at a
-/// time, each keeping every guarantee it has alone.
+/// time, each keeping every guarantee it has alone (``MigrationJobs``).
 enum FleetRun {
   static func status(_ arguments: [String], chain: ChainOptions, fleet: FleetOptions, json: Bool) throws {
     try fleet.validateJobs()
-    let found = try fleet.stores(arguments)
-    let jobs = try chain.jobs()
-    let outcomes =
-      refusals(found)
-      + Fleet.run(found.stores, jobs: fleet.jobCount) { url in
-        let start = Date()
-        do {
-          let plan = try jobs.plan(for: url)
-          return Fleet.Outcome(
-            path: url.path, from: plan.sourceVersion, to: plan.destinationVersion,
-            status: plan.needsMigration ? .needsMigrating : .current, seconds: Date().timeIntervalSince(start))
-        } catch {
-          return Fleet.Outcome(
-            path: url.path, status: .failed, seconds: Date().timeIntervalSince(start), error: message(error))
-        }
-      }
-    let report = Fleet.Report(outcomes)
-    if json {
-      for outcome in report.stores {
-        try JSONLines.emit(
-          "status",
-          [
-            "store": outcome.path, "version": outcome.from ?? NSNull(), "destination": outcome.to ?? NSNull(),
-            "needsMigration": outcome.status != .current, "reason": outcome.error ?? NSNull(),
-          ])
-      }
-      try JSONLines.emit(
-        "summary",
-        [
-          "command": "status", "stores": report.stores.count, "current": report.current,
-          "needsMigrating": report.needsMigrating, "failed": report.failed,
-        ])
-    }
-    for outcome in report.stores where !json {
-      switch outcome.status {
-      case .current: print("\(outcome.path): at \(outcome.to ?? "?"); no migration needed")
-      case .needsMigrating: print("\(outcome.path): at \(outcome.from ?? "?"); needs migrating to \(outcome.to ?? "?")")
-      default: print("\(outcome.path): failed: \(outcome.error ?? "")")
-      }
-    }
-    if !json {
-      print(
-        "\(plural(report.stores.count, "store")): \(report.current) current, \(report.needsMigrating) need migrating, \(report.failed) failed"
-      )
-    }
+    let report = try chain.jobs().status(of: fleet.stores(arguments), jobs: fleet.jobCount)
+    let output = try report.statusOutput(json: json)
+    try write(output)
     try fleet.write(report, suite: "migrun status")
-    if report.failed > 0 { throw ExitCode(1) }
-    if report.needsMigrating > 0 { throw ExitCode(10) }
+    if output.status != 0 { throw ExitCode(output.status) }
   }
 
   static func migrate(_ arguments: [String], command: MigrateCommand) throws {
     let fleet = command.fleet
     try fleet.validateJobs()
     let found = try fleet.stores(arguments)
-    let jobs = try command.jobs()
     let json = command.json
-    let progress = FleetProgress(
-      total: found.stores.count, enabled: !json && isatty(STDERR_FILENO) != 0)
+    let progress = FleetProgress(total: found.stores.count, enabled: !json && isatty(STDERR_FILENO) != 0)
     let started = Date()
-    let outcomes =
-      refusals(found)
-      + Fleet.run(
-        found.stores, jobs: fleet.jobCount,
-        work: { url in
-          if json { try? JSONLines.emit("start", ["store": url.path]) }
-          return migrate(url, jobs: jobs, options: command.options)
-        },
-        done: { outcome in
-          progress.record(outcome)
-          if json { try? JSONLines.emit("result", result(outcome)) }
-        })
+    let report = try command.jobs().migrate(
+      found, jobs: fleet.jobCount, options: command.options,
+      started: { url in if json { try? JSONLines.emit("start", ["store": url.path]) } },
+      done: { outcome in
+        progress.record(outcome)
+        if json { try? JSONLines.emit("result", Fleet.resultLine(outcome)) }
+      })
     progress.finish()
-    let report = Fleet.Report(outcomes)
-    let seconds = Date().timeIntervalSince(started)
-    if json {
-      try JSONLines.emit(
-        "summary",
-        [
-          "command": "migrate", "stores": report.stores.count, "migrated": report.migrated, "current": report.current,
-          "failed": report.failed, "seconds": seconds,
-        ])
-    } else {
-      for outcome in report.stores where outcome.status == .failed {
-        print("\(outcome.path): failed: \(outcome.error ?? "")")
-      }
-      let objects = report.stores.compactMap(\.objects).reduce(0, +)
-      print(
-        "\(plural(report.stores.count, "store")) in \(String(format: "%.1f", seconds)) s: \(report.migrated) migrated (\(plural(objects, "object"))), \(report.current) current, \(report.failed) failed"
-          + (command.dryRun ? " (dry run: nothing changed)" : ""))
-    }
+    let output = try report.migrateOutput(
+      json: json, seconds: Date().timeIntervalSince(started), dryRun: command.dryRun)
+    try write(output)
     try fleet.write(report, suite: "migrun migrate")
-    if report.failed > 0 { throw ExitCode(1) }
+    if output.status != 0 { throw ExitCode(output.status) }
   }
 
-  /// One store, as `migrate` does it alone (``MigrationJobs/migrate(_:options:swapCompleted:progress:willStart:)``).
-  static func migrate(_ url: URL, jobs: MigrationJobs, options: StoreMigrator.Options) -> Fleet.Outcome {
-    let start = Date()
-    var outcome = Fleet.Outcome(path: url.path, status: .failed)
-    do {
-      let migrated = try jobs.migrate(url, options: options)
-      (outcome.from, outcome.to) = (migrated.plan.sourceVersion, migrated.plan.destinationVersion)
-      outcome.objects = migrated.report.map { $0.steps.last?.counts.values.reduce(0, +) ?? 0 }
-      outcome.status = migrated.report == nil ? .current : .migrated
-    } catch {
-      outcome.error = message(error)
-    }
-    outcome.seconds = (Date().timeIntervalSince(start) * 1000).rounded() / 1000
-    return outcome
-  }
-
-  /// Arguments that are not stores: failures of their own.
-  static func refusals(_ found: Fleet.Found) -> [Fleet.Outcome] {
-    found.refused.map { Fleet.Outcome(path: $0.path, status: .failed, error: $0.reason) }
-  }
-
-  /// A store's `result` line (docs/json.md): its outcome under `result`, as one store's run writes it.
-  static func result(_ outcome: Fleet.Outcome) -> [String: Any] {
-    var line: [String: Any] = [
-      "result": outcome.status.rawValue, "store": outcome.path, "seconds": outcome.seconds,
-    ]
-    if let from = outcome.from { line["from"] = from }
-    if let to = outcome.to { line["to"] = to }
-    if let objects = outcome.objects { line["objects"] = objects }
-    if let error = outcome.error { line["error"] = error }
-    return line
-  }
-
-  static func message(_ error: any Error) -> String {
-    switch error {
-    case let error as CLIError: error.message
-    case let error as CustomStringConvertible: error.description
-    default: "\(error)"
-    }
-  }
+  static func message(_ error: any Error) -> String { Fleet.message(error) }
 }
 
 /// `migrun merge-reports`: the reports of a fleet's shards (or of re-runs) as one.
@@ -243,27 +139,11 @@ struct MergeReportsCommand: MigrunCommand {
   var junit: String?
 
   func execute() throws {
-    guard !reports.isEmpty else { throw CLIError(message: "give the reports to merge") }
-    var read: [Fleet.Report] = []
-    for path in reports {
-      do {
-        read.append(try JSONDecoder().decode(Fleet.Report.self, from: Data(contentsOf: URL(fileURLWithPath: path))))
-      } catch {
-        throw CLIError(message: "\(path): not a migrun report (\(error.localizedDescription))")
-      }
-    }
-    let merged = Fleet.Report.merged(read)
-    try merged.write(suite: "migrun", json: out, junit: junit)
-    if out == nil {
-      FileHandle.standardOutput.write(try merged.json() + Data("\n".utf8))
-    } else {
-      // Written to files: say what the merged report holds, and where it went.
-      print(
-        "merged \(plural(read.count, "report")): \(plural(merged.stores.count, "store")), \(merged.migrated) migrated, \(merged.current) current, \(merged.failed) failed → "
-          + ([out, junit].compactMap { $0 }.joined(separator: ", ")))
-    }
-    if merged.failed > 0 { throw ExitCode(1) }
+    let output = try Fleet.merge(reports: reports, out: out, junit: junit)
+    if out == nil { FileHandle.standardOutput.write(try output.report.json() + Data("\n".utf8)) }
+    try show(output.output)
   }
+
 }
 
 /// One line on standard error for a whole run: stores done and failed, objects per second, time left.

@@ -40,9 +40,6 @@ struct ChainOptions: ParsableArguments {
 
   func validate() throws { try ProjectConfig.check() }
 
-  /// The project file in force (``ProjectConfig``), already checked by ``validate()``.
-  var project: ProjectConfig? { (try? ProjectConfig.current()) ?? nil }
-
   /// `--model`, else the project file's; neither is a usage error.
   func modelPath() throws -> String {
     if let model { return model }
@@ -50,23 +47,19 @@ struct ChainOptions: ParsableArguments {
     throw ValidationError("give --model (or model: in \(ProjectConfig.fileName), found in this folder or above)")
   }
 
-  /// `--policies`, else the project file's.
-  var policyURLs: [URL] {
-    (policyFolders.isEmpty ? project?.policies ?? [] : policyFolders).map { URL(fileURLWithPath: $0) }
-  }
-
-  /// `--to`, `--chain` and `--configuration`, else the project file's.
-  var destination: String? { to ?? project?.to }
-  var walk: String? { chain ?? project?.chain }
-  var chosenConfiguration: String? { configuration ?? project?.configuration }
-
   /// What the migration jobs are given, from these options and the project file.
   func setup(limits: LuaLimits = LuaLimits(), mergeRules: URL? = nil) throws -> MigrationSetup {
+    // Each option given, else the project file's (ProjectConfig, already checked by validate()).
+    let project = (try? ProjectConfig.current()) ?? nil
     var setup = MigrationSetup(model: URL(fileURLWithPath: try modelPath()))
-    setup.configuration = chosenConfiguration
-    setup.destination = destination
-    setup.chain = walk.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
-    setup.policyFolders = policyURLs
+    setup.configuration = configuration ?? project?.configuration
+    setup.destination = to ?? project?.to
+    setup.chain = (chain ?? project?.chain).map {
+      $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+    }
+    setup.policyFolders = (policyFolders.isEmpty ? project?.policies ?? [] : policyFolders).map {
+      URL(fileURLWithPath: $0)
+    }
     setup.mappingModels = mappingModels.map { URL(fileURLWithPath: $0) }
     setup.limits = limits
     setup.mergeRules = mergeRules
@@ -107,25 +100,10 @@ struct StatusCommand: MigrunCommand {
       report = try chain.jobs().status(of: URL(fileURLWithPath: store), as: store)
     } catch {
       // A store that cannot be read still gets its line, as in a fleet; the message and exit code stay.
-      if json {
-        try? JSONLines.emit(
-          "status",
-          encoding: StatusReport(
-            store: store, version: nil, destination: nil, path: [], steps: 0, reason: FleetRun.message(error)))
-      }
+      if json { try? JSONLines.emit("status", encoding: StatusReport.failed(store, error)) }
       throw error
     }
-    if json {
-      try JSONLines.emit("status", encoding: report)
-    } else if let reason = report.reason {
-      print("\(store): needs migrating, but there is no path yet: \(reason)")
-    } else if !report.needsMigration {
-      print("\(store): at \(report.destination ?? "?"); no migration needed")
-    } else {
-      print(
-        "\(store): at \(report.version ?? "?"); needs migrating: \(report.path.joined(separator: " → ")) (\(plural(report.steps, "step")))"
-      )
-    }
+    if json { try JSONLines.emit("status", encoding: report) } else { print(report.line) }
     if report.needsMigration { throw ExitCode(10) }
   }
 }
@@ -167,51 +145,10 @@ struct DiffCommand: MigrunCommand {
   var out: String?
 
   func execute() throws {
-    let bundle = try loadModel(URL(fileURLWithPath: try modelPath(argument: modelArgument, option: model)))
-    if lua {
-      let folder = URL(fileURLWithPath: out ?? FileManager.default.currentDirectoryPath, isDirectory: true)
-      let file = folder.appendingPathComponent(StarterMapping.fileName(from: from, to: to))
-      guard !FileManager.default.fileExists(atPath: file.path) else {
-        throw CLIError(message: "\(file.path): a file is already there; migrun does not overwrite it")
-      }
-      let text = StarterMapping.lua(
-        source: try bundle.model(named: from), destination: try bundle.model(named: to), from: from, to: to)
-      do {
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try Data(text.utf8).write(to: file)
-      } catch {
-        throw CLIError(message: "\(file.path): cannot write (\(error.localizedDescription))")
-      }
-      // The placeholders themselves (`function(src) error("…") end`), not the comment that names them.
-      let placeholders = text.components(separatedBy: "function(src) error(").count - 1
-      print(
-        "wrote \(file.path)"
-          + (placeholders > 0
-            ? ": \(plural(placeholders, "placeholder")) to fill (they fail the step until written)" : ""))
-      return
-    }
-    let mapping: MappingModel
-    do {
-      mapping = try MappingModel.inferred(from: try bundle.model(named: from), to: try bundle.model(named: to))
-    } catch let error as MigrationError {
-      throw CLIError(message: "\(from) → \(to) cannot be inferred: \(error.description)")
-    }
-    if json {
-      try JSONLines.emit(
-        "diff",
-        [
-          "from": from, "to": to, "mappings": mapping.entityMappings.map(PlanReport.mappingJSON),
-          "dropped": mapping.drops().map(PlanReport.json),
-        ])
-      return
-    }
-    print("\(from) → \(to): inferred")
-    for entityMapping in mapping.entityMappings {
-      print("  \(entityMapping.name) (\(entityMapping.kind.rawValue))")
-      for change in PlanReport.changes(entityMapping) { print("    \(change)") }
-    }
-    // Every property the step leaves behind: its values are lost unless a mapping file carries them.
-    for drop in mapping.drops() { print("  drops \(drop)") }
+    try show(
+      DiffJob(
+        model: try modelPath(argument: modelArgument, option: model), from: from, to: to, json: json, lua: lua, out: out
+      ).run())
   }
 }
 

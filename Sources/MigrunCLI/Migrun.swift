@@ -38,8 +38,8 @@ struct Migrun: ParsableCommand {
       Foundation.exit(64)
     }
     if let first = arguments.first, !first.hasPrefix("-") {
-      if !names.contains(first), let near = names.min(by: { distance(first, $0) < distance(first, $1) }),
-        distance(first, near) <= max(2, first.count / 3)
+      if !names.contains(first), let near = names.min(by: { Text.distance(first, $0) < Text.distance(first, $1) }),
+        Text.distance(first, near) <= max(2, first.count / 3)
       {
         FileHandle.standardError.write(
           Data("migrun: error: unknown command '\(first)'. Did you mean '\(near)'? (migrun --help lists them)\n".utf8))
@@ -61,22 +61,6 @@ struct Migrun: ParsableCommand {
       }
       Foundation.exit(code.rawValue)
     }
-  }
-
-  /// Levenshtein distance between two words.
-  static func distance(_ a: String, _ b: String) -> Int {
-    let (a, b) = (Array(a), Array(b))
-    var row = Array(0...b.count)
-    for (i, x) in a.enumerated() {
-      var previous = row[0]
-      row[0] = i + 1
-      for (j, y) in b.enumerated() {
-        let current = row[j + 1]
-        row[j + 1] = min(row[j + 1] + 1, row[j] + 1, previous + (x == y ? 0 : 1))
-        previous = current
-      }
-    }
-    return row[b.count]
   }
 }
 
@@ -103,8 +87,7 @@ extension MigrunCommand {
 
   /// Writes what a job printed and ends with its status.
   func show(_ output: JobOutput) throws {
-    for line in output.lines { print(line) }
-    for (event, fields) in output.events { try JSONLines.emit(event, fields) }
+    try write(output)
     if output.status != 0 { throw ExitCode(output.status) }
   }
 
@@ -136,4 +119,11 @@ extension ProjectConfig {
       throw ValidationError(error.message)
     }
   }
+}
+
+/// Writes what a job printed: its lines or JSON lines, then its notes on standard error.
+func write(_ output: JobOutput) throws {
+  for line in output.lines { print(line) }
+  for (event, fields) in output.events { try JSONLines.emit(event, fields) }
+  for note in output.notes { FileHandle.standardError.write(Data("\(note)\n".utf8)) }
 }

@@ -75,21 +75,11 @@ struct ExportCommand: MigrunCommand {
   var dates: StoreJSON.Dates = .seconds
 
   func execute() throws {
-    let url = URL(fileURLWithPath: store)
-    let resolution = try ModelResolution.resolve(
-      store: url, bundlePath: try modelOrProject(model), version: modelVersion, configuration: configuration)
-    if model != nil && resolution.model == nil {
-      throw CLIError(message: "\(store): " + resolution.mismatch.joined(separator: "\n  "))
-    }
-    let opened = try SQLiteStore(url: url, model: resolution.model)
-    guard let out else {
-      try StoreJSON.export(opened, dates: dates) { FileHandle.standardOutput.write(Data($0.utf8)) }
-      return
-    }
-    try writeAtomically(to: URL(fileURLWithPath: out)) { handle in
-      try StoreJSON.export(opened, dates: dates) { handle.write(Data($0.utf8)) }
-    }
+    try ExportJob(
+      store: store, model: model, modelVersion: modelVersion, configuration: configuration, out: out, dates: dates
+    ).run { FileHandle.standardOutput.write(Data($0.utf8)) }
   }
+
 }
 
 struct ImportCommand: MigrunCommand {

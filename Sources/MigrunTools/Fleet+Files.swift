@@ -19,3 +19,33 @@ extension Fleet.Report {
     }
   }
 }
+
+extension Fleet {
+  /// `merge-reports`: the reports read and merged, written where asked (`out`, `junit`); without
+  /// `out` the caller writes the merged report itself. The output says what it holds (exit 1 when a
+  /// store of it failed).
+  package static func merge(reports: [String], out: String?, junit: String?) throws -> (
+    report: Report, output: JobOutput
+  ) {
+    guard !reports.isEmpty else { throw ToolError(message: "give the reports to merge") }
+    var read: [Report] = []
+    for path in reports {
+      do {
+        read.append(try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: path))))
+      } catch {
+        throw ToolError(message: "\(path): not a migrun report (\(error.localizedDescription))")
+      }
+    }
+    let merged = Report.merged(read)
+    try merged.write(suite: "migrun", json: out, junit: junit)
+    var output = JobOutput()
+    if out != nil {
+      // Written to files: say what the merged report holds, and where it went.
+      output.say(
+        "merged \(plural(read.count, "report")): \(plural(merged.stores.count, "store")), \(merged.migrated) migrated, \(merged.current) current, \(merged.failed) failed → "
+          + ([out, junit].compactMap { $0 }.joined(separator: ", ")))
+    }
+    output.status = merged.failed > 0 ? 1 : 0
+    return (merged, output)
+  }
+}

@@ -41,6 +41,8 @@ package enum JSONLines {
 package struct JobOutput {
   package var lines: [String] = []
   package var events: [(event: String, fields: [String: Any])] = []
+  /// Lines for standard error (`migrun: note: …`), after the output.
+  package var notes: [String] = []
   /// 0, or the status the command ends with (1 for findings, 10 for a store that needs migrating).
   package var status: Int32 = 0
 

@@ -131,6 +131,19 @@ package struct StatusReport: Encodable, Sendable {
 
   package var needsMigration: Bool { version == nil || !path.isEmpty }
 
+  /// The line of a store that could not be read.
+  package static func failed(_ store: String, _ error: any Error) -> StatusReport {
+    StatusReport(store: store, version: nil, destination: nil, path: [], steps: 0, reason: Fleet.message(error))
+  }
+
+  /// The status as a line of text.
+  package var line: String {
+    if let reason { return "\(store): needs migrating, but there is no path yet: \(reason)" }
+    guard needsMigration else { return "\(store): at \(destination ?? "?"); no migration needed" }
+    return
+      "\(store): at \(version ?? "?"); needs migrating: \(path.joined(separator: " → ")) (\(plural(steps, "step")))"
+  }
+
   private enum Keys: String, CodingKey { case store, version, destination, needsMigration, path, reason }
 
   /// Every key, null where there is no value (docs/json.md).

@@ -192,3 +192,144 @@ package struct VerifyJob {
     return out
   }
 }
+
+/// `diff`'s job: what the command does, without its printing.
+package struct DiffJob {
+  package var model: String
+  package var from: String
+  package var to: String
+  package var json: Bool
+  package var lua: Bool
+  package var out: String?
+
+  package init(model: String, from: String, to: String, json: Bool, lua: Bool, out: String?) {
+    self.model = model
+    self.from = from
+    self.to = to
+    self.json = json
+    self.lua = lua
+    self.out = out
+  }
+
+  package func run() throws -> JobOutput {
+    var output = JobOutput()
+    let bundle = try loadModel(URL(fileURLWithPath: model))
+    if lua {
+      let folder = URL(fileURLWithPath: out ?? FileManager.default.currentDirectoryPath, isDirectory: true)
+      let file = folder.appendingPathComponent(StarterMapping.fileName(from: from, to: to))
+      guard !FileManager.default.fileExists(atPath: file.path) else {
+        throw ToolError(message: "\(file.path): a file is already there; migrun does not overwrite it")
+      }
+      let text = StarterMapping.lua(
+        source: try bundle.model(named: from), destination: try bundle.model(named: to), from: from, to: to)
+      do {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: file)
+      } catch {
+        throw ToolError(message: "\(file.path): cannot write (\(error.localizedDescription))")
+      }
+      // The placeholders themselves (`function(src) error("…") end`), not the comment that names them.
+      let placeholders = text.components(separatedBy: "function(src) error(").count - 1
+      output.say(
+        "wrote \(file.path)"
+          + (placeholders > 0
+            ? ": \(plural(placeholders, "placeholder")) to fill (they fail the step until written)" : ""))
+      return output
+    }
+    let mapping: MappingModel
+    do {
+      mapping = try MappingModel.inferred(from: try bundle.model(named: from), to: try bundle.model(named: to))
+    } catch let error as MigrationError {
+      throw ToolError(message: "\(from) → \(to) cannot be inferred: \(error.description)")
+    }
+    if json {
+      output.emit(
+        "diff",
+        [
+          "from": from, "to": to, "mappings": mapping.entityMappings.map(PlanReport.mappingJSON),
+          "dropped": mapping.drops().map(PlanReport.json),
+        ])
+      return output
+    }
+    output.say("\(from) → \(to): inferred")
+    for entityMapping in mapping.entityMappings {
+      output.say("  \(entityMapping.name) (\(entityMapping.kind.rawValue))")
+      for change in PlanReport.changes(entityMapping) { output.say("    \(change)") }
+    }
+    // Every property the step leaves behind: its values are lost unless a mapping file carries them.
+    for drop in mapping.drops() { output.say("  drops \(drop)") }
+    return output
+  }
+}
+
+/// `convert`'s job: what the command does, without its printing.
+package struct ConvertJob {
+  package var mapping: String
+  package var model: String
+  package var policyFolders: [String]
+  package var out: String?
+  package var force: Bool
+
+  package init(mapping: String, model: String, policyFolders: [String], out: String?, force: Bool) {
+    self.mapping = mapping
+    self.model = model
+    self.policyFolders = policyFolders
+    self.out = out
+    self.force = force
+  }
+
+  package func run() throws -> JobOutput {
+    var output = JobOutput()
+    let bundle = try loadModel(URL(fileURLWithPath: model))
+    let mappingURL = URL(fileURLWithPath: mapping)
+    guard ScriptedStep.isMappingModel(mappingURL) else {
+      throw ToolError(message: "\(mapping): give an .xcmappingmodel folder or a .cdm file")
+    }
+    let appleModel = try AppleMappingModel.read(contentsOf: mappingURL, bundle: bundle)
+    let step = MigrationStep(
+      from: appleModel.sourceVersion, to: appleModel.destinationVersion, kind: .scripted(mappingURL),
+      inferredMapping: nil, source: try bundle.model(named: appleModel.sourceVersion),
+      destination: try bundle.model(named: appleModel.destinationVersion))
+    let folders = policyFolders.map { URL(fileURLWithPath: $0) }
+    let conversion = try ScriptedStep.convert(step, file: mappingURL, policyFolders: folders, missing: .stub)
+    let fileName = "\(step.from)-\(step.to).lua"
+    // What is written must load as the step's mapping file.
+    do {
+      _ = try LuaMappingFile.load(step, source: conversion.lua, name: fileName, policyFolders: folders)
+    } catch {
+      throw ToolError(message: "\(mapping): the Lua conversion does not load (\(error)); please report this")
+    }
+    guard let out else {
+      // The file's text as it is (it ends with its own newline, which say adds).
+      output.say(conversion.lua.hasSuffix("\n") ? String(conversion.lua.dropLast()) : conversion.lua)
+      output.notes += reportStubs(conversion, to: nil)
+      return output
+    }
+    var target = URL(fileURLWithPath: out)
+    var isFolder: ObjCBool = false
+    if FileManager.default.fileExists(atPath: target.path, isDirectory: &isFolder), isFolder.boolValue {
+      target.appendPathComponent(fileName)
+    }
+    if FileManager.default.fileExists(atPath: target.path), !force {
+      throw ToolError(message: "\(target.path) exists; give --force to replace it")
+    }
+    do {
+      try conversion.lua.write(to: target, atomically: true, encoding: .utf8)
+    } catch {
+      throw ToolError(message: "cannot write \(target.path) (\(error.localizedDescription))")
+    }
+    output.say("Wrote \(target.path): \(step.name), \(appleModel.entityMappings.count) entity mappings")
+    output.notes += reportStubs(conversion, to: target)
+    return output
+  }
+
+  /// The note for custom policy classes written as stubs (to standard error).
+  func reportStubs(_ conversion: AppleMappingConverter.Conversion, to file: URL?) -> [String] {
+    guard !conversion.missingModules.isEmpty else { return [] }
+    let place = file.map { " in \($0.lastPathComponent)" } ?? ""
+    return [
+      "migrun: note: custom policy classes written as stubs\(place), to fill in: "
+        + "\(conversion.missingModules.joined(separator: ", ")) (no ClassName.lua in the --policies folders)"
+    ]
+  }
+}

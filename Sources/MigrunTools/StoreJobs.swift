@@ -206,3 +206,42 @@ package struct CheckJob {
     return out
   }
 }
+
+/// `export`'s job: a store's objects as JSON.
+package struct ExportJob {
+  package var store: String
+  package var model: String?
+  package var modelVersion: String?
+  package var configuration: String?
+  package var out: String?
+  package var dates: StoreJSON.Dates
+
+  package init(
+    store: String, model: String?, modelVersion: String?, configuration: String?, out: String?, dates: StoreJSON.Dates
+  ) {
+    self.store = store
+    self.model = model
+    self.modelVersion = modelVersion
+    self.configuration = configuration
+    self.out = out
+    self.dates = dates
+  }
+
+  /// Writes the export to `out`, atomically, or — without `out` — hands its text to `standardOutput`.
+  package func run(standardOutput: (String) -> Void) throws {
+    let url = URL(fileURLWithPath: store)
+    let resolution = try ModelResolution.resolve(
+      store: url, bundlePath: try modelOrProject(model), version: modelVersion, configuration: configuration)
+    if model != nil && resolution.model == nil {
+      throw ToolError(message: "\(store): " + resolution.mismatch.joined(separator: "\n  "))
+    }
+    let opened = try SQLiteStore(url: url, model: resolution.model)
+    guard let out else {
+      try StoreJSON.export(opened, dates: dates, to: standardOutput)
+      return
+    }
+    try writeAtomically(to: URL(fileURLWithPath: out)) { handle in
+      try StoreJSON.export(opened, dates: dates) { handle.write(Data($0.utf8)) }
+    }
+  }
+}

@@ -3,10 +3,10 @@ import Foundation
 /// Which commit the running binary was built from, for `migrun --version`: what `scripts/install`
 /// wrote beside it (`PREFIX/share/migrun/commit`), else the checkout it was built in (the `.git`
 /// above `.build/…/migrun`, read directly — no `git` needed), else unknown.
-enum BuildInfo {
-  static let version = "0.1.0"
+package enum BuildInfo {
+  package static let version = "0.1.0"
 
-  static var versionLine: String { "\(version) (commit \(commit() ?? "unknown"))" }
+  package static var versionLine: String { "\(version) (commit \(commit() ?? "unknown"))" }
 
   static func commit() -> String? {
     guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
