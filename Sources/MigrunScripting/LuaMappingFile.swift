@@ -137,6 +137,35 @@ package enum LuaMappingFile {
           )
         }
       }
+      let (kind, origin) = try kindAndOrigin(name, entry, target: target)
+      var mapping = EntityMapping(
+        name: EntityMapping.name(source: origin?.name, destination: name), kind: kind, sourceEntity: origin?.name,
+        destinationEntity: name)
+      let scriptAttributes = entry["attributes"]?.tableValue?.fields ?? [:]
+      let scriptRelationships = entry["relationships"]?.tableValue?.fields ?? [:]
+      for key in scriptAttributes.keys
+      where !destination.attributes(of: target).contains(where: { $0.name == key.stringValue }) {
+        throw fail(name, key.stringValue, "attributes: the destination entity has no such attribute")
+      }
+      for key in scriptRelationships.keys
+      where !destination.relationships(of: target).contains(where: { $0.name == key.stringValue }) {
+        throw fail(name, key.stringValue, "relationships: the destination entity has no such relationship")
+      }
+      var computed: [(attribute: Attribute, function: LuaFunction)] = []
+      if let origin, kind != .custom {
+        computed = try mapAttributes(name, scriptAttributes, from: origin, to: target, into: &mapping)
+        try mapRelationships(name, scriptRelationships, from: origin, to: target, into: &mapping)
+      }
+      let (hooks, filter) = try hooksAndFilter(name, entry)
+      mappings.append(mapping)
+      handledDestinations.insert(name)
+      policies[mapping.name] = LuaEntityPolicy(
+        bridge: bridge, invoke: invoke, file: file, step: step, mapping: mapping, hooks: hooks,
+        computed: computed.sorted { $0.attribute.name < $1.attribute.name }, filter: filter)
+    }
+
+    /// The entry's kind and its source entity (`from`, else the one Core Data would match).
+    func kindAndOrigin(_ name: String, _ entry: LuaTable, target: Entity) throws -> (EntityMapping.Kind, Entity?) {
       let kindName = entry["kind"]?.stringValue
       var origin: Entity?
       if let from = entry["from"]?.stringValue {
@@ -155,69 +184,75 @@ package enum LuaMappingFile {
         case nil, "transform": .transform
         default: throw fail(name, nil, "kind '\(kindName ?? "")' is not add, copy, transform or custom")
         }
-      var mapping = EntityMapping(
-        name: EntityMapping.name(source: origin?.name, destination: name), kind: kind, sourceEntity: origin?.name,
-        destinationEntity: name)
+      return (kind, origin)
+    }
+
+    /// Each destination attribute's source: named, computed by a function, or inferred. Returns the
+    /// computed ones.
+    func mapAttributes(
+      _ name: String, _ scriptAttributes: [LuaValue: LuaValue], from origin: Entity, to target: Entity,
+      into mapping: inout EntityMapping
+    ) throws -> [(attribute: Attribute, function: LuaFunction)] {
       var computed: [(attribute: Attribute, function: LuaFunction)] = []
-      let scriptAttributes = entry["attributes"]?.tableValue?.fields ?? [:]
-      let scriptRelationships = entry["relationships"]?.tableValue?.fields ?? [:]
-      for key in scriptAttributes.keys
-      where !destination.attributes(of: target).contains(where: { $0.name == key.stringValue }) {
-        throw fail(name, key.stringValue, "attributes: the destination entity has no such attribute")
-      }
-      for key in scriptRelationships.keys
-      where !destination.relationships(of: target).contains(where: { $0.name == key.stringValue }) {
-        throw fail(name, key.stringValue, "relationships: the destination entity has no such relationship")
-      }
-      if let origin, kind != .custom {
-        let sourceAttributes = source.attributes(of: origin)
-        for attribute in destination.attributes(of: target) where !attribute.isTransient {
-          switch scriptAttributes[.text(attribute.name)] {
-          case .string(let bytes)?:
-            // A source attribute, carried as Core Data would carry it (converted, defaulted).
-            let from = String(decoding: bytes, as: UTF8.self)
-            guard let old = sourceAttributes.first(where: { $0.name == from }) else {
-              throw fail(
-                name, attribute.name, "attributes: the source entity '\(origin.name)' has no attribute '\(from)'")
-            }
-            mapping.attributes[attribute.name] = try carried(attribute, from: old, entry: name)
-          case .function(let function)?:
-            computed.append((attribute, function))
-            mapping.attributes[attribute.name] = .computed
-          case nil:
-            // Not mentioned: inferred; what cannot be, left to the rules (a hook may set it).
-            mapping.attributes[attribute.name] = try carried(
-              attribute, from: MappingModel.continued(attribute, in: sourceAttributes), entry: name,
-              leavingNullToRules: true)
-          case let other?:
+      let sourceAttributes = source.attributes(of: origin)
+      for attribute in destination.attributes(of: target) where !attribute.isTransient {
+        switch scriptAttributes[.text(attribute.name)] {
+        case .string(let bytes)?:
+          // A source attribute, carried as Core Data would carry it (converted, defaulted).
+          let from = String(decoding: bytes, as: UTF8.self)
+          guard let old = sourceAttributes.first(where: { $0.name == from }) else {
             throw fail(
-              name, attribute.name, "attributes: give a source attribute's name or a function, not a \(other.typeName)")
+              name, attribute.name, "attributes: the source entity '\(origin.name)' has no attribute '\(from)'")
           }
+          mapping.attributes[attribute.name] = try carried(attribute, from: old, entry: name)
+        case .function(let function)?:
+          computed.append((attribute, function))
+          mapping.attributes[attribute.name] = .computed
+        case nil:
+          // Not mentioned: inferred; what cannot be, left to the rules (a hook may set it).
+          mapping.attributes[attribute.name] = try carried(
+            attribute, from: MappingModel.continued(attribute, in: sourceAttributes), entry: name,
+            leavingNullToRules: true)
+        case let other?:
+          throw fail(
+            name, attribute.name, "attributes: give a source attribute's name or a function, not a \(other.typeName)")
         }
-        let sourceRelationships = source.relationships(of: origin)
-        for relationship in destination.relationships(of: target) where !relationship.isTransient {
-          switch scriptRelationships[.text(relationship.name)] {
-          case .string(let bytes)?:
-            let from = String(decoding: bytes, as: UTF8.self)
-            guard sourceRelationships.contains(where: { $0.name == from }) else {
-              throw fail(
-                name, relationship.name,
-                "relationships: the source entity '\(origin.name)' has no relationship '\(from)'")
-            }
-            mapping.relationships[relationship.name] = from
-          case .boolean(false)?:
-            continue
-          case nil:
-            if let old = MappingModel.continued(relationship, in: sourceRelationships) {
-              mapping.relationships[relationship.name] = old.name
-            }
-          case let other?:
+      }
+      return computed
+    }
+
+    /// Each destination relationship's source: named, left empty (`false`), or inferred.
+    func mapRelationships(
+      _ name: String, _ scriptRelationships: [LuaValue: LuaValue], from origin: Entity, to target: Entity,
+      into mapping: inout EntityMapping
+    ) throws {
+      let sourceRelationships = source.relationships(of: origin)
+      for relationship in destination.relationships(of: target) where !relationship.isTransient {
+        switch scriptRelationships[.text(relationship.name)] {
+        case .string(let bytes)?:
+          let from = String(decoding: bytes, as: UTF8.self)
+          guard sourceRelationships.contains(where: { $0.name == from }) else {
             throw fail(
               name, relationship.name,
-              "relationships: give a source relationship's name (or false: left empty), not a \(other.typeName)")
+              "relationships: the source entity '\(origin.name)' has no relationship '\(from)'")
           }
+          mapping.relationships[relationship.name] = from
+        case .boolean(false)?:
+          continue
+        case nil:
+          if let old = MappingModel.continued(relationship, in: sourceRelationships) {
+            mapping.relationships[relationship.name] = old.name
+          }
+        case let other?:
+          throw fail(
+            name, relationship.name,
+            "relationships: give a source relationship's name (or false: left empty), not a \(other.typeName)")
         }
       }
+    }
+
+    /// The entry's hooks and filter, each a function.
+    func hooksAndFilter(_ name: String, _ entry: LuaTable) throws -> ([String: LuaFunction], LuaFunction?) {
       var hooks: [String: LuaFunction] = [:]
       for hook in LuaMappingFile.hookNames {
         switch entry[hook] {
@@ -231,11 +266,7 @@ package enum LuaMappingFile {
         guard case .function(let function) = value else { throw fail(name, nil, "filter must be a function") }
         filter = function
       }
-      mappings.append(mapping)
-      handledDestinations.insert(name)
-      policies[mapping.name] = LuaEntityPolicy(
-        bridge: bridge, invoke: invoke, file: file, step: step, mapping: mapping, hooks: hooks,
-        computed: computed.sorted { $0.attribute.name < $1.attribute.name }, filter: filter)
+      return (hooks, filter)
     }
 
     /// How `attribute` gets its value from `old` — Core Data's inference, the one rule for inferred

@@ -143,163 +143,9 @@ package final class LuaStage: MigrationStageHandlers {
   // MARK: - The host side
 
   static func register(_ vm: LuaVM, state: State) {
-    func context() throws -> ObjectContext {
-      guard let context = state.context else { throw HostError("the context is only available while a handler runs") }
-      return context
-    }
-    func handle(_ object: ManagedObject) throws -> LuaValue {
-      let key = ObjectIdentifier(object)
-      if let known = state.handles[key] { return ["__h": .integer(Int64(known))] }
-      guard state.objects.count < state.maximumObjects else {
-        throw HostError(
-          "the stage holds \(state.objects.count) objects, as many as its memory limit allows: ctx:save() and "
-            + "ctx:reset() in batches to let go of what is saved, or raise --lua-memory (256 bytes of it per object)")
-      }
-      state.lastHandle += 1
-      state.objects[state.lastHandle] = object
-      state.handles[key] = state.lastHandle
-      return ["__h": .integer(Int64(state.lastHandle))]
-    }
-    func objectOf(_ value: LuaValue?, _ what: String) throws -> ManagedObject {
-      guard let number = value?["__h"].integerValue ?? value?.integerValue else {
-        throw HostError("\(what): expected an object of this context, got \(value?.typeName ?? "nothing")")
-      }
-      guard let object = state.objects[Int(truncatingIfNeeded: number)] else {
-        // A handle handed out before is one ctx:reset() let go of.
-        throw HostError(
-          number >= 1 && number <= state.lastHandle
-            ? "\(what): an object ctx:reset() let go of (fetch it again)"
-            : "\(what): expected an object of this context, got \(value?.typeName ?? "nothing")")
-      }
-      return object
-    }
-    func text(_ value: LuaValue?, _ what: String) throws -> String {
-      guard let text = value?.stringValue else {
-        throw HostError("\(what) is a string, not \(value?.typeName ?? "nothing")")
-      }
-      return text
-    }
-    func read(_ object: ManagedObject, _ key: String) throws -> LuaValue {
-      let model = try context().model
-      if let relationship = model.relationships(of: object.entity).first(where: { $0.name == key }) {
-        if relationship.isToMany {
-          return .table(LuaTable(array: try object.members(key).map { try handle($0) }))
-        }
-        return try object.object(key).map { try handle($0) } ?? .null
-      }
-      guard model.attributes(of: object.entity).contains(where: { $0.name == key }) else {
-        throw HostError("entity '\(object.entity.name)' has no property '\(key)'")
-      }
-      return MigrationBridge.lua(try object.value(key))
-    }
-    func write(_ object: ManagedObject, _ key: String, _ value: LuaValue) throws {
-      let model = try context().model
-      if let relationship = model.relationships(of: object.entity).first(where: { $0.name == key }) {
-        if relationship.isToMany {
-          guard case .table(let list) = value else {
-            throw HostError("\(object.entity.name).\(key) is to-many: give a list of objects")
-          }
-          try object.setMembers(key, try list.array.map { try objectOf($0, "\(object.entity.name).\(key)") })
-        } else if value == .null || value == .nil {
-          try object.set(key, to: nil)
-        } else {
-          try object.set(key, to: try objectOf(value, "\(object.entity.name).\(key)"))
-        }
-        return
-      }
-      guard let attribute = model.attributes(of: object.entity).first(where: { $0.name == key }) else {
-        throw HostError("entity '\(object.entity.name)' has no property '\(key)'")
-      }
-      try object.set(key, try MigrationBridge.store(value, for: attribute, entity: object.entity.name))
-    }
-    func storeValue(_ value: LuaValue) throws -> StoreValue {
-      switch value {
-      case .null, .nil: return .null
-      case .boolean(let flag): return .boolean(flag)
-      case .integer(let number): return .integer(number)
-      case .number(let number): return .double(number)
-      case .string(let bytes): return .string(String(decoding: bytes, as: UTF8.self))
-      default:
-        throw HostError("a predicate's argument is a value (number, string, boolean, NULL), not a \(value.typeName)")
-      }
-    }
-    func fetch(_ arguments: [LuaValue]) throws -> [ManagedObject] {
-      let entity = try text(arguments.first, "ctx:fetch's entity")
-      let options = arguments.count > 2 ? arguments[2] : .nil
-      // An option migrun does not know (a typo: `sorted`) would be passed over: it is named instead.
-      for key in (options.tableValue?.fields ?? [:]).keys
-      where !["args", "sort", "limit"].contains(key.stringValue ?? "") {
-        throw HostError("ctx:fetch: no option '\(key.stringValue ?? key.typeName)' (args, sort, limit)")
-      }
-      let predicate: FormatPredicate?
-      if arguments.count > 1, arguments[1] != .nil, arguments[1] != .null {
-        let args = try (options["args"].tableValue?.array ?? []).map(storeValue)
-        predicate = try FormatPredicate(try text(arguments[1], "a predicate"), arguments: args)
-      } else {
-        predicate = nil
-      }
-      let sort = try (options["sort"].tableValue?.array ?? []).map { key -> SortKey in
-        let name = try text(key, "a sort key")
-        return name.hasPrefix("-") ? .descending(String(name.dropFirst())) : .ascending(name)
-      }
-      let limit = options["limit"].integerValue.map { Int($0) }
-      return try context().fetch(entity, matching: predicate, sortedBy: sort, limit: limit)
-    }
-    vm.register("fetch", in: "__stage") { arguments in
-      [.table(LuaTable(array: try fetch(arguments).map { try handle($0) }))]
-    }
-    vm.register("count", in: "__stage") { arguments in
-      [.integer(Int64(try fetch(arguments).count))]
-    }
-    vm.register("get", in: "__stage") { arguments in
-      [
-        try read(
-          try objectOf(arguments.first, "a property read"), try text(arguments.count > 1 ? arguments[1] : nil, "a key"))
-      ]
-    }
-    vm.register("set", in: "__stage") { arguments in
-      try write(
-        try objectOf(arguments.first, "a property write"), try text(arguments.count > 1 ? arguments[1] : nil, "a key"),
-        arguments.count > 2 ? arguments[2] : .nil)
-      return []
-    }
-    vm.register("insert", in: "__stage") { arguments in
-      let inserted = try context().insert(try text(arguments.first, "ctx:insert's entity"))
-      for (key, value) in arguments.count > 1 ? arguments[1].tableValue?.fields ?? [:] : [:] {
-        try write(inserted, try text(key, "a key"), value)
-      }
-      return [try handle(inserted)]
-    }
-    vm.register("delete", in: "__stage") { arguments in
-      try context().delete(try objectOf(arguments.first, "ctx:delete"))
-      return []
-    }
-    vm.register("save", in: "__stage") { _ in
-      state.changes.add(try context().save())
-      return []
-    }
-    vm.register("reset", in: "__stage") { _ in
-      let context = try context()
-      guard !context.hasChanges else {
-        throw HostError("ctx:reset(): the context has changes not saved; ctx:save() them first")
-      }
-      // Every object handed out so far is let go: their handles no longer name anything.
-      context.reset()
-      state.objects = [:]
-      state.handles = [:]
-      return []
-    }
-    vm.register("id", in: "__stage") { arguments in
-      let found = try objectOf(arguments.first, "obj:id()")
-      return [.text("\(found.id.entity)/p\(found.id.primaryKey)")]
-    }
-    vm.register("entity", in: "__stage") { arguments in
-      [.text(try objectOf(arguments.first, "obj:entity()").entity.name)]
-    }
-    vm.register("log", in: "__stage") { arguments in
-      say("\(state.place): " + arguments.map(\.displayed).joined(separator: " "))
-      return []
-    }
+    let host = StageHost(state: state)
+    host.registerReads(vm)
+    host.registerWrites(vm)
   }
 
   /// Objects as tables with a metatable (one table per object), and the context's methods.
@@ -341,4 +187,176 @@ package final class LuaStage: MigrationStageHandlers {
       handler(setmetatable({ version = info.version, from = info.from, to = info.to }, Context))
     end
     """
+}
+
+/// The host side of a stage's `ctx` and its objects: handles for the context's objects, reads,
+/// writes and fetches, each checked and refused in words.
+private struct StageHost {
+  let state: LuaStage.State
+
+  func context() throws -> ObjectContext {
+    guard let context = state.context else { throw HostError("the context is only available while a handler runs") }
+    return context
+  }
+  func handle(_ object: ManagedObject) throws -> LuaValue {
+    let key = ObjectIdentifier(object)
+    if let known = state.handles[key] { return ["__h": .integer(Int64(known))] }
+    guard state.objects.count < state.maximumObjects else {
+      throw HostError(
+        "the stage holds \(state.objects.count) objects, as many as its memory limit allows: ctx:save() and "
+          + "ctx:reset() in batches to let go of what is saved, or raise --lua-memory (256 bytes of it per object)")
+    }
+    state.lastHandle += 1
+    state.objects[state.lastHandle] = object
+    state.handles[key] = state.lastHandle
+    return ["__h": .integer(Int64(state.lastHandle))]
+  }
+  func objectOf(_ value: LuaValue?, _ what: String) throws -> ManagedObject {
+    guard let number = value?["__h"].integerValue ?? value?.integerValue else {
+      throw HostError("\(what): expected an object of this context, got \(value?.typeName ?? "nothing")")
+    }
+    guard let object = state.objects[Int(truncatingIfNeeded: number)] else {
+      // A handle handed out before is one ctx:reset() let go of.
+      throw HostError(
+        number >= 1 && number <= state.lastHandle
+          ? "\(what): an object ctx:reset() let go of (fetch it again)"
+          : "\(what): expected an object of this context, got \(value?.typeName ?? "nothing")")
+    }
+    return object
+  }
+  func text(_ value: LuaValue?, _ what: String) throws -> String {
+    guard let text = value?.stringValue else {
+      throw HostError("\(what) is a string, not \(value?.typeName ?? "nothing")")
+    }
+    return text
+  }
+  func read(_ object: ManagedObject, _ key: String) throws -> LuaValue {
+    let model = try context().model
+    if let relationship = model.relationships(of: object.entity).first(where: { $0.name == key }) {
+      if relationship.isToMany {
+        return .table(LuaTable(array: try object.members(key).map { try handle($0) }))
+      }
+      return try object.object(key).map { try handle($0) } ?? .null
+    }
+    guard model.attributes(of: object.entity).contains(where: { $0.name == key }) else {
+      throw HostError("entity '\(object.entity.name)' has no property '\(key)'")
+    }
+    return MigrationBridge.lua(try object.value(key))
+  }
+  func write(_ object: ManagedObject, _ key: String, _ value: LuaValue) throws {
+    let model = try context().model
+    if let relationship = model.relationships(of: object.entity).first(where: { $0.name == key }) {
+      if relationship.isToMany {
+        guard case .table(let list) = value else {
+          throw HostError("\(object.entity.name).\(key) is to-many: give a list of objects")
+        }
+        try object.setMembers(key, try list.array.map { try objectOf($0, "\(object.entity.name).\(key)") })
+      } else if value == .null || value == .nil {
+        try object.set(key, to: nil)
+      } else {
+        try object.set(key, to: try objectOf(value, "\(object.entity.name).\(key)"))
+      }
+      return
+    }
+    guard let attribute = model.attributes(of: object.entity).first(where: { $0.name == key }) else {
+      throw HostError("entity '\(object.entity.name)' has no property '\(key)'")
+    }
+    try object.set(key, try MigrationBridge.store(value, for: attribute, entity: object.entity.name))
+  }
+  func storeValue(_ value: LuaValue) throws -> StoreValue {
+    switch value {
+    case .null, .nil: return .null
+    case .boolean(let flag): return .boolean(flag)
+    case .integer(let number): return .integer(number)
+    case .number(let number): return .double(number)
+    case .string(let bytes): return .string(String(decoding: bytes, as: UTF8.self))
+    default:
+      throw HostError("a predicate's argument is a value (number, string, boolean, NULL), not a \(value.typeName)")
+    }
+  }
+  func fetch(_ arguments: [LuaValue]) throws -> [ManagedObject] {
+    let entity = try text(arguments.first, "ctx:fetch's entity")
+    let options = arguments.count > 2 ? arguments[2] : .nil
+    // An option migrun does not know (a typo: `sorted`) would be passed over: it is named instead.
+    for key in (options.tableValue?.fields ?? [:]).keys
+    where !["args", "sort", "limit"].contains(key.stringValue ?? "") {
+      throw HostError("ctx:fetch: no option '\(key.stringValue ?? key.typeName)' (args, sort, limit)")
+    }
+    let predicate: FormatPredicate?
+    if arguments.count > 1, arguments[1] != .nil, arguments[1] != .null {
+      let args = try (options["args"].tableValue?.array ?? []).map(storeValue)
+      predicate = try FormatPredicate(try text(arguments[1], "a predicate"), arguments: args)
+    } else {
+      predicate = nil
+    }
+    let sort = try (options["sort"].tableValue?.array ?? []).map { key -> SortKey in
+      let name = try text(key, "a sort key")
+      return name.hasPrefix("-") ? .descending(String(name.dropFirst())) : .ascending(name)
+    }
+    let limit = options["limit"].integerValue.map { Int($0) }
+    return try context().fetch(entity, matching: predicate, sortedBy: sort, limit: limit)
+  }
+
+  /// `ctx:fetch`, `ctx:count`, property reads, `obj:id()`, `obj:entity()` and `log`.
+  func registerReads(_ vm: LuaVM) {
+    vm.register("fetch", in: "__stage") { arguments in
+      [.table(LuaTable(array: try fetch(arguments).map { try handle($0) }))]
+    }
+    vm.register("count", in: "__stage") { arguments in
+      [.integer(Int64(try fetch(arguments).count))]
+    }
+    vm.register("get", in: "__stage") { arguments in
+      [
+        try read(
+          try objectOf(arguments.first, "a property read"), try text(arguments.count > 1 ? arguments[1] : nil, "a key"))
+      ]
+    }
+    vm.register("id", in: "__stage") { arguments in
+      let found = try objectOf(arguments.first, "obj:id()")
+      return [.text("\(found.id.entity)/p\(found.id.primaryKey)")]
+    }
+    vm.register("entity", in: "__stage") { arguments in
+      [.text(try objectOf(arguments.first, "obj:entity()").entity.name)]
+    }
+    vm.register("log", in: "__stage") { arguments in
+      LuaStage.say("\(state.place): " + arguments.map(\.displayed).joined(separator: " "))
+      return []
+    }
+  }
+
+  /// Property writes, `ctx:insert`, `ctx:delete`, `ctx:save` and `ctx:reset`.
+  func registerWrites(_ vm: LuaVM) {
+    vm.register("set", in: "__stage") { arguments in
+      try write(
+        try objectOf(arguments.first, "a property write"), try text(arguments.count > 1 ? arguments[1] : nil, "a key"),
+        arguments.count > 2 ? arguments[2] : .nil)
+      return []
+    }
+    vm.register("insert", in: "__stage") { arguments in
+      let inserted = try context().insert(try text(arguments.first, "ctx:insert's entity"))
+      for (key, value) in arguments.count > 1 ? arguments[1].tableValue?.fields ?? [:] : [:] {
+        try write(inserted, try text(key, "a key"), value)
+      }
+      return [try handle(inserted)]
+    }
+    vm.register("delete", in: "__stage") { arguments in
+      try context().delete(try objectOf(arguments.first, "ctx:delete"))
+      return []
+    }
+    vm.register("save", in: "__stage") { _ in
+      state.changes.add(try context().save())
+      return []
+    }
+    vm.register("reset", in: "__stage") { _ in
+      let context = try context()
+      guard !context.hasChanges else {
+        throw HostError("ctx:reset(): the context has changes not saved; ctx:save() them first")
+      }
+      // Every object handed out so far is let go: their handles no longer name anything.
+      context.reset()
+      state.objects = [:]
+      state.handles = [:]
+      return []
+    }
+  }
 }

@@ -141,36 +141,7 @@ final class MigrationBridge {
       try self.set(arguments)
       return []
     }
-    vm.register("insert", in: "__migrun") { [unowned self] arguments in
-      guard let entity = arguments.first?.stringValue else {
-        throw HostError("m:insert(entity, values): give an entity name")
-      }
-      let manager = try self.activeManager()
-      guard let found = manager.mapping.destination.entity(named: entity) else {
-        throw HostError("m:insert: the destination model has no entity '\(entity)'")
-      }
-      var attributes: [String: StoreValue] = [:]
-      var relationships: [(String, LuaValue)] = []
-      for (key, value) in (arguments.count > 1 ? arguments[1].tableValue : nil)?.fields ?? [:] {
-        guard let name = key.stringValue else { continue }
-        if let attribute = manager.mapping.destination.attributes(of: found).first(where: { $0.name == name }) {
-          attributes[name] = try Self.store(value, for: attribute, entity: entity)
-        } else if let composite = Self.composite(name, of: found, in: manager.mapping.destination) {
-          var object = StoredObject(id: ObjectID(entity: entity, primaryKey: 0), attributes: attributes)
-          try Self.storeComposite(value, composite, path: name, entity: entity, into: &object)
-          attributes = object.attributes
-        } else if manager.mapping.destination.relationships(of: found).contains(where: { $0.name == name }) {
-          relationships.append((name, value))
-        } else {
-          throw HostError("m:insert: entity '\(entity)' has no property '\(name)'")
-        }
-      }
-      let id = try manager.insert(entity, attributes: attributes)
-      for (name, value) in relationships {
-        try self.set([.text(id.entity), .integer(id.primaryKey), .text(name), value])
-      }
-      return [Self.descriptor(id, side: "dst")]
-    }
+    vm.register("insert", in: "__migrun") { [unowned self] arguments in [try self.insert(arguments)] }
     vm.register("associate", in: "__migrun") { [unowned self] arguments in
       guard arguments.count == 2 else { throw HostError("m:associate(src, dst)") }
       guard arguments[0]["__side"].stringValue != "dst", arguments[1]["__side"].stringValue != "src" else {
@@ -193,21 +164,7 @@ final class MigrationBridge {
         of: try Self.objectID(arguments[1]), mapping: arguments[0].stringValue)
       return [.table(LuaTable(array: found.map { Self.descriptor($0, side: "src") }))]
     }
-    vm.register("find", in: "__migrun") { [unowned self] arguments in
-      guard let entity = arguments.first?.stringValue else { throw HostError("m:find(entity, values)") }
-      let manager = try self.activeManager()
-      guard let found = manager.mapping.destination.entity(named: entity) else {
-        throw HostError("m:find: the destination model has no entity '\(entity)'")
-      }
-      var values: [String: StoreValue] = [:]
-      for (key, value) in (arguments.count > 1 ? arguments[1].tableValue : nil)?.fields ?? [:] {
-        guard let name = key.stringValue,
-          let attribute = manager.mapping.destination.attributes(of: found).first(where: { $0.name == name })
-        else { throw HostError("m:find: entity '\(entity)' has no attribute '\(key.stringValue ?? key.typeName)'") }
-        values[name] = try Self.store(value, for: attribute, entity: entity)
-      }
-      return [try manager.find(entity, values).map { Self.descriptor($0, side: "dst") } ?? .nil]
-    }
+    vm.register("find", in: "__migrun") { [unowned self] arguments in [try self.find(arguments)] }
     vm.register("uri", in: "__migrun") { [unowned self] arguments in
       let id = try Self.objectID(entity: arguments.first ?? .nil, key: arguments.count > 1 ? arguments[1] : .nil)
       return [.text(id.uri(storeUUID: try self.activeManager().destination.metadata.uuid))]
@@ -217,6 +174,55 @@ final class MigrationBridge {
       LuaStage.say("\(file): \((arguments.first ?? .nil).displayed)")
       return []
     }
+  }
+
+  /// `m:insert(entity, values)`: a destination object with its attributes, composites and links.
+  private func insert(_ arguments: [LuaValue]) throws -> LuaValue {
+    guard let entity = arguments.first?.stringValue else {
+      throw HostError("m:insert(entity, values): give an entity name")
+    }
+    let manager = try activeManager()
+    guard let found = manager.mapping.destination.entity(named: entity) else {
+      throw HostError("m:insert: the destination model has no entity '\(entity)'")
+    }
+    var attributes: [String: StoreValue] = [:]
+    var relationships: [(String, LuaValue)] = []
+    for (key, value) in (arguments.count > 1 ? arguments[1].tableValue : nil)?.fields ?? [:] {
+      guard let name = key.stringValue else { continue }
+      if let attribute = manager.mapping.destination.attributes(of: found).first(where: { $0.name == name }) {
+        attributes[name] = try Self.store(value, for: attribute, entity: entity)
+      } else if let composite = Self.composite(name, of: found, in: manager.mapping.destination) {
+        var object = StoredObject(id: ObjectID(entity: entity, primaryKey: 0), attributes: attributes)
+        try Self.storeComposite(value, composite, path: name, entity: entity, into: &object)
+        attributes = object.attributes
+      } else if manager.mapping.destination.relationships(of: found).contains(where: { $0.name == name }) {
+        relationships.append((name, value))
+      } else {
+        throw HostError("m:insert: entity '\(entity)' has no property '\(name)'")
+      }
+    }
+    let id = try manager.insert(entity, attributes: attributes)
+    for (name, value) in relationships {
+      try set([.text(id.entity), .integer(id.primaryKey), .text(name), value])
+    }
+    return Self.descriptor(id, side: "dst")
+  }
+
+  /// `m:find(entity, values)`: the destination object with these attribute values, or nil.
+  private func find(_ arguments: [LuaValue]) throws -> LuaValue {
+    guard let entity = arguments.first?.stringValue else { throw HostError("m:find(entity, values)") }
+    let manager = try self.activeManager()
+    guard let found = manager.mapping.destination.entity(named: entity) else {
+      throw HostError("m:find: the destination model has no entity '\(entity)'")
+    }
+    var values: [String: StoreValue] = [:]
+    for (key, value) in (arguments.count > 1 ? arguments[1].tableValue : nil)?.fields ?? [:] {
+      guard let name = key.stringValue,
+        let attribute = manager.mapping.destination.attributes(of: found).first(where: { $0.name == name })
+      else { throw HostError("m:find: entity '\(entity)' has no attribute '\(key.stringValue ?? key.typeName)'") }
+      values[name] = try Self.store(value, for: attribute, entity: entity)
+    }
+    return try manager.find(entity, values).map { Self.descriptor($0, side: "dst") } ?? .nil
   }
 
   /// The composite attribute `key` names — `author`, or an element that is itself a composite

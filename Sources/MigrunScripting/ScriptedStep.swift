@@ -95,42 +95,58 @@ package enum ScriptedStep {
         .badMapping, reason: "\(url.path) is in a policy folder but fits no two versions of \(bundle.name): \(reason)")
     }
     let versions = Set(bundle.versionNames + (storeModel?.versionName.map { [$0] } ?? []))
-    var luaFiles: [URL] = []
-    for folder in folders {
-      for name in ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
-      where name.hasSuffix(".lua") {
-        luaFiles.append(folder.appendingPathComponent(name))
-      }
+    let luaFiles = folders.flatMap { folder in
+      ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
+        .filter { $0.hasSuffix(".lua") }.map { folder.appendingPathComponent($0) }
     }
-    // Modules some Lua file of the folders requires, by their first name part.
-    var required = found.policyModules.union(modulesOfGivenMappings)
+    let required = requiredModules(of: luaFiles).union(found.policyModules).union(modulesOfGivenMappings)
     for file in luaFiles {
-      let text = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
-      for match in text.matches(of: #/require\s*\(?\s*["']([^"']+)["']/#) {
-        required.insert(String(match.output.1.split(separator: ".").first ?? match.output.1))
-      }
-    }
-    let steps = zip(bundle.versionNames, bundle.versionNames.dropFirst()).map { "\($0)-\($1)" }
-    for file in luaFiles {
-      var name = file.deletingPathExtension().lastPathComponent
-      if name.hasSuffix("_test") || required.contains(name) { continue }
-      // A custom stage's file, <From>-<To>.stage.lua (LuaStage): named for a step like a mapping file.
-      if name.hasSuffix(".stage") { name.removeLast(".stage".count) }
-      if versions.contains(where: { from in
-        name.hasPrefix(from + "-") && versions.contains(String(name.dropFirst(from.count + 1)))
-      }) {
-        continue
-      }
-      let folded = { (text: String) in text.lowercased().filter { $0.isLetter || $0.isNumber || $0 == "-" } }
-      let meant = steps.first { folded($0) == folded(name) }
-      throw MigrationError(
-        .badMapping,
-        reason:
-          "\(file.path) is no step of \(bundle.name) (a step's file is <From>-<To>.lua, or <From>-<To>.stage.lua for a custom stage, with two version names), no test (*_test.lua) and no module a mapping file requires: it would be passed over"
-          + (meant.map { "; did you mean '\($0).lua'?" }
-            ?? "; the steps are \(steps.map { "'\($0).lua'" }.joined(separator: ", "))"))
+      try checkLuaFile(file, versions: versions, required: required, bundle: bundle)
     }
     return found.matched
+  }
+
+  /// Modules some Lua file of `files` requires, by their first name part.
+  private static func requiredModules(of files: [URL]) -> Set<String> {
+    var required = Set<String>()
+    for file in files {
+      let text = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+      // `require "a.b"`, `require('a.b')`: the quoted name after the word (and an optional parenthesis).
+      for range in text.ranges(of: "require") {
+        var rest = text[range.upperBound...].drop(while: \.isWhitespace)
+        if rest.first == "(" { rest = rest.dropFirst().drop(while: \.isWhitespace) }
+        guard let quote = rest.first, quote == "\"" || quote == "'" else { continue }
+        let name = rest.dropFirst().prefix { $0 != quote && $0 != "\n" }
+        guard !name.isEmpty, rest.dropFirst(name.count + 1).first == quote else { continue }
+        required.insert(String(name.split(separator: ".").first ?? name))
+      }
+    }
+    return required
+  }
+
+  /// Refuses a Lua file of a policy folder that is no step of `bundle` (`<From>-<To>.lua` or
+  /// `.stage.lua`), no test and no required module: it would be passed over.
+  private static func checkLuaFile(_ file: URL, versions: Set<String>, required: Set<String>, bundle: ModelBundle)
+    throws
+  {
+    var name = file.deletingPathExtension().lastPathComponent
+    if name.hasSuffix("_test") || required.contains(name) { return }
+    // A custom stage's file, <From>-<To>.stage.lua (LuaStage): named for a step like a mapping file.
+    if name.hasSuffix(".stage") { name.removeLast(".stage".count) }
+    if versions.contains(where: { from in
+      name.hasPrefix(from + "-") && versions.contains(String(name.dropFirst(from.count + 1)))
+    }) {
+      return
+    }
+    let steps = zip(bundle.versionNames, bundle.versionNames.dropFirst()).map { "\($0)-\($1)" }
+    let folded = { (text: String) in text.lowercased().filter { $0.isLetter || $0.isNumber || $0 == "-" } }
+    let meant = steps.first { folded($0) == folded(name) }
+    throw MigrationError(
+      .badMapping,
+      reason:
+        "\(file.path) is no step of \(bundle.name) (a step's file is <From>-<To>.lua, or <From>-<To>.stage.lua for a custom stage, with two version names), no test (*_test.lua) and no module a mapping file requires: it would be passed over"
+        + (meant.map { "; did you mean '\($0).lua'?" }
+          ?? "; the steps are \(steps.map { "'\($0).lua'" }.joined(separator: ", "))"))
   }
 
   /// The mapping models in `folders`, matched to the versions they were made for by the entity

@@ -84,6 +84,26 @@ package enum StarterMapping {
         "  \(key(entity.name)) = {",
       ]
       out.append("    from = \(lua(origin.name)),")
+      out += attributesTable(entity, from: origin)
+      let (relationshipLines, unfilled) = relationshipsTable(entity, from: origin)
+      out += relationshipLines
+      if !unfilled.isEmpty {
+        unresolved += 1
+        let message = "\(entity.name): fill the new required relationship(s) \(unfilled.joined(separator: ", "))"
+        out += [
+          "    createRelationships = function(dst, m)",
+          "      error(\(lua(message)))",
+          "    end,",
+        ]
+      }
+      out.append("  },")
+      return out
+    }
+
+    /// The entry's `attributes` table: each destination attribute's source, as inference would take
+    /// it (a comment says how), a failing placeholder where none can be inferred.
+    mutating func attributesTable(_ entity: Entity, from origin: Entity) -> [String] {
+      var out: [String] = []
       let sourceAttributes = source.attributes(of: origin).filter { !$0.isTransient }
       var used = Set<String>()
       var attributeLines: [String] = []
@@ -129,6 +149,12 @@ package enum StarterMapping {
         }
         out.append("    },")
       }
+      return out
+    }
+
+    /// The entry's `relationships` table, and the new required relationships nothing fills.
+    func relationshipsTable(_ entity: Entity, from origin: Entity) -> (lines: [String], unfilled: [String]) {
+      var out: [String] = []
       let sourceRelationships = source.relationships(of: origin).filter { !$0.isTransient }
       var relationshipLines: [String] = []
       var usedRelationships = Set<String>()
@@ -160,17 +186,7 @@ package enum StarterMapping {
         }
         out.append("    },")
       }
-      if !unfilled.isEmpty {
-        unresolved += 1
-        let message = "\(entity.name): fill the new required relationship(s) \(unfilled.joined(separator: ", "))"
-        out += [
-          "    createRelationships = function(dst, m)",
-          "      error(\(lua(message)))",
-          "    end,",
-        ]
-      }
-      out.append("  },")
-      return out
+      return (out, unfilled)
     }
 
     func key(_ name: String) -> String { LuaSource.key(name) }
