@@ -165,38 +165,59 @@ enum Conservation {
               "entity mapping \(group.map(\.name).joined(separator: " + ")) read \(read) object\(read == 1 ? "" : "s") and wrote \(objects): the step would lose objects; the store is unchanged"
           )
         }
-        var readLinks: [String: (count: Int, held: Int, sources: [String])] = [:]
-        for entityMapping in group {
-          for (name, old) in entityMapping.relationships {
-            readLinks[name, default: (0, 0, [])].count += before.edges[entityMapping.name]?[old] ?? 0
-            readLinks[name, default: (0, 0, [])].held += before.rawEdges[entityMapping.name]?[old] ?? 0
-            readLinks[name, default: (0, 0, [])].sources.append(old)
-          }
-        }
-        for (name, read) in readLinks.sorted(by: { $0.key < $1.key }) {
-          if kept {
-            links[name] = read.count
-          } else if inPlace {
-            // Every key and join row still held, whatever it names: the links to objects with them.
-            let held = try destination.edgeCount(of: target, name, toExistingObjects: false)
-            links[name] = read.count - (read.held - held)
-          } else {
-            links[name] = try destination.edgeCount(of: target, name)
-          }
-          guard links[name] == read.count else {
-            throw MigrationError(
-              .validation, entity: target, property: name,
-              reason:
-                "entity mapping \(group.map(\.name).joined(separator: " + ")) read \(read.count) '\(read.sources.joined(separator: "', '"))' links and wrote \(links[name] ?? 0): the step would lose relationships; the store is unchanged"
-            )
-          }
-        }
+        links = try linksWritten(
+          by: group, into: target, before: before, destination: destination, kept: kept, inPlace: inPlace)
         if group.count > 1 {
           note = "\(target) is written by \(group.map(\.name).joined(separator: " + ")), held equal together"
         }
       }
       written[target] = (objects, links, note)
     }
+    if !inPlace { try checkNoLinksToNothing(mapping, before: before, destination: destination, policies: policies) }
+    if !inPlace { try checkOneToOnes(before: before, destination: destination) }
+    return counts(mapping, before: before, written: written)
+  }
+
+  /// The links each relationship of `target` holds after the step, held equal to what `group` read
+  /// (a step that loses relationships is refused).
+  private static func linksWritten(
+    by group: [EntityMapping], into target: String, before: Before, destination: SQLiteStore, kept: Bool,
+    inPlace: Bool
+  ) throws -> [String: Int] {
+    var links: [String: Int] = [:]
+    var readLinks: [String: (count: Int, held: Int, sources: [String])] = [:]
+    for entityMapping in group {
+      for (name, old) in entityMapping.relationships {
+        readLinks[name, default: (0, 0, [])].count += before.edges[entityMapping.name]?[old] ?? 0
+        readLinks[name, default: (0, 0, [])].held += before.rawEdges[entityMapping.name]?[old] ?? 0
+        readLinks[name, default: (0, 0, [])].sources.append(old)
+      }
+    }
+    for (name, read) in readLinks.sorted(by: { $0.key < $1.key }) {
+      if kept {
+        links[name] = read.count
+      } else if inPlace {
+        // Every key and join row still held, whatever it names: the links to objects with them.
+        let held = try destination.edgeCount(of: target, name, toExistingObjects: false)
+        links[name] = read.count - (read.held - held)
+      } else {
+        links[name] = try destination.edgeCount(of: target, name)
+      }
+      guard links[name] == read.count else {
+        throw MigrationError(
+          .validation, entity: target, property: name,
+          reason:
+            "entity mapping \(group.map(\.name).joined(separator: " + ")) read \(read.count) '\(read.sources.joined(separator: "', '"))' links and wrote \(links[name] ?? 0): the step would lose relationships; the store is unchanged"
+        )
+      }
+    }
+    return links
+  }
+
+  /// Links naming no object: the original's are carried (``damage``), a step may not add any.
+  private static func checkNoLinksToNothing(
+    _ mapping: MappingModel, before: Before, destination: SQLiteStore, policies: Set<String>
+  ) throws {
     // Links naming no object: the original's are carried (``damage``), a step may not add any — a
     // script that linked an object that does not exist, or one of the wrong entity, is refused here
     // (whatever path wrote the link), before the swap.
@@ -205,25 +226,28 @@ enum Conservation {
     let scripted = Set(
       mapping.entityMappings.filter { policies.contains($0.name) || $0.kind == .custom }.compactMap(\.destinationEntity)
     )
-    if !inPlace, !scripted.isEmpty {
-      var carried: [String: Int] = [:]
-      for (place, count) in before.dangling {
-        for target in destinationPlaces(of: place, in: mapping) {
-          carried["\(target.entity).\(target.relationship)", default: 0] += count
-        }
-      }
-      for (place, count) in try destination.danglingLinks(of: scripted).sorted(by: { $0.key < $1.key })
-      where count > carried[place] ?? 0 {
-        throw MigrationError(
-          .validation, entity: split(place).entity, property: split(place).relationship,
-          reason:
-            "\(count) '\(place)' link\(count == 1 ? "" : "s") name\(count == 1 ? "s" : "") no object (the original had \(carried[place] ?? 0)): the step linked objects that do not exist; the store is unchanged"
-        )
+    guard !scripted.isEmpty else { return }
+    var carried: [String: Int] = [:]
+    for (place, count) in before.dangling {
+      for target in destinationPlaces(of: place, in: mapping) {
+        carried["\(target.entity).\(target.relationship)", default: 0] += count
       }
     }
+    for (place, count) in try destination.danglingLinks(of: scripted).sorted(by: { $0.key < $1.key })
+    where count > carried[place] ?? 0 {
+      throw MigrationError(
+        .validation, entity: split(place).entity, property: split(place).relationship,
+        reason:
+          "\(count) '\(place)' link\(count == 1 ? "" : "s") name\(count == 1 ? "s" : "") no object (the original had \(carried[place] ?? 0)): the step linked objects that do not exist; the store is unchanged"
+      )
+    }
+  }
+
+  /// Both sides of every one-to-one agree, no fewer than in the original.
+  private static func checkOneToOnes(before: Before, destination: SQLiteStore) throws {
     // Both sides of every one-to-one agree, as Core Data's objects keep them (a policy that set one
     // side has set the other): a step may not leave more disagreeing than the original had.
-    for (pair, count) in try (inPlace ? [:] : destination.oneToOneDisagreements()).sorted(by: { $0.key < $1.key })
+    for (pair, count) in try destination.oneToOneDisagreements().sorted(by: { $0.key < $1.key })
     where count > before.disagreeing[pair] ?? 0 {
       throw MigrationError(
         .validation, entity: String(pair.prefix { $0 != "." }), property: String(pair.drop { $0 != "." }.dropFirst()),
@@ -231,6 +255,12 @@ enum Conservation {
           "\(count) '\(pair)' link\(count == 1 ? "" : "s") whose other side does not name \(count == 1 ? "it" : "them") back (the original had \(before.disagreeing[pair] ?? 0)): a one-to-one's two sides would disagree; the store is unchanged"
       )
     }
+  }
+
+  /// Each entity mapping's reads and writes, objects and links.
+  private static func counts(
+    _ mapping: MappingModel, before: Before, written: [String: (objects: Int, links: [String: Int], note: String?)]
+  ) -> [MappingCount] {
     return mapping.entityMappings.compactMap { entityMapping in
       guard let read = before.objects[entityMapping.name] else { return nil }
       guard let target = entityMapping.destinationEntity, let result = written[target] else {

@@ -236,60 +236,7 @@ struct DDLStep {
         let watch = EditWatch(untouched: untouchedTables, keys: keyColumns)
         db.add(transactionObserver: watch, extent: .nextTransaction)
         try db.inTransaction {
-          // Core Data's derived-attribute triggers go first (they name columns the edits change)
-          // and come back as the destination's at the end.
-          for name in try String.fetchAll(
-            db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'Z\\_DA\\_%' ESCAPE '\\'")
-          {
-            try db.execute(sql: "DROP TRIGGER \(name)")
-          }
-          // Core Data's R-tree indexes likewise: dropped, and built again from the edited rows.
-          for index in sourceRTrees {
-            for suffix in ["INSERT", "UPDATE", "DELETE"] {
-              try db.execute(sql: "DROP TRIGGER IF EXISTS \(index.name)_\(suffix)")
-            }
-            try db.execute(sql: "DROP TABLE IF EXISTS \(index.name)")
-          }
-          let kept = try dropChangedIndexes(db)
-          for table in droppedTables { try db.execute(sql: "DROP TABLE \(table)") }
-          try rename(renamedTables.map { (nil as String?, $0.from, $0.to) }, in: db)
-          for (table, column) in droppedColumns { try db.execute(sql: "ALTER TABLE \(table) DROP COLUMN \(column)") }
-          try rename(renamedColumns.map { ($0.table, $0.from, $0.to) }, in: db)
-          for (table, column) in addedColumns {
-            try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(column.name) \(column.type)")
-          }
-          for table in createdTables { try db.execute(sql: table.createStatement) }
-          for layout in addedEntities {
-            try db.execute(
-              sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
-              arguments: [layout.number, layout.name, layout.superNumber])
-          }
-          // Rows an older app version left with another entity's number in a table its entity is
-          // alone in are that entity's objects (Core Data fetches them): they get its number, as
-          // the copy path writes them.
-          for layout in destination.entities where destination.soleEntity(ofTable: layout.table) == layout {
-            try db.execute(
-              sql: "UPDATE \(layout.table) SET Z_ENT = \(layout.number) WHERE Z_ENT IS NOT \(layout.number)")
-          }
-          for fill in fills {
-            try db.execute(sql: fill.sql, arguments: StatementArguments(fill.arguments))
-            let rows = db.changesCount
-            progress(MigrationProgress(stage: .instances, mapping: fill.mapping, done: rows, total: rows))
-          }
-          for index in destination.indexes where !kept.contains(index.name.uppercased()) {
-            try db.execute(sql: index.createStatement)
-          }
-          try DerivedAttributes.install(db, destination)
-          try SQLiteStore.installRTrees(db, destination)
-          if try db.tableExists("ACHANGE") { history = try self.history.apply(db) }
-          try db.execute(
-            sql: "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?",
-            arguments: [metadata.uuid, Data(metadata.plist.binaryEncoded())])
-          // The cache describes the store's model, now the destination. A store of an older
-          // framework (before iOS 7 / OS X 10.9) has no cache table: it comes out in today's layout.
-          try db.execute(sql: "CREATE TABLE IF NOT EXISTS Z_MODELCACHE (Z_CONTENT BLOB)")
-          try db.execute(sql: "DELETE FROM Z_MODELCACHE")
-          try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [Data(modelCache)])
+          history = try edit(db, metadata: metadata, modelCache: modelCache, progress: progress)
           try whileEditing?(db)
           return .commit
         }
@@ -302,6 +249,76 @@ struct DDLStep {
       throw StoreError(.sqlite, file: url.lastPathComponent, reason: "the DDL edit failed (\(error))")
     }
     return history
+  }
+
+  /// The edit, inside its transaction: Core Data's derived-attribute triggers and R-tree indexes
+  /// dropped, the tables and columns edited and filled, indexes, triggers and R-trees made the
+  /// destination's, persistent history rewritten, the metadata and model cache written.
+  private func edit(
+    _ db: Database, metadata: StoreMetadata, modelCache: [UInt8], progress: (MigrationProgress) -> Void
+  ) throws -> HistoryRewritten {
+    // Core Data's derived-attribute triggers go first (they name columns the edits change)
+    // and come back as the destination's at the end.
+    for name in try String.fetchAll(
+      db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'Z\\_DA\\_%' ESCAPE '\\'")
+    {
+      try db.execute(sql: "DROP TRIGGER \(name)")
+    }
+    // Core Data's R-tree indexes likewise: dropped, and built again from the edited rows.
+    for index in sourceRTrees {
+      for suffix in ["INSERT", "UPDATE", "DELETE"] {
+        try db.execute(sql: "DROP TRIGGER IF EXISTS \(index.name)_\(suffix)")
+      }
+      try db.execute(sql: "DROP TABLE IF EXISTS \(index.name)")
+    }
+    let kept = try editTables(db, progress: progress)
+    for index in destination.indexes where !kept.contains(index.name.uppercased()) {
+      try db.execute(sql: index.createStatement)
+    }
+    try DerivedAttributes.install(db, destination)
+    try SQLiteStore.installRTrees(db, destination)
+    let history = try db.tableExists("ACHANGE") ? try self.history.apply(db) : HistoryRewritten()
+    try db.execute(
+      sql: "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?",
+      arguments: [metadata.uuid, Data(metadata.plist.binaryEncoded())])
+    // The cache describes the store's model, now the destination. A store of an older
+    // framework (before iOS 7 / OS X 10.9) has no cache table: it comes out in today's layout.
+    try db.execute(sql: "CREATE TABLE IF NOT EXISTS Z_MODELCACHE (Z_CONTENT BLOB)")
+    try db.execute(sql: "DELETE FROM Z_MODELCACHE")
+    try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [Data(modelCache)])
+    return history
+  }
+
+  /// Tables and columns dropped, renamed, added and created, new entities numbered, rows of an
+  /// entity alone in its table given its number, new values filled. Returns the indexes kept.
+  private func editTables(_ db: Database, progress: (MigrationProgress) -> Void) throws -> Set<String> {
+    let kept = try dropChangedIndexes(db)
+    for table in droppedTables { try db.execute(sql: "DROP TABLE \(table)") }
+    try rename(renamedTables.map { (nil as String?, $0.from, $0.to) }, in: db)
+    for (table, column) in droppedColumns { try db.execute(sql: "ALTER TABLE \(table) DROP COLUMN \(column)") }
+    try rename(renamedColumns.map { ($0.table, $0.from, $0.to) }, in: db)
+    for (table, column) in addedColumns {
+      try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(column.name) \(column.type)")
+    }
+    for table in createdTables { try db.execute(sql: table.createStatement) }
+    for layout in addedEntities {
+      try db.execute(
+        sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
+        arguments: [layout.number, layout.name, layout.superNumber])
+    }
+    // Rows an older app version left with another entity's number in a table its entity is
+    // alone in are that entity's objects (Core Data fetches them): they get its number, as
+    // the copy path writes them.
+    for layout in destination.entities where destination.soleEntity(ofTable: layout.table) == layout {
+      try db.execute(
+        sql: "UPDATE \(layout.table) SET Z_ENT = \(layout.number) WHERE Z_ENT IS NOT \(layout.number)")
+    }
+    for fill in fills {
+      try db.execute(sql: fill.sql, arguments: StatementArguments(fill.arguments))
+      let rows = db.changesCount
+      progress(MigrationProgress(stage: .instances, mapping: fill.mapping, done: rows, total: rows))
+    }
+    return kept
   }
 
   /// Watches the edit's own statements on the tables it must keep as they are (``untouchedTables``):
@@ -538,85 +555,118 @@ extension DDLStep {
     private mutating func map(
       _ entityMapping: EntityMapping, from: StoreSchema.EntityLayout, to: StoreSchema.EntityLayout
     ) -> String? {
-      let table = to.table
       var assignments: [String] = []
       var arguments: [DatabaseValue] = []
       for (name, storage) in to.properties.sorted(by: { $0.key < $1.key }) {
+        let refusal: String?
         switch storage {
         case .attribute(let column):
-          var old: String?
-          switch entityMapping.attributes[name] {
-          case .computed?:
-            return "\(to.name).\(name) is computed by a script"
-          case .converted(_, let conversion, _)?:
-            return "\(to.name).\(name) changes type (\(conversion)): its values are converted"
-          case let source?:
-            // The column stays (renamed); a default or a constant is filled in over it, as the row
-            // copy would make it (AttributeSource.sql, the one decision).
-            old = source.carriedAttribute
-            if source != .constant(.null), let made = source.sql(column: column.name), made.expression != column.name {
-              assignments.append("\(column.name) = \(made.expression)")
-              arguments += made.constants
-            }
-          case nil:
-            break
-          }
-          var oldColumn: String?
-          if let old {
-            guard case .attribute(let sourceColumn)? = from.properties[old], sourceColumn.type == column.type else {
-              return "\(to.name).\(name) changes how it is stored"
-            }
-            oldColumn = sourceColumn.name
-          }
-          guard claim(table, column.name, oldColumn) else { return "column \(table).\(column.name) has two origins" }
+          refusal = mapAttribute(
+            name, column, entityMapping, from: from, to: to, assignments: &assignments, arguments: &arguments)
         case .toOne(let key, let entityColumn, let order):
-          let old = origin(of: name, in: entityMapping)
-          guard let old else {
-            for column in [key, entityColumn, order].compactMap({ $0 }) {
-              guard claim(table, column.name, nil) else { return "column \(table).\(column.name) has two origins" }
-            }
-            continue
-          }
-          guard case .toOne(let oldKey, let oldEntity, let oldOrder)? = from.properties[old] else {
-            return "\(to.name).\(name) changes between to-one and to-many"
-          }
-          guard sameDestination(name, old, of: to.name),
-            (entityColumn == nil || oldEntity != nil) && (order == nil || oldOrder != nil)
-          else { return "\(to.name).\(name) points to another entity or changes its order" }
-          let pairs = [(key, oldKey), (entityColumn, oldEntity), (order, oldOrder)]
-          for case (let column?, let oldColumn?) in pairs {
-            guard claim(table, column.name, oldColumn.name) else {
-              return "column \(table).\(column.name) has two origins"
-            }
-          }
+          refusal = mapToOne(name, key, entityColumn, order, entityMapping, from: from, to: to)
         case .toManyThroughInverse:
           guard let old = origin(of: name, in: entityMapping) else { continue }
           guard case .toManyThroughInverse? = from.properties[old], sameDestination(name, old, of: to.name) else {
             return "\(to.name).\(name) changes between to-many and many-to-many or to-one"
           }
+          refusal = nil
         case .manyToMany(let joinTable, let own, let other, let order):
-          let old = origin(of: name, in: entityMapping)
-          var oldColumns: [String?] = [nil, nil, nil]
-          var oldTable: String?
-          if let old {
-            guard case .manyToMany(let sourceTable, let oldOwn, let oldOther, let oldOrder)? = from.properties[old],
-              sameDestination(name, old, of: to.name), (order == nil) == (oldOrder == nil)
-            else { return "\(to.name).\(name) changes between many-to-many and to-many, its target or order" }
-            oldTable = sourceTable
-            oldColumns = [oldOwn, oldOther, oldOrder]
-          }
-          let key = joinTable.uppercased()
-          if let existing = joinOrigins[key], existing?.uppercased() != oldTable?.uppercased() {
-            return "join table \(joinTable) has two origins"
-          }
-          joinOrigins[key] = .some(oldTable)
-          for (column, oldColumn) in zip([own, other, order], oldColumns) {
-            guard let column, column != "REFLEXIVE" || oldColumn == "REFLEXIVE" else { continue }
-            guard claim(joinTable, column, oldColumn) else { return "column \(joinTable).\(column) has two origins" }
-          }
+          refusal = mapManyToMany(name, joinTable, [own, other, order], entityMapping, from: from, to: to)
         }
+        if let refusal { return refusal }
       }
       if !assignments.isEmpty { fills[to.number] = (entityMapping.name, assignments, arguments) }
+      return nil
+    }
+
+    /// An attribute's column: where it comes from, and what fills it over its old values.
+    private mutating func mapAttribute(
+      _ name: String, _ column: StoreSchema.Column, _ entityMapping: EntityMapping, from: StoreSchema.EntityLayout,
+      to: StoreSchema.EntityLayout, assignments: inout [String], arguments: inout [DatabaseValue]
+    ) -> String? {
+      let table = to.table
+      var old: String?
+      switch entityMapping.attributes[name] {
+      case .computed?:
+        return "\(to.name).\(name) is computed by a script"
+      case .converted(_, let conversion, _)?:
+        return "\(to.name).\(name) changes type (\(conversion)): its values are converted"
+      case let source?:
+        // The column stays (renamed); a default or a constant is filled in over it, as the row
+        // copy would make it (AttributeSource.sql, the one decision).
+        old = source.carriedAttribute
+        if source != .constant(.null), let made = source.sql(column: column.name), made.expression != column.name {
+          assignments.append("\(column.name) = \(made.expression)")
+          arguments += made.constants
+        }
+      case nil:
+        break
+      }
+      var oldColumn: String?
+      if let old {
+        guard case .attribute(let sourceColumn)? = from.properties[old], sourceColumn.type == column.type else {
+          return "\(to.name).\(name) changes how it is stored"
+        }
+        oldColumn = sourceColumn.name
+      }
+      guard claim(table, column.name, oldColumn) else { return "column \(table).\(column.name) has two origins" }
+      return nil
+    }
+
+    /// A to-one's key, entity and order columns: the same relationship's, pointing the same way.
+    private mutating func mapToOne(
+      _ name: String, _ key: StoreSchema.Column, _ entityColumn: StoreSchema.Column?, _ order: StoreSchema.Column?,
+      _ entityMapping: EntityMapping, from: StoreSchema.EntityLayout, to: StoreSchema.EntityLayout
+    ) -> String? {
+      let table = to.table
+      let old = origin(of: name, in: entityMapping)
+      guard let old else {
+        for column in [key, entityColumn, order].compactMap({ $0 }) {
+          guard claim(table, column.name, nil) else { return "column \(table).\(column.name) has two origins" }
+        }
+        return nil
+      }
+      guard case .toOne(let oldKey, let oldEntity, let oldOrder)? = from.properties[old] else {
+        return "\(to.name).\(name) changes between to-one and to-many"
+      }
+      guard sameDestination(name, old, of: to.name),
+        (entityColumn == nil || oldEntity != nil) && (order == nil || oldOrder != nil)
+      else { return "\(to.name).\(name) points to another entity or changes its order" }
+      let pairs = [(key, oldKey), (entityColumn, oldEntity), (order, oldOrder)]
+      for case (let column?, let oldColumn?) in pairs {
+        guard claim(table, column.name, oldColumn.name) else {
+          return "column \(table).\(column.name) has two origins"
+        }
+      }
+      return nil
+    }
+
+    /// A many-to-many's join table and columns: the same relationship's, with the same target and order.
+    private mutating func mapManyToMany(
+      _ name: String, _ joinTable: String, _ columns: [String?], _ entityMapping: EntityMapping,
+      from: StoreSchema.EntityLayout, to: StoreSchema.EntityLayout
+    ) -> String? {
+      let (own, other, order) = (columns[0], columns[1], columns[2])
+      let old = origin(of: name, in: entityMapping)
+      var oldColumns: [String?] = [nil, nil, nil]
+      var oldTable: String?
+      if let old {
+        guard case .manyToMany(let sourceTable, let oldOwn, let oldOther, let oldOrder)? = from.properties[old],
+          sameDestination(name, old, of: to.name), (order == nil) == (oldOrder == nil)
+        else { return "\(to.name).\(name) changes between many-to-many and to-many, its target or order" }
+        oldTable = sourceTable
+        oldColumns = [oldOwn, oldOther, oldOrder]
+      }
+      let key = joinTable.uppercased()
+      if let existing = joinOrigins[key], existing?.uppercased() != oldTable?.uppercased() {
+        return "join table \(joinTable) has two origins"
+      }
+      joinOrigins[key] = .some(oldTable)
+      for (column, oldColumn) in zip([own, other, order], oldColumns) {
+        guard let column, column != "REFLEXIVE" || oldColumn == "REFLEXIVE" else { continue }
+        guard claim(joinTable, column, oldColumn) else { return "column \(joinTable).\(column) has two origins" }
+      }
       return nil
     }
 
@@ -635,93 +685,8 @@ extension DDLStep {
 
     /// The edits, once every destination column has an origin; checked by playing them on the source.
     private func assemble() -> Decision {
-      var tablesAfter: [String: [String: String]] = [:]  // table → column → type, all uppercased
-      var sourceTables: [String: StoreSchema.Table] = [:]
-      for table in source.tables {
-        sourceTables[table.name.uppercased()] = table
-        tablesAfter[table.name.uppercased()] = Dictionary(
-          table.columns.map { ($0.name.uppercased(), $0.type.uppercased()) }, uniquingKeysWith: { first, _ in first })
-      }
-      var droppedTables: [String] = []
-      var renamedTables: [(from: String, to: String)] = []
-      var createdTables: [StoreSchema.Table] = []
-      var tableNames: [String: String] = [:]
-      let usedJoins = Set(joinOrigins.values.compactMap { $0?.uppercased() })
-      for table in source.tables where isSourceJoin(table.name) && !usedJoins.contains(table.name.uppercased()) {
-        droppedTables.append(table.name)
-        tablesAfter[table.name.uppercased()] = nil
-      }
-      for table in destination.tables {
-        let key = table.name.uppercased()
-        if isJoin(table.name) {
-          guard let origin = joinOrigins[key] else { return .copyRows("join table \(table.name) has no origin") }
-          guard let origin else {
-            createdTables.append(table)
-            continue
-          }
-          tableNames[origin.uppercased()] = table.name
-          if origin.uppercased() != key { renamedTables.append((origin, table.name)) }
-        } else if sourceTables[key] == nil {
-          createdTables.append(table)
-        } else {
-          tableNames[key] = table.name
-        }
-      }
-      // Table renames, played (through temporary names, as they run).
-      var moved: [String: [String: String]] = [:]
-      for (from, to) in renamedTables {
-        moved[to.uppercased()] = tablesAfter.removeValue(forKey: from.uppercased())
-      }
-      tablesAfter.merge(moved) { _, new in new }
-
-      var droppedColumns: [(table: String, column: String)] = []
-      var renamedColumns: [(table: String, from: String, to: String)] = []
-      var addedColumns: [(table: String, column: StoreSchema.Column)] = []
-      var columnNames: [String: [String: String]] = [:]
-      for table in destination.tables {
-        let key = table.name.uppercased()
-        guard !createdTables.contains(where: { $0.name == table.name }) else {
-          tablesAfter[key] = Dictionary(
-            table.columns.map { ($0.name.uppercased(), $0.type.uppercased()) }, uniquingKeysWith: { first, _ in first })
-          continue
-        }
-        guard var columns = tablesAfter[key], let tableOrigins = origins[key] else {
-          return .copyRows("table \(table.name) has no origin")
-        }
-        let continued = Set(tableOrigins.values.compactMap { $0 })
-        guard continued.count == tableOrigins.values.compactMap({ $0 }).count else {
-          return .copyRows("a column of \(table.name) continues in two columns")
-        }
-        for name in columns.keys.sorted() where !continued.contains(name) {
-          let sourceTable = tableNames.first { $0.value.uppercased() == key }?.key.uppercased() ?? key
-          if constrained[sourceTable]?.contains(name) == true || constrained[key]?.contains(name) == true {
-            return .copyRows("column \(table.name).\(name) is in a table constraint: DROP COLUMN cannot remove it")
-          }
-          droppedColumns.append((table.name, name))
-          columns[name] = nil
-        }
-        var renamed: [String: String] = [:]
-        for column in table.columns {
-          let name = column.name.uppercased()
-          guard let origin = tableOrigins[name] else {
-            return .copyRows("column \(table.name).\(column.name) has no origin")
-          }
-          if let origin {
-            guard let type = columns[origin], type == column.type.uppercased() else {
-              return .copyRows("column \(table.name).\(column.name) changes type")
-            }
-            renamed[name] = type
-            columnNames[key, default: [:]][origin] = name
-            if origin != name { renamedColumns.append((table.name, origin, column.name)) }
-          } else {
-            addedColumns.append((table.name, column))
-          }
-        }
-        for column in table.columns where tableOrigins[column.name.uppercased()] == .some(nil) {
-          renamed[column.name.uppercased()] = column.type.uppercased()
-        }
-        tablesAfter[key] = renamed
-      }
+      var edits = Edits(source: source)
+      if let reason = planTables(&edits) ?? planColumns(&edits) { return .copyRows(reason) }
       // The edits must give exactly the destination's tables and columns.
       let wanted = Dictionary(
         destination.tables.map { table in
@@ -732,7 +697,7 @@ extension DDLStep {
               uniquingKeysWith: { first, _ in first })
           )
         }, uniquingKeysWith: { first, _ in first })
-      guard tablesAfter == wanted else { return .copyRows("the edits would not give the destination layout") }
+      guard edits.tablesAfter == wanted else { return .copyRows("the edits would not give the destination layout") }
       let fillStatements = fills.keys.sorted().compactMap { number -> (String, String, [DatabaseValue])? in
         guard let fill = fills[number], let layout = destination.layout(number: number) else { return nil }
         return (
@@ -743,12 +708,115 @@ extension DDLStep {
       }
       return .ddl(
         DDLStep(
-          droppedTables: droppedTables, renamedTables: renamedTables, droppedColumns: droppedColumns,
-          renamedColumns: renamedColumns, addedColumns: addedColumns, createdTables: createdTables,
+          droppedTables: edits.droppedTables, renamedTables: edits.renamedTables, droppedColumns: edits.droppedColumns,
+          renamedColumns: edits.renamedColumns, addedColumns: edits.addedColumns, createdTables: edits.createdTables,
           addedEntities: destination.entities.filter { source.layout(of: $0.name) == nil },
-          fills: fillStatements, columnNames: columnNames, tableNames: tableNames, destination: destination,
+          fills: fillStatements, columnNames: edits.columnNames, tableNames: edits.tableNames,
+          destination: destination,
           history: HistoryRewrite(mapping: mapping, source: source, destination: destination),
           sourceRTrees: source.rtreeIndexes))
+    }
+
+    /// The edits of a step as they are planned, and the tables they leave (table → column → type,
+    /// all uppercased), played on the source's.
+    private struct Edits {
+      var tablesAfter: [String: [String: String]] = [:]
+      var sourceTables: [String: StoreSchema.Table] = [:]
+      var droppedTables: [String] = []
+      var renamedTables: [(from: String, to: String)] = []
+      var createdTables: [StoreSchema.Table] = []
+      var tableNames: [String: String] = [:]
+      var droppedColumns: [(table: String, column: String)] = []
+      var renamedColumns: [(table: String, from: String, to: String)] = []
+      var addedColumns: [(table: String, column: StoreSchema.Column)] = []
+      var columnNames: [String: [String: String]] = [:]
+
+      init(source: StoreSchema) {
+        for table in source.tables {
+          sourceTables[table.name.uppercased()] = table
+          tablesAfter[table.name.uppercased()] = Dictionary(
+            table.columns.map { ($0.name.uppercased(), $0.type.uppercased()) }, uniquingKeysWith: { first, _ in first })
+        }
+      }
+    }
+
+    /// Tables dropped, renamed and created; nil, or why the step cannot be done by DDL.
+    private func planTables(_ edits: inout Edits) -> String? {
+      let usedJoins = Set(joinOrigins.values.compactMap { $0?.uppercased() })
+      for table in source.tables where isSourceJoin(table.name) && !usedJoins.contains(table.name.uppercased()) {
+        edits.droppedTables.append(table.name)
+        edits.tablesAfter[table.name.uppercased()] = nil
+      }
+      for table in destination.tables {
+        let key = table.name.uppercased()
+        if isJoin(table.name) {
+          guard let origin = joinOrigins[key] else { return "join table \(table.name) has no origin" }
+          guard let origin else {
+            edits.createdTables.append(table)
+            continue
+          }
+          edits.tableNames[origin.uppercased()] = table.name
+          if origin.uppercased() != key { edits.renamedTables.append((origin, table.name)) }
+        } else if edits.sourceTables[key] == nil {
+          edits.createdTables.append(table)
+        } else {
+          edits.tableNames[key] = table.name
+        }
+      }
+      // Table renames, played (through temporary names, as they run).
+      var moved: [String: [String: String]] = [:]
+      for (from, to) in edits.renamedTables {
+        moved[to.uppercased()] = edits.tablesAfter.removeValue(forKey: from.uppercased())
+      }
+      edits.tablesAfter.merge(moved) { _, new in new }
+      return nil
+    }
+
+    /// Columns dropped, renamed and added, table by table; nil, or why the step cannot be done by DDL.
+    private func planColumns(_ edits: inout Edits) -> String? {
+      for table in destination.tables {
+        let key = table.name.uppercased()
+        guard !edits.createdTables.contains(where: { $0.name == table.name }) else {
+          edits.tablesAfter[key] = Dictionary(
+            table.columns.map { ($0.name.uppercased(), $0.type.uppercased()) }, uniquingKeysWith: { first, _ in first })
+          continue
+        }
+        guard var columns = edits.tablesAfter[key], let tableOrigins = origins[key] else {
+          return "table \(table.name) has no origin"
+        }
+        let continued = Set(tableOrigins.values.compactMap { $0 })
+        guard continued.count == tableOrigins.values.compactMap({ $0 }).count else {
+          return "a column of \(table.name) continues in two columns"
+        }
+        for name in columns.keys.sorted() where !continued.contains(name) {
+          let sourceTable = edits.tableNames.first { $0.value.uppercased() == key }?.key.uppercased() ?? key
+          if constrained[sourceTable]?.contains(name) == true || constrained[key]?.contains(name) == true {
+            return "column \(table.name).\(name) is in a table constraint: DROP COLUMN cannot remove it"
+          }
+          edits.droppedColumns.append((table.name, name))
+          columns[name] = nil
+        }
+        var renamed: [String: String] = [:]
+        for column in table.columns {
+          let name = column.name.uppercased()
+          guard let origin = tableOrigins[name] else { return "column \(table.name).\(column.name) has no origin" }
+          if let origin {
+            guard let type = columns[origin], type == column.type.uppercased() else {
+              return "column \(table.name).\(column.name) changes type"
+            }
+            renamed[name] = type
+            edits.columnNames[key, default: [:]][origin] = name
+            if origin != name { edits.renamedColumns.append((table.name, origin, column.name)) }
+          } else {
+            edits.addedColumns.append((table.name, column))
+          }
+        }
+        for column in table.columns where tableOrigins[column.name.uppercased()] == .some(nil) {
+          renamed[column.name.uppercased()] = column.type.uppercased()
+        }
+        edits.tablesAfter[key] = renamed
+      }
+      return nil
     }
 
     private func isSourceJoin(_ table: String) -> Bool {

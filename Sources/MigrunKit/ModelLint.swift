@@ -140,55 +140,9 @@ package enum ModelLint {
           "gets a uniqueness constraint: existing duplicates stop the migration (remove them in a custom stage's willMigrate, \(versions.joined(separator: "-")).stage.lua, or fold them with a mapping file's merge rules)"
         )
       }
-      let declared = paired(
-        old.declaredAttributes(of: origin), new.declaredAttributes(of: entity), declaredBefore: declaredBefore,
-        declaredNow: declaredNow)
-      for (previous, attribute) in declared.kept
-      where previous.type == .composite && attribute.type == .composite
-        && previous.elements.map({ "\($0.name):\($0.type.rawValue)" })
-          != attribute.elements.map({
-            "\($0.name):\($0.type.rawValue)"
-          })
-      {
-        let was = Set(previous.elements.map(\.name))
-        let now = Set(attribute.elements.map(\.name))
-        let removed = was.subtracting(now).sorted()
-        let added = now.subtracting(was).sorted()
-        var parts: [String] = []
-        if !removed.isEmpty { parts.append("\(removed.joined(separator: ", ")) removed (their values are lost)") }
-        if !added.isEmpty { parts.append("\(added.joined(separator: ", ")) added (empty in existing objects)") }
-        if parts.isEmpty { parts.append("an element's type changed") }
-        add(
-          "composite-changed", entity.name, [attribute.name],
-          "its stored value (a Codable struct or enum) changed shape: \(parts.joined(separator: "; "))")
-      }
-      // A property removed where one of its kind was added without a renaming identifier.
-      var renames: [(removed: String, added: String, what: String)] = []
-      for removed in attributes.removed {
-        if let added = attributes.added.first(where: {
-          $0.type == removed.type && $0.renamingIdentifier == nil
-            && (namesAreRelated($0.name, removed.name)
-              || ($0.isOptional == removed.isOptional && $0.defaultValue == removed.defaultValue))
-        }) {
-          renames.append(
-            (removed.name, added.name, "(\(added.type.xmlName)) added with no renaming identifier: its values"))
-        }
-      }
-      for removed in relationships.removed {
-        if let added = relationships.added.first(where: {
-          $0.destinationEntity == removed.destinationEntity && $0.isToMany == removed.isToMany
-            && $0.renamingIdentifier == nil
-        }) {
-          renames.append(
-            (removed.name, added.name, "(to \(added.destinationEntity)) added with no renaming identifier: its links"))
-        }
-      }
-      for rename in renames {
-        add(
-          "probable-rename", entity.name, [rename.removed, rename.added],
-          "'\(rename.removed)' removed and '\(rename.added)' \(rename.what) are lost if a rename was meant (set the Renaming ID of '\(rename.added)' to '\(rename.removed)')"
-        )
-      }
+      compositeChanges(
+        old, new, origin: origin, entity: entity, declaredBefore: declaredBefore, declaredNow: declaredNow, add: add)
+      probableRenames(entity, attributes: attributes, relationships: relationships, add: add)
       if cloudKit {
         let kept = attributes.kept.map { ($0.0.name, $0.1.name) } + relationships.kept.map { ($0.0.name, $0.1.name) }
         for (previous, name) in kept where previous != name {
@@ -214,6 +168,71 @@ package enum ModelLint {
       }
     }
     return found
+  }
+
+  typealias Add = (_ rule: String, _ entity: String, _ properties: [String], _ message: String) -> Void
+
+  /// composite-changed: a composite attribute (SwiftData's Codable struct or enum) whose elements changed.
+  static func compositeChanges(
+    _ old: ObjectModel, _ new: ObjectModel, origin: Entity, entity: Entity, declaredBefore: Set<String>,
+    declaredNow: Set<String>, add: Add
+  ) {
+    let declared = paired(
+      old.declaredAttributes(of: origin), new.declaredAttributes(of: entity), declaredBefore: declaredBefore,
+      declaredNow: declaredNow)
+    for (previous, attribute) in declared.kept
+    where previous.type == .composite && attribute.type == .composite
+      && previous.elements.map({ "\($0.name):\($0.type.rawValue)" })
+        != attribute.elements.map({
+          "\($0.name):\($0.type.rawValue)"
+        })
+    {
+      let was = Set(previous.elements.map(\.name))
+      let now = Set(attribute.elements.map(\.name))
+      let removed = was.subtracting(now).sorted()
+      let added = now.subtracting(was).sorted()
+      var parts: [String] = []
+      if !removed.isEmpty { parts.append("\(removed.joined(separator: ", ")) removed (their values are lost)") }
+      if !added.isEmpty { parts.append("\(added.joined(separator: ", ")) added (empty in existing objects)") }
+      if parts.isEmpty { parts.append("an element's type changed") }
+      add(
+        "composite-changed", entity.name, [attribute.name],
+        "its stored value (a Codable struct or enum) changed shape: \(parts.joined(separator: "; "))")
+    }
+  }
+
+  /// probable-rename: a property removed where one of its kind was added without a renaming identifier.
+  static func probableRenames(
+    _ entity: Entity, attributes: (kept: [(Attribute, Attribute)], added: [Attribute], removed: [Attribute]),
+    relationships: (kept: [(Relationship, Relationship)], added: [Relationship], removed: [Relationship]), add: Add
+  ) {
+    // A property removed where one of its kind was added without a renaming identifier.
+    var renames: [(removed: String, added: String, what: String)] = []
+    for removed in attributes.removed {
+      if let added = attributes.added.first(where: {
+        $0.type == removed.type && $0.renamingIdentifier == nil
+          && (namesAreRelated($0.name, removed.name)
+            || ($0.isOptional == removed.isOptional && $0.defaultValue == removed.defaultValue))
+      }) {
+        renames.append(
+          (removed.name, added.name, "(\(added.type.xmlName)) added with no renaming identifier: its values"))
+      }
+    }
+    for removed in relationships.removed {
+      if let added = relationships.added.first(where: {
+        $0.destinationEntity == removed.destinationEntity && $0.isToMany == removed.isToMany
+          && $0.renamingIdentifier == nil
+      }) {
+        renames.append(
+          (removed.name, added.name, "(to \(added.destinationEntity)) added with no renaming identifier: its links"))
+      }
+    }
+    for rename in renames {
+      add(
+        "probable-rename", entity.name, [rename.removed, rename.added],
+        "'\(rename.removed)' removed and '\(rename.added)' \(rename.what) are lost if a rename was meant (set the Renaming ID of '\(rename.added)' to '\(rename.removed)')"
+      )
+    }
   }
 
   /// One kind of property (stored ones) paired across a step, as Core Data pairs them (name or
