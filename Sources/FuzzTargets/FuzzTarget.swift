@@ -52,132 +52,170 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   public func run(_ data: Data) {
     let bytes = [UInt8](data)
     switch self {
-    case .mappingModel:
-      guard let source = Corpus.model, let destination = Corpus.model2 else { return }
-      let versions = [source, destination]
-      let read =
-        bytes.starts(with: Array("bplist".utf8))
-        ? try? AppleMappingModel.parse(cdm: bytes, fileName: "fuzz.cdm", versions: versions, modelName: "Fuzz")
-        : try? AppleMappingModel.parse(
-          xcmapping: bytes, fileName: "fuzz.xcmappingmodel", versions: versions, modelName: "Fuzz")
-      guard let mapping = read else { return }
-      _ = mapping.mismatch(source: source, destination: destination)
-      _ = try? AppleMappingConverter.convert(
-        mapping, source: source, destination: destination, policyFolders: [], missing: .stub)
-    case .xcdatamodel:
-      // Whatever model a file describes, its store layout (index expressions' SQL among it) is worked out.
-      if let model = try? XcdatamodelReader.parse(data, file: "fuzz.xcdatamodel") { _ = StoreSchema(model: model) }
-    case .swiftModel:
-      if let bundle = try? SwiftDataSources.bundle(
-        sources: [("fuzz.swift", String(decoding: data, as: UTF8.self))], name: "Fuzz")
-      {
-        for model in bundle.models { _ = model.versionHashesDigest }
+    case .mappingModel: Self.runMappingModel(data, bytes)
+    case .xcdatamodel: Self.runXcdatamodel(data, bytes)
+    case .swiftModel: Self.runSwiftModel(data, bytes)
+    case .predicate: Self.runPredicate(data, bytes)
+    case .plist: Self.runPlist(data, bytes)
+    case .keyedArchive: Self.runKeyedArchive(data, bytes)
+    case .modelCache: Self.runModelCache(data, bytes)
+    case .storeMetadata: Self.runStoreMetadata(data, bytes)
+    case .importJSON: Self.runImportJSON(data, bytes)
+    case .luaMapping: Self.runLuaMapping(data, bytes)
+    case .luaScript: Self.runLuaScript(data, bytes)
+    case .luaHelpers: Self.runLuaHelpers(data, bytes)
+    case .storeFile: Self.runStoreFile(data, bytes)
+    }
+  }
+
+  private static func runMappingModel(_ data: Data, _ bytes: [UInt8]) {
+    guard let source = Corpus.model, let destination = Corpus.model2 else { return }
+    let versions = [source, destination]
+    let read =
+      bytes.starts(with: Array("bplist".utf8))
+      ? try? AppleMappingModel.parse(cdm: bytes, fileName: "fuzz.cdm", versions: versions, modelName: "Fuzz")
+      : try? AppleMappingModel.parse(
+        xcmapping: bytes, fileName: "fuzz.xcmappingmodel", versions: versions, modelName: "Fuzz")
+    guard let mapping = read else { return }
+    _ = mapping.mismatch(source: source, destination: destination)
+    _ = try? AppleMappingConverter.convert(
+      mapping, source: source, destination: destination, policyFolders: [], missing: .stub)
+  }
+
+  private static func runXcdatamodel(_ data: Data, _ bytes: [UInt8]) {
+    // Whatever model a file describes, its store layout (index expressions' SQL among it) is worked out.
+    if let model = try? XcdatamodelReader.parse(data, file: "fuzz.xcdatamodel") { _ = StoreSchema(model: model) }
+  }
+
+  private static func runSwiftModel(_ data: Data, _ bytes: [UInt8]) {
+    if let bundle = try? SwiftDataSources.bundle(
+      sources: [("fuzz.swift", String(decoding: data, as: UTF8.self))], name: "Fuzz")
+    {
+      for model in bundle.models { _ = model.versionHashesDigest }
+    }
+  }
+
+  private static func runPredicate(_ data: Data, _ bytes: [UInt8]) {
+    let text = String(decoding: data, as: UTF8.self)
+    if let expression = try? IndexExpression.parse(text), let model = Corpus.model {
+      var entity = model.entity(named: "Item")
+      entity?.fetchIndexes = [
+        FetchIndex(name: "fuzz", elements: [.init(property: "", expression: expression)], partialPredicate: text)
+      ]
+      if let entity, let indexed = try? ObjectModel(entities: model.entities.map { $0.name == "Item" ? entity : $0 }) {
+        _ = StoreSchema(model: indexed)
       }
-    case .predicate:
-      let text = String(decoding: data, as: UTF8.self)
-      if let expression = try? IndexExpression.parse(text), let model = Corpus.model {
-        var entity = model.entity(named: "Item")
-        entity?.fetchIndexes = [
-          FetchIndex(name: "fuzz", elements: [.init(property: "", expression: expression)], partialPredicate: text)
-        ]
-        if let entity, let indexed = try? ObjectModel(entities: model.entities.map { $0.name == "Item" ? entity : $0 })
-        {
-          _ = StoreSchema(model: indexed)
-        }
-      }
-      guard let predicate = try? FormatPredicate(text), let store = try? Corpus.sampleStore() else { return }
-      let context = StoreCoordinator(store: store).newContext()
-      for entity in ["Item", "Owner", "Tag"] { _ = try? context.fetch(entity, matching: predicate) }
-    case .plist:
-      if let value = try? PropertyListValue(decoding: bytes) {
-        _ = try? PropertyListValue(decoding: value.binaryEncoded())
-        _ = try? PropertyListValue(decoding: value.xmlEncoded())
-      }
-    case .keyedArchive:
-      _ = try? KeyedArchive.unarchive(bytes)
-    case .modelCache:
-      let model =
-        bytes.starts(with: Array("bplist".utf8))
-        ? try? ObjectModel.decodingModelCache(archive: bytes) : try? ObjectModel.decodingModelCache(compressed: bytes)
-      // Whatever model a cache describes, migrun's own cache of it is written and read back.
-      if let model { _ = StoreSchema(model: model) }
-      if let model, let written = try? model.modelCache() {
-        _ = try? ObjectModel.decodingModelCache(compressed: written)
-      }
-    case .storeMetadata:
-      if let plist = try? PropertyListValue(decoding: bytes),
-        let metadata = try? StoreMetadata(uuid: "FUZZ", plist: plist), let model = Corpus.model
-      {
-        _ = metadata.differences(from: model)
-        _ = metadata.describing(model).plist.binaryEncoded()
-      }
-    case .importJSON:
+    }
+    guard let predicate = try? FormatPredicate(text), let store = try? Corpus.sampleStore() else { return }
+    let context = StoreCoordinator(store: store).newContext()
+    for entity in ["Item", "Owner", "Tag"] { _ = try? context.fetch(entity, matching: predicate) }
+  }
+
+  private static func runPlist(_ data: Data, _ bytes: [UInt8]) {
+    if let value = try? PropertyListValue(decoding: bytes) {
+      _ = try? PropertyListValue(decoding: value.binaryEncoded())
+      _ = try? PropertyListValue(decoding: value.xmlEncoded())
+    }
+  }
+
+  private static func runKeyedArchive(_ data: Data, _ bytes: [UInt8]) {
+    _ = try? KeyedArchive.unarchive(bytes)
+  }
+
+  private static func runModelCache(_ data: Data, _ bytes: [UInt8]) {
+    let model =
+      bytes.starts(with: Array("bplist".utf8))
+      ? try? ObjectModel.decodingModelCache(archive: bytes) : try? ObjectModel.decodingModelCache(compressed: bytes)
+    // Whatever model a cache describes, migrun's own cache of it is written and read back.
+    if let model { _ = StoreSchema(model: model) }
+    if let model, let written = try? model.modelCache() {
+      _ = try? ObjectModel.decodingModelCache(compressed: written)
+    }
+  }
+
+  private static func runStoreMetadata(_ data: Data, _ bytes: [UInt8]) {
+    if let plist = try? PropertyListValue(decoding: bytes),
+      let metadata = try? StoreMetadata(uuid: "FUZZ", plist: plist), let model = Corpus.model
+    {
+      _ = metadata.differences(from: model)
+      _ = metadata.describing(model).plist.binaryEncoded()
+    }
+  }
+
+  private static func runImportJSON(_ data: Data, _ bytes: [UInt8]) {
+    guard let model = Corpus.model else { return }
+    let store = InMemoryStore(model: model)
+    if (try? StoreJSON.importObjects(data, into: store)) != nil {
+      _ = try? StoreJSON.export(store)
+    }
+  }
+
+  private static func runLuaMapping(_ data: Data, _ bytes: [UInt8]) {
+    Scratch.withFile(named: "Fuzz-Fuzz 2.lua", data) { file in
       guard let model = Corpus.model else { return }
-      let store = InMemoryStore(model: model)
-      if (try? StoreJSON.importObjects(data, into: store)) != nil {
-        _ = try? StoreJSON.export(store)
-      }
-    case .luaMapping:
-      Scratch.withFile(named: "Fuzz-Fuzz 2.lua", data) { file in
-        guard let model = Corpus.model else { return }
-        let step = MigrationStep(
-          from: "Fuzz", to: "Fuzz 2", kind: .scripted(file), inferredMapping: nil, source: model, destination: model)
-        var limits = LuaLimits()
-        limits.instructions = 2_000_000
-        limits.memoryBytes = 16 << 20
-        limits.seconds = 2
-        guard let loaded = try? ScriptedStep.load(step, file: file, policyFolders: [], limits: limits),
-          let source = try? Corpus.sampleStore()
-        else { return }
-        // The step run on the sample objects, as a policy test runs it: every hook, row function
-        // and merge rule the file declares gets real objects.
-        let destination = InMemoryStore(model: model)
-        guard
-          let manager = try? MigrationManager(
-            mapping: loaded.mapping, source: source, destination: destination, policies: loaded.policies)
-        else { return }
-        manager.mergeRules = loaded.mergeRules
-        try? manager.migrate()
-      }
-    case .luaScript:
-      guard let vm = try? LuaVM(limits: Self.smallLimits) else { return }
-      let source = String(decoding: data, as: UTF8.self)
-      if case .function(let function)? = (try? vm.run(source: source, name: "fuzz.lua"))?.first {
-        _ = try? vm.call(function, [.text("fuzz"), .integer(1), .null])
-      }
-    case .luaHelpers:
-      guard let vm = try? LuaVM(limits: Self.smallLimits),
-        let decode = try? vm.run(
-          source: """
-            return function(bytes)
-              for _, f in ipairs({ json.decode, plist.decode, plist.unarchive, base64.decode, hex.decode, date.parse }) do
-                local ok, value = pcall(f, bytes)
-                if ok then pcall(json.encode, value) pcall(plist.encode, value) end
-              end
-            end
-            """, name: "helpers.lua"
-        ).first?.functionValue
+      let step = MigrationStep(
+        from: "Fuzz", to: "Fuzz 2", kind: .scripted(file), inferredMapping: nil, source: model, destination: model)
+      var limits = LuaLimits()
+      limits.instructions = 2_000_000
+      limits.memoryBytes = 16 << 20
+      limits.seconds = 2
+      guard let loaded = try? ScriptedStep.load(step, file: file, policyFolders: [], limits: limits),
+        let source = try? Corpus.sampleStore()
       else { return }
-      _ = try? vm.call(decode, [.bytes(bytes)])
-    case .storeFile:
-      Scratch.withFile(named: "fuzz.sqlite", data) { file in
-        _ = try? SQLiteStore.metadata(at: file)
-        // As a model (`--model store.sqlite`): the file is sniffed, its cache read.
-        _ = try? ModelBundle(modelOrStoreAt: file)
-        if let store = try? SQLiteStore(url: file) {
-          _ = try? store.entityCounts()
-          _ = try? StoreJSON.export(store)
-          // What `plan` reads: the store's own tables and triggers, and the DDL decision, which
-          // parses the table constraints of its CREATE TABLE statements.
-          _ = try? store.ownObjectsSummary()
-          if let mapping = try? MappingModel.inferred(from: store.model, to: store.model) {
-            let step = MigrationStep(
-              from: "Fuzz", to: "Fuzz", kind: .inferred, inferredMapping: mapping, source: store.model,
-              destination: store.model)
-            _ = try? StoreMigrator.method(of: step, mapping: StepMapping(mapping: mapping), store: store)
-          }
-          try? store.close()
+      // The step run on the sample objects, as a policy test runs it: every hook, row function
+      // and merge rule the file declares gets real objects.
+      let destination = InMemoryStore(model: model)
+      guard
+        let manager = try? MigrationManager(
+          mapping: loaded.mapping, source: source, destination: destination, policies: loaded.policies)
+      else { return }
+      manager.mergeRules = loaded.mergeRules
+      try? manager.migrate()
+    }
+  }
+
+  private static func runLuaScript(_ data: Data, _ bytes: [UInt8]) {
+    guard let vm = try? LuaVM(limits: Self.smallLimits) else { return }
+    let source = String(decoding: data, as: UTF8.self)
+    if case .function(let function)? = (try? vm.run(source: source, name: "fuzz.lua"))?.first {
+      _ = try? vm.call(function, [.text("fuzz"), .integer(1), .null])
+    }
+  }
+
+  private static func runLuaHelpers(_ data: Data, _ bytes: [UInt8]) {
+    guard let vm = try? LuaVM(limits: Self.smallLimits),
+      let decode = try? vm.run(
+        source: """
+          return function(bytes)
+            for _, f in ipairs({ json.decode, plist.decode, plist.unarchive, base64.decode, hex.decode, date.parse }) do
+              local ok, value = pcall(f, bytes)
+              if ok then pcall(json.encode, value) pcall(plist.encode, value) end
+            end
+          end
+          """, name: "helpers.lua"
+      ).first?.functionValue
+    else { return }
+    _ = try? vm.call(decode, [.bytes(bytes)])
+  }
+
+  private static func runStoreFile(_ data: Data, _ bytes: [UInt8]) {
+    Scratch.withFile(named: "fuzz.sqlite", data) { file in
+      _ = try? SQLiteStore.metadata(at: file)
+      // As a model (`--model store.sqlite`): the file is sniffed, its cache read.
+      _ = try? ModelBundle(modelOrStoreAt: file)
+      if let store = try? SQLiteStore(url: file) {
+        _ = try? store.entityCounts()
+        _ = try? StoreJSON.export(store)
+        // What `plan` reads: the store's own tables and triggers, and the DDL decision, which
+        // parses the table constraints of its CREATE TABLE statements.
+        _ = try? store.ownObjectsSummary()
+        if let mapping = try? MappingModel.inferred(from: store.model, to: store.model) {
+          let step = MigrationStep(
+            from: "Fuzz", to: "Fuzz", kind: .inferred, inferredMapping: mapping, source: store.model,
+            destination: store.model)
+          _ = try? StoreMigrator.method(of: step, mapping: StepMapping(mapping: mapping), store: store)
         }
+        try? store.close()
       }
     }
   }

@@ -12,113 +12,163 @@ import PropertyList
 /// ```
 package enum StoreFiller {
   public static func objects(for model: ObjectModel, perEntity count: Int, seed: UInt64) -> [StoredObject] {
-    var random = SplitMix(seed: seed)
-    var keys: [String: Int64] = [:]
-    var objects: [ObjectID: StoredObject] = [:]
-    var order: [ObjectID] = []
-    let rules = ModelRules(model: model)
-    for entity in model.entities.sorted(by: { $0.name < $1.name }) where !entity.isAbstract {
-      let valueRules = rules.entities.first { $0.entity.name == entity.name }?.valueRules ?? []
-      let unique = Set(([entity] + model.ancestors(of: entity)).flatMap(\.uniquenessConstraints).flatMap { $0 })
-      for index in 0..<count {
-        let root = model.root(of: entity).name
-        keys[root, default: 0] += 1
-        let key = keys[root] ?? 1
-        let id = ObjectID(entity: entity.name, primaryKey: key)
-        var object = StoredObject(id: id, version: 1)
-        for attribute in model.attributes(of: entity) where !attribute.isTransient && attribute.derivation == nil {
-          let ruled = valueRules.filter { $0.attribute == attribute.name }
-          object.attributes[attribute.name] = value(
-            for: attribute, index: Int(key), unique: unique.contains(attribute.name), rules: ruled,
-            optionalNull: index % 5 == 4, &random)
-        }
-        for relationship in model.relationships(of: entity) where relationship.isToMany {
-          object.toMany[relationship.name] = []
-        }
-        objects[id] = object
-        order.append(id)
-      }
-    }
-    func kind(_ destination: String) -> [ObjectID] {
-      order.filter { id in model.entity(named: id.entity).map { model.entity($0, isKindOf: destination) } ?? false }
-    }
-    func room(_ id: ObjectID, _ relationship: Relationship) -> Bool {
-      relationship.maxCount <= 0 || (objects[id]?.toMany[relationship.name]?.count ?? 0) < Int(relationship.maxCount)
-    }
+    var filling = Filling(model: model, seed: seed)
+    filling.makeObjects(perEntity: count)
     var done: Set<String> = []
     for entity in model.entities.sorted(by: { $0.name < $1.name }) {
       for relationship in entity.relationships.sorted(by: { $0.name < $1.name }) where !relationship.isTransient {
         let key = entity.name + "." + relationship.name
         guard !done.contains(key) else { continue }
         done.insert(key)
-        let owners = kind(entity.name)
-        let targets = kind(relationship.destinationEntity)
-        guard !owners.isEmpty, !targets.isEmpty else { continue }
         let inverse = model.inverse(of: relationship)
         if let inverse { done.insert(relationship.destinationEntity + "." + inverse.name) }
-        // Optional links are made three times in four; required ones always.
-        func wanted(_ relationship: Relationship) -> Bool { !relationship.isOptional || random.next() % 4 != 0 }
-        switch (relationship.isToMany, inverse) {
-        case (false, nil):
-          for owner in owners where wanted(relationship) {
-            objects[owner]?.toOne[relationship.name] = targets[Int(random.next() % UInt64(targets.count))]
+        filling.link(entity, relationship, inverse: inverse)
+      }
+    }
+    return filling.result()
+  }
+
+  /// The objects as they are made: keys, values, then links, relationship by relationship.
+  private struct Filling {
+    let model: ObjectModel
+    var random: SplitMix
+    var objects: [ObjectID: StoredObject] = [:]
+    var order: [ObjectID] = []
+
+    init(model: ObjectModel, seed: UInt64) {
+      self.model = model
+      random = SplitMix(seed: seed)
+    }
+
+    /// `count` objects of every concrete entity, with values (keys numbered per root entity).
+    mutating func makeObjects(perEntity count: Int) {
+      var keys: [String: Int64] = [:]
+      let rules = ModelRules(model: model)
+      for entity in model.entities.sorted(by: { $0.name < $1.name }) where !entity.isAbstract {
+        let valueRules = rules.entities.first { $0.entity.name == entity.name }?.valueRules ?? []
+        let unique = Set(([entity] + model.ancestors(of: entity)).flatMap(\.uniquenessConstraints).flatMap { $0 })
+        for index in 0..<count {
+          let root = model.root(of: entity).name
+          keys[root, default: 0] += 1
+          let key = keys[root] ?? 1
+          let id = ObjectID(entity: entity.name, primaryKey: key)
+          var object = StoredObject(id: id, version: 1)
+          for attribute in model.attributes(of: entity) where !attribute.isTransient && attribute.derivation == nil {
+            let ruled = valueRules.filter { $0.attribute == attribute.name }
+            object.attributes[attribute.name] = value(
+              for: attribute, index: Int(key), unique: unique.contains(attribute.name), rules: ruled,
+              optionalNull: index % 5 == 4, &random)
           }
-        case (false, let inverse?) where !inverse.isToMany:
-          // One-to-one: a pairing, each end at most once.
-          var free = targets.filter { !owners.contains($0) || relationship.destinationEntity != entity.name }
-          for owner in owners where wanted(relationship) || !inverse.isOptional {
-            guard let target = free.popLast(), target != owner else { continue }
-            objects[owner]?.toOne[relationship.name] = target
-            objects[target]?.toOne[inverse.name] = owner
+          for relationship in model.relationships(of: entity) where relationship.isToMany {
+            object.toMany[relationship.name] = []
           }
-        case (false, let inverse?):
-          for owner in owners where wanted(relationship) {
-            let open = targets.filter { room($0, inverse) }
-            guard !open.isEmpty else { break }
-            let target = open[Int(random.next() % UInt64(open.count))]
-            objects[owner]?.toOne[relationship.name] = target
+          objects[id] = object
+          order.append(id)
+        }
+      }
+    }
+
+    func kind(_ destination: String) -> [ObjectID] {
+      order.filter { id in model.entity(named: id.entity).map { model.entity($0, isKindOf: destination) } ?? false }
+    }
+
+    func room(_ id: ObjectID, _ relationship: Relationship) -> Bool {
+      relationship.maxCount <= 0 || (objects[id]?.toMany[relationship.name]?.count ?? 0) < Int(relationship.maxCount)
+    }
+
+    /// Optional links are made three times in four; required ones always.
+    mutating func wanted(_ relationship: Relationship) -> Bool {
+      !relationship.isOptional || random.next() % 4 != 0
+    }
+
+    /// Links of `relationship` of `entity`'s objects (and their inverse), of every shape.
+    mutating func link(_ entity: Entity, _ relationship: Relationship, inverse: Relationship?) {
+      let owners = kind(entity.name)
+      let targets = kind(relationship.destinationEntity)
+      guard !owners.isEmpty, !targets.isEmpty else { return }
+      if relationship.isToMany {
+        linkToMany(entity, relationship, inverse: inverse, owners: owners, targets: targets)
+      } else {
+        linkToOne(entity, relationship, inverse: inverse, owners: owners, targets: targets)
+      }
+    }
+
+    private mutating func linkToOne(
+      _ entity: Entity, _ relationship: Relationship, inverse: Relationship?, owners: [ObjectID], targets: [ObjectID]
+    ) {
+      switch (relationship.isToMany, inverse) {
+      case (false, nil):
+        for owner in owners where wanted(relationship) {
+          objects[owner]?.toOne[relationship.name] = targets[Int(random.next() % UInt64(targets.count))]
+        }
+      case (false, let inverse?) where !inverse.isToMany:
+        // One-to-one: a pairing, each end at most once.
+        var free = targets.filter { !owners.contains($0) || relationship.destinationEntity != entity.name }
+        for owner in owners where wanted(relationship) || !inverse.isOptional {
+          guard let target = free.popLast(), target != owner else { continue }
+          objects[owner]?.toOne[relationship.name] = target
+          objects[target]?.toOne[inverse.name] = owner
+        }
+      case (false, let inverse?):
+        for owner in owners where wanted(relationship) {
+          let open = targets.filter { room($0, inverse) }
+          guard !open.isEmpty else { break }
+          let target = open[Int(random.next() % UInt64(open.count))]
+          objects[owner]?.toOne[relationship.name] = target
+          objects[target]?.toMany[inverse.name, default: []].append(owner)
+        }
+      default: break
+      }
+    }
+
+    private mutating func linkToMany(
+      _ entity: Entity, _ relationship: Relationship, inverse: Relationship?, owners: [ObjectID], targets: [ObjectID]
+    ) {
+      switch (relationship.isToMany, inverse) {
+      case (true, nil):
+        // Each destination belongs to one owner at most (a hidden to-one in Core Data's layout).
+        for (index, target) in targets.enumerated() where wanted(relationship) {
+          let owner = owners[index % owners.count]
+          if room(owner, relationship) { objects[owner]?.toMany[relationship.name, default: []].append(target) }
+        }
+      case (true, let inverse?) where !inverse.isToMany:
+        for (index, target) in targets.enumerated() where wanted(inverse) {
+          let owner = owners[index % owners.count]
+          guard room(owner, relationship) else { continue }
+          objects[target]?.toOne[inverse.name] = owner
+          objects[owner]?.toMany[relationship.name, default: []].append(target)
+        }
+      case (true, let inverse?):
+        let reflexive = inverse.name == relationship.name && relationship.destinationEntity == entity.name
+        let lowest = max(Int(relationship.minCount), relationship.isOptional ? 0 : 1)
+        for owner in owners {
+          let highest = relationship.maxCount > 0 ? Int(relationship.maxCount) : 3
+          let wantedCount = min(targets.count, max(lowest, Int(random.next() % UInt64(max(highest, 1) + 1))))
+          var members = objects[owner]?.toMany[relationship.name] ?? []
+          for target in targets.shuffled(using: &random) where members.count < wantedCount {
+            guard !members.contains(target), !(reflexive && target == owner), room(target, inverse) else { continue }
+            members.append(target)
             objects[target]?.toMany[inverse.name, default: []].append(owner)
           }
-        case (true, nil):
-          // Each destination belongs to one owner at most (a hidden to-one in Core Data's layout).
-          for (index, target) in targets.enumerated() where wanted(relationship) {
-            let owner = owners[index % owners.count]
-            if room(owner, relationship) { objects[owner]?.toMany[relationship.name, default: []].append(target) }
-          }
-        case (true, let inverse?) where !inverse.isToMany:
-          for (index, target) in targets.enumerated() where wanted(inverse) {
-            let owner = owners[index % owners.count]
-            guard room(owner, relationship) else { continue }
-            objects[target]?.toOne[inverse.name] = owner
-            objects[owner]?.toMany[relationship.name, default: []].append(target)
-          }
-        case (true, let inverse?):
-          let reflexive = inverse.name == relationship.name && relationship.destinationEntity == entity.name
-          let lowest = max(Int(relationship.minCount), relationship.isOptional ? 0 : 1)
-          for owner in owners {
-            let highest = relationship.maxCount > 0 ? Int(relationship.maxCount) : 3
-            let wantedCount = min(targets.count, max(lowest, Int(random.next() % UInt64(max(highest, 1) + 1))))
-            var members = objects[owner]?.toMany[relationship.name] ?? []
-            for target in targets.shuffled(using: &random) where members.count < wantedCount {
-              guard !members.contains(target), !(reflexive && target == owner), room(target, inverse) else { continue }
-              members.append(target)
-              objects[target]?.toMany[inverse.name, default: []].append(owner)
-            }
-            objects[owner]?.toMany[relationship.name] = members
-          }
+          objects[owner]?.toMany[relationship.name] = members
         }
+      default: break
       }
     }
-    for id in order {
-      guard var object = objects[id], let entity = model.entity(named: id.entity) else { continue }
-      for relationship in model.relationships(of: entity) where relationship.isToMany && !relationship.isOrdered {
-        object.toMany[relationship.name] = (object.toMany[relationship.name] ?? []).sorted {
-          $0.entity == $1.entity ? $0.primaryKey < $1.primaryKey : $0.entity < $1.entity
+
+    /// Unordered to-many members by key; the objects in the order they were made.
+    mutating func result() -> [StoredObject] {
+      for id in order {
+        guard var object = objects[id], let entity = model.entity(named: id.entity) else { continue }
+        for relationship in model.relationships(of: entity) where relationship.isToMany && !relationship.isOrdered {
+          object.toMany[relationship.name] = (object.toMany[relationship.name] ?? []).sorted {
+            $0.entity == $1.entity ? $0.primaryKey < $1.primaryKey : $0.entity < $1.entity
+          }
         }
+        objects[id] = object
       }
-      objects[id] = object
+      return order.compactMap { objects[$0] }
     }
-    return order.compactMap { objects[$0] }
   }
 
   /// Inserts `objects` into `store` in one transaction, keys reserved.
