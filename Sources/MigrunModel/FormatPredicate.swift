@@ -164,54 +164,9 @@ struct FormatPredicateParser {
         || (character == "." && index + 1 < characters.count && characters[index + 1].isNumber
           && !(tokens.last.map { if case .word = $0.0 { return true } else { return false } } ?? false))
       {
-        var text = ""
-        var isInteger = true
-        if character == "0", index + 1 < characters.count, characters[index + 1] == "x" {
-          index += 2
-          while index < characters.count, characters[index].isHexDigit {
-            text.append(characters[index])
-            index += 1
-          }
-          guard let value = Int64(text, radix: 16) else { throw fail("a hexadecimal number without digits") }
-          tokens.append((.number(Double(value), isInteger: true), start))
-          continue
-        }
-        while index < characters.count,
-          characters[index].isNumber || characters[index] == "."
-            || ((characters[index] == "e" || characters[index] == "E") && !text.isEmpty)
-            || ((characters[index] == "-" || characters[index] == "+") && (text.last == "e" || text.last == "E"))
-        {
-          if !characters[index].isNumber { isInteger = false }
-          text.append(characters[index])
-          index += 1
-        }
-        guard let value = Double(text) else { throw fail("'\(text)' is not a number") }
-        tokens.append((.number(value, isInteger: isInteger), start))
+        tokens.append((try scanNumber(characters, &index, format: format), start))
       } else if character == "'" || character == "\"" {
-        index += 1
-        var text = ""
-        var closed = false
-        while index < characters.count {
-          let next = characters[index]
-          if next == character {
-            closed = true
-            index += 1
-            break
-          }
-          if next == "\\", index + 1 < characters.count {
-            let escaped = characters[index + 1]
-            text.append(escaped == "n" ? "\n" : escaped == "t" ? "\t" : escaped == "r" ? "\r" : escaped)
-            index += 2
-            continue
-          }
-          text.append(next)
-          index += 1
-        }
-        guard closed else {
-          index = start
-          throw fail("a string that is not closed")
-        }
-        tokens.append((.string(text), start))
+        tokens.append((try scanString(characters, &index, format: format), start))
       } else if character == "%" {
         guard index + 1 < characters.count, "@KdifD".contains(characters[index + 1]) else {
           throw fail("'%' starts an argument: %@, %K, %d, %i or %f")
@@ -233,6 +188,73 @@ struct FormatPredicateParser {
     }
     tokens.append((.end, characters.count))
     return tokens
+  }
+
+  /// A number at `index` (decimal, with a fraction and an exponent, or `0x` hexadecimal).
+  private static func scanNumber(_ characters: [Character], _ index: inout Int, format: String)
+    throws(FormatPredicateError) -> Token
+  {
+    let character = characters[index]
+    func fail(_ reason: String) -> FormatPredicateError {
+      FormatPredicateError(format: format, offset: index, reason: reason)
+    }
+    var text = ""
+    var isInteger = true
+    if character == "0", index + 1 < characters.count, characters[index + 1] == "x" {
+      index += 2
+      while index < characters.count, characters[index].isHexDigit {
+        text.append(characters[index])
+        index += 1
+      }
+      guard let value = Int64(text, radix: 16) else { throw fail("a hexadecimal number without digits") }
+      return .number(Double(value), isInteger: true)
+    }
+    while index < characters.count,
+      characters[index].isNumber || characters[index] == "."
+        || ((characters[index] == "e" || characters[index] == "E") && !text.isEmpty)
+        || ((characters[index] == "-" || characters[index] == "+") && (text.last == "e" || text.last == "E"))
+    {
+      if !characters[index].isNumber { isInteger = false }
+      text.append(characters[index])
+      index += 1
+    }
+    guard let value = Double(text) else { throw fail("'\(text)' is not a number") }
+    return .number(value, isInteger: isInteger)
+  }
+
+  /// A quoted string at `index`, its escapes read.
+  private static func scanString(_ characters: [Character], _ index: inout Int, format: String)
+    throws(FormatPredicateError) -> Token
+  {
+    let character = characters[index]
+    let start = index
+    func fail(_ reason: String) -> FormatPredicateError {
+      FormatPredicateError(format: format, offset: index, reason: reason)
+    }
+    index += 1
+    var text = ""
+    var closed = false
+    while index < characters.count {
+      let next = characters[index]
+      if next == character {
+        closed = true
+        index += 1
+        break
+      }
+      if next == "\\", index + 1 < characters.count {
+        let escaped = characters[index + 1]
+        text.append(escaped == "n" ? "\n" : escaped == "t" ? "\t" : escaped == "r" ? "\r" : escaped)
+        index += 2
+        continue
+      }
+      text.append(next)
+      index += 1
+    }
+    guard closed else {
+      index = start
+      throw fail("a string that is not closed")
+    }
+    return .string(text)
   }
 
   var current: Token { tokens[position].0 }

@@ -152,35 +152,7 @@ package enum ModelCache {
       }
     }
     if case .array(let indexes)? = fields["NSFetchIndexDescriptions"] {
-      entity.fetchIndexes = indexes.compactMap { index in
-        guard case .object(_, let description) = index, let indexName = string(description["NSIndexName"]),
-          case .array(let elements)? = description["NSIndexElements"]
-        else { return nil }
-        return FetchIndex(
-          name: indexName,
-          elements: elements.compactMap { element in
-            guard case .object(_, let fields) = element else { return nil }
-            // NSFetchIndexElementType: 0 binary, 1 R-tree. An expression element archives its
-            // NSExpressionDescription under NSIndexedProperty (its name under NSPropertyName);
-            // an element naming nothing is kept as an expression migrun cannot write, never dropped.
-            var property = string(fields["NSPropertyName"])
-            var expression: IndexExpression?
-            var resultType: AttributeType?
-            if case .object(_, let described)? = fields["NSIndexedProperty"] {
-              property = property ?? string(described["NSPropertyName"])
-              expression = described["NSExpression"].map { IndexExpression.archived($0) } ?? .other("no expression")
-              resultType = integer(described["NSExpressionType"]).flatMap { UInt32(exactly: $0) }.flatMap(
-                AttributeType.init(rawValue:))
-            } else if property == nil {
-              expression = .other("no property and no expression")
-            }
-            return FetchIndex.Element(
-              property: property ?? "", type: integer(fields["NSFetchIndexElementType"]) == 1 ? "R-Tree" : "Binary",
-              isAscending: fields["NSAscending"] != .boolean(false), expression: expression,
-              expressionType: resultType)
-          },
-          partialPredicate: description["NSPartialIndexPredicate"].flatMap(PredicateFormat.format))
-      }
+      entity.fetchIndexes = indexes.compactMap(fetchIndex)
     }
     guard case .dictionary(let properties)? = fields["NSProperties"] else { return entity }
     for case (.string(let propertyName), .object(let className, let property)) in properties {
@@ -193,22 +165,8 @@ package enum ModelCache {
       case "NSAttributeDescription", "NSDerivedAttributeDescription", "NSCompositeAttributeDescription":
         entity.attributes.append(try attribute(propertyName, className, property, of: name))
       case "NSRelationshipDescription":
-        guard let destination = string(property["_NSDestinationEntityName"]) else {
-          throw ModelCacheError(entity: name, reason: "relationship '\(propertyName)' has no destination")
-        }
-        let maxCount = integer(property["NSMaxCount"]) ?? 0
-        let deleteRules: [Int64: DeleteRule] = [0: .noAction, 1: .nullify, 2: .cascade, 3: .deny]
         entity.relationships.append(
-          Relationship(
-            name: propertyName, destinationEntity: destination,
-            inverseName: string(property["_NSInverseRelationshipName"]),
-            minCount: Int32(clamping: integer(property["NSMinCount"]) ?? 0),
-            // Kept as archived: a model built in code may say -1 for "unbounded", and Core Data
-            // hashes that -1 (SampleModel2's stores), where Xcode's models say 0.
-            maxCount: Int32(clamping: maxCount), isOrdered: property["NSIsOrdered"] == .boolean(true),
-            deleteRule: deleteRules[integer(property["NSDeleteRule"]) ?? 1] ?? .nullify, isOptional: flags.optional,
-            isTransient: flags.transient, isReadOnly: flags.readOnly,
-            versionHashModifier: string(property["NSVersionHashModifier"]), renamingIdentifier: renaming))
+          try relationship(propertyName, property, of: name, renaming: renaming, flags: flags))
       case "NSFetchedPropertyDescription":
         entity.fetchedProperties.append(
           FetchedProperty(name: propertyName, fetchEntity: string(property["_NSFetchRequestEntityName"])))
@@ -225,6 +183,59 @@ package enum ModelCache {
     entity.relationships.sort { $0.name < $1.name }
     entity.fetchedProperties.sort { $0.name < $1.name }
     return entity
+  }
+
+  /// An archived `NSFetchIndexDescription`, or nil when it names nothing.
+  static func fetchIndex(_ index: ArchivedValue) -> FetchIndex? {
+    guard case .object(_, let description) = index, let indexName = string(description["NSIndexName"]),
+      case .array(let elements)? = description["NSIndexElements"]
+    else { return nil }
+    return FetchIndex(
+      name: indexName,
+      elements: elements.compactMap { element in
+        guard case .object(_, let fields) = element else { return nil }
+        // NSFetchIndexElementType: 0 binary, 1 R-tree. An expression element archives its
+        // NSExpressionDescription under NSIndexedProperty (its name under NSPropertyName);
+        // an element naming nothing is kept as an expression migrun cannot write, never dropped.
+        var property = string(fields["NSPropertyName"])
+        var expression: IndexExpression?
+        var resultType: AttributeType?
+        if case .object(_, let described)? = fields["NSIndexedProperty"] {
+          property = property ?? string(described["NSPropertyName"])
+          expression = described["NSExpression"].map { IndexExpression.archived($0) } ?? .other("no expression")
+          resultType = integer(described["NSExpressionType"]).flatMap { UInt32(exactly: $0) }.flatMap(
+            AttributeType.init(rawValue:))
+        } else if property == nil {
+          expression = .other("no property and no expression")
+        }
+        return FetchIndex.Element(
+          property: property ?? "", type: integer(fields["NSFetchIndexElementType"]) == 1 ? "R-Tree" : "Binary",
+          isAscending: fields["NSAscending"] != .boolean(false), expression: expression,
+          expressionType: resultType)
+      },
+      partialPredicate: description["NSPartialIndexPredicate"].flatMap(PredicateFormat.format))
+  }
+
+  /// An archived `NSRelationshipDescription`.
+  static func relationship(
+    _ propertyName: String, _ property: [String: ArchivedValue], of name: String, renaming: String?,
+    flags: (optional: Bool, transient: Bool, readOnly: Bool)
+  ) throws(ModelCacheError) -> Relationship {
+    guard let destination = string(property["_NSDestinationEntityName"]) else {
+      throw ModelCacheError(entity: name, reason: "relationship '\(propertyName)' has no destination")
+    }
+    let maxCount = integer(property["NSMaxCount"]) ?? 0
+    let deleteRules: [Int64: DeleteRule] = [0: .noAction, 1: .nullify, 2: .cascade, 3: .deny]
+    return Relationship(
+      name: propertyName, destinationEntity: destination,
+      inverseName: string(property["_NSInverseRelationshipName"]),
+      minCount: Int32(clamping: integer(property["NSMinCount"]) ?? 0),
+      // Kept as archived: a model built in code may say -1 for "unbounded", and Core Data
+      // hashes that -1 (SampleModel2's stores), where Xcode's models say 0.
+      maxCount: Int32(clamping: maxCount), isOrdered: property["NSIsOrdered"] == .boolean(true),
+      deleteRule: deleteRules[integer(property["NSDeleteRule"]) ?? 1] ?? .nullify, isOptional: flags.optional,
+      isTransient: flags.transient, isReadOnly: flags.readOnly,
+      versionHashModifier: string(property["NSVersionHashModifier"]), renamingIdentifier: renaming)
   }
 
   /// An archived attribute: `NSAttributeDescription`, `NSDerivedAttributeDescription`, or
