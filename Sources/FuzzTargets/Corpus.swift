@@ -149,26 +149,9 @@ public enum Corpus {
         ("fuzz-model", Data(modelXML.utf8))
       ]
     case .plist, .storeMetadata:
-      let plists = files(under: fixtures, where: { ["plist", "xccurrentversion"].contains($0.pathExtension) })
-      var seeds = try plists.map { (name(of: $0, in: fixtures), try Data(contentsOf: $0)) }
-      for store in stores {
-        guard let blob = try column("Z_PLIST", of: "Z_METADATA", in: store) else { continue }
-        seeds.append((name(of: store, in: fixtures) + ".metadata", blob))
-        if let value = try? PropertyListValue(decoding: [UInt8](blob)) {
-          seeds.append((name(of: store, in: fixtures) + ".metadata.xml", Data(value.xmlEncoded())))
-        }
-      }
-      return seeds
+      return try metadataSeeds(fixtures: fixtures, stores: stores)
     case .keyedArchive, .modelCache:
-      var seeds: [(String, Data)] = []
-      for store in stores {
-        guard let blob = try column("Z_CONTENT", of: "Z_MODELCACHE", in: store) else { continue }
-        if target == .modelCache { seeds.append((name(of: store, in: fixtures) + ".modelcache", blob)) }
-        if let archive = try? ObjectModel.inflateModelCache([UInt8](blob)) {
-          seeds.append((name(of: store, in: fixtures) + ".archive", Data(archive)))
-        }
-      }
-      return seeds
+      return try archiveSeeds(target, fixtures: fixtures, stores: stores)
     case .predicate:
       let texts = [
         "title == 'a' AND count > 3", "ANY tags.name BEGINSWITH[cd] 'r' OR NOT (done == YES)",
@@ -180,28 +163,7 @@ public enum Corpus {
       guard let store = try sampleStore() else { return [] }
       return [("sample.json", Data(try StoreJSON.export(store).utf8))]
     case .mappingModel:
-      // The fixtures' mapping models as they are (read up to the version look-up), and rewritten for
-      // the Fuzz model's versions and entities (read and converted through).
-      let models = files(
-        under: fixtures, where: { $0.lastPathComponent == "xcmapping.xml" || $0.pathExtension == "cdm" })
-      var seeds = try models.map { (name(of: $0, in: fixtures), try Data(contentsOf: $0)) }
-      for (file, data) in seeds where !data.starts(with: Array("bplist".utf8)) {
-        var text = String(decoding: data, as: UTF8.self)
-        for (from, to) in [
-          ("Country", "Item"), ("Continent", "Owner"), ("Mood", "Tag"), ("Person", "Owner"), ("Car", "Item"),
-        ] {
-          text = text.replacingOccurrences(of: ">\(from)<", with: ">\(to)<")
-        }
-        text = text.replacingOccurrences(
-          of: #"name="sourcemodelpath" type="string">[^<]*<"#,
-          with: #"name="sourcemodelpath" type="string">Fuzz.xcdatamodel<"#,
-          options: .regularExpression)
-        text = text.replacingOccurrences(
-          of: #"name="destinationmodelpath" type="string">[^<]*<"#,
-          with: #"name="destinationmodelpath" type="string">Fuzz 2.xcdatamodel<"#, options: .regularExpression)
-        seeds.append((file + ".fuzz", Data(text.utf8)))
-      }
-      return seeds
+      return try mappingModelSeeds(fixtures: fixtures)
     case .swiftModel:
       let sources = files(under: fixtures, where: { $0.pathExtension == "swift" })
       return try sources.map { (name(of: $0, in: fixtures), try Data(contentsOf: $0)) }
@@ -224,24 +186,78 @@ public enum Corpus {
         ("base64.txt", Data("aGVsbG8=".utf8)),
       ]
     case .storeFile:
-      // Small stores only: libFuzzer mutates whole inputs, and a store of a few pages explores the
-      // same code as a large one.
-      var seeds = try stores.filter { (try? $0.resourceValues(forKeys: [.fileSizeKey]).fileSize ?? 0) ?? 0 <= 200_000 }
-        .map { (name(of: $0, in: fixtures), try Data(contentsOf: $0)) }
-      if let model {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-seed-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let file = folder.appendingPathComponent("fuzz.sqlite")
-        let store = try SQLiteStore.create(at: file, model: model)
-        if let sample = try sampleStore() {
-          try StoreJSON.importObjects(Data(try StoreJSON.export(sample).utf8), into: store)
-        }
-        try store.close()
-        seeds.append(("fuzz-model.sqlite", try Data(contentsOf: file)))
-      }
-      return seeds
+      return try storeFileSeeds(fixtures: fixtures, stores: stores)
     }
+  }
+
+  private static func metadataSeeds(fixtures: URL, stores: [URL]) throws -> [(String, Data)] {
+    let plists = files(under: fixtures, where: { ["plist", "xccurrentversion"].contains($0.pathExtension) })
+    var seeds = try plists.map { (name(of: $0, in: fixtures), try Data(contentsOf: $0)) }
+    for store in stores {
+      guard let blob = try column("Z_PLIST", of: "Z_METADATA", in: store) else { continue }
+      seeds.append((name(of: store, in: fixtures) + ".metadata", blob))
+      if let value = try? PropertyListValue(decoding: [UInt8](blob)) {
+        seeds.append((name(of: store, in: fixtures) + ".metadata.xml", Data(value.xmlEncoded())))
+      }
+    }
+    return seeds
+  }
+
+  private static func archiveSeeds(_ target: FuzzTarget, fixtures: URL, stores: [URL]) throws -> [(String, Data)] {
+    var seeds: [(String, Data)] = []
+    for store in stores {
+      guard let blob = try column("Z_CONTENT", of: "Z_MODELCACHE", in: store) else { continue }
+      if target == .modelCache { seeds.append((name(of: store, in: fixtures) + ".modelcache", blob)) }
+      if let archive = try? ObjectModel.inflateModelCache([UInt8](blob)) {
+        seeds.append((name(of: store, in: fixtures) + ".archive", Data(archive)))
+      }
+    }
+    return seeds
+  }
+
+  private static func mappingModelSeeds(fixtures: URL) throws -> [(String, Data)] {
+    // The fixtures' mapping models as they are (read up to the version look-up), and rewritten for
+    // the Fuzz model's versions and entities (read and converted through).
+    let models = files(
+      under: fixtures, where: { $0.lastPathComponent == "xcmapping.xml" || $0.pathExtension == "cdm" })
+    var seeds = try models.map { (name(of: $0, in: fixtures), try Data(contentsOf: $0)) }
+    for (file, data) in seeds where !data.starts(with: Array("bplist".utf8)) {
+      var text = String(decoding: data, as: UTF8.self)
+      for (from, to) in [
+        ("Country", "Item"), ("Continent", "Owner"), ("Mood", "Tag"), ("Person", "Owner"), ("Car", "Item"),
+      ] {
+        text = text.replacingOccurrences(of: ">\(from)<", with: ">\(to)<")
+      }
+      text = text.replacingOccurrences(
+        of: #"name="sourcemodelpath" type="string">[^<]*<"#,
+        with: #"name="sourcemodelpath" type="string">Fuzz.xcdatamodel<"#,
+        options: .regularExpression)
+      text = text.replacingOccurrences(
+        of: #"name="destinationmodelpath" type="string">[^<]*<"#,
+        with: #"name="destinationmodelpath" type="string">Fuzz 2.xcdatamodel<"#, options: .regularExpression)
+      seeds.append((file + ".fuzz", Data(text.utf8)))
+    }
+    return seeds
+  }
+
+  private static func storeFileSeeds(fixtures: URL, stores: [URL]) throws -> [(String, Data)] {
+    // Small stores only: libFuzzer mutates whole inputs, and a store of a few pages explores the
+    // same code as a large one.
+    var seeds = try stores.filter { (try? $0.resourceValues(forKeys: [.fileSizeKey]).fileSize ?? 0) ?? 0 <= 200_000 }
+      .map { (name(of: $0, in: fixtures), try Data(contentsOf: $0)) }
+    if let model {
+      let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-seed-\(UUID().uuidString)")
+      try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+      defer { try? FileManager.default.removeItem(at: folder) }
+      let file = folder.appendingPathComponent("fuzz.sqlite")
+      let store = try SQLiteStore.create(at: file, model: model)
+      if let sample = try sampleStore() {
+        try StoreJSON.importObjects(Data(try StoreJSON.export(sample).utf8), into: store)
+      }
+      try store.close()
+      seeds.append(("fuzz-model.sqlite", try Data(contentsOf: file)))
+    }
+    return seeds
   }
 
   static func files(under folder: URL, where keep: (URL) -> Bool) -> [URL] {

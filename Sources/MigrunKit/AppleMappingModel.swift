@@ -251,41 +251,51 @@ package struct AppleMappingModel: Sendable, Hashable {
       let object = drafts[index].object
       let autogenerate = object.flag("autogenerateexpression")
       var mapping = mappings[index]
-      let sourceEntity = mapping.sourceEntity.flatMap { source.entity(named: $0) }
-      for id in object.links["attributemappings"] ?? [] {
-        guard let property = database.objects[id], let name = property.text("name") else { continue }
-        var expression = try archivedExpression(property, fail, mapping.name, name)
-        if expression == nil, autogenerate, let sourceEntity,
-          source.attributes(of: sourceEntity).contains(where: { $0.name == name })
-        {
-          expression = .keyPath(.variable("source"), [name])
-        }
-        mapping.attributes.append(PropertyMapping(name: name, expression: expression))
-      }
-      for id in object.links["relationshipmappings"] ?? [] {
-        guard let property = database.objects[id], let name = property.text("name") else { continue }
-        var expression = try archivedExpression(property, fail, mapping.name, name)
-        if expression == nil, let keyPath = property.text("sourcekeypath"), !keyPath.isEmpty {
-          let instances = MappingExpression(keyPathText: keyPath)
-          if let mappingName = property.text("sourcemappingname"), !mappingName.isEmpty {
-            expression = .function(
-              .variable("manager"), selector: "destinationInstancesForEntityMappingNamed:sourceInstances:",
-              arguments: [.constant(.string(mappingName)), instances])
-          } else {
-            expression = .unsupported("the source key path \(keyPath) without an entity mapping to take it through")
-          }
-        }
-        if expression == nil, property.flag("autogenerateexpression"), let sourceEntity {
-          expression = generatedRelationshipExpression(name, of: sourceEntity, source: source, mappings: mappings)
-        }
-        mapping.relationships.append(PropertyMapping(name: name, expression: expression))
-      }
+      try readProperties(of: &mapping, object, in: database, source: source, mappings: mappings, fail: fail)
       mapping.attributes.sort { $0.name < $1.name }
       mapping.relationships.sort { $0.name < $1.name }
       mapping.kind = kind(object.text("mappingtypename"), of: mapping, generated: autogenerate)
       mappings[index] = mapping
     }
     return AppleMappingModel(fileName: fileName, sourceVersion: from, destinationVersion: to, entityMappings: mappings)
+  }
+
+  /// An entity mapping's attribute and relationship mappings as the editor stores them: archived
+  /// expressions, else the ones the editor generates.
+  private static func readProperties(
+    of mapping: inout EntityMapping, _ object: DatabaseXML.Object, in database: DatabaseXML, source: ObjectModel,
+    mappings: [EntityMapping], fail: (String) -> MigrationError
+  ) throws(MigrationError) {
+    let autogenerate = object.flag("autogenerateexpression")
+    let sourceEntity = mapping.sourceEntity.flatMap { source.entity(named: $0) }
+    for id in object.links["attributemappings"] ?? [] {
+      guard let property = database.objects[id], let name = property.text("name") else { continue }
+      var expression = try archivedExpression(property, fail, mapping.name, name)
+      if expression == nil, autogenerate, let sourceEntity,
+        source.attributes(of: sourceEntity).contains(where: { $0.name == name })
+      {
+        expression = .keyPath(.variable("source"), [name])
+      }
+      mapping.attributes.append(PropertyMapping(name: name, expression: expression))
+    }
+    for id in object.links["relationshipmappings"] ?? [] {
+      guard let property = database.objects[id], let name = property.text("name") else { continue }
+      var expression = try archivedExpression(property, fail, mapping.name, name)
+      if expression == nil, let keyPath = property.text("sourcekeypath"), !keyPath.isEmpty {
+        let instances = MappingExpression(keyPathText: keyPath)
+        if let mappingName = property.text("sourcemappingname"), !mappingName.isEmpty {
+          expression = .function(
+            .variable("manager"), selector: "destinationInstancesForEntityMappingNamed:sourceInstances:",
+            arguments: [.constant(.string(mappingName)), instances])
+        } else {
+          expression = .unsupported("the source key path \(keyPath) without an entity mapping to take it through")
+        }
+      }
+      if expression == nil, property.flag("autogenerateexpression"), let sourceEntity {
+        expression = generatedRelationshipExpression(name, of: sourceEntity, source: source, mappings: mappings)
+      }
+      mapping.relationships.append(PropertyMapping(name: name, expression: expression))
+    }
   }
 
   /// The compiler's names: `SourceToDestination`; an added or removed entity's mapping is named

@@ -88,65 +88,80 @@ package enum DerivedAttributes {
         case "count:" where argument.map { !$0.contains(".") } ?? false:
           plans.append(try count(argument ?? "", of: target, in: schema, layout: layout, refuse: refuse))
         case "sum:", "min:", "max:", "count:":
-          let path = (argument ?? "").split(separator: ".").map(String.init)
-          guard path.count == 2, case .toManyThroughInverse(let destination, let inverse)? = layout.properties[path[0]],
-            !StoreSchema.isHiddenToOne(inverse), let other = schema.layout(of: destination),
-            case .toOne(let key, _, _)? = other.properties[inverse],
-            case .attribute(let parameter)? = other.properties[path[1]]
-          else { throw refuse("not an attribute of a to-many whose inverse is a to-one") }
-          // A count of a to-many's attribute is Core Data's count of its true values (a Boolean's
-          // sum); of any other attribute it is not one Core Data writes.
-          if function == "count:" {
-            let attribute = model.entity(named: destination).flatMap {
-              model.attributes(of: $0).first { $0.name == path[1] }
-            }
-            guard attribute?.type == .boolean else {
-              throw refuse("a count of a to-many's attribute that is not Boolean")
-            }
-          }
-          let source = ToMany(
-            table: other.table, key: key.name, parameter: parameter.name,
-            entityRange: other.superNumber != 0 ? (other.number, other.kindNumbers.max() ?? other.number) : nil)
-          plans.append(
-            function == "sum:" || function == "count:"
-              ? total(target, over: source, summing: parameter.name)
-              : extreme(target, over: source, minimum: function == "min:"))
+          plans.append(try aggregate(function ?? "", argument, target, layout: layout, in: schema, refuse: refuse))
         case "average:":
           throw refuse("Core Data does not keep an average current in SQL either")
         case "now()":
           plans.append(own(target, value: "NSCoreDataNow()", columns: "Z_OPT"))
         case nil, "canonical:", "uppercase:", "lowercase:":
-          guard let argument else { throw refuse("not a key path") }
-          let sqlFunction = function.map {
-            [
-              "canonical:": "NSCoreDataCanonical", "uppercase:": "NSCoreDataToUpper", "lowercase:": "NSCoreDataToLower",
-            ][$0] ?? ""
-          }
-          let path = argument.split(separator: ".").map(String.init)
-          func wrap(_ value: String) -> String { sqlFunction.map { "\($0)(\(value))" } ?? value }
-          if path.count == 1 {
-            guard case .attribute(let source)? = layout.properties[path[0]] else {
-              throw refuse("'\(path[0])' is not an attribute of \(entity.name)")
-            }
-            plans.append(own(target, value: wrap("NEW.\(source.name)"), columns: source.name))
-          } else if path.count == 2 {
-            guard case .toOne(let key, _, _)? = layout.properties[path[0]],
-              let relationship = model.relationships(of: entity).first(where: { $0.name == path[0] }),
-              let destination = schema.layout(of: relationship.destinationEntity),
-              case .attribute(let parameter)? = destination.properties[path[1]]
-            else { throw refuse("'\(argument)' is not an attribute across a to-one") }
-            plans.append(
-              toOne(
-                target, key: key.name, destination: destination.table, parameter: parameter.name, wrap: wrap))
-          } else {
-            throw refuse("a key path of more than two steps")
-          }
+          plans.append(try keyPath(function, argument, target, of: entity, layout: layout, in: schema, refuse: refuse))
         default:
           throw refuse("'\(function ?? "")' is not a function migrun writes")
         }
       }
     }
     return plans
+  }
+
+  /// `sum:`, `min:`, `max:` or `count:` of an attribute of a to-many whose inverse is a to-one.
+  private static func aggregate(
+    _ function: String, _ argument: String?, _ target: Target, layout: StoreSchema.EntityLayout,
+    in schema: StoreSchema, refuse: (String) -> StoreError
+  ) throws(StoreError) -> Plan {
+    let model = schema.model
+    let path = (argument ?? "").split(separator: ".").map(String.init)
+    guard path.count == 2, case .toManyThroughInverse(let destination, let inverse)? = layout.properties[path[0]],
+      !StoreSchema.isHiddenToOne(inverse), let other = schema.layout(of: destination),
+      case .toOne(let key, _, _)? = other.properties[inverse],
+      case .attribute(let parameter)? = other.properties[path[1]]
+    else { throw refuse("not an attribute of a to-many whose inverse is a to-one") }
+    // A count of a to-many's attribute is Core Data's count of its true values (a Boolean's
+    // sum); of any other attribute it is not one Core Data writes.
+    if function == "count:" {
+      let attribute = model.entity(named: destination).flatMap {
+        model.attributes(of: $0).first { $0.name == path[1] }
+      }
+      guard attribute?.type == .boolean else {
+        throw refuse("a count of a to-many's attribute that is not Boolean")
+      }
+    }
+    let source = ToMany(
+      table: other.table, key: key.name, parameter: parameter.name,
+      entityRange: other.superNumber != 0 ? (other.number, other.kindNumbers.max() ?? other.number) : nil)
+    return
+      (function == "sum:" || function == "count:"
+      ? total(target, over: source, summing: parameter.name)
+      : extreme(target, over: source, minimum: function == "min:"))
+  }
+
+  /// An attribute of the entity or across a to-one, plain or through `canonical:`, `uppercase:`, `lowercase:`.
+  private static func keyPath(
+    _ function: String?, _ argument: String?, _ target: Target, of entity: Entity, layout: StoreSchema.EntityLayout,
+    in schema: StoreSchema, refuse: (String) -> StoreError
+  ) throws(StoreError) -> Plan {
+    let model = schema.model
+    guard let argument else { throw refuse("not a key path") }
+    let sqlFunction = function.map {
+      [
+        "canonical:": "NSCoreDataCanonical", "uppercase:": "NSCoreDataToUpper", "lowercase:": "NSCoreDataToLower",
+      ][$0] ?? ""
+    }
+    let path = argument.split(separator: ".").map(String.init)
+    func wrap(_ value: String) -> String { sqlFunction.map { "\($0)(\(value))" } ?? value }
+    if path.count == 1 {
+      guard case .attribute(let source)? = layout.properties[path[0]] else {
+        throw refuse("'\(path[0])' is not an attribute of \(entity.name)")
+      }
+      return own(target, value: wrap("NEW.\(source.name)"), columns: source.name)
+    } else if path.count == 2 {
+      guard case .toOne(let key, _, _)? = layout.properties[path[0]],
+        let relationship = model.relationships(of: entity).first(where: { $0.name == path[0] }),
+        let destination = schema.layout(of: relationship.destinationEntity),
+        case .attribute(let parameter)? = destination.properties[path[1]]
+      else { throw refuse("'\(argument)' is not an attribute across a to-one") }
+      return toOne(target, key: key.name, destination: destination.table, parameter: parameter.name, wrap: wrap)
+    }
+    throw refuse("a key path of more than two steps")
   }
 
   /// An attribute computed from the entity's own row (`_generateTriggerForAttribute`).
