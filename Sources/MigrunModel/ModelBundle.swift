@@ -51,33 +51,7 @@ public struct ModelBundle: Sendable {
     guard FileManager.default.fileExists(atPath: url.path) else {
       throw ModelError(.unreadable, file: url.path, reason: "no such file or folder")
     }
-    let single: ObjectModel?
-    switch url.pathExtension {
-    case "xcdatamodeld", "momd": single = nil
-    case "mom": single = try CompiledModel.read(mom: url, versionName: name)
-    default:
-      if let kind = FileKind.of(url), kind != .xml {
-        // A Core Data store carries its model (Z_MODELCACHE): a store is a model of one version.
-        guard kind == .sqlite else {
-          throw ModelError(.notAModel, file: url.path, reason: "\(kind.description), not a model (\(Self.accepted))")
-        }
-        guard let storeModel else {
-          throw ModelError(.notAModel, file: url.path, reason: "a Core Data store, not a model (\(Self.accepted))")
-        }
-        single = try storeModel(url, name)
-      } else {
-        var isFolder: ObjCBool = false
-        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), isFolder.boolValue,
-          !FileManager.default.fileExists(atPath: url.appendingPathComponent("contents").path)
-        {
-          throw ModelError(
-            .notAModel, file: url.path,
-            reason: "a folder with no model in it: no contents file, no .xcdatamodel or .mom version (\(Self.accepted))"
-          )
-        }
-        single = try XcdatamodelReader.read(contentsOf: url)
-      }
-    }
+    let single = try Self.singleVersion(at: url, name: name, storeModel: storeModel)
     if let model = single {
       let versionName = model.versionName ?? name
       modelsByName = [versionName: model]
@@ -99,15 +73,7 @@ public struct ModelBundle: Sendable {
     guard !files.isEmpty else {
       throw ModelError(.noVersions, file: url.path, reason: "the folder holds no \(suffix) versions")
     }
-    var models: [String: ObjectModel] = [:]
-    for file in files {
-      let versionName = String(file.dropLast(suffix.count))
-      let path = url.appendingPathComponent(file)
-      models[versionName] =
-        try compiled
-        ? CompiledModel.read(mom: path, versionName: versionName)
-        : XcdatamodelReader.read(contentsOf: path, versionName: versionName)
-    }
+    let models = try Self.versions(files, in: url, suffix: suffix, compiled: compiled)
     modelsByName = models
     versionNames = models.keys.sorted(by: NaturalOrder.precedes)
     isOrderGuessed = versionNames.count > 1
@@ -123,6 +89,55 @@ public struct ModelBundle: Sendable {
     }
     currentVersionName = current
     self.currentModel = currentModel
+  }
+
+  /// The one version a `.mom`, an `.xcdatamodel` (or its `contents`) or a store holds; nil for a
+  /// folder of versions (`.xcdatamodeld`, `.momd`).
+  private static func singleVersion(
+    at url: URL, name: String, storeModel: ((URL, String) throws(ModelError) -> ObjectModel)?
+  ) throws(ModelError) -> ObjectModel? {
+    switch url.pathExtension {
+    case "xcdatamodeld", "momd": return nil
+    case "mom": return try CompiledModel.read(mom: url, versionName: name)
+    default:
+      if let kind = FileKind.of(url), kind != .xml {
+        // A Core Data store carries its model (Z_MODELCACHE): a store is a model of one version.
+        guard kind == .sqlite else {
+          throw ModelError(.notAModel, file: url.path, reason: "\(kind.description), not a model (\(Self.accepted))")
+        }
+        guard let storeModel else {
+          throw ModelError(.notAModel, file: url.path, reason: "a Core Data store, not a model (\(Self.accepted))")
+        }
+        return try storeModel(url, name)
+      } else {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), isFolder.boolValue,
+          !FileManager.default.fileExists(atPath: url.appendingPathComponent("contents").path)
+        {
+          throw ModelError(
+            .notAModel, file: url.path,
+            reason: "a folder with no model in it: no contents file, no .xcdatamodel or .mom version (\(Self.accepted))"
+          )
+        }
+        return try XcdatamodelReader.read(contentsOf: url)
+      }
+    }
+  }
+
+  /// The versions of a folder, by name.
+  private static func versions(_ files: [String], in url: URL, suffix: String, compiled: Bool) throws(ModelError)
+    -> [String: ObjectModel]
+  {
+    var models: [String: ObjectModel] = [:]
+    for file in files {
+      let versionName = String(file.dropLast(suffix.count))
+      let path = url.appendingPathComponent(file)
+      models[versionName] =
+        try compiled
+        ? CompiledModel.read(mom: path, versionName: versionName)
+        : XcdatamodelReader.read(contentsOf: path, versionName: versionName)
+    }
+    return models
   }
 
   /// The order a migration walks, one version at a time, when the model itself declares one: a

@@ -75,35 +75,7 @@ package enum Diagram {
         let fromEntity = source.entity(named: fromName), let toEntity = destination.entity(named: toName)
       else { continue }
       if fromName != toName { entityMarks.destination[toName] = .renamed(from: fromName) }
-      var marks: [String: Mark] = [:]
-      var used = Set<String>()
-      for attribute in toEntity.attributes {
-        switch entityMapping.attributes[attribute.name] {
-        case .property(let old)?:
-          used.insert(old)
-          marks[attribute.name] = old == attribute.name ? .kept : .renamed(from: old)
-        case .propertyOrDefault(let old, let fallback)?:
-          used.insert(old)
-          marks[attribute.name] = .transformed("NULL → \(fallback)")
-        case .converted(let old, let conversion, _)?:
-          used.insert(old)
-          marks[attribute.name] = .transformed("\(conversion)")
-        case .computed?:
-          // A script computes it; a source attribute of the same name is its input, not removed.
-          if fromEntity.attributes.contains(where: { $0.name == attribute.name }) { used.insert(attribute.name) }
-          marks[attribute.name] = .transformed("computed")
-        case .constant?, nil:
-          marks[attribute.name] = fromEntity.attributes.contains { $0.name == attribute.name } ? .kept : .added
-        }
-      }
-      for relationship in toEntity.relationships {
-        if let old = entityMapping.relationships[relationship.name] {
-          used.insert(old)
-          marks[relationship.name] = old == relationship.name ? .kept : .renamed(from: old)
-        } else {
-          marks[relationship.name] = .added
-        }
-      }
+      let (marks, used) = propertyMarks(entityMapping, from: fromEntity, to: toEntity)
       destinationMarks[toName] = marks
       var removed: [String: Mark] = [:]
       for property in fromEntity.attributes.map(\.name) + fromEntity.relationships.map(\.name)
@@ -119,26 +91,64 @@ package enum Diagram {
             "constraint": "true",
           ]))
     }
-    /// One version's side: its entities, marked, and its relationships, ids prefixed.
-    func side(
-      _ model: ObjectModel, title: String, prefix: String, marks: [String: [String: Mark]], entities: [String: Mark]
-    ) -> Graph {
-      var side = Graph(title: title)
-      for entity in model.entities.sorted(by: { $0.name < $1.name }) {
-        side.nodes.append(
-          node(
-            entity, in: model, id: prefix + entity.name, marks: marks[entity.name] ?? [:],
-            entityMark: entities[entity.name]))
-      }
-      side.edges = edges(of: model, prefix: prefix)
-      return side
-    }
     let left = side(source, title: from, prefix: "from:", marks: sourceMarks, entities: entityMarks.source)
     let right = side(
       destination, title: to, prefix: "to:", marks: destinationMarks, entities: entityMarks.destination)
     graph.clusters = [("from", left), ("to", right)]
     graph.legend = true
     return graph.dot
+  }
+
+  /// Each destination property of `entityMapping` marked (kept, renamed, transformed, added), and
+  /// the source properties it uses.
+  private static func propertyMarks(_ entityMapping: EntityMapping, from fromEntity: Entity, to toEntity: Entity)
+    -> (marks: [String: Mark], used: Set<String>)
+  {
+    var marks: [String: Mark] = [:]
+    var used = Set<String>()
+    for attribute in toEntity.attributes {
+      switch entityMapping.attributes[attribute.name] {
+      case .property(let old)?:
+        used.insert(old)
+        marks[attribute.name] = old == attribute.name ? .kept : .renamed(from: old)
+      case .propertyOrDefault(let old, let fallback)?:
+        used.insert(old)
+        marks[attribute.name] = .transformed("NULL → \(fallback)")
+      case .converted(let old, let conversion, _)?:
+        used.insert(old)
+        marks[attribute.name] = .transformed("\(conversion)")
+      case .computed?:
+        // A script computes it; a source attribute of the same name is its input, not removed.
+        if fromEntity.attributes.contains(where: { $0.name == attribute.name }) { used.insert(attribute.name) }
+        marks[attribute.name] = .transformed("computed")
+      case .constant?, nil:
+        marks[attribute.name] = fromEntity.attributes.contains { $0.name == attribute.name } ? .kept : .added
+      }
+    }
+    for relationship in toEntity.relationships {
+      if let old = entityMapping.relationships[relationship.name] {
+        used.insert(old)
+        marks[relationship.name] = old == relationship.name ? .kept : .renamed(from: old)
+      } else {
+        marks[relationship.name] = .added
+      }
+    }
+    return (marks, used)
+  }
+
+  /// One version's side: its entities, marked, and its relationships, ids prefixed.
+  private static func side(
+    _ model: ObjectModel, title: String, prefix: String, marks: [String: [String: Mark]], entities: [String: Mark]
+  ) -> Graph {
+    var side = Graph(title: title)
+    for entity in model.entities.sorted(by: { $0.name < $1.name }) {
+      side.nodes.append(
+        node(
+          entity, in: model, id: prefix + entity.name, marks: marks[entity.name] ?? [:],
+          entityMark: entities[entity.name]))
+    }
+    side.edges = edges(of: model, prefix: prefix)
+    return side
   }
 
   /// A store's planned path: every version of the model in order, the store's and the destination

@@ -126,29 +126,34 @@ package struct ProjectConfig: Sendable {
         guard let lua = value as? [String: Any] else {
           throw fail("'lua' must hold \(luaKeys.joined(separator: ", "))")
         }
-        for (luaKey, luaValue) in lua {
-          switch luaKey {
-          case "time":
-            guard let seconds = (luaValue as? Double) ?? (luaValue as? Int).map(Double.init), seconds > 0 else {
-              throw fail("'lua.time' must be seconds, more than 0")
-            }
-            config.luaTime = seconds
-          case "memory":
-            guard let mebibytes = luaValue as? Int, mebibytes >= 1 else {
-              throw fail("'lua.memory' must be MiB, 1 or more")
-            }
-            config.luaMemory = mebibytes
-          case "instructions":
-            guard let count = luaValue as? Int, count >= 1 else { throw fail("'lua.instructions' must be 1 or more") }
-            config.luaInstructions = Int64(count)
-          default:
-            throw fail("unknown key 'lua.\(luaKey)' (known: \(luaKeys.joined(separator: ", ")))")
-          }
-        }
+        try config.readLua(lua, fail: fail)
       default:
         throw fail("unknown key '\(key)' (known: \(keys.joined(separator: ", ")))")
       }
     }
     return config
+  }
+
+  /// The `lua:` limits: `time` (seconds), `memory` (MiB), `instructions`.
+  private mutating func readLua(_ lua: [String: Any], fail: (String) -> ToolError) throws {
+    for (luaKey, luaValue) in lua {
+      switch luaKey {
+      case "time":
+        guard let seconds = (luaValue as? Double) ?? (luaValue as? Int).map(Double.init), seconds > 0 else {
+          throw fail("'lua.time' must be seconds, more than 0")
+        }
+        self.luaTime = seconds
+      case "memory":
+        guard let mebibytes = luaValue as? Int, mebibytes >= 1 else {
+          throw fail("'lua.memory' must be MiB, 1 or more")
+        }
+        self.luaMemory = mebibytes
+      case "instructions":
+        guard let count = luaValue as? Int, count >= 1 else { throw fail("'lua.instructions' must be 1 or more") }
+        self.luaInstructions = Int64(count)
+      default:
+        throw fail("unknown key 'lua.\(luaKey)' (known: \(Self.luaKeys.joined(separator: ", ")))")
+      }
+    }
   }
 }

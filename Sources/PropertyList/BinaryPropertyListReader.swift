@@ -95,6 +95,37 @@ struct BinaryPropertyListReader {
       case 0x09: return .boolean(true)
       default: throw PropertyListError("binary property list has an unsupported marker 0x\(String(marker, radix: 16))")
       }
+    case 0x1, 0x2, 0x3:
+      return try scalar(marker, at: position)
+    case 0x4:
+      let (length, start) = try count(at: position)
+      return .data(Array(try slice(start, length)))
+    case 0x5:
+      let (length, start) = try count(at: position)
+      return .string(String(decoding: try slice(start, length), as: UTF8.self))
+    case 0x6:
+      return .string(try utf16String(at: position))
+    case 0x8:
+      let size = Int(marker & 0x0F) + 1
+      return .uid(UInt64(try integer(at: position + 1, size: size)))
+    case 0xA, 0xC:
+      let (length, start) = try count(at: position)
+      var elements: [PropertyListValue] = []
+      for index in 0..<length {
+        elements.append(
+          try object(try integer(at: start + index * referenceSize, size: referenceSize), visiting: &visiting))
+      }
+      return .array(elements)
+    case 0xD:
+      return .dictionary(try dictionary(at: position, visiting: &visiting))
+    default:
+      throw PropertyListError("binary property list has an unsupported marker 0x\(String(marker, radix: 16))")
+    }
+  }
+
+  /// An integer (0x1), real (0x2) or date (0x3) object.
+  private func scalar(_ marker: UInt8, at position: Int) throws(PropertyListError) -> PropertyListValue {
+    switch marker >> 4 {
     case 0x1:
       let size = 1 << Int(marker & 0x0F)
       guard size <= 16, position + 1 + size <= bytes.count else { throw PropertyListError("bad integer") }
@@ -113,47 +144,38 @@ struct BinaryPropertyListReader {
       var raw: UInt64 = 0
       for byte in bytes[(position + 1)..<(position + 9)] { raw = raw << 8 | UInt64(byte) }
       return .date(Double(bitPattern: raw))
-    case 0x4:
-      let (length, start) = try count(at: position)
-      return .data(Array(try slice(start, length)))
-    case 0x5:
-      let (length, start) = try count(at: position)
-      return .string(String(decoding: try slice(start, length), as: UTF8.self))
-    case 0x6:
-      let (length, start) = try count(at: position)
-      let raw = try slice(start, length * 2)
-      var units: [UInt16] = []
-      units.reserveCapacity(length)
-      var index = raw.startIndex
-      while index < raw.endIndex {
-        units.append(UInt16(raw[index]) << 8 | UInt16(raw[index + 1]))
-        index += 2
-      }
-      return .string(String(decoding: units, as: UTF16.self))
-    case 0x8:
-      let size = Int(marker & 0x0F) + 1
-      return .uid(UInt64(try integer(at: position + 1, size: size)))
-    case 0xA, 0xC:
-      let (length, start) = try count(at: position)
-      var elements: [PropertyListValue] = []
-      for index in 0..<length {
-        elements.append(
-          try object(try integer(at: start + index * referenceSize, size: referenceSize), visiting: &visiting))
-      }
-      return .array(elements)
-    case 0xD:
-      let (length, start) = try count(at: position)
-      var entries: [String: PropertyListValue] = [:]
-      for index in 0..<length {
-        let key = try object(try integer(at: start + index * referenceSize, size: referenceSize), visiting: &visiting)
-        guard case .string(let name) = key else { throw PropertyListError("binary property list has a non-string key") }
-        let valueReference = try integer(at: start + (length + index) * referenceSize, size: referenceSize)
-        entries[name] = try object(valueReference, visiting: &visiting)
-      }
-      return .dictionary(entries)
     default:
       throw PropertyListError("binary property list has an unsupported marker 0x\(String(marker, radix: 16))")
     }
+  }
+
+  /// A UTF-16 string object (0x6), big-endian.
+  private func utf16String(at position: Int) throws(PropertyListError) -> String {
+    let (length, start) = try count(at: position)
+    let raw = try slice(start, length * 2)
+    var units: [UInt16] = []
+    units.reserveCapacity(length)
+    var index = raw.startIndex
+    while index < raw.endIndex {
+      units.append(UInt16(raw[index]) << 8 | UInt16(raw[index + 1]))
+      index += 2
+    }
+    return String(decoding: units, as: UTF16.self)
+  }
+
+  /// A dictionary object (0xD): string keys, then values, by reference.
+  private mutating func dictionary(at position: Int, visiting: inout Set<Int>) throws(PropertyListError)
+    -> [String: PropertyListValue]
+  {
+    let (length, start) = try count(at: position)
+    var entries: [String: PropertyListValue] = [:]
+    for index in 0..<length {
+      let key = try object(try integer(at: start + index * referenceSize, size: referenceSize), visiting: &visiting)
+      guard case .string(let name) = key else { throw PropertyListError("binary property list has a non-string key") }
+      let valueReference = try integer(at: start + (length + index) * referenceSize, size: referenceSize)
+      entries[name] = try object(valueReference, visiting: &visiting)
+    }
+    return entries
   }
 
   private func slice(_ start: Int, _ length: Int) throws(PropertyListError) -> ArraySlice<UInt8> {
