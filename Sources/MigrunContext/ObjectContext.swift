@@ -149,16 +149,8 @@ public final class ObjectContext {
     // A changed object whose row the filter ruled out may match by its changed values (kept in the
     // store's order, by key).
     if rowFilter != nil {
-      let changed = pending.values.filter { $0.hasChanges && !$0.isInserted && !$0.isDeleted }
-      var added = false
-      for object in changed where !seen.contains(object.id) && isFetched(object) {
-        let state = object.state
-        if filter?.matches(state) ?? true {
-          found.append((object, state))
-          added = true
-        }
-      }
-      if added { found.sort { $0.0.id.primaryKey < $1.0.id.primaryKey } }
+      let added = changedMatches(filter, excluding: seen, isFetched)
+      if !added.isEmpty { found = (found + added).sorted { $0.0.id.primaryKey < $1.0.id.primaryKey } }
     }
     for object in insertedObjects where isFetched(object) {
       let state = object.state
@@ -167,6 +159,18 @@ public final class ObjectContext {
     // Without keys the order is already the store's (by key) followed by new objects.
     if !keys.isEmpty { found.sort { SortKey.precedes($0.1, $1.1, by: keys) } }
     return found.map(\.0)
+  }
+
+  /// Changed objects (neither inserted nor deleted) not among `seen` that are fetched and whose
+  /// changed values pass `filter`.
+  private func changedMatches(
+    _ filter: Filter?, excluding seen: Set<ObjectID>, _ isFetched: (ManagedObject) -> Bool
+  ) -> [(ManagedObject, StoredObject)] {
+    pending.values.filter { $0.hasChanges && !$0.isInserted && !$0.isDeleted }.compactMap { object in
+      guard !seen.contains(object.id), isFetched(object) else { return nil }
+      let state = object.state
+      return filter?.matches(state) ?? true ? (object, state) : nil
+    }
   }
 
   /// The object with `id` in this context (read from the store when not registered yet).

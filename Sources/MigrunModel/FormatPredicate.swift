@@ -174,20 +174,20 @@ struct FormatPredicateParser {
         tokens.append((.argument(characters[index + 1]), start))
         index += 2
       } else {
-        let two = index + 1 < characters.count ? String(characters[index...index + 1]) : ""
-        if ["==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||"].contains(two) {
-          tokens.append((.symbol(two), start))
-          index += 2
-        } else if "=<>!(){},.[]-+:*/".contains(character) {
-          tokens.append((.symbol(String(character)), start))
-          index += 1
-        } else {
-          throw fail("unexpected '\(character)'")
-        }
+        guard let symbol = symbol(at: index, in: characters) else { throw fail("unexpected '\(character)'") }
+        tokens.append((.symbol(symbol), start))
+        index += symbol.count
       }
     }
     tokens.append((.end, characters.count))
     return tokens
+  }
+
+  /// The operator or punctuation at `index`: two characters where they make one (`==`, `&&`…), else one.
+  private static func symbol(at index: Int, in characters: [Character]) -> String? {
+    let two = index + 1 < characters.count ? String(characters[index...index + 1]) : ""
+    if ["==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||"].contains(two) { return two }
+    return "=<>!(){},.[]-+:*/".contains(characters[index]) ? String(characters[index]) : nil
   }
 
   /// A number at `index` (decimal, with a fraction and an exponent, or `0x` hexadecimal).

@@ -126,17 +126,7 @@ final class MigrationBridge {
 
   private func register() {
     vm.register("get", in: "__migrun") { [unowned self] arguments in [try self.get(arguments)] }
-    vm.register("values", in: "__migrun") { [unowned self] arguments in
-      guard arguments.count == 3, let side = arguments[0].stringValue else {
-        throw HostError("values(side, entity, pk)")
-      }
-      let object = try self.object(side: side, try Self.objectID(entity: arguments[1], key: arguments[2]))
-      return [
-        .table(
-          LuaTable(
-            fields: Dictionary(uniqueKeysWithValues: object.attributes.map { (.text($0.key), Self.lua($0.value)) })))
-      ]
-    }
+    vm.register("values", in: "__migrun") { [unowned self] arguments in [try self.values(arguments)] }
     vm.register("set", in: "__migrun") { [unowned self] arguments in
       try self.set(arguments)
       return []
@@ -174,6 +164,14 @@ final class MigrationBridge {
       LuaStage.say("\(file): \((arguments.first ?? .nil).displayed)")
       return []
     }
+  }
+
+  /// `values(side, entity, pk)`: an object's attribute values as a table.
+  private func values(_ arguments: [LuaValue]) throws -> LuaValue {
+    guard arguments.count == 3, let side = arguments[0].stringValue else { throw HostError("values(side, entity, pk)") }
+    let object = try object(side: side, try Self.objectID(entity: arguments[1], key: arguments[2]))
+    return .table(
+      LuaTable(fields: Dictionary(uniqueKeysWithValues: object.attributes.map { (.text($0.key), Self.lua($0.value)) })))
   }
 
   /// `m:insert(entity, values)`: a destination object with its attributes, composites and links.

@@ -57,21 +57,25 @@ struct SQLiteObjectReader {
       }
       object.toOne[toOne.name] = ObjectID(entity: targetEntity ?? toOne.destination, primaryKey: target)
     }
-    if withToMany {
-      for relationship in plan.toMany {
-        switch relationship.storage {
-        case .toManyThroughInverse(let destination, let inverse):
-          object.toMany[relationship.name] = try membersThroughInverse(
-            primaryKey, destination: destination, inverse: inverse)
-        case .manyToMany(let table, let own, let other, let order):
-          object.toMany[relationship.name] = try joinMembers(
-            primaryKey, table: table, own: own, other: other, destination: relationship.destination, order: order)
-        default:
-          continue
-        }
+    if withToMany { try readToMany(of: &object, plan: plan) }
+    return object
+  }
+
+  /// Every to-many's members of `object`, through the inverse's key or the join table.
+  private func readToMany(of object: inout StoredObject, plan: SQLiteStore.ReadPlan) throws {
+    let primaryKey = object.id.primaryKey
+    for relationship in plan.toMany {
+      switch relationship.storage {
+      case .toManyThroughInverse(let destination, let inverse):
+        object.toMany[relationship.name] = try membersThroughInverse(
+          primaryKey, destination: destination, inverse: inverse)
+      case .manyToMany(let table, let own, let other, let order):
+        object.toMany[relationship.name] = try joinMembers(
+          primaryKey, table: table, own: own, other: other, destination: relationship.destination, order: order)
+      default:
+        continue
       }
     }
-    return object
   }
 
   /// What stage 2 reads of an object per destination object: its to-one targets, from
@@ -311,33 +315,41 @@ final class SQLiteObjectWriter: StoreWriter {
         try execute("UPDATE \(target.table) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ?", values, id)
       }
     case .manyToMany(let table, let own, let other, let order)?:
-      // Pairs that stay keep their row, so the inverse's order column (when it is ordered) survives.
-      let reflexive = other == "REFLEXIVE"
-      let kept = Set(members.map(\.primaryKey))
-      let current = try Int64.fetchAll(
-        db.cachedStatement(sql: "SELECT \(other) FROM \(table) WHERE \(own) = ?"), arguments: [id.primaryKey])
-      let remove = try db.cachedStatement(
-        sql: "DELETE FROM \(table) WHERE (\(own) = ? AND \(other) = ?) OR (\(own) = ? AND \(other) = ?)")
-      for gone in current where !kept.contains(gone) {
-        // A self-inverse pair is stored both ways.
-        let back: [Int64] = reflexive ? [gone, id.primaryKey] : [id.primaryKey, gone]
-        try remove.execute(arguments: StatementArguments([id.primaryKey, gone] + back))
-      }
-      // One statement a member: the pair, and its position when the relationship is ordered.
-      let add = try db.cachedStatement(
-        sql: order.map { order in
-          "INSERT INTO \(table) (\(own), \(other), \(order)) VALUES (?, ?, ?) "
-            + "ON CONFLICT (\(own), \(other)) DO UPDATE SET \(order) = excluded.\(order)"
-        } ?? "INSERT OR IGNORE INTO \(table) (\(own), \(other)) VALUES (?, ?)")
-      let mirror = try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(table) (\(own), \(other)) VALUES (?, ?)")
-      for (index, member) in members.enumerated() {
-        try add.execute(
-          arguments: StatementArguments(
-            [id.primaryKey, member.primaryKey] + (order == nil ? [] : [Int64(index + 1)])))
-        if reflexive { try mirror.execute(arguments: [member.primaryKey, id.primaryKey]) }
-      }
+      try setJoinMembers(id, members, table: table, own: own, other: other, order: order)
     default:
       throw StoreError(.unknownProperty, entity: id.entity, reason: "'\(relationship)' is not a to-many relationship")
+    }
+  }
+
+  /// A many-to-many's members: pairs that stay keep their row (and the inverse's order), pairs
+  /// gone are deleted, new ones inserted (both ways for a self-inverse relationship).
+  private func setJoinMembers(
+    _ id: ObjectID, _ members: [ObjectID], table: String, own: String, other: String, order: String?
+  ) throws {
+    // Pairs that stay keep their row, so the inverse's order column (when it is ordered) survives.
+    let reflexive = other == "REFLEXIVE"
+    let kept = Set(members.map(\.primaryKey))
+    let current = try Int64.fetchAll(
+      db.cachedStatement(sql: "SELECT \(other) FROM \(table) WHERE \(own) = ?"), arguments: [id.primaryKey])
+    let remove = try db.cachedStatement(
+      sql: "DELETE FROM \(table) WHERE (\(own) = ? AND \(other) = ?) OR (\(own) = ? AND \(other) = ?)")
+    for gone in current where !kept.contains(gone) {
+      // A self-inverse pair is stored both ways.
+      let back: [Int64] = reflexive ? [gone, id.primaryKey] : [id.primaryKey, gone]
+      try remove.execute(arguments: StatementArguments([id.primaryKey, gone] + back))
+    }
+    // One statement a member: the pair, and its position when the relationship is ordered.
+    let add = try db.cachedStatement(
+      sql: order.map { order in
+        "INSERT INTO \(table) (\(own), \(other), \(order)) VALUES (?, ?, ?) "
+          + "ON CONFLICT (\(own), \(other)) DO UPDATE SET \(order) = excluded.\(order)"
+      } ?? "INSERT OR IGNORE INTO \(table) (\(own), \(other)) VALUES (?, ?)")
+    let mirror = try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(table) (\(own), \(other)) VALUES (?, ?)")
+    for (index, member) in members.enumerated() {
+      try add.execute(
+        arguments: StatementArguments(
+          [id.primaryKey, member.primaryKey] + (order == nil ? [] : [Int64(index + 1)])))
+      if reflexive { try mirror.execute(arguments: [member.primaryKey, id.primaryKey]) }
     }
   }
 

@@ -105,6 +105,13 @@ package enum StoreCheck {
     found +=
       try store.unknownEntityNumbers() + store.primaryKeysBehind() + store.indexFindings()
       + store.valuesOfAnotherType()
+    found += try externalFileFindings(store)
+    return found
+  }
+
+  /// Values kept outside the store whose file is missing, and files no value names.
+  private static func externalFileFindings(_ store: SQLiteStore) throws -> [Finding] {
+    var found: [Finding] = []
     let references = try store.externalReferences()
     let files = store.externalData.files()
     var missing: [String: Int] = [:]

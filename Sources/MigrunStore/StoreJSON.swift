@@ -211,6 +211,15 @@ package enum StoreJSON {
       }
     }
     guard case .object(let relationships)? = entry["relationships"] else { return object }
+    try decodeRelationships(relationships, of: entity, model: model, into: &object)
+    return object
+  }
+
+  /// An object's `relationships`: references (`Entity/pN`), a list of them for a to-many.
+  static func decodeRelationships(
+    _ relationships: [String: JSONValue], of entity: Entity, model: ObjectModel, into object: inout StoredObject
+  ) throws {
+    let primaryKey = object.id.primaryKey
     let names = Set(model.relationships(of: entity).map(\.name))
     if let unknown = relationships.keys.sorted().first(where: { !names.contains($0) }) {
       throw StoreError(
@@ -237,7 +246,6 @@ package enum StoreJSON {
           reason: "'\(relationship.name)' is not \(relationship.isToMany ? "a list of references" : "a reference")")
       }
     }
-    return object
   }
 
   static func objectID(_ text: String, entity: String, primaryKey: Int64) throws -> ObjectID {
@@ -314,21 +322,8 @@ package enum StoreJSON {
     case (.boolean, .boolean(let flag)):
       return .boolean(flag)
     case (.double, _), (.float, _), (.decimal, _), (.date, _):
-      let number: Double
-      switch raw {
-      case .integer(let integer): number = Double(integer)
-      case .number(let double): number = double
-      case .string(let text):
-        if attribute.type == .date, let date = isoFormatter().date(from: text) ?? plainISOFormatter().date(from: text) {
-          return .date(date.timeIntervalSinceReferenceDate)
-        }
-        guard let special = ["NaN": Double.nan, "Infinity": .infinity, "-Infinity": -.infinity][text] else {
-          return .string(text)
-        }
-        number = special
-      default: throw bad()
-      }
-      return attribute.type == .date ? .date(number) : .double(number)
+      guard let value = realValue(raw, isDate: attribute.type == .date) else { throw bad() }
+      return value
     case (.string, .string(let text)), (.uri, .string(let text)):
       return .string(text)
     case (.uuid, .string(let text)):
@@ -342,6 +337,26 @@ package enum StoreJSON {
     default:
       throw bad()
     }
+  }
+
+  /// A real or date attribute's value from a number, an ISO 8601 date, `NaN`/`Infinity`, or text kept
+  /// as it was; nil for anything else.
+  static func realValue(_ raw: JSONValue, isDate: Bool) -> StoreValue? {
+    let number: Double
+    switch raw {
+    case .integer(let integer): number = Double(integer)
+    case .number(let double): number = double
+    case .string(let text):
+      if isDate, let date = isoFormatter().date(from: text) ?? plainISOFormatter().date(from: text) {
+        return .date(date.timeIntervalSinceReferenceDate)
+      }
+      guard let special = ["NaN": Double.nan, "Infinity": .infinity, "-Infinity": -.infinity][text] else {
+        return .string(text)
+      }
+      number = special
+    default: return nil
+    }
+    return isDate ? .date(number) : .double(number)
   }
 }
 

@@ -46,31 +46,45 @@ package struct InspectJob {
       try out.emit("inspect", report)
       return out
     }
-    out.say("Store      \(url.lastPathComponent)")
-    out.say("UUID       \(metadata.uuid)")
-    out.say("Framework  \(metadata.frameworkVersion.map(String.init) ?? "?") (NSPersistenceFrameworkVersion)")
-    if !metadata.versionIdentifiers.filter({ !$0.isEmpty }).isEmpty {
-      out.say("Identifiers \(metadata.versionIdentifiers.joined(separator: ", "))")
-    }
-    if let name = resolution.versionName, resolution.model != nil {
-      out.say("Version    \(name) (every entity hash equal)")
-    } else if model != nil {
-      out.say("Version    none")
-      for line in resolution.mismatch { out.say("           \(line)") }
-    }
-    if let counts {
-      out.say("Objects    (counted with the model from \(source))")
-      let width = counts.keys.map(\.count).max() ?? 0
-      for name in counts.keys.sorted() {
-        out.say("  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(counts[name] ?? 0)")
-      }
-    } else {
-      out.say("Objects    not counted: the store has no model cache; give --model")
-    }
+    out.lines += Self.lines(url: url, metadata: metadata, resolution: resolution, modelGiven: model != nil)
+    out.lines += Self.countLines(counts, source: source)
     if !metadata.otherKeys.isEmpty {
       out.say("Other metadata keys: \(metadata.otherKeys.keys.sorted().joined(separator: ", "))")
     }
     return out
+  }
+
+  /// The store, its UUID and framework, and the version its hashes match (or why none does).
+  static func lines(url: URL, metadata: StoreMetadata, resolution: ModelResolution, modelGiven: Bool) -> [String] {
+    var lines: [String] = []
+    lines.append("Store      \(url.lastPathComponent)")
+    lines.append("UUID       \(metadata.uuid)")
+    lines.append("Framework  \(metadata.frameworkVersion.map(String.init) ?? "?") (NSPersistenceFrameworkVersion)")
+    if !metadata.versionIdentifiers.filter({ !$0.isEmpty }).isEmpty {
+      lines.append("Identifiers \(metadata.versionIdentifiers.joined(separator: ", "))")
+    }
+    if let name = resolution.versionName, resolution.model != nil {
+      lines.append("Version    \(name) (every entity hash equal)")
+    } else if modelGiven {
+      lines.append("Version    none")
+      for line in resolution.mismatch { lines.append("           \(line)") }
+    }
+    return lines
+  }
+
+  /// The objects per entity, and which model counted them.
+  static func countLines(_ counts: [String: Int]?, source: String) -> [String] {
+    var lines: [String] = []
+    if let counts {
+      lines.append("Objects    (counted with the model from \(source))")
+      let width = counts.keys.map(\.count).max() ?? 0
+      for name in counts.keys.sorted() {
+        lines.append("  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(counts[name] ?? 0)")
+      }
+    } else {
+      lines.append("Objects    not counted: the store has no model cache; give --model")
+    }
+    return lines
   }
 }
 
