@@ -59,50 +59,8 @@ public final class MigrationManager {
     try prepareKeys(all)
     let copied = Set(copiedMappings.map(\.name))
     let active = all.filter { !copied.contains($0.name) }
-    for entityMapping in active {
-      try run(entityMapping, stage: .instances) { policy in
-        try policy.begin(entityMapping, self)
-        let total = try source.count(of: entityMapping.sourceEntity ?? "", includingSubentities: false)
-        var done = 0
-        // Stage 1 needs attributes and to-ones only: to-many members are not looked up per object (a
-        // policy that reads one gets it on demand).
-        try source.forEachObject(of: entityMapping.sourceEntity ?? "", includingSubentities: false, withToMany: false) {
-          object in
-          currentSource = object.id
-          defer { currentSource = nil }
-          do {
-            try policy.createDestinationInstances(for: object, entityMapping, self)
-          } catch {
-            throw Self.located(error, mapping: entityMapping, object: object.id)
-          }
-          done += 1
-          if done % 1000 == 0 || done == total { report(.instances, entityMapping, done, total) }
-        }
-        if total == 0 { report(.instances, entityMapping, 0, 0) }
-        try policy.endInstanceCreation(entityMapping, self)
-      }
-    }
-    for entityMapping in active {
-      try run(entityMapping, stage: .relationships) { policy in
-        var after: Int64 = 0
-        var done = 0
-        while true {
-          let page = try associations.destinationsPage(mapping: entityMapping.name, after: after, limit: 500)
-          for (row, id) in page {
-            do {
-              try policy.createRelationships(for: id, entityMapping, self)
-            } catch {
-              throw Self.located(error, mapping: entityMapping, object: id)
-            }
-            after = row
-            done += 1
-          }
-          if page.count < 500 { break }
-        }
-        report(.relationships, entityMapping, done, done)
-        try policy.endRelationshipCreation(entityMapping, self)
-      }
-    }
+    for entityMapping in active { try createInstances(entityMapping) }
+    for entityMapping in active { try createRelationships(entityMapping) }
     // Look-up indexes made for scripts' finds go before the rules are checked: the store keeps
     // exactly the model's indexes.
     try (destination as? SQLiteStore)?.dropLookUpIndexes()
@@ -112,6 +70,54 @@ public final class MigrationManager {
         try policy.performCustomValidation(entityMapping, self)
         try policy.end(entityMapping, self)
       }
+    }
+  }
+
+  /// Stage 1 for one entity mapping: every source object handed to its policy.
+  private func createInstances(_ entityMapping: EntityMapping) throws {
+    try run(entityMapping, stage: .instances) { policy in
+      try policy.begin(entityMapping, self)
+      let total = try source.count(of: entityMapping.sourceEntity ?? "", includingSubentities: false)
+      var done = 0
+      // Stage 1 needs attributes and to-ones only: to-many members are not looked up per object (a
+      // policy that reads one gets it on demand).
+      try source.forEachObject(of: entityMapping.sourceEntity ?? "", includingSubentities: false, withToMany: false) {
+        object in
+        currentSource = object.id
+        defer { currentSource = nil }
+        do {
+          try policy.createDestinationInstances(for: object, entityMapping, self)
+        } catch {
+          throw Self.located(error, mapping: entityMapping, object: object.id)
+        }
+        done += 1
+        if done % 1000 == 0 || done == total { report(.instances, entityMapping, done, total) }
+      }
+      if total == 0 { report(.instances, entityMapping, 0, 0) }
+      try policy.endInstanceCreation(entityMapping, self)
+    }
+  }
+
+  /// Stage 2 for one entity mapping: every destination object it made, page by page.
+  private func createRelationships(_ entityMapping: EntityMapping) throws {
+    try run(entityMapping, stage: .relationships) { policy in
+      var after: Int64 = 0
+      var done = 0
+      while true {
+        let page = try associations.destinationsPage(mapping: entityMapping.name, after: after, limit: 500)
+        for (row, id) in page {
+          do {
+            try policy.createRelationships(for: id, entityMapping, self)
+          } catch {
+            throw Self.located(error, mapping: entityMapping, object: id)
+          }
+          after = row
+          done += 1
+        }
+        if page.count < 500 { break }
+      }
+      report(.relationships, entityMapping, done, done)
+      try policy.endRelationshipCreation(entityMapping, self)
     }
   }
 

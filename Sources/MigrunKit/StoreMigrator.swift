@@ -418,6 +418,27 @@ public final class StoreMigrator {
     return drops
   }
 
+  /// What the store holds beyond its model (CloudKit's tables, persistent history, its own tables),
+  /// carried into the destination, renumbered where the step renumbers entities.
+  private func carryForeign(
+    _ foreign: ForeignObjects, from current: URL, source: SQLiteStore, into destination: SQLiteStore,
+    mapping: MappingModel, numbers: [Int: Int]
+  ) throws -> HistoryRewritten {
+    var history = HistoryRewritten()
+    let path = SQLiteStore.readOnlyPath(current) ?? current.path
+    let rewrite = HistoryRewrite(mapping: mapping, source: source.schema, destination: destination.schema)
+    try destination.withConnection { db in
+      try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])
+      defer { try? db.execute(sql: "DETACH DATABASE src") }
+      try db.inTransaction {
+        history = try foreign.carry(
+          db, numbers: numbers, dropped: options.drop, history: rewrite, partialHistory: options.partialHistory)
+        return .commit
+      }
+    }
+    return history
+  }
+
   /// A step that writes a new file: what the store holds beyond its model carried (or refused
   /// now, by name), the objects moved as rows, as objects or both, then every count checked.
   private func writeNewFile(
@@ -449,20 +470,10 @@ public final class StoreMigrator {
     manager.mergeRules = try stepMapping.mergeRules + (mergeRules?(step) ?? [])
     let method = try moveObjects(
       from: current, schema: source.schema, into: destination, manager: manager, progress: stepProgress)
-    var history = HistoryRewritten()
-    if !foreign.isEmpty {
-      let path = SQLiteStore.readOnlyPath(current) ?? current.path
-      let rewrite = HistoryRewrite(mapping: mapping, source: source.schema, destination: destination.schema)
-      try destination.withConnection { db in
-        try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])
-        defer { try? db.execute(sql: "DETACH DATABASE src") }
-        try db.inTransaction {
-          history = try foreign.carry(
-            db, numbers: numbers, dropped: options.drop, history: rewrite, partialHistory: options.partialHistory)
-          return .commit
-        }
-      }
-    }
+    let history =
+      foreign.isEmpty
+      ? HistoryRewritten()
+      : try carryForeign(foreign, from: current, source: source, into: destination, mapping: mapping, numbers: numbers)
     try destination.installDerivedAttributes()
     var done = Report.Step(
       name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: method)

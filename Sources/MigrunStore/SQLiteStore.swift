@@ -435,27 +435,9 @@ public final class SQLiteStore: ObjectStore {
       try queue.writeWithoutTransaction { db in
         try db.execute(sql: "PRAGMA auto_vacuum = 2")
         try db.inTransaction {
-          try db.execute(
-            sql: "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)"
-          )
-          try db.execute(
-            sql: "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
-          try db.execute(sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
-          try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [Data(modelCache)])
-          for table in schema.tables { try db.execute(sql: table.createStatement) }
-          if withIndexes { try createIndexes(db, schema) }
-          if withTriggers {
-            for trigger in triggers { try db.execute(sql: trigger.sql) }
-            try Self.installRTrees(db, schema)
-          }
-          for layout in schema.entities {
-            try db.execute(
-              sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
-              arguments: [layout.number, layout.name, layout.superNumber])
-          }
-          try db.execute(
-            sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
-            arguments: [storeMetadata.uuid, Data(storeMetadata.plist.binaryEncoded())])
+          try writeLayout(
+            db, schema: schema, metadata: storeMetadata, modelCache: modelCache,
+            triggers: withTriggers ? triggers : nil, withIndexes: withIndexes)
           return .commit
         }
       }
@@ -466,6 +448,35 @@ public final class SQLiteStore: ObjectStore {
       throw StoreError(.sqlite, file: url.path, reason: "cannot create the store (\(error))")
     }
     return try SQLiteStore(url: url, model: model, access: .readWrite, fastWrites: fastWrites)
+  }
+
+  /// A new store's tables, as Core Data writes them: `Z_PRIMARYKEY`, `Z_METADATA`, `Z_MODELCACHE`,
+  /// the model's tables, indexes and derived attributes' triggers (`nil`: left for later).
+  private static func writeLayout(
+    _ db: Database, schema: StoreSchema, metadata storeMetadata: StoreMetadata, modelCache: [UInt8],
+    triggers: [DerivedAttributes.Trigger]?, withIndexes: Bool
+  ) throws {
+    try db.execute(
+      sql: "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)"
+    )
+    try db.execute(
+      sql: "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
+    try db.execute(sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
+    try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [Data(modelCache)])
+    for table in schema.tables { try db.execute(sql: table.createStatement) }
+    if withIndexes { try createIndexes(db, schema) }
+    if let triggers {
+      for trigger in triggers { try db.execute(sql: trigger.sql) }
+      try Self.installRTrees(db, schema)
+    }
+    for layout in schema.entities {
+      try db.execute(
+        sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
+        arguments: [layout.number, layout.name, layout.superNumber])
+    }
+    try db.execute(
+      sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
+      arguments: [storeMetadata.uuid, Data(storeMetadata.plist.binaryEncoded())])
   }
 
   // MARK: - ObjectStore

@@ -36,9 +36,29 @@ package struct ConfigJob {
   package func run() throws -> JobOutput {
     var out = JobOutput()
     let project = try ProjectConfig.current()
+    let rows = rows(project)
+    if json {
+      try out.emit(
+        "config",
+        [
+          "file": project?.file.path ?? NSNull(),
+          "options": Dictionary(
+            uniqueKeysWithValues: rows.map { ($0.name, ["value": $0.typed, "text": $0.value, "source": $0.source]) }),
+        ])
+      return out
+    }
+    out.say(project.map { "project file: \($0.file.path)" } ?? "no \(ProjectConfig.fileName) in this folder or above")
+    let width = rows.map(\.name.count).max() ?? 0
+    for row in rows {
+      out.say("\(row.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(row.value)  (\(row.source))")
+    }
+    return out
+  }
+
+  /// Each option: the text shown, the value as JSON gives it (typed: a number, a list, null for
+  /// none), and where it came from — a flag, the project file, or the default.
+  private func rows(_ project: ProjectConfig?) -> [(name: String, value: String, typed: Any, source: String)] {
     let file = project.map { "\(ProjectConfig.fileName) (\($0.file.path))" } ?? ProjectConfig.fileName
-    // Each option: the text shown, the value as JSON gives it (typed: a number, a list, null for
-    // none), and where it came from.
     var rows: [(name: String, value: String, typed: Any, source: String)] = []
     func add(_ name: String, flag: String?, project projectValue: String?, fallback: String, typed: (String?) -> Any) {
       if let flag {
@@ -78,21 +98,6 @@ package struct ConfigJob {
     add(
       "lua.instructions", flag: luaInstructions.map(String.init),
       project: project?.luaInstructions.map(String.init), fallback: "50000000", typed: { _ in instructions })
-    if json {
-      try out.emit(
-        "config",
-        [
-          "file": project?.file.path ?? NSNull(),
-          "options": Dictionary(
-            uniqueKeysWithValues: rows.map { ($0.name, ["value": $0.typed, "text": $0.value, "source": $0.source]) }),
-        ])
-      return out
-    }
-    out.say(project.map { "project file: \($0.file.path)" } ?? "no \(ProjectConfig.fileName) in this folder or above")
-    let width = rows.map(\.name.count).max() ?? 0
-    for row in rows {
-      out.say("\(row.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(row.value)  (\(row.source))")
-    }
-    return out
+    return rows
   }
 }

@@ -32,29 +32,7 @@ package struct LintJob {
   package func run() throws -> JobOutput {
     var out = JobOutput()
     let bundle = try loadModel(URL(fileURLWithPath: model))
-    let folders = policyFolders.map { URL(fileURLWithPath: $0) }
-    try ScriptedStep.checkPolicyFolders(folders, bundle: bundle)
-    let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: folders, override: nil)?.names
-    let scripted = ScriptedStep.scriptedSteps(of: bundle, order: order ?? bundle.versionNames, in: folders)
-    let versions = order ?? bundle.versionNames
-    let staged = Set(
-      zip(versions, versions.dropFirst()).filter { LuaStage.file(from: $0, to: $1, in: folders) != nil }
-        .map { "\($0)\u{0}\($1)" })
-    var findings = ModelLint.findings(bundle.models, cloudKit: cloudkit, scripted: scripted, staged: staged)
-      .filter { !ignore.contains($0.rule) }
-    if let deployed {
-      guard let first = bundle.versionNames.firstIndex(of: deployed) else {
-        throw ToolError(
-          message:
-            "--deployed: \(bundle.name) has no version '\(deployed)' (versions: \(bundle.versionNames.joined(separator: ", ")))"
-        )
-      }
-      // A change between two versions before the one deployed with CloudKit is not CloudKit's concern.
-      findings.removeAll { finding in
-        finding.rule.hasPrefix("cloudkit-") && finding.versions.count == 2
-          && (bundle.versionNames.firstIndex(of: finding.versions[0]) ?? first) < first
-      }
-    }
+    let findings = try findings(of: bundle)
     if let writeBaseline {
       // The same lines lint --json prints, so either can be a baseline.
       var lines = Data()
@@ -106,6 +84,34 @@ package struct LintJob {
     }
     if !new.isEmpty { out.status = 1 }
     return out
+  }
+  /// The findings of `bundle`'s versions, steps the policy folders script or stage left to them, the
+  /// ignored rules left out, and CloudKit's before the deployed version.
+  private func findings(of bundle: ModelBundle) throws -> [ModelLint.Finding] {
+    let folders = policyFolders.map { URL(fileURLWithPath: $0) }
+    try ScriptedStep.checkPolicyFolders(folders, bundle: bundle)
+    let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: folders, override: nil)?.names
+    let scripted = ScriptedStep.scriptedSteps(of: bundle, order: order ?? bundle.versionNames, in: folders)
+    let versions = order ?? bundle.versionNames
+    let staged = Set(
+      zip(versions, versions.dropFirst()).filter { LuaStage.file(from: $0, to: $1, in: folders) != nil }
+        .map { "\($0)\u{0}\($1)" })
+    var findings = ModelLint.findings(bundle.models, cloudKit: cloudkit, scripted: scripted, staged: staged)
+      .filter { !ignore.contains($0.rule) }
+    if let deployed {
+      guard let first = bundle.versionNames.firstIndex(of: deployed) else {
+        throw ToolError(
+          message:
+            "--deployed: \(bundle.name) has no version '\(deployed)' (versions: \(bundle.versionNames.joined(separator: ", ")))"
+        )
+      }
+      // A change between two versions before the one deployed with CloudKit is not CloudKit's concern.
+      findings.removeAll { finding in
+        finding.rule.hasPrefix("cloudkit-") && finding.versions.count == 2
+          && (bundle.versionNames.firstIndex(of: finding.versions[0]) ?? first) < first
+      }
+    }
+    return findings
   }
 
   /// What identifies a finding from one run to the next (its message may be reworded).

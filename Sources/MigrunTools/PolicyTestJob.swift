@@ -59,22 +59,7 @@ package struct PolicyTestJob {
     }
     let failed = results.filter { !$0.passed }.count
     out.say("\(results.count - failed) passed, \(failed) failed (\(files.count) files)")
-    if let coverage {
-      LuaCoverage.stop()
-      let folders = roots.filter { root in
-        var isFolder: ObjCBool = false
-        return FileManager.default.fileExists(atPath: root.path, isDirectory: &isFolder) && isFolder.boolValue
-      }
-      let covered = PolicyCoverage.collect(
-        roots: folders.isEmpty ? roots.map { $0.deletingLastPathComponent() } : folders, counted: LuaCoverage.lines())
-      do {
-        try PolicyCoverage.lcov(covered).write(toFile: coverage, atomically: true, encoding: .utf8)
-      } catch {
-        throw ToolError(message: "cannot write \(coverage): \(error.localizedDescription)")
-      }
-      out.say("Line coverage (\(coverage)):")
-      for line in PolicyCoverage.summary(covered) { out.say(line) }
-    }
+    if let coverage { out.lines += try coverageLines(coverage, roots: roots) }
     if let junit {
       do {
         try PolicyTests.junit(results).write(toFile: junit, atomically: true, encoding: .utf8)
@@ -84,5 +69,26 @@ package struct PolicyTestJob {
     }
     if failed > 0 { out.status = 1 }
     return out
+  }
+
+  /// Line coverage of the policy files under `roots`, written as LCOV to `file`; its summary.
+  private func coverageLines(_ file: String, roots: [URL]) throws -> [String] {
+    let coverage = file
+    var lines: [String] = []
+    LuaCoverage.stop()
+    let folders = roots.filter { root in
+      var isFolder: ObjCBool = false
+      return FileManager.default.fileExists(atPath: root.path, isDirectory: &isFolder) && isFolder.boolValue
+    }
+    let covered = PolicyCoverage.collect(
+      roots: folders.isEmpty ? roots.map { $0.deletingLastPathComponent() } : folders, counted: LuaCoverage.lines())
+    do {
+      try PolicyCoverage.lcov(covered).write(toFile: coverage, atomically: true, encoding: .utf8)
+    } catch {
+      throw ToolError(message: "cannot write \(coverage): \(error.localizedDescription)")
+    }
+    lines.append("Line coverage (\(coverage)):")
+    for line in PolicyCoverage.summary(covered) { lines.append(line) }
+    return lines
   }
 }

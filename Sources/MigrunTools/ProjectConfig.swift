@@ -65,20 +65,24 @@ package struct ProjectConfig: Sendable {
     }
   }()
 
-  package static func load(_ url: URL) throws -> ProjectConfig {
-    func fail(_ why: String) -> ToolError { ToolError(message: "\(url.path): \(why)") }
+  /// The file's YAML, parsed.
+  private static func yaml(_ url: URL, fail: (String) -> ToolError) throws -> Any? {
     let text: String
     do {
       text = try String(contentsOf: url, encoding: .utf8)
     } catch {
       throw fail("cannot read it (\(error.localizedDescription))")
     }
-    let parsed: Any?
     do {
-      parsed = try Yams.load(yaml: text)
+      return try Yams.load(yaml: text)
     } catch {
       throw fail("not YAML: \(error)")
     }
+  }
+
+  package static func load(_ url: URL) throws -> ProjectConfig {
+    func fail(_ why: String) -> ToolError { ToolError(message: "\(url.path): \(why)") }
+    let parsed = try yaml(url, fail: fail)
     var config = ProjectConfig(file: url)
     guard let parsed else { return config }
     guard let top = parsed as? [String: Any] else {
