@@ -141,37 +141,7 @@ package struct AppleMappingModel: Sendable, Hashable {
     }
     guard case .object("NSMappingModel", let fields) = archive, case .array(let archived)? = fields["NSEntityMappings"]
     else { throw fail("not a compiled mapping model: the archive holds no NSMappingModel") }
-    var mappings: [EntityMapping] = []
-    for item in archived {
-      guard case .object("NSEntityMapping", let fields) = item, let name = string(fields["NSMappingName"]) else {
-        throw fail("an entity mapping without a name")
-      }
-      func properties(_ key: String) throws(MigrationError) -> [PropertyMapping] {
-        guard case .array(let items)? = fields[key] else { return [] }
-        var result: [PropertyMapping] = []
-        for item in items {
-          guard case .object(_, let property) = item, let propertyName = string(property["NSDestinationPropertyName"])
-          else { throw fail("entity mapping \(name): a property mapping without a destination property") }
-          let expression = property["NSValueExpression"].flatMap { $0 == .null ? nil : MappingExpression(archived: $0) }
-          result.append(
-            PropertyMapping(name: propertyName, expression: expression, userInfo: userInfo(property["NSUserInfo"])))
-        }
-        return result.sorted { $0.name < $1.name }
-      }
-      mappings.append(
-        EntityMapping(
-          name: name, kind: Kind(code: integer(fields["NSMappingType"]) ?? 0),
-          sourceEntity: string(fields["NSSourceEntityName"]),
-          destinationEntity: string(fields["NSDestinationEntityName"]),
-          sourceEntityHash: hash(fields["NSSourceEntityVersionHash"]),
-          destinationEntityHash: hash(fields["NSDestinationEntityVersionHash"]),
-          policyClassName: string(fields["NSEntityMigrationPolicyClassName"]).flatMap { $0.isEmpty ? nil : $0 },
-          sourceExpression: fields["NSSourceExpression"].flatMap {
-            $0 == .null ? nil : MappingExpression(archived: $0)
-          },
-          attributes: try properties("NSAttributeMappings"), relationships: try properties("NSRelationshipMappings"),
-          userInfo: userInfo(fields["NSUserInfo"])))
-    }
+    let mappings = try archived.map { item throws(MigrationError) in try compiledEntityMapping(item, fail: fail) }
     // The versions whose hashes are the ones recorded, on both sides.
     func version(_ side: KeyPath<EntityMapping, String?>, _ hash: KeyPath<EntityMapping, VersionHash?>) -> String? {
       versions.first { model in
@@ -188,6 +158,39 @@ package struct AppleMappingModel: Sendable, Hashable {
         "no version of \(modelName) has the entity hashes it was made for (versions: \(names(versions)))")
     }
     return AppleMappingModel(fileName: fileName, sourceVersion: from, destinationVersion: to, entityMappings: mappings)
+  }
+
+  /// One archived `NSEntityMapping` of a `.cdm`.
+  private static func compiledEntityMapping(_ item: ArchivedValue, fail: (String) -> MigrationError)
+    throws(MigrationError) -> EntityMapping
+  {
+    guard case .object("NSEntityMapping", let fields) = item, let name = string(fields["NSMappingName"]) else {
+      throw fail("an entity mapping without a name")
+    }
+    func properties(_ key: String) throws(MigrationError) -> [PropertyMapping] {
+      guard case .array(let items)? = fields[key] else { return [] }
+      var result: [PropertyMapping] = []
+      for item in items {
+        guard case .object(_, let property) = item, let propertyName = string(property["NSDestinationPropertyName"])
+        else { throw fail("entity mapping \(name): a property mapping without a destination property") }
+        let expression = property["NSValueExpression"].flatMap { $0 == .null ? nil : MappingExpression(archived: $0) }
+        result.append(
+          PropertyMapping(name: propertyName, expression: expression, userInfo: userInfo(property["NSUserInfo"])))
+      }
+      return result.sorted { $0.name < $1.name }
+    }
+    return EntityMapping(
+      name: name, kind: Kind(code: integer(fields["NSMappingType"]) ?? 0),
+      sourceEntity: string(fields["NSSourceEntityName"]),
+      destinationEntity: string(fields["NSDestinationEntityName"]),
+      sourceEntityHash: hash(fields["NSSourceEntityVersionHash"]),
+      destinationEntityHash: hash(fields["NSDestinationEntityVersionHash"]),
+      policyClassName: string(fields["NSEntityMigrationPolicyClassName"]).flatMap { $0.isEmpty ? nil : $0 },
+      sourceExpression: fields["NSSourceExpression"].flatMap {
+        $0 == .null ? nil : MappingExpression(archived: $0)
+      },
+      attributes: try properties("NSAttributeMappings"), relationships: try properties("NSRelationshipMappings"),
+      userInfo: userInfo(fields["NSUserInfo"]))
   }
 
   // MARK: - Source (.xcmappingmodel)

@@ -98,14 +98,7 @@ package indirect enum MappingExpression: Sendable, Hashable, CustomStringConvert
     }
     switch className {
     case "NSConstantValueExpression":
-      switch fields["NSConstantValue"] ?? .null {
-      case .null: return .constant(.null)
-      case .string(let text): return .constant(.string(text))
-      case .integer(let number): return .constant(.integer(number))
-      case .real(let number): return .constant(.real(number))
-      case .boolean(let flag): return .constant(.boolean(flag))
-      case let other: return .unsupported("a constant \(Self.kind(of: other))")
-      }
+      return archivedConstant(fields["NSConstantValue"] ?? .null)
     case "NSVariableExpression":
       guard case .string(let name)? = fields["NSVariable"] else { return .unsupported("a variable without a name") }
       return .variable(name)
@@ -130,17 +123,34 @@ package indirect enum MappingExpression: Sendable, Hashable, CustomStringConvert
       }
       return .function(target, selector: selector, arguments: arguments)
     case "NSFetchRequestExpression":
-      // FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", entity, predicate), $manager.sourceContext)
-      if case .function(.variable("manager"), "fetchRequestForSourceEntityNamed:predicateString:", let arguments)? =
-        fields["NSFRExpression"].map({ read($0, depth: depth + 1) }), arguments.count == 2,
-        case .constant(.string(let entity)) = arguments[0], case .constant(.string(let predicate)) = arguments[1]
-      {
-        return .fetch(entity: entity, predicate: predicate)
-      }
-      return .unsupported("a fetch request expression")
+      return fetchRequest(fields["NSFRExpression"].map { read($0, depth: depth + 1) })
     default:
       let type = fields["NSExpressionType"].flatMap { if case .integer(let code) = $0 { code } else { nil } }
       return .unsupported("an \(className)\(type.map { " (expression type \($0))" } ?? "")")
+    }
+  }
+
+  /// `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", entity, predicate),
+  /// $manager.sourceContext)`: the source objects of an entity mapping.
+  private static func fetchRequest(_ request: MappingExpression?) -> MappingExpression {
+    if case .function(.variable("manager"), "fetchRequestForSourceEntityNamed:predicateString:", let arguments)? =
+      request, arguments.count == 2,
+      case .constant(.string(let entity)) = arguments[0], case .constant(.string(let predicate)) = arguments[1]
+    {
+      return .fetch(entity: entity, predicate: predicate)
+    }
+    return .unsupported("a fetch request expression")
+  }
+
+  /// An archived `NSConstantValueExpression`'s value.
+  private static func archivedConstant(_ value: ArchivedValue) -> MappingExpression {
+    switch value {
+    case .null: return .constant(.null)
+    case .string(let text): return .constant(.string(text))
+    case .integer(let number): return .constant(.integer(number))
+    case .real(let number): return .constant(.real(number))
+    case .boolean(let flag): return .constant(.boolean(flag))
+    case let other: return .unsupported("a constant \(Self.kind(of: other))")
     }
   }
 

@@ -280,6 +280,30 @@ public final class StoreMigrator {
     }
   }
 
+  /// The step's source, read-only, with the store's external files; for the first step, the files
+  /// the original refers to are counted (those it never had are carried as references, reported).
+  private func openSource(of step: MigrationStep, first: Bool, run: inout Run) throws -> SQLiteStore {
+    let source = try SQLiteStore(url: run.current, model: step.source, access: .readOnly)
+    source.externalData = run.externalData
+    if first {
+      run.referencedBefore = Set(try source.externalReferences().map(\.file))
+      run.externalData.carriedMissing = run.referencedBefore.subtracting(run.externalData.files())
+      source.externalData = run.externalData
+    }
+    return source
+  }
+
+  /// The file a DDL step edits in place (its own tables stay; what was dropped on purpose goes):
+  /// the copy of the store, once made — its pages go to the disk now, beside the edit, so the
+  /// swap's fsync has only the edited pages left to write — or migrun's own file (a snapshot or an
+  /// earlier step's result), where it is.
+  private func ddlTarget(copying: BackgroundWork?, working: URL, run: inout Run) throws -> URL {
+    guard let copying else { return run.current }
+    try copying.wait()
+    run.flushing.append(BackgroundWork { try StoreFiles.sync(working) })
+    return working
+  }
+
   /// Runs one step from `run.current`: as DDL on a copy (or on migrun's own file, in place), or
   /// into the new file `working`. Returns the step's result.
   private func runStep(
@@ -290,15 +314,8 @@ public final class StoreMigrator {
       reported.step = step.name
       progress?(reported)
     }
-    let source = try SQLiteStore(url: run.current, model: step.source, access: .readOnly)
-    source.externalData = run.externalData
+    let source = try openSource(of: step, first: index == 0, run: &run)
     defer { try? source.close() }
-    if index == 0 {
-      run.referencedBefore = Set(try source.externalReferences().map(\.file))
-      // Files the original refers to and never had: carried as references, reported.
-      run.externalData.carriedMissing = run.referencedBefore.subtracting(run.externalData.files())
-      source.externalData = run.externalData
-    }
     let stepMapping = try mapping(for: step)
     let foreign = try source.read { db in try ForeignObjects.read(db, schema: source.schema) }
     if index == 0, foreign.syncsWithCloudKit, !options.allowCloudKitChanges {
@@ -321,17 +338,7 @@ public final class StoreMigrator {
     var result = working
     if case .ddl(let edit) = decision {
       try source.close()
-      // The file is edited in place: its own tables stay; what was dropped on purpose goes.
-      // migrun's own file (a snapshot or an earlier step's result) is edited where it is.
-      if let copying {
-        try copying.wait()
-        // The copy's pages go to the disk now, beside the edit: the swap's fsync has only the
-        // edited pages left to write.
-        let copied = result
-        run.flushing.append(BackgroundWork { try StoreFiles.sync(copied) })
-      } else {
-        result = run.current
-      }
+      result = try ddlTarget(copying: copying, working: working, run: &run)
       done = try runDDL(
         edit, on: result, step: step, metadata: source.metadata, dropping: foreign, externalData: run.externalData,
         conserving: (stepMapping.mapping, before), progress: stepProgress)

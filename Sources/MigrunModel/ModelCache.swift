@@ -131,8 +131,7 @@ package enum ModelCache {
       className: string(fields["NSClassNameForEntity"]))
     if case .array(let tuples)? = fields["NSUniqueTuples"] {
       entity.uniquenessConstraints = tuples.compactMap { tuple in
-        guard case .array(let names) = tuple else { return nil }
-        return names.compactMap { string($0) }
+        if case .array(let names) = tuple { names.compactMap { string($0) } } else { nil }
       }
     }
     // The model compiler writes every fetch index a second time as a compound index (the older form);
@@ -141,15 +140,7 @@ package enum ModelCache {
     if fields["NSFetchIndexDescriptions"] == nil || fields["NSFetchIndexDescriptions"] == .null,
       case .array(let indexes)? = fields["NSCompoundIndexes"]
     {
-      entity.compoundIndexes = indexes.compactMap { index in
-        guard case .array(let names) = index else { return nil }
-        // Property names, or (older archives) the property descriptions themselves.
-        let properties = names.compactMap { name -> String? in
-          if case .object(_, let property) = name { return string(property["NSPropertyName"]) }
-          return string(name)
-        }
-        return properties.isEmpty ? nil : properties
-      }
+      entity.compoundIndexes = indexes.compactMap(compoundIndex)
     }
     if case .array(let indexes)? = fields["NSFetchIndexDescriptions"] {
       entity.fetchIndexes = indexes.compactMap(fetchIndex)
@@ -173,16 +164,22 @@ package enum ModelCache {
       default:
         // Skipping what we do not know would lose its values without a word.
         throw ModelCacheError(
-          entity: name,
-          reason: "property '\(propertyName)' is a \(className), which migrun does not know")
+          entity: name, reason: "property '\(propertyName)' is a \(className), which migrun does not know")
       }
     }
     // The archive keeps properties in a hashed dictionary, not in the model's order (which it does
     // not record): read them in name order, the same in every run.
-    entity.attributes.sort { $0.name < $1.name }
-    entity.relationships.sort { $0.name < $1.name }
-    entity.fetchedProperties.sort { $0.name < $1.name }
-    return entity
+    return entity.sortedByName()
+  }
+
+  /// An archived compound index: property names, or (older archives) the property descriptions themselves.
+  static func compoundIndex(_ index: ArchivedValue) -> [String]? {
+    guard case .array(let names) = index else { return nil }
+    let properties = names.compactMap { name -> String? in
+      if case .object(_, let property) = name { return string(property["NSPropertyName"]) }
+      return string(name)
+    }
+    return properties.isEmpty ? nil : properties
   }
 
   /// An archived `NSFetchIndexDescription`, or nil when it names nothing.
@@ -437,4 +434,15 @@ package struct ModelCacheError: Error, Sendable, Hashable, CustomStringConvertib
   }
 
   public var description: String { ErrorMessage.line(nil, entity: entity, detail: nil, reason) }
+}
+
+extension Entity {
+  /// The entity with its attributes, relationships and fetched properties in name order.
+  fileprivate func sortedByName() -> Entity {
+    var entity = self
+    entity.attributes.sort { $0.name < $1.name }
+    entity.relationships.sort { $0.name < $1.name }
+    entity.fetchedProperties.sort { $0.name < $1.name }
+    return entity
+  }
 }

@@ -295,6 +295,17 @@ package enum AppleMappingConverter {
       }
     }
 
+    /// A constant of a value expression, as Lua writes it.
+    func luaConstant(_ constant: MappingExpression.ConstantValue) -> String {
+      switch constant {
+      case .null: return "NULL"
+      case .string(let text): return lua(text)
+      case .integer(let number): return String(number)
+      case .real(let number): return number.isFinite ? "\(number)" : "(\(number > 0 ? "" : "-")math.huge)"
+      case .boolean(let flag): return flag ? "true" : "false"
+      }
+    }
+
     /// A Lua expression for `expression`, in a function of `src` and `m`.
     func value(
       _ expression: MappingExpression, _ mapping: AppleMappingModel.EntityMapping, _ property: String,
@@ -310,14 +321,7 @@ package enum AppleMappingConverter {
       }
       func convert(_ part: MappingExpression) throws(MigrationError) -> String {
         switch part {
-        case .constant(let constant):
-          switch constant {
-          case .null: return "NULL"
-          case .string(let text): return lua(text)
-          case .integer(let number): return String(number)
-          case .real(let number): return number.isFinite ? "\(number)" : "(\(number > 0 ? "" : "-")math.huge)"
-          case .boolean(let flag): return flag ? "true" : "false"
-          }
+        case .constant(let constant): return luaConstant(constant)
         case .variable("source"): return "src"
         case .variable("manager"): return "m"
         case .keyPath(.variable("source"), let keys):

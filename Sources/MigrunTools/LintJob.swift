@@ -33,31 +33,7 @@ package struct LintJob {
     var out = JobOutput()
     let bundle = try loadModel(URL(fileURLWithPath: model))
     let findings = try findings(of: bundle)
-    if let writeBaseline {
-      // The same lines lint --json prints, so either can be a baseline.
-      var lines = Data()
-      for finding in findings {
-        var line = Self.json(finding)
-        (line["event"], line["schema"]) = ("finding", JSONLines.schema)
-        lines += try JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]) + Data("\n".utf8)
-      }
-      try lines.write(to: URL(fileURLWithPath: writeBaseline))
-    }
-    // Written as the baseline, today's findings are known: the run passes.
-    var known: Set<String> = writeBaseline == nil ? [] : Set(findings.map { Self.key(Self.json($0)) })
-    if let baseline {
-      let data: Data
-      do {
-        data = try Data(contentsOf: URL(fileURLWithPath: baseline))
-      } catch {
-        throw ToolError(message: "--baseline: cannot read \(baseline) (\(error.localizedDescription))")
-      }
-      guard let recorded = Self.findings(in: data) else {
-        throw ToolError(
-          message: "--baseline: \(baseline) is not a list of findings (--write-baseline and lint --json write one)")
-      }
-      known.formUnion(recorded.map(Self.key))
-    }
+    let known = try knownFindings(findings)
     let new = findings.filter { !known.contains(Self.key(Self.json($0))) }
     if json {
       for finding in findings {
@@ -85,6 +61,37 @@ package struct LintJob {
     if !new.isEmpty { out.status = 1 }
     return out
   }
+
+  /// The findings known from the baseline (and today's, when written as the baseline now).
+  private func knownFindings(_ findings: [ModelLint.Finding]) throws -> Set<String> {
+    if let writeBaseline {
+      // The same lines lint --json prints, so either can be a baseline.
+      var lines = Data()
+      for finding in findings {
+        var line = Self.json(finding)
+        (line["event"], line["schema"]) = ("finding", JSONLines.schema)
+        lines += try JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]) + Data("\n".utf8)
+      }
+      try lines.write(to: URL(fileURLWithPath: writeBaseline))
+    }
+    // Written as the baseline, today's findings are known: the run passes.
+    var known: Set<String> = writeBaseline == nil ? [] : Set(findings.map { Self.key(Self.json($0)) })
+    if let baseline {
+      let data: Data
+      do {
+        data = try Data(contentsOf: URL(fileURLWithPath: baseline))
+      } catch {
+        throw ToolError(message: "--baseline: cannot read \(baseline) (\(error.localizedDescription))")
+      }
+      guard let recorded = Self.findings(in: data) else {
+        throw ToolError(
+          message: "--baseline: \(baseline) is not a list of findings (--write-baseline and lint --json write one)")
+      }
+      known.formUnion(recorded.map(Self.key))
+    }
+    return known
+  }
+
   /// The findings of `bundle`'s versions, steps the policy folders script or stage left to them, the
   /// ignored rules left out, and CloudKit's before the deployed version.
   private func findings(of bundle: ModelBundle) throws -> [ModelLint.Finding] {

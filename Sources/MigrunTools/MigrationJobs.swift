@@ -40,6 +40,12 @@ package struct MigrationJobs {
     bundle = try loadModel(setup.model)
   }
 
+  /// Jobs on a model already read (`setup.model` names where it came from).
+  package init(_ setup: MigrationSetup, bundle: ModelBundle) {
+    self.setup = setup
+    self.bundle = bundle
+  }
+
   /// The plan for `store`: its configuration (given or found), the step scripts of the policy
   /// folders and mapping models, the chain.
   package func plan(for store: URL) throws -> MigrationPlan {

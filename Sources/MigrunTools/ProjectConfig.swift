@@ -80,6 +80,11 @@ package struct ProjectConfig: Sendable {
     }
   }
 
+  private static func isFolder(_ path: String) -> Bool {
+    var isFolder: ObjCBool = false
+    return FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
+  }
+
   package static func load(_ url: URL) throws -> ProjectConfig {
     func fail(_ why: String) -> ToolError { ToolError(message: "\(url.path): \(why)") }
     let parsed = try yaml(url, fail: fail)
@@ -103,17 +108,10 @@ package struct ProjectConfig: Sendable {
       switch key {
       case "model": config.model = path(try string(key, value))
       case "policies":
-        if let list = value as? [Any] {
-          config.policies = try list.map { path(try string(key, $0)) }
-        } else {
-          config.policies = [path(try string(key, value))]
-        }
+        config.policies = try ((value as? [Any]) ?? [value]).map { path(try string(key, $0)) }
         // Said here, naming the file and key, not later as if a --policies flag had named it.
-        for folder in config.policies {
-          var isFolder: ObjCBool = false
-          guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
-            throw fail("'policies': \(folder) is no folder")
-          }
+        if let missing = config.policies.first(where: { !Self.isFolder($0) }) {
+          throw fail("'policies': \(missing) is no folder")
         }
       case "chain":
         if let list = value as? [Any] {

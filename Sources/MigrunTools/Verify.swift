@@ -37,37 +37,19 @@ package enum Verify {
       var count = 0
       let outcome: Outcome
       do {
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let store = folder.appendingPathComponent("store.sqlite")
-        let model = try bundle.model(named: version)
-        let made = StoreFiller.objects(for: model, perEntity: objects, seed: seed &+ UInt64(offset))
-        count = made.count
-        let created = try SQLiteStore.create(at: store, model: model)
-        try StoreFiller.fill(created, with: made)
-        let broken = try created.ruleViolations(limit: 3)
-        try created.close()
-        guard broken.isEmpty else {
-          throw MigrationError(
-            .validation,
-            reason:
-              "no valid store of \(version) could be made up (\(broken.joined(separator: "; "))): its rules need data this generator cannot make"
-          )
-        }
-        let plan = try ScriptedStep.plan(
-          store: store, bundle: bundle, policyFolders: policyFolders, destination: target)
-        let migrator = StoreMigrator(store: store, plan: plan, options: .init(keepBackup: false))
-        migrator.scriptedStep = { step in
-          guard case .scripted(let file) = step.kind else {
-            throw MigrationError(.badMapping, step: step.name, reason: "not a scripted step")
-          }
-          return try ScriptedStep.load(step, file: file, policyFolders: policyFolders)
-        }
-        migrator.stage = { step in try LuaStage.find(for: step, in: policyFolders) }
-        let report = try migrator.run()
+        let store = try makeStore(
+          of: version, in: folder, bundle: bundle, objects: objects, seed: seed &+ UInt64(offset))
+        count = store.objects
+        var setup = MigrationSetup(model: bundle.url)
+        setup.destination = target
+        setup.policyFolders = policyFolders
+        // The front door every migration goes through (MigrationJobs), with the model already read.
+        let migrated = try MigrationJobs(setup, bundle: bundle).migrate(store.url, options: .init(keepBackup: false))
+        let plan = migrated.plan
         let path = ([plan.sourceVersion] + plan.steps.map(\.to)).joined(separator: " → ")
         var passed = Outcome(
           version: version, passed: true, objects: count, detail: path, seconds: Date().timeIntervalSince(start))
-        passed.drops = report.steps.flatMap(\.drops)
+        passed.drops = migrated.report?.steps.flatMap(\.drops) ?? []
         outcome = passed
       } catch {
         outcome = Outcome(
@@ -78,5 +60,27 @@ package enum Verify {
       done(outcome)
     }
     return outcomes
+  }
+
+  /// A store of `version` in `folder`, filled with made-up objects that keep the version's rules.
+  private static func makeStore(of version: String, in folder: URL, bundle: ModelBundle, objects: Int, seed: UInt64)
+    throws -> (url: URL, objects: Int)
+  {
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let store = folder.appendingPathComponent("store.sqlite")
+    let model = try bundle.model(named: version)
+    let made = StoreFiller.objects(for: model, perEntity: objects, seed: seed)
+    let created = try SQLiteStore.create(at: store, model: model)
+    try StoreFiller.fill(created, with: made)
+    let broken = try created.ruleViolations(limit: 3)
+    try created.close()
+    guard broken.isEmpty else {
+      throw MigrationError(
+        .validation,
+        reason:
+          "no valid store of \(version) could be made up (\(broken.joined(separator: "; "))): its rules need data this generator cannot make"
+      )
+    }
+    return (store, made.count)
   }
 }

@@ -109,14 +109,7 @@ enum XMLPropertyListReader {
         add(.real(number))
       case "true": add(.boolean(true))
       case "false": add(.boolean(false))
-      case "date":
-        let trimmed = content.trimmingCharacters(in: .whitespacesAndNewlines)
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions.insert(.withFractionalSeconds)
-        guard let date = ISO8601DateFormatter().date(from: trimmed) ?? fractional.date(from: trimmed) else {
-          throw fail("<date> '\(content)' is not an ISO-8601 date")
-        }
-        add(.date(date.timeIntervalSinceReferenceDate))
+      case "date": add(.date(try date(content)))
       case "data":
         guard let data = Data(base64Encoded: content, options: .ignoreUnknownCharacters) else {
           throw fail("<data> is not base64")
@@ -124,21 +117,35 @@ enum XMLPropertyListReader {
         add(.data(Array(data)))
       case "dict", "array":
         guard let container = containers.popLast() else { return }
-        if container.isDictionary {
-          guard container.keys.count == container.elements.count else {
-            throw fail("<dict> keys and values do not pair up")
-          }
-          let entries = Dictionary(zip(container.keys, container.elements), uniquingKeysWith: { _, last in last })
-          if entries.count == 1, case .integer(let reference)? = entries["CF$UID"], reference >= 0 {
-            add(.uid(UInt64(reference)))
-          } else {
-            add(.dictionary(entries))
-          }
-        } else {
-          add(.array(container.elements))
-        }
+        add(try closed(container))
       default: break
       }
+    }
+
+    /// A `<dict>` (a `CF$UID` one is a UID) or an `<array>`, as it closes.
+    private func closed(_ container: (isDictionary: Bool, elements: [PropertyListValue], keys: [String])) throws
+      -> PropertyListValue
+    {
+      guard container.isDictionary else { return .array(container.elements) }
+      guard container.keys.count == container.elements.count else {
+        throw fail("<dict> keys and values do not pair up")
+      }
+      let entries = Dictionary(zip(container.keys, container.elements), uniquingKeysWith: { _, last in last })
+      if entries.count == 1, case .integer(let reference)? = entries["CF$UID"], reference >= 0 {
+        return .uid(UInt64(reference))
+      }
+      return .dictionary(entries)
+    }
+
+    /// A `<date>`'s ISO 8601 text (with or without fractional seconds), as seconds since 2001.
+    private func date(_ content: String) throws -> Double {
+      let trimmed = content.trimmingCharacters(in: .whitespacesAndNewlines)
+      let fractional = ISO8601DateFormatter()
+      fractional.formatOptions.insert(.withFractionalSeconds)
+      guard let date = ISO8601DateFormatter().date(from: trimmed) ?? fractional.date(from: trimmed) else {
+        throw fail("<date> '\(content)' is not an ISO-8601 date")
+      }
+      return date.timeIntervalSinceReferenceDate
     }
 
     private func add(_ value: PropertyListValue) {

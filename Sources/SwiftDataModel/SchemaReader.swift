@@ -35,6 +35,32 @@ struct SchemaReader {
       }
       return [Version(name: defaultName, model: try model(of: classes, versionName: defaultName, identifiers: []))]
     }
+    let ordered = try orderedSchemas(schemas)
+    var versions: [Version] = []
+    for schema in ordered {
+      let identifier = try versionParts(schema).map(String.init).joined(separator: ".")
+      if let earlier = versions.first(where: { $0.name == identifier }) {
+        throw SourceError(
+          spot: schema.spot, reason: "\(schema.name)'s versionIdentifier \(identifier) is \(earlier.name)'s too")
+      }
+      guard let (list, spot) = schema.statics["models"] else {
+        throw SourceError(spot: schema.spot, reason: "\(schema.name) has no static var models")
+      }
+      let classes = try typeReferences(list, spot: spot).map { reference in
+        guard let type = declarations.resolve(reference, in: schema.scope + [schema.name]), type.isModel else {
+          throw SourceError(
+            spot: spot, reason: "\(schema.name).models names \(reference), which is no @Model class in the sources")
+        }
+        return type
+      }
+      versions.append(
+        Version(name: identifier, model: try model(of: classes, versionName: identifier, identifiers: [identifier])))
+    }
+    return versions
+  }
+
+  /// The versioned schemas in the migration plan's order (its `schemas`), else by version identifier.
+  private func orderedSchemas(_ schemas: [DeclaredType]) throws -> [DeclaredType] {
     let plans = declarations.types.filter { $0.kind != .classType && $0.conforms(to: "SchemaMigrationPlan") }
     var ordered: [DeclaredType]
     if let plan = plans.first {
@@ -60,27 +86,7 @@ struct SchemaReader {
     } else {
       ordered = try schemas.sorted { try versionParts($0).lexicographicallyPrecedes(try versionParts($1)) }
     }
-    var versions: [Version] = []
-    for schema in ordered {
-      let identifier = try versionParts(schema).map(String.init).joined(separator: ".")
-      if let earlier = versions.first(where: { $0.name == identifier }) {
-        throw SourceError(
-          spot: schema.spot, reason: "\(schema.name)'s versionIdentifier \(identifier) is \(earlier.name)'s too")
-      }
-      guard let (list, spot) = schema.statics["models"] else {
-        throw SourceError(spot: schema.spot, reason: "\(schema.name) has no static var models")
-      }
-      let classes = try typeReferences(list, spot: spot).map { reference in
-        guard let type = declarations.resolve(reference, in: schema.scope + [schema.name]), type.isModel else {
-          throw SourceError(
-            spot: spot, reason: "\(schema.name).models names \(reference), which is no @Model class in the sources")
-        }
-        return type
-      }
-      versions.append(
-        Version(name: identifier, model: try model(of: classes, versionName: identifier, identifiers: [identifier])))
-    }
-    return versions
+    return ordered
   }
 
   /// `static var versionIdentifier = Schema.Version(1, 0, 0)` (or `.init(1, 0, 0)`): `[1, 0, 0]`.

@@ -42,6 +42,24 @@ enum PlistLibrary {
       let root = try archived(try HostLibraries.argument(arguments, 0, "plist.archive"), into: &archiver, depth: 0)
       return [.bytes(archiver.archive(root: root).binaryEncoded())]
     }
+    registerWrappers(in: vm)
+    vm.register("unarchive", in: "plist") { [unowned vm] arguments in
+      let bytes = try HostLibraries.bytes(arguments, 0, "plist.unarchive")
+      do {
+        let value = try KeyedArchive.unarchive(bytes)
+        var budget = ValueBudget(for: vm, helper: "plist.unarchive")
+        return [try lua(value, budget: &budget)]
+      } catch let error as HostError {
+        throw error
+      } catch {
+        throw HostError("plist.unarchive: \(error)")
+      }
+    }
+  }
+
+  /// `plist.date`, `plist.data`, `plist.uuid`, `plist.url`: values marked with the class an archive
+  /// gives them.
+  static func registerWrappers(in vm: LuaVM) {
     vm.register("date", in: "plist") { arguments in
       guard let seconds = try HostLibraries.argument(arguments, 0, "plist.date").doubleValue else {
         throw HostError("plist.date: give seconds since 2001 (a number)")
@@ -58,18 +76,6 @@ enum PlistLibrary {
     }
     vm.register("url", in: "plist") { arguments in
       [["$class": "NSURL", "string": .bytes(try HostLibraries.bytes(arguments, 0, "plist.url"))]]
-    }
-    vm.register("unarchive", in: "plist") { [unowned vm] arguments in
-      let bytes = try HostLibraries.bytes(arguments, 0, "plist.unarchive")
-      do {
-        let value = try KeyedArchive.unarchive(bytes)
-        var budget = ValueBudget(for: vm, helper: "plist.unarchive")
-        return [try lua(value, budget: &budget)]
-      } catch let error as HostError {
-        throw error
-      } catch {
-        throw HostError("plist.unarchive: \(error)")
-      }
     }
   }
 
@@ -135,29 +141,7 @@ enum PlistLibrary {
       return archiver.value(.data(bytes))
     case .null: return archiver.object(["NSNull", "NSObject"], [:])
     case .table(let table):
-      if let tag = table["$class"]?.stringValue {
-        func bytes(_ key: String) throws -> [UInt8] {
-          guard case .string(let bytes)? = table[key] else {
-            throw HostError("plist.archive: a \(tag) needs its \(key) (made by plist.\(tag.dropFirst(2).lowercased()))")
-          }
-          return bytes
-        }
-        switch tag {
-        case "NSDate":
-          guard let seconds = table["time"]?.doubleValue else {
-            throw HostError("plist.archive: an NSDate needs its time")
-          }
-          return archiver.object(["NSDate", "NSObject"], ["NS.time": .real(seconds)])
-        case "NSData": return archiver.value(.data(try bytes("bytes")))
-        case "NSUUID": return archiver.object(["NSUUID", "NSObject"], ["NS.uuidbytes": .data(try bytes("bytes"))])
-        case "NSURL":
-          let relative = archiver.string(String(decoding: try bytes("string"), as: UTF8.self))
-          return archiver.object(["NSURL", "NSObject"], ["NS.base": KeyedArchiver.null, "NS.relative": relative])
-        default:
-          throw HostError(
-            "plist.archive: \(tag) is not a class migrun archives (NSDate, NSData, NSUUID, NSURL, or plain values)")
-        }
-      }
+      if let tag = table["$class"]?.stringValue { return try archivedObject(tag, table, into: &archiver) }
       if table.fields.isEmpty {
         var elements: [PropertyListValue] = []
         for element in table.array { elements.append(try archived(element, into: &archiver, depth: depth + 1)) }
@@ -181,6 +165,33 @@ enum PlistLibrary {
       return archiver.dictionary(keys: keys, values: values)
     case .nil, .function:
       throw HostError("plist.archive: a \(value.typeName) has no archived form")
+    }
+  }
+
+  /// A value `plist.date`, `plist.data`, `plist.uuid` or `plist.url` made, archived as its class.
+  static func archivedObject(_ tag: String, _ table: LuaTable, into archiver: inout KeyedArchiver) throws
+    -> PropertyListValue
+  {
+    func bytes(_ key: String) throws -> [UInt8] {
+      guard case .string(let bytes)? = table[key] else {
+        throw HostError("plist.archive: a \(tag) needs its \(key) (made by plist.\(tag.dropFirst(2).lowercased()))")
+      }
+      return bytes
+    }
+    switch tag {
+    case "NSDate":
+      guard let seconds = table["time"]?.doubleValue else {
+        throw HostError("plist.archive: an NSDate needs its time")
+      }
+      return archiver.object(["NSDate", "NSObject"], ["NS.time": .real(seconds)])
+    case "NSData": return archiver.value(.data(try bytes("bytes")))
+    case "NSUUID": return archiver.object(["NSUUID", "NSObject"], ["NS.uuidbytes": .data(try bytes("bytes"))])
+    case "NSURL":
+      let relative = archiver.string(String(decoding: try bytes("string"), as: UTF8.self))
+      return archiver.object(["NSURL", "NSObject"], ["NS.base": KeyedArchiver.null, "NS.relative": relative])
+    default:
+      throw HostError(
+        "plist.archive: \(tag) is not a class migrun archives (NSDate, NSData, NSUUID, NSURL, or plain values)")
     }
   }
 
