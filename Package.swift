@@ -99,7 +99,7 @@ let package = Package(
       name: "MigrunScriptingTests",
       dependencies: [
         "MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit", "MigrunScripting", "MigrunTools", "LuaHost",
-        "TestSupport",
+        "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
       ]),
     .testTarget(name: "PropertyListTests", dependencies: ["PropertyList", "TestSupport"]),
     .testTarget(

@@ -75,13 +75,13 @@ extension MigrunCommand {
       // What the command reads of a store before working on it is read once (StoreLooks).
       try StoreLooks.during { try execute() }
     } catch let error as ModelError {
-      fail(error.description)
+      fail(error.description, status: ExitStatus.of(error))
     } catch let error as StoreError {
-      fail(error.description, status: Self.exitStatus(error.code))
+      fail(error.description, status: ExitStatus.of(error))
     } catch let error as MigrationError {
-      fail(error.description)
+      fail(error.description, status: ExitStatus.of(error))
     } catch let error as CLIError {
-      fail(error.message)
+      fail(error.message, status: ExitStatus.of(error))
     }
   }
 
@@ -91,16 +91,7 @@ extension MigrunCommand {
     if output.status != 0 { throw ExitCode(output.status) }
   }
 
-  /// 11 for a store in use, 12 for a full disk, else 1.
-  static func exitStatus(_ code: StoreError.Code) -> Int32 {
-    switch code {
-    case .inUse: 11
-    case .noSpace: 12
-    default: 1
-    }
-  }
-
-  private func fail(_ message: String, status: Int32 = 1) -> Never {
+  private func fail(_ message: String, status: Int32) -> Never {
     FileHandle.standardError.write(Data("migrun: error: \(message)\n".utf8))
     Foundation.exit(status)
   }

@@ -8,7 +8,7 @@ import MigrunModel
 ///   Employee/p3: changed in the store since it was read (version 2 → 3)
 ///     department: read Department/p1, store Department/p2, here Department/p1
 /// ```
-public struct ContextError: Error, Sendable, CustomStringConvertible {
+public struct ContextError: Error, Sendable, CustomStringConvertible, CarriesCause {
   /// The kind of failure, to match on.
   public enum Code: String, Sendable, Hashable {
     /// Optimistic locking or uniqueness conflicts the merge policy did not resolve.
@@ -34,15 +34,22 @@ public struct ContextError: Error, Sendable, CustomStringConvertible {
   public let reason: String
   /// For ``Code/conflicts``: every conflict found, in object order.
   public let conflicts: [MergeConflict]
+  /// The error underneath (the store's), when another failure caused this one.
+  package let cause: ErrorCause?
+
+  /// The error underneath (the store's), when another failure caused this one.
+  public var underlyingError: (any Error)? { cause?.error }
 
   public init(
-    _ code: Code, entity: String? = nil, object: ObjectID? = nil, reason: String, conflicts: [MergeConflict] = []
+    _ code: Code, entity: String? = nil, object: ObjectID? = nil, reason: String, conflicts: [MergeConflict] = [],
+    underlying: (any Error)? = nil
   ) {
     self.code = code
     self.entity = entity ?? object?.entity
     self.object = object
     self.reason = reason
     self.conflicts = conflicts
+    cause = underlying.map(ErrorCause.init)
   }
 
   public var description: String {

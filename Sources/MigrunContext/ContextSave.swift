@@ -22,7 +22,7 @@ extension ObjectContext {
     } catch let error as ContextError {
       throw error
     } catch let error as StoreError {
-      throw ContextError(.store, entity: error.entity, reason: error.description)
+      throw ContextError(.store, entity: error.entity, reason: error.description, underlying: error)
     }
     return finish(save)
   }
@@ -219,7 +219,8 @@ struct SaveTransaction {
       } catch let error as ContextError {
         throw error
       } catch {
-        throw ContextError(.mergeRule, object: conflict.id, reason: "the merge rule failed: \(error)")
+        throw ContextError(
+          .mergeRule, object: conflict.id, reason: "the merge rule failed: \(error)", underlying: error)
       }
       switch decision {
       case .save(let state): return state

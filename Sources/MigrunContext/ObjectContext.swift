@@ -144,7 +144,7 @@ public final class ObjectContext {
     } catch let error as ContextError {
       throw error
     } catch {
-      throw ContextError(.store, entity: entityName, reason: "\(error)")
+      throw ContextError(.store, entity: entityName, reason: "\(error)", underlying: error)
     }
     // A changed object whose row the filter ruled out may match by its changed values (kept in the
     // store's order, by key).
@@ -184,7 +184,7 @@ public final class ObjectContext {
     do {
       row = try store.object(id)
     } catch {
-      throw ContextError(.store, object: id, reason: "\(error)")
+      throw ContextError(.store, object: id, reason: "\(error)", underlying: error)
     }
     guard let row else { throw ContextError(.noSuchObject, object: id, reason: "the store has no such object") }
     return try adopt(row)
@@ -271,7 +271,7 @@ public final class ObjectContext {
     do {
       row = try store.object(object.id)
     } catch {
-      throw ContextError(.store, object: object.id, reason: "\(error)")
+      throw ContextError(.store, object: object.id, reason: "\(error)", underlying: error)
     }
     guard let row else {
       evict(object)
@@ -362,7 +362,7 @@ public final class ObjectContext {
       do {
         list = try store.object(object.id)?.toMany[relationship.name] ?? []
       } catch {
-        throw ContextError(.store, object: object.id, reason: "\(error)")
+        throw ContextError(.store, object: object.id, reason: "\(error)", underlying: error)
       }
       object.committedToMany[relationship.name] = list
     }

@@ -103,7 +103,8 @@ extension BulkCopy {
         try insert.run()
       } catch let error as StoreError {
         let id = current()
-        throw StoreError(error.code, entity: id.entity, primaryKey: id.primaryKey, reason: error.reason)
+        throw StoreError(
+          error.code, entity: id.entity, primaryKey: id.primaryKey, reason: error.reason, underlying: error)
       }
       done += 1
     }
@@ -147,7 +148,8 @@ extension BulkCopy {
         let error = (key != nil ? insert : select).failure()
         if key != nil { insert.reset() }
         let id = key.map { ObjectID(entity: entity, primaryKey: $0) } ?? current()
-        throw StoreError(error.code, entity: id.entity, primaryKey: id.primaryKey, reason: error.reason)
+        throw StoreError(
+          error.code, entity: id.entity, primaryKey: id.primaryKey, reason: error.reason, underlying: error)
       }
     }
   }

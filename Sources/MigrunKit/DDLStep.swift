@@ -227,7 +227,8 @@ struct DDLStep {
       queue = try DatabaseQueue(
         path: url.path, configuration: SQLiteStore.configuration(readOnly: false, fastWrites: true))
     } catch {
-      throw StoreError(.sqlite, file: url.lastPathComponent, reason: "cannot open the copy (\(error))")
+      throw StoreError(
+        .sqlite, file: url.lastPathComponent, reason: "cannot open the copy (\(error))", underlying: error)
     }
     defer { try? queue.close() }
     var history = HistoryRewritten()
@@ -246,7 +247,8 @@ struct DDLStep {
     } catch let error as MigrationError {
       throw error
     } catch {
-      throw StoreError(.sqlite, file: url.lastPathComponent, reason: "the DDL edit failed (\(error))")
+      throw StoreError(
+        .sqlite, file: url.lastPathComponent, reason: "the DDL edit failed (\(error))", underlying: error)
     }
     return history
   }

@@ -19,7 +19,8 @@ final class IntegrityWatch: @unchecked Sendable {
     do {
       queue = try StoreCheck.openForCheck(file)
     } catch {
-      throw MigrationError(.store, reason: "\(store.path): cannot be read as a SQLite database (\(error))")
+      throw MigrationError(
+        .store, reason: "\(store.path): cannot be read as a SQLite database (\(error))", underlying: error)
     }
     Thread.detachNewThread { [self] in
       let result = Result { try StoreCheck.sqliteProblems(queue) }

@@ -5,7 +5,7 @@ import MigrunModel
 /// ```
 /// Moody.sqlite: step Moody 2 → Moody 3: entity 'Mood', property 'rating': changes type from Integer 16 to String; write a mapping script
 /// ```
-public struct MigrationError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct MigrationError: Error, Sendable, Hashable, CustomStringConvertible, CarriesCause {
   /// The kind of failure, to match on (the command line maps each to its exit code).
   public enum Code: String, Sendable, Hashable {
     /// No model version has the store's entity hashes.
@@ -32,13 +32,22 @@ public struct MigrationError: Error, Sendable, Hashable, CustomStringConvertible
   public let entity: String?
   public let property: String?
   public let reason: String
+  /// The error underneath (a store's, a script's), when another failure caused this one.
+  package let cause: ErrorCause?
 
-  public init(_ code: Code, step: String? = nil, entity: String? = nil, property: String? = nil, reason: String) {
+  /// The error underneath (a store's, a script's), when another failure caused this one.
+  public var underlyingError: (any Error)? { cause?.error }
+
+  public init(
+    _ code: Code, step: String? = nil, entity: String? = nil, property: String? = nil, reason: String,
+    underlying: (any Error)? = nil
+  ) {
     self.code = code
     self.step = step
     self.entity = entity
     self.property = property
     self.reason = reason
+    cause = underlying.map(ErrorCause.init)
   }
 
   public var description: String {
@@ -46,6 +55,9 @@ public struct MigrationError: Error, Sendable, Hashable, CustomStringConvertible
   }
 
   func inStep(_ name: String) -> MigrationError {
-    step == nil ? MigrationError(code, step: name, entity: entity, property: property, reason: reason) : self
+    step == nil
+      ? MigrationError(
+        code, step: name, entity: entity, property: property, reason: reason, underlying: cause?.error)
+      : self
   }
 }

@@ -521,7 +521,8 @@ public final class MigrationManager {
         .policy, step: migration.step, entity: migration.entity, property: migration.property,
         reason: "\(migration.reason) (object \(object))")
     }
-    return MigrationError(.policy, entity: object.entity, reason: "mapping \(mapping.name), object \(object): \(error)")
+    return MigrationError(
+      .policy, entity: object.entity, reason: "mapping \(mapping.name), object \(object): \(error)", underlying: error)
   }
 }
 

@@ -158,7 +158,7 @@ public enum MigrationPlanner {
       do {
         source = storeModel.versionName == nil ? try storeModel.named("the store's own model") : storeModel
       } catch {
-        throw MigrationError(.unknownVersion, reason: error.description)
+        throw MigrationError(.unknownVersion, reason: error.description, underlying: error)
       }
     } else {
       let closest = bundle.closestVersions(to: storeHashes).prefix(3)
@@ -277,7 +277,7 @@ private struct PathFinder {
       source = try model(named: a)
       destination = try model(named: b)
     } catch {
-      throw MigrationError(.unknownVersion, step: stepName, reason: error.description)
+      throw MigrationError(.unknownVersion, step: stepName, reason: error.description, underlying: error)
     }
     let result: Result<MigrationStep, MigrationError>
     if let file = script(a, b) {

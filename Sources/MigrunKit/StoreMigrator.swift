@@ -232,9 +232,9 @@ public final class StoreMigrator {
         } catch let error as MigrationError {
           throw error.inStep(step.name)
         } catch let error as StoreError {
-          throw MigrationError(.store, step: step.name, reason: error.description)
+          throw MigrationError(.store, step: step.name, reason: error.description, underlying: error)
         } catch {
-          throw MigrationError(.policy, step: step.name, reason: "\(error)")
+          throw MigrationError(.policy, step: step.name, reason: "\(error)", underlying: error)
         }
         if run.current != store, run.current != result { StoreFiles.remove(run.current) }
         run.current = result
@@ -276,7 +276,8 @@ public final class StoreMigrator {
     } catch let error as StoreError where Self.isDiskFull(error) {
       throw outOfSpace(during: "the swap")
     } catch {
-      throw MigrationError(.store, reason: "the migrated store is complete but could not be put in place: \(error)")
+      throw MigrationError(
+        .store, reason: "the migrated store is complete but could not be put in place: \(error)", underlying: error)
     }
   }
 
@@ -605,9 +606,8 @@ public final class StoreMigrator {
     return try migrated.removeExternalFiles(noLongerReferencedOf: before)
   }
 
-  static func isDiskFull(_ error: any Error) -> Bool {
-    "\(error)".contains("database or disk is full") || "\(error)".contains("No space left on device")
-  }
+  /// A full disk, known from the error's codes (SQLite's, the system's), not from its words.
+  static func isDiskFull(_ error: any Error) -> Bool { StoreFailure.isDiskFull(error) }
 
   private func withSpaceReported(_ body: () throws -> Void) throws {
     do {

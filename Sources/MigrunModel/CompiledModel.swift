@@ -44,7 +44,7 @@ enum CompiledModel {
     do {
       plist = try PropertyListValue(decoding: Array(data))
     } catch {
-      throw ModelError(.notAModel, file: file.path, reason: "not a property list: \(error)")
+      throw ModelError(.notAModel, file: file.path, reason: "not a property list: \(error)", underlying: error)
     }
     var info = VersionInfo(currentVersionName: plist["NSManagedObjectModel_CurrentVersionName"]?.stringValue)
     for (version, entities) in plist["NSManagedObjectModel_VersionHashes"]?.dictionaryValue ?? [:] {

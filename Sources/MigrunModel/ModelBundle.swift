@@ -68,7 +68,9 @@ public struct ModelBundle: Sendable {
     do {
       files = try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(suffix) }
     } catch {
-      throw ModelError(.unreadable, file: url.path, reason: "cannot list the folder (\(error.localizedDescription))")
+      throw ModelError(
+        .unreadable, file: url.path, reason: "cannot list the folder (\(error.localizedDescription))", underlying: error
+      )
     }
     guard !files.isEmpty else {
       throw ModelError(.noVersions, file: url.path, reason: "the folder holds no \(suffix) versions")

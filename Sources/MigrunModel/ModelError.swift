@@ -12,7 +12,7 @@
 /// do { _ = try ModelBundle(contentsOf: url) }
 /// catch let error as ModelError where error.code == .inheritanceCycle { … }
 /// ```
-public struct ModelError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct ModelError: Error, Sendable, Hashable, CustomStringConvertible, CarriesCause {
   /// What went wrong.
   public enum Code: String, Sendable, Hashable {
     /// The file or folder could not be read.
@@ -45,15 +45,22 @@ public struct ModelError: Error, Sendable, Hashable, CustomStringConvertible {
   public let property: String?
   /// What is wrong, in words.
   public let reason: String
+  /// The error underneath, when another failure caused this one.
+  package let cause: ErrorCause?
+
+  /// The error underneath, when another failure (a file system's, SQLite's) caused this one.
+  public var underlyingError: (any Error)? { cause?.error }
 
   public init(
-    _ code: Code, file: String? = nil, entity: String? = nil, property: String? = nil, reason: String
+    _ code: Code, file: String? = nil, entity: String? = nil, property: String? = nil, reason: String,
+    underlying: (any Error)? = nil
   ) {
     self.code = code
     self.file = file
     self.entity = entity
     self.property = property
     self.reason = reason
+    cause = underlying.map(ErrorCause.init)
   }
 
   /// One line: `file: entity 'E', property 'p': reason`.
@@ -63,6 +70,8 @@ public struct ModelError: Error, Sendable, Hashable, CustomStringConvertible {
 
   /// The same error, attributed to `file` when it did not name one yet.
   package func inFile(_ path: String) -> ModelError {
-    file == nil ? ModelError(code, file: path, entity: entity, property: property, reason: reason) : self
+    file == nil
+      ? ModelError(code, file: path, entity: entity, property: property, reason: reason, underlying: cause?.error)
+      : self
   }
 }

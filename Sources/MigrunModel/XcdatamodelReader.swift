@@ -41,7 +41,7 @@ package enum XcdatamodelReader {
         .malformedXML, file: file,
         reason: "not well-formed XML at line \(error.line), column \(error.column) (\(error.message))")
     } catch {
-      throw ModelError(.malformedXML, file: file, reason: "\(error)")
+      throw ModelError(.malformedXML, file: file, reason: "\(error)", underlying: error)
     }
     guard builder.sawModel else {
       throw ModelError(.notAModel, file: file, reason: "no <model> element: this is not a Core Data model")

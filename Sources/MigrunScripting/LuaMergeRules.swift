@@ -101,7 +101,7 @@ package final class LuaMergeRules: MergeRule {
     do {
       made = try vm.call(prepare, [.function(rule), context])
     } catch {
-      throw ContextError(.mergeRule, object: conflict.id, reason: "the merge rule failed: \(error)")
+      throw ContextError(.mergeRule, object: conflict.id, reason: "the merge rule failed: \(error)", underlying: error)
     }
     guard let value = made.first, value != .nil else {
       throw ContextError(
@@ -117,7 +117,7 @@ package final class LuaMergeRules: MergeRule {
       return .save(
         try Self.state(table, base: conflict.store ?? conflict.object ?? StoredObject(id: conflict.id), model: model))
     } catch let error as HostError {
-      throw ContextError(.mergeRule, object: conflict.id, reason: "\(file): \(error.description)")
+      throw ContextError(.mergeRule, object: conflict.id, reason: "\(file): \(error.description)", underlying: error)
     }
   }
 

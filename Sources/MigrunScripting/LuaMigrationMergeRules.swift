@@ -86,7 +86,7 @@ package final class LuaMigrationMergeRules: MigrationMergeRule {
       made = try vm.call(
         rule, [LuaMergeRules.lua(existing, model: destination), LuaMergeRules.lua(incoming, model: destination)])
     } catch {
-      throw MigrationError(.policy, entity: entity, reason: "merge rule: \(error)")
+      throw MigrationError(.policy, entity: entity, reason: "merge rule: \(error)", underlying: error)
     }
     guard case .table(let table)? = made.first else {
       throw MigrationError(
@@ -102,7 +102,7 @@ package final class LuaMigrationMergeRules: MigrationMergeRule {
         do {
           try MigrationBridge.storeComposite(value, composite, path: name, entity: found.name, into: &elements)
         } catch {
-          throw MigrationError(.policy, entity: entity, property: name, reason: "\(file): \(error)")
+          throw MigrationError(.policy, entity: entity, property: name, reason: "\(file): \(error)", underlying: error)
         }
         values.merge(elements.attributes) { _, new in new }
         continue
@@ -116,7 +116,7 @@ package final class LuaMigrationMergeRules: MigrationMergeRule {
       do {
         values[name] = try MigrationBridge.store(value, for: attribute, entity: found.name)
       } catch {
-        throw MigrationError(.policy, entity: entity, property: name, reason: "\(file): \(error)")
+        throw MigrationError(.policy, entity: entity, property: name, reason: "\(file): \(error)", underlying: error)
       }
     }
     return values

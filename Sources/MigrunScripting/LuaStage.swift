@@ -135,7 +135,7 @@ package final class LuaStage: MigrationStageHandlers {
     do {
       _ = try vm.call(runner, [.function(handler), info])
     } catch {
-      throw MigrationError(.policy, step: step.name, reason: "\(hook.rawValue): \(error)")
+      throw MigrationError(.policy, step: step.name, reason: "\(hook.rawValue): \(error)", underlying: error)
     }
     return state.changes
   }

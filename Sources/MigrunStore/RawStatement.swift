@@ -21,7 +21,7 @@ package struct RawStatement {
     switch sqlite3_step(handle) {
     case SQLITE_ROW: return true
     case SQLITE_DONE: return false
-    default: throw StoreError(.sqlite, reason: String(cString: sqlite3_errmsg(connection)))
+    default: throw failure()
     }
   }
 
@@ -34,10 +34,14 @@ package struct RawStatement {
 
   package func reset() { sqlite3_reset(handle) }
 
-  /// The error the statement's last step ended in (a constraint, or another SQLite error).
+  /// The error the statement's last step ended in (a constraint, or another SQLite error), with
+  /// SQLite's own result code underneath.
   package func failure() -> StoreError {
-    let code: StoreError.Code = (sqlite3_errcode(connection) & 0xFF) == SQLITE_CONSTRAINT ? .constraint : .sqlite
-    return StoreError(code, reason: String(cString: sqlite3_errmsg(connection)))
+    let result = sqlite3_errcode(connection)
+    let message = String(cString: sqlite3_errmsg(connection))
+    let code: StoreError.Code = (result & 0xFF) == SQLITE_CONSTRAINT ? .constraint : .sqlite
+    return StoreError(
+      code, reason: message, underlying: DatabaseError(resultCode: ResultCode(rawValue: result), message: message))
   }
 
   /// Binds column `column` of the row `row` is on, unchanged, as parameter `index` (1-based).

@@ -45,7 +45,7 @@ struct SQLiteObjectReader {
       } catch {
         throw StoreError(
           .badValue, file: error.file, entity: plan.layout.name, primaryKey: primaryKey,
-          reason: "'\(attribute.name)': \(error.reason)")
+          reason: "'\(attribute.name)': \(error.reason)", underlying: error)
       }
     }
     for toOne in plan.toOnes {

@@ -351,7 +351,7 @@ public final class SQLiteStore: ObjectStore {
         return tables
       }
     } catch {
-      throw StoreError(.sqlite, file: file, reason: "cannot read the store's tables (\(error))")
+      throw StoreError(.sqlite, file: file, reason: "cannot read the store's tables (\(error))", underlying: error)
     }
   }
 
@@ -445,7 +445,7 @@ public final class SQLiteStore: ObjectStore {
       throw error
     } catch {
       try? FileManager.default.removeItem(at: url)
-      throw StoreError(.sqlite, file: url.path, reason: "cannot create the store (\(error))")
+      throw StoreError(.sqlite, file: url.path, reason: "cannot create the store (\(error))", underlying: error)
     }
     return try SQLiteStore(url: url, model: model, access: .readWrite, fastWrites: fastWrites)
   }
@@ -603,7 +603,7 @@ public final class SQLiteStore: ObjectStore {
     } catch let error as StoreError {
       throw error.inFile(url.lastPathComponent)
     } catch {
-      throw StoreError(.sqlite, file: url.lastPathComponent, reason: "\(error)")
+      throw StoreError(.sqlite, file: url.lastPathComponent, reason: "\(error)", underlying: error)
     }
   }
 
@@ -676,7 +676,8 @@ public final class SQLiteStore: ObjectStore {
       do {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
       } catch {
-        throw StoreError(.io, file: url.path, reason: "cannot make a folder to read the store's WAL in (\(error))")
+        throw StoreError(
+          .io, file: url.path, reason: "cannot make a folder to read the store's WAL in (\(error))", underlying: error)
       }
       let target = folder.appendingPathComponent(url.lastPathComponent)
       copy = target
@@ -690,7 +691,7 @@ public final class SQLiteStore: ObjectStore {
       return (queue, path.hasSuffix("immutable=1"))
     } catch {
       let detail = (error as? DatabaseError)?.message ?? "\(error)"
-      throw StoreError(.notSQLite, file: url.path, reason: "not a SQLite database (\(detail))")
+      throw StoreError(.notSQLite, file: url.path, reason: "not a SQLite database (\(detail))", underlying: error)
     }
   }
 
@@ -761,7 +762,7 @@ public final class SQLiteStore: ObjectStore {
     case let error as DatabaseError:
       StoreError(
         error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE ? .constraint : .sqlite, file: url.lastPathComponent,
-        reason: error.message ?? "\(error)")
+        reason: error.message ?? "\(error)", underlying: error)
     default: error
     }
   }
@@ -774,7 +775,7 @@ public final class SQLiteStore: ObjectStore {
         return try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
       }
     } catch {
-      throw StoreError(.notSQLite, file: file, reason: "cannot read the store (\(error))")
+      throw StoreError(.notSQLite, file: file, reason: "cannot read the store (\(error))", underlying: error)
     }
     guard let row else {
       throw StoreError(.notACoreDataStore, file: file, reason: "not a Core Data store: it has no Z_METADATA")
@@ -785,7 +786,7 @@ public final class SQLiteStore: ObjectStore {
       uuid = try row.value("Z_UUID", as: String.self) ?? ""
       stored = try row.value("Z_PLIST", as: Data.self)
     } catch {
-      throw StoreError(.badMetadata, file: file, reason: "Z_METADATA: \(error.reason)")
+      throw StoreError(.badMetadata, file: file, reason: "Z_METADATA: \(error.reason)", underlying: error)
     }
     guard let data = stored else {
       throw StoreError(.badMetadata, file: file, reason: "Z_METADATA has no property list")
@@ -794,7 +795,8 @@ public final class SQLiteStore: ObjectStore {
     do {
       plist = try PropertyListValue(decoding: Array(data))
     } catch {
-      throw StoreError(.badMetadata, file: file, reason: "Z_METADATA.Z_PLIST is not a property list (\(error))")
+      throw StoreError(
+        .badMetadata, file: file, reason: "Z_METADATA.Z_PLIST is not a property list (\(error))", underlying: error)
     }
     do {
       return try StoreMetadata(uuid: uuid, plist: plist)
@@ -818,7 +820,7 @@ public final class SQLiteStore: ObjectStore {
         return try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1").map { Array($0) }
       }
     } catch {
-      throw StoreError(.sqlite, file: file, reason: "cannot read Z_MODELCACHE (\(error))")
+      throw StoreError(.sqlite, file: file, reason: "cannot read Z_MODELCACHE (\(error))", underlying: error)
     }
   }
 

@@ -8,7 +8,7 @@ import MigrunModel
 /// Moody.sqlite: not a SQLite database (file is not a database)
 /// Moody.sqlite: entity 'Mood', object 12: NOT NULL constraint failed: ZMOOD.ZDATE
 /// ```
-public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible, CarriesCause {
   /// The kind of failure, to match on.
   public enum Code: String, Sendable, Hashable {
     case notFound
@@ -47,18 +47,27 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
   /// The object's primary key (`Z_PK`), when one object is concerned.
   public let primaryKey: Int64?
   public let reason: String
+  /// The error underneath (SQLite's, the file system's), when another failure caused this one.
+  package let cause: ErrorCause?
 
-  public init(_ code: Code, file: String? = nil, entity: String? = nil, primaryKey: Int64? = nil, reason: String) {
+  /// The error underneath (SQLite's, the file system's), when another failure caused this one.
+  public var underlyingError: (any Error)? { cause?.error }
+
+  public init(
+    _ code: Code, file: String? = nil, entity: String? = nil, primaryKey: Int64? = nil, reason: String,
+    underlying: (any Error)? = nil
+  ) {
     self.code = code
     self.file = file
     self.entity = entity
     self.primaryKey = primaryKey
     self.reason = reason
+    cause = underlying.map(ErrorCause.init)
   }
 
   /// A model archive that cannot be read or written, as a store's error (`badModelCache`).
   package init(_ error: ModelCacheError, file: String? = nil) {
-    self.init(.badModelCache, file: file, entity: error.entity, reason: error.reason)
+    self.init(.badModelCache, file: file, entity: error.entity, reason: error.reason, underlying: error)
   }
 
   public var description: String {
@@ -66,6 +75,8 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
   }
 
   func inFile(_ path: String) -> StoreError {
-    file == nil ? StoreError(code, file: path, entity: entity, primaryKey: primaryKey, reason: reason) : self
+    file == nil
+      ? StoreError(code, file: path, entity: entity, primaryKey: primaryKey, reason: reason, underlying: cause?.error)
+      : self
   }
 }

@@ -194,7 +194,8 @@ package enum StoreFiles {
       }
       try queue.close()
     } catch {
-      throw StoreError(.sqlite, file: url.path, reason: "cannot fold the WAL into the copy (\(error))")
+      throw StoreError(
+        .sqlite, file: url.path, reason: "cannot fold the WAL into the copy (\(error))", underlying: error)
     }
     for sidecar in sidecars(of: url) { try? FileManager.default.removeItem(at: sidecar) }
   }
@@ -207,7 +208,8 @@ package enum StoreFiles {
       try queue.writeWithoutTransaction { db in _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
       try queue.close()
     } catch {
-      throw StoreError(.sqlite, file: url.path, reason: "cannot put the store in WAL mode (\(error))")
+      throw StoreError(
+        .sqlite, file: url.path, reason: "cannot put the store in WAL mode (\(error))", underlying: error)
     }
     for sidecar in sidecars(of: url) { try? FileManager.default.removeItem(at: sidecar) }
   }
@@ -266,7 +268,9 @@ package enum StoreFiles {
       throw error
     } catch {
       try? FileManager.default.removeItem(at: journal)
-      throw StoreError(.io, file: journal.path, reason: "cannot write the swap journal (\(error.localizedDescription))")
+      throw StoreError(
+        .io, file: journal.path, reason: "cannot write the swap journal (\(error.localizedDescription))",
+        underlying: error)
     }
     try finishSwap(original, replacement: replacement, journal: journal)
     return backup

@@ -74,7 +74,7 @@ package enum StoreJSON {
     do {
       parsed = try JSONDecoder().decode(JSONValue.self, from: json)
     } catch {
-      throw StoreError(.badValue, reason: "not JSON (\(error.localizedDescription))")
+      throw StoreError(.badValue, reason: "not JSON (\(error.localizedDescription))", underlying: error)
     }
     guard case .object(let root) = parsed, root["format"]?.string == format,
       case .object(let entityLists)? = root["entities"]

@@ -7,14 +7,14 @@ extension Fleet.Report {
       do {
         try self.json().write(to: URL(fileURLWithPath: path))
       } catch {
-        throw ToolError(message: "--report: cannot write \(path) (\(error.localizedDescription))")
+        throw ToolError(message: "--report: cannot write \(path) (\(error.localizedDescription))", underlying: error)
       }
     }
     if let path = junit {
       do {
         try Data(self.junit(suite: suite).utf8).write(to: URL(fileURLWithPath: path))
       } catch {
-        throw ToolError(message: "--junit: cannot write \(path) (\(error.localizedDescription))")
+        throw ToolError(message: "--junit: cannot write \(path) (\(error.localizedDescription))", underlying: error)
       }
     }
   }
@@ -33,7 +33,7 @@ extension Fleet {
       do {
         read.append(try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: path))))
       } catch {
-        throw ToolError(message: "\(path): not a migrun report (\(error.localizedDescription))")
+        throw ToolError(message: "\(path): not a migrun report (\(error.localizedDescription))", underlying: error)
       }
     }
     let merged = Report.merged(read)

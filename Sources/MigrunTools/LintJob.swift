@@ -81,7 +81,8 @@ package struct LintJob {
       do {
         data = try Data(contentsOf: URL(fileURLWithPath: baseline))
       } catch {
-        throw ToolError(message: "--baseline: cannot read \(baseline) (\(error.localizedDescription))")
+        throw ToolError(
+          message: "--baseline: cannot read \(baseline) (\(error.localizedDescription))", underlying: error)
       }
       guard let recorded = Self.findings(in: data) else {
         throw ToolError(

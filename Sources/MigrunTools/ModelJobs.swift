@@ -226,7 +226,7 @@ package struct DiffJob {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try Data(text.utf8).write(to: file)
       } catch {
-        throw ToolError(message: "\(file.path): cannot write (\(error.localizedDescription))")
+        throw ToolError(message: "\(file.path): cannot write (\(error.localizedDescription))", underlying: error)
       }
       // The placeholders themselves (`function(src) error("…") end`), not the comment that names them.
       let placeholders = text.components(separatedBy: "function(src) error(").count - 1
@@ -240,7 +240,7 @@ package struct DiffJob {
     do {
       mapping = try MappingModel.inferred(from: try bundle.model(named: from), to: try bundle.model(named: to))
     } catch let error as MigrationError {
-      throw ToolError(message: "\(from) → \(to) cannot be inferred: \(error.description)")
+      throw ToolError(message: "\(from) → \(to) cannot be inferred: \(error.description)", underlying: error)
     }
     if json {
       output.emit(
@@ -297,7 +297,8 @@ package struct ConvertJob {
     do {
       _ = try LuaMappingFile.load(step, source: conversion.lua, name: fileName, policyFolders: folders)
     } catch {
-      throw ToolError(message: "\(mapping): the Lua conversion does not load (\(error)); please report this")
+      throw ToolError(
+        message: "\(mapping): the Lua conversion does not load (\(error)); please report this", underlying: error)
     }
     guard let out else {
       // The file's text as it is (it ends with its own newline, which say adds).
@@ -316,7 +317,7 @@ package struct ConvertJob {
     do {
       try conversion.lua.write(to: target, atomically: true, encoding: .utf8)
     } catch {
-      throw ToolError(message: "cannot write \(target.path) (\(error.localizedDescription))")
+      throw ToolError(message: "cannot write \(target.path) (\(error.localizedDescription))", underlying: error)
     }
     output.say("Wrote \(target.path): \(step.name), \(appleModel.entityMappings.count) entity mappings")
     output.notes += reportStubs(conversion, to: target)

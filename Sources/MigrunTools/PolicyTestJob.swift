@@ -64,7 +64,7 @@ package struct PolicyTestJob {
       do {
         try PolicyTests.junit(results).write(toFile: junit, atomically: true, encoding: .utf8)
       } catch {
-        throw ToolError(message: "cannot write \(junit): \(error.localizedDescription)")
+        throw ToolError(message: "cannot write \(junit): \(error.localizedDescription)", underlying: error)
       }
     }
     if failed > 0 { out.status = 1 }
@@ -85,7 +85,7 @@ package struct PolicyTestJob {
     do {
       try PolicyCoverage.lcov(covered).write(toFile: coverage, atomically: true, encoding: .utf8)
     } catch {
-      throw ToolError(message: "cannot write \(coverage): \(error.localizedDescription)")
+      throw ToolError(message: "cannot write \(coverage): \(error.localizedDescription)", underlying: error)
     }
     lines.append("Line coverage (\(coverage)):")
     for line in PolicyCoverage.summary(covered) { lines.append(line) }

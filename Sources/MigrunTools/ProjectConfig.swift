@@ -61,7 +61,7 @@ package struct ProjectConfig: Sendable {
     } catch let error as ToolError {
       return .failure(error)
     } catch {
-      return .failure(ToolError(message: "\(url.path): \(error)"))
+      return .failure(ToolError(message: "\(url.path): \(error)", underlying: error))
     }
   }()
 

@@ -143,7 +143,7 @@ package struct ImportJob {
     do {
       data = try Data(contentsOf: URL(fileURLWithPath: file))
     } catch {
-      throw ToolError(message: "\(file): cannot read (\(error.localizedDescription))")
+      throw ToolError(message: "\(file): cannot read (\(error.localizedDescription))", underlying: error)
     }
     let target = URL(fileURLWithPath: out)
     guard !FileManager.default.fileExists(atPath: target.path) else {
@@ -165,7 +165,8 @@ package struct ImportJob {
       guard let hashes = StoreJSON.versionHashes(of: data), let fitting = bundle.version(matching: hashes),
         let name = fitting.versionName
       else { throw error }
-      throw ToolError(message: "\(error.description); it fits version \(name): give --model-version \"\(name)\"")
+      throw ToolError(
+        message: "\(error.description); it fits version \(name): give --model-version \"\(name)\"", underlying: error)
     } catch {
       StoreFiles.remove(working)
       throw error

@@ -1,5 +1,4 @@
 import Foundation
-import MigrunKit
 import MigrunModel
 import SwiftSyntax
 

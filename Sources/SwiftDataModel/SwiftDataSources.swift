@@ -1,6 +1,6 @@
 import Foundation
-import MigrunKit
 import MigrunModel
+import MigrunStore
 import SwiftSyntax
 
 /// A SwiftData model read from the app's Swift sources: the `@Model` classes, each
@@ -84,11 +84,11 @@ package enum SwiftDataSources {
         current: versions[versions.count - 1].name, isOrderGuessed: false,
         declaredOrder: reader.declaredOrder(of: versions))
     } catch let error as SourceError {
-      throw ModelError(.notAModel, file: error.spot.description, reason: error.reason)
+      throw ModelError(.notAModel, file: error.spot.description, reason: error.reason, underlying: error)
     } catch let error as ModelError {
       throw error
     } catch {
-      throw ModelError(.unreadable, file: url.path, reason: "\(error)")
+      throw ModelError(.unreadable, file: url.path, reason: "\(error)", underlying: error)
     }
   }
 }

@@ -1,0 +1,37 @@
+import Foundation
+import GRDB
+import MigrunModel
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What a failure was, read from the errors themselves — SQLite's result codes, the system's
+/// `errno`, Foundation's codes, migrun's own codes — through every cause underneath
+/// (``ErrorCause/chain(_:)``), never from the words of a message.
+package enum StoreFailure {
+  /// A full disk: SQLite's `SQLITE_FULL`, `ENOSPC`, Foundation's out-of-space, or a store error of
+  /// code ``StoreError/Code/noSpace``.
+  package static func isDiskFull(_ error: any Error) -> Bool {
+    ErrorCause.chain(error).contains { cause in
+      if let store = cause as? StoreError { return store.code == .noSpace }
+      if let database = cause as? DatabaseError { return database.resultCode == .SQLITE_FULL }
+      if let posix = cause as? POSIXError { return posix.code == .ENOSPC }
+      if let cocoa = cause as? CocoaError { return cocoa.code == .fileWriteOutOfSpace }
+      let nsError = cause as NSError
+      return nsError.domain == NSPOSIXErrorDomain && nsError.code == Int(ENOSPC)
+    }
+  }
+
+  /// A store another process holds: a store error of code ``StoreError/Code/inUse``, or SQLite's
+  /// `SQLITE_BUSY` / `SQLITE_LOCKED`.
+  package static func isInUse(_ error: any Error) -> Bool {
+    ErrorCause.chain(error).contains { cause in
+      if let store = cause as? StoreError { return store.code == .inUse }
+      if let database = cause as? DatabaseError {
+        return database.resultCode == .SQLITE_BUSY || database.resultCode == .SQLITE_LOCKED
+      }
+      return false
+    }
+  }
+}
