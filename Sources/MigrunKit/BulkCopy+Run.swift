@@ -102,9 +102,7 @@ extension BulkCopy {
       do {
         try insert.run()
       } catch let error as StoreError {
-        let id = current()
-        throw StoreError(
-          error.code, entity: id.entity, primaryKey: id.primaryKey, reason: error.reason, underlying: error)
+        throw Self.located(error, current())
       }
       done += 1
     }
@@ -147,10 +145,13 @@ extension BulkCopy {
       case .sqliteFailed(let key):
         let error = (key != nil ? insert : select).failure()
         if key != nil { insert.reset() }
-        let id = key.map { ObjectID(entity: entity, primaryKey: $0) } ?? current()
-        throw StoreError(
-          error.code, entity: id.entity, primaryKey: id.primaryKey, reason: error.reason, underlying: error)
+        throw Self.located(error, key.map { ObjectID(entity: entity, primaryKey: $0) } ?? current())
       }
     }
+  }
+
+  /// A row's SQLite failure, naming the object the row is.
+  private static func located(_ error: StoreError, _ id: ObjectID) -> StoreError {
+    StoreError(error.code, entity: id.entity, primaryKey: id.primaryKey, reason: error.reason, underlying: error)
   }
 }

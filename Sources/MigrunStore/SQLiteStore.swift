@@ -646,20 +646,7 @@ public final class SQLiteStore: ObjectStore {
   static func openConnection(_ url: URL, access: Access, fastWrites: Bool = false) throws -> (
     queue: DatabaseQueue, immutable: Bool
   ) {
-    var isFolder: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {
-      throw StoreError(.notFound, file: url.path, reason: "no such file")
-    }
-    guard !isFolder.boolValue else {
-      throw StoreError(.notSQLite, file: url.path, reason: "a folder, not a store file (give the .sqlite file in it)")
-    }
-    // Between a crash and the next `migrate`, the main file is the old store without its -wal.
-    if StoreFiles.pendingSwap(of: url) != nil {
-      throw StoreError(
-        .io, file: url.path,
-        reason: "a migration was interrupted while putting the new store in place; "
-          + "run `migrun migrate` on the store again to complete it")
-    }
+    try checkOpenable(url)
     var copy: URL?
     defer { if let copy { try? FileManager.default.removeItem(at: copy.deletingLastPathComponent()) } }
     let path: String
@@ -692,6 +679,24 @@ public final class SQLiteStore: ObjectStore {
     } catch {
       let detail = (error as? DatabaseError)?.message ?? "\(error)"
       throw StoreError(.notSQLite, file: url.path, reason: "not a SQLite database (\(detail))", underlying: error)
+    }
+  }
+
+  /// A store file is there (not a folder) and no interrupted swap left the old file in its place.
+  private static func checkOpenable(_ url: URL) throws {
+    var isFolder: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {
+      throw StoreError(.notFound, file: url.path, reason: "no such file")
+    }
+    guard !isFolder.boolValue else {
+      throw StoreError(.notSQLite, file: url.path, reason: "a folder, not a store file (give the .sqlite file in it)")
+    }
+    // Between a crash and the next `migrate`, the main file is the old store without its -wal.
+    if StoreFiles.pendingSwap(of: url) != nil {
+      throw StoreError(
+        .io, file: url.path,
+        reason: "a migration was interrupted while putting the new store in place; "
+          + "run `migrun migrate` on the store again to complete it")
     }
   }
 
