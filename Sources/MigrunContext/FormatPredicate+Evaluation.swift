@@ -350,8 +350,8 @@ extension FormatPredicate {
 
 extension ObjectContext {
   /// Objects of `entity` that pass `predicate`, sorted, at most `limit` of them (pending changes
-  /// count, as ``fetch(_:where:sortedBy:includingSubentities:)``). The comparisons a store can test
-  /// (``FormatPredicate/rowFilter(for:in:)``) are tested while reading its rows.
+  /// count, as `fetch(_:where:sortedBy:includingSubentities:)`). The comparisons a store can test
+  /// (`FormatPredicate.rowFilter(for:in:)`) are tested while reading its rows.
   public func fetch(
     _ entityName: String, matching predicate: FormatPredicate?, sortedBy keys: [SortKey] = [], limit: Int? = nil
   ) throws -> [ManagedObject] {

@@ -8,7 +8,7 @@ extension MappingModel {
   /// required when the attribute has a default; renames through renaming identifiers (matched by
   /// name or by the identifier both versions carry, so skipped versions work); to-one ↔ to-many and
   /// ordering changes; new parents or children and properties moved along the hierarchy; an entity
-  /// taken out of a hierarchy. Numeric type changes are converted (``AttributeConversion``). Refused: other type changes,
+  /// taken out of a hierarchy. Numeric type changes are converted (`AttributeConversion`). Refused: other type changes,
   /// new required values without a default,
   /// merging two hierarchies.
   public static func inferred(from source: ObjectModel, to destination: ObjectModel) throws(MigrationError)

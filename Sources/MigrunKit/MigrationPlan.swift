@@ -1,5 +1,6 @@
 import Foundation
 import MigrunModel
+import MigrunStore
 
 /// One step of a migration chain: an inferred mapping, or a mapping script for that pair of versions.
 public struct MigrationStep: Sendable {
@@ -126,6 +127,20 @@ public enum MigrationPlanner {
       return VersionOrder(names: names, origin: file.path)
     }
     return bundle.declaredOrder
+  }
+
+  /// The plan for the store at `store` to `destination` (the current version when nil), on Core
+  /// Data's path: straight from the version the store's hashes name to the destination by one
+  /// inferred step where Core Data can infer one, else the shortest chain of inferable steps.
+  ///
+  /// ```swift
+  /// let plan = try MigrationPlanner.plan(store: storeURL, bundle: bundle)
+  /// print(plan.needsMigration, plan.steps.map(\.name))
+  /// ```
+  public static func plan(store: URL, bundle: ModelBundle, destination: String? = nil) throws -> MigrationPlan {
+    try plan(
+      bundle: bundle, storeHashes: SQLiteStore.metadata(at: store).versionHashes, destination: destination,
+      order: bundle.declaredOrder)
   }
 
   /// The plan for a store whose entity hashes are `storeHashes`: along `order` when one is given,

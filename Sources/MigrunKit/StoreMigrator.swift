@@ -18,21 +18,21 @@ public final class StoreMigrator {
     /// the two paths.
     public var bulkCopy = true
     /// Run steps that only add, remove or rename columns, change optionality or indexes, or change
-    /// nothing but hashes as DDL on a copy of the store (``DDLStep``) instead of copying rows. Off
+    /// nothing but hashes as DDL on a copy of the store (`DDLStep`) instead of copying rows. Off
     /// only to compare the paths.
     public var ddl = true
-    /// Seconds to wait for another process to let go of the store before refusing (``StoreUse``).
+    /// Seconds to wait for another process to let go of the store before refusing (`StoreUse`).
     public var wait: Double = 0
     /// In a step that cannot be copied as a whole, copy the entity mappings that can be and run the
-    /// rest object by object (``BulkCopy``'s mixed steps). Off only to compare the paths.
+    /// rest object by object (`BulkCopy`'s mixed steps). Off only to compare the paths.
     public var mixed = true
     /// Tables, triggers and views of the store's own (not the model's) to drop on purpose where a
-    /// step cannot carry them faithfully (``ForeignObjects``); everything else is carried.
+    /// step cannot carry them faithfully (`ForeignObjects`); everything else is carried.
     public var drop: Set<String> = []
-    /// Refuse a step whose mapping leaves values behind (``DroppedProperty``), before it runs.
+    /// Refuse a step whose mapping leaves values behind (`DroppedProperty`), before it runs.
     public var refuseDrops = false
     /// Migrate a store that syncs through CloudKit even where the plan changes what CloudKit's
-    /// schema does not allow (``StoreMigrator/cloudKitFindings(_:)``); refused otherwise.
+    /// schema does not allow (`StoreMigrator/cloudKitFindings(_:)`); refused otherwise.
     public var allowCloudKitChanges = false
     /// Delete persistent history's changes of objects whose entity a step removes (Core Data's
     /// `NSPersistentHistoryAllowPartialHistoryMigration`) instead of refusing the step.
@@ -96,6 +96,10 @@ public final class StoreMigrator {
   /// Called inside a DDL step's edit, before it commits — for tests that damage the edit itself and
   /// see ``DDLStep/EditWatch`` refuse it.
   var stepEditing: ((Database) throws -> Void)?
+  /// Swift policies for an inferred step's entity mappings, by entity mapping name
+  /// (`EntityMapping.name(source:destination:)`): each runs Core Data's seven hooks for its
+  /// mapping, object by object, as an `NSEntityMigrationPolicy` subclass would.
+  public var policies: ((MigrationStep) -> [String: any EntityMigrationPolicy])?
   /// Supplies a scripted step: mapping, policies and merge rules (MigrunScripting's Lua runtime).
   public var scriptedStep: ((MigrationStep) throws -> StepMapping)?
   /// Merge rules for every step, after the step's own (a `--merge-rules` file).
@@ -139,7 +143,7 @@ public final class StoreMigrator {
         + "for its working copies, \(StoreFiles.formatBytes(free)) free; nothing was done")
   }
 
-  /// Completes a swap an earlier run left half done (see ``StoreFiles/completeInterruptedSwap(of:)``),
+  /// Completes a swap an earlier run left half done (see `StoreFiles/completeInterruptedSwap(of:)`),
   /// holding the migration lock. Call it before planning: until then the store's main file is the old
   /// store without its `-wal`. Returns whether there was one.
   public static func completeInterruptedSwap(of store: URL, wait: Double = 0) throws -> Bool {
@@ -633,7 +637,7 @@ public final class StoreMigrator {
       guard let mapping = step.inferredMapping else {
         throw MigrationError(.notInferable, step: step.name, reason: "no inferred mapping")
       }
-      return StepMapping(mapping: mapping)
+      return StepMapping(mapping: mapping, policies: policies?(step) ?? [:])
     case .scripted(let file):
       guard let scriptedStep else {
         throw MigrationError(

@@ -1,5 +1,5 @@
 /// An attribute of an entity: Core Data's `NSAttributeDescription` (and `NSDerivedAttributeDescription`
-/// when ``derivation`` is set).
+/// when `derivation` is set).
 ///
 /// ```swift
 /// var title = Attribute(name: "title", type: .string)
@@ -90,7 +90,7 @@ extension Attribute {
 
   /// Whether Core Data may keep this attribute's values outside the store (binary data or a
   /// transformable's data with `allowsExternalBinaryDataStorage`): its column then holds tagged
-  /// bytes (see ``ExternalData``).
+  /// bytes (see `ExternalData`).
   public var storesExternally: Bool {
     allowsExternalBinaryDataStorage && (type == .binary || type == .transformable)
   }

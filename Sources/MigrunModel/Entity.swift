@@ -1,7 +1,7 @@
 /// An entity of a managed object model: Core Data's `NSEntityDescription`.
 ///
 /// An entity holds only the properties it declares; ``ObjectModel`` resolves inheritance
-/// (``ObjectModel/properties(of:)``). Identity — what the version hash covers — is the name, the
+/// (`ObjectModel/properties(of:)`). Identity — what the version hash covers — is the name, the
 /// abstract flag, the parent, the non-transient properties, ``versionHashModifier`` and
 /// ``uniquenessConstraints``; everything else (class name, userInfo, indexes) is not.
 public struct Entity: Sendable, Hashable {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The versions of one model: an `.xcdatamodeld` folder (or a single `.xcdatamodel`), or a
-/// compiled model — a `.momd` folder (or a single `.mom`), see ``CompiledModel`` — or a Core Data
+/// compiled model — a `.momd` folder (or a single `.mom`), see `CompiledModel` — or a Core Data
 /// store, whose `Z_MODELCACHE` holds its model: one version, named after the file.
 ///
 /// Versions are the `NAME.xcdatamodel` folders inside; the current one is named by

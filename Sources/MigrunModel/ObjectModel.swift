@@ -78,7 +78,7 @@ public struct ObjectModel: Sendable, Hashable {
   /// configuration's entities; the store's metadata records the whole model's hashes (the
   /// coordinator's model, `NSPersistentStore`'s metadata) and its model cache the whole model. So
   /// this model has the configuration's entities (the store's tables), the whole model's numbering,
-  /// hashes and cache (``wholeModel``). Today's `NSSQLModel` logs that it ignores a configuration
+  /// hashes and cache (`wholeModel`). Today's `NSSQLModel` logs that it ignores a configuration
   /// name — its stores have every table and are read as whole-model stores; this model reads the
   /// stores earlier releases wrote with one configuration's tables. A model without that
   /// configuration is returned whole (a version from before the model was split). An entity of the

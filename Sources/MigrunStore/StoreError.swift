@@ -25,7 +25,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible, Ca
     case badModelCache
     /// A derived attribute whose derivation migrun cannot keep current (no Z_DA_ triggers known).
     case unsupportedDerivation
-    /// A fetch index migrun cannot write as Core Data does (``StoreSchema/unsupported``).
+    /// A fetch index migrun cannot write as Core Data does (`StoreSchema/unsupported`).
     case unsupportedIndex
     case unknownEntity
     case unknownProperty
@@ -35,7 +35,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible, Ca
     case readOnly
     case sqlite
     case io
-    /// Another process has the store open (``StoreUse``), or wrote to it during a migration.
+    /// Another process has the store open (`StoreUse`), or wrote to it during a migration.
     case inUse
     /// Not enough free space beside the store for a migration's working files.
     case noSpace

@@ -5,7 +5,7 @@ import PropertyList
 /// A store's metadata: `Z_METADATA`'s UUID and its property list (Core Data's store metadata).
 ///
 /// Keys migrun does not interpret — an app's own metadata, CloudKit markers — are kept in
-/// ``otherKeys`` and written back untouched.
+/// `otherKeys` and written back untouched.
 public struct StoreMetadata: Sendable, Hashable {
   /// Core Data's framework version migrun writes in new stores (the newest in the fixtures).
   public static let frameworkVersionWritten: Int64 = 1344
