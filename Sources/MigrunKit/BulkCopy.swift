@@ -147,7 +147,6 @@ struct BulkCopy {
     }
   }
 
-  /// A join table's order column for one of its key columns (`Z_3TAGS` → `Z_FOK_3TAGS`).
   /// The order column of the many-to-many `name` of `relationship`'s destination, if it is ordered.
   static func joinOrder(of name: String, destinationOf relationship: Relationship, in schema: StoreSchema) -> String? {
     guard case .manyToMany(_, _, _, let order?)? = schema.layout(of: relationship.destinationEntity)?.properties[name]

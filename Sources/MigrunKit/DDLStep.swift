@@ -176,8 +176,6 @@ struct DDLStep {
 
   // MARK: - Running
 
-  /// Edits the store at `url` (migrun's own copy, with no sidecars) into the destination layout and
-  /// writes `metadata`. One transaction; on any error the copy is to be thrown away.
   /// The tables whose rows the edit rewrites (SQLite rewrites a table to drop a column). No other
   /// statement of the edit inserts or deletes a row of a table it keeps, or writes a key or join
   /// column: it renames tables and columns, adds columns, fills new attributes and fixes stale
@@ -213,6 +211,8 @@ struct DDLStep {
     return keys
   }
 
+  /// Edits the store at `url` (migrun's own copy, with no sidecars) into the destination layout and
+  /// writes `metadata`. One transaction; on any error the copy is to be thrown away.
   /// `whileEditing`: run inside the edit's transaction, before it commits (tests damage the edit
   /// with it, as a faulty statement would).
   /// Returns what it rewrote in persistent history.

@@ -380,9 +380,6 @@ private struct PathFinder {
     return false
   }
 
-  /// The fewest steps from `sourceName` to `target` through mapping files and inferable steps that
-  /// keep what the target keeps (``drops(_:keptBy:)``), breadth first; among paths of equal length,
-  /// the one whose versions come first in the bundle's order. Nil when there is none.
   /// The walk through every version between `direct`'s two (in the bundle's version order), when it
   /// is all inferable steps and carries a value into some destination attribute that `direct`
   /// leaves without a source: the steps, and those attributes. Nil when the direct step loses
@@ -436,6 +433,9 @@ private struct PathFinder {
     return carried
   }
 
+  /// The fewest steps from `sourceName` to `target` through mapping files and inferable steps that
+  /// keep what the target keeps (`drops(_:keptBy:)`), breadth first; among paths of equal length,
+  /// the one whose versions come first in the bundle's order. Nil when there is none.
   mutating func shortestPath(from sourceName: String, to target: String) throws(MigrationError) -> [MigrationStep]? {
     let targetModel = try? model(named: target)
     var previous: [String: MigrationStep] = [:]

@@ -153,11 +153,6 @@ public final class StoreMigrator {
     return try StoreFiles.completeInterruptedSwap(of: store)
   }
 
-  /// Runs the plan. Before any work: an interrupted swap of an earlier run is completed, its working
-  /// files removed, the store checked not to be in use (waiting up to ``Options/wait``) and the free
-  /// space checked. The store's files are only ever read; a store whose `-wal` has content is read
-  /// through a snapshot.
-  @discardableResult
   /// What the plan changes that CloudKit's schema does not allow, for a store that syncs through
   /// `NSPersistentCloudKitContainer`: ``ModelLint``'s `cloudkit-…` rules over the plan's versions,
   /// less what the store's own version already breaks (it syncs as it is).
@@ -198,6 +193,10 @@ public final class StoreMigrator {
     var flushing: [BackgroundWork] = []
   }
 
+  /// Runs the plan. Before any work: an interrupted swap of an earlier run is completed, its working
+  /// files removed, the store checked not to be in use (waiting up to ``Options/wait``) and the free
+  /// space checked. The store's files are only ever read; a store whose `-wal` has content is read
+  /// through a snapshot.
   public func run() throws -> Report {
     guard FileManager.default.fileExists(atPath: store.path) else {
       throw StoreError(.notFound, file: store.path, reason: "no such file")

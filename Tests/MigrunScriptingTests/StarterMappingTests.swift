@@ -20,7 +20,7 @@ import Testing
     let (source, destination) = (try bundle.model(named: from), try bundle.model(named: to))
     let inferred = try folder.folder(UUID().uuidString).appendingPathComponent(store.lastPathComponent)
     try FileManager.default.copyItem(at: store, to: inferred)
-    _ = try StoreMigrator(store: inferred, plan: try DDLStepTestsPlan.plan(source, destination, from: from, to: to))
+    _ = try StoreMigrator(store: inferred, plan: try Migrations.plan(source, destination, from: from, to: to))
       .run()
     let scripts = try folder.folder(UUID().uuidString)
     let text = StarterMapping.lua(source: source, destination: destination, from: from, to: to)
@@ -128,15 +128,5 @@ import Testing
       "\(error)".contains("Note.")
     }
     #expect(try SQLiteStore.metadata(at: store).versionHashes == v1.entityVersionHashes, "the original is untouched")
-  }
-}
-
-/// A one-step inferred plan (as DDLStepTests.plan, which lives in another test target).
-enum DDLStepTestsPlan {
-  static func plan(_ v1: ObjectModel, _ v2: ObjectModel, from: String, to: String) throws -> MigrationPlan {
-    let step = MigrationStep(
-      from: from, to: to, kind: .inferred, inferredMapping: try MappingModel.inferred(from: v1, to: v2), source: v1,
-      destination: v2)
-    return MigrationPlan(sourceVersion: from, destinationVersion: to, steps: [step], rule: .directInferred)
   }
 }

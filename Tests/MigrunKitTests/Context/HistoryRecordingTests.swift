@@ -98,7 +98,7 @@ import Testing
   @Test func historyOfAnotherShapeIsRefusedByName() throws {
     let folder = try TemporaryDirectory()
     let url = folder.url.appendingPathComponent("Odd.sqlite")
-    let model = try DDLStepTests.model(FetchIndexTests.notes(), "Notes")
+    let model = try Migrations.model(FetchIndexTests.notes(), "Notes")
     try SQLiteStore.create(at: url, model: model).close()
     try DatabaseQueue(path: url.path).write { db in
       try db.execute(sql: "CREATE TABLE ACHANGE (Z_PK INTEGER PRIMARY KEY, ZENTITY INTEGER)")
@@ -116,7 +116,7 @@ import Testing
   @Test func aStoreWithoutHistoryGetsNone() throws {
     let folder = try TemporaryDirectory()
     let url = folder.url.appendingPathComponent("Plain.sqlite")
-    let model = try DDLStepTests.model(FetchIndexTests.notes(), "Notes")
+    let model = try Migrations.model(FetchIndexTests.notes(), "Notes")
     let store = try SQLiteStore.create(at: url, model: model)
     let context = StoreCoordinator(store: store).newContext()
     _ = try context.insert("Note", ["title": .string("x")])

@@ -35,7 +35,7 @@ import Testing
     try FileManager.default.removeItem(at: ExternalData.supportFolder(of: store))
     let reference = [2] + Array(ExternalDataTests.file.utf8)
     for method in Self.methods {
-      let (url, report) = try Self.run(store, plan: try DDLStepTests.plan(v1, v2), method, in: folder)
+      let (url, report) = try Self.run(store, plan: try Migrations.plan(v1, v2), method, in: folder)
       #expect(try Self.column(url, "SELECT ZIMAGE FROM ZPHOTO WHERE ZNAME = 'big'") == reference, "\(method)")
       #expect(try Self.column(url, "SELECT ZIMAGE FROM ZPHOTO WHERE ZNAME = 'small'") == [1, 10, 20, 30, 40, 50])
       #expect(
@@ -46,7 +46,7 @@ import Testing
   }
 
   static func artworks(_ version: String, extra: Bool) throws -> ObjectModel {
-    try DDLStepTests.model(
+    try Migrations.model(
       """
       <model>
         <entity name="Artist">
@@ -77,7 +77,7 @@ import Testing
         "UPDATE Z_PRIMARYKEY SET Z_MAX = 1 WHERE Z_NAME = 'Artwork'",
       ])
     for method in Self.methods {
-      let (url, report) = try Self.run(store, plan: try DDLStepTests.plan(v1, v2), method, in: folder)
+      let (url, report) = try Self.run(store, plan: try Migrations.plan(v1, v2), method, in: folder)
       let key = try DatabaseQueue(path: url.path).read { db in try Int.fetchOne(db, sql: "SELECT ZARTIST FROM ZARTWORK")
       }
       #expect(key == (method == .objects ? nil : 1), "\(method)")

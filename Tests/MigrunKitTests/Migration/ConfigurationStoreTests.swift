@@ -26,13 +26,13 @@ import Testing
       with:
         #"<attribute name="title" optional="YES" attributeType="String"/><attribute name="body" optional="YES" attributeType="String"/>"#
     )
-    let v1 = try DDLStepTests.model(Self.v1, "V1").restricted(toConfiguration: "Cloud")
-    let v2 = try DDLStepTests.model(v2XML, "V2").restricted(toConfiguration: "Cloud")
+    let v1 = try Migrations.model(Self.v1, "V1").restricted(toConfiguration: "Cloud")
+    let v2 = try Migrations.model(v2XML, "V2").restricted(toConfiguration: "Cloud")
     #expect(v1.entities.map(\.name) == ["Note", "Tag"])
     // NSSQLModel numbers every entity of the model (Cache 1, Note 2, Tag 3), then keeps the
     // configuration's; the metadata holds the coordinator's model's hashes.
     #expect(StoreSchema(model: v1).entities.map(\.number) == [2, 3], "numbered among the whole model's entities")
-    let whole = try DDLStepTests.model(Self.v1, "V1")
+    let whole = try Migrations.model(Self.v1, "V1")
     #expect(v1.entityVersionHashes == whole.entityVersionHashes)
     let folder = try TemporaryDirectory()
     let url = folder.url.appendingPathComponent("Cloud.sqlite")
@@ -57,8 +57,8 @@ import Testing
       #expect(try opened.count(of: "Note", includingSubentities: true) == 1)
       try opened.close()
     }
-    let results = try DDLStepTests.migrateEveryWay(
-      url, plan: try DDLStepTests.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
+    let results = try Migrations.migrateEveryWay(
+      url, plan: try Migrations.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
     for (method, result) in results {
       let migrated = try SQLiteStore(url: result, model: v2)
       #expect(
@@ -75,7 +75,7 @@ import Testing
       with:
         #"<entity name="Note"><attribute name="title" optional="YES" attributeType="String"/><relationship name="cache" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Cache"/></entity>"#
     )
-    let model = try DDLStepTests.model(xml, "V1")
+    let model = try Migrations.model(xml, "V1")
     #expect(throws: ModelError.self) { try model.restricted(toConfiguration: "Cloud") }
     do {
       _ = try model.restricted(toConfiguration: "Cloud")

@@ -14,65 +14,6 @@ import Testing
     let model: String?
   }
 
-  /// Runs `plan` on a copy of `store` each of the three ways; returns the results by method and
-  /// checks they are one store. `expectDDL`: whether the DDL run must have run every step as DDL.
-  @discardableResult
-  static func migrateEveryWay(
-    _ store: URL, plan: MigrationPlan, destination: ObjectModel, in folder: TemporaryDirectory, expectDDL: Bool,
-    sourceLocation: SourceLocation = #_sourceLocation
-  ) throws -> [StepMethod: URL] {
-    var results: [StepMethod: URL] = [:]
-    var exports: [StepMethod: String] = [:]
-    var layouts: [StepMethod: SchemaSnapshot] = [:]
-    for method in [StepMethod.ddl, .copyRows, .objects] {
-      let url = try folder.folder(UUID().uuidString).appendingPathComponent(store.lastPathComponent)
-      try FileManager.default.copyItem(at: store, to: url)
-      let support = ExternalData.supportFolder(of: store)
-      if FileManager.default.fileExists(atPath: support.path) {
-        try FileManager.default.copyItem(at: support, to: ExternalData.supportFolder(of: url))
-      }
-      let report = try StoreMigrator(
-        store: url, plan: plan, options: .init(keepBackup: false, bulkCopy: method != .objects, ddl: method == .ddl)
-      ).run()
-      if method == .ddl {
-        #expect(report.steps.allSatisfy { $0.method == .ddl } == expectDDL, sourceLocation: sourceLocation)
-      } else {
-        #expect(!report.steps.contains { $0.method == .ddl }, sourceLocation: sourceLocation)
-      }
-      let migrated = try SQLiteStore(url: url, model: destination)
-      exports[method] = try StoreJSON.export(migrated)
-      try migrated.close()
-      layouts[method] = try SchemaSnapshot(of: url, excluding: isPersistentHistory)
-      results[method] = url
-    }
-    // The DDL edit leaves the older form of an index on a table it does not change (as Core Data's
-    // migration in place does); the other paths build every table anew.
-    let older = Set(StoreSchema(model: destination).olderFormIndexes.map(\.name))
-    layouts[.ddl]?.indexes.subtract(older)
-    for method in [StepMethod.copyRows, .objects] {
-      #expect(layouts[.ddl] == layouts[method], "DDL vs \(method)", sourceLocation: sourceLocation)
-      #expect(exports[.ddl] == exports[method], "DDL vs \(method)", sourceLocation: sourceLocation)
-    }
-    // Laid out as a new store of the destination version.
-    let fresh = try folder.folder(UUID().uuidString).appendingPathComponent("fresh.sqlite")
-    try SQLiteStore.create(at: fresh, model: destination).close()
-    #expect(layouts[.ddl] == (try SchemaSnapshot(of: fresh)), sourceLocation: sourceLocation)
-    return results
-  }
-
-  /// A one-step inferred plan between two models.
-  static func plan(_ v1: ObjectModel, _ v2: ObjectModel) throws -> MigrationPlan {
-    let step = MigrationStep(
-      from: v1.versionName ?? "V1", to: v2.versionName ?? "V2", kind: .inferred,
-      inferredMapping: try MappingModel.inferred(from: v1, to: v2), source: v1, destination: v2)
-    return MigrationPlan(
-      sourceVersion: step.from, destinationVersion: step.to, steps: [step], rule: .directInferred)
-  }
-
-  static func model(_ xml: String, _ version: String) throws -> ObjectModel {
-    try XcdatamodelReader.parse(Data(xml.utf8), file: "\(version).xcdatamodel/contents", versionName: version)
-  }
-
   @Test func everyFixtureStepThatCanBeInferredGivesTheSameStoreEachWay() throws {
     let data = try Data(contentsOf: Fixtures.url("expected_store_hashes.json"))
     var ddlSteps: [String] = []
@@ -98,7 +39,7 @@ import Testing
           of: first, mapping: StepMapping(mapping: try #require(first.inferredMapping)), store: source)
         try source.close()
         let ddl = planned.method == .ddl
-        try Self.migrateEveryWay(
+        try Migrations.migrateEveryWay(
           Fixtures.url(store), plan: plan, destination: try bundle.model(named: target), in: folder,
           expectDDL: ddl && plan.steps.count == 1)
         let name = "\(store): \(plan.sourceVersion) → \(target)"
@@ -225,12 +166,12 @@ import Testing
 
   @Test func everyKindOfEditAtOnceGivesTheSameStoreEachWay() throws {
     let folder = try TemporaryDirectory()
-    let v1 = try Self.model(Self.shop1, "Shop")
-    let v2 = try Self.model(Self.shop2, "Shop 2")
+    let v1 = try Migrations.model(Self.shop1, "Shop")
+    let v2 = try Migrations.model(Self.shop2, "Shop 2")
     let store = folder.url.appendingPathComponent("Shop.sqlite")
     try Self.makeShop(at: store, model: v1)
-    let results = try Self.migrateEveryWay(
-      store, plan: try Self.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
+    let results = try Migrations.migrateEveryWay(
+      store, plan: try Migrations.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
     let migrated = try SQLiteStore(url: try #require(results[.ddl]), model: v2, access: .readWrite)
     defer { try? migrated.close() }
     let item1 = try #require(try migrated.object(Self.id("Item", 1)))
@@ -256,23 +197,23 @@ import Testing
 
   @Test func aHashModifierAloneChangesOnlyTheMetadata() throws {
     let folder = try TemporaryDirectory()
-    let v1 = try Self.model(Self.shop1, "Shop")
-    let v2 = try Self.model(
+    let v1 = try Migrations.model(Self.shop1, "Shop")
+    let v2 = try Migrations.model(
       Self.shop1.replacingOccurrences(
         of: #"<attribute name="word" optional="YES" attributeType="String"/>"#,
         with: #"<attribute name="word" optional="YES" attributeType="String" versionHashModifier="x"/>"#), "Shop 2")
     let store = folder.url.appendingPathComponent("Shop.sqlite")
     try Self.makeShop(at: store, model: v1)
     let before = try Self.rows(of: store)
-    let results = try Self.migrateEveryWay(
-      store, plan: try Self.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
+    let results = try Migrations.migrateEveryWay(
+      store, plan: try Migrations.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
     let migrated = try #require(results[.ddl])
     #expect(try Self.rows(of: migrated) == before, "every table but the metadata as it was")
     #expect(try SQLiteStore.metadata(at: migrated).isCompatible(with: v2))
   }
 
   @Test func whatDDLCannotDoCopiesRowsAndThePlanSaysWhy() throws {
-    let v1 = try Self.model(Self.shop1, "Shop")
+    let v1 = try Migrations.model(Self.shop1, "Shop")
     let cases: [(String, String, String)] = [
       // to-one ↔ to-many
       (
@@ -296,8 +237,8 @@ import Testing
         xml = xml.replacingOccurrences(of: #"="Tag""#, with: #"="Label""#)
           .replacingOccurrences(of: #"elementID="Label""#, with: #"elementID="Tag""#)
       }
-      let v2 = try Self.model(xml, "Shop 2")
-      let plan = try Self.plan(v1, v2)
+      let v2 = try Migrations.model(xml, "Shop 2")
+      let plan = try Migrations.plan(v1, v2)
       let step = try #require(plan.steps.first)
       let planned = try StoreMigrator.method(
         of: step, mapping: StepMapping(mapping: try #require(step.inferredMapping)), store: nil)
@@ -306,7 +247,7 @@ import Testing
       let folder = try TemporaryDirectory()
       let store = folder.url.appendingPathComponent("Shop.sqlite")
       try Self.makeShop(at: store, model: v1)
-      try Self.migrateEveryWay(store, plan: plan, destination: v2, in: folder, expectDDL: false)
+      try Migrations.migrateEveryWay(store, plan: plan, destination: v2, in: folder, expectDDL: false)
     }
   }
 
@@ -319,7 +260,7 @@ import Testing
       try folder.write(xml, to: "Shop.xcdatamodeld/\(version).xcdatamodel/contents")
     }
     let store = folder.url.appendingPathComponent("Shop.sqlite")
-    try Self.makeShop(at: store, model: try Self.model(Self.shop1, "Shop"))
+    try Self.makeShop(at: store, model: try Migrations.model(Self.shop1, "Shop"))
     let plan = try MigrunProcess.run(["plan", store.path, "--model", bundle.path])
     #expect(plan.status == 0, "\(plan.stderr)")
     #expect(plan.stdout.contains("runs as DDL on a copy of the store: no row copied"), "\(plan.stdout)")
@@ -337,7 +278,7 @@ import Testing
     #expect(result.stdout.contains(#""method":"DDL""#), "\(result.stdout)")
     let backup = StoreFiles.backupURL(for: device)
     #expect(storeFileBytes(backup) == before, "the original's three files are kept byte for byte")
-    let migrated = try SQLiteStore(url: device, model: try Self.model(Self.shop2, "Shop 2"))
+    let migrated = try SQLiteStore(url: device, model: try Migrations.model(Self.shop2, "Shop 2"))
     defer { try? migrated.close() }
     #expect(try migrated.object(Self.id("Item", 5))?.attributes["name"] == .string("W5"), "the -wal's row is in")
   }
@@ -383,15 +324,15 @@ import Testing
 
   @Test func numericTypeChangesAreInferredAndConvertedTheSameEveryWay() throws {
     let folder = try TemporaryDirectory()
-    let (v1, v2) = (try Self.model(Self.chats1, "Chats"), try Self.model(Self.chats2, "Chats 2"))
-    let plan = try Self.plan(v1, v2)
+    let (v1, v2) = (try Migrations.model(Self.chats1, "Chats"), try Migrations.model(Self.chats2, "Chats 2"))
+    let plan = try Migrations.plan(v1, v2)
     let mapping = try #require(plan.steps.first?.inferredMapping?.entityMappings.first)
     let boolToInt = try #require(AttributeConversion(from: .boolean, to: .integer32))
     #expect(mapping.attributes["mutedStatus"] == .converted("isSilenced", boolToInt, orDefault: .integer(0)))
     #expect(AttributeConversion(from: .integer16, to: .string) == nil, "only numeric types convert")
     let store = folder.url.appendingPathComponent("Chats.sqlite")
     try Self.makeChats(at: store, model: v1, small: 7)
-    let results = try Self.migrateEveryWay(store, plan: plan, destination: v2, in: folder, expectDDL: false)
+    let results = try Migrations.migrateEveryWay(store, plan: plan, destination: v2, in: folder, expectDDL: false)
     let migrated = try SQLiteStore(url: try #require(results[.objects]), model: v2)
     defer { try? migrated.close() }
     let chat1 = try #require(try migrated.object(Self.id("Chat", 1)))
@@ -407,12 +348,12 @@ import Testing
 
   @Test func aValueTheNarrowerTypeCannotHoldFailsTheStepNamingTheObject() throws {
     let folder = try TemporaryDirectory()
-    let (v1, v2) = (try Self.model(Self.chats1, "Chats"), try Self.model(Self.chats2, "Chats 2"))
+    let (v1, v2) = (try Migrations.model(Self.chats1, "Chats"), try Migrations.model(Self.chats2, "Chats 2"))
     let store = folder.url.appendingPathComponent("Chats.sqlite")
     try Self.makeChats(at: store, model: v1, small: 70_000)
     let before = try Data(contentsOf: store)
     let error = try #require(throws: MigrationError.self) {
-      try StoreMigrator(store: store, plan: try Self.plan(v1, v2)).run()
+      try StoreMigrator(store: store, plan: try Migrations.plan(v1, v2)).run()
     }
     #expect(error.code == .validation)
     #expect(error.description.contains("Chat/p1: 'small' 70000 does not fit Integer 16"), "\(error)")

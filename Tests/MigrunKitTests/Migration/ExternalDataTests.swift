@@ -14,7 +14,7 @@ import Testing
   static func model(_ version: String, caption: Bool = false, external: Bool = true, rule: Bool = false) throws
     -> ObjectModel
   {
-    try DDLStepTests.model(
+    try Migrations.model(
       """
       <model>
         <entity name="Photo">
@@ -108,8 +108,8 @@ import Testing
     let folder = try TemporaryDirectory()
     let (v1, v2) = (try Self.model("V1"), try Self.model("V2", caption: true))
     let url = try Self.store(in: folder, model: v1)
-    let results = try DDLStepTests.migrateEveryWay(
-      url, plan: try DDLStepTests.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
+    let results = try Migrations.migrateEveryWay(
+      url, plan: try Migrations.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
     #expect(results.count == 3)
     for (method, migrated) in results {
       let store = try SQLiteStore(url: migrated, model: v2)
@@ -146,7 +146,7 @@ import Testing
     let stranger = ExternalData(store: url).folder.appendingPathComponent("11111111-2222-3333-4444-555555555555")
     try Data([9, 9, 9]).write(to: stranger)
     let report = try StoreMigrator(
-      store: url, plan: try DDLStepTests.plan(v1, v2), options: .init(keepBackup: false, bulkCopy: false, ddl: false)
+      store: url, plan: try Migrations.plan(v1, v2), options: .init(keepBackup: false, bulkCopy: false, ddl: false)
     ).run()
     #expect(report.externalFilesRemoved == 1, "only the file the old value referred to")
     #expect(FileManager.default.fileExists(atPath: stranger.path))
@@ -157,7 +157,7 @@ import Testing
     let (v1, v2) = (try Self.model("V1"), try Self.model("V2", caption: true))
     let url = try Self.store(in: folder, model: v1)
     let report = try StoreMigrator(
-      store: url, plan: try DDLStepTests.plan(v1, v2), options: .init(keepBackup: true, bulkCopy: false, ddl: false)
+      store: url, plan: try Migrations.plan(v1, v2), options: .init(keepBackup: true, bulkCopy: false, ddl: false)
     ).run()
     let backup = try #require(report.backup)
     #expect(report.externalFilesRemoved == 1)
@@ -189,7 +189,7 @@ import Testing
       Issue.record("a row copy would keep the tagged bytes")
     }
     // What plan says, before anything runs: object by object, and why.
-    let plan = try DDLStepTests.plan(v1, v2)
+    let plan = try Migrations.plan(v1, v2)
     let step = try #require(plan.steps.first)
     let predicted = try StoreMigrator.method(of: step, mapping: StepMapping(mapping: mapping), store: nil)
     #expect(predicted.method == .objects)

@@ -153,7 +153,7 @@ import Testing
       let migrated = try folder.folder(UUID().uuidString).appendingPathComponent("Moody.sqlite")
       try FileManager.default.copyItem(at: url, to: migrated)
       let report = try StoreMigrator(
-        store: migrated, plan: try DDLStepTests.plan(v1, v2),
+        store: migrated, plan: try Migrations.plan(v1, v2),
         options: .init(keepBackup: false, bulkCopy: method != .objects, ddl: method == .ddl)
       ).run()
       #expect(report.steps.map(\.method) == [method])
@@ -167,7 +167,7 @@ import Testing
     try makeDatabase(url, ["CREATE TRIGGER app_audit AFTER INSERT ON ZMOOD BEGIN SELECT 1; END"])
     let bytes = try Data(contentsOf: url)
     let error = try #require(throws: MigrationError.self) {
-      try StoreMigrator(store: url, plan: try DDLStepTests.plan(v1, v2)).run()
+      try StoreMigrator(store: url, plan: try Migrations.plan(v1, v2)).run()
     }
     #expect(error.code == .wouldDrop)
     #expect(error.description.contains("trigger app_audit"))
@@ -175,7 +175,7 @@ import Testing
     #expect(try Data(contentsOf: url) == bytes)
     var options = StoreMigrator.Options()
     options.drop = ["app_audit"]
-    _ = try StoreMigrator(store: url, plan: try DDLStepTests.plan(v1, v2), options: options).run()
+    _ = try StoreMigrator(store: url, plan: try Migrations.plan(v1, v2), options: options).run()
     let triggers: [String] = try Self.query(url, "SELECT name FROM sqlite_master WHERE type = 'trigger'")
     #expect(triggers.isEmpty)
     let settings: [String] = try Self.query(url, "SELECT key FROM app_settings ORDER BY key")

@@ -41,7 +41,7 @@ import Testing
       xml += "<entity name=\"\(entity)\">\n" + relationships.joined(separator: "\n") + "\n</entity>\n"
     }
     xml += "</model>"
-    return try DDLStepTests.model(xml, version)
+    return try Migrations.model(xml, version)
   }
 
   static func facts() throws -> [String: [String: Any]] {
@@ -82,8 +82,8 @@ import Testing
     try created.close()
     #expect(try Self.tables(store).isSuperset(of: ["Z_\(number)TRUSTEDCLIENTS", "Z_\(number)IGNOREDCLIENTS"]))
 
-    let results = try DDLStepTests.migrateEveryWay(
-      store, plan: try DDLStepTests.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
+    let results = try Migrations.migrateEveryWay(
+      store, plan: try Migrations.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
     for (method, url) in results {
       let tables = try Self.tables(url)
       #expect(tables.contains("Z_\(number)TRUSTEDBYCLIENTS"), "\(method)")

@@ -125,7 +125,7 @@ import Testing
         try db.execute(sql: insert, arguments: [90004, 2, nil, 9.5, "Old title"])
       }
       try queue.close()
-      let plan = try DDLStepTests.plan(source, destination)
+      let plan = try Migrations.plan(source, destination)
       let report = try StoreMigrator(
         store: url, plan: plan,
         options: .init(keepBackup: false, bulkCopy: method != .objects, ddl: method == .ddl)
@@ -161,7 +161,7 @@ import Testing
     let source = try #require(try SQLiteStore.cachedModel(at: url)).named("Source")
     let destination = try ObjectModel(
       entities: source.entities.filter { $0.name != "Feedback" }, versionName: "Destination")
-    let plan = try DDLStepTests.plan(source, destination)
+    let plan = try Migrations.plan(source, destination)
     // Refused without the option, naming it.
     #expect {
       try StoreMigrator(store: url, plan: plan, options: .init(keepBackup: false)).run()

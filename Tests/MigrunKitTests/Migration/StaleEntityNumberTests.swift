@@ -43,8 +43,8 @@ import Testing
     let url = try Self.staleStore(in: folder)
     let bundle = try ModelBundle(modelOrStoreAt: Self.moody)
     let (v1, v2) = (try bundle.model(named: "Moody"), try bundle.model(named: "Moody 2"))
-    let results = try DDLStepTests.migrateEveryWay(
-      url, plan: try DDLStepTests.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
+    let results = try Migrations.migrateEveryWay(
+      url, plan: try Migrations.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
     #expect(results.count == 3)
     for (method, migrated) in results {
       let rows = try DatabaseQueue(path: migrated.path).read { db in
@@ -65,8 +65,8 @@ import Testing
     try makeDatabase(url, ["DROP TABLE Z_MODELCACHE"])
     let bundle = try ModelBundle(modelOrStoreAt: Self.moody)
     let (v1, v2) = (try bundle.model(named: "Moody"), try bundle.model(named: "Moody 2"))
-    let results = try DDLStepTests.migrateEveryWay(
-      url, plan: try DDLStepTests.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
+    let results = try Migrations.migrateEveryWay(
+      url, plan: try Migrations.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
     for (method, migrated) in results {
       let tables = try DatabaseQueue(path: migrated.path).read { db in
         try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'Z_MODELCACHE'")
@@ -109,7 +109,7 @@ import Testing
       let url = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
       let bytes = try Data(contentsOf: url)
       let migrator = StoreMigrator(
-        store: url, plan: try DDLStepTests.plan(v1, v2),
+        store: url, plan: try Migrations.plan(v1, v2),
         options: .init(bulkCopy: method != .objects, ddl: method == .ddl))
       migrator.stepWritten = { store, ran in
         #expect(ran == method)
@@ -143,7 +143,7 @@ import Testing
     }
     try store.close()
     let bytes = try Data(contentsOf: url)
-    let migrator = StoreMigrator(store: url, plan: try DDLStepTests.plan(v1, v2))
+    let migrator = StoreMigrator(store: url, plan: try Migrations.plan(v1, v2))
     migrator.stepWritten = { store, ran in
       #expect(ran == .ddl)
       try store.withConnection { db in try db.execute(sql: "DELETE FROM ZITEM WHERE Z_PK = 2") }

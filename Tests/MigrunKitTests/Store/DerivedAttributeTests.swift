@@ -61,7 +61,7 @@ import Testing
   @Test func theStoreKeepsEveryDerivedValueCurrentThroughPlainSQL() throws {
     let folder = try TemporaryDirectory()
     let url = folder.url.appendingPathComponent("Notes.sqlite")
-    let model = try DDLStepTests.model(Self.xml, "Notes")
+    let model = try Migrations.model(Self.xml, "Notes")
     try SQLiteStore.create(at: url, model: model).close()
     // migrun's own connection has Core Data's functions, as Core Data's has.
     let queue = try DatabaseQueue(path: url.path, configuration: SQLiteStore.configuration(readOnly: false))
@@ -132,8 +132,8 @@ import Testing
       of:
         #"<attribute name="touched" optional="YES" attributeType="Date" derived="YES" derivationExpression="now()"/>"#,
       with: "")
-    let v1 = try DDLStepTests.model(xml, "Notes")
-    let v2 = try DDLStepTests.model(
+    let v1 = try Migrations.model(xml, "Notes")
+    let v2 = try Migrations.model(
       xml.replacingOccurrences(
         of: #"<attribute name="word" optional="YES" attributeType="String"/>"#,
         with:
@@ -149,8 +149,8 @@ import Testing
           toOne: ["folder": ObjectID(entity: "Folder", primaryKey: 1)]))
     }
     try store.close()
-    let results = try DDLStepTests.migrateEveryWay(
-      url, plan: try DDLStepTests.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
+    let results = try Migrations.migrateEveryWay(
+      url, plan: try Migrations.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
     for (method, result) in results {
       let queue = try DatabaseQueue(path: StoreFiles.immutableURI(result))
       let row = try queue.read { db in

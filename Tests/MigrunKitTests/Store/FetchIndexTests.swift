@@ -41,7 +41,7 @@ import Testing
   @Test func anRTreeIndexIsCoreDatasVirtualTableKeptCurrentByItsTriggers() throws {
     let folder = try TemporaryDirectory()
     let url = folder.url.appendingPathComponent("Notes.sqlite")
-    let model = try DDLStepTests.model(Self.notes(), "Notes")
+    let model = try Migrations.model(Self.notes(), "Notes")
     try SQLiteStore.create(at: url, model: model).close()
     let queue = try DatabaseQueue(path: url.path)
     let objects = try queue.read { db in
@@ -75,8 +75,8 @@ import Testing
   @Test func aStoreWithAnRTreeMigratesEveryWayWithItsIndexRebuilt() throws {
     let folder = try TemporaryDirectory()
     let url = folder.url.appendingPathComponent("Notes.sqlite")
-    let v1 = try DDLStepTests.model(Self.notes(), "Notes")
-    let v2 = try DDLStepTests.model(
+    let v1 = try Migrations.model(Self.notes(), "Notes")
+    let v2 = try Migrations.model(
       Self.notes(#"<attribute name="body" optional="YES" attributeType="String"/>"#), "Notes 2")
     let store = try SQLiteStore.create(at: url, model: v1)
     try store.write { writer in
@@ -97,8 +97,8 @@ import Testing
     let original = try Self.rtree(url)
     #expect(original.count == 4)
     let expected = Array(original.prefix(3))
-    let results = try DDLStepTests.migrateEveryWay(
-      url, plan: try DDLStepTests.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
+    let results = try Migrations.migrateEveryWay(
+      url, plan: try Migrations.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
     for (method, result) in results {
       #expect(try Self.rtree(result) == expected, "\(method)")
     }
@@ -109,7 +109,7 @@ import Testing
       <fetchIndex name="byFolderAndTitle"><fetchIndexElement property="folder" type="Binary" order="ascending"/><fetchIndexElement property="title" type="Binary" order="descending"/></fetchIndex>
       <fetchIndex name="byFolder"><fetchIndexElement property="folder" type="Binary" order="ascending"/></fetchIndex>
       """#
-    let schema = StoreSchema(model: try DDLStepTests.model(Self.notes(index: index), "Notes"))
+    let schema = StoreSchema(model: try Migrations.model(Self.notes(index: index), "Notes"))
     let fetchIndexes = schema.indexes.filter { $0.name.hasPrefix("Z_Note_") }.map(\.createStatement)
     // A to-one alone gets no index of its own (its key column has one), as Core Data writes it.
     #expect(
@@ -118,7 +118,7 @@ import Testing
       ])
     // A to-many (with its inverse) has no column: left out, as Core Data leaves it.
     let folderIndex = StoreSchema(
-      model: try DDLStepTests.model(
+      model: try Migrations.model(
         Self.notes().replacingOccurrences(
           of: #"<attribute name="name" optional="YES" attributeType="String"/>"#,
           with:
@@ -131,7 +131,7 @@ import Testing
     #expect(folderIndex.unsupported.isEmpty)
     // A transient property has no column: left out, as Core Data leaves it.
     let transient = StoreSchema(
-      model: try DDLStepTests.model(
+      model: try Migrations.model(
         Self.notes(
           #"<attribute name="draft" optional="YES" transient="YES" attributeType="String"/>"#,
           index:
@@ -160,7 +160,7 @@ import Testing
   @Test func expressionElementsAreWrittenAsCoreDataWritesThem() throws {
     let folder = try TemporaryDirectory()
     let url = folder.url.appendingPathComponent("Notes.sqlite")
-    let model = try DDLStepTests.model(Self.notes(index: Self.expressionIndexes), "Notes")
+    let model = try Migrations.model(Self.notes(index: Self.expressionIndexes), "Notes")
     let note = try #require(model.entity(named: "Note"))
     #expect(
       note.fetchIndexes.map { $0.elements.map { $0.expression?.description ?? $0.property } } == [
@@ -203,13 +203,13 @@ import Testing
   @Test func aStoreWithExpressionIndexesMigratesEveryWayWithThemRebuilt() throws {
     let folder = try TemporaryDirectory()
     let url = folder.url.appendingPathComponent("Notes.sqlite")
-    let v1 = try DDLStepTests.model(Self.notes(index: Self.expressionIndexes), "Notes")
-    let v2 = try DDLStepTests.model(
+    let v1 = try Migrations.model(Self.notes(index: Self.expressionIndexes), "Notes")
+    let v2 = try Migrations.model(
       Self.notes(#"<attribute name="body" optional="YES" attributeType="String"/>"#, index: Self.expressionIndexes),
       "Notes 2")
     try SQLiteStore.create(at: url, model: v1).close()
-    let results = try DDLStepTests.migrateEveryWay(
-      url, plan: try DDLStepTests.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
+    let results = try Migrations.migrateEveryWay(
+      url, plan: try Migrations.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
     for (method, result) in results {
       #expect(try Self.indexSQL(result).count == 3, "\(method)")
       #expect(try StoreCheck.sqliteProblems(of: result, full: true).isEmpty, "\(method)")
@@ -221,7 +221,7 @@ import Testing
   static func partial(_ predicate: String, _ version: String = "Notes", extra: String = "") throws -> ObjectModel {
     let index =
       #"<fetchIndex name="byTitle"><fetchIndexElement property="title" type="Binary" order="ascending"/></fetchIndex>"#
-    let model = try DDLStepTests.model(Self.notes(extra, index: index), version)
+    let model = try Migrations.model(Self.notes(extra, index: index), version)
     let entities = model.entities.map { entity in
       var entity = entity
       for position in entity.fetchIndexes.indices { entity.fetchIndexes[position].partialPredicate = predicate }
@@ -248,8 +248,8 @@ import Testing
     let v2 = try Self.partial(
       "title != nil AND latitude > 10", "Notes 2",
       extra: #"<attribute name="body" optional="YES" attributeType="String"/>"#)
-    let results = try DDLStepTests.migrateEveryWay(
-      url, plan: try DDLStepTests.plan(model, v2), destination: v2, in: folder, expectDDL: true)
+    let results = try Migrations.migrateEveryWay(
+      url, plan: try Migrations.plan(model, v2), destination: v2, in: folder, expectDDL: true)
     for (method, result) in results {
       #expect(try Self.indexSQL(result) == (try Self.indexSQL(url)), "\(method)")
     }
@@ -306,7 +306,7 @@ import Testing
     for (index, message) in cases {
       let folder = try TemporaryDirectory()
       let url = folder.url.appendingPathComponent("Notes.sqlite")
-      let model = try DDLStepTests.model(Self.notes(index: index), "Notes")
+      let model = try Migrations.model(Self.notes(index: index), "Notes")
       #expect(throws: StoreError.self) { try SQLiteStore.create(at: url, model: model) }
       do {
         try SQLiteStore.create(at: url, model: model).close()

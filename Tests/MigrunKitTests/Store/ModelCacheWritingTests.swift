@@ -157,8 +157,8 @@ import Testing
     let url = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
     let bundle = try ModelBundle(modelOrStoreAt: Self.moody)
     let (v1, v2) = (try bundle.model(named: "Moody"), try bundle.model(named: "Moody 2"))
-    let results = try DDLStepTests.migrateEveryWay(
-      url, plan: try DDLStepTests.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
+    let results = try Migrations.migrateEveryWay(
+      url, plan: try Migrations.plan(v1, v2), destination: v2, in: folder, expectDDL: true)
     #expect(results.count == 3)
     for (method, migrated) in results {
       let cached = try #require(try SQLiteStore.cachedModel(at: migrated), "\(method)")
