@@ -100,12 +100,9 @@ public final class StoreMigrator {
   /// (`EntityMapping.name(source:destination:)`): each runs Core Data's seven hooks for its
   /// mapping, object by object, as an `NSEntityMigrationPolicy` subclass would.
   public var policies: ((MigrationStep) -> [String: any EntityMigrationPolicy])?
-  /// Supplies a scripted step: mapping, policies and merge rules (MigrunScripting's Lua runtime).
-  public var scriptedStep: ((MigrationStep) throws -> StepMapping)?
-  /// Merge rules for every step, after the step's own (a `--merge-rules` file).
-  package var mergeRules: ((MigrationStep) throws -> [any MigrationMergeRule])?
-  /// A step's custom stage, if it has one (``MigrationStageHandlers``).
-  package var stage: ((MigrationStep) throws -> (any MigrationStageHandlers)?)?
+  /// What the migration asks of the layer that knows scripts — a scripted step's mapping, a step's
+  /// custom stage, merge rules — handed to it up front, one value (MigrunScripting's `LuaScripts`).
+  package var scripts: (any StepScripts)?
 
   public init(store: URL, plan: MigrationPlan, options: Options = Options()) {
     self.store = store
@@ -362,7 +359,7 @@ public final class StoreMigrator {
   private func runStaged(
     _ index: Int, _ step: MigrationStep, into working: URL, associations: URL, run: inout Run
   ) throws -> URL {
-    guard let handlers = try stage?(step) else {
+    guard let handlers = try scripts?.stage(for: step) else {
       return try runStep(index, step, into: working, associations: associations, run: &run)
     }
     var report = StageReport()
@@ -478,7 +475,7 @@ public final class StoreMigrator {
       mapping: mapping, source: source, destination: destination, associationsFile: associations,
       policies: policies)
     manager.progress = stepProgress
-    manager.mergeRules = try stepMapping.mergeRules + (mergeRules?(step) ?? [])
+    manager.mergeRules = try stepMapping.mergeRules + (scripts?.mergeRules(for: step) ?? [])
     let method = try moveObjects(
       from: current, schema: source.schema, into: destination, manager: manager, progress: stepProgress)
     let history =
@@ -638,11 +635,11 @@ public final class StoreMigrator {
       }
       return StepMapping(mapping: mapping, policies: policies?(step) ?? [:])
     case .scripted(let file):
-      guard let scriptedStep else {
+      guard let scripts else {
         throw MigrationError(
           .badMapping, step: step.name, reason: "\(file.lastPathComponent) needs the Lua policy runtime")
       }
-      return try scriptedStep(step)
+      return try scripts.mapping(for: step, file: file)
     }
   }
 

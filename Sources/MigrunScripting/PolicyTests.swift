@@ -232,11 +232,7 @@ enum FixtureMigration {
     let plan = try ScriptedStep.plan(
       store: copy, bundle: bundle, policyFolders: folders, destination: options["to"]?.stringValue)
     let migrator = StoreMigrator(store: copy, plan: plan, options: .init(keepBackup: false))
-    migrator.scriptedStep = { step in
-      guard case .scripted(let file) = step.kind else { throw HostError("\(step.name) is not scripted") }
-      return try ScriptedStep.load(step, file: file, policyFolders: folders, limits: limits)
-    }
-    migrator.stage = { step in try LuaStage.find(for: step, in: folders, limits: limits) }
+    migrator.scripts = LuaScripts(policyFolders: folders, limits: limits)
     _ = try migrator.run()
     let migrated = try SQLiteStore(url: copy, model: try bundle.model(named: plan.destinationVersion))
     defer { try? migrated.close() }

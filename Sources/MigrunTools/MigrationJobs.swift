@@ -64,18 +64,8 @@ package struct MigrationJobs {
   /// core asks of the scripting layer is handed to it here, up front.
   package func migrator(for store: URL, plan: MigrationPlan, options: StoreMigrator.Options) -> StoreMigrator {
     let migrator = StoreMigrator(store: store, plan: plan, options: options)
-    let folders = setup.policyFolders
-    let limits = setup.limits
-    migrator.scriptedStep = { step in
-      guard case .scripted(let file) = step.kind else { throw ToolError(message: "\(step.name) is not scripted") }
-      return try ScriptedStep.load(step, file: file, policyFolders: folders, limits: limits)
-    }
-    migrator.stage = { step in try LuaStage.find(for: step, in: folders, limits: limits) }
-    if let rules = setup.mergeRules {
-      migrator.mergeRules = { step in
-        [try LuaMigrationMergeRules(file: rules, destination: step.destination, policyFolders: folders, limits: limits)]
-      }
-    }
+    migrator.scripts = LuaScripts(
+      policyFolders: setup.policyFolders, limits: setup.limits, mergeRules: setup.mergeRules)
     return migrator
   }
 

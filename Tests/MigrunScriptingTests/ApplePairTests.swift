@@ -88,10 +88,7 @@ import Testing
       store: url, bundle: bundle, policyFolders: folders, chain: [pair.from, pair.to], destination: pair.to)
     #expect(plan.steps.map(\.name) == ["\(pair.from) → \(pair.to)"])
     let migrator = StoreMigrator(store: url, plan: plan)
-    migrator.scriptedStep = { step in
-      guard case .scripted(let file) = step.kind else { throw MigrationError(.badMapping, reason: "not scripted") }
-      return try ScriptedStep.load(step, file: file, policyFolders: folders)
-    }
+    migrator.scripts = LuaScripts(policyFolders: folders)
     _ = try migrator.run()
 
     let earlier = try bundle.model(named: pair.from)

@@ -74,15 +74,7 @@ import Testing
       })
     let migrator = StoreMigrator(store: store, plan: plan)
     let folders = [policies, Fixtures.repositoryRoot.appendingPathComponent("policies")]
-    migrator.scriptedStep = { step in
-      guard case .scripted(let file) = step.kind else { throw MigrationError(.badMapping, reason: "not scripted") }
-      return try LuaMappingFile.load(step, file: file, policyFolders: folders)
-    }
-    if let mergeRules {
-      migrator.mergeRules = { step in
-        [try LuaMigrationMergeRules(file: mergeRules, destination: step.destination, policyFolders: folders)]
-      }
-    }
+    migrator.scripts = LuaScripts(policyFolders: folders, mergeRules: mergeRules)
     return try migrator.run()
   }
 

@@ -24,10 +24,7 @@ import Testing
         return FileManager.default.fileExists(atPath: file.path) ? file : nil
       })
     let migrator = StoreMigrator(store: store, plan: plan)
-    migrator.scriptedStep = { step in
-      guard case .scripted(let file) = step.kind else { throw MigrationError(.badMapping, reason: "not scripted") }
-      return try LuaMappingFile.load(step, file: file, policyFolders: [policies])
-    }
+    migrator.scripts = LuaScripts(policyFolders: [policies])
     return try migrator.run()
   }
 

@@ -63,10 +63,7 @@ import Testing
       order: VersionOrder(names: bundle.versionNames, origin: "test"),
       script: { from, to in policies.appendingPathComponent("\(from)-\(to).lua") })
     let migrator = StoreMigrator(store: store, plan: plan, options: .init(bulkCopy: bulkCopy))
-    migrator.scriptedStep = { step in
-      guard case .scripted(let file) = step.kind else { throw MigrationError(.badMapping, reason: "not scripted") }
-      return try LuaMappingFile.load(step, file: file, policyFolders: [policies])
-    }
+    migrator.scripts = LuaScripts(policyFolders: [policies])
     return try migrator.run()
   }
 

@@ -24,10 +24,7 @@ enum ScriptedRun {
     var options = StoreMigrator.Options()
     options.mixed = mixed
     let migrator = StoreMigrator(store: store, plan: plan, options: options)
-    migrator.scriptedStep = { step in
-      guard case .scripted(let file) = step.kind else { throw MigrationError(.badMapping, reason: "not scripted") }
-      return try ScriptedStep.load(step, file: file, policyFolders: folders)
-    }
+    migrator.scripts = LuaScripts(policyFolders: folders)
     return try migrator.run().steps.map(\.method)
   }
 

@@ -33,7 +33,7 @@ import Testing
     let migrator = StoreMigrator(
       store: written,
       plan: MigrationPlan(sourceVersion: from, destinationVersion: to, steps: [step], rule: .chain("test")))
-    migrator.scriptedStep = { step in try ScriptedStep.load(step, file: file, policyFolders: [scripts]) }
+    migrator.scripts = LuaScripts(policyFolders: [scripts])
     _ = try migrator.run()
     func export(_ url: URL) throws -> String {
       let store = try SQLiteStore(url: url, model: destination)
@@ -121,7 +121,7 @@ import Testing
     let migrator = StoreMigrator(
       store: store,
       plan: MigrationPlan(sourceVersion: "V1", destinationVersion: "V2", steps: [step], rule: .chain("test")))
-    migrator.scriptedStep = { step in try ScriptedStep.load(step, file: file, policyFolders: [folder.url]) }
+    migrator.scripts = LuaScripts(policyFolders: [folder.url])
     #expect {
       try migrator.run()
     } throws: { error in
