@@ -119,7 +119,7 @@ struct PlanCommand: MigrunCommand {
 
   func execute() throws {
     let report = try chain.jobs().planReport(for: URL(fileURLWithPath: store))
-    if json { return try JSONLines.emit("plan", report.json) }
+    if json { return try JSONLines.emit("plan", encoding: report.json) }
     for line in report.lines { print(line) }
   }
 }

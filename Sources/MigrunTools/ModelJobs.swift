@@ -243,12 +243,11 @@ package struct DiffJob {
       throw ToolError(message: "\(from) → \(to) cannot be inferred: \(error.description)", underlying: error)
     }
     if json {
-      output.emit(
+      try output.emit(
         "diff",
-        [
-          "from": from, "to": to, "mappings": mapping.entityMappings.map(PlanReport.mappingJSON),
-          "dropped": mapping.drops().map(PlanReport.json),
-        ])
+        encoding: DiffJSON(
+          from: from, to: to, mappings: mapping.entityMappings.map { MappingJSON(mapping: $0) },
+          dropped: mapping.drops().map(DroppedJSON.init)))
       return output
     }
     output.say("\(from) → \(to): inferred")
@@ -333,4 +332,12 @@ package struct ConvertJob {
         + "\(conversion.missingModules.joined(separator: ", ")) (no ClassName.lua in the --policies folders)"
     ]
   }
+}
+
+/// `diff --json`'s line: the inferred mapping and what it drops.
+struct DiffJSON: Encodable {
+  let from: String
+  let to: String
+  let mappings: [MappingJSON]
+  let dropped: [DroppedJSON]
 }

@@ -58,21 +58,8 @@ package struct PlanReport {
 
   var objects: [[String: Int]] { Self.objectCounts(mappings, store: counts) }
 
-  /// The `plan` event's fields (docs/json.md).
-  package var json: [String: Any] {
-    let objects = objects
-    var report = Self.json(plan, mappings: mappings, methods: methods, counts: counts, objects: objects)
-    report["unusedStepFiles"] = unused.map { ["file": $0.file.path, "reason": $0.reason] }
-    if var steps = report["steps"] as? [[String: Any]] {
-      for index in steps.indices where index < drops.count {
-        steps[index]["dropped"] = drops[index].map(Self.json)
-        steps[index]["stage"] =
-          stages[index].map { ["file": $0.url.path, "hooks": $0.hookNames] as [String: Any] } ?? NSNull()
-      }
-      report["steps"] = steps
-    }
-    return report
-  }
+  /// The `plan` event (docs/json.md), encoded.
+  package var json: PlanJSON { PlanJSON(report: self) }
 
   /// The lines `plan` prints.
   package var lines: [String] {
@@ -128,13 +115,6 @@ package struct PlanReport {
     return out
   }
 
-  package static func json(_ drop: DroppedProperty) -> [String: Any] {
-    [
-      "entity": drop.entity, "property": drop.property.map { $0 as Any } ?? NSNull(),
-      "values": drop.values.map { $0 as Any } ?? NSNull(), "certain": drop.isCertain,
-    ]
-  }
-
   package static func changes(_ mapping: EntityMapping) -> [String] {
     var lines: [String] = []
     for (name, source) in mapping.attributes.sorted(by: { $0.key < $1.key }) {
@@ -147,14 +127,6 @@ package struct PlanReport {
       lines.append("\(name) ← \(origin)")
     }
     return lines
-  }
-
-  package static func mappingJSON(_ mapping: EntityMapping) -> [String: Any] {
-    [
-      "name": mapping.name, "kind": mapping.kind.rawValue, "source": mapping.sourceEntity ?? NSNull(),
-      "destination": mapping.destinationEntity ?? NSNull(), "attributes": mapping.attributes.mapValues(\.description),
-      "relationships": mapping.relationships,
-    ]
   }
 
   /// Per step, the objects each entity mapping takes: the store's counts for the first step, then
@@ -185,33 +157,87 @@ package struct PlanReport {
     return result
   }
 
-  static func json(
-    _ plan: MigrationPlan, mappings: [[EntityMapping]], methods: [(method: StepMethod, reason: String?)],
-    counts: [String: Int], objects: [[String: Int]]
-  ) -> [String: Any] {
-    [
-      "source": plan.sourceVersion, "destination": plan.destinationVersion, "rule": plan.rule.name,
-      "objects": counts,
-      "steps": zip(plan.steps.indices, zip(mappings, methods)).map { index, planned -> [String: Any] in
-        let step = plan.steps[index]
-        var entry: [String: Any] = [
-          "from": step.from, "to": step.to,
-          "mappings": planned.0.map { mapping in
-            var described = mappingJSON(mapping)
-            described["objects"] = objects[index][mapping.name] ?? NSNull()
-            return described
-          },
-          "method": planned.1.method.rawValue, "notDDLBecause": planned.1.reason ?? NSNull(),
-          "objectsEstimated": index > 0,
-        ]
-        switch step.kind {
-        case .inferred: entry["kind"] = "inferred"
-        case .scripted(let file):
-          entry["kind"] = "scripted"
-          entry["script"] = file.path
-        }
-        return entry
-      },
-    ]
+}
+
+/// `plan --json`'s line: the path, the store's objects, each step's method, entity mappings with the
+/// objects they take, drops and custom stage, and the step files the plan leaves unused — every key
+/// present, null where empty.
+package struct PlanJSON: Encodable {
+  let report: PlanReport
+
+  private enum Keys: String, CodingKey { case source, destination, rule, objects, steps, unusedStepFiles }
+
+  package func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: Keys.self)
+    let plan = report.plan
+    try container.encode(plan.sourceVersion, forKey: .source)
+    try container.encode(plan.destinationVersion, forKey: .destination)
+    try container.encode(plan.rule.name, forKey: .rule)
+    try container.encode(report.counts, forKey: .objects)
+    let objects = report.objects
+    try container.encode(
+      plan.steps.indices.map { StepJSON(report: report, index: $0, objects: objects[$0]) }, forKey: .steps)
+    try container.encode(report.unused.map { ["file": $0.file.path, "reason": $0.reason] }, forKey: .unusedStepFiles)
+  }
+
+  private struct StepJSON: Encodable {
+    let report: PlanReport
+    let index: Int
+    let objects: [String: Int]
+
+    private enum Keys: String, CodingKey {
+      case from, to, mappings, method, notDDLBecause, objectsEstimated, kind, script, dropped, stage
+    }
+
+    func encode(to encoder: any Encoder) throws {
+      var container = encoder.container(keyedBy: Keys.self)
+      let step = report.plan.steps[index]
+      try container.encode(step.from, forKey: .from)
+      try container.encode(step.to, forKey: .to)
+      try container.encode(
+        report.mappings[index].map { MappingJSON(mapping: $0, objects: objects[$0.name]) }, forKey: .mappings)
+      try container.encode(report.methods[index].method.rawValue, forKey: .method)
+      try container.encode(report.methods[index].reason, forKey: .notDDLBecause)
+      try container.encode(index > 0, forKey: .objectsEstimated)
+      switch step.kind {
+      case .inferred: try container.encode("inferred", forKey: .kind)
+      case .scripted(let file):
+        try container.encode("scripted", forKey: .kind)
+        try container.encode(file.path, forKey: .script)
+      }
+      try container.encode(report.drops[index].map(DroppedJSON.init), forKey: .dropped)
+      try container.encode(
+        report.stages[index].map { StageFile(file: $0.url.path, hooks: $0.hookNames) }, forKey: .stage)
+    }
+  }
+
+  private struct StageFile: Encodable {
+    let file: String
+    let hooks: [String]
+  }
+}
+
+/// An entity mapping in `plan` and `diff` (docs/json.md), with the objects it takes in a plan.
+package struct MappingJSON: Encodable {
+  let mapping: EntityMapping
+  /// nil in `diff` (no key); in a plan, the count or null.
+  let objects: Int??
+
+  package init(mapping: EntityMapping, objects: Int?? = nil) {
+    self.mapping = mapping
+    self.objects = objects
+  }
+
+  private enum Keys: String, CodingKey { case name, kind, source, destination, attributes, relationships, objects }
+
+  package func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: Keys.self)
+    try container.encode(mapping.name, forKey: .name)
+    try container.encode(mapping.kind.rawValue, forKey: .kind)
+    try container.encode(mapping.sourceEntity, forKey: .source)
+    try container.encode(mapping.destinationEntity, forKey: .destination)
+    try container.encode(mapping.attributes.mapValues(\.description), forKey: .attributes)
+    try container.encode(mapping.relationships, forKey: .relationships)
+    if let objects { try container.encode(objects, forKey: .objects) }
   }
 }
