@@ -104,10 +104,10 @@ enum FleetRun {
     let started = Date()
     let report = try command.jobs().migrate(
       found, jobs: fleet.jobCount, options: command.options,
-      started: { url in if json { try? JSONLines.emit("start", ["store": url.path]) } },
+      started: { url in if json { try? JSONLines.emit("start", encoding: StartLine(store: url.path)) } },
       done: { outcome in
         progress.record(outcome)
-        if json { try? JSONLines.emit("result", Fleet.resultLine(outcome)) }
+        if json { try? JSONLines.emit("result", encoding: Fleet.ResultLine(outcome)) }
       })
     progress.finish()
     let output = try report.migrateOutput(

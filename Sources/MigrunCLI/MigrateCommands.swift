@@ -254,7 +254,7 @@ struct MigrateCommand: MigrunCommand {
     } catch {
       // A gate reading --json sees the failure as a line too; the exit code and message stay.
       if json {
-        try? JSONLines.emit("result", ["store": store, "result": "failed", "error": FleetRun.message(error)])
+        try? JSONLines.emit("result", encoding: FailedLine(store: store, error: FleetRun.message(error)))
       }
       throw error
     }
@@ -262,7 +262,7 @@ struct MigrateCommand: MigrunCommand {
 
   /// The one store's migration, as `execute` runs it.
   private func migrate(_ url: URL) throws {
-    if json { try JSONLines.emit("start", ["store": store]) }
+    if json { try JSONLines.emit("start", encoding: StartLine(store: store)) }
     let jobs = try jobs()
     let bar = ProgressBar(enabled: !json && isatty(STDERR_FILENO) != 0)
     let outcome = try jobs.migrate(

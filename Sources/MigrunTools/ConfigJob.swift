@@ -40,11 +40,12 @@ package struct ConfigJob {
     if json {
       try out.emit(
         "config",
-        [
-          "file": project?.file.path ?? NSNull(),
-          "options": Dictionary(
-            uniqueKeysWithValues: rows.map { ($0.name, ["value": $0.typed, "text": $0.value, "source": $0.source]) }),
-        ])
+        encoding: ConfigReport(
+          file: project?.file.path,
+          options: Dictionary(
+            uniqueKeysWithValues: rows.map {
+              ($0.name, ConfigReport.Option(value: $0.typed, text: $0.value, source: $0.source))
+            })))
       return out
     }
     out.say(project.map { "project file: \($0.file.path)" } ?? "no \(ProjectConfig.fileName) in this folder or above")
@@ -57,47 +58,74 @@ package struct ConfigJob {
 
   /// Each option: the text shown, the value as JSON gives it (typed: a number, a list, null for
   /// none), and where it came from — a flag, the project file, or the default.
-  private func rows(_ project: ProjectConfig?) -> [(name: String, value: String, typed: Any, source: String)] {
+  private func rows(_ project: ProjectConfig?) -> [(name: String, value: String, typed: JSONField, source: String)] {
     let file = project.map { "\(ProjectConfig.fileName) (\($0.file.path))" } ?? ProjectConfig.fileName
-    var rows: [(name: String, value: String, typed: Any, source: String)] = []
-    func add(_ name: String, flag: String?, project projectValue: String?, fallback: String, typed: (String?) -> Any) {
+    var rows: [(name: String, value: String, typed: JSONField, source: String)] = []
+    /// The option as given by a flag, else by the project file, else its default; `typed` is the
+    /// value in force as JSON gives it.
+    func add(_ name: String, flag: String?, project projectValue: String?, fallback: String, typed: JSONField) {
       if let flag {
-        rows.append((name, flag, typed(flag), "flag"))
+        rows.append((name, flag, typed, "flag"))
       } else if let projectValue {
-        rows.append((name, projectValue, typed(projectValue), file))
+        rows.append((name, projectValue, typed, file))
       } else {
-        rows.append((name, fallback, typed(nil), "default"))
+        rows.append((name, fallback, typed, "default"))
       }
     }
-    func text(_ value: String?) -> Any { value ?? NSNull() }
+    func text(_ flag: String?, _ projectValue: String?) -> JSONField {
+      (flag ?? projectValue).map(JSONField.string) ?? .null
+    }
     let policies = policyFolders.isEmpty ? project?.policies ?? [] : policyFolders
-    add("model", flag: model, project: project?.model, fallback: "(none: give --model)", typed: text)
+    add(
+      "model", flag: model, project: project?.model, fallback: "(none: give --model)",
+      typed: text(model, project?.model))
     add(
       "policies", flag: policyFolders.isEmpty ? nil : policyFolders.joined(separator: ", "),
       project: project.flatMap { $0.policies.isEmpty ? nil : $0.policies.joined(separator: ", ") }, fallback: "(none)",
-      typed: { _ in policies })
+      typed: .list(policies.map(JSONField.string)))
     add(
-      "chain", flag: chain, project: project?.chain, fallback: "Core Data's path (or a chain file)", typed: text)
+      "chain", flag: chain, project: project?.chain, fallback: "Core Data's path (or a chain file)",
+      typed: text(chain, project?.chain))
     add(
       "configuration", flag: configuration, project: project?.configuration, fallback: "found from the store",
-      typed: text)
-    add("to", flag: to, project: project?.to, fallback: "the current version", typed: text)
+      typed: text(configuration, project?.configuration))
+    add("to", flag: to, project: project?.to, fallback: "the current version", typed: text(to, project?.to))
     let jobCount = jobs ?? project?.jobs ?? ProcessInfo.processInfo.activeProcessorCount
     add(
       "jobs", flag: jobs.map(String.init), project: project?.jobs.map(String.init), fallback: String(jobCount),
-      typed: { _ in jobCount })
+      typed: .integer(Int64(jobCount)))
     let seconds = luaTime ?? project?.luaTime ?? 10
     add(
       "lua.time", flag: luaTime.map { "\($0)" }, project: project?.luaTime.map { "\($0)" }, fallback: "10.0",
-      typed: { _ in seconds })
+      typed: .number(seconds))
     let mebibytes = luaMemory ?? project?.luaMemory ?? 64
     add(
       "lua.memory", flag: luaMemory.map { "\($0) MiB" }, project: project?.luaMemory.map { "\($0) MiB" },
-      fallback: "64 MiB", typed: { _ in mebibytes })
+      fallback: "64 MiB", typed: .integer(Int64(mebibytes)))
     let instructions = luaInstructions ?? project?.luaInstructions ?? 50_000_000
     add(
       "lua.instructions", flag: luaInstructions.map(String.init),
-      project: project?.luaInstructions.map(String.init), fallback: "50000000", typed: { _ in instructions })
+      project: project?.luaInstructions.map(String.init), fallback: "50000000", typed: .integer(instructions))
     return rows
+  }
+}
+
+/// `config --json`'s line: the project file in force, and each option's value, text and source.
+struct ConfigReport: Encodable {
+  struct Option: Encodable {
+    let value: JSONField
+    let text: String
+    let source: String
+  }
+
+  let file: String?
+  let options: [String: Option]
+
+  private enum Keys: String, CodingKey { case file, options }
+
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: Keys.self)
+    try container.encode(file, forKey: .file)
+    try container.encode(options, forKey: .options)
   }
 }

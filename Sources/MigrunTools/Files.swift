@@ -1,5 +1,4 @@
 import Foundation
-import PropertyList
 
 /// Writes `url` whole or not at all: into a hidden file beside it, renamed into place.
 package func writeAtomically(to url: URL, _ body: (FileHandle) throws -> Void) throws {
@@ -14,21 +13,5 @@ package func writeAtomically(to url: URL, _ body: (FileHandle) throws -> Void) t
   } catch {
     try? FileManager.default.removeItem(at: temporary)
     throw error
-  }
-}
-
-/// Property list values as JSON-ready Foundation objects (data as base64).
-package enum JSONBridge {
-  package static func object(_ value: PropertyListValue) -> Any {
-    switch value {
-    case .string(let text): text
-    case .integer(let number): number
-    case .real(let number), .date(let number): number
-    case .boolean(let flag): flag
-    case .data(let bytes): Data(bytes).base64EncodedString()
-    case .array(let elements): elements.map(object)
-    case .dictionary(let entries): entries.mapValues(object)
-    case .uid(let reference): ["CF$UID": reference]
-    }
   }
 }

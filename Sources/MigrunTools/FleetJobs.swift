@@ -59,16 +59,26 @@ extension Fleet {
     found.refused.map { Outcome(path: $0.path, status: .failed, error: $0.reason) }
   }
 
-  /// A store's `result` line (docs/json.md): its outcome under `result`, as one store's run writes it.
-  package static func resultLine(_ outcome: Outcome) -> [String: Any] {
-    var line: [String: Any] = [
-      "result": outcome.status.rawValue, "store": outcome.path, "seconds": outcome.seconds,
-    ]
-    if let from = outcome.from { line["from"] = from }
-    if let to = outcome.to { line["to"] = to }
-    if let objects = outcome.objects { line["objects"] = objects }
-    if let error = outcome.error { line["error"] = error }
-    return line
+  /// A store's `result` line (docs/json.md): its outcome under `result`, as one store's run writes
+  /// it; keys without a value are left out.
+  package struct ResultLine: Encodable {
+    let result: String
+    let store: String
+    let seconds: Double
+    let from: String?
+    let to: String?
+    let objects: Int?
+    let error: String?
+
+    package init(_ outcome: Outcome) {
+      result = outcome.status.rawValue
+      store = outcome.path
+      seconds = outcome.seconds
+      from = outcome.from
+      to = outcome.to
+      objects = outcome.objects
+      error = outcome.error
+    }
   }
 
   /// An error as one line of a report.
@@ -87,20 +97,10 @@ extension Fleet.Report {
   package func statusOutput(json: Bool) throws -> JobOutput {
     var out = JobOutput()
     if json {
-      for outcome in stores {
-        out.emit(
-          "status",
-          [
-            "store": outcome.path, "version": outcome.from ?? NSNull(), "destination": outcome.to ?? NSNull(),
-            "needsMigration": outcome.status != .current, "reason": outcome.error ?? NSNull(),
-          ])
-      }
-      out.emit(
+      for outcome in stores { try out.emit("status", encoding: FleetStatusLine(outcome)) }
+      try out.emit(
         "summary",
-        [
-          "command": "status", "stores": stores.count, "current": current, "needsMigrating": needsMigrating,
-          "failed": failed,
-        ])
+        encoding: StatusSummary(stores: stores.count, current: current, needsMigrating: needsMigrating, failed: failed))
     } else {
       for outcome in stores {
         switch outcome.status {
@@ -121,12 +121,10 @@ extension Fleet.Report {
   package func migrateOutput(json: Bool, seconds: Double, dryRun: Bool) throws -> JobOutput {
     var out = JobOutput()
     if json {
-      out.emit(
+      try out.emit(
         "summary",
-        [
-          "command": "migrate", "stores": stores.count, "migrated": migrated, "current": current, "failed": failed,
-          "seconds": seconds,
-        ])
+        encoding: MigrateSummary(
+          stores: stores.count, migrated: migrated, current: current, failed: failed, seconds: seconds))
     } else {
       for outcome in stores where outcome.status == .failed {
         out.say("\(outcome.path): failed: \(outcome.error ?? "")")
@@ -138,5 +136,62 @@ extension Fleet.Report {
     }
     out.status = failed > 0 ? 1 : 0
     return out
+  }
+}
+
+/// A fleet's `status` line per store: its version, the destination, whether it needs migrating, why
+/// it failed.
+struct FleetStatusLine: Encodable {
+  let outcome: Fleet.Outcome
+
+  init(_ outcome: Fleet.Outcome) { self.outcome = outcome }
+
+  private enum Keys: String, CodingKey { case store, version, destination, needsMigration, reason }
+
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: Keys.self)
+    try container.encode(outcome.path, forKey: .store)
+    try container.encode(outcome.from, forKey: .version)
+    try container.encode(outcome.to, forKey: .destination)
+    try container.encode(outcome.status != .current, forKey: .needsMigration)
+    try container.encode(outcome.error, forKey: .reason)
+  }
+}
+
+/// A fleet's closing `status` line.
+struct StatusSummary: Encodable {
+  let command = "status"
+  let stores: Int
+  let current: Int
+  let needsMigrating: Int
+  let failed: Int
+}
+
+/// A fleet's closing `migrate` line.
+struct MigrateSummary: Encodable {
+  let command = "migrate"
+  let stores: Int
+  let migrated: Int
+  let current: Int
+  let failed: Int
+  let seconds: Double
+}
+
+/// A store's `start` line.
+package struct StartLine: Encodable {
+  let store: String
+
+  package init(store: String) { self.store = store }
+}
+
+/// The `result` line of a store whose migration failed.
+package struct FailedLine: Encodable {
+  let store: String
+  let result = "failed"
+  let error: String
+
+  package init(store: String, error: String) {
+    self.store = store
+    self.error = error
   }
 }

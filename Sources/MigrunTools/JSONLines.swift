@@ -1,4 +1,5 @@
 import Foundation
+import PropertyList
 
 /// What every `--json` prints: JSON lines, each one object whose `event` says what the line is and
 /// whose `schema` is the version of the set of events (`docs/json.md` lists them and their keys). A
@@ -54,5 +55,44 @@ package struct JobOutput {
 
   package mutating func emit(_ event: String, encoding value: some Encodable) throws {
     emit(event, try JSONLines.fields(event, value))
+  }
+}
+
+/// A JSON value with its type kept, for the parts of a report whose shape is data, not schema — a
+/// store's metadata (a property list), an option's value — encoded as `JSONLines` writes them.
+package enum JSONField: Encodable, Sendable {
+  case null
+  case string(String)
+  case integer(Int64)
+  case number(Double)
+  case boolean(Bool)
+  case list([JSONField])
+  case object([String: JSONField])
+
+  /// A property list value as JSON: data as base64, dates as seconds since 2001, a UID as `{"CF$UID": n}`.
+  package init(plist value: PropertyListValue) {
+    switch value {
+    case .string(let text): self = .string(text)
+    case .integer(let number): self = .integer(number)
+    case .real(let number), .date(let number): self = .number(number)
+    case .boolean(let flag): self = .boolean(flag)
+    case .data(let bytes): self = .string(Data(bytes).base64EncodedString())
+    case .array(let elements): self = .list(elements.map(JSONField.init(plist:)))
+    case .dictionary(let entries): self = .object(entries.mapValues(JSONField.init(plist:)))
+    case .uid(let reference): self = .object(["CF$UID": .integer(Int64(bitPattern: reference))])
+    }
+  }
+
+  package func encode(to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    switch self {
+    case .null: try container.encodeNil()
+    case .string(let text): try container.encode(text)
+    case .integer(let number): try container.encode(number)
+    case .number(let number): try container.encode(number)
+    case .boolean(let flag): try container.encode(flag)
+    case .list(let items): try container.encode(items)
+    case .object(let fields): try container.encode(fields)
+    }
   }
 }

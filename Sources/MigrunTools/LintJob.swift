@@ -37,16 +37,13 @@ package struct LintJob {
     let new = findings.filter { !known.contains(Self.key(Self.json($0))) }
     if json {
       for finding in findings {
-        var entry = Self.json(finding)
-        if baseline != nil { entry["known"] = known.contains(Self.key(entry)) }
-        try out.emit("finding", entry)
+        let known = baseline == nil ? nil : known.contains(Self.key(Self.json(finding)))
+        try out.emit("finding", encoding: FindingLine(finding: finding, known: known))
       }
       try out.emit(
         "summary",
-        [
-          "command": "lint", "model": bundle.name, "versions": bundle.versionNames.count, "findings": findings.count,
-          "new": new.count,
-        ])
+        encoding: LintSummary(
+          model: bundle.name, versions: bundle.versionNames.count, findings: findings.count, new: new.count))
     } else {
       for finding in findings {
         out.say(known.contains(Self.key(Self.json(finding))) ? "known: \(finding)" : "\(finding)")
@@ -148,4 +145,32 @@ package struct LintJob {
     }
     return found
   }
+}
+
+/// `lint --json`'s line per finding; `known` only against a baseline.
+struct FindingLine: Encodable {
+  let rule: String
+  let versions: [String]
+  let entity: String
+  let properties: [String]
+  let message: String
+  let known: Bool?
+
+  init(finding: ModelLint.Finding, known: Bool?) {
+    rule = finding.rule
+    versions = finding.versions
+    entity = finding.entity
+    properties = finding.properties
+    message = finding.message
+    self.known = known
+  }
+}
+
+/// `lint --json`'s closing line.
+struct LintSummary: Encodable {
+  let command = "lint"
+  let model: String
+  let versions: Int
+  let findings: Int
+  let new: Int
 }

@@ -38,12 +38,11 @@ package struct InspectJob {
       } catch let error as StoreError where error.code == .noModel {}
     }
     if json {
-      let entities = (counts ?? [:]).mapValues { ["count": $0] }
-      let report: [String: Any] = [
-        "uuid": metadata.uuid, "metadata": JSONBridge.object(metadata.plist), "entities": entities,
-        "version": resolution.versionName.map { $0 as Any } ?? NSNull(),
-      ]
-      try out.emit("inspect", report)
+      try out.emit(
+        "inspect",
+        encoding: InspectReport(
+          uuid: metadata.uuid, metadata: JSONField(plist: metadata.plist),
+          entities: (counts ?? [:]).mapValues { ["count": $0] }, version: resolution.versionName))
       return out
     }
     out.lines += Self.lines(url: url, metadata: metadata, resolution: resolution, modelGiven: model != nil)
@@ -207,16 +206,15 @@ package struct CheckJob {
       if json {
         try out.emit(
           "check",
-          [
-            "store": path, "findings": damage.map { ["kind": $0.kind, "message": $0.message] },
-            "notes": findings.filter(\.isNote).map { ["kind": $0.kind, "message": $0.message] },
-          ])
+          encoding: CheckReport(
+            store: path, findings: damage.map { ["kind": $0.kind, "message": $0.message] },
+            notes: findings.filter(\.isNote).map { ["kind": $0.kind, "message": $0.message] }))
       } else {
         for finding in findings { out.say("\(path): \(finding)") }
         if damage.isEmpty { out.say("\(path): clean") }
       }
     }
-    if json { try out.emit("summary", ["command": "check", "stores": stores.count, "withFindings": dirty]) }
+    if json { try out.emit("summary", encoding: CheckSummary(stores: stores.count, withFindings: dirty)) }
     if dirty > 0 { out.status = 1 }
     return out
   }
@@ -259,4 +257,36 @@ package struct ExportJob {
       try StoreJSON.export(opened, dates: dates) { handle.write(Data($0.utf8)) }
     }
   }
+}
+
+/// `inspect --json`'s line: the store's UUID and metadata, objects per entity, the version it matches.
+struct InspectReport: Encodable {
+  let uuid: String
+  let metadata: JSONField
+  let entities: [String: [String: Int]]
+  let version: String?
+
+  private enum Keys: String, CodingKey { case uuid, metadata, entities, version }
+
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: Keys.self)
+    try container.encode(uuid, forKey: .uuid)
+    try container.encode(metadata, forKey: .metadata)
+    try container.encode(entities, forKey: .entities)
+    try container.encode(version, forKey: .version)
+  }
+}
+
+/// `check --json`'s line per store: its damage and its notes, each a kind and a message.
+struct CheckReport: Encodable {
+  let store: String
+  let findings: [[String: String]]
+  let notes: [[String: String]]
+}
+
+/// `check --json`'s closing line.
+struct CheckSummary: Encodable {
+  let command = "check"
+  let stores: Int
+  let withFindings: Int
 }
