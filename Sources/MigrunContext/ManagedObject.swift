@@ -6,7 +6,7 @@ import MigrunStore
 /// saves, and finds related objects through its context (faulting them in on access).
 ///
 /// ```swift
-/// let ada = try context.fetch("Employee", where: .equals("name", .string("Ada")))[0]
+/// let ada = try context.fetch("Employee", matching: try FormatPredicate("name == %@", arguments: [.string("Ada")]))[0]
 /// try ada.set("salary", .double(5200))
 /// let department = try ada.object("department")      // a managed object, read when first asked for
 /// try context.save()

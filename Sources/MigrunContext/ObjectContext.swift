@@ -55,7 +55,7 @@ public struct ChangeSet: Sendable, Hashable {
 ///
 /// ```swift
 /// let context = coordinator.newContext(mergePolicy: .mergeByPropertyStoreTrump)
-/// let ada = try context.fetch("Employee", where: .equals("name", .string("Ada")))[0]
+/// let ada = try context.fetch("Employee", matching: try FormatPredicate("name == %@", arguments: [.string("Ada")]))[0]
 /// try ada.set("salary", .double(5200))
 /// let changes = try context.save()          // inserted, updated, deleted object IDs
 /// try otherContext.mergeChanges(changes)
