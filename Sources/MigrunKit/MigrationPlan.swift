@@ -152,7 +152,8 @@ public enum MigrationPlanner {
   /// cached model is only the fallback.
   package static func plan(
     bundle: ModelBundle, storeHashes: [String: VersionHash], destination: String? = nil, order: VersionOrder? = nil,
-    storeModel: ObjectModel? = nil, script: (String, String) -> URL? = { _, _ in nil }
+    storeModel: ObjectModel? = nil, script: (String, String) -> URL? = { _, _ in nil },
+    scripts: (any StepScripts)? = nil
   ) throws(MigrationError) -> MigrationPlan {
     let target = destination ?? bundle.currentVersionName
     let targetModel: ObjectModel
@@ -202,7 +203,8 @@ public enum MigrationPlanner {
       }
     }
     return try withoutActuallyEscaping(script) { script throws(MigrationError) in
-      var planner = PathFinder(bundle: bundle, storeModel: fromStore ? source : nil, script: script)
+      var planner = PathFinder(
+        bundle: bundle, storeModel: fromStore ? source : nil, script: script, scripts: scripts)
       guard fromStore else { return try plan(planner: &planner, sourceName: sourceName, target: target, order: order) }
       // Only one step can start from a model the bundle does not have: the mapping model made for
       // it (matched by its entity hashes), else the inferred one.
@@ -268,12 +270,19 @@ private struct PathFinder {
   /// The store's own model, a source the bundle does not have.
   let storeModel: ObjectModel?
   let script: (String, String) -> URL?
+  /// Loads a scripted step's mapping, so that a walk through the user's step files can be weighed
+  /// against the direct step (nil: scripted steps are not weighed).
+  let scripts: (any StepScripts)?
   private var decided: [String: Result<MigrationStep, MigrationError>] = [:]
 
-  init(bundle: ModelBundle, storeModel: ObjectModel?, script: @escaping (String, String) -> URL?) {
+  init(
+    bundle: ModelBundle, storeModel: ObjectModel?, script: @escaping (String, String) -> URL?,
+    scripts: (any StepScripts)?
+  ) {
     self.bundle = bundle
     self.storeModel = storeModel
     self.script = script
+    self.scripts = scripts
   }
 
   private func model(named name: String) throws(ModelError) -> ObjectModel {
@@ -392,14 +401,16 @@ private struct PathFinder {
       let to = names.firstIndex(of: direct.to), to > from + 1
     else { return nil }
     var steps: [MigrationStep] = []
+    var mappings: [MappingModel] = []
     for index in from..<to {
       guard case .success(let step) = try self.step(from: names[index], to: names[index + 1]),
-        case .inferred = step.kind, step.inferredMapping != nil
+        let stepMapping = self.mapping(of: step)
       else { return nil }
       steps.append(step)
+      mappings.append(stepMapping)
     }
     let directly = Self.carried(through: [mapping])
-    let walking = Self.carried(through: steps.compactMap(\.inferredMapping))
+    let walking = Self.carried(through: mappings)
     // Only a walk that keeps everything the direct step keeps, and more.
     let lost = walking.subtracting(directly).sorted()
     return lost.isEmpty || !directly.isSubset(of: walking) ? nil : (steps, lost)
@@ -407,30 +418,47 @@ private struct PathFinder {
 
   /// The last mapping's destination attributes ("Entity.attribute") whose values come, mapping by
   /// mapping, from an attribute of the first mapping's source.
+  /// The mapping a step of a walk applies: its inferred one, or — for the user's step file — the
+  /// file's, loaded (a file that does not load is no walk to weigh: the step's own run names its error).
+  private func mapping(of step: MigrationStep) -> MappingModel? {
+    switch step.kind {
+    case .inferred: return step.inferredMapping
+    case .scripted(let file): return try? scripts?.mapping(for: step, file: file).mapping
+    }
+  }
+
+  /// The destination attributes (`Entity.attribute`) whose values `mappings`, applied in turn, carry
+  /// from the first version's: copied through every step, or computed by a script on the way (a
+  /// script's computed attribute counts as carried — it is written from the source's values).
   static func carried(through mappings: [MappingModel]) -> Set<String> {
     guard let last = mappings.last else { return [] }
     var carried = Set<String>()
     for entityMapping in last.entityMappings {
       guard let entity = entityMapping.destinationEntity else { continue }
-      for (attribute, source) in entityMapping.attributes where source.sourceAttribute != nil {
-        // Walk back: (entity, attribute) in each earlier version, until the first source.
-        var place: (entity: String, attribute: String)? = (entity, attribute)
-        for mapping in mappings.reversed() {
-          guard let here = place,
-            let step = mapping.entityMappings.first(where: {
-              $0.destinationEntity == here.entity && $0.sourceEntity != nil
-            }),
-            let from = step.sourceEntity, let name = step.attributes[here.attribute]?.sourceAttribute
-          else {
-            place = nil
-            break
-          }
-          place = (from, name)
-        }
-        if place != nil { carried.insert("\(entity).\(attribute)") }
+      for (attribute, source) in entityMapping.attributes where source.sourceAttribute != nil || source == .computed {
+        if walksBack(to: (entity, attribute), through: mappings) { carried.insert("\(entity).\(attribute)") }
       }
     }
     return carried
+  }
+  /// Whether `place`'s value comes, step by step back through `mappings`, from the first version's
+  /// values: each step copies it from an attribute of its source, or a script computes it.
+  private static func walksBack(to place: (entity: String, attribute: String), through mappings: [MappingModel])
+    -> Bool
+  {
+    var here = place
+    for mapping in mappings.reversed() {
+      guard
+        let step = mapping.entityMappings.first(where: {
+          $0.destinationEntity == here.entity && $0.sourceEntity != nil
+        }),
+        let from = step.sourceEntity, let source = step.attributes[here.attribute]
+      else { return false }
+      if source == .computed { return true }
+      guard let name = source.sourceAttribute else { return false }
+      here = (from, name)
+    }
+    return true
   }
 
   /// The fewest steps from `sourceName` to `target` through mapping files and inferable steps that

@@ -70,7 +70,7 @@ package enum ScriptedStep {
       storeModel: storeModel,
       script: { from, to in
         given["\(from)\u{0}\(to)"] ?? find(from: from, to: to, in: folders) ?? byHashes["\(from)\u{0}\(to)"]
-      })
+      }, scripts: LuaScripts(policyFolders: folders))
   }
 
   /// Checks that `folders` hold only what a migration of `bundle` can use, so that nothing in them
