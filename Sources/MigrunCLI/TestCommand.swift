@@ -25,7 +25,7 @@ struct TestCommand: MigrunCommand {
 
   @Option(
     help: ArgumentHelp(
-      "A folder of stores and models that migrate{ store = …, model = … } may read, beside the library, the test's folder and the working folder (repeatable).",
+      "A folder of stores and models that migrate{ store = …, model = … } may read, beside the library, the test's folder and the working folder (repeatable; also the folders of MIGRUN_FIXTURES, colon-separated).",
       valueName: "folder"))
   var fixtures: [String] = []
 

@@ -28,6 +28,13 @@ package struct PolicyTestJob {
     self.coverage = coverage
   }
 
+  /// `--fixtures`, then the folders of `MIGRUN_FIXTURES` (colon-separated), so that a library's
+  /// tests find their stores from any working folder.
+  var fixtureFolders: [URL] {
+    let environment = ProcessInfo.processInfo.environment["MIGRUN_FIXTURES"]?.split(separator: ":").map(String.init)
+    return (fixtures + (environment ?? [])).map { URL(fileURLWithPath: $0) }
+  }
+
   package func run() throws -> JobOutput {
     var out = JobOutput()
     // Without paths: the project file's policy folders, else ./policies.
@@ -45,7 +52,7 @@ package struct PolicyTestJob {
     if coverage != nil { LuaCoverage.start() }
     for (file, root) in files {
       let fileResults = PolicyTests.run(
-        file: file, root: root, limits: limits, fixtures: fixtures.map { URL(fileURLWithPath: $0) },
+        file: file, root: root, limits: limits, fixtures: fixtureFolders,
         policies: extraPolicies.filter { $0.standardizedFileURL != root.standardizedFileURL })
       for result in fileResults where verbose || !result.passed {
         out.say("\(result.passed ? "ok  " : "FAIL") \(result.file): \(result.name)")

@@ -26,6 +26,19 @@ import Testing
 
   /// `migrate{ store = … }` migrates a copy of a real store: the file, its folder and its -wal are
   /// left exactly as they were, and the test sees the migrated objects.
+  /// The library's tests find their fixture stores from any working folder, through
+  /// `MIGRUN_FIXTURES` as through `--fixtures` — and say where they looked without either.
+  @Test func theLibrarysTestsFindTheirStoresFromAnyFolder() throws {
+    let elsewhere = try TemporaryDirectory()
+    let without = try MigrunProcess.run(["test", Self.library.path], in: elsewhere.url)
+    #expect(without.status == 1)
+    #expect(without.stdout.contains("in the working folder or a fixture folder"), "\(without.stdout)")
+    let with = try MigrunProcess.run(
+      ["test", Self.library.path], in: elsewhere.url, environment: ["MIGRUN_FIXTURES": Fixtures.coreData.path])
+    #expect(with.status == 0, "\(with.stdout)\(with.stderr)")
+    #expect(with.stdout.contains(" passed, 0 failed"), "\(with.stdout)")
+  }
+
   @Test func aPolicyTestMigratesACopyOfARealStore() throws {
     let folder = try TemporaryDirectory()
     let library = try folder.folder("library")

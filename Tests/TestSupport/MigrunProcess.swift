@@ -48,14 +48,17 @@ public enum MigrunProcess {
   }
 
   /// Runs `migrun arguments…` (or another of the package's programs beside it) to completion.
-  public static func run(_ arguments: [String], in directory: URL? = nil, program: String = "migrun") throws
-    -> Result
-  {
+  public static func run(
+    _ arguments: [String], in directory: URL? = nil, program: String = "migrun", environment: [String: String] = [:]
+  ) throws -> Result {
     let process = Process()
     process.executableURL =
       program == "migrun" ? executable : executable.deletingLastPathComponent().appendingPathComponent(program)
     process.arguments = arguments
     if let directory { process.currentDirectoryURL = directory }
+    if !environment.isEmpty {
+      process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
+    }
     let output = Pipe()
     let error = Pipe()
     process.standardOutput = output
