@@ -104,7 +104,7 @@ enum FleetRun {
     let started = Date()
     let report = try command.jobs().migrate(
       found, jobs: fleet.jobCount, options: command.options,
-      started: { url in if json { try? JSONLines.emit("start", encoding: StartLine(store: url.path)) } },
+      started: { url in if json { try? JSONLines.emit("start", encoding: StartLine(store: found.name(of: url))) } },
       done: { outcome in
         progress.record(outcome)
         if json { try? JSONLines.emit("result", encoding: Fleet.ResultLine(outcome)) }

@@ -16,6 +16,12 @@ package enum Fleet {
     public var stores: [URL] = []
     /// Arguments (not folder contents) that are not Core Data stores, with why.
     public var refused: [(path: String, reason: String)] = []
+    /// A store given as an argument, by its full path: the argument as typed.
+    package var given: [String: String] = [:]
+
+    /// How a store is named in what a run prints and reports: as given when it was an argument,
+    /// else (found in a folder) by its full path.
+    package func name(of store: URL) -> String { given[store.standardizedFileURL.path] ?? store.path }
   }
 
   /// The Core Data stores among `arguments`: a file is taken as it is (a file that is not a store
@@ -39,6 +45,7 @@ package enum Fleet {
       let url = URL(fileURLWithPath: argument)
       guard isFolder.boolValue else {
         add(url)
+        found.given[url.standardizedFileURL.path] = argument
         continue
       }
       var inFolder: [URL] = []

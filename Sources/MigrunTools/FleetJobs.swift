@@ -11,11 +11,12 @@ extension MigrationJobs {
           do {
             let plan = try plan(for: url)
             return Fleet.Outcome(
-              path: url.path, from: plan.sourceVersion, to: plan.destinationVersion,
+              path: found.name(of: url), from: plan.sourceVersion, to: plan.destinationVersion,
               status: plan.needsMigration ? .needsMigrating : .current, seconds: Date().timeIntervalSince(start))
           } catch {
             return Fleet.Outcome(
-              path: url.path, status: .failed, seconds: Date().timeIntervalSince(start), error: Fleet.message(error))
+              path: found.name(of: url), status: .failed, seconds: Date().timeIntervalSince(start),
+              error: Fleet.message(error))
           }
         })
   }
@@ -32,14 +33,14 @@ extension MigrationJobs {
           found.stores, jobs: jobs,
           work: { url in
             started(url)
-            return outcome(of: url, options: options)
+            return outcome(of: url, named: found.name(of: url), options: options)
           }, done: done))
   }
 
   /// One store of a fleet, as `migrate` does it alone.
-  func outcome(of url: URL, options: StoreMigrator.Options) -> Fleet.Outcome {
+  func outcome(of url: URL, named name: String, options: StoreMigrator.Options) -> Fleet.Outcome {
     let start = Date()
-    var outcome = Fleet.Outcome(path: url.path, status: .failed)
+    var outcome = Fleet.Outcome(path: name, status: .failed)
     do {
       let migrated = try migrate(url, options: options)
       (outcome.from, outcome.to) = (migrated.plan.sourceVersion, migrated.plan.destinationVersion)

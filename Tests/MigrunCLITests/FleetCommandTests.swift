@@ -100,6 +100,27 @@ import Testing
     #expect(current.status == 0, "\(current.stdout)")
   }
 
+  /// A store given as an argument is named as given in every line; one found in a folder by its
+  /// full path (docs/json.md).
+  @Test func storesAreNamedAsGiven() throws {
+    let folder = try TemporaryDirectory()
+    let a = try copyOfFixture("\(Self.stores)/Moody 2.moody.sqlite", into: folder)
+    let given = a.deletingLastPathComponent().lastPathComponent + "/" + a.lastPathComponent
+    let inside = try folder.folder("more")
+    let b = inside.appendingPathComponent("b.sqlite")
+    try FileManager.default.copyItem(at: a, to: b)
+    let run = try MigrunProcess.run(["status", given, "more", "--model", Self.moody, "--json"], in: folder.url)
+    #expect(run.status == 10, "\(run.stdout)\(run.stderr)")
+    let lines = run.stdout.split(separator: "\n").compactMap {
+      (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+    }.filter { $0["event"] as? String == "status" }
+    #expect(lines.allSatisfy { $0["version"] as? String == "Moody 2" }, "\(run.stdout)")
+    let stores = Set(lines.compactMap { $0["store"] as? String })
+    #expect(stores == [given, b.resolvingSymlinksInPath().path] || stores == [given, b.path], "\(run.stdout)")
+    let text = try MigrunProcess.run(["status", given, "--model", Self.moody], in: folder.url)
+    #expect(text.stdout.hasPrefix("\(given): at Moody 2"), "\(text.status) \(text.stdout)\(text.stderr)")
+  }
+
   /// Three machines each take their shard of the same folder; together they migrate every store
   /// once, and their reports merge into the fleet's.
   @Test func shardsSplitTheFleetAndTheirReportsMerge() throws {
