@@ -57,6 +57,16 @@ struct ChainOptions: ParsableArguments {
     setup.chain = (chain ?? project?.chain).map {
       $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
     }
+    // A value the project file gave is named by its key and file in messages about it.
+    if let project {
+      let given = [
+        ("model", model, project.model), ("to", to, project.to), ("chain", chain, project.chain),
+        ("configuration", configuration, project.configuration),
+      ]
+      for (key, flag, value) in given where flag == nil && value != nil {
+        setup.origins[key] = "\(key): in \(project.file.path)"
+      }
+    }
     setup.policyFolders = (policyFolders.isEmpty ? project?.policies ?? [] : policyFolders).map {
       URL(fileURLWithPath: $0)
     }

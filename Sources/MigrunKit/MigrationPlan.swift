@@ -111,12 +111,13 @@ public struct MigrationPlan: Sendable {
 public enum MigrationPlanner {
   /// The explicit order: `override`, else a `chain` file (one version per line) in a policy folder,
   /// else nil (Core Data's default path: no order needed).
-  package static func explicitOrder(_ bundle: ModelBundle, policyFolders: [URL], override: [String]?)
-    throws(MigrationError) -> VersionOrder?
-  {
+  /// `overrideOrigin`: where `override` came from, for messages (`--chain`, or the project file's key).
+  package static func explicitOrder(
+    _ bundle: ModelBundle, policyFolders: [URL], override: [String]?, overrideOrigin: String = "--chain"
+  ) throws(MigrationError) -> VersionOrder? {
     if let override {
-      try check(override, in: bundle, origin: "--chain")
-      return VersionOrder(names: override, origin: "--chain")
+      try check(override, in: bundle, origin: overrideOrigin)
+      return VersionOrder(names: override, origin: overrideOrigin)
     }
     for folder in policyFolders {
       let file = folder.appendingPathComponent("chain")

@@ -33,9 +33,10 @@ package enum ScriptedStep {
   /// source, and a mapping model made for it (given, or in a policy folder) is found by its hashes.
   public static func plan(
     store: URL, bundle: ModelBundle, policyFolders folders: [URL], chain: [String]? = nil, destination: String? = nil,
-    mappingModels: [URL] = []
+    mappingModels: [URL] = [], chainOrigin: String = "--chain"
   ) throws -> MigrationPlan {
-    let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: folders, override: chain)
+    let order = try MigrationPlanner.explicitOrder(
+      bundle, policyFolders: folders, override: chain, overrideOrigin: chainOrigin)
     let metadata = try SQLiteStore.metadata(at: store)
     let storeModel =
       bundle.version(matching: metadata.versionHashes) == nil

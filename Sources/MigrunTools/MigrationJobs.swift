@@ -23,6 +23,9 @@ package struct MigrationSetup: Sendable {
   package var limits = LuaLimits()
   /// Lua merge rules for uniqueness collisions in every step.
   package var mergeRules: URL?
+  /// Where an option's value came from when not from its flag — `model`, `to`, `chain`,
+  /// `configuration` → "key: in /path/.migrun.yml" — so that a message about the value names it.
+  package var origins: [String: String] = [:]
 
   package init(model: URL) { self.model = model }
 }
@@ -37,7 +40,17 @@ package struct MigrationJobs {
 
   package init(_ setup: MigrationSetup) throws {
     self.setup = setup
-    bundle = try loadModel(setup.model)
+    bundle = try Self.naming(setup.origins["model"]) { try loadModel(setup.model) }
+  }
+
+  /// `body`'s error, saying where the value it is about came from (`origin`, when not a flag).
+  static func naming<T>(_ origin: String?, _ body: () throws -> T) throws -> T {
+    do {
+      return try body()
+    } catch {
+      guard let origin else { throw error }
+      throw ToolError(message: "\(Fleet.message(error)) (\(origin))", underlying: error)
+    }
   }
 
   /// Jobs on a model already read (`setup.model` names where it came from).
@@ -49,10 +62,23 @@ package struct MigrationJobs {
   /// The plan for `store`: its configuration (given or found), the step scripts of the policy
   /// folders and mapping models, the chain.
   package func plan(for store: URL) throws -> MigrationPlan {
-    let bundle = try ConfigurationChoice.bundle(bundle, configuration: setup.configuration, store: store)
-    return try ScriptedStep.plan(
-      store: store, bundle: bundle, policyFolders: setup.policyFolders, chain: setup.chain,
-      destination: setup.destination, mappingModels: setup.mappingModels)
+    let chosen = try Self.naming(setup.origins["configuration"]) {
+      try ConfigurationChoice.bundle(bundle, configuration: setup.configuration, store: store)
+    }
+    do {
+      return try ScriptedStep.plan(
+        store: store, bundle: chosen, policyFolders: setup.policyFolders, chain: setup.chain,
+        destination: setup.destination, mappingModels: setup.mappingModels,
+        chainOrigin: setup.origins["chain"] ?? "--chain")
+    } catch {
+      // An unknown destination: said with where `to` came from.
+      let unknown =
+        (error as? ModelError)?.code == .unknownVersion || (error as? MigrationError)?.code == .unknownVersion
+      guard unknown, let destination = setup.destination, "\(error)".contains("'\(destination)'"),
+        let origin = setup.origins["to"]
+      else { throw error }
+      throw ToolError(message: "\(Fleet.message(error)) (\(origin))", underlying: error)
+    }
   }
 
   /// Step files of the policy folders that the plan for `store` does not use, each with why.

@@ -104,6 +104,34 @@ extension ProjectConfigTests {
 extension ProjectConfigTests {
   /// A policy folder the project file names that is not there is said with the file and key, not as
   /// a --policies flag the user never typed.
+  /// A value the project file gave is named by its key and the file in the message about it; the
+  /// same value given as a flag is named as before.
+  @Test func aValueFromTheFileIsNamedByKeyAndFileInItsError() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 4.moody.sqlite", into: folder)
+    let moody = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path
+    let file = folder.url.appendingPathComponent(".migrun.yml").path
+    let cases: [(yaml: String, says: String)] = [
+      ("model: Missing.xcdatamodeld", "no such file or folder (model: in \(file))"),
+      ("model: \(moody)\nchain: Moody 4, Nope", "chain: in \(file) names version 'Nope'"),
+      (
+        "model: \(moody)\nto: Nope",
+        "has no version 'Nope' (versions: Moody, Moody 2, Moody 3, Moody 4, Moody 5, Moody 6) (to: in \(file))"
+      ),
+      (
+        "model: \(moody)\nconfiguration: Cloud", "has a configuration 'Cloud' (it has none) (configuration: in \(file))"
+      ),
+    ]
+    for (yaml, says) in cases {
+      try folder.write(yaml, to: ".migrun.yml")
+      let run = try MigrunProcess.run(["status", store.path], in: folder.url)
+      #expect(run.status == 1 && run.stderr.contains(says), "\(yaml): \(run.stderr)")
+    }
+    try folder.write("model: \(moody)", to: ".migrun.yml")
+    let flagged = try MigrunProcess.run(["status", store.path, "--to", "Nope"], in: folder.url)
+    #expect(flagged.stderr.contains("has no version 'Nope'") && !flagged.stderr.contains(".migrun.yml"))
+  }
+
   @Test func aMissingPolicyFolderOfTheFileIsNamedWithTheFileAndKey() throws {
     let folder = try TemporaryDirectory()
     try folder.write("policies: [nowhere]\n", to: ".migrun.yml")
