@@ -31,9 +31,14 @@ package enum PolicyTests {
         found.append((path, path.deletingLastPathComponent()))
         continue
       }
-      let enumerator = FileManager.default.enumerator(at: path, includingPropertiesForKeys: nil)
+      // A folder given through a symbolic link is searched where it is, its files named under the
+      // path given (a link is not descended into by the enumerator).
+      let real = path.resolvingSymlinksInPath().standardizedFileURL
+      let enumerator = FileManager.default.enumerator(at: real, includingPropertiesForKeys: nil)
       while let file = enumerator?.nextObject() as? URL {
-        if file.lastPathComponent.hasSuffix("_test.lua") { found.append((file.standardizedFileURL, path)) }
+        guard file.lastPathComponent.hasSuffix("_test.lua") else { continue }
+        let relative = file.standardizedFileURL.path.dropFirst(real.path.count)
+        found.append((URL(fileURLWithPath: path.standardizedFileURL.path + relative).standardizedFileURL, path))
       }
     }
     return found.sorted { $0.0.path < $1.0.path }

@@ -53,7 +53,10 @@ public enum MigrunProcess {
   ) throws -> Result {
     let process = Process()
     process.executableURL =
-      program == "migrun" ? executable : executable.deletingLastPathComponent().appendingPathComponent(program)
+      program == "migrun"
+      ? executable
+      : program.hasPrefix("/")
+        ? URL(fileURLWithPath: program) : executable.deletingLastPathComponent().appendingPathComponent(program)
     process.arguments = arguments
     if let directory { process.currentDirectoryURL = directory }
     if !environment.isEmpty {
