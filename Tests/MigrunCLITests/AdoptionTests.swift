@@ -114,11 +114,18 @@ import Testing
         ["migrate", folder.url.appendingPathComponent("none.sqlite").path, "--model", Self.moody], ["start", "result"]
       ),
     ]
+    let documented = try Self.documentedKeys()
     for run in runs {
       let result = try MigrunProcess.run(run.arguments + ["--json"], in: folder.url)
       let lines = try result.jsonLines()
       let events = lines.compactMap { $0["event"] as? String }
       #expect(Set(events) == Set(run.events), "\(run.arguments): \(result.stdout) \(result.stderr)")
+      // Every key of every line is one docs/json.md names for its event.
+      for line in lines {
+        let event = line["event"] as? String ?? ""
+        let undocumented = Set(line.keys).subtracting(["event", "schema"]).subtracting(documented[event] ?? [])
+        #expect(undocumented.isEmpty, "\(run.arguments): \(event) has keys json.md does not name: \(undocumented)")
+      }
     }
     // One store that fails: its result line says so, and the exit code and message stay.
     let missing = try MigrunProcess.run(
@@ -126,6 +133,21 @@ import Testing
     #expect(missing.status == 1)
     #expect(try missing.jsonLine("result")["result"] as? String == "failed")
     #expect(missing.stderr.hasPrefix("migrun: error:"), "\(missing.stderr)")
+  }
+
+  /// docs/json.md's events table: per event, every `word` its keys column names.
+  static func documentedKeys() throws -> [String: Set<String>] {
+    let page = try String(
+      contentsOf: Fixtures.repositoryRoot.appendingPathComponent("docs/json.md"), encoding: .utf8)
+    var keys: [String: Set<String>] = [:]
+    for row in page.split(separator: "\n") where row.hasPrefix("| `") {
+      let cells = row.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+      guard cells.count >= 4 else { continue }
+      let event = cells[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "`"))
+      let named = cells[3].components(separatedBy: "`").enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+      keys[event, default: []].formUnion(named)
+    }
+    return keys
   }
 
   /// Usage errors speak as every other error does, and exit 64.
