@@ -38,6 +38,12 @@ public final class MigrationManager {
   var copiedMappings: [EntityMapping] = []
   /// Source hierarchy root → its largest key, for ``sources(of:mapping:)`` of copied objects.
   private var copiedKeyLimits: [String: Int64] = [:]
+  /// The destination objects this manager inserted or found last: known to exist (the writer
+  /// deletes none), so a link to one is not looked up again — a policy links what it has just
+  /// made or found (find-or-create). A few, not every object: memory stays flat.
+  private var recentDestinations = RecentIDs()
+  /// Entity → relationship → the relationship's destination entity, for link checks.
+  private var linkTargets: [String: [String: String]] = [:]
   private let defaultPolicy = DefaultMigrationPolicy()
 
   /// `associationsFile`: where the association table lives (nil: in memory).
@@ -147,8 +153,11 @@ public final class MigrationManager {
     } catch let error as StoreError where error.code == .constraint {
       // The store's unique index caught it (no look-up per object): find whom it collided with.
       guard let existing = try collision(entity, attributes, writer) else { throw error }
-      return try merge(entity, attributes, into: existing, writer)
+      let survivor = try merge(entity, attributes, into: existing, writer)
+      recentDestinations.add(survivor)
+      return survivor
     }
+    recentDestinations.add(id)
     return id
   }
 
@@ -218,7 +227,7 @@ public final class MigrationManager {
     if source != currentSource, try self.source.object(source, withToMany: false) == nil {
       throw MigrationError(.badMapping, entity: source.entity, reason: "\(source) does not exist in the source store")
     }
-    if let writer, try !writer.contains(destination) {
+    if let writer, !recentDestinations.contains(destination), try !writer.contains(destination) {
       throw MigrationError(
         .badMapping, entity: destination.entity, reason: "\(destination) does not exist in the destination store")
     }
@@ -281,7 +290,9 @@ public final class MigrationManager {
 
   /// The first destination object of `entity` whose attributes equal `values`, for find-or-create.
   public func find(_ entity: String, _ values: [String: StoreValue]) throws -> ObjectID? {
-    try activeWriter().firstObject(of: entity, matching: values)
+    let found = try activeWriter().firstObject(of: entity, matching: values)
+    if let found { recentDestinations.add(found) }
+    return found
   }
 
   /// Writes a destination object's attributes and to-one relationships.
@@ -305,21 +316,29 @@ public final class MigrationManager {
   /// subentity) that exists: a made-up key, or an object of another entity, is an error naming the
   /// link — never a key naming nothing, or the wrong object, in the migrated store.
   private func checkLink(to target: ObjectID, of id: ObjectID, _ name: String, _ writer: any StoreWriter) throws {
+    guard let destination = linkTarget(of: id.entity, name) else { return }  // the writer names what it does not know
     let model = mapping.destination
-    let place = "\(id.entity).\(name)"
-    guard let source = model.entity(named: id.entity),
-      let relationship = model.relationships(of: source).first(where: { $0.name == name })
-    else { return }  // the writer names what it does not know
-    guard model.entity(named: target.entity, isKindOf: relationship.destinationEntity) else {
+    guard target.entity == destination || model.entity(named: target.entity, isKindOf: destination) else {
       throw MigrationError(
         .badMapping, entity: id.entity, property: name,
-        reason: "\(place) links \(relationship.destinationEntity) objects; \(target) is not one")
+        reason: "\(id.entity).\(name) links \(destination) objects; \(target) is not one")
     }
-    guard try writer.contains(target) else {
+    guard try recentDestinations.contains(target) || writer.contains(target) else {
       throw MigrationError(
         .badMapping, entity: id.entity, property: name,
-        reason: "\(place): \(target) does not exist in the destination store")
+        reason: "\(id.entity).\(name): \(target) does not exist in the destination store")
     }
+  }
+
+  /// The destination entity of relationship `name` of `entity` (inherited ones too), looked up once.
+  private func linkTarget(of entity: String, _ name: String) -> String? {
+    if let known = linkTargets[entity]?[name] { return known }
+    let model = mapping.destination
+    guard let described = model.entity(named: entity),
+      let relationship = model.relationships(of: described).first(where: { $0.name == name })
+    else { return nil }
+    linkTargets[entity, default: [:]][name] = relationship.destinationEntity
+    return relationship.destinationEntity
   }
 
   /// The default of stage 1: one destination object, attributes from the mapping's sources, associated.
@@ -537,4 +556,22 @@ public struct MigrationProgress: Sendable, Hashable {
   public var mapping: String
   public var done: Int
   public var total: Int
+}
+
+/// The last few object IDs seen, newest replacing oldest: a membership test without a set that grows.
+struct RecentIDs {
+  private var ids: [ObjectID] = []
+  private var next = 0
+  static let capacity = 32
+
+  mutating func add(_ id: ObjectID) {
+    if ids.count < Self.capacity {
+      ids.append(id)
+    } else {
+      ids[next] = id
+      next = (next + 1) % Self.capacity
+    }
+  }
+
+  func contains(_ id: ObjectID) -> Bool { ids.contains(id) }
 }
