@@ -303,6 +303,12 @@ extension FormatPredicate {
   /// NULLs (`IS NOT`), strings compare as the predicate compares them without options (scalar by
   /// scalar), and integers beyond 2^53, which the predicate compares as doubles, are left out.
   func rowFilter(for entity: Entity, in model: ObjectModel) -> RowFilter? {
+    rowFilterTesting(entity, in: model).filter
+  }
+
+  /// The row filter, and whether it says the whole predicate (every conjunct a condition the store
+  /// tests exactly as the predicate does): then the store's answer is the predicate's.
+  func rowFilterTesting(_ entity: Entity, in model: ObjectModel) -> (filter: RowFilter?, whole: Bool) {
     let attributes = Dictionary(
       model.attributes(of: entity).filter { !$0.isTransient && $0.derivation == nil }.map { ($0.name, $0.type) },
       uniquingKeysWith: { first, _ in first })
@@ -310,10 +316,12 @@ extension FormatPredicate {
     switch root {
     case .and(let nodes): conjuncts = nodes
     case .comparison: conjuncts = [root]
-    default: return nil
+    case .constant(true): return (nil, true)
+    default: return (nil, false)
     }
     let numeric: Set<AttributeType> = [.integer16, .integer32, .integer64, .double, .float, .decimal, .boolean, .date]
     var conditions: [RowFilter.Condition] = []
+    var whole = 0
     for case .comparison(let lhs, var op, let rhs, let options, .direct) in conjuncts where options.isEmpty {
       var key = lhs
       var other = rhs
@@ -327,6 +335,7 @@ extension FormatPredicate {
       if value == .null {
         if op == .equal || op == .notEqual {
           conditions.append(.init(attribute: path[0], test: op == .equal ? .isNull : .isNotNull, value: .null))
+          whole += 1
         }
         continue
       }
@@ -343,8 +352,9 @@ extension FormatPredicate {
       ]
       guard fits, let test = tests[op] else { continue }
       conditions.append(.init(attribute: path[0], test: test, value: value))
+      whole += 1
     }
-    return conditions.isEmpty ? nil : RowFilter(conditions: conditions)
+    return (conditions.isEmpty ? nil : RowFilter(conditions: conditions), whole == conjuncts.count)
   }
 }
 
@@ -380,7 +390,18 @@ extension ObjectContext {
   }
 
   /// How many objects of `entity` pass `predicate`.
+  /// How many objects of `entity` pass `predicate` (pending changes count). Counted by the store in
+  /// SQL, no object read, where the store tests the whole predicate (ANDed comparisons of attributes
+  /// with values) and the context holds no object of the entity's hierarchy (its snapshots and
+  /// changes would differ from the rows); else the objects are fetched and judged.
   public func count(_ entityName: String, matching predicate: FormatPredicate?) throws -> Int {
-    try fetch(entityName, matching: predicate).count
+    let entity = try entity(entityName)
+    let tested = predicate.map { $0.rowFilterTesting(entity, in: model) } ?? (filter: nil, whole: true)
+    if tested.whole, !holdsObjects(ofKind: entityName),
+      let counted = try store.count(of: entityName, includingSubentities: true, filter: tested.filter)
+    {
+      return counted
+    }
+    return try fetch(entityName, matching: predicate).count
   }
 }

@@ -79,6 +79,9 @@ public final class ObjectContext {
 
   private var registered: [ObjectID: WeakObject] = [:]
   private var registeredPeak = 0
+  /// Objects this context has made from rows or inserted, over its life (what a count in SQL does
+  /// without: tests read it).
+  package private(set) var objectsMade = 0
   /// Objects with pending changes, held until saved or rolled back.
   var pending: [ObjectID: ManagedObject] = [:]
   /// The model's rules, checked on every save: worked out once per context.
@@ -102,6 +105,13 @@ public final class ObjectContext {
   public var deletedObjects: [ManagedObject] { ordered(pending.values.filter { $0.isDeleted && !$0.isInserted }) }
   /// Objects this context holds now (pending ones and those someone still uses).
   public var registeredCount: Int { registered.values.filter { $0.object != nil }.count }
+
+  /// Whether the context holds an object of `entity` or a subentity: registered, or pending.
+  func holdsObjects(ofKind entity: String) -> Bool {
+    let isKind = { (name: String) in name == entity || self.model.entity(named: name, isKindOf: entity) }
+    return pending.keys.contains { isKind($0.entity) }
+      || registered.contains { $0.value.object != nil && isKind($0.key.entity) }
+  }
 
   // MARK: - Fetching
 
@@ -484,6 +494,7 @@ public final class ObjectContext {
   func register(_ object: ManagedObject) {
     registered[object.id] = WeakObject(object)
     registeredPeak = max(registeredPeak, registered.count)
+    objectsMade += 1
   }
 
   func unregister(_ object: ManagedObject) {

@@ -274,7 +274,10 @@ private struct StageHost {
       throw HostError("a predicate's argument is a value (number, string, boolean, NULL), not a \(value.typeName)")
     }
   }
-  func fetch(_ arguments: [LuaValue]) throws -> [ManagedObject] {
+  /// A `ctx:fetch`/`ctx:count` call's entity, predicate (with its `args`), `sort` and `limit`.
+  func query(_ arguments: [LuaValue]) throws -> (
+    entity: String, predicate: FormatPredicate?, sort: [SortKey], limit: Int?
+  ) {
     let entity = try text(arguments.first, "ctx:fetch's entity")
     let options = arguments.count > 2 ? arguments[2] : .nil
     // An option migrun does not know (a typo: `sorted`) would be passed over: it is named instead.
@@ -293,8 +296,19 @@ private struct StageHost {
       let name = try text(key, "a sort key")
       return name.hasPrefix("-") ? .descending(String(name.dropFirst())) : .ascending(name)
     }
-    let limit = options["limit"].integerValue.map { Int($0) }
-    return try context().fetch(entity, matching: predicate, sortedBy: sort, limit: limit)
+    return (entity, predicate, sort, options["limit"].integerValue.map { Int($0) })
+  }
+
+  func fetch(_ arguments: [LuaValue]) throws -> [ManagedObject] {
+    let query = try query(arguments)
+    return try context().fetch(query.entity, matching: query.predicate, sortedBy: query.sort, limit: query.limit)
+  }
+
+  /// `ctx:count`: counted by the store in SQL where it can be (no object made, no handle used).
+  func count(_ arguments: [LuaValue]) throws -> Int {
+    let query = try query(arguments)
+    guard query.limit == nil else { return try fetch(arguments).count }
+    return try context().count(query.entity, matching: query.predicate)
   }
 
   /// `ctx:fetch`, `ctx:count`, property reads, `obj:id()`, `obj:entity()` and `log`.
@@ -302,9 +316,7 @@ private struct StageHost {
     vm.register("fetch", in: "__stage") { arguments in
       [.table(LuaTable(array: try fetch(arguments).map { try handle($0) }))]
     }
-    vm.register("count", in: "__stage") { arguments in
-      [.integer(Int64(try fetch(arguments).count))]
-    }
+    vm.register("count", in: "__stage") { arguments in [.integer(Int64(try count(arguments)))] }
     vm.register("get", in: "__stage") { arguments in
       [
         try read(

@@ -492,16 +492,20 @@ public final class SQLiteStore: ObjectStore {
     }
   }
 
-  package func forEachObject(
-    of entity: String, includingSubentities: Bool, withToMany: Bool, filter: RowFilter?,
-    _ body: (StoredObject) throws -> Void
-  ) throws {
-    let layout = try layout(entity)
+  /// The SQL conditions (with their values) that select `layout`'s objects `filter` allows; nil
+  /// when a condition names a column the layout lacks (it rules nothing out: no exact condition).
+  private func conditions(_ layout: StoreSchema.EntityLayout, includingSubentities: Bool, filter: RowFilter?)
+    -> (conditions: [String], values: [DatabaseValue], exact: Bool)
+  {
     var conditions = [schema.rowPredicate(layout, includingSubentities: includingSubentities)]
     var values: [DatabaseValue] = []
+    var exact = true
     for condition in filter?.conditions ?? [] {
       // A column of a subentity is in the same table; one the layout lacks rules nothing out.
-      guard case .attribute(let column)? = layout.properties[condition.attribute] else { continue }
+      guard case .attribute(let column)? = layout.properties[condition.attribute] else {
+        exact = false
+        continue
+      }
       switch condition.test {
       case .isNull, .isNotNull: conditions.append("\(column.name) \(condition.test.rawValue)")
       default:
@@ -509,6 +513,27 @@ public final class SQLiteStore: ObjectStore {
         values.append(StoreValueCoding.databaseValue(condition.value))
       }
     }
+    return (conditions, values, exact)
+  }
+
+  /// Counted in SQL: `SELECT count(*)` with the filter's conditions, no object read.
+  package func count(of entity: String, includingSubentities: Bool, filter: RowFilter?) throws -> Int? {
+    let layout = try layout(entity)
+    let (conditions, values, exact) = conditions(layout, includingSubentities: includingSubentities, filter: filter)
+    guard exact else { return nil }
+    return try read { db in
+      try Int.fetchOne(
+        db, sql: "SELECT count(*) FROM \(layout.table) WHERE \(conditions.joined(separator: " AND "))",
+        arguments: StatementArguments(values)) ?? 0
+    }
+  }
+
+  package func forEachObject(
+    of entity: String, includingSubentities: Bool, withToMany: Bool, filter: RowFilter?,
+    _ body: (StoredObject) throws -> Void
+  ) throws {
+    let layout = try layout(entity)
+    let (conditions, values, _) = conditions(layout, includingSubentities: includingSubentities, filter: filter)
     let sql =
       "SELECT * FROM \(layout.table) WHERE \(conditions.joined(separator: " AND ")) AND Z_PK > ? ORDER BY Z_PK LIMIT \(Self.pageSize)"
     var after: Int64 = .min

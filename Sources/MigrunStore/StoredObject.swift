@@ -40,6 +40,9 @@ package protocol ObjectStore: AnyObject {
     of entity: String, includingSubentities: Bool, withToMany: Bool, filter: RowFilter?,
     _ body: (StoredObject) throws -> Void
   ) throws
+  /// How many objects of `entity` (and its subentities) every condition of `filter` holds for,
+  /// counted by the store without reading an object; nil when the store cannot count that way.
+  func count(of entity: String, includingSubentities: Bool, filter: RowFilter?) throws -> Int?
   func object(_ id: ObjectID) throws -> StoredObject?
   /// The object without its to-many members when `withToMany` is false (``StoredObject/toMany``
   /// empty: no member looked up).
@@ -106,6 +109,11 @@ package struct SavedChanges: Sendable {
 }
 
 extension ObjectStore {
+  /// A store that cannot test a filter itself does not count with one.
+  package func count(of entity: String, includingSubentities: Bool, filter: RowFilter?) throws -> Int? {
+    filter == nil ? try count(of: entity, includingSubentities: includingSubentities) : nil
+  }
+
   /// Every object of `entity` (and its subentities when asked), by primary key, streamed.
   public func forEachObject(
     of entity: String, includingSubentities: Bool, withToMany: Bool, _ body: (StoredObject) throws -> Void

@@ -202,3 +202,41 @@ extension PredicateTests {
     #expect(try FormatPredicateEvaluator.matches("abc123", "[a-z]+[0-9]+", []))
   }
 }
+
+/// `count` counts in SQL — no object read, none registered — where the store tests the whole
+/// predicate and the context holds none of the entity's objects; else it fetches and judges. Either
+/// way it is the number a fetch returns.
+@Suite struct CountInSQLTests {
+  static let predicates = [
+    "", "salary > 6000", "salary >= 6500 AND salary <= 9000", "name == 'Ada'", "name != 'Ada'", "email == nil",
+    "email != nil", "salary BETWEEN {5000, 6500}", "name BEGINSWITH 'C'", "name == 'Ada' OR name == 'Bob'",
+    "TRUEPREDICATE", "FALSEPREDICATE",
+  ]
+
+  @Test func countsEqualTheFetchesAndReadNoObjectWhereSQLSaysItAll() throws {
+    let folder = try TemporaryDirectory()
+    let store = try CompanyScenario.seededStore(folder)
+    let coordinator = StoreCoordinator(store: store)
+    for format in Self.predicates {
+      let predicate = format.isEmpty ? nil : try FormatPredicate(format)
+      let counting = coordinator.newContext()
+      let counted = try counting.count("Employee", matching: predicate)
+      let fetched = try coordinator.newContext().fetch("Employee", matching: predicate).count
+      #expect(counted == fetched, "\(format)")
+      let employee = try #require(store.model.entity(named: "Employee"))
+      let whole = predicate.map { $0.rowFilterTesting(employee, in: store.model).whole } ?? true
+      // In SQL exactly where the store tests the whole predicate: no object was made.
+      #expect((counting.objectsMade == 0) == whole, "\(format): \(counting.objectsMade) objects made")
+    }
+  }
+
+  @Test func pendingChangesCountAsAFetchSeesThem() throws {
+    let folder = try TemporaryDirectory()
+    let context = StoreCoordinator(store: try CompanyScenario.seededStore(folder)).newContext()
+    let rich = try FormatPredicate("salary > 6000")
+    let before = try context.count("Employee", matching: rich)
+    _ = try context.insert("Employee", ["name": .string("Dee"), "salary": .double(7000)])
+    #expect(try context.count("Employee", matching: rich) == before + 1)
+    #expect(try context.count("Employee", matching: rich) == context.fetch("Employee", matching: rich).count)
+  }
+}
