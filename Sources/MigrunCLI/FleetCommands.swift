@@ -116,8 +116,6 @@ enum FleetRun {
     try fleet.write(report, suite: "migrun migrate")
     if output.status != 0 { throw ExitCode(output.status) }
   }
-
-  static func message(_ error: any Error) -> String { Fleet.message(error) }
 }
 
 /// `migrun merge-reports`: the reports of a fleet's shards (or of re-runs) as one.

@@ -264,7 +264,7 @@ struct MigrateCommand: MigrunCommand {
     } catch {
       // A gate reading --json sees the failure as a line too; the exit code and message stay.
       if json {
-        try? JSONLines.emit("result", encoding: FailedLine(store: store, error: FleetRun.message(error)))
+        try? JSONLines.emit("result", encoding: FailedLine(store: store, error: Fleet.message(error)))
       }
       throw error
     }

@@ -44,6 +44,8 @@ public final class MigrationManager {
   private var recentDestinations = RecentIDs()
   /// Entity → relationship → the relationship's destination entity, for link checks.
   private var linkTargets: [String: [String: String]] = [:]
+  /// Each destination entity's attribute names, for checking a policy's inserts.
+  private var attributeNamesByEntity: [String: Set<String>] = [:]
   private let defaultPolicy = DefaultMigrationPolicy()
 
   /// `associationsFile`: where the association table lives (nil: in memory).
@@ -136,12 +138,21 @@ public final class MigrationManager {
     guard let found = mapping.destination.entity(named: entity) else {
       throw MigrationError(.badMapping, entity: entity, reason: "the destination model has no such entity")
     }
-    let attributeNames = Set(mapping.destination.attributes(of: found).map(\.name))
+    let attributeNames = attributeNames(of: found)
     if let unknown = attributes.keys.filter({ !attributeNames.contains($0) }).sorted().first {
       throw MigrationError(
         .badMapping, entity: entity, property: unknown, reason: "the destination entity has no such attribute")
     }
     return try insert(entity, attributes: attributes, primaryKey: nil, version: 1)
+  }
+
+  /// `entity`'s destination attribute names (its own and inherited), made once per entity: a
+  /// policy inserts per source object.
+  private func attributeNames(of entity: Entity) -> Set<String> {
+    if let known = attributeNamesByEntity[entity.name] { return known }
+    let names = Set(mapping.destination.attributes(of: entity).map(\.name))
+    attributeNamesByEntity[entity.name] = names
+    return names
   }
 
   func insert(_ entity: String, attributes: [String: StoreValue], primaryKey: Int64?, version: Int64) throws -> ObjectID
@@ -166,7 +177,7 @@ public final class MigrationManager {
     -> (id: ObjectID, constraint: [String])?
   {
     guard let found = mapping.destination.entity(named: entity) else { return nil }
-    let attributeNames = Set(mapping.destination.attributes(of: found).map(\.name))
+    let attributeNames = attributeNames(of: found)
     for level in [found] + mapping.destination.ancestors(of: found) {
       for names in level.uniquenessConstraints where names.allSatisfy(attributeNames.contains) {
         let values = names.map { attributes[$0] ?? .null }
@@ -220,7 +231,6 @@ public final class MigrationManager {
     return existing.id
   }
 
-  /// Records that `destination` was made from `source` by the current entity mapping.
   /// Records that `destination` was made from `source`. Both must exist: the source object being
   /// migrated (or another the source store has), a destination object the step has written.
   public func associate(source: ObjectID, destination: ObjectID) throws {

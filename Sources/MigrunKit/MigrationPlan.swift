@@ -151,20 +151,25 @@ public enum MigrationPlanner {
   /// `storeModel`: the model the store carries (`Z_MODELCACHE`), taken as the source when no version
   /// of the bundle has the store's hashes — the stored hashes decide which version a store is; its
   /// cached model is only the fallback.
+  ///
+  /// `destinationOrigin`: where `destination` was given (a flag, a project file's key), said with
+  /// it when the bundle has no such version.
   package static func plan(
-    bundle: ModelBundle, storeHashes: [String: VersionHash], destination: String? = nil, order: VersionOrder? = nil,
-    storeModel: ObjectModel? = nil, script: (String, String) -> URL? = { _, _ in nil },
-    scripts: (any StepScripts)? = nil
+    bundle: ModelBundle, storeHashes: [String: VersionHash], destination: String? = nil,
+    destinationOrigin: String? = nil, order: VersionOrder? = nil, storeModel: ObjectModel? = nil,
+    script: (String, String) -> URL? = { _, _ in nil }, scripts: (any StepScripts)? = nil
   ) throws(MigrationError) -> MigrationPlan {
     let target = destination ?? bundle.currentVersionName
     let targetModel: ObjectModel
     do {
       targetModel = try bundle.model(named: target)
     } catch {
+      let given = destination == nil ? "" : destinationOrigin.map { " (\($0))" } ?? ""
       throw MigrationError(
         .unknownVersion,
         reason:
-          "\(bundle.name) has no version '\(target)' (versions: \(bundle.versionNames.joined(separator: ", ")))")
+          "\(bundle.name) has no version '\(target)' (versions: \(bundle.versionNames.joined(separator: ", ")))\(given)"
+      )
     }
     // The stored hashes decide the store's version; its own model is only the fallback.
     let source: ObjectModel
@@ -405,7 +410,7 @@ private struct PathFinder {
     var mappings: [MappingModel] = []
     for index in from..<to {
       guard case .success(let step) = try self.step(from: names[index], to: names[index + 1]),
-        let stepMapping = self.mapping(of: step)
+        let stepMapping = try self.mapping(of: step)
       else { return nil }
       steps.append(step)
       mappings.append(stepMapping)
@@ -417,14 +422,22 @@ private struct PathFinder {
     return lost.isEmpty || !directly.isSubset(of: walking) ? nil : (steps, lost)
   }
 
-  /// The last mapping's destination attributes ("Entity.attribute") whose values come, mapping by
-  /// mapping, from an attribute of the first mapping's source.
   /// The mapping a step of a walk applies: its inferred one, or — for the user's step file — the
-  /// file's, loaded (a file that does not load is no walk to weigh: the step's own run names its error).
-  private func mapping(of step: MigrationStep) -> MappingModel? {
+  /// file's, loaded. A file that does not load stops the plan with its error, naming the step: the
+  /// walk cannot be weighed without it, and the user's file is broken either way.
+  private func mapping(of step: MigrationStep) throws(MigrationError) -> MappingModel? {
     switch step.kind {
     case .inferred: return step.inferredMapping
-    case .scripted(let file): return try? scripts?.mapping(for: step, file: file).mapping
+    case .scripted(let file):
+      guard let scripts else { return nil }
+      do {
+        return try scripts.mapping(for: step, file: file).mapping
+      } catch let error as MigrationError {
+        throw error.inStep(step.name)
+      } catch {
+        throw MigrationError(
+          .badMapping, step: step.name, reason: "\(file.lastPathComponent): \(error)", underlying: error)
+      }
     }
   }
 

@@ -31,9 +31,11 @@ package enum ScriptedStep {
   /// and mapping models found by name in `policyFolders`, `mappingModels` matched to the versions they
   /// were made for. When no version has the store's hashes, its own model (`Z_MODELCACHE`) is the
   /// source, and a mapping model made for it (given, or in a policy folder) is found by its hashes.
+  /// `chainOrigin` and `destinationOrigin` say where `chain` and `destination` were given, in errors
+  /// about them.
   public static func plan(
     store: URL, bundle: ModelBundle, policyFolders folders: [URL], chain: [String]? = nil, destination: String? = nil,
-    mappingModels: [URL] = [], chainOrigin: String = "--chain"
+    mappingModels: [URL] = [], chainOrigin: String = "--chain", destinationOrigin: String? = nil
   ) throws -> MigrationPlan {
     let order = try MigrationPlanner.explicitOrder(
       bundle, policyFolders: folders, override: chain, overrideOrigin: chainOrigin)
@@ -67,7 +69,8 @@ package enum ScriptedStep {
     let byHashes = try checkPolicyFolders(
       folders, bundle: bundle, storeModel: storeModel, modulesOfGivenMappings: givenModules)
     return try MigrationPlanner.plan(
-      bundle: bundle, storeHashes: metadata.versionHashes, destination: destination, order: order,
+      bundle: bundle, storeHashes: metadata.versionHashes, destination: destination,
+      destinationOrigin: destinationOrigin, order: order,
       storeModel: storeModel,
       script: { from, to in
         given["\(from)\u{0}\(to)"] ?? find(from: from, to: to, in: folders) ?? byHashes["\(from)\u{0}\(to)"]

@@ -278,7 +278,11 @@ public final class SQLiteStore: ObjectStore {
     let (queue, immutable) =
       try (access == .readOnly && !fastWrites ? StoreLooks.takeConnection(url).map { ($0, true) } : nil)
       ?? Self.openConnection(url, access: access, fastWrites: fastWrites)
-    let metadata = try StoreLooks.look(url).metadata ?? Self.readMetadata(queue, file: url.path)
+    let look = StoreLooks.look(url)
+    let metadata = try look.metadata ?? Self.readMetadata(queue, file: url.path)
+    let cachedModel = { () throws -> ObjectModel? in
+      try look.cachedModel ?? Self.readCachedModel(queue, file: url.path)
+    }
     var chosen: ObjectModel
     if let model {
       let differences = metadata.differences(from: model)
@@ -286,7 +290,7 @@ public final class SQLiteStore: ObjectStore {
       // (a store written by one build and cached by another): Core Data falls back to the cache
       // when no version has the store's hashes, and so does migrun — the layout check below still
       // holds it to the tables. The disagreement is kept, for reports.
-      if !differences.isEmpty, let cached = try? Self.readCachedModel(queue, file: url.path),
+      if !differences.isEmpty, let cached = try? cachedModel(),
         cached.entityVersionHashes == model.entityVersionHashes
       {
         cacheDisagreement = differences
@@ -299,7 +303,7 @@ public final class SQLiteStore: ObjectStore {
       chosen = model
       modelIsFromCache = false
     } else {
-      guard let cached = try Self.readCachedModel(queue, file: url.path) else {
+      guard let cached = try cachedModel() else {
         throw StoreError(
           .noModel, file: url.path, reason: "the store has no model cache (Z_MODELCACHE): give its model")
       }
@@ -310,7 +314,7 @@ public final class SQLiteStore: ObjectStore {
     self.metadata = metadata
     // The store's own names where Core Data's depend on an order migrun cannot know; then every
     // table and column the model implies must be there, before anything reads a row.
-    let existing = try StoreLooks.look(url).tables ?? Self.readTables(queue, file: url.path)
+    let existing = try look.tables ?? Self.readTables(queue, file: url.path)
     storedTables = existing
     isWorkingCopy = fastWrites
     readsWithoutTransaction = access == .readOnly && immutable
@@ -370,9 +374,9 @@ public final class SQLiteStore: ObjectStore {
 
   /// The model the store carries in `Z_MODELCACHE`, or `nil` when it has none.
   public static func cachedModel(at url: URL) throws -> ObjectModel? {
-    if let box = StoreLooks.look(url).cachedModel { return box.model }
+    if let kept = StoreLooks.look(url).cachedModel { return kept }
     let model = try readCachedModel(try openQueue(url, access: .readOnly), file: url.path)
-    StoreLooks.keep(url) { $0.cachedModel = StoreLooks.ObjectModelBox(model: model) }
+    StoreLooks.keep(url) { $0.cachedModel = .some(model) }
     return model
   }
 

@@ -19,19 +19,14 @@ package enum StoreLooks {
   package struct Look: Sendable {
     package var metadata: StoreMetadata?
     package var tables: [String: [String]]?
-    /// `.some(nil)`: the store has no model cache.
-    package var cachedModel: ObjectModelBox?
+    /// `.some(nil)`: the store has no model cache; nil: not read yet.
+    package var cachedModel: ObjectModel??
     /// Whether another process held the store when it was first read (``StoreUse/holder(of:)``),
     /// which decides how it is opened for reading, and whether its header says WAL mode. `migrate`
     /// asks ``StoreUse`` itself again before it works.
     package var probe: (isHeld: Bool, walMode: Bool)?
     /// The read-only connection the look was read through, until a ``SQLiteStore`` takes it.
     var connection: DatabaseQueue?
-  }
-
-  /// A model read from the store's cache, or none.
-  package struct ObjectModelBox: Sendable {
-    package let model: ObjectModel?
   }
 
   /// Guarded by `lock`; GRDB's queues are themselves safe to share.

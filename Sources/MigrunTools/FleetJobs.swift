@@ -98,7 +98,7 @@ extension Fleet.Report {
   package func statusOutput(json: Bool) throws -> JobOutput {
     var out = JobOutput()
     if json {
-      for outcome in stores { try out.emit("status", encoding: FleetStatusLine(outcome)) }
+      for outcome in stores { try out.emit("status", encoding: StatusReport(outcome)) }
       try out.emit(
         "summary",
         encoding: StatusSummary(stores: stores.count, current: current, needsMigrating: needsMigrating, failed: failed))
@@ -137,25 +137,6 @@ extension Fleet.Report {
     }
     out.status = failed > 0 ? 1 : 0
     return out
-  }
-}
-
-/// A fleet's `status` line per store: its version, the destination, whether it needs migrating, why
-/// it failed.
-struct FleetStatusLine: Encodable {
-  let outcome: Fleet.Outcome
-
-  init(_ outcome: Fleet.Outcome) { self.outcome = outcome }
-
-  private enum Keys: String, CodingKey { case store, version, destination, needsMigration, reason }
-
-  func encode(to encoder: any Encoder) throws {
-    var container = encoder.container(keyedBy: Keys.self)
-    try container.encode(outcome.path, forKey: .store)
-    try container.encode(outcome.from, forKey: .version)
-    try container.encode(outcome.to, forKey: .destination)
-    try container.encode(outcome.status != .current, forKey: .needsMigration)
-    try container.encode(outcome.error, forKey: .reason)
   }
 }
 

@@ -65,20 +65,10 @@ package struct MigrationJobs {
     let chosen = try Self.naming(setup.origins["configuration"]) {
       try ConfigurationChoice.bundle(bundle, configuration: setup.configuration, store: store)
     }
-    do {
-      return try ScriptedStep.plan(
-        store: store, bundle: chosen, policyFolders: setup.policyFolders, chain: setup.chain,
-        destination: setup.destination, mappingModels: setup.mappingModels,
-        chainOrigin: setup.origins["chain"] ?? "--chain")
-    } catch {
-      // An unknown destination: said with where `to` came from.
-      let unknown =
-        (error as? ModelError)?.code == .unknownVersion || (error as? MigrationError)?.code == .unknownVersion
-      guard unknown, let destination = setup.destination, "\(error)".contains("'\(destination)'"),
-        let origin = setup.origins["to"]
-      else { throw error }
-      throw ToolError(message: "\(Fleet.message(error)) (\(origin))", underlying: error)
-    }
+    return try ScriptedStep.plan(
+      store: store, bundle: chosen, policyFolders: setup.policyFolders, chain: setup.chain,
+      destination: setup.destination, mappingModels: setup.mappingModels,
+      chainOrigin: setup.origins["chain"] ?? "--chain", destinationOrigin: setup.origins["to"])
   }
 
   /// Step files of the policy folders that the plan for `store` does not use, each with why.
@@ -134,11 +124,13 @@ package struct StatusReport: Encodable, Sendable {
   /// The version the store is at; nil when none matches (or no path could be found).
   package var version: String?
   package var destination: String?
-  /// The versions a migration walks, the store's first; empty when it is current.
-  package var path: [String]
+  /// The versions a migration walks, the store's first; empty when it is current; nil on a fleet's
+  /// lines, which name the destination only.
+  package var path: [String]?
   package var steps: Int
   /// Why the store has no path yet, or why it could not be read.
   package var reason: String?
+  package var needsMigration: Bool
 
   package init(
     store: String, version: String?, destination: String?, path: [String], steps: Int, reason: String? = nil
@@ -149,9 +141,19 @@ package struct StatusReport: Encodable, Sendable {
     self.path = path
     self.steps = steps
     self.reason = reason
+    needsMigration = version == nil || !path.isEmpty
   }
 
-  package var needsMigration: Bool { version == nil || !path.isEmpty }
+  /// A fleet's line for one of its stores.
+  package init(_ outcome: Fleet.Outcome) {
+    store = outcome.path
+    version = outcome.from
+    destination = outcome.to
+    path = nil
+    steps = 0
+    reason = outcome.error
+    needsMigration = outcome.status != .current
+  }
 
   /// The line of a store that could not be read.
   package static func failed(_ store: String, _ error: any Error) -> StatusReport {
@@ -163,19 +165,19 @@ package struct StatusReport: Encodable, Sendable {
     if let reason { return "\(store): needs migrating, but there is no path yet: \(reason)" }
     guard needsMigration else { return "\(store): at \(destination ?? "?"); no migration needed" }
     return
-      "\(store): at \(version ?? "?"); needs migrating: \(path.joined(separator: " → ")) (\(plural(steps, "step")))"
+      "\(store): at \(version ?? "?"); needs migrating: \((path ?? []).joined(separator: " → ")) (\(plural(steps, "step")))"
   }
 
   private enum Keys: String, CodingKey { case store, version, destination, needsMigration, path, reason }
 
-  /// Every key, null where there is no value (docs/json.md).
+  /// Every key, null where there is no value (docs/json.md); `path` only for a single store.
   package func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: Keys.self)
     try container.encode(store, forKey: .store)
     try container.encode(version, forKey: .version)
     try container.encode(destination, forKey: .destination)
     try container.encode(needsMigration, forKey: .needsMigration)
-    try container.encode(path, forKey: .path)
+    try container.encodeIfPresent(path, forKey: .path)
     try container.encode(reason, forKey: .reason)
   }
 }

@@ -80,4 +80,24 @@ import Testing
     }
     #expect(headings == [.string("groceries"), .string("taxes")])
   }
+
+  /// A step file the walk needs that does not load stops the plan with its error — it is not
+  /// passed over for the direct inferred step (which would drop the titles the file was written to carry).
+  @Test func aStepFileThatDoesNotLoadStopsThePlanByName() throws {
+    let folder = try TemporaryDirectory()
+    let bundleURL = try Self.bundle(in: folder)
+    let bundle = try ModelBundle(modelOrStoreAt: bundleURL)
+    let policies = try folder.folder("policies")
+    try folder.write(
+      "return { Note = { attributes = { heading = function(src) return src.title end } ", to: "policies/V1-V2.lua")
+    let store = folder.url.appendingPathComponent("notes.sqlite")
+    try SQLiteStore.create(at: store, model: try bundle.model(named: "V1")).close()
+
+    #expect {
+      _ = try ScriptedStep.plan(store: store, bundle: bundle, policyFolders: [policies])
+    } throws: { error in
+      let message = "\(error)"
+      return message.contains("V1-V2.lua") && message.contains("V1 → V2")
+    }
+  }
 }
