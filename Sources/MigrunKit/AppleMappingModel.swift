@@ -168,7 +168,8 @@ package struct AppleMappingModel: Sendable, Hashable {
       throw fail("an entity mapping without a name")
     }
     func properties(_ key: String) throws(MigrationError) -> [PropertyMapping] {
-      guard case .array(let items)? = fields[key] else { return [] }
+      guard let listed = fields[key], listed != .null else { return [] }
+      guard case .array(let items) = listed else { throw fail("entity mapping \(name): \(key) is not a list") }
       var result: [PropertyMapping] = []
       for item in items {
         guard case .object(_, let property) = item, let propertyName = string(property["NSDestinationPropertyName"])
@@ -265,6 +266,21 @@ package struct AppleMappingModel: Sendable, Hashable {
 
   /// An entity mapping's attribute and relationship mappings as the editor stores them: archived
   /// expressions, else the ones the editor generates.
+  /// The property mapping `id` of the entity mapping `mappingName` links to, and its name: a link
+  /// naming no object, or a property mapping without a name, is a damaged file — said, not skipped
+  /// (skipping it would leave the property to whatever the step does without a mapping).
+  private static func propertyMapping(
+    _ id: String, of mappingName: String, in database: DatabaseXML, fail: (String) -> MigrationError
+  ) throws(MigrationError) -> (DatabaseXML.Object, String) {
+    guard let property = database.objects[id] else {
+      throw fail("entity mapping \(mappingName) links to a property mapping \(id) the file does not have")
+    }
+    guard let name = property.text("name") else {
+      throw fail("entity mapping \(mappingName): a property mapping (\(id)) without a name")
+    }
+    return (property, name)
+  }
+
   private static func readProperties(
     of mapping: inout EntityMapping, _ object: DatabaseXML.Object, in database: DatabaseXML, source: ObjectModel,
     mappings: [EntityMapping], fail: (String) -> MigrationError
@@ -272,7 +288,7 @@ package struct AppleMappingModel: Sendable, Hashable {
     let autogenerate = object.flag("autogenerateexpression")
     let sourceEntity = mapping.sourceEntity.flatMap { source.entity(named: $0) }
     for id in object.links["attributemappings"] ?? [] {
-      guard let property = database.objects[id], let name = property.text("name") else { continue }
+      let (property, name) = try propertyMapping(id, of: mapping.name, in: database, fail: fail)
       var expression = try archivedExpression(property, fail, mapping.name, name)
       if expression == nil, autogenerate, let sourceEntity,
         source.attributes(of: sourceEntity).contains(where: { $0.name == name })
@@ -282,7 +298,7 @@ package struct AppleMappingModel: Sendable, Hashable {
       mapping.attributes.append(PropertyMapping(name: name, expression: expression))
     }
     for id in object.links["relationshipmappings"] ?? [] {
-      guard let property = database.objects[id], let name = property.text("name") else { continue }
+      let (property, name) = try propertyMapping(id, of: mapping.name, in: database, fail: fail)
       var expression = try archivedExpression(property, fail, mapping.name, name)
       if expression == nil, let keyPath = property.text("sourcekeypath"), !keyPath.isEmpty {
         let instances = MappingExpression(keyPathText: keyPath)

@@ -34,10 +34,10 @@ package struct LintJob {
     let bundle = try loadModel(URL(fileURLWithPath: model))
     let findings = try findings(of: bundle)
     let known = try knownFindings(findings)
-    let new = findings.filter { !known.contains(Self.key(Self.json($0))) }
+    let new = findings.filter { !known.contains(Self.key($0)) }
     if json {
       for finding in findings {
-        let known = baseline == nil ? nil : known.contains(Self.key(Self.json(finding)))
+        let known = baseline == nil ? nil : known.contains(Self.key(finding))
         try out.emit("finding", encoding: FindingLine(finding: finding, known: known))
       }
       try out.emit(
@@ -46,7 +46,7 @@ package struct LintJob {
           model: bundle.name, versions: bundle.versionNames.count, findings: findings.count, new: new.count))
     } else {
       for finding in findings {
-        out.say(known.contains(Self.key(Self.json(finding))) ? "known: \(finding)" : "\(finding)")
+        out.say(known.contains(Self.key(finding)) ? "known: \(finding)" : "\(finding)")
       }
       let knownCount = findings.count - new.count
       out.say(
@@ -65,14 +65,12 @@ package struct LintJob {
       // The same lines lint --json prints, so either can be a baseline.
       var lines = Data()
       for finding in findings {
-        var line = Self.json(finding)
-        (line["event"], line["schema"]) = ("finding", JSONLines.schema)
-        lines += try JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]) + Data("\n".utf8)
+        lines += try JSONLines.line("finding", JSONLines.fields("finding", FindingLine(finding: finding, known: nil)))
       }
       try lines.write(to: URL(fileURLWithPath: writeBaseline))
     }
     // Written as the baseline, today's findings are known: the run passes.
-    var known: Set<String> = writeBaseline == nil ? [] : Set(findings.map { Self.key(Self.json($0)) })
+    var known: Set<String> = writeBaseline == nil ? [] : Set(findings.map(Self.key))
     if let baseline {
       let data: Data
       do {
@@ -85,7 +83,12 @@ package struct LintJob {
         throw ToolError(
           message: "--baseline: \(baseline) is not a list of findings (--write-baseline and lint --json write one)")
       }
-      known.formUnion(recorded.map(Self.key))
+      known.formUnion(
+        recorded.map { finding in
+          Self.key(
+            rule: finding["rule"] as? String ?? "", versions: finding["versions"] as? [String] ?? [],
+            entity: finding["entity"] as? String ?? "", properties: finding["properties"] as? [String] ?? [])
+        })
     }
     return known
   }
@@ -120,23 +123,17 @@ package struct LintJob {
   }
 
   /// What identifies a finding from one run to the next (its message may be reworded).
-  package static func key(_ finding: [String: Any]) -> String {
-    let versions = (finding["versions"] as? [String] ?? []).joined(separator: ",")
-    let properties = (finding["properties"] as? [String] ?? []).joined(separator: ",")
-    return [finding["rule"] as? String ?? "", versions, finding["entity"] as? String ?? "", properties].joined(
-      separator: "|")
+  static func key(rule: String, versions: [String], entity: String, properties: [String]) -> String {
+    [rule, versions.joined(separator: ","), entity, properties.joined(separator: ",")].joined(separator: "|")
   }
 
-  package static func json(_ finding: ModelLint.Finding) -> [String: Any] {
-    [
-      "rule": finding.rule, "versions": finding.versions, "entity": finding.entity, "properties": finding.properties,
-      "message": finding.message,
-    ]
+  static func key(_ finding: ModelLint.Finding) -> String {
+    key(rule: finding.rule, versions: finding.versions, entity: finding.entity, properties: finding.properties)
   }
 
   /// A baseline's findings: JSON lines (`finding` events, other lines passed over), or a JSON
   /// array of findings (the form baselines had before schema 1).
-  package static func findings(in data: Data) -> [[String: Any]]? {
+  static func findings(in data: Data) -> [[String: Any]]? {
     if let array = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] { return array }
     var found: [[String: Any]] = []
     for line in data.split(separator: UInt8(ascii: "\n")) where !line.allSatisfy({ $0 == 32 || $0 == 13 }) {

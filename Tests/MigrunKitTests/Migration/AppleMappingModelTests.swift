@@ -100,6 +100,14 @@ import Testing
           ).utf8)
       ),
       ("OtherModel.cdm", cdm),
+      // A property mapping the entity mapping links to is not in the file: said, not skipped.
+      (
+        "Dangling.xcmappingmodel",
+        Data(
+          String(decoding: xml, as: UTF8.self).replacingOccurrences(
+            of: #"idrefs="z114 "#, with: #"idrefs="z999 "#
+          ).utf8)
+      ),
     ]
     let moody = try Self.moody()
     for (name, bytes) in inputs {
