@@ -18,6 +18,8 @@ let package = Package(
     .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     // SwiftData models read from their Swift sources with Apple's own parser, not patterns.
     .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.1"),
+    // Property tests (tests only): random predicates over random objects, SQL against the judge.
+    .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
   ],
   targets: [
     .systemLibrary(name: "CLua", pkgConfig: "lua5.4", providers: [.apt(["liblua5.4-dev"])]),
@@ -93,7 +95,10 @@ let package = Package(
       path: "Tests/TestSupport"),
     .testTarget(
       name: "MigrunKitTests",
-      dependencies: ["MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit", "PropertyList", "TestSupport"]),
+      dependencies: [
+        "MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit", "PropertyList", "TestSupport",
+        .product(name: "PropertyBased", package: "swift-property-based"),
+      ]),
     .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "TestSupport"]),
     .testTarget(
       name: "MigrunScriptingTests",

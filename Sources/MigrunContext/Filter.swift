@@ -84,7 +84,8 @@ public struct SortKey: Sendable {
       let order = StoreValue.order(lhs.attributes[key.name] ?? .null, rhs.attributes[key.name] ?? .null) ?? 0
       if order != 0 { return key.ascending ? order < 0 : order > 0 }
     }
-    return lhs.id < rhs.id
+    // Ties in key order, as the store's SQL breaks them (a table's keys are unique across its entities).
+    return (lhs.id.primaryKey, lhs.id.entity) < (rhs.id.primaryKey, rhs.id.entity)
   }
 }
 
@@ -107,13 +108,4 @@ extension StoreValue {
     }
   }
 
-  /// The value as a number, for integers, Booleans, doubles and dates.
-  public var number: Double? {
-    switch self {
-    case .integer(let n): Double(n)
-    case .boolean(let flag): flag ? 1 : 0
-    case .double(let n), .date(let n): n
-    default: nil
-    }
-  }
 }

@@ -106,13 +106,6 @@ public final class ObjectContext {
   /// Objects this context holds now (pending ones and those someone still uses).
   public var registeredCount: Int { registered.values.filter { $0.object != nil }.count }
 
-  /// Whether the context holds an object of `entity` or a subentity: registered, or pending.
-  func holdsObjects(ofKind entity: String) -> Bool {
-    let isKind = { (name: String) in name == entity || self.model.entity(named: name, isKindOf: entity) }
-    return pending.keys.contains { isKind($0.entity) }
-      || registered.contains { $0.value.object != nil && isKind($0.key.entity) }
-  }
-
   // MARK: - Fetching
 
   /// Objects of `entity` (and its subentities) that pass `filter`, in `sortedBy` order (then by
@@ -543,7 +536,7 @@ public final class ObjectContext {
   }
 
   /// An object read from the store, registered with its snapshot.
-  private func adopt(_ row: StoredObject) throws -> ManagedObject {
+  func adopt(_ row: StoredObject) throws -> ManagedObject {
     let object = ManagedObject(
       id: row.id, entity: try entityReference(row.id.entity), context: self, registry: coordinator.snapshots)
     object.commit(row)

@@ -67,3 +67,15 @@ extension StoreValue: CustomStringConvertible {
     }
   }
 }
+
+extension StoreValue {
+  /// The value as a number, for integers, Booleans, doubles and dates.
+  public var number: Double? {
+    switch self {
+    case .integer(let n): Double(n)
+    case .boolean(let flag): flag ? 1 : 0
+    case .double(let n), .date(let n): n
+    default: nil
+    }
+  }
+}

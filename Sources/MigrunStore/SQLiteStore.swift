@@ -496,40 +496,15 @@ public final class SQLiteStore: ObjectStore {
     }
   }
 
-  /// The SQL conditions (with their values) that select `layout`'s objects `filter` allows; nil
-  /// when a condition names a column the layout lacks (it rules nothing out: no exact condition).
-  private func conditions(_ layout: StoreSchema.EntityLayout, includingSubentities: Bool, filter: RowFilter?)
-    -> (conditions: [String], values: [DatabaseValue], exact: Bool)
-  {
-    var conditions = [schema.rowPredicate(layout, includingSubentities: includingSubentities)]
-    var values: [DatabaseValue] = []
-    var exact = true
-    for condition in filter?.conditions ?? [] {
-      // A column of a subentity is in the same table; one the layout lacks rules nothing out.
-      guard case .attribute(let column)? = layout.properties[condition.attribute] else {
-        exact = false
-        continue
-      }
-      switch condition.test {
-      case .isNull, .isNotNull: conditions.append("\(column.name) \(condition.test.rawValue)")
-      default:
-        conditions.append("\(column.name) \(condition.test.rawValue) ?")
-        values.append(StoreValueCoding.databaseValue(condition.value))
-      }
-    }
-    return (conditions, values, exact)
-  }
-
-  /// Counted in SQL: `SELECT count(*)` with the filter's conditions, no object read.
+  /// Counted in SQL: `SELECT count(*)` with the filter, no object read; nil when the store cannot
+  /// say the filter.
   package func count(of entity: String, includingSubentities: Bool, filter: RowFilter?) throws -> Int? {
     let layout = try layout(entity)
-    let (conditions, values, exact) = conditions(layout, includingSubentities: includingSubentities, filter: filter)
-    guard exact else { return nil }
-    return try read { db in
-      try Int.fetchOne(
-        db, sql: "SELECT count(*) FROM \(layout.table) WHERE \(conditions.joined(separator: " AND "))",
-        arguments: StatementArguments(values)) ?? 0
-    }
+    guard
+      let (sql, values) = filteredQuery(
+        layout, includingSubentities: includingSubentities, filter: filter, select: "count(*)")
+    else { return nil }
+    return try read { db in try Int.fetchOne(db, sql: sql, arguments: StatementArguments(values)) ?? 0 }
   }
 
   package func forEachObject(
@@ -537,9 +512,12 @@ public final class SQLiteStore: ObjectStore {
     _ body: (StoredObject) throws -> Void
   ) throws {
     let layout = try layout(entity)
-    let (conditions, values, _) = conditions(layout, includingSubentities: includingSubentities, filter: filter)
-    let sql =
-      "SELECT * FROM \(layout.table) WHERE \(conditions.joined(separator: " AND ")) AND Z_PK > ? ORDER BY Z_PK LIMIT \(Self.pageSize)"
+    // A filter the store cannot say narrows nothing: every object is given.
+    let (query, values) =
+      filteredQuery(layout, includingSubentities: includingSubentities, filter: filter, select: "t0.*")
+      ?? filteredQuery(layout, includingSubentities: includingSubentities, filter: nil, select: "t0.*")
+      ?? ("", [])
+    let sql = query + " AND t0.Z_PK > ? ORDER BY t0.Z_PK LIMIT \(Self.pageSize)"
     var after: Int64 = .min
     while true {
       // A page is read, then handed out outside the read: `body` may use this store again.
@@ -655,6 +633,8 @@ public final class SQLiteStore: ObjectStore {
         db.add(function: DatabaseFunction(name, pure: false) { _ in nil })
       }
       DerivedAttributes.addFunctions(to: db)
+      // Fetches test strings as predicates do through it.
+      db.add(function: PredicateStringFunction.function)
       if fastWrites {
         try db.execute(sql: "PRAGMA journal_mode = OFF")
         try db.execute(sql: "PRAGMA synchronous = OFF")

@@ -55,6 +55,16 @@ package protocol ObjectStore: AnyObject {
   /// Objects that break the model's rules (required values, relationship counts), at most `limit`,
   /// one line each.
   func ruleViolations(limit: Int) throws -> [String]
+  /// The IDs of `entity`'s objects (with its subentities' when asked) that `filter` takes, ordered
+  /// by `keys` (attribute names, ascending or not) and then by key, at most `limit` after
+  /// skipping `offset`; nil when the store cannot say the filter or the order itself.
+  func objectIDs(
+    of entity: String, includingSubentities: Bool, filter: RowFilter?, sortedBy keys: [(String, Bool)], limit: Int?,
+    offset: Int
+  ) throws -> [ObjectID]?
+  /// The objects with these keys (attributes and to-ones, no to-many members), in the order given;
+  /// a key naming no object is left out.
+  func objects(_ ids: [ObjectID]) throws -> [StoredObject]
   /// Runs `body` in one transaction: all its writes land, or none.
   func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T
 }
@@ -114,6 +124,16 @@ extension ObjectStore {
     filter == nil ? try count(of: entity, includingSubentities: includingSubentities) : nil
   }
 
+  /// A store that cannot select in SQL selects nothing itself.
+  package func objectIDs(
+    of entity: String, includingSubentities: Bool, filter: RowFilter?, sortedBy keys: [(String, Bool)], limit: Int?,
+    offset: Int
+  ) throws -> [ObjectID]? { nil }
+
+  package func objects(_ ids: [ObjectID]) throws -> [StoredObject] {
+    try ids.compactMap { try object($0, withToMany: false) }
+  }
+
   /// Every object of `entity` (and its subentities when asked), by primary key, streamed.
   public func forEachObject(
     of entity: String, includingSubentities: Bool, withToMany: Bool, _ body: (StoredObject) throws -> Void
@@ -127,31 +147,6 @@ extension ObjectStore {
   {
     try forEachObject(of: entity, includingSubentities: includingSubentities, withToMany: true, body)
   }
-}
-
-/// A condition on an entity's attribute columns that a store can test while reading rows: every
-/// condition holds (`column` `op` value; `IS NULL`, `IS NOT NULL`, `IS NOT value`).
-package struct RowFilter: Sendable, Hashable {
-  package enum Test: String, Sendable, Hashable {
-    case equal = "=", notEqual = "IS NOT", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
-    case isNull = "IS NULL", isNotNull = "IS NOT NULL"
-  }
-
-  package struct Condition: Sendable, Hashable {
-    public let attribute: String
-    public let test: Test
-    public let value: StoreValue
-
-    package init(attribute: String, test: Test, value: StoreValue) {
-      self.attribute = attribute
-      self.test = test
-      self.value = value
-    }
-  }
-
-  public var conditions: [Condition]
-
-  package init(conditions: [Condition]) { self.conditions = conditions }
 }
 
 extension StoreWriter {

@@ -1,0 +1,77 @@
+import MigrunModel
+
+/// A test on an entity's objects that a store can make while reading rows (in SQL): comparisons
+/// of attributes with values, strings tested as predicates test them, to-one targets' properties,
+/// to-many members (any, all, none) and their count, joined by AND, OR and NOT.
+///
+/// The context builds one from a predicate (``FormatPredicate``) only where it answers exactly as
+/// the predicate judges objects; a store that cannot say a filter in full tests none of it.
+package struct RowFilter: Sendable {
+  package enum Test: String, Sendable, Hashable {
+    case equal = "=", notEqual = "IS NOT", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+    case isNull = "IS NULL", isNotNull = "IS NOT NULL"
+
+    /// What the test says of `lhs` compared with `rhs` (-1, 0, 1); NULL tests are not comparisons.
+    func holds(_ order: Int) -> Bool {
+      switch self {
+      case .equal: order == 0
+      case .notEqual: order != 0
+      case .less: order < 0
+      case .lessOrEqual: order <= 0
+      case .greater: order > 0
+      case .greaterOrEqual: order >= 0
+      case .isNull, .isNotNull: false
+      }
+    }
+  }
+
+  package enum Quantifier: Sendable, Hashable { case any, all, none }
+
+  package indirect enum Node: Sendable {
+    case constant(Bool)
+    case and([Node]), or([Node]), not(Node)
+    /// A property compared with a value of the attribute's kind (a value never NULL but for
+    /// `isNull`/`isNotNull`, which a to-one relationship also takes: whether it is set).
+    case compare(String, Test, StoreValue)
+    /// A string attribute tested as ``PredicateStrings/test(_:_:_:_:)`` tests it (by a function
+    /// the store registers): options, `CONTAINS`, `BEGINSWITH`, `ENDSWITH`, `LIKE`.
+    case string(String, FormatPredicate.Operator, String, FormatPredicate.Options)
+    /// A to-one relationship's target passes the node (an object whose to-one is not set passes
+    /// when the node holds for an object of NULLs: ``holdsForNothing``).
+    case toOne(String, Node)
+    /// A to-many relationship's members pass the node: any of them, all (none failing), or none.
+    case members(String, Quantifier, Node)
+    /// The number of a to-many relationship's members compared with a number.
+    case memberCount(String, Test, StoreValue)
+
+    /// Whether the node holds where every value is NULL — past a to-one that is not set, a
+    /// predicate's key path gives NULL all the way (and a to-many there gives one NULL, not none).
+    package var holdsForNothing: Bool {
+      switch self {
+      case .constant(let value): value
+      case .and(let nodes): nodes.allSatisfy(\.holdsForNothing)
+      case .or(let nodes): nodes.contains { $0.holdsForNothing }
+      case .not(let node): !node.holdsForNothing
+      case .compare(_, let test, _): test == .isNull || test == .notEqual
+      case .string(_, let op, _, _): op == .notEqual
+      case .toOne(_, let node): node.holdsForNothing
+      case .members(_, let quantifier, let node): quantifier == .none ? !node.holdsForNothing : node.holdsForNothing
+      case .memberCount(_, let test, let value): value.number.map { test.holds(0 < $0 ? -1 : 0 == $0 ? 0 : 1) } ?? false
+      }
+    }
+
+    /// Whether the node reads another object than the one tested (a relationship's target or members).
+    package var followsRelationships: Bool {
+      switch self {
+      case .constant, .compare, .string: false
+      case .and(let nodes), .or(let nodes): nodes.contains { $0.followsRelationships }
+      case .not(let node): node.followsRelationships
+      case .toOne, .members, .memberCount: true
+      }
+    }
+  }
+
+  package var root: Node
+
+  package init(_ root: Node) { self.root = root }
+}

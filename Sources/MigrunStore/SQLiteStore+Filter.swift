@@ -1,0 +1,197 @@
+import GRDB
+import MigrunModel
+
+/// Filters said in SQL, and the fetches that use them: objects' keys in order, then the objects by
+/// key in pages (how Core Data fetches in batches: IDs first, rows as they are needed).
+extension SQLiteStore {
+  /// The SQL of a query for the keys of `entity`'s objects `filter` takes: `SELECT t0.Z_PK, t0.Z_ENT
+  /// FROM <table> t0 WHERE …`, with its values; nil when the filter names what the store does not
+  /// hold (then the store cannot say it).
+  func filteredQuery(
+    _ layout: StoreSchema.EntityLayout, includingSubentities: Bool, filter: RowFilter?, select: String
+  ) -> (sql: String, values: [DatabaseValue])? {
+    var values: [DatabaseValue] = []
+    var conditions = [schema.rowPredicate(layout, includingSubentities: includingSubentities, alias: "t0")]
+    if let filter {
+      guard let condition = sql(filter.root, layout, alias: "t0", depth: 0, &values) else { return nil }
+      conditions.append(condition)
+    }
+    return ("SELECT \(select) FROM \(layout.table) t0 WHERE \(conditions.joined(separator: " AND "))", values)
+  }
+
+  /// The node as an SQL condition on the row `alias` of `layout`'s table, true or false (never
+  /// NULL where a NOT would turn it), its values appended; nil when a name is not stored.
+  func sql(
+    _ node: RowFilter.Node, _ layout: StoreSchema.EntityLayout, alias: String, depth: Int,
+    _ values: inout [DatabaseValue]
+  ) -> String? {
+    func all(_ nodes: [RowFilter.Node], _ joiner: String, empty: String) -> String? {
+      var parts: [String] = []
+      for node in nodes {
+        guard let part = sql(node, layout, alias: alias, depth: depth, &values) else { return nil }
+        parts.append("(\(part))")
+      }
+      return parts.isEmpty ? empty : parts.joined(separator: joiner)
+    }
+    switch node {
+    case .constant(let value): return value ? "1" : "0"
+    case .and(let nodes): return all(nodes, " AND ", empty: "1")
+    case .or(let nodes): return all(nodes, " OR ", empty: "0")
+    case .not(let inner):
+      // SQL's NULL is the predicate's false: a NOT must not turn it into NULL again.
+      return sql(inner, layout, alias: alias, depth: depth, &values).map { "NOT coalesce((\($0)), 0)" }
+    case .compare(let name, let test, let value):
+      let column: String
+      switch layout.properties[name] {
+      case .attribute(let stored)?: column = "\(alias).\(stored.name)"
+      case .toOne(let key, _, _)? where test == .isNull || test == .isNotNull: column = "\(alias).\(key.name)"
+      default: return nil
+      }
+      if test == .isNull || test == .isNotNull { return "\(column) \(test.rawValue)" }
+      values.append(StoreValueCoding.databaseValue(value))
+      return "\(column) \(test.rawValue) ?"
+    case .string(let name, let op, let pattern, let options):
+      guard case .attribute(let stored)? = layout.properties[name] else { return nil }
+      values += [pattern.databaseValue, op.rawValue.databaseValue, options.rawValue.databaseValue]
+      return "\(PredicateStringFunction.name)(\(alias).\(stored.name), ?, ?, ?)"
+    case .toOne(let name, let inner):
+      guard case .toOne(let key, _, _)? = layout.properties[name], let destination = destination(of: name, layout),
+        let target = "t\(depth + 1)" as String?,
+        let condition = sql(inner, destination, alias: target, depth: depth + 1, &values)
+      else { return nil }
+      let found =
+        "\(alias).\(key.name) IN (SELECT \(target).Z_PK FROM \(destination.table) \(target) WHERE \(schema.rowPredicate(destination, alias: target)) AND (\(condition)))"
+      return inner.holdsForNothing ? "\(alias).\(key.name) IS NULL OR \(found)" : found
+    case .members(let name, let quantifier, let inner):
+      var innerValues: [DatabaseValue] = []
+      guard let (from, link) = members(of: name, layout, alias: alias, depth: depth),
+        let condition = sql(inner, from.layout, alias: from.alias, depth: depth + 1, &innerValues)
+      else { return nil }
+      values += innerValues
+      let rows = "SELECT 1 FROM \(from.tables) WHERE \(link)"
+      switch quantifier {
+      case .any: return "EXISTS (\(rows) AND (\(condition)))"
+      case .all: return "NOT EXISTS (\(rows) AND NOT coalesce((\(condition)), 0))"
+      case .none: return "NOT EXISTS (\(rows) AND (\(condition)))"
+      }
+    case .memberCount(let name, let test, let value):
+      guard let (from, link) = members(of: name, layout, alias: alias, depth: depth) else { return nil }
+      values.append(StoreValueCoding.databaseValue(value))
+      return "(SELECT count(*) FROM \(from.tables) WHERE \(link)) \(test.rawValue) ?"
+    }
+  }
+
+  /// The layout of the destination of `layout`'s relationship `name`.
+  private func destination(of name: String, _ layout: StoreSchema.EntityLayout) -> StoreSchema.EntityLayout? {
+    guard let entity = model.entity(named: layout.name),
+      let relationship = model.relationships(of: entity).first(where: { $0.name == name })
+    else { return nil }
+    return schema.layout(of: relationship.destinationEntity)
+  }
+
+  /// The rows of a to-many's members (`tables`, the members' row named `alias`) and the condition
+  /// linking them to the owner's row `owner`.
+  private func members(of name: String, _ layout: StoreSchema.EntityLayout, alias owner: String, depth: Int) -> (
+    from: (layout: StoreSchema.EntityLayout, alias: String, tables: String), link: String
+  )? {
+    guard let destination = destination(of: name, layout) else { return nil }
+    let member = "t\(depth + 1)"
+    let kinds = schema.rowPredicate(destination, alias: member)
+    switch layout.properties[name] {
+    case .toManyThroughInverse(_, let inverse)?:
+      guard case .toOne(let key, _, _)? = destination.properties[inverse] else { return nil }
+      return (
+        (destination, member, "\(destination.table) \(member)"),
+        "\(member).\(key.name) = \(owner).Z_PK AND \(kinds)"
+      )
+    case .manyToMany(let table, let own, let other, _)?:
+      let join = "j\(depth + 1)"
+      return (
+        (
+          destination, member,
+          "\(table) \(join) JOIN \(destination.table) \(member) ON \(member).Z_PK = \(join).\(other)"
+        ),
+        "\(join).\(own) = \(owner).Z_PK AND \(kinds)"
+      )
+    default: return nil
+    }
+  }
+
+  /// The IDs of `entity`'s objects (with its subentities') that `filter` takes, ordered by `keys`
+  /// (attribute, ascending) and then by key, at most `limit` after skipping `offset`; nil when the
+  /// store cannot say the filter or the order in SQL.
+  package func objectIDs(
+    of entity: String, includingSubentities: Bool, filter: RowFilter?, sortedBy keys: [(String, Bool)],
+    limit: Int?, offset: Int = 0
+  ) throws -> [ObjectID]? {
+    let layout = try layout(entity)
+    var order: [String] = []
+    for (name, ascending) in keys {
+      guard case .attribute(let column)? = layout.properties[name] else { return nil }
+      order.append("t0.\(column.name) \(ascending ? "ASC" : "DESC")")
+    }
+    guard
+      let (query, values) = filteredQuery(
+        layout, includingSubentities: includingSubentities, filter: filter, select: "t0.Z_PK, t0.Z_ENT")
+    else { return nil }
+    let sql =
+      query + " ORDER BY \((order + ["t0.Z_PK"]).joined(separator: ", "))"
+      + (limit.map { " LIMIT \($0) OFFSET \(offset)" } ?? (offset > 0 ? " LIMIT -1 OFFSET \(offset)" : ""))
+    let sole = schema.soleEntity(ofTable: layout.table)?.name
+    return try read { db in
+      var ids: [ObjectID] = []
+      let cursor = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(values))
+      while let row = try cursor.next() {
+        let key: Int64 = row[0]
+        let name = sole ?? (row[1] as Int?).flatMap { schema.layout(number: $0)?.name } ?? entity
+        ids.append(ObjectID(entity: name, primaryKey: key))
+      }
+      return ids
+    }
+  }
+
+  /// The objects with these keys (attributes and to-ones), in the order given, read in pages by
+  /// key; a key naming no row is left out.
+  package func objects(_ ids: [ObjectID]) throws -> [StoredObject] {
+    var found: [StoredObject] = []
+    found.reserveCapacity(ids.count)
+    var byTable: [String: [ObjectID]] = [:]
+    for id in ids { byTable[try layout(id.entity).table, default: []].append(id) }
+    var rows: [ObjectID: StoredObject] = [:]
+    for (table, keys) in byTable {
+      for start in stride(from: 0, to: keys.count, by: Self.pageSize) {
+        let page = keys[start..<min(start + Self.pageSize, keys.count)]
+        let sql = "SELECT * FROM \(table) WHERE Z_PK IN (\(page.map { String($0.primaryKey) }.joined(separator: ",")))"
+        try read { db in
+          let reader = SQLiteObjectReader(store: self, db: db)
+          for row in try Row.fetchAll(db, sql: sql) {
+            let object = try reader.object(from: row, table: table, withToMany: false)
+            rows[object.id] = object
+          }
+        }
+      }
+    }
+    for id in ids { if let row = rows[id] { found.append(row) } }
+    return found
+  }
+}
+
+/// The SQL function through which the store tests strings as predicates do
+/// (``PredicateStrings``): `MIGRUN_STRING_TEST(text, pattern, operator, options)` → 1 or 0. Core
+/// Data registers its own on its connections for the same purpose (`NSCoreDataStringSearch`,
+/// `NSCoreDataLike`, public decompilation); this one is migrun's, so that the store's answer is the
+/// object-by-object one by construction.
+enum PredicateStringFunction {
+  static let name = "MIGRUN_STRING_TEST"
+
+  static let function = DatabaseFunction(name, argumentCount: 4, pure: true) { arguments in
+    guard let pattern = String.fromDatabaseValue(arguments[1]), let raw = String.fromDatabaseValue(arguments[2]),
+      let op = FormatPredicate.Operator(rawValue: raw), let bits = Int.fromDatabaseValue(arguments[3])
+    else { return 0 }
+    // A NULL (or a value that is not text): what the predicate says of NULL — only `!=` holds.
+    guard let text = String.fromDatabaseValue(arguments[0]), !arguments[0].isNull,
+      case .string = arguments[0].storage
+    else { return op == .notEqual ? 1 : 0 }
+    return try PredicateStrings.test(text, op, pattern, FormatPredicate.Options(rawValue: bits)) == true ? 1 : 0
+  }
+}
