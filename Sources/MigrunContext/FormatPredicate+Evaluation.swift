@@ -215,16 +215,20 @@ extension ObjectContext {
     let candidates = try fetch(
       entityName, where: nil, sortedBy: keys, includingSubentities: true, rowFilter: tested.filter)
     for object in candidates {
-      do {
-        if try predicate?.evaluate(object) ?? true { found.append(object) }
-      } catch let error as FormatPredicateError {
-        throw ContextError(
-          .unknownProperty, entity: entityName,
-          reason: "predicate \"\(predicate?.format ?? "")\": \(error.reason)")
-      }
+      if try judge(predicate, object, entityName) { found.append(object) }
       if let limit, found.count >= limit { break }
     }
     return found
+  }
+
+  /// Whether `object` passes `predicate` (none: every object), an error naming the predicate else.
+  func judge(_ predicate: FormatPredicate?, _ object: ManagedObject, _ entityName: String) throws -> Bool {
+    do {
+      return try predicate?.evaluate(object) ?? true
+    } catch let error as FormatPredicateError {
+      throw ContextError(
+        .unknownProperty, entity: entityName, reason: "predicate \"\(predicate?.format ?? "")\": \(error.reason)")
+    }
   }
 
   /// How many objects of `entity` pass `predicate` (pending changes count). Counted by the store in
@@ -243,7 +247,7 @@ extension ObjectContext {
   }
 
   /// The entity, once every key the predicate starts with is one of its properties.
-  private func checked(_ entityName: String, _ predicate: FormatPredicate?) throws -> Entity {
+  func checked(_ entityName: String, _ predicate: FormatPredicate?) throws -> Entity {
     let entity = try entity(entityName)
     let names = Set(model.attributes(of: entity).map(\.name)).union(model.relationships(of: entity).map(\.name))
     for name in predicate?.keys ?? [] where !names.contains(name) {
@@ -267,7 +271,7 @@ extension ObjectContext {
 
   /// The objects with these keys, in order: those registered as they are, the others read from
   /// the store in pages (a key naming no row is left out).
-  func objects(_ ids: [ObjectID]) throws -> [ManagedObject] {
+  public func objects(_ ids: [ObjectID]) throws -> [ManagedObject] {
     let missing = ids.filter { registeredObject($0) == nil }
     var read: [ObjectID: StoredObject] = [:]
     if !missing.isEmpty {

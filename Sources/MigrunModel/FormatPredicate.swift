@@ -57,6 +57,18 @@ public struct FormatPredicate: Sendable, CustomStringConvertible {
 
   /// Parses `format`; `arguments` fill `%@`, `%d`, `%f` (values) and `%K` (a key path, as a string) in order.
   public init(_ format: String, arguments: [StoreValue] = []) throws(FormatPredicateError) {
+    try self.init(format, filling: arguments.map(Argument.value))
+  }
+
+  /// One argument of a predicate: a value, or a list of values (`name IN %@`, `n BETWEEN %@`), as
+  /// `NSPredicate` takes an array for `%@`.
+  public enum Argument: Sendable {
+    case value(StoreValue)
+    case list([StoreValue])
+  }
+
+  /// Parses `format`; `arguments` fill `%@` (a value or a list), `%d`, `%f` and `%K` in order.
+  public init(_ format: String, filling arguments: [Argument]) throws(FormatPredicateError) {
     var parser = FormatPredicateParser(format, arguments: arguments)
     root = try parser.parse()
     self.format = format
@@ -120,7 +132,7 @@ struct FormatPredicateParser {
   let format: String
   var tokens: [(Token, Int)] = []
   var position = 0
-  var arguments: [StoreValue]
+  var arguments: [FormatPredicate.Argument]
   var tokenizeError: FormatPredicateError?
   /// Parentheses, NOTs and expressions open: the parser recurses once per level, so a text of a
   /// few hundred thousand `(` or `NOT` must stop with an error, not the stack.
@@ -132,7 +144,7 @@ struct FormatPredicateParser {
     guard depth <= Self.maximumDepth else { throw fail("nested more than \(Self.maximumDepth) deep") }
   }
 
-  init(_ format: String, arguments: [StoreValue]) {
+  init(_ format: String, arguments: [FormatPredicate.Argument]) {
     self.format = format
     self.arguments = arguments
     do { tokens = try Self.tokenize(format) } catch { tokenizeError = error }
@@ -391,7 +403,7 @@ struct FormatPredicateParser {
     return negate ? .not(node) : node
   }
 
-  mutating func nextArgument() throws(FormatPredicateError) -> StoreValue {
+  mutating func nextArgument() throws(FormatPredicateError) -> FormatPredicate.Argument {
     guard !arguments.isEmpty else { throw fail("more arguments (%@, %K…) than values given") }
     return arguments.removeFirst()
   }
@@ -414,12 +426,17 @@ struct FormatPredicateParser {
       return .value(.string(text))
     case .argument(let kind):
       advance()
-      let value = try nextArgument()
+      let argument = try nextArgument()
       if kind == "K" {
-        guard case .string(let path) = value else { throw fail("%K takes a key path given as a string") }
+        guard case .value(.string(let path)) = argument else { throw fail("%K takes a key path given as a string") }
         return .keyPath(path.split(separator: ".").map(String.init))
       }
-      return .value(value)
+      switch argument {
+      case .value(let value): return .value(value)
+      case .list(let values):
+        guard kind == "@" else { throw fail("%\(kind) takes a number, not a list") }
+        return .list(values.map(FormatPredicate.Expression.value))
+      }
     case .symbol("{"):
       advance()
       var items: [FormatPredicate.Expression] = []

@@ -23,8 +23,11 @@ import MigrunModel
 /// ```
 ///
 /// `ctx:fetch(entity [, predicate [, options]])` — `predicate` in NSPredicate's format syntax,
-/// `options` `{ args = {…} (for %@, %K), sort = { "name", "-date" }, limit = n }`; `ctx:count(entity
-/// [, predicate [, options]])`; `ctx:insert(entity [, values])`; `ctx:delete(object)` (delete rules
+/// `options` `{ args = {…} (for %@, %K; a list fills IN %@), sort = { "name", "-date" }, limit = n,
+/// batch = n (a list read a batch at a time), ids = true (IDs only), properties = {…} (plain tables) }`;
+/// `ctx:each(entity, predicate, fn [, options])` walks in batches (`batch`, 1000; `save = true` saves
+/// after each), letting go of each batch's unchanged objects; `ctx:object(id)`; `ctx:count(entity
+/// [, predicate [, options]])` (in SQL where the predicate is); `ctx:insert(entity [, values])`; `ctx:delete(object)` (delete rules
 /// apply); `ctx:save()` (validation applies; a uniqueness conflict fails it); `ctx:reset()` (lets go
 /// of every object handed out, after a save: a handler holds at most the Lua memory limit / 256
 /// objects at once); `ctx:log(text)`;
@@ -51,6 +54,9 @@ package final class LuaStage: MigrationStageHandlers {
     var lastHandle = 0
     var handles: [ObjectIdentifier: Int] = [:]
     var changes = StageChanges()
+    /// Keys a batched fetch or `ctx:each` walks, by token (held here, not as Lua strings).
+    var lists: [Int: [ObjectID]] = [:]
+    var lastList = 0
     /// The handler running, and its file: what `ctx:log` lines name.
     var place = ""
     /// Objects a handler may hold at once (each handed to Lua is kept until `ctx:reset()`): the
@@ -128,6 +134,7 @@ package final class LuaStage: MigrationStageHandlers {
       state.context = nil
       state.objects = [:]
       state.handles = [:]
+      state.lists = [:]
     }
     let info: LuaValue = [
       "version": .text(hook == .willMigrate ? step.from : step.to), "from": .text(step.from), "to": .text(step.to),
@@ -175,7 +182,51 @@ package final class LuaStage: MigrationStageHandlers {
     Object.__tostring = function(self) return stage.id(self) end
     local Context = {}
     Context.__index = Context
-    function Context:fetch(entity, predicate, options) return wrap(stage.fetch(entity, predicate, options)) end
+    local function release(batch)
+      stage.release(batch)
+      for _, handle in ipairs(batch) do
+        local h = handle.__h
+        if stage.held(h) == false then cache[h] = nil end
+      end
+    end
+    -- A batched list: the keys are selected at once; a batch's objects are read when an index in
+    -- it is first asked for, and the batch before is let go (unless changed).
+    local function batched(token, count, size)
+      local current, first = nil, nil
+      return setmetatable({}, {
+        __len = function() return count end,
+        __index = function(_, i)
+          if math.type(i) ~= "integer" or i < 1 or i > count then return nil end
+          local b = (i - 1) // size
+          if b ~= first then
+            if current ~= nil then release(current) end
+            current, first = stage.batch(token, b * size + 1, math.min(count, (b + 1) * size)), b
+          end
+          return wrap(current[i - b * size])
+        end,
+      })
+    end
+    function Context:fetch(entity, predicate, options)
+      if type(options) == "table" and options.batch ~= nil then
+        local token, count, size = stage.select(entity, predicate, options)
+        return batched(token, count, size)
+      end
+      return wrap(stage.fetch(entity, predicate, options))
+    end
+    function Context:each(entity, predicate, fn, options)
+      if type(fn) ~= "function" then error("ctx:each(entity, predicate, fn [, options]): fn is a function, not a " .. type(fn), 2) end
+      local token, count, size = stage.select(entity, predicate, options)
+      local save = type(options) == "table" and options.save == true
+      for from = 1, count, size do
+        local batch = stage.batch(token, from, math.min(count, from + size - 1))
+        for _, handle in ipairs(batch) do fn(wrap(handle)) end
+        if save then stage.save() end
+        release(batch)
+      end
+      stage.forget(token)
+      return count
+    end
+    function Context:object(id) return wrap(stage.object(id)) end
     function Context:count(entity, predicate, options) return stage.count(entity, predicate, options) end
     function Context:insert(entity, values) return wrap(stage.insert(entity, values)) end
     function Context:delete(object) stage.delete(object) end
@@ -219,7 +270,8 @@ private struct StageHost {
       // A handle handed out before is one ctx:reset() let go of.
       throw HostError(
         number >= 1 && number <= state.lastHandle
-          ? "\(what): an object ctx:reset() let go of (fetch it again)"
+          ? "\(what): an object let go of (by ctx:reset(), or after its batch of ctx:each or a batched fetch): "
+            + "fetch it again, or keep its obj:id() and use ctx:object(id)"
           : "\(what): expected an object of this context, got \(value?.typeName ?? "nothing")")
     }
     return object
@@ -271,8 +323,14 @@ private struct StageHost {
     case .number(let number): return .double(number)
     case .string(let bytes): return .string(String(decoding: bytes, as: UTF8.self))
     default:
-      throw HostError("a predicate's argument is a value (number, string, boolean, NULL), not a \(value.typeName)")
+      throw HostError(
+        "a predicate's argument is a value (number, string, boolean, NULL) or a list of them, not a \(value.typeName)")
     }
+  }
+  /// A predicate's argument: a value, or a list of values (`name IN %@` with `{ "a", "b" }`).
+  func argument(_ value: LuaValue) throws -> FormatPredicate.Argument {
+    guard case .table(let table) = value, table.fields.isEmpty else { return .value(try storeValue(value)) }
+    return .list(try table.array.map(storeValue))
   }
   /// A `ctx:fetch`/`ctx:count` call's entity, predicate (with its `args`), `sort` and `limit`.
   func query(_ arguments: [LuaValue]) throws -> (
@@ -281,14 +339,15 @@ private struct StageHost {
     let entity = try text(arguments.first, "ctx:fetch's entity")
     let options = arguments.count > 2 ? arguments[2] : .nil
     // An option migrun does not know (a typo: `sorted`) would be passed over: it is named instead.
-    for key in (options.tableValue?.fields ?? [:]).keys
-    where !["args", "sort", "limit"].contains(key.stringValue ?? "") {
-      throw HostError("ctx:fetch: no option '\(key.stringValue ?? key.typeName)' (args, sort, limit)")
+    let known = ["args", "sort", "limit", "batch", "properties", "ids", "save"]
+    for key in (options.tableValue?.fields ?? [:]).keys where !known.contains(key.stringValue ?? "") {
+      throw HostError(
+        "ctx:fetch: no option '\(key.stringValue ?? key.typeName)' (\(known.joined(separator: ", ")))")
     }
     let predicate: FormatPredicate?
     if arguments.count > 1, arguments[1] != .nil, arguments[1] != .null {
-      let args = try (options["args"].tableValue?.array ?? []).map(storeValue)
-      predicate = try FormatPredicate(try text(arguments[1], "a predicate"), arguments: args)
+      let args = try (options["args"].tableValue?.array ?? []).map(argument)
+      predicate = try FormatPredicate(try text(arguments[1], "a predicate"), filling: args)
     } else {
       predicate = nil
     }
@@ -297,6 +356,87 @@ private struct StageHost {
       return name.hasPrefix("-") ? .descending(String(name.dropFirst())) : .ascending(name)
     }
     return (entity, predicate, sort, options["limit"].integerValue.map { Int($0) })
+  }
+
+  /// `ctx:fetch`'s answer: objects, or with `ids = true` their IDs (`"Trip/p3"`), or with
+  /// `properties = { … }` a table per object of those properties only (Core Data's dictionary
+  /// result: attributes as values, a to-one as its ID, a to-many as a list of IDs) — read a
+  /// thousand objects at a time and let go.
+  func fetchValue(_ arguments: [LuaValue]) throws -> LuaValue {
+    let query = try query(arguments)
+    let options = arguments.count > 2 ? arguments[2] : .nil
+    if options["ids"] == .boolean(true) {
+      let ids = try context().objectIDs(
+        query.entity, matching: query.predicate, sortedBy: query.sort, limit: query.limit)
+      return .table(LuaTable(array: ids.map { .text($0.description) }))
+    }
+    if options["properties"] != .nil {
+      guard let list = options["properties"].tableValue else {
+        throw HostError("ctx:fetch: properties is a list of property names, not a \(options["properties"].typeName)")
+      }
+      let names = try list.array.map { try text($0, "a property name") }
+      var rows: [LuaValue] = []
+      try context().forEach(query.entity, matching: query.predicate, sortedBy: query.sort) { batch in
+        for object in batch where query.limit.map({ rows.count < $0 }) ?? true {
+          var row = LuaTable()
+          for name in names { row.fields[.text(name)] = try plain(object, name) }
+          rows.append(.table(row))
+        }
+      }
+      return .table(LuaTable(array: rows))
+    }
+    return .table(LuaTable(array: try fetch(arguments).map { try handle($0) }))
+  }
+
+  /// A property as a plain value: an attribute's value, a to-one's ID (or NULL), a to-many's IDs.
+  func plain(_ object: ManagedObject, _ key: String) throws -> LuaValue {
+    let model = try context().model
+    if let relationship = model.relationships(of: object.entity).first(where: { $0.name == key }) {
+      if relationship.isToMany {
+        return .table(LuaTable(array: try object.members(key).map { .text($0.id.description) }))
+      }
+      return try object.object(key).map { .text($0.id.description) } ?? .null
+    }
+    guard model.attributes(of: object.entity).contains(where: { $0.name == key }) else {
+      throw HostError("entity '\(object.entity.name)' has no property '\(key)'")
+    }
+    return MigrationBridge.lua(try object.value(key))
+  }
+
+  /// `ctx:each` and a batched `ctx:fetch`: the keys selected, held here under a token; the
+  /// token, how many, and the batch size.
+  func select(_ arguments: [LuaValue]) throws -> [LuaValue] {
+    let query = try query(arguments)
+    let options = arguments.count > 2 ? arguments[2] : .nil
+    let size = options["batch"] == .nil ? 1000 : Int(options["batch"].integerValue ?? 0)
+    guard size >= 1 else {
+      throw HostError(
+        "ctx:each/ctx:fetch: batch is a whole number of objects (1 or more), not \(options["batch"].displayed)")
+    }
+    let ids = try context().objectIDs(query.entity, matching: query.predicate, sortedBy: query.sort, limit: query.limit)
+    state.lastList += 1
+    state.lists[state.lastList] = ids
+    return [.integer(Int64(state.lastList)), .integer(Int64(ids.count)), .integer(Int64(size))]
+  }
+
+  /// One batch of a selection (positions `from` through `to`, from 1): the objects' handles.
+  func batch(_ arguments: [LuaValue]) throws -> LuaValue {
+    guard let token = arguments.first?.integerValue, let ids = state.lists[Int(token)],
+      let from = arguments.count > 1 ? arguments[1].integerValue : nil,
+      let to = arguments.count > 2 ? arguments[2].integerValue : nil, from >= 1, to <= ids.count, from <= to
+    else { throw HostError("a batch of a selection that is gone (used after ctx:each or the handler ended)") }
+    let objects = try context().objects(Array(ids[Int(from - 1)..<Int(to)])).filter { !$0.isDeleted }
+    return .table(LuaTable(array: try objects.map { try handle($0) }))
+  }
+
+  /// Lets go of a batch's objects that have no pending changes (their handles then name nothing).
+  func release(_ list: LuaValue?) {
+    for value in list?.tableValue?.array ?? [] {
+      guard let number = value["__h"].integerValue, let object = state.objects[Int(number)], !object.hasChanges
+      else { continue }
+      state.objects[Int(number)] = nil
+      state.handles[ObjectIdentifier(object)] = nil
+    }
   }
 
   func fetch(_ arguments: [LuaValue]) throws -> [ManagedObject] {
@@ -313,8 +453,22 @@ private struct StageHost {
 
   /// `ctx:fetch`, `ctx:count`, property reads, `obj:id()`, `obj:entity()` and `log`.
   func registerReads(_ vm: LuaVM) {
-    vm.register("fetch", in: "__stage") { arguments in
-      [.table(LuaTable(array: try fetch(arguments).map { try handle($0) }))]
+    vm.register("fetch", in: "__stage") { arguments in [try fetchValue(arguments)] }
+    vm.register("select", in: "__stage") { arguments in try select(arguments) }
+    vm.register("batch", in: "__stage") { arguments in [try batch(arguments)] }
+    vm.register("release", in: "__stage") { arguments in
+      release(arguments.first)
+      return []
+    }
+    vm.register("held", in: "__stage") { arguments in
+      [.boolean(state.objects[Int(arguments.first?.integerValue ?? 0)] != nil)]
+    }
+    vm.register("forget", in: "__stage") { arguments in
+      state.lists[Int(arguments.first?.integerValue ?? 0)] = nil
+      return []
+    }
+    vm.register("object", in: "__stage") { arguments in
+      [try handle(try context().object(described: try text(arguments.first, "ctx:object's ID")))]
     }
     vm.register("count", in: "__stage") { arguments in [.integer(Int64(try count(arguments)))] }
     vm.register("get", in: "__stage") { arguments in

@@ -177,11 +177,18 @@ function StageObject:id() end
 ---@return string
 function StageObject:entity() end
 
----Options of a fetch: arguments for %@ / %K, sort keys ("name", or "-name" for descending), a limit.
+---Options of a fetch: arguments for %@ / %K (a list fills `IN %@` and `BETWEEN %@`), sort keys
+---("name", or "-name" for descending), a limit; `batch` (a list whose objects are read a batch at a
+---time, the batch before let go), `ids` (IDs, no objects), `properties` (a table per object of those
+---properties only: to-ones and to-manys as IDs); for ctx:each, `save` (saves after each batch).
 ---@class MigrunFetchOptions
 ---@field args? any[]
 ---@field sort? string[]
 ---@field limit? integer
+---@field batch? integer
+---@field ids? boolean
+---@field properties? string[]
+---@field save? boolean
 
 ---A whole context on the store: before the step (willMigrate, the source version) or after it
 ---(didMigrate, the destination version). Changes count once saved.
@@ -191,14 +198,30 @@ function StageObject:entity() end
 ---@field to string
 local StageContext = {}
 
----Objects of `entity` passing `predicate` (NSPredicate's format syntax), sorted and limited.
+---Objects of `entity` passing `predicate` (NSPredicate's format syntax), sorted and limited; with
+---`ids` their IDs, with `properties` plain tables, with `batch` a list read a batch at a time.
 ---@param entity string
 ---@param predicate? string
 ---@param options? MigrunFetchOptions
----@return MigrunStageObject[]
+---@return MigrunStageObject[]|string[]|table[]
 function StageContext:fetch(entity, predicate, options) end
 
----How many objects of `entity` pass `predicate`.
+---Calls `fn` with each object of `entity` passing `predicate`, `batch` (1000) at a time: a batch's
+---objects are read when its turn comes and let go after it unless changed (with `save`, saved
+---first). Returns how many objects it walked. Memory stays at one batch's objects.
+---@param entity string
+---@param predicate? string
+---@param fn fun(object: MigrunStageObject)
+---@param options? MigrunFetchOptions
+---@return integer
+function StageContext:each(entity, predicate, fn, options) end
+
+---The object with this ID ("Trip/p3", from obj:id() or a fetch's `ids`).
+---@param id string
+---@return MigrunStageObject
+function StageContext:object(id) end
+
+---How many objects of `entity` pass `predicate` (counted in SQL where the predicate can be said there).
 ---@param entity string
 ---@param predicate? string
 ---@param options? MigrunFetchOptions

@@ -1,0 +1,63 @@
+import MigrunModel
+import MigrunStore
+
+extension ObjectContext {
+  /// The IDs of the objects of `entity` that pass `predicate`, in `sortedBy` order (then by key),
+  /// at most `limit`: Core Data's `.managedObjectIDResultType`. No object is kept: where SQL says
+  /// the predicate and the order the store selects the keys alone; else each row is judged as it
+  /// is read and let go (or, with pending changes, the objects are fetched as ``fetch(_:matching:sortedBy:limit:)``
+  /// fetches them).
+  public func objectIDs(
+    _ entityName: String, matching predicate: FormatPredicate?, sortedBy keys: [SortKey] = [], limit: Int? = nil
+  ) throws -> [ObjectID] {
+    let entity = try checked(entityName, predicate)
+    let clean = pending.isEmpty
+    let tested =
+      predicate?.rowFilterTesting(entity, in: model, followingRelationships: clean) ?? (filter: nil, whole: true)
+    if tested.whole, clean, let ids = try storeIDs(entityName, filter: tested.filter, sortedBy: keys, limit: limit) {
+      return ids
+    }
+    guard clean, keys.isEmpty else {
+      return try fetch(entityName, matching: predicate, sortedBy: keys, limit: limit).map(\.id)
+    }
+    var ids: [ObjectID] = []
+    try storeCall(entityName) {
+      try store.forEachObject(
+        of: entityName, includingSubentities: true, withToMany: false, filter: tested.filter
+      ) { row in
+        if let limit, ids.count >= limit { return }
+        // Judged and let go: the object lives for this row only (its snapshot goes with it).
+        let object = try registeredObject(row.id) ?? adopt(row)
+        if try judge(predicate, object, entityName) { ids.append(object.id) }
+      }
+    }
+    return ids
+  }
+
+  /// Walks the objects of `entity` that pass `predicate`, in order, `batchSize` at a time: Core
+  /// Data's `fetchBatchSize`. The keys are selected first (``objectIDs(_:matching:sortedBy:limit:)``);
+  /// each batch's objects are read when its turn comes and handed to `body`, and are let go after
+  /// it unless `body` keeps them or changes them (a changed object is held until saved). Memory
+  /// stays at one batch's objects however many there are: `body` may ``save()`` and ``reset()``
+  /// after its batch to let go of what it changed. An object deleted or gone from the store before
+  /// its batch comes is left out.
+  public func forEach(
+    _ entityName: String, matching predicate: FormatPredicate?, sortedBy keys: [SortKey] = [], batchSize: Int = 1000,
+    _ body: ([ManagedObject]) throws -> Void
+  ) throws {
+    let ids = try objectIDs(entityName, matching: predicate, sortedBy: keys)
+    let size = max(1, batchSize)
+    for start in stride(from: 0, to: ids.count, by: size) {
+      let batch = try objects(Array(ids[start..<min(start + size, ids.count)])).filter { !$0.isDeleted }
+      if !batch.isEmpty { try body(batch) }
+    }
+  }
+
+  /// The object with this URI-less ID text (`"Trip/p3"`), as ``object(with:)`` finds it.
+  public func object(described text: String) throws -> ManagedObject {
+    guard let id = ObjectID(text[...]) else {
+      throw ContextError(.noSuchObject, reason: "'\(text)' is not an object ID (Entity/pN)")
+    }
+    return try object(with: id)
+  }
+}

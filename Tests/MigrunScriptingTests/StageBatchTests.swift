@@ -1,0 +1,113 @@
+import Foundation
+import MigrunContext
+import MigrunKit
+import MigrunModel
+import MigrunScripting
+import MigrunStore
+import TestSupport
+import Testing
+
+/// A stage over a big entity: `ctx:each` walks it in batches (objects let go after each), a
+/// batched `ctx:fetch` reads a batch when it is reached, `ids` and `properties` return no objects,
+/// a list fills `IN %@`, and `ctx:count` counts in SQL.
+@Suite struct StageBatchTests {
+  /// 250 employees `e1`…`e250` (every tenth salary 100, the rest 1000 + n), in the company model.
+  static func store(_ folder: TemporaryDirectory) throws -> SQLiteStore {
+    let store = try SQLiteStore.create(
+      at: folder.url.appendingPathComponent("many.sqlite"), model: try SampleModels.companyModel())
+    let context = StoreCoordinator(store: store).newContext()
+    for n in 1...250 {
+      try context.insert(
+        "Employee", ["name": .string("e\(n)"), "salary": .double(n % 10 == 0 ? 100 : Double(1000 + n))])
+    }
+    try context.save()
+    return store
+  }
+
+  /// Runs `willMigrate` of a stage with `body` on a fresh context of `store`; the lines it logged
+  /// are the handler's return, through a global.
+  static func run(_ body: String, on store: SQLiteStore, _ folder: TemporaryDirectory) throws -> (
+    context: ObjectContext, changes: StageChanges
+  ) {
+    let file = folder.url.appendingPathComponent("A-B.stage.lua")
+    try "return { willMigrate = function(ctx)\n\(body)\nend }".write(to: file, atomically: true, encoding: .utf8)
+    let stage = try LuaStage(file: file)
+    let context = StoreCoordinator(store: store).newContext()
+    let step = MigrationStep(
+      from: "A", to: "B", kind: .inferred, inferredMapping: nil, source: store.model, destination: store.model)
+    return (context, try stage.run(.willMigrate, on: context, step: step))
+  }
+
+  @Test func eachWalksInBatchesAndLetsGoOfWhatItSaved() throws {
+    let folder = try TemporaryDirectory()
+    let store = try Self.store(folder)
+    // Every object with salary 100 is raised, saved per batch of 40; the walk counts what it saw.
+    let (context, changes) = try Self.run(
+      """
+      local seen = 0
+      local walked = ctx:each("Employee", "salary < %@", function(e)
+        seen = seen + 1
+        e.salary = e.salary + 1
+      end, { args = { 500 }, batch = 40, save = true, sort = { "-name" } })
+      assert(walked == 25 and seen == 25, "walked " .. tostring(walked) .. ", saw " .. seen)
+      assert(ctx:count("Employee", "salary == 101") == 25)
+      """, on: store, folder)
+    #expect(changes.updated == 25)
+    // Nothing is held once the walk is over: the batches were let go.
+    #expect(context.registeredCount == 0)
+    #expect(
+      try StoreCoordinator(store: store).newContext().count("Employee", matching: try FormatPredicate("salary == 101"))
+        == 25)
+  }
+
+  @Test func aBatchedFetchReadsABatchWhenItIsReached() throws {
+    let folder = try TemporaryDirectory()
+    let store = try Self.store(folder)
+    let (context, _) = try Self.run(
+      """
+      local list = ctx:fetch("Employee", "salary > 1000", { batch = 50, sort = { "salary" } })
+      assert(#list == 225, "#list " .. #list)
+      local last = 0
+      for i, e in ipairs(list) do
+        assert(e.salary > last, "in order at " .. i)
+        last = e.salary
+      end
+      assert(list[1].name == "e1" and list[225].name == "e249")
+      assert(list[226] == nil and list[0] == nil)
+      """, on: store, folder)
+    // Each object was read once by the walk, then batch 1 and batch 5 again; one batch at most
+    // was held at the end (the last one reached).
+    #expect(context.objectsMade == 225 + 50 + 25)
+    #expect(context.registeredCount <= 50)
+  }
+
+  @Test func idsPropertiesAndListArgumentsMakeNoObjectsThatStay() throws {
+    let folder = try TemporaryDirectory()
+    let store = try Self.store(folder)
+    let (context, _) = try Self.run(
+      """
+      local ids = ctx:fetch("Employee", "name IN %@", { args = { { "e3", "e7", "e300" } }, ids = true })
+      assert(#ids == 2 and ids[1] == "Employee/p3" and ids[2] == "Employee/p7", table.concat(ids, ","))
+      assert(ctx:object(ids[2]).name == "e7")
+      local rows = ctx:fetch("Employee", "salary BETWEEN %@", { args = { { 1001, 1003 } }, properties = { "name", "salary", "manager" } })
+      assert(#rows == 3 and rows[1].name == "e1" and rows[3].salary == 1003 and rows[1].manager == NULL, #rows)
+      assert(ctx:count("Employee", "name IN %@", { args = { { "e1", "e2" } } }) == 2)
+      local ok, message = pcall(function() return ctx:fetch("Employee", nil, { properties = { "nope" } }) end)
+      assert(not ok and message:find("no property 'nope'"), message)
+      """, on: store, folder)
+    #expect(context.registeredCount == 0)
+  }
+
+  @Test func anObjectLetGoOfAfterItsBatchSaysSo() throws {
+    let folder = try TemporaryDirectory()
+    let store = try Self.store(folder)
+    #expect {
+      _ = try Self.run(
+        """
+        local kept
+        ctx:each("Employee", nil, function(e) kept = kept or e end, { batch = 10 })
+        return kept.name
+        """, on: store, folder)
+    } throws: { "\($0)".contains("let go of") && "\($0)".contains("ctx:object(id)") }
+  }
+}
