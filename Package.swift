@@ -86,7 +86,8 @@ let package = Package(
     .executableTarget(
       name: "MigrunBench",
       dependencies: [
-        "LuaHost", "MigrunModel", "MigrunStore", "MigrunKit", .product(name: "GRDB", package: "GRDB.swift"),
+        "LuaHost", "MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit", "MigrunScripting",
+        .product(name: "GRDB", package: "GRDB.swift"),
       ],
       path: "Benchmarks/MigrunBench"),
     .target(

@@ -58,20 +58,7 @@ func trim() {
 /// A store of `count` items (`n`, `name` = "item N", `price`) in `folder`, named `name`.sqlite,
 /// the items' `name` fetch-indexed when `indexedName`.
 func itemStore(count: Int, folder: String, name: String, indexedName: Bool = false) throws -> (SQLiteStore, URL) {
-  let index =
-    indexedName
-    ? #"<fetchIndex name="byName"><fetchIndexElement property="name" type="Binary" order="ascending"/></fetchIndex>"#
-    : ""
-  let model = try XcdatamodelReader.parse(
-    Data(
-      """
-      <model><entity name="Item">
-        <attribute name="n" attributeType="Integer 64" defaultValueString="0"/>
-        <attribute name="name" optional="YES" attributeType="String"/>
-        <attribute name="price" optional="YES" attributeType="Double"/>
-        \(index)
-      </entity></model>
-      """.utf8), file: "Items.xcdatamodel/contents")
+  let model = try itemModel(indexedName: indexedName)
   let url = URL(fileURLWithPath: folder).appendingPathComponent("\(name).sqlite")
   try? FileManager.default.removeItem(at: url)
   let store = try SQLiteStore.create(at: url, model: model)
@@ -85,4 +72,22 @@ func itemStore(count: Int, folder: String, name: String, indexedName: Bool = fal
     try writer.reservePrimaryKeys(for: "Item", through: Int64(count))
   }
   return (store, url)
+}
+
+/// The items' model: `n`, `name`, `price`; `name` fetch-indexed when `indexedName`.
+func itemModel(indexedName: Bool) throws -> ObjectModel {
+  let index =
+    indexedName
+    ? #"<fetchIndex name="byName"><fetchIndexElement property="name" type="Binary" order="ascending"/></fetchIndex>"#
+    : ""
+  return try XcdatamodelReader.parse(
+    Data(
+      """
+      <model><entity name="Item">
+        <attribute name="n" attributeType="Integer 64" defaultValueString="0"/>
+        <attribute name="name" optional="YES" attributeType="String"/>
+        <attribute name="price" optional="YES" attributeType="Double"/>
+        \(index)
+      </entity></model>
+      """.utf8), file: "Items.xcdatamodel/contents")
 }

@@ -197,6 +197,9 @@ let usage = """
          migrun-bench hammer STORE MODEL ROUNDS POLICY
          migrun-bench snapshots COUNT FOLDER
          migrun-bench predicate-fetch COUNT FETCHES FOLDER
+         migrun-bench context-fetch COUNT FOLDER objects|batches|grdb
+         migrun-bench predicate-forms COUNT FOLDER FETCHES
+         migrun-bench dedupe COUNT FOLDER stage|sql
   """
 do {
   switch (arguments.dropFirst().first, arguments.count) {
@@ -206,6 +209,12 @@ do {
     try snapshots(count: Int(arguments[2]) ?? 1_000_000, folder: arguments[3])
   case ("predicate-fetch", 5):
     try predicateFetch(count: Int(arguments[2]) ?? 100_000, fetches: Int(arguments[3]) ?? 20, folder: arguments[4])
+  case ("context-fetch", 5):
+    try contextFetch(count: Int(arguments[2]) ?? 1_000_000, folder: arguments[3], mode: arguments[4])
+  case ("predicate-forms", 5):
+    try predicateForms(count: Int(arguments[2]) ?? 1_000_000, folder: arguments[3], fetches: Int(arguments[4]) ?? 1000)
+  case ("dedupe", 5):
+    try dedupe(count: Int(arguments[2]) ?? 1_000_000, folder: arguments[3], mode: arguments[4])
   case ("hammer", 6):
     try hammer(store: arguments[2], model: arguments[3], rounds: Int(arguments[4]) ?? 10, policyName: arguments[5])
   case ("recipe-store", 5):

@@ -199,17 +199,35 @@ extension ObjectContext {
   /// pending changes, the store's answer is the answer, as in Core Data: the keys are selected in
   /// SQL (sorted and limited there) and only those objects read. Else the store narrows the rows
   /// where it can and each object is judged.
+  ///
+  /// `includesPropertyValues: false` (Core Data's option of that name) returns faults: objects
+  /// whose values are read when first used (the version then read is the one a save checks), a
+  /// batch of the fetch's faults at a time — a fetch of a million objects then holds their keys
+  /// and little else.
   public func fetch(
-    _ entityName: String, matching predicate: FormatPredicate?, sortedBy keys: [SortKey] = [], limit: Int? = nil
+    _ entityName: String, matching predicate: FormatPredicate?, sortedBy keys: [SortKey] = [], limit: Int? = nil,
+    includesPropertyValues: Bool = true
   ) throws -> [ManagedObject] {
     let entity = try checked(entityName, predicate)
     let clean = pending.isEmpty
     let tested =
       predicate?.rowFilterTesting(entity, in: model, followingRelationships: clean) ?? (filter: nil, whole: true)
+    if tested.whole, clean, includesPropertyValues, keys.isEmpty, limit == nil,
+      store.says(tested.filter, of: entityName)
+    {
+      // In key order, every row that passes: one pass over the table, no keys selected first.
+      var found: [ManagedObject] = []
+      try storeCall(entityName) {
+        try store.forEachObject(of: entityName, includingSubentities: true, withToMany: false, filter: tested.filter) {
+          found.append(try registeredObject($0.id) ?? adopt($0))
+        }
+      }
+      return found
+    }
     if tested.whole, clean,
       let ids = try storeIDs(entityName, filter: tested.filter, sortedBy: keys, limit: limit)
     {
-      return try objects(ids)
+      return includesPropertyValues ? try objects(ids) : try faults(ids)
     }
     var found: [ManagedObject] = []
     let candidates = try fetch(
@@ -270,20 +288,20 @@ extension ObjectContext {
   }
 
   /// The objects with these keys, in order: those registered as they are, the others read from
-  /// the store in pages (a key naming no row is left out).
+  /// the store a page at a time (a key naming no row is left out).
   public func objects(_ ids: [ObjectID]) throws -> [ManagedObject] {
-    let missing = ids.filter { registeredObject($0) == nil }
-    var read: [ObjectID: StoredObject] = [:]
-    if !missing.isEmpty {
-      for row in try storeCall(ids.first?.entity ?? "", { try store.objects(missing) }) { read[row.id] = row }
-    }
     var found: [ManagedObject] = []
     found.reserveCapacity(ids.count)
-    for id in ids {
-      if let object = registeredObject(id) {
-        found.append(object)
-      } else if let row = read[id] {
-        found.append(try adopt(row))
+    let page = 500
+    for start in stride(from: 0, to: ids.count, by: page) {
+      let chunk = ids[start..<min(start + page, ids.count)]
+      let missing = chunk.filter { registeredObject($0) == nil }
+      var read: [ObjectID: ManagedObject] = [:]
+      if !missing.isEmpty {
+        for row in try storeCall(missing[0].entity, { try store.objects(missing) }) { read[row.id] = try adopt(row) }
+      }
+      for id in chunk {
+        if let object = read[id] ?? registeredObject(id) { found.append(object) }
       }
     }
     return found

@@ -61,3 +61,56 @@ extension ObjectContext {
     return try object(with: id)
   }
 }
+
+/// The keys of one fetch that returned faults: firing one reads it and the faults after it.
+final class FaultGroup {
+  let ids: [ObjectID]
+  init(_ ids: [ObjectID]) { self.ids = ids }
+}
+
+extension ObjectContext {
+  /// How many faults one firing reads at once (the one touched and those after it in its fetch).
+  static let faultBatch = 256
+
+  /// Reads the rows of the faults of `group` from `index` on (up to ``faultBatch``) that are still
+  /// faults of this context, and takes them as the objects' snapshots.
+  func fire(_ group: FaultGroup, from index: Int) throws {
+    var wanted: [ObjectID] = []
+    var position = index
+    while position < group.ids.count, wanted.count < Self.faultBatch {
+      let id = group.ids[position]
+      if let object = registeredObject(id), object.faultGroup === group { wanted.append(id) }
+      position += 1
+    }
+    guard !wanted.isEmpty else { return }
+    for row in try storeCall(wanted[0].entity, { try store.objects(wanted) }) {
+      registeredObject(row.id)?.commit(row)
+    }
+  }
+
+  /// Faults for `ids` (Core Data's `includesPropertyValues = false`): registered objects as they
+  /// are, the others made without reading a row.
+  func faults(_ ids: [ObjectID]) throws -> [ManagedObject] {
+    let group = FaultGroup(ids)
+    var found: [ManagedObject] = []
+    found.reserveCapacity(ids.count)
+    reserveRegistrations(ids.count, of: ids.first?.entity)
+    var reference: EntityReference?
+    var known = true
+    for (index, id) in ids.enumerated() {
+      if reference?.entity.name != id.entity { known = registersAny(of: id.entity) }
+      if known, let object = registeredObject(id) {
+        found.append(object)
+        continue
+      }
+      if reference?.entity.name != id.entity { reference = try entityReference(id.entity) }
+      guard let reference else { continue }
+      let object = ManagedObject(id: id, entity: reference, context: self)
+      object.faultGroup = group
+      object.faultIndex = Int32(truncatingIfNeeded: index)
+      register(object)
+      found.append(object)
+    }
+    return found
+  }
+}

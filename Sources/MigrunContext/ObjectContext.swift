@@ -72,12 +72,11 @@ public final class ObjectContext {
   /// The context's name, as persistent history records it with each save (Core Data's `name`).
   public var name: String?
 
-  private final class WeakObject {
-    weak var object: ManagedObject?
-    init(_ object: ManagedObject) { self.object = object }
-  }
-
-  private var registered: [ObjectID: WeakObject] = [:]
+  /// Objects by entity and key, not retained: an object leaves as it goes (its `deinit` calls
+  /// ``forget(_:_:)``), so an entry never names a freed object. Keyed by entity, then key, for
+  /// memory: a million objects registered take 16 bytes a slot, not an ID's 24 and a weak box.
+  private var registered: [String: [Int64: Unmanaged<ManagedObject>]] = [:]
+  private var registeredTotal = 0
   private var registeredPeak = 0
   /// Objects this context has made from rows or inserted, over its life (what a count in SQL does
   /// without: tests read it).
@@ -104,7 +103,7 @@ public final class ObjectContext {
   }
   public var deletedObjects: [ManagedObject] { ordered(pending.values.filter { $0.isDeleted && !$0.isInserted }) }
   /// Objects this context holds now (pending ones and those someone still uses).
-  public var registeredCount: Int { registered.values.filter { $0.object != nil }.count }
+  public var registeredCount: Int { registeredTotal }
 
   // MARK: - Fetching
 
@@ -216,8 +215,7 @@ public final class ObjectContext {
     }
     let object = ManagedObject(
       id: ObjectID(entity: entityName, primaryKey: nextTemporaryKey), entity: try entityReference(entityName),
-      context: self,
-      registry: coordinator.snapshots)
+      context: self)
     nextTemporaryKey -= 1
     object.isInserted = true
     for attribute in model.attributes(of: entity) where !attribute.isTransient {
@@ -289,8 +287,11 @@ public final class ObjectContext {
   /// from this context (their reads fail).
   public func reset() {
     rollback()
-    for box in registered.values { box.object?.context = nil }
+    for objects in registered.values {
+      for object in objects.values { object.takeUnretainedValue().context = nil }
+    }
     registered = [:]
+    registeredTotal = 0
     registeredPeak = 0
   }
 
@@ -347,7 +348,7 @@ public final class ObjectContext {
 
   /// The to-one target as the object holds it, deleted or not.
   func storedTarget(_ object: ManagedObject, _ name: String) -> ObjectID? {
-    object.changedToOne[name] ?? object.snapshot?.toOne[name]
+    object.changedToOne[name] ?? object.committedTarget(name)
   }
 
   /// Members as this context sees them: the committed list (read once), with this context's
@@ -475,23 +476,49 @@ public final class ObjectContext {
     }
   }
 
-  /// Called when an object goes away: drops its registration if nothing else took the ID.
-  func forget(_ id: ObjectID) {
-    guard let box = registered[id], box.object == nil else { return }
-    registered[id] = nil
-    registered.shrinkWhenSparse(peak: &registeredPeak)
+  /// Called as an object goes away: drops its registration if nothing else took the ID.
+  func forget(_ id: ObjectID, _ object: ManagedObject) {
+    guard registered[id.entity]?[id.primaryKey]?.toOpaque() == Unmanaged.passUnretained(object).toOpaque() else {
+      return
+    }
+    remove(id)
   }
 
-  func registeredObject(_ id: ObjectID) -> ManagedObject? { registered[id]?.object }
+  private func remove(_ id: ObjectID) {
+    registered[id.entity]?[id.primaryKey] = nil
+    registeredTotal -= 1
+    guard registeredTotal < registeredPeak / 4 else { return }
+    registered = registered.compactMapValues {
+      $0.isEmpty ? nil : Dictionary(uniqueKeysWithValues: $0.map { ($0, $1) })
+    }
+    registeredPeak = registeredTotal
+  }
+
+  /// Room for `count` more registrations of `entity`'s objects (a big fetch grows the table once).
+  func reserveRegistrations(_ count: Int, of entity: String?) {
+    guard let entity, count > 1024 else { return }
+    registered[entity, default: [:]].reserveCapacity((registered[entity]?.count ?? 0) + count)
+  }
+
+  func registeredObject(_ id: ObjectID) -> ManagedObject? {
+    registered[id.entity]?[id.primaryKey]?.takeUnretainedValue()
+  }
 
   func register(_ object: ManagedObject) {
-    registered[object.id] = WeakObject(object)
-    registeredPeak = max(registeredPeak, registered.count)
+    let id = object.id
+    if registered[id.entity, default: [:]].updateValue(Unmanaged.passUnretained(object), forKey: id.primaryKey) == nil {
+      registeredTotal += 1
+      registeredPeak = max(registeredPeak, registeredTotal)
+    }
     objectsMade += 1
   }
 
+  /// Whether any object of exactly `entity` is registered (a big fetch into an empty context
+  /// skips the look-up per key).
+  func registersAny(of entity: String) -> Bool { !(registered[entity]?.isEmpty ?? true) }
+
   func unregister(_ object: ManagedObject) {
-    if registered[object.id]?.object === object { registered[object.id] = nil }
+    if registeredObject(object.id) === object { remove(object.id) }
   }
 
   /// Moves a saved object to its permanent ID.
@@ -526,7 +553,7 @@ public final class ObjectContext {
     guard let entity = model.entity(named: name) else {
       throw ContextError(.unknownEntity, entity: name, reason: "the model has no entity '\(name)'")
     }
-    let reference = EntityReference(entity)
+    let reference = EntityReference(entity, snapshots: coordinator.snapshots)
     entityReferences[name] = reference
     return reference
   }
@@ -537,8 +564,7 @@ public final class ObjectContext {
 
   /// An object read from the store, registered with its snapshot.
   func adopt(_ row: StoredObject) throws -> ManagedObject {
-    let object = ManagedObject(
-      id: row.id, entity: try entityReference(row.id.entity), context: self, registry: coordinator.snapshots)
+    let object = ManagedObject(id: row.id, entity: try entityReference(row.id.entity), context: self)
     object.commit(row)
     register(object)
     return object
@@ -560,7 +586,7 @@ public final class ObjectContext {
   }
 
   private func record(_ object: ManagedObject, _ name: String, _ target: ObjectID?) {
-    if !object.isInserted, object.snapshot?.toOne[name] == target {
+    if !object.isInserted, object.committedTarget(name) == target {
       object.changedToOne[name] = nil
     } else {
       object.changedToOne[name] = .some(target)

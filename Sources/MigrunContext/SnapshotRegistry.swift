@@ -2,49 +2,38 @@ import MigrunModel
 import MigrunStore
 
 /// The snapshots of persistent values shared by every context of one coordinator: Core Data's row
-/// cache. Each managed object holds one reference to the snapshot of the version it read; the
-/// snapshot goes when the last object using it goes (or refreshes), so a context that fetched a
-/// million objects and let them go holds none.
+/// cache. Objects hold their snapshot; the registry only finds it (it holds none), so a snapshot
+/// goes when the last object using it goes (or refreshes), and a context that fetched a million
+/// objects and let them go holds none. Entries are by entity and key: a newer version read
+/// replaces the entry (the older snapshot lives on with its users, no longer shared).
 final class SnapshotRegistry {
-  struct Key: Hashable {
-    let id: ObjectID
-    let version: Int64
-  }
-
-  private struct Entry {
-    let snapshot: StoredObject
-    var users: Int
-  }
-
-  private var entries: [Key: Entry] = [:]
+  private var entries: [String: [Int64: Unmanaged<Snapshot>]] = [:]
+  private(set) var count = 0
   private var peak = 0
 
-  var count: Int { entries.count }
-
-  /// Registers a user of `snapshot` and returns the shared copy (the first registered for that
-  /// version: the values of one version of one row are the same for everyone).
-  func retain(_ snapshot: StoredObject) -> StoredObject {
-    let key = Key(id: snapshot.id, version: snapshot.version)
-    if var entry = entries[key] {
-      entry.users += 1
-      entries[key] = entry
-      return entry.snapshot
+  /// The shared snapshot of `row`'s version, made when no object holds one.
+  func snapshot(of row: StoredObject, shape: EntityReference) -> Snapshot {
+    if let known = entries[row.id.entity]?[row.id.primaryKey]?.takeUnretainedValue(), known.version == row.version {
+      return known
     }
-    entries[key] = Entry(snapshot: snapshot, users: 1)
-    peak = max(peak, entries.count)
-    return snapshot
+    let made = Snapshot(row, shape: shape, registry: self)
+    entries[row.id.entity, default: [:]][row.id.primaryKey] = Unmanaged.passUnretained(made)
+    count += 1
+    peak = max(peak, count)
+    return made
   }
 
-  package func release(_ snapshot: StoredObject) {
-    let key = Key(id: snapshot.id, version: snapshot.version)
-    guard var entry = entries[key] else { return }
-    entry.users -= 1
-    if entry.users > 0 {
-      entries[key] = entry
-      return
+  /// Called as a snapshot goes: its entry leaves (unless a newer version took it).
+  func forget(_ snapshot: Snapshot) {
+    count -= 1
+    let key = snapshot.id.primaryKey
+    if entries[snapshot.id.entity]?[key]?.toOpaque() == Unmanaged.passUnretained(snapshot).toOpaque() {
+      entries[snapshot.id.entity]?[key] = nil
     }
-    entries[key] = nil
-    entries.shrinkWhenSparse(peak: &peak)
+    guard count < peak / 4 else { return }
+    // Dictionaries keep their capacity when emptied: copied into storage of their size.
+    entries = entries.compactMapValues { $0.isEmpty ? nil : Dictionary(uniqueKeysWithValues: $0.map { ($0, $1) }) }
+    peak = count
   }
 }
 

@@ -4,6 +4,14 @@ import MigrunModel
 /// Filters said in SQL, and the fetches that use them: objects' keys in order, then the objects by
 /// key in pages (how Core Data fetches in batches: IDs first, rows as they are needed).
 extension SQLiteStore {
+  /// Whether the filter can be said in SQL on `entity`'s table (then it is tested exactly; when the
+  /// store cannot say one, it reads every row).
+  package func says(_ filter: RowFilter?, of entity: String) -> Bool {
+    guard let filter else { return true }
+    guard let layout = schema.layout(of: entity) else { return false }
+    return filteredQuery(layout, includingSubentities: true, filter: filter, select: "1") != nil
+  }
+
   /// The SQL of a query for the keys of `entity`'s objects `filter` takes: `SELECT t0.Z_PK, t0.Z_ENT
   /// FROM <table> t0 WHERE …`, with its values; nil when the filter names what the store does not
   /// hold (then the store cannot say it).

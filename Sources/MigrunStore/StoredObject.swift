@@ -62,6 +62,9 @@ package protocol ObjectStore: AnyObject {
     of entity: String, includingSubentities: Bool, filter: RowFilter?, sortedBy keys: [(String, Bool)], limit: Int?,
     offset: Int
   ) throws -> [ObjectID]?
+  /// Whether ``forEachObject(of:includingSubentities:withToMany:filter:_:)`` gives exactly the
+  /// objects a filter takes (a store that cannot say filters gives every object).
+  func says(_ filter: RowFilter?, of entity: String) -> Bool
   /// The objects with these keys (attributes and to-ones, no to-many members), in the order given;
   /// a key naming no object is left out.
   func objects(_ ids: [ObjectID]) throws -> [StoredObject]
@@ -123,6 +126,8 @@ extension ObjectStore {
   package func count(of entity: String, includingSubentities: Bool, filter: RowFilter?) throws -> Int? {
     filter == nil ? try count(of: entity, includingSubentities: includingSubentities) : nil
   }
+
+  package func says(_ filter: RowFilter?, of entity: String) -> Bool { filter == nil }
 
   /// A store that cannot select in SQL selects nothing itself.
   package func objectIDs(
