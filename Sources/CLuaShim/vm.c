@@ -253,6 +253,12 @@ void mr_arm(mr_vm *vm) {
   lua_sethook(vm->L, mr_hook, LUA_MASKCOUNT | (cov_on ? LUA_MASKLINE : 0), MR_HOOK_STEP);
 }
 
+void mr_vm_renew(mr_vm *vm) {
+  if (!vm->armed) return;
+  vm->instructions_left = vm->limits.instructions;
+  vm->deadline = mr_now() + vm->limits.seconds;
+}
+
 void mr_disarm(mr_vm *vm) {
   vm->armed = 0;
   vm->mem_tripped = 0;

@@ -133,6 +133,11 @@ package final class LuaVM {
   /// Runs a full garbage collection.
   public func collectGarbage() { mr_vm_collect(state) }
 
+  /// The call in progress gets its instruction count and time limit again, from a host function:
+  /// a step of real progress (a batch of a walk over a big store) that the per-call limits, meant
+  /// for runaway scripts, should not count against the whole walk. Memory is not renewed.
+  package func renewLimits() { mr_vm_renew(state) }
+
   // MARK: - Non public
 
   /// Encodes `values`, runs `body` with the argument and result buffers, checks its status and

@@ -155,23 +155,25 @@ struct SaveTransaction {
     }
     let row = try writer.object(object.id)
     rowsRead[object.id] = row
-    let snapshot = object.snapshot
-    var state = object.state
-    state.toMany = state.toMany.filter { object.changedToMany[$0.key] != nil }
     if object.isDeleted {
       guard let row else {
         plans[object.id] = .gone
         return
       }
-      guard row.version != snapshot?.version else {
+      // The version read is all a delete without a conflict needs (no copy of the values made).
+      guard row.version != object.version else {
         plans[object.id] = .delete
         return
       }
+      let snapshot = object.snapshot
       let conflict = MergeConflict(
         kind: .delete, id: object.id, object: nil, snapshot: snapshot, store: row, changed: object.changedProperties)
       plans[object.id] = try decide(conflict).map { settle($0, row) } ?? .delete
       return
     }
+    let snapshot = object.snapshot
+    var state = object.state
+    state.toMany = state.toMany.filter { object.changedToMany[$0.key] != nil }
     guard let row else {
       let conflict = MergeConflict(
         kind: .storeDeleted, id: object.id, object: state, snapshot: snapshot, store: nil,

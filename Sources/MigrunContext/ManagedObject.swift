@@ -262,7 +262,8 @@ public final class ManagedObject: CustomStringConvertible {
   }
 
   private func attribute(_ name: String) throws -> Attribute {
-    guard let attribute = try liveContext().model.attributes(of: entity).first(where: { $0.name == name }) else {
+    _ = try liveContext()
+    guard let attribute = entityReference.attributes[name] else {
       throw ContextError(.unknownProperty, object: id, reason: "entity '\(entity.name)' has no attribute '\(name)'")
     }
     return attribute
@@ -277,10 +278,13 @@ final class EntityReference {
   private(set) var places: [String: Int] = [:]
   private(set) var names: [String] = []
   let snapshots: SnapshotRegistry
+  /// The entity's attributes (inherited ones too) by name: looked up on every read and write.
+  let attributes: [String: Attribute]
 
-  init(_ entity: Entity, snapshots: SnapshotRegistry) {
+  init(_ entity: Entity, model: ObjectModel, snapshots: SnapshotRegistry) {
     self.entity = entity
     self.snapshots = snapshots
+    attributes = Dictionary(model.attributes(of: entity).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
   }
 
   /// The places of `names`, in order, learning the names it has not met.

@@ -553,7 +553,7 @@ public final class ObjectContext {
     guard let entity = model.entity(named: name) else {
       throw ContextError(.unknownEntity, entity: name, reason: "the model has no entity '\(name)'")
     }
-    let reference = EntityReference(entity, snapshots: coordinator.snapshots)
+    let reference = EntityReference(entity, model: model, snapshots: coordinator.snapshots)
     entityReferences[name] = reference
     return reference
   }

@@ -393,6 +393,8 @@ public final class StoreMigrator {
     let working = try SQLiteStore(url: file, model: model, access: .readWrite)
     working.externalData = run.externalData
     defer { try? working.close() }
+    // migrun's own file, fsynced whole before the swap: the stage's saves need not wait for the disk.
+    try working.deferSyncToTheEnd()
     let context = StoreCoordinator(store: working).newContext()
     // A store with persistent history records the stage's saves as Core Data's staged migration
     // does, under these names (CloudKit's mirror exports them like any other change).

@@ -11,6 +11,11 @@ import Foundation
 /// flag, does; `LIKE` takes `*` and `?`; `MATCHES` is an ICU regular expression over the whole string.
 package enum PredicateStrings {
   package static func fold(_ text: String, _ options: FormatPredicate.Options) -> String {
+    // ASCII has no diacritics, and its case folds to lower case: the same answer as Foundation's
+    // folding at a fraction of its cost (a search over a million rows folds a million strings).
+    if text.utf8.allSatisfy({ $0 < 0x80 }) {
+      return options.contains(.caseInsensitive) ? text.lowercased() : text
+    }
     var fold: String.CompareOptions = []
     if options.contains(.caseInsensitive) { fold.insert(.caseInsensitive) }
     if options.contains(.diacriticInsensitive) { fold.insert(.diacriticInsensitive) }

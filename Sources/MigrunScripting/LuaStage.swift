@@ -57,12 +57,19 @@ package final class LuaStage: MigrationStageHandlers {
     /// Keys a batched fetch or `ctx:each` walks, by token (held here, not as Lua strings).
     var lists: [Int: [ObjectID]] = [:]
     var lastList = 0
+    /// Entity → property → what it is (``StageHost/kind(_:of:)``).
+    var kinds: [String: [String: PropertyKind]] = [:]
     /// The handler running, and its file: what `ctx:log` lines name.
     var place = ""
     /// Objects a handler may hold at once (each handed to Lua is kept until `ctx:reset()`): the
     /// host's memory for them counts too, about 256 bytes of the Lua memory limit each (a stage
     /// that inserted half a million objects held 1.8 GB under a 64 MiB limit).
     var maximumObjects = 262_144
+  }
+
+  enum PropertyKind {
+    case attribute(Attribute)
+    case toOne, toMany
   }
 
   public var hooks: Set<StageHook> { Set(handlers.keys) }
@@ -160,34 +167,32 @@ package final class LuaStage: MigrationStageHandlers {
     local stage = __stage
     local setmetatable, rawget, type, ipairs = setmetatable, rawget, type, ipairs
     local Object, methods, cache = {}, {}, {}
+    local function object(h)
+      local known = cache[h]
+      if known == nil then known = setmetatable({ __h = h }, Object); cache[h] = known end
+      return known
+    end
     local function wrap(value)
       if type(value) ~= "table" then return value end
       local h = rawget(value, "__h")
-      if h ~= nil then
-        local known = cache[h]
-        if known == nil then known = setmetatable({ __h = h }, Object); cache[h] = known end
-        return known
-      end
+      if h ~= nil then return object(h) end
       for i, item in ipairs(value) do value[i] = wrap(item) end
       return value
     end
-    function methods.id(self) return stage.id(self) end
-    function methods.entity(self) return stage.entity(self) end
+    -- The host is handed an object's handle (a number), not its table: nothing to copy per call.
+    function methods.id(self) return stage.id(rawget(self, "__h")) end
+    function methods.entity(self) return stage.entity(rawget(self, "__h")) end
     Object.__index = function(self, key)
       local method = methods[key]
       if method ~= nil then return method end
-      return wrap(stage.get(self, key))
+      return wrap(stage.get(rawget(self, "__h"), key))
     end
-    Object.__newindex = function(self, key, value) stage.set(self, key, value) end
-    Object.__tostring = function(self) return stage.id(self) end
+    Object.__newindex = function(self, key, value) stage.set(rawget(self, "__h"), key, value) end
+    Object.__tostring = function(self) return stage.id(rawget(self, "__h")) end
     local Context = {}
     Context.__index = Context
     local function release(batch)
-      stage.release(batch)
-      for _, handle in ipairs(batch) do
-        local h = handle.__h
-        if stage.held(h) == false then cache[h] = nil end
-      end
+      for _, h in ipairs(stage.release(batch)) do cache[h] = nil end
     end
     -- A batched list: the keys are selected at once; a batch's objects are read when an index in
     -- it is first asked for, and the batch before is let go (unless changed).
@@ -202,7 +207,7 @@ package final class LuaStage: MigrationStageHandlers {
             if current ~= nil then release(current) end
             current, first = stage.batch(token, b * size + 1, math.min(count, (b + 1) * size)), b
           end
-          return wrap(current[i - b * size])
+          return object(current[i - b * size])
         end,
       })
     end
@@ -219,7 +224,7 @@ package final class LuaStage: MigrationStageHandlers {
       local save = type(options) == "table" and options.save == true
       for from = 1, count, size do
         local batch = stage.batch(token, from, math.min(count, from + size - 1))
-        for _, handle in ipairs(batch) do fn(wrap(handle)) end
+        for _, h in ipairs(batch) do fn(object(h)) end
         if save then stage.save() end
         release(batch)
       end
@@ -229,7 +234,10 @@ package final class LuaStage: MigrationStageHandlers {
     function Context:object(id) return wrap(stage.object(id)) end
     function Context:count(entity, predicate, options) return stage.count(entity, predicate, options) end
     function Context:insert(entity, values) return wrap(stage.insert(entity, values)) end
-    function Context:delete(object) stage.delete(object) end
+    function Context:delete(object)
+      local h = type(object) == "table" and rawget(object, "__h")
+      stage.delete(h or object)
+    end
     function Context:save() stage.save() end
     function Context:reset() stage.reset() cache = {} end
     function Context:log(...) stage.log(...) end
@@ -249,9 +257,11 @@ private struct StageHost {
     guard let context = state.context else { throw HostError("the context is only available while a handler runs") }
     return context
   }
-  func handle(_ object: ManagedObject) throws -> LuaValue {
+  func handle(_ object: ManagedObject) throws -> LuaValue { ["__h": .integer(try handleNumber(object))] }
+  /// The object's handle, given out the first time it is met.
+  func handleNumber(_ object: ManagedObject) throws -> Int64 {
     let key = ObjectIdentifier(object)
-    if let known = state.handles[key] { return ["__h": .integer(Int64(known))] }
+    if let known = state.handles[key] { return Int64(known) }
     guard state.objects.count < state.maximumObjects else {
       throw HostError(
         "the stage holds \(state.objects.count) objects, as many as its memory limit allows: ctx:save() and "
@@ -260,7 +270,7 @@ private struct StageHost {
     state.lastHandle += 1
     state.objects[state.lastHandle] = object
     state.handles[key] = state.lastHandle
-    return ["__h": .integer(Int64(state.lastHandle))]
+    return Int64(state.lastHandle)
   }
   func objectOf(_ value: LuaValue?, _ what: String) throws -> ManagedObject {
     guard let number = value?["__h"].integerValue ?? value?.integerValue else {
@@ -282,38 +292,45 @@ private struct StageHost {
     }
     return text
   }
-  func read(_ object: ManagedObject, _ key: String) throws -> LuaValue {
+  /// What `key` is on `entity`'s objects, looked up once per entity and key (a walk reads the same
+  /// few properties of a million objects).
+  func kind(_ key: String, of entity: Entity) throws -> LuaStage.PropertyKind {
+    if let known = state.kinds[entity.name]?[key] { return known }
     let model = try context().model
-    if let relationship = model.relationships(of: object.entity).first(where: { $0.name == key }) {
-      if relationship.isToMany {
-        return .table(LuaTable(array: try object.members(key).map { try handle($0) }))
-      }
-      return try object.object(key).map { try handle($0) } ?? .null
+    let kind: LuaStage.PropertyKind
+    if let relationship = model.relationships(of: entity).first(where: { $0.name == key }) {
+      kind = relationship.isToMany ? .toMany : .toOne
+    } else if let attribute = model.attributes(of: entity).first(where: { $0.name == key }) {
+      kind = .attribute(attribute)
+    } else {
+      throw HostError("entity '\(entity.name)' has no property '\(key)'")
     }
-    guard model.attributes(of: object.entity).contains(where: { $0.name == key }) else {
-      throw HostError("entity '\(object.entity.name)' has no property '\(key)'")
+    state.kinds[entity.name, default: [:]][key] = kind
+    return kind
+  }
+  func read(_ object: ManagedObject, _ key: String) throws -> LuaValue {
+    switch try kind(key, of: object.entity) {
+    case .toMany: return .table(LuaTable(array: try object.members(key).map { try handle($0) }))
+    case .toOne: return try object.object(key).map { try handle($0) } ?? .null
+    case .attribute: return MigrationBridge.lua(try object.value(key))
     }
-    return MigrationBridge.lua(try object.value(key))
   }
   func write(_ object: ManagedObject, _ key: String, _ value: LuaValue) throws {
-    let model = try context().model
-    if let relationship = model.relationships(of: object.entity).first(where: { $0.name == key }) {
-      if relationship.isToMany {
-        guard case .table(let list) = value else {
-          throw HostError("\(object.entity.name).\(key) is to-many: give a list of objects")
-        }
-        try object.setMembers(key, try list.array.map { try objectOf($0, "\(object.entity.name).\(key)") })
-      } else if value == .null || value == .nil {
+    switch try kind(key, of: object.entity) {
+    case .toMany:
+      guard case .table(let list) = value else {
+        throw HostError("\(object.entity.name).\(key) is to-many: give a list of objects")
+      }
+      try object.setMembers(key, try list.array.map { try objectOf($0, "\(object.entity.name).\(key)") })
+    case .toOne:
+      if value == .null || value == .nil {
         try object.set(key, to: nil)
       } else {
         try object.set(key, to: try objectOf(value, "\(object.entity.name).\(key)"))
       }
-      return
+    case .attribute(let attribute):
+      try object.set(key, try MigrationBridge.store(value, for: attribute, entity: object.entity.name))
     }
-    guard let attribute = model.attributes(of: object.entity).first(where: { $0.name == key }) else {
-      throw HostError("entity '\(object.entity.name)' has no property '\(key)'")
-    }
-    try object.set(key, try MigrationBridge.store(value, for: attribute, entity: object.entity.name))
   }
   func storeValue(_ value: LuaValue) throws -> StoreValue {
     switch value {
@@ -426,17 +443,21 @@ private struct StageHost {
       let to = arguments.count > 2 ? arguments[2].integerValue : nil, from >= 1, to <= ids.count, from <= to
     else { throw HostError("a batch of a selection that is gone (used after ctx:each or the handler ended)") }
     let objects = try context().objects(Array(ids[Int(from - 1)..<Int(to)])).filter { !$0.isDeleted }
-    return .table(LuaTable(array: try objects.map { try handle($0) }))
+    return .table(LuaTable(array: try objects.map { .integer(try handleNumber($0)) }))
   }
 
-  /// Lets go of a batch's objects that have no pending changes (their handles then name nothing).
-  func release(_ list: LuaValue?) {
+  /// Lets go of a batch's objects that have no pending changes (their handles then name nothing);
+  /// the handles let go of.
+  func release(_ list: LuaValue?) -> LuaValue {
+    var released: [LuaValue] = []
     for value in list?.tableValue?.array ?? [] {
-      guard let number = value["__h"].integerValue, let object = state.objects[Int(number)], !object.hasChanges
+      guard let number = value.integerValue, let object = state.objects[Int(number)], !object.hasChanges
       else { continue }
       state.objects[Int(number)] = nil
       state.handles[ObjectIdentifier(object)] = nil
+      released.append(.integer(number))
     }
+    return .table(LuaTable(array: released))
   }
 
   func fetch(_ arguments: [LuaValue]) throws -> [ManagedObject] {
@@ -455,14 +476,13 @@ private struct StageHost {
   func registerReads(_ vm: LuaVM) {
     vm.register("fetch", in: "__stage") { arguments in [try fetchValue(arguments)] }
     vm.register("select", in: "__stage") { arguments in try select(arguments) }
-    vm.register("batch", in: "__stage") { arguments in [try batch(arguments)] }
-    vm.register("release", in: "__stage") { arguments in
-      release(arguments.first)
-      return []
+    vm.register("batch", in: "__stage") { [unowned vm] arguments in
+      // Each batch of a walk is progress: the per-call limits start again (a runaway loop inside one
+      // batch is still stopped).
+      vm.renewLimits()
+      return [try batch(arguments)]
     }
-    vm.register("held", in: "__stage") { arguments in
-      [.boolean(state.objects[Int(arguments.first?.integerValue ?? 0)] != nil)]
-    }
+    vm.register("release", in: "__stage") { arguments in [release(arguments.first)] }
     vm.register("forget", in: "__stage") { arguments in
       state.lists[Int(arguments.first?.integerValue ?? 0)] = nil
       return []

@@ -72,20 +72,24 @@ extension SQLiteStore {
       return inner.holdsForNothing ? "\(alias).\(key.name) IS NULL OR \(found)" : found
     case .members(let name, let quantifier, let inner):
       var innerValues: [DatabaseValue] = []
-      guard let (from, link) = members(of: name, layout, alias: alias, depth: depth),
+      guard let from = members(of: name, layout, depth: depth),
         let condition = sql(inner, from.layout, alias: from.alias, depth: depth + 1, &innerValues)
       else { return nil }
       values += innerValues
-      let rows = "SELECT 1 FROM \(from.tables) WHERE \(link)"
+      // The owners of the members that pass, selected once (not per owner): the members' own
+      // indexes serve the condition.
+      let owners =
+        "SELECT \(from.owner) FROM \(from.tables) WHERE \(from.owner) IS NOT NULL AND \(from.kinds) AND "
       switch quantifier {
-      case .any: return "EXISTS (\(rows) AND (\(condition)))"
-      case .all: return "NOT EXISTS (\(rows) AND NOT coalesce((\(condition)), 0))"
-      case .none: return "NOT EXISTS (\(rows) AND (\(condition)))"
+      case .any: return "\(alias).Z_PK IN (\(owners)(\(condition)))"
+      case .all: return "\(alias).Z_PK NOT IN (\(owners)NOT coalesce((\(condition)), 0))"
+      case .none: return "\(alias).Z_PK NOT IN (\(owners)(\(condition)))"
       }
     case .memberCount(let name, let test, let value):
-      guard let (from, link) = members(of: name, layout, alias: alias, depth: depth) else { return nil }
+      guard let from = members(of: name, layout, depth: depth) else { return nil }
       values.append(StoreValueCoding.databaseValue(value))
-      return "(SELECT count(*) FROM \(from.tables) WHERE \(link)) \(test.rawValue) ?"
+      return
+        "(SELECT count(*) FROM \(from.tables) WHERE \(from.owner) = \(alias).Z_PK AND \(from.kinds)) \(test.rawValue) ?"
     }
   }
 
@@ -97,10 +101,10 @@ extension SQLiteStore {
     return schema.layout(of: relationship.destinationEntity)
   }
 
-  /// The rows of a to-many's members (`tables`, the members' row named `alias`) and the condition
-  /// linking them to the owner's row `owner`.
-  private func members(of name: String, _ layout: StoreSchema.EntityLayout, alias owner: String, depth: Int) -> (
-    from: (layout: StoreSchema.EntityLayout, alias: String, tables: String), link: String
+  /// Where a to-many's members are: the tables to read (`tables`, the members' row named `alias`),
+  /// the column holding their owner's key, and the condition on the members' kinds.
+  private func members(of name: String, _ layout: StoreSchema.EntityLayout, depth: Int) -> (
+    layout: StoreSchema.EntityLayout, alias: String, tables: String, owner: String, kinds: String
   )? {
     guard let destination = destination(of: name, layout) else { return nil }
     let member = "t\(depth + 1)"
@@ -108,18 +112,13 @@ extension SQLiteStore {
     switch layout.properties[name] {
     case .toManyThroughInverse(_, let inverse)?:
       guard case .toOne(let key, _, _)? = destination.properties[inverse] else { return nil }
-      return (
-        (destination, member, "\(destination.table) \(member)"),
-        "\(member).\(key.name) = \(owner).Z_PK AND \(kinds)"
-      )
+      return (destination, member, "\(destination.table) \(member)", "\(member).\(key.name)", kinds)
     case .manyToMany(let table, let own, let other, _)?:
       let join = "j\(depth + 1)"
       return (
-        (
-          destination, member,
-          "\(table) \(join) JOIN \(destination.table) \(member) ON \(member).Z_PK = \(join).\(other)"
-        ),
-        "\(join).\(own) = \(owner).Z_PK AND \(kinds)"
+        destination, member,
+        "\(table) \(join) JOIN \(destination.table) \(member) ON \(member).Z_PK = \(join).\(other)", "\(join).\(own)",
+        kinds
       )
     default: return nil
     }

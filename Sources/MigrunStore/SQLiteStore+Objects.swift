@@ -173,7 +173,7 @@ final class SQLiteObjectWriter: StoreWriter {
 
   func newPrimaryKey(for entity: String) throws -> Int64 {
     let root = try rootNumber(entity)
-    try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + 1 WHERE Z_ENT = ?", arguments: [root])
+    try db.cachedStatement(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + 1 WHERE Z_ENT = ?").execute(arguments: [root])
     let key = try Int64.fetchOne(db, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", arguments: [root]) ?? 1
     knownMax[root] = key
     return key
@@ -217,7 +217,9 @@ final class SQLiteObjectWriter: StoreWriter {
 
   func reservePrimaryKeys(for entity: String, through key: Int64) throws {
     let root = try rootNumber(entity)
-    try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?", arguments: [key, root])
+    try db.cachedStatement(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?").execute(arguments: [
+      key, root,
+    ])
     knownMax[root] = nil
   }
 
@@ -297,9 +299,8 @@ final class SQLiteObjectWriter: StoreWriter {
       var clear = ["\(key.name) = NULL"]
       if let entityColumn { clear.append("\(entityColumn.name) = NULL") }
       if let order { clear.append("\(order.name) = NULL") }
-      try db.execute(
-        sql: "UPDATE \(target.table) SET \(clear.joined(separator: ", ")) WHERE \(key.name) = ?",
-        arguments: [id.primaryKey])
+      try db.cachedStatement(sql: "UPDATE \(target.table) SET \(clear.joined(separator: ", ")) WHERE \(key.name) = ?")
+        .execute(arguments: [id.primaryKey])
       for (index, member) in members.enumerated() {
         var sets = ["\(key.name) = ?"]
         var values: [DatabaseValue] = [id.primaryKey.databaseValue]
@@ -355,20 +356,19 @@ final class SQLiteObjectWriter: StoreWriter {
 
   func delete(_ id: ObjectID) throws {
     let (layout, _) = try resolve(id)
-    try db.execute(sql: "DELETE FROM \(layout.table) WHERE Z_PK = ?", arguments: [id.primaryKey])
+    try db.cachedStatement(sql: "DELETE FROM \(layout.table) WHERE Z_PK = ?").execute(arguments: [id.primaryKey])
     for storage in layout.properties.values {
       switch storage {
       case .manyToMany(let table, let own, let other, _):
         // Only this object's own column (the other holds the destination's keys) — or both for a
         // self-inverse relationship, whose pairs hold this entity on each side.
         let reflexive = other == "REFLEXIVE"
-        try db.execute(
-          sql: "DELETE FROM \(table) WHERE \(own) = ?\(reflexive ? " OR REFLEXIVE = ?" : "")",
-          arguments: reflexive ? [id.primaryKey, id.primaryKey] : [id.primaryKey])
+        try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(own) = ?\(reflexive ? " OR REFLEXIVE = ?" : "")")
+          .execute(arguments: reflexive ? [id.primaryKey, id.primaryKey] : [id.primaryKey])
       case .toManyThroughInverse(let destination, let inverse):
         if let target = store.schema.layout(of: destination), case .toOne(let key, _, _)? = target.properties[inverse] {
-          try db.execute(
-            sql: "UPDATE \(target.table) SET \(key.name) = NULL WHERE \(key.name) = ?", arguments: [id.primaryKey])
+          try db.cachedStatement(sql: "UPDATE \(target.table) SET \(key.name) = NULL WHERE \(key.name) = ?").execute(
+            arguments: [id.primaryKey])
         }
       default: break
       }

@@ -759,6 +759,14 @@ public final class SQLiteStore: ObjectStore {
   }
 
   /// Runs `body` on the connection outside any transaction (for ATTACH, which needs that).
+  /// Commits stop waiting for the disk (`PRAGMA synchronous = OFF`), the journal kept (a failed
+  /// transaction still rolls back): for migrun's own working files, which are fsynced once, whole,
+  /// before they replace a store — a stage saving a batch at a time over a million objects would
+  /// otherwise wait for a thousand fsyncs.
+  package func deferSyncToTheEnd() throws {
+    try withConnection { db in try db.execute(sql: "PRAGMA synchronous = OFF") }
+  }
+
   package func withConnection<T>(_ body: (Database) throws -> T) throws -> T {
     try StoreAccesses.enter(self, file: url.lastPathComponent)
     defer { StoreAccesses.leave(self) }

@@ -1,4 +1,5 @@
 import Foundation
+import LuaHost
 import MigrunContext
 import MigrunKit
 import MigrunModel
@@ -26,12 +27,12 @@ import Testing
 
   /// Runs `willMigrate` of a stage with `body` on a fresh context of `store`; the lines it logged
   /// are the handler's return, through a global.
-  static func run(_ body: String, on store: SQLiteStore, _ folder: TemporaryDirectory) throws -> (
-    context: ObjectContext, changes: StageChanges
-  ) {
+  static func run(
+    _ body: String, on store: SQLiteStore, _ folder: TemporaryDirectory, limits: LuaLimits = LuaLimits()
+  ) throws -> (context: ObjectContext, changes: StageChanges) {
     let file = folder.url.appendingPathComponent("A-B.stage.lua")
     try "return { willMigrate = function(ctx)\n\(body)\nend }".write(to: file, atomically: true, encoding: .utf8)
-    let stage = try LuaStage(file: file)
+    let stage = try LuaStage(file: file, limits: limits)
     let context = StoreCoordinator(store: store).newContext()
     let step = MigrationStep(
       from: "A", to: "B", kind: .inferred, inferredMapping: nil, source: store.model, destination: store.model)
@@ -96,6 +97,32 @@ import Testing
       assert(not ok and message:find("no property 'nope'"), message)
       """, on: store, folder)
     #expect(context.registeredCount == 0)
+  }
+
+  /// The per-call instruction limit stops a runaway script, not a walk: each batch of `ctx:each`
+  /// starts it again, and a loop that never ends inside one batch is still stopped.
+  @Test func eachBatchGetsTheLimitsAgain() throws {
+    let folder = try TemporaryDirectory()
+    let store = try Self.store(folder)
+    var limits = LuaLimits()
+    limits.instructions = 200_000
+    // ~2,000 instructions per object: 500,000 for the walk, 20,000 per batch of 10.
+    let busy = """
+      local total = 0
+      ctx:each("Employee", nil, function(e)
+        for i = 1, 500 do total = total + i end
+      end, { batch = 10 })
+      """
+    _ = try Self.run(busy, on: store, folder, limits: limits)
+    #expect {
+      _ = try Self.run(
+        "local total = 0\nfor i = 1, 500 * 250 do total = total + i end", on: store, folder, limits: limits)
+    } throws: { "\($0)".contains("instruction limit") }
+    #expect {
+      _ = try Self.run(
+        "ctx:each(\"Employee\", nil, function(e) while true do end end, { batch = 10 })", on: store, folder,
+        limits: limits)
+    } throws: { "\($0)".contains("instruction limit") }
   }
 
   @Test func anObjectLetGoOfAfterItsBatchSaysSo() throws {

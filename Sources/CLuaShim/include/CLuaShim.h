@@ -76,6 +76,9 @@ void mr_vm_free(mr_vm *vm);
 /// Sets the pointer handed to the host function (when it was not known at mr_vm_new).
 void mr_vm_set_host(mr_vm *vm, void *host);
 void mr_vm_set_limits(mr_vm *vm, const mr_limits *limits);
+/// A call in progress starts its instruction count and time limit again (a host function says the
+/// script makes progress: a batch of a walk over a big store).
+void mr_vm_renew(mr_vm *vm);
 /// Adds a folder that `require` searches (in the order added).
 mr_status mr_vm_add_module_path(mr_vm *vm, const char *folder);
 /// Makes host function `fn_id` callable as `module.name`, or as the global `name` when module is NULL.
