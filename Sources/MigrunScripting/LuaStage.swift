@@ -54,8 +54,10 @@ package final class LuaStage: MigrationStageHandlers {
     var lastHandle = 0
     var handles: [ObjectIdentifier: Int] = [:]
     var changes = StageChanges()
-    /// Keys a batched fetch or `ctx:each` walks, by token (held here, not as Lua strings).
-    var lists: [Int: [ObjectID]] = [:]
+    /// Keys a batched fetch or `ctx:each` walks, by token (held here, not as Lua strings), and the
+    /// handles of the batch last handed out (let go of when the next one is asked for, or the
+    /// walk ends).
+    var lists: [Int: (ids: [ObjectID], batch: [Int64])] = [:]
     var lastList = 0
     /// Entity → property → what it is (``StageHost/kind(_:of:)``).
     var kinds: [String: [String: PropertyKind]] = [:]
@@ -166,7 +168,10 @@ package final class LuaStage: MigrationStageHandlers {
   static let helpers = """
     local stage = __stage
     local setmetatable, rawget, type, ipairs = setmetatable, rawget, type, ipairs
-    local Object, methods, cache = {}, {}, {}
+    -- Objects' tables by handle, held weakly: a table nobody holds goes (the host lets go of the
+    -- object itself after its batch), and the same object is the same table while anyone holds it.
+    local Weak = { __mode = "v" }
+    local Object, methods, cache = {}, {}, setmetatable({}, Weak)
     local function object(h)
       local known = cache[h]
       if known == nil then known = setmetatable({ __h = h }, Object); cache[h] = known end
@@ -191,9 +196,6 @@ package final class LuaStage: MigrationStageHandlers {
     Object.__tostring = function(self) return stage.id(rawget(self, "__h")) end
     local Context = {}
     Context.__index = Context
-    local function release(batch)
-      for _, h in ipairs(stage.release(batch)) do cache[h] = nil end
-    end
     -- A batched list: the keys are selected at once; a batch's objects are read when an index in
     -- it is first asked for, and the batch before is let go (unless changed).
     local function batched(token, count, size)
@@ -204,7 +206,6 @@ package final class LuaStage: MigrationStageHandlers {
           if math.type(i) ~= "integer" or i < 1 or i > count then return nil end
           local b = (i - 1) // size
           if b ~= first then
-            if current ~= nil then release(current) end
             current, first = stage.batch(token, b * size + 1, math.min(count, (b + 1) * size)), b
           end
           return object(current[i - b * size])
@@ -226,7 +227,6 @@ package final class LuaStage: MigrationStageHandlers {
         local batch = stage.batch(token, from, math.min(count, from + size - 1))
         for _, h in ipairs(batch) do fn(object(h)) end
         if save then stage.save() end
-        release(batch)
       end
       stage.forget(token)
       return count
@@ -239,10 +239,10 @@ package final class LuaStage: MigrationStageHandlers {
       stage.delete(h or object)
     end
     function Context:save() stage.save() end
-    function Context:reset() stage.reset() cache = {} end
+    function Context:reset() stage.reset() cache = setmetatable({}, Weak) end
     function Context:log(...) stage.log(...) end
     return function(handler, info)
-      cache = {}
+      cache = setmetatable({}, Weak)
       handler(setmetatable({ version = info.version, from = info.from, to = info.to }, Context))
     end
     """
@@ -432,32 +432,30 @@ private struct StageHost {
     }
     let ids = try context().objectIDs(query.entity, matching: query.predicate, sortedBy: query.sort, limit: query.limit)
     state.lastList += 1
-    state.lists[state.lastList] = ids
+    state.lists[state.lastList] = (ids, [])
     return [.integer(Int64(state.lastList)), .integer(Int64(ids.count)), .integer(Int64(size))]
   }
 
   /// One batch of a selection (positions `from` through `to`, from 1): the objects' handles.
   func batch(_ arguments: [LuaValue]) throws -> LuaValue {
-    guard let token = arguments.first?.integerValue, let ids = state.lists[Int(token)],
+    guard let token = arguments.first?.integerValue, let list = state.lists[Int(token)], case let ids = list.ids,
       let from = arguments.count > 1 ? arguments[1].integerValue : nil,
       let to = arguments.count > 2 ? arguments[2].integerValue : nil, from >= 1, to <= ids.count, from <= to
     else { throw HostError("a batch of a selection that is gone (used after ctx:each or the handler ended)") }
+    release(list.batch)
     let objects = try context().objects(Array(ids[Int(from - 1)..<Int(to)])).filter { !$0.isDeleted }
-    return .table(LuaTable(array: try objects.map { .integer(try handleNumber($0)) }))
+    let handles = try objects.map { try handleNumber($0) }
+    state.lists[Int(token)]?.batch = handles
+    return .table(LuaTable(array: handles.map(LuaValue.integer)))
   }
 
-  /// Lets go of a batch's objects that have no pending changes (their handles then name nothing);
-  /// the handles let go of.
-  func release(_ list: LuaValue?) -> LuaValue {
-    var released: [LuaValue] = []
-    for value in list?.tableValue?.array ?? [] {
-      guard let number = value.integerValue, let object = state.objects[Int(number)], !object.hasChanges
-      else { continue }
+  /// Lets go of a batch's objects that have no pending changes (their handles then name nothing).
+  func release(_ handles: [Int64]) {
+    for number in handles {
+      guard let object = state.objects[Int(number)], !object.hasChanges else { continue }
       state.objects[Int(number)] = nil
       state.handles[ObjectIdentifier(object)] = nil
-      released.append(.integer(number))
     }
-    return .table(LuaTable(array: released))
   }
 
   func fetch(_ arguments: [LuaValue]) throws -> [ManagedObject] {
@@ -482,9 +480,10 @@ private struct StageHost {
       vm.renewLimits()
       return [try batch(arguments)]
     }
-    vm.register("release", in: "__stage") { arguments in [release(arguments.first)] }
     vm.register("forget", in: "__stage") { arguments in
-      state.lists[Int(arguments.first?.integerValue ?? 0)] = nil
+      let token = Int(arguments.first?.integerValue ?? 0)
+      release(state.lists[token]?.batch ?? [])
+      state.lists[token] = nil
       return []
     }
     vm.register("object", in: "__stage") { arguments in
