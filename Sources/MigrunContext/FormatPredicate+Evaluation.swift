@@ -195,7 +195,7 @@ extension ObjectContext {
   /// count, as `fetch(_:where:sortedBy:includingSubentities:)`).
   ///
   /// Where the store says the whole predicate and the order in SQL
-  /// (``FormatPredicate/rowFilterTesting(_:in:followingRelationships:)``) and the context has no
+  /// (every form the predicate guide lists) and the context has no
   /// pending changes, the store's answer is the answer, as in Core Data: the keys are selected in
   /// SQL (sorted and limited there) and only those objects read. Else the store narrows the rows
   /// where it can and each object is judged.

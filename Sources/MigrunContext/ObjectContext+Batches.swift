@@ -5,7 +5,7 @@ extension ObjectContext {
   /// The IDs of the objects of `entity` that pass `predicate`, in `sortedBy` order (then by key),
   /// at most `limit`: Core Data's `.managedObjectIDResultType`. No object is kept: where SQL says
   /// the predicate and the order the store selects the keys alone; else each row is judged as it
-  /// is read and let go (or, with pending changes, the objects are fetched as ``fetch(_:matching:sortedBy:limit:)``
+  /// is read and let go (or, with pending changes, the objects are fetched as ``fetch(_:matching:sortedBy:limit:includesPropertyValues:)``
   /// fetches them).
   public func objectIDs(
     _ entityName: String, matching predicate: FormatPredicate?, sortedBy keys: [SortKey] = [], limit: Int? = nil

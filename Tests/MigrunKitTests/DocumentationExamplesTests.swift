@@ -91,7 +91,20 @@ struct DocumentationExamplesTests {
     let after = try coordinator.newContext().object(with: first.id)
     #expect(try after.value("creatorID") == .string("left"))
     #expect(try after.value("latitude") == .double(48.85))
+    try bigEntities(coordinator.newContext(), recent)
     try store.close()
+  }
+
+  func bigEntities(_ context: ObjectContext, _ recent: FormatPredicate) throws {
+    let faults = try context.fetch("Mood", matching: nil, includesPropertyValues: false)
+    print("\(faults.count) moods, \(faults.filter(\.isFault).count) not read yet")
+    var walked = 0
+    try context.forEach("Mood", matching: recent, sortedBy: [.ascending("date")], batchSize: 100) { batch in
+      walked += batch.count  // each batch let go after this closure, unless kept or changed
+    }
+    let counted = try context.count("Mood", matching: recent)  // in SQL: no object made
+    #expect(!faults.isEmpty && faults.allSatisfy { $0.isFault })
+    #expect(walked == counted && counted > 0)
   }
 
   @Test func migratingFromSwift() throws {
