@@ -218,7 +218,7 @@ extension ObjectContext {
       // In key order, every row that passes: one pass over the table, no keys selected first.
       var found: [ManagedObject] = []
       try storeCall(entityName) {
-        try store.forEachObject(of: entityName, includingSubentities: true, withToMany: false, filter: tested.filter) {
+        try store.forEachRow(of: entityName, includingSubentities: true, filter: tested.filter) {
           found.append(try registeredObject($0.id) ?? adopt($0))
         }
       }
@@ -298,7 +298,7 @@ extension ObjectContext {
       let missing = chunk.filter { registeredObject($0) == nil }
       var read: [ObjectID: ManagedObject] = [:]
       if !missing.isEmpty {
-        for row in try storeCall(missing[0].entity, { try store.objects(missing) }) { read[row.id] = try adopt(row) }
+        for row in try storeCall(missing[0].entity, { try store.rows(missing) }) { read[row.id] = try adopt(row) }
       }
       for id in chunk {
         if let object = read[id] ?? registeredObject(id) { found.append(object) }

@@ -69,6 +69,13 @@ public final class ManagedObject: CustomStringConvertible {
   /// the (shared) snapshot.
   func commit(_ row: StoredObject) {
     if !row.toMany.isEmpty || extra != nil { committedToMany = row.toMany }
+    self.row = entityReference.snapshots.snapshot(of: StoredRow(row), shape: entityReference)
+    faultGroup = nil
+  }
+
+  /// Takes `row` (no to-many members read) as what the store holds.
+  func commit(_ row: StoredRow) {
+    if extra != nil { committedToMany = [:] }
     self.row = entityReference.snapshots.snapshot(of: row, shape: entityReference)
     faultGroup = nil
   }
@@ -309,14 +316,20 @@ final class Snapshot {
   let toOne: [String: ObjectID]
   private let registry: SnapshotRegistry
 
-  init(_ row: StoredObject, shape: EntityReference, registry: SnapshotRegistry) {
+  init(_ row: StoredRow, shape: EntityReference, registry: SnapshotRegistry) {
     id = row.id
     version = row.version
     self.shape = shape
-    let places = shape.places(of: row.attributes.keys)
-    var values = ContiguousArray(repeating: StoreValue.null, count: shape.names.count)
-    for (place, value) in zip(places, row.attributes.values) { values[place] = value }
-    self.values = values
+    if shape.names.isEmpty { _ = shape.places(of: row.names) }
+    if shape.names == row.names {
+      // The rows of one entity come in one order: taken as they are.
+      values = row.values
+    } else {
+      let places = shape.places(of: row.names)
+      var values = ContiguousArray(repeating: StoreValue.null, count: shape.names.count)
+      for (place, value) in zip(places, row.values) { values[place] = value }
+      self.values = values
+    }
     toOne = row.toOne
     self.registry = registry
   }

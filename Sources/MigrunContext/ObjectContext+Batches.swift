@@ -83,7 +83,7 @@ extension ObjectContext {
       position += 1
     }
     guard !wanted.isEmpty else { return }
-    for row in try storeCall(wanted[0].entity, { try store.objects(wanted) }) {
+    for row in try storeCall(wanted[0].entity, { try store.rows(wanted) }) {
       registeredObject(row.id)?.commit(row)
     }
   }

@@ -570,6 +570,14 @@ public final class ObjectContext {
     return object
   }
 
+  /// An object read from the store as a row (attributes and to-ones), registered with its snapshot.
+  func adopt(_ row: StoredRow) throws -> ManagedObject {
+    let object = ManagedObject(id: row.id, entity: try entityReference(row.id.entity), context: self)
+    object.commit(row)
+    register(object)
+    return object
+  }
+
   private func own(_ object: ManagedObject) throws {
     guard object.context === self else {
       throw ContextError(.wrongContext, object: object.id, reason: "the object belongs to another context")

@@ -12,7 +12,7 @@ final class SnapshotRegistry {
   private var peak = 0
 
   /// The shared snapshot of `row`'s version, made when no object holds one.
-  func snapshot(of row: StoredObject, shape: EntityReference) -> Snapshot {
+  func snapshot(of row: StoredRow, shape: EntityReference) -> Snapshot {
     if let known = entries[row.id.entity]?[row.id.primaryKey]?.takeUnretainedValue(), known.version == row.version {
       return known
     }

@@ -160,26 +160,36 @@ extension SQLiteStore {
   /// The objects with these keys (attributes and to-ones), in the order given, read in pages by
   /// key; a key naming no row is left out.
   package func objects(_ ids: [ObjectID]) throws -> [StoredObject] {
-    var found: [StoredObject] = []
-    found.reserveCapacity(ids.count)
+    try byKeys(ids, id: \.id) { try $0.object(from: $1, table: $2, withToMany: false) }
+  }
+
+  package func rows(_ ids: [ObjectID]) throws -> [StoredRow] {
+    try byKeys(ids, id: \.id) { try $0.storedRow(from: $1, table: $2) }
+  }
+
+  /// What `make` makes of the rows with these keys, in the order given, read in pages by key; a key
+  /// naming no row is left out.
+  private func byKeys<T>(
+    _ ids: [ObjectID], id: (T) -> ObjectID, make: (SQLiteObjectReader, Row, String) throws -> T
+  ) throws -> [T] {
     var byTable: [String: [ObjectID]] = [:]
     for id in ids { byTable[try layout(id.entity).table, default: []].append(id) }
-    var rows: [ObjectID: StoredObject] = [:]
+    var read: [ObjectID: T] = [:]
+    read.reserveCapacity(ids.count)
     for (table, keys) in byTable {
       for start in stride(from: 0, to: keys.count, by: Self.pageSize) {
         let page = keys[start..<min(start + Self.pageSize, keys.count)]
         let sql = "SELECT * FROM \(table) WHERE Z_PK IN (\(page.map { String($0.primaryKey) }.joined(separator: ",")))"
-        try read { db in
+        try self.read { db in
           let reader = SQLiteObjectReader(store: self, db: db)
           for row in try Row.fetchAll(db, sql: sql) {
-            let object = try reader.object(from: row, table: table, withToMany: false)
-            rows[object.id] = object
+            let made = try make(reader, row, table)
+            read[id(made)] = made
           }
         }
       }
     }
-    for id in ids { if let row = rows[id] { found.append(row) } }
-    return found
+    return ids.compactMap { read[$0] }
   }
 }
 

@@ -24,6 +24,31 @@ struct SQLiteObjectReader {
   func object(from row: Row, table: String, withToMany: Bool = true, withAttributes: Bool = true) throws
     -> StoredObject
   {
+    let (plan, id, version) = try header(of: row, table: table)
+    var object = StoredObject(id: id, version: version)
+    object.attributes.reserveCapacity(withAttributes ? plan.attributes.count : 0)
+    for attribute in plan.attributes where withAttributes {
+      object.attributes[attribute.name] = try value(of: attribute, in: row, plan: plan, key: id.primaryKey)
+    }
+    object.toOne = try toOnes(in: row, plan: plan)
+    if withToMany { try readToMany(of: &object, plan: plan) }
+    return object
+  }
+
+  /// The row's attributes and to-ones as a ``StoredRow`` (values in the plan's order, no dictionary).
+  func storedRow(from row: Row, table: String) throws -> StoredRow {
+    let (plan, id, version) = try header(of: row, table: table)
+    var values = ContiguousArray<StoreValue>()
+    values.reserveCapacity(plan.attributes.count)
+    for attribute in plan.attributes {
+      values.append(try value(of: attribute, in: row, plan: plan, key: id.primaryKey))
+    }
+    return StoredRow(
+      id: id, version: version, names: plan.names, values: values, toOne: try toOnes(in: row, plan: plan))
+  }
+
+  /// The row's read plan (its entity's), ID and version.
+  private func header(of row: Row, table: String) throws -> (SQLiteStore.ReadPlan, ObjectID, Int64) {
     let keys = try store.keyColumns(of: table)
     let stored = try row.value(at: keys.entity, named: "Z_ENT", as: Int.self)
     let primaryKey = try row.required(at: keys.primaryKey, named: "Z_PK", as: Int64.self)
@@ -33,21 +58,27 @@ struct SQLiteObjectReader {
       throw StoreError(
         .badValue, primaryKey: primaryKey, reason: "row has Z_ENT \(number), which the model does not have in \(table)")
     }
-    var object = StoredObject(
-      id: ObjectID(entity: plan.layout.name, primaryKey: primaryKey),
-      version: try row.value(at: keys.version, named: "Z_OPT") ?? 0
-    )
-    object.attributes.reserveCapacity(withAttributes ? plan.attributes.count : 0)
-    for attribute in plan.attributes where withAttributes {
-      let value = StoreValueCoding.value(row[attribute.index] as DatabaseValue, type: attribute.type)
-      do {
-        object.attributes[attribute.name] = attribute.external ? try store.externalData.resolve(value) : value
-      } catch {
-        throw StoreError(
-          .badValue, file: error.file, entity: plan.layout.name, primaryKey: primaryKey,
-          reason: "'\(attribute.name)': \(error.reason)", underlying: error)
-      }
+    let version: Int64 = try row.value(at: keys.version, named: "Z_OPT") ?? 0
+    return (plan, ObjectID(entity: plan.layout.name, primaryKey: primaryKey), version)
+  }
+
+  private func value(
+    of attribute: (name: String, index: Int, type: AttributeType, external: Bool), in row: Row,
+    plan: SQLiteStore.ReadPlan, key: Int64
+  ) throws -> StoreValue {
+    let value = StoreValueCoding.value(row[attribute.index] as DatabaseValue, type: attribute.type)
+    guard attribute.external else { return value }
+    do {
+      return try store.externalData.resolve(value)
+    } catch {
+      throw StoreError(
+        .badValue, file: error.file, entity: plan.layout.name, primaryKey: key,
+        reason: "'\(attribute.name)': \(error.reason)", underlying: error)
     }
+  }
+
+  private func toOnes(in row: Row, plan: SQLiteStore.ReadPlan) throws -> [String: ObjectID] {
+    var found: [String: ObjectID] = [:]
     for toOne in plan.toOnes {
       guard let target = try row.value(at: toOne.key, named: toOne.keyName, as: Int64.self) else { continue }
       let targetEntity = try toOne.entity.flatMap { index in
@@ -55,10 +86,9 @@ struct SQLiteObjectReader {
           store.schema.layout(number: $0)?.name
         }
       }
-      object.toOne[toOne.name] = ObjectID(entity: targetEntity ?? toOne.destination, primaryKey: target)
+      found[toOne.name] = ObjectID(entity: targetEntity ?? toOne.destination, primaryKey: target)
     }
-    if withToMany { try readToMany(of: &object, plan: plan) }
-    return object
+    return found
   }
 
   /// Every to-many's members of `object`, through the inverse's key or the join table.

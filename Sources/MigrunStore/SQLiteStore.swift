@@ -100,6 +100,8 @@ public final class SQLiteStore: ObjectStore {
     let attributes: [(name: String, index: Int, type: AttributeType, external: Bool)]
     let toOnes: [(name: String, key: Int, keyName: String, entity: Int?, entityName: String?, destination: String)]
     let toMany: [(name: String, storage: StoreSchema.PropertyStorage, destination: String)]
+    /// The attributes' names, in their order: shared by every row read as a ``StoredRow``.
+    let names: [String]
   }
 
   private var readPlans: [Int: ReadPlan?] = [:]
@@ -223,7 +225,8 @@ public final class SQLiteStore: ObjectStore {
         continue
       }
     }
-    let plan = ReadPlan(layout: layout, attributes: attributes, toOnes: toOnes, toMany: toMany)
+    let plan = ReadPlan(
+      layout: layout, attributes: attributes, toOnes: toOnes, toMany: toMany, names: attributes.map(\.name))
     readPlans[number] = plan
     return plan
   }
@@ -511,8 +514,27 @@ public final class SQLiteStore: ObjectStore {
     of entity: String, includingSubentities: Bool, withToMany: Bool, filter: RowFilter?,
     _ body: (StoredObject) throws -> Void
   ) throws {
+    try forEachPage(
+      of: entity, includingSubentities: includingSubentities, filter: filter, key: \.id.primaryKey,
+      make: { try $0.object(from: $1, table: $2, withToMany: withToMany) }, body: body)
+  }
+
+  package func forEachRow(
+    of entity: String, includingSubentities: Bool, filter: RowFilter?, _ body: (StoredRow) throws -> Void
+  ) throws {
+    try forEachPage(
+      of: entity, includingSubentities: includingSubentities, filter: filter, key: \.id.primaryKey,
+      make: { try $0.storedRow(from: $1, table: $2) }, body: body)
+  }
+
+  /// The rows of `entity`'s objects `filter` takes (every one when the filter cannot be said), by
+  /// key, read a page at a time and each made by `make`; a page is handed out outside the read, so
+  /// `body` may use this store again.
+  private func forEachPage<T>(
+    of entity: String, includingSubentities: Bool, filter: RowFilter?, key: (T) -> Int64,
+    make: (SQLiteObjectReader, Row, String) throws -> T, body: (T) throws -> Void
+  ) throws {
     let layout = try layout(entity)
-    // A filter the store cannot say narrows nothing: every object is given.
     let (query, values) =
       filteredQuery(layout, includingSubentities: includingSubentities, filter: filter, select: "t0.*")
       ?? filteredQuery(layout, includingSubentities: includingSubentities, filter: nil, select: "t0.*")
@@ -520,18 +542,15 @@ public final class SQLiteStore: ObjectStore {
     let sql = query + " AND t0.Z_PK > ? ORDER BY t0.Z_PK LIMIT \(Self.pageSize)"
     var after: Int64 = .min
     while true {
-      // A page is read, then handed out outside the read: `body` may use this store again.
-      let page = try read { db -> [StoredObject] in
+      let page = try read { db -> [T] in
         let reader = SQLiteObjectReader(store: self, db: db)
         return try Row.fetchAll(
           db.cachedStatement(sql: sql), arguments: StatementArguments(values + [after.databaseValue])
-        ).map {
-          try reader.object(from: $0, table: layout.table, withToMany: withToMany)
-        }
+        ).map { try make(reader, $0, layout.table) }
       }
-      for object in page { try body(object) }
+      for item in page { try body(item) }
       guard page.count == Self.pageSize, let last = page.last else { return }
-      after = last.id.primaryKey
+      after = key(last)
     }
   }
 

@@ -24,6 +24,35 @@ public struct StoredObject: Sendable, Hashable {
   }
 }
 
+/// One object's attributes and to-ones as a store reads them for a context: values in the order of
+/// `names` (one array per entity, shared by its rows), no dictionary per row — what a context keeps
+/// as the object's snapshot.
+package struct StoredRow: Sendable {
+  package var id: ObjectID
+  package var version: Int64
+  package var names: [String]
+  package var values: ContiguousArray<StoreValue>
+  package var toOne: [String: ObjectID]
+
+  package init(_ object: StoredObject) {
+    id = object.id
+    version = object.version
+    names = Array(object.attributes.keys)
+    values = ContiguousArray(object.attributes.values)
+    toOne = object.toOne
+  }
+
+  package init(
+    id: ObjectID, version: Int64, names: [String], values: ContiguousArray<StoreValue>, toOne: [String: ObjectID]
+  ) {
+    self.id = id
+    self.version = version
+    self.names = names
+    self.values = values
+    self.toOne = toOne
+  }
+}
+
 /// What every store offers: the same behaviour over SQLite and in memory.
 package protocol ObjectStore: AnyObject {
   var model: ObjectModel { get }
@@ -62,6 +91,12 @@ package protocol ObjectStore: AnyObject {
     of entity: String, includingSubentities: Bool, filter: RowFilter?, sortedBy keys: [(String, Bool)], limit: Int?,
     offset: Int
   ) throws -> [ObjectID]?
+  /// ``forEachObject(of:includingSubentities:withToMany:filter:_:)`` without to-manys, as rows.
+  func forEachRow(
+    of entity: String, includingSubentities: Bool, filter: RowFilter?, _ body: (StoredRow) throws -> Void
+  ) throws
+  /// ``objects(_:)`` as rows.
+  func rows(_ ids: [ObjectID]) throws -> [StoredRow]
   /// Whether ``forEachObject(of:includingSubentities:withToMany:filter:_:)`` gives exactly the
   /// objects a filter takes (a store that cannot say filters gives every object).
   func says(_ filter: RowFilter?, of entity: String) -> Bool
@@ -138,6 +173,16 @@ extension ObjectStore {
   package func objects(_ ids: [ObjectID]) throws -> [StoredObject] {
     try ids.compactMap { try object($0, withToMany: false) }
   }
+
+  package func forEachRow(
+    of entity: String, includingSubentities: Bool, filter: RowFilter?, _ body: (StoredRow) throws -> Void
+  ) throws {
+    try forEachObject(of: entity, includingSubentities: includingSubentities, withToMany: false, filter: filter) {
+      try body(StoredRow($0))
+    }
+  }
+
+  package func rows(_ ids: [ObjectID]) throws -> [StoredRow] { try objects(ids).map(StoredRow.init) }
 
   /// Every object of `entity` (and its subentities when asked), by primary key, streamed.
   public func forEachObject(
