@@ -10,18 +10,12 @@ import Testing
 /// Random predicates over random objects: what the store answers in SQL equals what the
 /// object-by-object judge answers — the fetch, the count, and a sorted, limited fetch.
 @Suite struct PredicateSQLPropertyTests {
-  /// A small deterministic generator (SplitMix64) a drawn seed starts, so that a failing
-  /// predicate is printed and can be drawn again.
+  /// Draws from the store filler's deterministic generator, started by a seed the property test
+  /// draws: a failing predicate is printed and can be drawn again.
   struct Draw {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    var generator: StoreFiller.SplitMix
+    init(state: UInt64) { generator = StoreFiller.SplitMix(seed: state) }
+    mutating func below(_ n: Int) -> Int { Int(generator.next() % UInt64(n)) }
     mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
     mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
   }
