@@ -94,22 +94,29 @@ extension ObjectContext {
     let group = FaultGroup(ids)
     var found: [ManagedObject] = []
     found.reserveCapacity(ids.count)
-    reserveRegistrations(ids.count, of: ids.first?.entity)
-    var reference: EntityReference?
-    var known = true
-    for (index, id) in ids.enumerated() {
-      if reference?.entity.name != id.entity { known = registersAny(of: id.entity) }
-      if known, let object = registeredObject(id) {
-        found.append(object)
-        continue
+    var start = 0
+    // A run of keys of one entity at a time: its registrations taken out, filled, put back.
+    while start < ids.count {
+      let entity = ids[start].entity
+      var end = start + 1
+      while end < ids.count, ids[end].entity == entity { end += 1 }
+      let reference = try entityReference(entity)
+      try withRegistrations(of: entity) { table in
+        table.reserveCapacity(table.count + (end - start))
+        for index in start..<end {
+          let key = ids[index].primaryKey
+          if let known = table[key] {
+            found.append(known.takeUnretainedValue())
+            continue
+          }
+          let object = ManagedObject(id: ids[index], entity: reference, context: self)
+          object.faultGroup = group
+          object.faultIndex = Int32(truncatingIfNeeded: index)
+          table[key] = Unmanaged.passUnretained(object)
+          found.append(object)
+        }
       }
-      if reference?.entity.name != id.entity { reference = try entityReference(id.entity) }
-      guard let reference else { continue }
-      let object = ManagedObject(id: id, entity: reference, context: self)
-      object.faultGroup = group
-      object.faultIndex = Int32(truncatingIfNeeded: index)
-      register(object)
-      found.append(object)
+      start = end
     }
     return found
   }

@@ -494,10 +494,21 @@ public final class ObjectContext {
     registeredPeak = registeredTotal
   }
 
-  /// Room for `count` more registrations of `entity`'s objects (a big fetch grows the table once).
-  func reserveRegistrations(_ count: Int, of entity: String?) {
-    guard let entity, count > 1024 else { return }
-    registered[entity, default: [:]].reserveCapacity((registered[entity]?.count ?? 0) + count)
+  /// Runs `body` on `entity`'s registrations, taken out of the table of every entity (no copy,
+  /// one look-up of the entity) and put back with the counts kept. `body` must not let an object
+  /// of the context go (its `deinit` would look for its registration).
+  func withRegistrations(of entity: String, _ body: (inout [Int64: Unmanaged<ManagedObject>]) throws -> Void)
+    rethrows
+  {
+    var table = registered.removeValue(forKey: entity) ?? [:]
+    let before = table.count
+    defer {
+      registeredTotal += table.count - before
+      objectsMade += table.count - before
+      registeredPeak = max(registeredPeak, registeredTotal)
+      registered[entity] = table
+    }
+    try body(&table)
   }
 
   func registeredObject(_ id: ObjectID) -> ManagedObject? {
@@ -512,10 +523,6 @@ public final class ObjectContext {
     }
     objectsMade += 1
   }
-
-  /// Whether any object of exactly `entity` is registered (a big fetch into an empty context
-  /// skips the look-up per key).
-  func registersAny(of entity: String) -> Bool { !(registered[entity]?.isEmpty ?? true) }
 
   func unregister(_ object: ManagedObject) {
     if registeredObject(object.id) === object { remove(object.id) }

@@ -146,6 +146,12 @@ extension SQLiteStore {
       + (limit.map { " LIMIT \($0) OFFSET \(offset)" } ?? (offset > 0 ? " LIMIT -1 OFFSET \(offset)" : ""))
     let sole = schema.soleEntity(ofTable: layout.table)?.name
     return try read { db in
+      if let sole {
+        // The table's only entity: the keys alone, read as integers.
+        return try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(values)).map {
+          ObjectID(entity: sole, primaryKey: $0)
+        }
+      }
       var ids: [ObjectID] = []
       let cursor = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(values))
       while let row = try cursor.next() {
