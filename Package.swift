@@ -50,7 +50,9 @@ let package = Package(
         .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
       ]
     ),
-    .target(name: "MigrunScripting", dependencies: ["MigrunKit", "LuaHost", "SwiftDataModel"]),
+    .target(
+      name: "MigrunScripting",
+      dependencies: ["MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit", "LuaHost", "SwiftDataModel"]),
     // Tools that run whole jobs (fleets, diagrams, verify): above scripting, below the command line.
     .target(
       name: "MigrunTools",

@@ -3,6 +3,7 @@ import LuaHost
 import MigrunContext
 import MigrunKit
 import MigrunModel
+import MigrunStore
 
 /// A custom migration stage in Lua, `<From>-<To>.stage.lua` beside the mapping files: SwiftData's
 /// `.custom(fromVersion:toVersion:willMigrate:didMigrate:)` and Core Data's `NSCustomMigrationStage`.
@@ -392,32 +393,27 @@ private struct StageHost {
         throw HostError("ctx:fetch: properties is a list of property names, not a \(options["properties"].typeName)")
       }
       let names = try list.array.map { try text($0, "a property name") }
-      var rows: [LuaValue] = []
-      try context().forEach(query.entity, matching: query.predicate, sortedBy: query.sort) { batch in
-        for object in batch where query.limit.map({ rows.count < $0 }) ?? true {
-          var row = LuaTable()
-          for name in names { row.fields[.text(name)] = try plain(object, name) }
-          rows.append(.table(row))
-        }
-      }
-      return .table(LuaTable(array: rows))
+      let rows = try context().fetchValues(
+        query.entity, matching: query.predicate, properties: names, sortedBy: query.sort, limit: query.limit)
+      return .table(LuaTable(array: rows.map { plain($0, names) }))
     }
     return .table(LuaTable(array: try fetch(arguments).map { try handle($0) }))
   }
 
-  /// A property as a plain value: an attribute's value, a to-one's ID (or NULL), a to-many's IDs.
-  func plain(_ object: ManagedObject, _ key: String) throws -> LuaValue {
-    let model = try context().model
-    if let relationship = model.relationships(of: object.entity).first(where: { $0.name == key }) {
-      if relationship.isToMany {
-        return .table(LuaTable(array: try object.members(key).map { .text($0.id.description) }))
+  /// A row of `fetchValues` as a plain table: attributes as values, a to-one as its ID (or NULL), a
+  /// to-many as a list of IDs.
+  func plain(_ row: StoredObject, _ names: [String]) -> LuaValue {
+    var table = LuaTable()
+    for name in names {
+      if let value = row.attributes[name] {
+        table.fields[.text(name)] = MigrationBridge.lua(value)
+      } else if let members = row.toMany[name] {
+        table.fields[.text(name)] = .table(LuaTable(array: members.map { .text($0.description) }))
+      } else {
+        table.fields[.text(name)] = row.toOne[name].map { .text($0.description) } ?? .null
       }
-      return try object.object(key).map { .text($0.id.description) } ?? .null
     }
-    guard model.attributes(of: object.entity).contains(where: { $0.name == key }) else {
-      throw HostError("entity '\(object.entity.name)' has no property '\(key)'")
-    }
-    return MigrationBridge.lua(try object.value(key))
+    return .table(table)
   }
 
   /// `ctx:each` and a batched `ctx:fetch`: the keys selected, held here under a token; the

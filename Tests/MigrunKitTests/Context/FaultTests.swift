@@ -86,4 +86,21 @@ import Testing
     #expect(most == 100, "one batch held at a time")
     #expect(context.registeredCount == 0 && coordinator.snapshotCount == 0)
   }
+
+  @Test func fetchValuesReturnsOnlyThePropertiesAskedFor() throws {
+    let folder = try TemporaryDirectory()
+    let store = try CompanyScenario.seededStore(folder)
+    let context = StoreCoordinator(store: store).newContext()
+    let rows = try context.fetchValues(
+      "Employee", matching: try FormatPredicate("salary < %@", arguments: [.double(9000)]),
+      properties: ["name", "manager", "reports"], sortedBy: [.ascending("name")])
+    #expect(rows.map { $0.attributes["name"] } == [.string("Bob"), .string("Carol")])
+    #expect(rows.allSatisfy { $0.attributes.count == 1 && $0.attributes["salary"] == nil })
+    #expect(rows[0].toOne["manager"] == ObjectID(entity: "Employee", primaryKey: 1) && rows[1].toOne["manager"] == nil)
+    #expect(rows.allSatisfy { $0.toMany["reports"] == [] })
+    #expect(context.registeredCount == 0, "no object stays")
+    #expect(throws: ContextError.self) {
+      _ = try context.fetchValues("Employee", matching: nil, properties: ["wage"])
+    }
+  }
 }
