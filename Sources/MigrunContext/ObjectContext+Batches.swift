@@ -55,9 +55,8 @@ extension ObjectContext {
 
   /// Only `properties` of the objects of `entity` that pass `predicate`, in order: Core Data's
   /// `propertiesToFetch` with the dictionary result type. Each result holds the object's ID and the
-  /// properties asked for — attributes in ``StoredObject/attributes``, to-ones in
-  /// ``StoredObject/toOne`` (absent when not set), to-manys in ``StoredObject/toMany`` — read a
-  /// thousand objects at a time and let go, so no object stays.
+  /// properties asked for — attributes in its `attributes`, to-ones in `toOne` (absent when not
+  /// set), to-manys in `toMany` — read a thousand objects at a time and let go, so no object stays.
   public func fetchValues(
     _ entityName: String, matching predicate: FormatPredicate?, properties: [String], sortedBy keys: [SortKey] = [],
     limit: Int? = nil
@@ -136,7 +135,7 @@ extension ObjectContext {
       var end = start + 1
       while end < ids.count, ids[end].entity == entity { end += 1 }
       let reference = try entityReference(entity)
-      try withRegistrations(of: entity) { table in
+      withRegistrations(of: entity) { table in
         table.reserveCapacity(table.count + (end - start))
         for index in start..<end {
           let key = ids[index].primaryKey
