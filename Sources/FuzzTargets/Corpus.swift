@@ -138,6 +138,62 @@ public enum Corpus {
     "@Model class A: A { var a: A? }\n@Model class B: C {}\n@Model class C: B { var x: [Int: String] = [:] }",
   ]
 
+  /// ``model``'s sample objects as an XML store (entities uppercased, properties lowercased, ids
+  /// z<key>, values as the XML store writes them), and a few small ones.
+  public static func xmlStoreSeeds() throws -> [(String, Data)] {
+    var seeds: [(String, Data)] = [
+      (
+        "empty",
+        Data("<?xml version=\"1.0\"?>\n<database><databaseInfo><metadata></metadata></databaseInfo></database>".utf8)
+      ),
+      (
+        "escaped-metadata",
+        Data(
+          "<database><databaseInfo><UUID>U</UUID><metadata>&lt;plist version=\"1.0\"&gt;&lt;dict/&gt;&lt;/plist&gt;</metadata></databaseInfo><object type=\"A\" id=\"z1\"><attribute name=\"x\" type=\"int16\">1</attribute></object></database>"
+            .utf8)
+      ),
+    ]
+    guard let model = model, let store = try sampleStore() else { return seeds }
+    var text = "<?xml version=\"1.0\"?>\n<database>\n<databaseInfo><version>134481920</version><UUID>FUZZ</UUID>"
+    text += "<nextObjectID>1000</nextObjectID><metadata>"
+    text += String(decoding: StoreMetadata(model: model).plist.xmlEncoded(), as: UTF8.self)
+      .split(separator: "\n").filter { !$0.hasPrefix("<?xml") && !$0.hasPrefix("<!DOCTYPE") }.joined()
+    text += "</metadata></databaseInfo>\n"
+    // Ids are unique in the whole store (keys are per table): entity position × 100,000 + key.
+    let positions = Dictionary(
+      model.entities.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+    func ref(_ id: ObjectID) -> String { "z\((positions[id.entity] ?? 0) * 100_000 + Int(id.primaryKey))" }
+    for entity in model.entities where !entity.isAbstract {
+      try store.forEachObject(of: entity.name, includingSubentities: false) { object in
+        text += "<object type=\"\(entity.name.uppercased())\" id=\"\(ref(object.id))\">"
+        for (name, value) in object.attributes.sorted(by: { $0.key < $1.key }) {
+          let written: String? =
+            switch value {
+            case .null: nil
+            case .string(let string):
+              string.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            case .integer(let number): String(number)
+            case .boolean(let flag): flag ? "1" : "0"
+            case .double(let number), .date(let number): String(format: "%.20f", number)
+            case .data(let bytes), .uuid(let bytes): Data(bytes).base64EncodedString()
+            }
+          if let written { text += "<attribute name=\"\(name.lowercased())\" type=\"x\">\(written)</attribute>" }
+        }
+        for (name, target) in object.toOne.sorted(by: { $0.key < $1.key }) {
+          text +=
+            "<relationship name=\"\(name.lowercased())\" type=\"0/1\" destination=\"\(target.entity.uppercased())\" idrefs=\"\(ref(target))\"/>"
+        }
+        for (name, members) in object.toMany.sorted(by: { $0.key < $1.key }) {
+          let refs = members.map(ref).joined(separator: " ")
+          text += "<relationship name=\"\(name.lowercased())\" type=\"0/0\" destination=\"X\" idrefs=\"\(refs)\"/>"
+        }
+        text += "</object>\n"
+      }
+    }
+    seeds.append(("sample.storedata", Data((text + "</database>\n").utf8)))
+    return seeds
+  }
+
   /// Seed inputs for `target`, named; `fixtures` is `../shared/fixtures/coredata`, `repository` the
   /// project's folder (its Lua mapping files).
   public static func seeds(for target: FuzzTarget, fixtures: URL, repository: URL) throws -> [(String, Data)] {
@@ -159,6 +215,8 @@ public enum Corpus {
         "lowercase:(title)", "ratio * (count + 1)", "add:to:(small, -2.5)", "SELF", "price != nil AND big < 9",
       ]
       return texts.enumerated().map { ("predicate-\($0.offset)", Data($0.element.utf8)) }
+    case .xmlStore:
+      return try xmlStoreSeeds()
     case .importJSON:
       guard let store = try sampleStore() else { return [] }
       return [("sample.json", Data(try StoreJSON.export(store).utf8))]

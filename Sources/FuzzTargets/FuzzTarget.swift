@@ -44,6 +44,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// called): whatever a policy could do to the host — C library calls, coroutines, patterns,
   /// values sent to the host — ends in a value or a limit's error.
   case luaScript = "lua-script"
+  /// A Core Data XML store (`NSXMLStoreType`): read, its metadata taken, its objects resolved
+  /// against ``Corpus/model`` (`migrun inspect store.storedata`).
+  case xmlStore = "xml-store"
   /// Bytes handed to the host helpers a script can call: `json.decode`, `plist.decode`,
   /// `plist.unarchive`, `base64.decode`, `hex.decode`, `date.parse`, and the results encoded back.
   case luaHelpers = "lua-helpers"
@@ -65,6 +68,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case .luaScript: Self.runLuaScript(data, bytes)
     case .luaHelpers: Self.runLuaHelpers(data, bytes)
     case .storeFile: Self.runStoreFile(data, bytes)
+    case .xmlStore: Self.runXMLStore(data, bytes)
     }
   }
 
@@ -140,6 +144,13 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
       _ = metadata.differences(from: model)
       _ = metadata.describing(model).plist.binaryEncoded()
     }
+  }
+
+  private static func runXMLStore(_ data: Data, _ bytes: [UInt8]) {
+    _ = XMLStoreFile.looksLikeXMLStore(bytes)
+    guard let file = try? XMLStoreFile.read(bytes, file: "fuzz.storedata") else { return }
+    if let plist = file.metadata { _ = try? StoreMetadata(uuid: file.uuid ?? "", plist: plist) }
+    if let model = Corpus.model { _ = try? file.objects(of: model, file: "fuzz.storedata") }
   }
 
   private static func runImportJSON(_ data: Data, _ bytes: [UInt8]) {

@@ -706,6 +706,15 @@ public final class SQLiteStore: ObjectStore {
       return (queue, path.hasSuffix("immutable=1"))
     } catch {
       let detail = (error as? DatabaseError)?.message ?? "\(error)"
+      if let head = FileHandle(forReadingAtPath: url.path).flatMap({ try? $0.read(upToCount: 512) }),
+        XMLStoreFile.looksLikeXMLStore(head)
+      {
+        throw StoreError(
+          .notSQLite, file: url.path,
+          reason:
+            "a Core Data XML store (NSXMLStoreType), not SQLite: `migrun inspect` reads it; this command takes SQLite stores",
+          underlying: error)
+      }
       throw StoreError(.notSQLite, file: url.path, reason: "not a SQLite database (\(detail))", underlying: error)
     }
   }

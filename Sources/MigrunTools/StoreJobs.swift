@@ -22,6 +22,11 @@ package struct InspectJob {
   package func run() throws -> JobOutput {
     var out = JobOutput()
     let url = URL(fileURLWithPath: store)
+    if let head = FileHandle(forReadingAtPath: url.path).flatMap({ try? $0.read(upToCount: 512) }),
+      XMLStoreFile.looksLikeXMLStore(head)
+    {
+      return try inspectXML(url)
+    }
     let metadata = try SQLiteStore.metadata(at: url)
     let resolution = try ModelResolution.resolve(
       store: url, bundlePath: try modelOrProject(model), configuration: configuration)
@@ -50,6 +55,57 @@ package struct InspectJob {
     if !metadata.otherKeys.isEmpty {
       out.say("Other metadata keys: \(metadata.otherKeys.keys.sorted().joined(separator: ", "))")
     }
+    return out
+  }
+
+  /// An XML store (`NSXMLStoreType`): its metadata and version as a SQLite store's, and its objects
+  /// per entity — read with the model when one is given (every value and link checked), else by
+  /// the entity names the file writes.
+  private func inspectXML(_ url: URL) throws -> JobOutput {
+    var out = JobOutput()
+    let bytes: [UInt8]
+    do {
+      bytes = Array(try Data(contentsOf: url))
+    } catch {
+      throw StoreError(.io, file: url.path, reason: "cannot read the file (\(error))", underlying: error)
+    }
+    let file = try XMLStoreFile.read(bytes, file: url.lastPathComponent)
+    guard let plist = file.metadata else {
+      throw StoreError(
+        .badMetadata, file: url.path, reason: "the XML store has no metadata (no <metadata> property list)")
+    }
+    let metadata = try StoreMetadata(uuid: file.uuid ?? "", plist: plist)
+    var resolution = ModelResolution(model: nil, versionName: nil, mismatch: [])
+    var counts: [String: Int] = [:]
+    var source = "the file's entity names"
+    if let path = try modelOrProject(model) {
+      let bundle = try loadModel(URL(fileURLWithPath: path))
+      if let matched = bundle.version(matching: metadata.versionHashes) {
+        resolution = ModelResolution(model: matched, versionName: matched.versionName, mismatch: [])
+        for object in try file.objects(of: matched, file: url.lastPathComponent) {
+          counts[object.id.entity, default: 0] += 1
+        }
+        source = "--model"
+      } else {
+        resolution = ModelResolution(
+          model: nil, versionName: nil,
+          mismatch: ["no version of \(bundle.name) matches the store's entity hashes"])
+      }
+    }
+    if resolution.model == nil {
+      for object in file.objects { counts[object.entity, default: 0] += 1 }
+    }
+    if json {
+      try out.emit(
+        "inspect",
+        encoding: InspectReport(
+          uuid: metadata.uuid, metadata: JSONField(plist: metadata.plist),
+          entities: counts.mapValues { ["count": $0] }, version: resolution.versionName))
+      return out
+    }
+    out.lines += Self.lines(url: url, metadata: metadata, resolution: resolution, modelGiven: model != nil)
+    out.lines.insert("Type       XML (NSXMLStoreType)", at: 1)
+    out.lines += Self.countLines(counts, source: source)
     return out
   }
 

@@ -2,6 +2,7 @@ import Foundation
 import FuzzTargets
 import MigrunKit
 import MigrunModel
+import MigrunStore
 import TestSupport
 import Testing
 
@@ -67,6 +68,40 @@ import Testing
     #expect(read + refused == 1000)
     #expect(refused > 100, "most mutations break the document: \(refused) refused")
     #expect(read > 0, "some mutations leave a readable model: \(read) read")
+  }
+
+  /// The XML store seed is a whole store of the corpus model (every object resolved), and a
+  /// thousand mutations of it — bytes changed, cut short, spans removed — each give a store or an
+  /// error, never a trap.
+  @Test func mutatedXMLStoresEachGiveObjectsOrAnError() throws {
+    let seed = try #require(try Corpus.xmlStoreSeeds().first { $0.0 == "sample.storedata" }?.1)
+    let model = try #require(Corpus.model)
+    let whole = try XMLStoreFile.read(Array(seed), file: "sample.storedata")
+    #expect(try whole.objects(of: model, file: "sample.storedata").count == whole.objects.count)
+    #expect(whole.objects.count > 3)
+    var generator = SplitMix(seed: 47)
+    var read = 0
+    var refused = 0
+    for _ in 0..<1000 {
+      var bytes = Array(seed)
+      switch generator.next() % 3 {
+      case 0:
+        for _ in 0..<4 {
+          bytes[Int(generator.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: generator.next())
+        }
+      case 1: bytes = Array(bytes.prefix(Int(generator.next() % UInt64(bytes.count))))
+      default:
+        let start = Int(generator.next() % UInt64(bytes.count))
+        bytes.removeSubrange(start..<min(bytes.count, start + Int(generator.next() % 40)))
+      }
+      do {
+        _ = try XMLStoreFile.read(bytes, file: "mutated").objects(of: model, file: "mutated")
+        read += 1
+      } catch {
+        refused += 1
+      }
+    }
+    #expect(read + refused == 1000 && refused > 100 && read > 0, "\(read) read, \(refused) refused")
   }
 
   static func fixtureModels() throws -> [Data] {

@@ -1,0 +1,252 @@
+import Foundation
+import MigrunModel
+import PropertyList
+
+/// A Core Data XML store (`NSXMLStoreType`: a `.storedata`/`.xml` file of macOS document apps),
+/// read whole. The layout is `CoreData.dtd`'s: `<database>`, `<databaseInfo>` with `<version>`,
+/// `<UUID>`, `<nextObjectID>` and the metadata (an XML property list) in `<metadata>`, then one
+/// `<object type="ENTITY" id="z102">` per object with `<attribute name="…" type="…">value</attribute>`
+/// and `<relationship name="…" type="min/max" destination="ENTITY" idrefs="z1 z2"/>`.
+///
+/// What no real file in `../shared` confirms is a guess, taken from public descriptions of files
+/// Apple wrote (reimplementations' tests copying them): entity names written uppercased and
+/// property names lowercased (matched here without case); a value absent for NULL; dates as
+/// seconds since 2001 (`%.20f`); binary and transformable values as base64; Booleans as 0/1; an
+/// unset relationship with no `idrefs`; the metadata either as `<plist>` elements or as escaped
+/// text. The model's attribute type decides how a value is read, the file's `type` is not trusted.
+package struct XMLStoreFile: Sendable {
+  package struct Object: Sendable {
+    package var id: String
+    package var entity: String
+    package var attributes: [(name: String, type: String, text: String)] = []
+    package var relationships: [(name: String, destination: String, idrefs: [String])] = []
+  }
+
+  package var uuid: String?
+  package var nextObjectID: Int64?
+  package var metadata: PropertyListValue?
+  package var objects: [Object] = []
+
+  /// Whether `bytes` start as a Core Data XML store does (an XML document whose root is `<database>`).
+  package static func looksLikeXMLStore(_ bytes: some Collection<UInt8>) -> Bool {
+    let head = String(decoding: bytes.prefix(512), as: UTF8.self)
+    return head.contains("<database")
+      && (head.hasPrefix("<?xml") || head.hasPrefix("<!DOCTYPE") || head.hasPrefix("<database"))
+  }
+
+  /// Reads the file's structure; an error names the file, the line and what is wrong.
+  package static func read(_ bytes: [UInt8], file: String) throws(StoreError) -> XMLStoreFile {
+    let builder = Builder()
+    var scanner = XMLScanner(bytes)
+    do {
+      try scanner.scan(builder)
+    } catch let error as StoreError {
+      throw error.inFile(file)
+    } catch {
+      throw StoreError(.notACoreDataStore, file: file, reason: "not a Core Data XML store: \(error)", underlying: error)
+    }
+    guard builder.sawDatabase else {
+      throw StoreError(.notACoreDataStore, file: file, reason: "not a Core Data XML store: no <database> element")
+    }
+    var store = builder.store
+    if let text = builder.metadataText?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty {
+      do {
+        store.metadata = try PropertyListValue(decoding: Array(text.utf8))
+      } catch {
+        throw StoreError(.badMetadata, file: file, reason: "<metadata> is not a property list: \(error)")
+      }
+    }
+    return store
+  }
+
+  /// Builds the structure as the scanner reports elements; the metadata's property list is
+  /// re-written as text (its elements, or its escaped text) and read once the scan is over.
+  private final class Builder: XMLScanner.Delegate {
+    var store = XMLStoreFile()
+    var sawDatabase = false
+    var path: [String] = []
+    var text = ""
+    var metadataText: String?
+    var metadataDepth: Int?
+
+    func startElement(_ name: String, attributes: [String: String]) throws {
+      if let depth = metadataDepth, path.count >= depth {
+        metadataText? +=
+          "<\(name)\(attributes.sorted { $0.key < $1.key }.map { " \($0.key)=\"\(escape($0.value))\"" }.joined())>"
+      }
+      path.append(name)
+      text = ""
+      switch (name, path.count) {
+      case ("database", 1): sawDatabase = true
+      case ("metadata", _) where path.dropLast().last == "databaseInfo" || path.count == 2:
+        metadataDepth = path.count
+        metadataText = ""
+      case ("object", 2):
+        guard let type = attributes["type"], !type.isEmpty, let id = attributes["id"], !id.isEmpty else {
+          throw StoreError(
+            .notACoreDataStore, reason: "an <object> without its type or id (object \(store.objects.count + 1))")
+        }
+        store.objects.append(Object(id: id, entity: type))
+      case ("attribute", 3):
+        guard let name = attributes["name"], !name.isEmpty else {
+          throw StoreError(
+            .notACoreDataStore, reason: "an <attribute> without a name in object \(store.objects.last?.id ?? "?")")
+        }
+        store.objects[store.objects.count - 1].attributes.append((name, attributes["type"] ?? "", ""))
+      case ("relationship", 3):
+        guard let name = attributes["name"], !name.isEmpty, let destination = attributes["destination"] else {
+          throw StoreError(
+            .notACoreDataStore,
+            reason: "a <relationship> without its name or destination in object \(store.objects.last?.id ?? "?")")
+        }
+        let idrefs = (attributes["idrefs"] ?? "").split(whereSeparator: \.isWhitespace).map(String.init)
+        store.objects[store.objects.count - 1].relationships.append((name, destination, idrefs))
+      case (_, 1): throw StoreError(.notACoreDataStore, reason: "the root element is <\(name)>, not <database>")
+      default: break
+      }
+    }
+
+    func characters(_ chunk: String) throws {
+      if let depth = metadataDepth, path.count > depth {
+        metadataText? += escape(chunk)
+      } else if metadataDepth != nil {
+        metadataText? += chunk
+      } else {
+        text += chunk
+      }
+    }
+
+    func endElement(_ name: String) throws {
+      defer { path.removeLast() }
+      if let depth = metadataDepth {
+        if path.count > depth {
+          metadataText? += "</\(name)>"
+          return
+        }
+        metadataDepth = nil
+        return
+      }
+      switch (name, path.count) {
+      case ("UUID", 3): store.uuid = text.trimmingCharacters(in: .whitespacesAndNewlines)
+      case ("nextObjectID", 3): store.nextObjectID = Int64(text.trimmingCharacters(in: .whitespacesAndNewlines))
+      case ("attribute", 3):
+        let last = store.objects.count - 1
+        store.objects[last].attributes[store.objects[last].attributes.count - 1].text = text
+      default: break
+      }
+      text = ""
+    }
+
+    private func escape(_ text: String) -> String {
+      text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+        .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+  }
+
+  // MARK: - Objects of a model
+
+  /// The store's objects as `model` has them: entities and properties matched without case (the
+  /// file uppercases entity names and lowercases property names), keys from the ids (`z102` → 102),
+  /// values read by the model's attribute types, relationships resolved. An object of an entity the
+  /// model lacks, a value that does not read as its type, or an `idrefs` naming no object is an
+  /// error naming the object.
+  package func objects(of model: ObjectModel, file: String) throws(StoreError) -> [StoredObject] {
+    let entities = Dictionary(
+      model.entities.map { ($0.name.uppercased(), $0) }, uniquingKeysWith: { first, _ in first })
+    var ids: [String: ObjectID] = [:]
+    var used: Set<Int64> = []
+    for object in objects {
+      guard let entity = entities[object.entity.uppercased()] else {
+        throw StoreError(
+          .unknownEntity, file: file, entity: object.entity,
+          reason: "object \(object.id) is of entity \(object.entity), which the model does not have")
+      }
+      guard let key = Self.key(object.id), key > 0, ids[object.id] == nil, used.insert(key).inserted else {
+        throw StoreError(
+          .notACoreDataStore, file: file, entity: entity.name,
+          reason: "object id '\(object.id)' is not z<number> or is used twice")
+      }
+      ids[object.id] = ObjectID(entity: entity.name, primaryKey: key)
+    }
+    var found: [StoredObject] = []
+    for object in objects {
+      guard let id = ids[object.id], let entity = model.entity(named: id.entity) else { continue }
+      var stored = StoredObject(id: id)
+      let attributes = Dictionary(
+        model.attributes(of: entity).filter { !$0.isTransient }.map { ($0.name.lowercased(), $0) },
+        uniquingKeysWith: { first, _ in first })
+      for attribute in attributes.values { stored.attributes[attribute.name] = .null }
+      for (name, _, text) in object.attributes {
+        guard let attribute = attributes[name.lowercased()] else {
+          throw StoreError(
+            .unknownProperty, file: file, entity: entity.name, primaryKey: id.primaryKey,
+            reason: "object \(object.id) has attribute '\(name)', which entity \(entity.name) does not have")
+        }
+        guard let value = Self.value(text, attribute.type) else {
+          throw StoreError(
+            .badValue, file: file, entity: entity.name, primaryKey: id.primaryKey,
+            reason:
+              "object \(object.id): '\(text.prefix(40))' is not a \(attribute.type.xmlName) value for '\(attribute.name)'"
+          )
+        }
+        stored.attributes[attribute.name] = value
+      }
+      let relationships = Dictionary(
+        model.relationships(of: entity).map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+      for (name, _, idrefs) in object.relationships {
+        guard let relationship = relationships[name.lowercased()] else {
+          throw StoreError(
+            .unknownProperty, file: file, entity: entity.name, primaryKey: id.primaryKey,
+            reason: "object \(object.id) has relationship '\(name)', which entity \(entity.name) does not have")
+        }
+        var targets: [ObjectID] = []
+        for ref in idrefs {
+          guard let target = ids[ref] else {
+            throw StoreError(
+              .notACoreDataStore, file: file, entity: entity.name, primaryKey: id.primaryKey,
+              reason:
+                "object \(object.id)'s relationship '\(relationship.name)' names \(ref), which is no object of the store"
+            )
+          }
+          targets.append(target)
+        }
+        if relationship.isToMany {
+          stored.toMany[relationship.name] = relationship.isOrdered ? targets : targets.sorted()
+        } else if let target = targets.first {
+          stored.toOne[relationship.name] = target
+        }
+      }
+      found.append(stored)
+    }
+    return found
+  }
+
+  /// `z102` → 102 (any letters before the number are taken as the prefix).
+  static func key(_ id: String) -> Int64? {
+    Int64(id.drop { !$0.isNumber })
+  }
+
+  /// A value's text read as the model's attribute type; nil when it does not read.
+  static func value(_ text: String, _ type: AttributeType) -> StoreValue? {
+    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    switch type {
+    case .integer16, .integer32, .integer64: return Int64(trimmed).map(StoreValue.integer)
+    case .boolean:
+      switch trimmed.lowercased() {
+      case "1", "yes", "true": return .boolean(true)
+      case "0", "no", "false": return .boolean(false)
+      default: return nil
+      }
+    case .double, .float, .decimal: return Double(trimmed).map(StoreValue.double)
+    case .date: return Double(trimmed).map(StoreValue.date)
+    case .string, .uri: return .string(text)
+    case .binary, .transformable, .undefined, .composite, .objectID:
+      return Data(base64Encoded: trimmed, options: .ignoreUnknownCharacters).map { .data(Array($0)) }
+    case .uuid:
+      if let uuid = UUID(uuidString: trimmed) { return .uuid(withUnsafeBytes(of: uuid.uuid) { Array($0) }) }
+      return Data(base64Encoded: trimmed, options: .ignoreUnknownCharacters).flatMap {
+        $0.count == 16 ? .uuid(Array($0)) : nil
+      }
+    }
+  }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import MigrunModel
+import MigrunStore
+import PropertyList
+import TestSupport
+import Testing
+
+/// Core Data's XML store type (issue 47, begun): a `.storedata` file is recognised by its contents,
+/// `inspect` finds its version by the hashes in its metadata and counts its objects with every
+/// value and link checked; a broken one is a clear error naming the file; other commands name the
+/// type instead of "not a SQLite database".
+@Suite struct XMLStoreTests {
+  /// A company store in the XML form (entities uppercased, properties lowercased, ids z<n>,
+  /// dates as seconds since 2001, an unset relationship without idrefs), with the model's
+  /// hashes in its metadata. `tweak` edits the text before it is written.
+  static func write(_ folder: TemporaryDirectory, tweak: (String) -> String = { $0 }) throws -> (
+    store: URL, model: URL
+  ) {
+    let model = try SampleModels.companyModel()
+    let modelURL = folder.url.appendingPathComponent("Company.xcdatamodel")
+    try FileManager.default.createDirectory(at: modelURL, withIntermediateDirectories: true)
+    try SampleModels.company.write(to: modelURL.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+    let plist = String(
+      decoding: StoreMetadata(model: model, uuid: "7DFA6DAB-A071-4B34-8DFB-BAC65DD66FDE").plist
+        .xmlEncoded(), as: UTF8.self)
+    let body = plist.split(separator: "\n").filter { !$0.hasPrefix("<?xml") && !$0.hasPrefix("<!DOCTYPE") }
+      .joined(separator: "\n")
+    let text = """
+      <?xml version="1.0"?>
+      <!DOCTYPE database SYSTEM "file:///System/Library/DTDs/CoreData.dtd">
+
+      <database>
+          <databaseInfo>
+              <version>134481920</version>
+              <UUID>7DFA6DAB-A071-4B34-8DFB-BAC65DD66FDE</UUID>
+              <nextObjectID>106</nextObjectID>
+              <metadata>
+      \(body)
+              </metadata>
+          </databaseInfo>
+          <object type="DEPARTMENT" id="z104">
+              <attribute name="name" type="string">Engineering &amp; Research</attribute>
+              <relationship name="employees" type="0/0" destination="EMPLOYEE" idrefs="z102 z103"></relationship>
+              <relationship name="company" type="0/1" destination="COMPANY"></relationship>
+          </object>
+          <object type="EMPLOYEE" id="z102">
+              <attribute name="name" type="string">Alice</attribute>
+              <attribute name="salary" type="double">5200.5</attribute>
+              <attribute name="counter" type="int64">3</attribute>
+              <relationship name="department" type="0/1" destination="DEPARTMENT" idrefs="z104"></relationship>
+              <relationship name="reports" type="0/0" destination="EMPLOYEE" idrefs="z103"></relationship>
+          </object>
+          <object type="EMPLOYEE" id="z103">
+              <attribute name="name" type="string">Bob</attribute>
+              <attribute name="salary" type="double">4000</attribute>
+              <attribute name="counter" type="int64">0</attribute>
+              <relationship name="department" type="0/1" destination="DEPARTMENT" idrefs="z104"></relationship>
+              <relationship name="manager" type="0/1" destination="EMPLOYEE" idrefs="z102"></relationship>
+          </object>
+          <object type="DESK" id="z105">
+              <attribute name="number" type="int32">7</attribute>
+          </object>
+      </database>
+      """
+    let store = folder.url.appendingPathComponent("Company.storedata")
+    try tweak(text).write(to: store, atomically: true, encoding: .utf8)
+    return (store, modelURL)
+  }
+
+  @Test func readsEveryValueAndLinkOfItsModel() throws {
+    let folder = try TemporaryDirectory()
+    let (store, _) = try Self.write(folder)
+    let file = try XMLStoreFile.read(Array(try Data(contentsOf: store)), file: store.lastPathComponent)
+    #expect(file.uuid == "7DFA6DAB-A071-4B34-8DFB-BAC65DD66FDE" && file.nextObjectID == 106)
+    let objects = try file.objects(of: try SampleModels.companyModel(), file: store.lastPathComponent)
+    let alice = try #require(objects.first { $0.id == ObjectID(entity: "Employee", primaryKey: 102) })
+    #expect(alice.attributes["salary"] == .double(5200.5) && alice.attributes["counter"] == .integer(3))
+    #expect(alice.attributes["email"] == .null)
+    #expect(alice.toOne["department"] == ObjectID(entity: "Department", primaryKey: 104))
+    #expect(alice.toMany["reports"] == [ObjectID(entity: "Employee", primaryKey: 103)])
+    let department = try #require(objects.first { $0.id.entity == "Department" })
+    #expect(department.attributes["name"] == .string("Engineering & Research"))
+    #expect(department.toMany["employees"]?.count == 2 && department.toOne["company"] == nil)
+  }
+
+  @Test func inspectFindsTheVersionAndCountsTheObjects() throws {
+    let folder = try TemporaryDirectory()
+    let (store, model) = try Self.write(folder)
+    let before = try Data(contentsOf: store)
+    let result = try MigrunProcess.run(["inspect", store.path, "--model", model.path])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout.contains("Type       XML (NSXMLStoreType)"))
+    #expect(result.stdout.contains("Version    Company (every entity hash equal)"), "\(result.stdout)")
+    #expect(result.stdout.contains("Employee") && result.stdout.contains("2"))
+    let json = try MigrunProcess.run(["inspect", store.path, "--model", model.path, "--json"])
+    #expect(json.stdout.contains("\"Employee\":{\"count\":2}"), "\(json.stdout)")
+    #expect(try Data(contentsOf: store) == before, "the store is never written")
+  }
+
+  @Test func brokenXMLStoresAreClearErrors() throws {
+    let cases: [(String, (String) -> String, String)] = [
+      (
+        "an idref naming no object",
+        { $0.replacingOccurrences(of: "idrefs=\"z102 z103\"", with: "idrefs=\"z102 z999\"") },
+        "names z999, which is no object of the store"
+      ),
+      (
+        "an unknown entity", { $0.replacingOccurrences(of: "type=\"DESK\"", with: "type=\"CHAIR\"") },
+        "of entity CHAIR, which the model does not have"
+      ),
+      (
+        "a value of the wrong kind", { $0.replacingOccurrences(of: ">5200.5<", with: ">lots<") },
+        "'lots' is not a Double value for 'salary'"
+      ),
+      ("a file cut short", { String($0.prefix(900)) }, "Company.storedata"),
+    ]
+    for (what, tweak, message) in cases {
+      let folder = try TemporaryDirectory()
+      let (store, model) = try Self.write(folder, tweak: tweak)
+      let result = try MigrunProcess.run(["inspect", store.path, "--model", model.path])
+      #expect(result.status == 1, "\(what): \(result.stdout)")
+      #expect(result.stderr.contains(message), "\(what): \(result.stderr)")
+      #expect(!result.stderr.contains("Fatal error"), "\(what)")
+    }
+  }
+
+  @Test func otherCommandsNameTheStoreType() throws {
+    let folder = try TemporaryDirectory()
+    let (store, model) = try Self.write(folder)
+    let result = try MigrunProcess.run(["status", store.path, "--model", model.path])
+    #expect(result.status != 0)
+    #expect(result.stderr.contains("a Core Data XML store (NSXMLStoreType), not SQLite"), "\(result.stderr)")
+  }
+}
