@@ -102,5 +102,32 @@ struct ImportCommand: MigrunCommand {
   }
 }
 
+struct CopyCommand: MigrunCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "copy",
+    abstract: "Write a store of another type as a SQLite store (from a Core Data XML store, so far).",
+    discussion: HelpText.reflow(
+      """
+      Core Data's migratePersistentStore(_:to:options:type:): every object, value and link of an XML
+      store (NSXMLStoreType) written as a SQLite store of the same model version, its metadata carried
+      (UUID, version hashes, other keys). The model version is found by the store's hashes. NEW is
+      written through a temporary file and renamed into place; the original is only read. Then
+      inspect, check, export and migrate the SQLite copy.
+
+      Example:
+        migrun copy Document.storedata Document.sqlite --type sqlite --model Document.xcdatamodeld
+      """))
+
+  @Argument(help: "The store to copy (a Core Data XML store).") var store: String
+  @Argument(help: "The store to write (must not exist).") var out: String
+  @Option(help: "The type to write: sqlite.") var type: String = "sqlite"
+  @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd, .mom or SwiftData sources (default: model: in .migrun.yml).")
+  var model: String?
+
+  func execute() throws {
+    try show(CopyJob(store: store, out: out, type: type, model: model).run())
+  }
+}
+
 /// Writes through a temporary file beside `url`, renamed into place when complete.
 extension StoreJSON.Dates: ExpressibleByArgument {}

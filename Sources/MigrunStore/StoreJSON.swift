@@ -100,19 +100,12 @@ package enum StoreJSON {
       }
       for case .object(let entry) in entries { objects.append(try decode(entry, entity: entity, model: store.model)) }
     }
-    try store.write { writer in
-      if let uuid = root["uuid"]?.string {
-        var metadata = store.metadata
-        metadata.uuid = uuid
-        try writer.setMetadata(metadata)
-      }
-      for object in objects { try writer.insert(object) }
-      for object in objects {
-        for (relationship, members) in object.toMany.sorted(by: { $0.key < $1.key }) {
-          try writer.setToMany(object.id, relationship, members)
-        }
-      }
+    var metadata: StoreMetadata?
+    if let uuid = root["uuid"]?.string {
+      metadata = store.metadata
+      metadata?.uuid = uuid
     }
+    try store.insertAll(objects, metadata: metadata)
   }
 
   // MARK: - Non public

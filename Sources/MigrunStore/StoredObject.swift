@@ -184,6 +184,20 @@ extension ObjectStore {
 
   package func rows(_ ids: [ObjectID]) throws -> [StoredRow] { try objects(ids).map(StoredRow.init) }
 
+  /// Writes `objects` (with their keys, attributes, to-ones and to-manys) and, when given, the
+  /// metadata, in one transaction: an import's and a conversion's last step.
+  package func insertAll(_ objects: [StoredObject], metadata: StoreMetadata?) throws {
+    try write { writer in
+      if let metadata { try writer.setMetadata(metadata) }
+      for object in objects { try writer.insert(object) }
+      for object in objects {
+        for (relationship, members) in object.toMany.sorted(by: { $0.key < $1.key }) {
+          try writer.setToMany(object.id, relationship, members)
+        }
+      }
+    }
+  }
+
   /// Every object of `entity` (and its subentities when asked), by primary key, streamed.
   public func forEachObject(
     of entity: String, includingSubentities: Bool, withToMany: Bool, _ body: (StoredObject) throws -> Void

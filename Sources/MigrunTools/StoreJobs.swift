@@ -173,6 +173,91 @@ package struct CreateJob {
 }
 
 /// `import`'s job: what the command does, without its printing.
+/// `migrun copy STORE NEW --type sqlite`: a store of another type written as a SQLite store of the
+/// same model version (Core Data's `migratePersistentStore(_:to:options:type:)`): every object,
+/// value and link, the metadata carried (UUID, version hashes, other keys), checked against what
+/// was read; `NEW` written through a temporary file and renamed into place, the original only read.
+/// So far from an XML store; the other directions are refused by name.
+package struct CopyJob {
+  package var store: String
+  package var out: String
+  package var type: String
+  package var model: String?
+
+  package init(store: String, out: String, type: String, model: String?) {
+    self.store = store
+    self.out = out
+    self.type = type
+    self.model = model
+  }
+
+  package func run() throws -> JobOutput {
+    var output = JobOutput()
+    let url = URL(fileURLWithPath: store)
+    guard type.lowercased() == "sqlite" else {
+      throw ToolError(message: "--type \(type): migrun writes SQLite stores only so far (XML and binary: issue 47)")
+    }
+    let head = FileHandle(forReadingAtPath: url.path).flatMap { try? $0.read(upToCount: 512) } ?? Data()
+    guard XMLStoreFile.looksLikeXMLStore(head) else {
+      throw ToolError(
+        message: "\(store): copy reads Core Data XML stores so far; a SQLite store is copied as it is (cp, or migrate)")
+    }
+    let bytes: [UInt8]
+    do {
+      bytes = Array(try Data(contentsOf: url))
+    } catch {
+      throw StoreError(.io, file: url.path, reason: "cannot read the file (\(error))", underlying: error)
+    }
+    let file = try XMLStoreFile.read(bytes, file: url.lastPathComponent)
+    guard let plist = file.metadata else {
+      throw StoreError(
+        .badMetadata, file: url.path, reason: "the XML store has no metadata (no <metadata> property list)")
+    }
+    let metadata = try StoreMetadata(uuid: file.uuid ?? UUID().uuidString, plist: plist)
+    guard let path = try modelOrProject(model) else {
+      throw ToolError(message: "copy needs the store's model: --model (or model: in .migrun.yml)")
+    }
+    let bundle = try loadModel(URL(fileURLWithPath: path))
+    guard let version = bundle.version(matching: metadata.versionHashes) else {
+      throw StoreError(
+        .incompatibleModel, file: url.path, reason: "no version of \(bundle.name) matches the store's entity hashes")
+    }
+    let objects = try file.objects(of: version, file: url.lastPathComponent)
+    let target = URL(fileURLWithPath: out)
+    guard !FileManager.default.fileExists(atPath: target.path) else {
+      throw ToolError(message: "\(out): a file is already there; migrun does not overwrite it")
+    }
+    let working = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).migrun-copy")
+    StoreFiles.remove(working)
+    do {
+      var carried = metadata
+      carried.storeType = "SQLite"
+      let created = try SQLiteStore.create(at: working, model: version, metadata: carried)
+      try created.insertAll(objects, metadata: nil)
+      // What was written, against what was read: objects per entity.
+      var read: [String: Int] = [:]
+      for object in objects { read[object.id.entity, default: 0] += 1 }
+      let written = try created.entityCounts().filter { $0.value > 0 }
+      try created.close()
+      guard written == read else {
+        throw ToolError(message: "\(out): the copy holds \(written) objects, the store \(read): nothing was written")
+      }
+      try StoreFiles.sync(working)
+      guard rename(working.path, target.path) == 0 else {
+        throw ToolError(message: "\(out): cannot move the store into place")
+      }
+      output.say(
+        "\(url.lastPathComponent) (XML, \(version.versionName ?? "?")) → \(target.lastPathComponent) (SQLite): "
+          + "\(objects.count) objects, UUID \(carried.uuid) kept")
+      for name in read.keys.sorted() { output.say("  \(name): \(read[name] ?? 0)") }
+    } catch {
+      StoreFiles.remove(working)
+      throw error
+    }
+    return output
+  }
+}
+
 package struct ImportJob {
   package var file: String
   package var model: String?

@@ -131,4 +131,32 @@ import Testing
     #expect(result.status != 0)
     #expect(result.stderr.contains("a Core Data XML store (NSXMLStoreType), not SQLite"), "\(result.stderr)")
   }
+
+  @Test func copyWritesEveryObjectValueAndLinkAsASQLiteStore() throws {
+    let folder = try TemporaryDirectory()
+    let (store, model) = try Self.write(folder)
+    let before = try Data(contentsOf: store)
+    let copy = folder.url.appendingPathComponent("Company.sqlite")
+    let result = try MigrunProcess.run(["copy", store.path, copy.path, "--type", "sqlite", "--model", model.path])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout.contains("4 objects, UUID 7DFA6DAB-A071-4B34-8DFB-BAC65DD66FDE kept"), "\(result.stdout)")
+    #expect(try Data(contentsOf: store) == before, "the XML store is only read")
+    let sqlite = try SQLiteStore(url: copy, model: try SampleModels.companyModel())
+    #expect(sqlite.metadata.uuid == "7DFA6DAB-A071-4B34-8DFB-BAC65DD66FDE")
+    #expect(try sqlite.entityCounts().filter { $0.value > 0 } == ["Department": 1, "Employee": 2, "Desk": 1])
+    let alice = try #require(try sqlite.object(ObjectID(entity: "Employee", primaryKey: 102)))
+    #expect(alice.attributes["salary"] == .double(5200.5) && alice.attributes["name"] == .string("Alice"))
+    #expect(alice.toMany["reports"] == [ObjectID(entity: "Employee", primaryKey: 103)])
+    let department = try #require(try sqlite.object(ObjectID(entity: "Department", primaryKey: 104)))
+    #expect(department.toMany["employees"]?.count == 2)
+    #expect(try sqlite.ruleViolations(limit: 10).isEmpty)
+    try sqlite.close()
+    // The copy is an ordinary store: check calls it clean; a second copy onto it is refused.
+    let check = try MigrunProcess.run(["check", copy.path, "--model", model.path])
+    #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+    let again = try MigrunProcess.run(["copy", store.path, copy.path, "--model", model.path])
+    #expect(again.status == 1 && again.stderr.contains("a file is already there"))
+    let xml = try MigrunProcess.run(["copy", copy.path, "x.storedata", "--type", "xml", "--model", model.path])
+    #expect(xml.status == 1 && xml.stderr.contains("--type xml"), "\(xml.stderr)")
+  }
 }
