@@ -109,13 +109,8 @@ struct CopyCommand: MigrunCommand {
     discussion: HelpText.reflow(
       """
       Core Data's migratePersistentStore(_:to:options:type:): every object, value and link of an XML
-      store (NSXMLStoreType) written as a SQLite store of the same model version, its metadata carried
-      (UUID, version hashes, other keys). The model version is found by the store's hashes. NEW is
-      written through a temporary file and renamed into place; the original is only read. Then
-      inspect, check, export and migrate the SQLite copy.
-
-      Example:
-        migrun copy Document.storedata Document.sqlite --type sqlite --model Document.xcdatamodeld
+      store, its metadata carried, in a new SQLite store of the version its hashes name; the original is
+      only read. Example: migrun copy Doc.storedata Doc.sqlite --model Doc.xcdatamodeld
       """))
 
   @Argument(help: "The store to copy (a Core Data XML store).") var store: String

@@ -706,9 +706,7 @@ public final class SQLiteStore: ObjectStore {
       return (queue, path.hasSuffix("immutable=1"))
     } catch {
       let detail = (error as? DatabaseError)?.message ?? "\(error)"
-      if let head = FileHandle(forReadingAtPath: url.path).flatMap({ try? $0.read(upToCount: 512) }),
-        XMLStoreFile.looksLikeXMLStore(head)
-      {
+      if XMLStoreFile.isXMLStore(url) {
         throw StoreError(
           .notSQLite, file: url.path,
           reason:

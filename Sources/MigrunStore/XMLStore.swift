@@ -34,6 +34,31 @@ package struct XMLStoreFile: Sendable {
       && (head.hasPrefix("<?xml") || head.hasPrefix("<!DOCTYPE") || head.hasPrefix("<database"))
   }
 
+  /// The XML store at `url` and its metadata; an error names the file and what is wrong.
+  package static func open(_ url: URL) throws(StoreError) -> (file: XMLStoreFile, metadata: StoreMetadata) {
+    let bytes: [UInt8]
+    do {
+      bytes = Array(try Data(contentsOf: url))
+    } catch {
+      throw StoreError(.io, file: url.path, reason: "cannot read the file (\(error))", underlying: error)
+    }
+    let file = try read(bytes, file: url.lastPathComponent)
+    guard let plist = file.metadata else {
+      throw StoreError(
+        .badMetadata, file: url.path, reason: "the XML store has no metadata (no <metadata> property list)")
+    }
+    return (file, try StoreMetadata(uuid: file.uuid ?? UUID().uuidString, plist: plist))
+  }
+
+  /// Whether the file at `url` starts as an XML store does.
+  package static func isXMLStore(_ url: URL) -> Bool {
+    guard let handle = FileHandle(forReadingAtPath: url.path), let head = try? handle.read(upToCount: 512) else {
+      return false
+    }
+    try? handle.close()
+    return looksLikeXMLStore(head)
+  }
+
   /// Reads the file's structure; an error names the file, the line and what is wrong.
   package static func read(_ bytes: [UInt8], file: String) throws(StoreError) -> XMLStoreFile {
     let builder = Builder()
@@ -151,6 +176,20 @@ package struct XMLStoreFile: Sendable {
   /// model lacks, a value that does not read as its type, or an `idrefs` naming no object is an
   /// error naming the object.
   package func objects(of model: ObjectModel, file: String) throws(StoreError) -> [StoredObject] {
+    let ids = try objectIDs(in: model, file: file)
+    var found: [StoredObject] = []
+    for object in objects {
+      guard let id = ids[object.id], let entity = model.entity(named: id.entity) else { continue }
+      var stored = StoredObject(id: id)
+      try readAttributes(of: object, entity, model, into: &stored, file: file)
+      try readRelationships(of: object, entity, model, ids: ids, into: &stored, file: file)
+      found.append(stored)
+    }
+    return found
+  }
+
+  /// Each object's ID in `model`: its entity (matched without case) and the key its id gives.
+  private func objectIDs(in model: ObjectModel, file: String) throws(StoreError) -> [String: ObjectID] {
     let entities = Dictionary(
       model.entities.map { ($0.name.uppercased(), $0) }, uniquingKeysWith: { first, _ in first })
     var ids: [String: ObjectID] = [:]
@@ -168,57 +207,61 @@ package struct XMLStoreFile: Sendable {
       }
       ids[object.id] = ObjectID(entity: entity.name, primaryKey: key)
     }
-    var found: [StoredObject] = []
-    for object in objects {
-      guard let id = ids[object.id], let entity = model.entity(named: id.entity) else { continue }
-      var stored = StoredObject(id: id)
-      let attributes = Dictionary(
-        model.attributes(of: entity).filter { !$0.isTransient }.map { ($0.name.lowercased(), $0) },
-        uniquingKeysWith: { first, _ in first })
-      for attribute in attributes.values { stored.attributes[attribute.name] = .null }
-      for (name, _, text) in object.attributes {
-        guard let attribute = attributes[name.lowercased()] else {
-          throw StoreError(
-            .unknownProperty, file: file, entity: entity.name, primaryKey: id.primaryKey,
-            reason: "object \(object.id) has attribute '\(name)', which entity \(entity.name) does not have")
-        }
-        guard let value = Self.value(text, attribute.type) else {
-          throw StoreError(
-            .badValue, file: file, entity: entity.name, primaryKey: id.primaryKey,
-            reason:
-              "object \(object.id): '\(text.prefix(40))' is not a \(attribute.type.xmlName) value for '\(attribute.name)'"
-          )
-        }
-        stored.attributes[attribute.name] = value
+    return ids
+  }
+
+  private func readAttributes(
+    of object: Object, _ entity: Entity, _ model: ObjectModel, into stored: inout StoredObject, file: String
+  ) throws(StoreError) {
+    let attributes = Dictionary(
+      model.attributes(of: entity).filter { !$0.isTransient }.map { ($0.name.lowercased(), $0) },
+      uniquingKeysWith: { first, _ in first })
+    for attribute in attributes.values { stored.attributes[attribute.name] = .null }
+    for (name, _, text) in object.attributes {
+      guard let attribute = attributes[name.lowercased()] else {
+        throw StoreError(
+          .unknownProperty, file: file, entity: entity.name, primaryKey: stored.id.primaryKey,
+          reason: "object \(object.id) has attribute '\(name)', which entity \(entity.name) does not have")
       }
-      let relationships = Dictionary(
-        model.relationships(of: entity).map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
-      for (name, _, idrefs) in object.relationships {
-        guard let relationship = relationships[name.lowercased()] else {
-          throw StoreError(
-            .unknownProperty, file: file, entity: entity.name, primaryKey: id.primaryKey,
-            reason: "object \(object.id) has relationship '\(name)', which entity \(entity.name) does not have")
-        }
-        var targets: [ObjectID] = []
-        for ref in idrefs {
-          guard let target = ids[ref] else {
-            throw StoreError(
-              .notACoreDataStore, file: file, entity: entity.name, primaryKey: id.primaryKey,
-              reason:
-                "object \(object.id)'s relationship '\(relationship.name)' names \(ref), which is no object of the store"
-            )
-          }
-          targets.append(target)
-        }
-        if relationship.isToMany {
-          stored.toMany[relationship.name] = relationship.isOrdered ? targets : targets.sorted()
-        } else if let target = targets.first {
-          stored.toOne[relationship.name] = target
-        }
+      guard let value = Self.value(text, attribute.type) else {
+        throw StoreError(
+          .badValue, file: file, entity: entity.name, primaryKey: stored.id.primaryKey,
+          reason:
+            "object \(object.id): '\(text.prefix(40))' is not a \(attribute.type.xmlName) value for '\(attribute.name)'"
+        )
       }
-      found.append(stored)
+      stored.attributes[attribute.name] = value
     }
-    return found
+  }
+
+  private func readRelationships(
+    of object: Object, _ entity: Entity, _ model: ObjectModel, ids: [String: ObjectID],
+    into stored: inout StoredObject, file: String
+  ) throws(StoreError) {
+    let relationships = Dictionary(
+      model.relationships(of: entity).map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+    for (name, _, idrefs) in object.relationships {
+      guard let relationship = relationships[name.lowercased()] else {
+        throw StoreError(
+          .unknownProperty, file: file, entity: entity.name, primaryKey: stored.id.primaryKey,
+          reason: "object \(object.id) has relationship '\(name)', which entity \(entity.name) does not have")
+      }
+      var targets: [ObjectID] = []
+      for ref in idrefs {
+        guard let target = ids[ref] else {
+          throw StoreError(
+            .notACoreDataStore, file: file, entity: entity.name, primaryKey: stored.id.primaryKey,
+            reason:
+              "object \(object.id)'s relationship '\(relationship.name)' names \(ref), which is no object of the store")
+        }
+        targets.append(target)
+      }
+      if relationship.isToMany {
+        stored.toMany[relationship.name] = relationship.isOrdered ? targets : targets.sorted()
+      } else if let target = targets.first {
+        stored.toOne[relationship.name] = target
+      }
+    }
   }
 
   /// `z102` → 102 (any letters before the number are taken as the prefix).

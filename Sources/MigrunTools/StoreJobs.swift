@@ -22,11 +22,7 @@ package struct InspectJob {
   package func run() throws -> JobOutput {
     var out = JobOutput()
     let url = URL(fileURLWithPath: store)
-    if let head = FileHandle(forReadingAtPath: url.path).flatMap({ try? $0.read(upToCount: 512) }),
-      XMLStoreFile.looksLikeXMLStore(head)
-    {
-      return try inspectXML(url)
-    }
+    if XMLStoreFile.isXMLStore(url) { return try inspectXML(url) }
     let metadata = try SQLiteStore.metadata(at: url)
     let resolution = try ModelResolution.resolve(
       store: url, bundlePath: try modelOrProject(model), configuration: configuration)
@@ -197,23 +193,11 @@ package struct CopyJob {
     guard type.lowercased() == "sqlite" else {
       throw ToolError(message: "--type \(type): migrun writes SQLite stores only so far (XML and binary: issue 47)")
     }
-    let head = FileHandle(forReadingAtPath: url.path).flatMap { try? $0.read(upToCount: 512) } ?? Data()
-    guard XMLStoreFile.looksLikeXMLStore(head) else {
+    guard XMLStoreFile.isXMLStore(url) else {
       throw ToolError(
         message: "\(store): copy reads Core Data XML stores so far; a SQLite store is copied as it is (cp, or migrate)")
     }
-    let bytes: [UInt8]
-    do {
-      bytes = Array(try Data(contentsOf: url))
-    } catch {
-      throw StoreError(.io, file: url.path, reason: "cannot read the file (\(error))", underlying: error)
-    }
-    let file = try XMLStoreFile.read(bytes, file: url.lastPathComponent)
-    guard let plist = file.metadata else {
-      throw StoreError(
-        .badMetadata, file: url.path, reason: "the XML store has no metadata (no <metadata> property list)")
-    }
-    let metadata = try StoreMetadata(uuid: file.uuid ?? UUID().uuidString, plist: plist)
+    let (file, metadata) = try XMLStoreFile.open(url)
     guard let path = try modelOrProject(model) else {
       throw ToolError(message: "copy needs the store's model: --model (or model: in .migrun.yml)")
     }
@@ -223,6 +207,21 @@ package struct CopyJob {
         .incompatibleModel, file: url.path, reason: "no version of \(bundle.name) matches the store's entity hashes")
     }
     let objects = try file.objects(of: version, file: url.lastPathComponent)
+    var carried = metadata
+    carried.storeType = "SQLite"
+    let read = try write(objects, version, carried)
+    output.say(
+      "\(url.lastPathComponent) (XML, \(version.versionName ?? "?")) → \(URL(fileURLWithPath: out).lastPathComponent) "
+        + "(SQLite): \(objects.count) objects, UUID \(carried.uuid) kept")
+    for name in read.keys.sorted() { output.say("  \(name): \(read[name] ?? 0)") }
+    return output
+  }
+
+  /// Writes `objects` and `metadata` as a new SQLite store at `out` (through a temporary file,
+  /// renamed into place once the objects per entity it holds equal those read); those counts.
+  private func write(_ objects: [StoredObject], _ version: ObjectModel, _ metadata: StoreMetadata) throws
+    -> [String: Int]
+  {
     let target = URL(fileURLWithPath: out)
     guard !FileManager.default.fileExists(atPath: target.path) else {
       throw ToolError(message: "\(out): a file is already there; migrun does not overwrite it")
@@ -230,11 +229,8 @@ package struct CopyJob {
     let working = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).migrun-copy")
     StoreFiles.remove(working)
     do {
-      var carried = metadata
-      carried.storeType = "SQLite"
-      let created = try SQLiteStore.create(at: working, model: version, metadata: carried)
+      let created = try SQLiteStore.create(at: working, model: version, metadata: metadata)
       try created.insertAll(objects, metadata: nil)
-      // What was written, against what was read: objects per entity.
       var read: [String: Int] = [:]
       for object in objects { read[object.id.entity, default: 0] += 1 }
       let written = try created.entityCounts().filter { $0.value > 0 }
@@ -246,15 +242,11 @@ package struct CopyJob {
       guard rename(working.path, target.path) == 0 else {
         throw ToolError(message: "\(out): cannot move the store into place")
       }
-      output.say(
-        "\(url.lastPathComponent) (XML, \(version.versionName ?? "?")) → \(target.lastPathComponent) (SQLite): "
-          + "\(objects.count) objects, UUID \(carried.uuid) kept")
-      for name in read.keys.sorted() { output.say("  \(name): \(read[name] ?? 0)") }
+      return read
     } catch {
       StoreFiles.remove(working)
       throw error
     }
-    return output
   }
 }
 
