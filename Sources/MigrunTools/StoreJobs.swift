@@ -376,12 +376,17 @@ package struct ExportJob {
   /// Writes the export to `out`, atomically, or — without `out` — hands its text to `standardOutput`.
   package func run(standardOutput: (String) -> Void) throws {
     let url = URL(fileURLWithPath: store)
-    let resolution = try ModelResolution.resolve(
-      store: url, bundlePath: try modelOrProject(model), version: modelVersion, configuration: configuration)
-    if model != nil && resolution.model == nil {
-      throw ToolError(message: "\(store): " + resolution.mismatch.joined(separator: "\n  "))
+    let opened: any ObjectStore
+    if XMLStoreFile.isXMLStore(url) {
+      opened = try xmlStore(url)
+    } else {
+      let resolution = try ModelResolution.resolve(
+        store: url, bundlePath: try modelOrProject(model), version: modelVersion, configuration: configuration)
+      if model != nil && resolution.model == nil {
+        throw ToolError(message: "\(store): " + resolution.mismatch.joined(separator: "\n  "))
+      }
+      opened = try SQLiteStore(url: url, model: resolution.model)
     }
-    let opened = try SQLiteStore(url: url, model: resolution.model)
     guard let out else {
       try StoreJSON.export(opened, dates: dates, to: standardOutput)
       return
@@ -389,6 +394,23 @@ package struct ExportJob {
     try writeAtomically(to: URL(fileURLWithPath: out)) { handle in
       try StoreJSON.export(opened, dates: dates) { handle.write(Data($0.utf8)) }
     }
+  }
+
+  /// An XML store's objects in memory (it is read whole, as Core Data reads it), with the version
+  /// of the model its hashes name: exported as a SQLite store of that version would be.
+  private func xmlStore(_ url: URL) throws -> InMemoryStore {
+    let (file, metadata) = try XMLStoreFile.open(url)
+    guard let path = try modelOrProject(model) else {
+      throw ToolError(message: "export of an XML store needs its model: --model (or model: in .migrun.yml)")
+    }
+    let bundle = try loadModel(URL(fileURLWithPath: path))
+    guard let version = bundle.version(matching: metadata.versionHashes) else {
+      throw StoreError(
+        .incompatibleModel, file: url.path, reason: "no version of \(bundle.name) matches the store's entity hashes")
+    }
+    let memory = InMemoryStore(model: version, metadata: metadata)
+    try memory.insertAll(try file.objects(of: version, file: url.lastPathComponent), metadata: nil)
+    return memory
   }
 }
 

@@ -156,6 +156,11 @@ import Testing
     #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
     let again = try MigrunProcess.run(["copy", store.path, copy.path, "--model", model.path])
     #expect(again.status == 1 && again.stderr.contains("a file is already there"))
+    // The XML store and its SQLite copy export the same JSON (the export a store of the version makes).
+    let fromXML = try MigrunProcess.run(["export", store.path, "--model", model.path])
+    let fromSQLite = try MigrunProcess.run(["export", copy.path, "--model", model.path])
+    #expect(fromXML.status == 0 && fromSQLite.status == 0, "\(fromXML.stderr)\(fromSQLite.stderr)")
+    #expect(fromXML.stdout == fromSQLite.stdout && fromXML.stdout.contains("\"Alice\""))
     let xml = try MigrunProcess.run(["copy", copy.path, "x.storedata", "--type", "xml", "--model", model.path])
     #expect(xml.status == 1 && xml.stderr.contains("--type xml"), "\(xml.stderr)")
   }
