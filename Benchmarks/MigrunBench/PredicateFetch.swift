@@ -18,7 +18,7 @@ func predicateFetch(count: Int, fetches: Int, folder: String) throws {
       for fetch in 0..<fetches {
         let name = "item \(1 + (fetch * 7919) % count)"
         let found = try context.fetch(
-          "Item", matching: try FormatPredicate(format, arguments: [.string(name), .string(name)]))
+          "Item", matching: try FormatPredicate(format, arguments: [.string(name)]))
         precondition(found.count == 1, "\(format) found \(found.count)")
       }
       rates.append(Double(fetches) / (now() - started))

@@ -383,6 +383,14 @@ private struct StageHost {
   func fetchValue(_ arguments: [LuaValue]) throws -> LuaValue {
     let query = try query(arguments)
     let options = arguments.count > 2 ? arguments[2] : .nil
+    // Options that each change what a fetch returns, or belong to ctx:each, would be passed over.
+    let given = ["ids", "properties", "save"].filter { options[$0] != .nil }
+    guard given.count <= 1, !given.contains("save") else {
+      throw HostError(
+        given.contains("save")
+          ? "ctx:fetch: save is ctx:each's option (a fetch saves nothing)"
+          : "ctx:fetch: give one of ids and properties, not both")
+    }
     if options["ids"] == .boolean(true) {
       let ids = try context().objectIDs(
         query.entity, matching: query.predicate, sortedBy: query.sort, limit: query.limit)
@@ -421,6 +429,9 @@ private struct StageHost {
   func select(_ arguments: [LuaValue]) throws -> [LuaValue] {
     let query = try query(arguments)
     let options = arguments.count > 2 ? arguments[2] : .nil
+    if let other = ["ids", "properties"].first(where: { options[$0] != .nil }) {
+      throw HostError("ctx:each/a batched ctx:fetch: \(other) is a fetch's option without batch, not one with it")
+    }
     let size = options["batch"] == .nil ? 1000 : Int(options["batch"].integerValue ?? 0)
     guard size >= 1 else {
       throw HostError(

@@ -59,16 +59,6 @@ package struct RowFilter: Sendable {
       case .memberCount(_, let test, let value): value.number.map { test.holds(0 < $0 ? -1 : 0 == $0 ? 0 : 1) } ?? false
       }
     }
-
-    /// Whether the node reads another object than the one tested (a relationship's target or members).
-    package var followsRelationships: Bool {
-      switch self {
-      case .constant, .compare, .string: false
-      case .and(let nodes), .or(let nodes): nodes.contains { $0.followsRelationships }
-      case .not(let node): node.followsRelationships
-      case .toOne, .members, .memberCount: true
-      }
-    }
   }
 
   package var root: Node

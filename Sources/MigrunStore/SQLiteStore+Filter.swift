@@ -19,12 +19,11 @@ extension SQLiteStore {
     _ layout: StoreSchema.EntityLayout, includingSubentities: Bool, filter: RowFilter?, select: String
   ) -> (sql: String, values: [DatabaseValue])? {
     var values: [DatabaseValue] = []
-    var conditions = [schema.rowPredicate(layout, includingSubentities: includingSubentities, alias: "t0")]
-    if let filter {
-      guard let condition = sql(filter.root, layout, alias: "t0", depth: 0, &values) else { return nil }
-      conditions.append(condition)
+    guard let condition = filter.map({ sql($0.root, layout, alias: "t0", depth: 0, &values) }) ?? "1" else {
+      return nil
     }
-    return ("SELECT \(select) FROM \(layout.table) t0 WHERE \(conditions.joined(separator: " AND "))", values)
+    let kinds = schema.rowPredicate(layout, includingSubentities: includingSubentities, alias: "t0")
+    return ("SELECT \(select) FROM \(layout.table) t0 WHERE \(kinds) AND (\(condition))", values)
   }
 
   /// The node as an SQL condition on the row `alias` of `layout`'s table, true or false (never

@@ -535,10 +535,12 @@ public final class SQLiteStore: ObjectStore {
     make: (SQLiteObjectReader, Row, String) throws -> T, body: (T) throws -> Void
   ) throws {
     let layout = try layout(entity)
-    let (query, values) =
-      filteredQuery(layout, includingSubentities: includingSubentities, filter: filter, select: "t0.*")
-      ?? filteredQuery(layout, includingSubentities: includingSubentities, filter: nil, select: "t0.*")
-      ?? ("", [])
+    // A filter the store cannot say narrows nothing: every object is given (the caller judges).
+    guard
+      let (query, values) =
+        filteredQuery(layout, includingSubentities: includingSubentities, filter: filter, select: "t0.*")
+        ?? filteredQuery(layout, includingSubentities: includingSubentities, filter: nil, select: "t0.*")
+    else { return }
     let sql = query + " AND t0.Z_PK > ? ORDER BY t0.Z_PK LIMIT \(Self.pageSize)"
     var after: Int64 = .min
     while true {

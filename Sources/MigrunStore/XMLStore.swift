@@ -29,7 +29,8 @@ package struct XMLStoreFile: Sendable {
 
   /// Whether `bytes` start as a Core Data XML store does (an XML document whose root is `<database>`).
   package static func looksLikeXMLStore(_ bytes: some Collection<UInt8>) -> Bool {
-    let head = String(decoding: bytes.prefix(512), as: UTF8.self)
+    // A byte-order mark and white space may come first.
+    let head = String(decoding: bytes.prefix(512), as: UTF8.self).drop { $0 == "\u{FEFF}" || $0.isWhitespace }
     return head.contains("<database")
       && (head.hasPrefix("<?xml") || head.hasPrefix("<!DOCTYPE") || head.hasPrefix("<database"))
   }
@@ -99,26 +100,29 @@ package struct XMLStoreFile: Sendable {
         metadataText? +=
           "<\(name)\(attributes.sorted { $0.key < $1.key }.map { " \($0.key)=\"\(escape($0.value))\"" }.joined())>"
       }
+      let parent = path.last
       path.append(name)
       text = ""
-      switch (name, path.count) {
-      case ("database", 1): sawDatabase = true
-      case ("metadata", _) where path.dropLast().last == "databaseInfo" || path.count == 2:
+      if metadataDepth != nil { return }
+      switch (parent, name) {
+      case (nil, "database"): sawDatabase = true
+      case (nil, _): throw StoreError(.notACoreDataStore, reason: "the root element is <\(name)>, not <database>")
+      case ("database", "metadata"), ("databaseInfo", "metadata"):
         metadataDepth = path.count
         metadataText = ""
-      case ("object", 2):
+      case ("database", "object"):
         guard let type = attributes["type"], !type.isEmpty, let id = attributes["id"], !id.isEmpty else {
           throw StoreError(
             .notACoreDataStore, reason: "an <object> without its type or id (object \(store.objects.count + 1))")
         }
         store.objects.append(Object(id: id, entity: type))
-      case ("attribute", 3):
+      case ("object", "attribute"):
         guard let name = attributes["name"], !name.isEmpty else {
           throw StoreError(
             .notACoreDataStore, reason: "an <attribute> without a name in object \(store.objects.last?.id ?? "?")")
         }
         store.objects[store.objects.count - 1].attributes.append((name, attributes["type"] ?? "", ""))
-      case ("relationship", 3):
+      case ("object", "relationship"):
         guard let name = attributes["name"], !name.isEmpty, let destination = attributes["destination"] else {
           throw StoreError(
             .notACoreDataStore,
@@ -126,8 +130,17 @@ package struct XMLStoreFile: Sendable {
         }
         let idrefs = (attributes["idrefs"] ?? "").split(whereSeparator: \.isWhitespace).map(String.init)
         store.objects[store.objects.count - 1].relationships.append((name, destination, idrefs))
-      case (_, 1): throw StoreError(.notACoreDataStore, reason: "the root element is <\(name)>, not <database>")
-      default: break
+      case ("database", "databaseInfo"), ("databaseInfo", _):
+        // databaseInfo's own fields (version, UUID, nextObjectID) are read as they close; others
+        // describe the file, not its objects.
+        break
+      default:
+        // What holds objects and values must be understood: an element the DTD does not have there
+        // is refused by name rather than its content passed over.
+        throw StoreError(
+          .notACoreDataStore,
+          reason: "<\(name)> inside <\(parent ?? "")> is no element of a Core Data XML store"
+            + (store.objects.last.map { " (object \($0.id))" } ?? ""))
       }
     }
 
@@ -151,10 +164,12 @@ package struct XMLStoreFile: Sendable {
         metadataDepth = nil
         return
       }
-      switch (name, path.count) {
-      case ("UUID", 3): store.uuid = text.trimmingCharacters(in: .whitespacesAndNewlines)
-      case ("nextObjectID", 3): store.nextObjectID = Int64(text.trimmingCharacters(in: .whitespacesAndNewlines))
-      case ("attribute", 3):
+      let parent = path.count > 1 ? path[path.count - 2] : nil
+      switch (parent, name) {
+      case ("databaseInfo", "UUID"): store.uuid = text.trimmingCharacters(in: .whitespacesAndNewlines)
+      case ("databaseInfo", "nextObjectID"):
+        store.nextObjectID = Int64(text.trimmingCharacters(in: .whitespacesAndNewlines))
+      case ("object", "attribute"):
         let last = store.objects.count - 1
         store.objects[last].attributes[store.objects[last].attributes.count - 1].text = text
       default: break
@@ -248,7 +263,15 @@ package struct XMLStoreFile: Sendable {
       }
       var targets: [ObjectID] = []
       for ref in idrefs {
-        guard let target = ids[ref] else {
+        guard let target = ids[ref], model.entity(named: target.entity, isKindOf: relationship.destinationEntity)
+        else {
+          if let other = ids[ref] {
+            throw StoreError(
+              .badValue, file: file, entity: entity.name, primaryKey: stored.id.primaryKey,
+              reason:
+                "object \(object.id)'s relationship '\(relationship.name)' names \(ref), a \(other.entity), not a \(relationship.destinationEntity)"
+            )
+          }
           throw StoreError(
             .notACoreDataStore, file: file, entity: entity.name, primaryKey: stored.id.primaryKey,
             reason:
@@ -258,6 +281,10 @@ package struct XMLStoreFile: Sendable {
       }
       if relationship.isToMany {
         stored.toMany[relationship.name] = relationship.isOrdered ? targets : targets.sorted()
+      } else if targets.count > 1 {
+        throw StoreError(
+          .badValue, file: file, entity: entity.name, primaryKey: stored.id.primaryKey,
+          reason: "object \(object.id)'s to-one relationship '\(relationship.name)' names \(targets.count) objects")
       } else if let target = targets.first {
         stored.toOne[relationship.name] = target
       }

@@ -59,34 +59,18 @@ package struct InspectJob {
   /// the entity names the file writes.
   private func inspectXML(_ url: URL) throws -> JobOutput {
     var out = JobOutput()
-    let bytes: [UInt8]
-    do {
-      bytes = Array(try Data(contentsOf: url))
-    } catch {
-      throw StoreError(.io, file: url.path, reason: "cannot read the file (\(error))", underlying: error)
-    }
-    let file = try XMLStoreFile.read(bytes, file: url.lastPathComponent)
-    guard let plist = file.metadata else {
-      throw StoreError(
-        .badMetadata, file: url.path, reason: "the XML store has no metadata (no <metadata> property list)")
-    }
-    let metadata = try StoreMetadata(uuid: file.uuid ?? "", plist: plist)
+    let input = try XMLStoreInput(url, modelPath: try modelOrProject(model))
+    let (file, metadata) = (input.file, input.metadata)
     var resolution = ModelResolution(model: nil, versionName: nil, mismatch: [])
     var counts: [String: Int] = [:]
     var source = "the file's entity names"
-    if let path = try modelOrProject(model) {
-      let bundle = try loadModel(URL(fileURLWithPath: path))
-      if let matched = bundle.version(matching: metadata.versionHashes) {
-        resolution = ModelResolution(model: matched, versionName: matched.versionName, mismatch: [])
-        for object in try file.objects(of: matched, file: url.lastPathComponent) {
-          counts[object.id.entity, default: 0] += 1
-        }
-        source = "--model"
-      } else {
-        resolution = ModelResolution(
-          model: nil, versionName: nil,
-          mismatch: ["no version of \(bundle.name) matches the store's entity hashes"])
-      }
+    if let version = input.version {
+      resolution = ModelResolution(model: version, versionName: version.versionName, mismatch: [])
+      for object in try input.objects() { counts[object.id.entity, default: 0] += 1 }
+      source = "--model"
+    } else if let name = input.bundleName {
+      resolution = ModelResolution(
+        model: nil, versionName: nil, mismatch: ["no version of \(name) matches the store's entity hashes"])
     }
     if resolution.model == nil {
       for object in file.objects { counts[object.entity, default: 0] += 1 }
@@ -169,6 +153,40 @@ package struct CreateJob {
 }
 
 /// `import`'s job: what the command does, without its printing.
+/// An XML store a command was given: the file, its metadata, and — with a model — the version its
+/// hashes name (one home for what inspect, export and copy each need first).
+struct XMLStoreInput {
+  let url: URL
+  let file: XMLStoreFile
+  let metadata: StoreMetadata
+  /// The model's name, when one was given; the version matching the store's hashes, when one does.
+  let bundleName: String?
+  let version: ObjectModel?
+
+  init(_ url: URL, modelPath: String?) throws {
+    self.url = url
+    (file, metadata) = try XMLStoreFile.open(url)
+    let bundle = try modelPath.map { try loadModel(URL(fileURLWithPath: $0)) }
+    bundleName = bundle?.name
+    version = bundle?.version(matching: metadata.versionHashes)
+  }
+
+  /// The version, or an error saying `command` needs one.
+  func requireVersion(for command: String) throws -> ObjectModel {
+    if let version { return version }
+    guard let bundleName else {
+      throw ToolError(message: "\(command) of an XML store needs its model: --model (or model: in .migrun.yml)")
+    }
+    throw StoreError(
+      .incompatibleModel, file: url.path, reason: "no version of \(bundleName) matches the store's entity hashes")
+  }
+
+  /// The store's objects as the version has them (every value and link checked).
+  func objects() throws -> [StoredObject] {
+    try file.objects(of: try requireVersion(for: "reading"), file: url.lastPathComponent)
+  }
+}
+
 /// `migrun copy STORE NEW --type sqlite`: a store of another type written as a SQLite store of the
 /// same model version (Core Data's `migratePersistentStore(_:to:options:type:)`): every object,
 /// value and link, the metadata carried (UUID, version hashes, other keys), checked against what
@@ -197,17 +215,10 @@ package struct CopyJob {
       throw ToolError(
         message: "\(store): copy reads Core Data XML stores so far; a SQLite store is copied as it is (cp, or migrate)")
     }
-    let (file, metadata) = try XMLStoreFile.open(url)
-    guard let path = try modelOrProject(model) else {
-      throw ToolError(message: "copy needs the store's model: --model (or model: in .migrun.yml)")
-    }
-    let bundle = try loadModel(URL(fileURLWithPath: path))
-    guard let version = bundle.version(matching: metadata.versionHashes) else {
-      throw StoreError(
-        .incompatibleModel, file: url.path, reason: "no version of \(bundle.name) matches the store's entity hashes")
-    }
-    let objects = try file.objects(of: version, file: url.lastPathComponent)
-    var carried = metadata
+    let input = try XMLStoreInput(url, modelPath: try modelOrProject(model))
+    let version = try input.requireVersion(for: "copy")
+    let objects = try input.objects()
+    var carried = input.metadata
     carried.storeType = "SQLite"
     let read = try write(objects, version, carried)
     output.say(
@@ -217,8 +228,41 @@ package struct CopyJob {
     return output
   }
 
+  /// Each object as the copy holds it against the object read: every value (derived attributes,
+  /// which the copy computes, aside) and every link; a difference names the object and property and
+  /// nothing is written.
+  private func verify(_ objects: [StoredObject], in file: URL, _ version: ObjectModel) throws {
+    let copy = try SQLiteStore(url: file, model: version, access: .readOnly)
+    defer { try? copy.close() }
+    for object in objects {
+      guard let written = try copy.object(object.id), let entity = version.entity(named: object.id.entity) else {
+        throw ToolError(message: "\(out): the copy lacks \(object.id): nothing was written")
+      }
+      func differs(_ property: String) -> ToolError {
+        ToolError(message: "\(out): \(object.id).\(property) differs in the copy: nothing was written")
+      }
+      for attribute in version.attributes(of: entity)
+      where attribute.derivation == nil && !attribute.isTransient
+        && written.attributes[attribute.name] ?? .null != object.attributes[attribute.name] ?? .null
+      {
+        throw differs(attribute.name)
+      }
+      for relationship in version.relationships(of: entity) where !relationship.isTransient {
+        let name = relationship.name
+        let same =
+          relationship.isToMany
+          ? relationship.isOrdered
+            ? written.toMany[name] ?? [] == object.toMany[name] ?? []
+            : Set(written.toMany[name] ?? []) == Set(object.toMany[name] ?? [])
+          : written.toOne[name] == object.toOne[name]
+        if !same { throw differs(name) }
+      }
+    }
+  }
+
   /// Writes `objects` and `metadata` as a new SQLite store at `out` (through a temporary file,
-  /// renamed into place once the objects per entity it holds equal those read); those counts.
+  /// renamed into place once the objects per entity it holds equal those read, and each object's
+  /// values and links); those counts.
   private func write(_ objects: [StoredObject], _ version: ObjectModel, _ metadata: StoreMetadata) throws
     -> [String: Int]
   {
@@ -238,6 +282,7 @@ package struct CopyJob {
       guard written == read else {
         throw ToolError(message: "\(out): the copy holds \(written) objects, the store \(read): nothing was written")
       }
+      try verify(objects, in: working, version)
       try StoreFiles.sync(working)
       guard rename(working.path, target.path) == 0 else {
         throw ToolError(message: "\(out): cannot move the store into place")
@@ -399,17 +444,11 @@ package struct ExportJob {
   /// An XML store's objects in memory (it is read whole, as Core Data reads it), with the version
   /// of the model its hashes name: exported as a SQLite store of that version would be.
   private func xmlStore(_ url: URL) throws -> InMemoryStore {
-    let (file, metadata) = try XMLStoreFile.open(url)
-    guard let path = try modelOrProject(model) else {
-      throw ToolError(message: "export of an XML store needs its model: --model (or model: in .migrun.yml)")
-    }
-    let bundle = try loadModel(URL(fileURLWithPath: path))
-    guard let version = bundle.version(matching: metadata.versionHashes) else {
-      throw StoreError(
-        .incompatibleModel, file: url.path, reason: "no version of \(bundle.name) matches the store's entity hashes")
-    }
+    let input = try XMLStoreInput(url, modelPath: try modelOrProject(model))
+    let version = try input.requireVersion(for: "export")
+    let metadata = input.metadata
     let memory = InMemoryStore(model: version, metadata: metadata)
-    try memory.insertAll(try file.objects(of: version, file: url.lastPathComponent), metadata: nil)
+    try memory.insertAll(try input.objects(), metadata: nil)
     return memory
   }
 }

@@ -113,6 +113,28 @@ import Testing
         "'lots' is not a Double value for 'salary'"
       ),
       ("a file cut short", { String($0.prefix(900)) }, "Company.storedata"),
+      (
+        "a to-one naming two objects",
+        {
+          $0.replacingOccurrences(
+            of: "destination=\"EMPLOYEE\" idrefs=\"z102\"", with: "destination=\"EMPLOYEE\" idrefs=\"z102 z103\"")
+        },
+        "to-one relationship 'manager' names 2 objects"
+      ),
+      (
+        "a link to an object of another entity",
+        {
+          $0.replacingOccurrences(
+            of: "destination=\"EMPLOYEE\" idrefs=\"z102\"", with: "destination=\"EMPLOYEE\" idrefs=\"z105\"")
+        },
+        "names z105, a Desk, not a Employee"
+      ),
+      (
+        "an element the DTD does not have in an object",
+        { $0.replacingOccurrences(of: "<attribute name=\"number\"", with: "<note>x</note><attribute name=\"number\"") },
+        "<note> inside <object> is no element of a Core Data XML store (object z105)"
+      ),
+
     ]
     for (what, tweak, message) in cases {
       let folder = try TemporaryDirectory()
@@ -122,6 +144,14 @@ import Testing
       #expect(result.stderr.contains(message), "\(what): \(result.stderr)")
       #expect(!result.stderr.contains("Fatal error"), "\(what)")
     }
+    // databaseInfo describes the file: an element migrun does not know there is passed over, and
+    // one named like an object's never taken for one.
+    let folder = try TemporaryDirectory()
+    let (store, model) = try Self.write(folder) {
+      $0.replacingOccurrences(of: "<version>", with: "<attribute name=\"x\">1</attribute><version>")
+    }
+    let result = try MigrunProcess.run(["inspect", store.path, "--model", model.path])
+    #expect(result.status == 0 && result.stdout.contains("Version    Company"), "\(result.stderr)")
   }
 
   @Test func otherCommandsNameTheStoreType() throws {

@@ -95,6 +95,12 @@ import Testing
       assert(ctx:count("Employee", "name IN %@", { args = { { "e1", "e2" } } }) == 2)
       local ok, message = pcall(function() return ctx:fetch("Employee", nil, { properties = { "nope" } }) end)
       assert(not ok and message:find("no property 'nope'"), message)
+      ok, message = pcall(function() return ctx:fetch("Employee", nil, { ids = true, properties = { "name" } }) end)
+      assert(not ok and message:find("one of ids and properties"), message)
+      ok, message = pcall(function() return ctx:fetch("Employee", nil, { save = true }) end)
+      assert(not ok and message:find("save is ctx:each's option"), message)
+      ok, message = pcall(function() return ctx:fetch("Employee", nil, { batch = 10, ids = true }) end)
+      assert(not ok and message:find("ids is a fetch's option without batch"), message)
       """, on: store, folder)
     #expect(context.registeredCount == 0)
   }
