@@ -27,6 +27,9 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible, Ca
     case unsupportedDerivation
     /// A fetch index migrun cannot write as Core Data does (`StoreSchema/unsupported`).
     case unsupportedIndex
+    /// A value a store of another type (XML, binary) cannot hold as Core Data would, or that
+    /// migrun cannot yet read or write there (a composite, a custom transformer's data).
+    case unsupportedValue
     case unknownEntity
     case unknownProperty
     case badValue

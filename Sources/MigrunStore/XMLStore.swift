@@ -300,7 +300,10 @@ package struct XMLStoreFile: Sendable {
   static func value(_ text: String, _ type: AttributeType) -> StoreValue? {
     let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
     switch type {
-    case .integer16, .integer32, .integer64: return Int64(trimmed).map(StoreValue.integer)
+    case .integer16, .integer32, .integer64:
+      // A real where an integer was expected is kept as such (a SQLite store can hold one there).
+      return Int64(trimmed).map(StoreValue.integer)
+        ?? Double(trimmed).map { StoreValueCoding.value(double: $0, type: type) }
     case .boolean:
       switch trimmed.lowercased() {
       case "1", "yes", "true": return .boolean(true)

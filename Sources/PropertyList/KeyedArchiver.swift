@@ -68,11 +68,45 @@ package struct KeyedArchiver: Sendable {
   }
 
   /// The finished archive, with `root` as `$top.root`.
-  public func archive(root: PropertyListValue) -> PropertyListValue {
+  public func archive(root: PropertyListValue) -> PropertyListValue { archive(top: ["root": root]) }
+
+  /// The finished archive with these top-level keys (`encodeObject:forKey:` on the archiver itself:
+  /// a binary store's `metadata` and `mapData`).
+  public func archive(top: [String: PropertyListValue]) -> PropertyListValue {
     .dictionary([
       "$archiver": .string("NSKeyedArchiver"), "$version": .integer(100_000), "$objects": .array(objects),
-      "$top": .dictionary(["root": root]),
+      "$top": .dictionary(top),
     ])
+  }
+
+  /// Copies the object graph of another archive's `$objects` reachable from `reference` into this
+  /// one — every object, class entry and string once, in the order the other archive has them, none
+  /// merged with this archive's — and returns the reference to its copy: an archived value embedded
+  /// whole (a binary store holds a transformable's value so), and taken out again by
+  /// ``extract(_:from:)`` as the same objects.
+  public mutating func embed(_ reference: UInt64, from other: [PropertyListValue]) -> PropertyListValue {
+    var reachable = Set<UInt64>()
+    var pending = [reference]
+    while let next = pending.popLast() {
+      guard next != 0, Int(next) < other.count, reachable.insert(next).inserted else { continue }
+      other[Int(next)].forEachUID { pending.append($0) }
+    }
+    let order = reachable.sorted()
+    var renumbered: [UInt64: UInt64] = [0: 0]
+    for old in order { renumbered[old] = append(.string("$null")) }
+    for old in order {
+      guard let new = renumbered[old] else { continue }
+      objects[Int(new)] = other[Int(old)].mappingUIDs { renumbered[$0] ?? 0 }
+    }
+    return .uid(renumbered[reference] ?? 0)
+  }
+
+  /// The object graph reachable from `reference` in an archive's `$objects`, as an archive of its
+  /// own whose root is that object (the inverse of ``embed(_:from:)``).
+  public static func extract(_ reference: UInt64, from other: [PropertyListValue]) -> PropertyListValue {
+    var archiver = KeyedArchiver()
+    let root = archiver.embed(reference, from: other)
+    return archiver.archive(root: root)
   }
 
   private mutating func append(_ value: PropertyListValue) -> UInt64 {

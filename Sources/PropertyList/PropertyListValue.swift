@@ -59,6 +59,32 @@ package enum PropertyListValue: Sendable, Hashable {
     if case .dictionary(let entries) = self { return entries }
     return nil
   }
+
+  public var uidValue: UInt64? {
+    if case .uid(let reference) = self { return reference }
+    return nil
+  }
+
+  /// Calls `body` with every keyed-archive reference this value holds (inside arrays and
+  /// dictionaries too).
+  public func forEachUID(_ body: (UInt64) -> Void) {
+    switch self {
+    case .uid(let reference): body(reference)
+    case .array(let elements): for element in elements { element.forEachUID(body) }
+    case .dictionary(let entries): for value in entries.values { value.forEachUID(body) }
+    default: break
+    }
+  }
+
+  /// The value with every keyed-archive reference replaced by `map`'s answer.
+  public func mappingUIDs(_ map: (UInt64) -> UInt64) -> PropertyListValue {
+    switch self {
+    case .uid(let reference): .uid(map(reference))
+    case .array(let elements): .array(elements.map { $0.mappingUIDs(map) })
+    case .dictionary(let entries): .dictionary(entries.mapValues { $0.mappingUIDs(map) })
+    default: self
+    }
+  }
 }
 
 /// A property list that cannot be read or written.
