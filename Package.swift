@@ -113,7 +113,7 @@ let package = Package(
     .testTarget(
       name: "SwiftDataModelTests",
       dependencies: ["SwiftDataModel", "MigrunModel", "MigrunStore", "MigrunKit", "TestSupport"]),
-    .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "TestSupport"]),
+    .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzTargets", "PropertyList", "TestSupport"]),
     .testTarget(
       name: "MigrunCLITests",
       dependencies: [

@@ -76,7 +76,8 @@ public enum Corpus {
             "big": .integer(Int64.max), "price": .string("12.50"), "ratio": .double(0.25), "weight": .double(-1.5),
             "done": .boolean(true), "when": .date(700_000_000), "blob": .data([0, 1, 2, 255]),
             "id": .uuid(Array(repeating: 7, count: 16)), "link": .string("https://example.com/x"),
-            "extra": .data([98, 112, 108, 105, 115, 116]),
+            "extra": .data([98, 112, 108, 105, 115, 116]), "origin.place": .string("Oslo"),
+            "origin.id": .uuid(Array(repeating: 9, count: 16)),
           ], toOne: ["owner": owner], toMany: ["tags": [tag]]))
       try writer.insert(
         StoredObject(
@@ -194,6 +195,36 @@ public enum Corpus {
     return seeds
   }
 
+  /// A binary store of the sample store's objects (every value kind of the corpus model), and a
+  /// header alone.
+  public static func binaryStoreSeeds() throws -> [(String, Data)] {
+    var header = Array("CoreData".utf8) + [0, 0, 0, 1, 0x08, 0x04, 0x08, 0x00]
+    header += Array(repeating: 0, count: 48)
+    var seeds: [(String, Data)] = [("header-only", Data(header))]
+    guard let model = model, let store = try sampleStore() else { return seeds }
+    var objects: [StoredObject] = []
+    for entity in model.entities where !entity.isAbstract {
+      try store.forEachObject(of: entity.name, includingSubentities: false) { object in
+        // A binary store holds a transformable's value, not its data: the sample's bytes become
+        // an archived string.
+        var object = object
+        for attribute in model.attributes(of: entity) where attribute.type == .transformable {
+          if case .data? = object.attributes[attribute.name] {
+            var archiver = KeyedArchiver()
+            let root = archiver.string("fuzz \(object.id.primaryKey)")
+            object.attributes[attribute.name] = .data(archiver.archive(root: root).binaryEncoded())
+          }
+        }
+        objects.append(object)
+      }
+    }
+    let keys = AtomicStore.keys(for: objects, model: model)
+    let bytes = try AtomicStore.bytes(
+      .binary, objects: objects, keys: keys, metadata: StoreMetadata(model: model), model: model)
+    seeds.append(("sample.binary", Data(bytes)))
+    return seeds
+  }
+
   /// Seed inputs for `target`, named; `fixtures` is `../shared/fixtures/coredata`, `repository` the
   /// project's folder (its Lua mapping files).
   public static func seeds(for target: FuzzTarget, fixtures: URL, repository: URL) throws -> [(String, Data)] {
@@ -217,6 +248,8 @@ public enum Corpus {
       return texts.enumerated().map { ("predicate-\($0.offset)", Data($0.element.utf8)) }
     case .xmlStore:
       return try xmlStoreSeeds()
+    case .binaryStore:
+      return try binaryStoreSeeds()
     case .importJSON:
       guard let store = try sampleStore() else { return [] }
       return [("sample.json", Data(try StoreJSON.export(store).utf8))]

@@ -47,6 +47,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// A Core Data XML store (`NSXMLStoreType`): read, its metadata taken, its objects resolved
   /// against ``Corpus/model`` (`migrun inspect store.storedata`).
   case xmlStore = "xml-store"
+  /// A Core Data binary store (`NSBinaryStoreType`): its header, keyed archives, metadata and
+  /// objects resolved against ``Corpus/model``.
+  case binaryStore = "binary-store"
   /// Bytes handed to the host helpers a script can call: `json.decode`, `plist.decode`,
   /// `plist.unarchive`, `base64.decode`, `hex.decode`, `date.parse`, and the results encoded back.
   case luaHelpers = "lua-helpers"
@@ -69,6 +72,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case .luaHelpers: Self.runLuaHelpers(data, bytes)
     case .storeFile: Self.runStoreFile(data, bytes)
     case .xmlStore: Self.runXMLStore(data, bytes)
+    case .binaryStore: Self.runBinaryStore(data, bytes)
     }
   }
 
@@ -151,6 +155,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     guard let file = try? XMLStoreFile.read(bytes, file: "fuzz.storedata") else { return }
     if let plist = file.metadata { _ = try? StoreMetadata(uuid: file.uuid ?? "", plist: plist) }
     if let model = Corpus.model { _ = try? file.objects(of: model, file: "fuzz.storedata") }
+  }
+
+  private static func runBinaryStore(_ data: Data, _ bytes: [UInt8]) {
+    guard let file = try? BinaryStoreFile.read(bytes, file: "fuzz.binary") else { return }
+    _ = try? StoreMetadata(uuid: "", plist: file.metadata)
+    if let model = Corpus.model { _ = try? file.objects(of: model, file: "fuzz.binary") }
   }
 
   private static func runImportJSON(_ data: Data, _ bytes: [UInt8]) {

@@ -46,10 +46,12 @@ struct CreateCommand: MigrunCommand {
   @Option(
     help: "Create a store of this configuration: its entities' tables alone, as Core Data before today's wrote one.")
   var configuration: String?
+  @Option(help: "The store type: sqlite (the default), xml or binary.") var type: String = "sqlite"
 
   func execute() throws {
     try show(
-      CreateJob(store: store, model: model, modelVersion: modelVersion, configuration: configuration).run())
+      CreateJob(store: store, model: model, modelVersion: modelVersion, configuration: configuration, type: type)
+        .run())
   }
 }
 
@@ -105,17 +107,17 @@ struct ImportCommand: MigrunCommand {
 struct CopyCommand: MigrunCommand {
   static let configuration = CommandConfiguration(
     commandName: "copy",
-    abstract: "Write a store of another type as a SQLite store (from a Core Data XML store, so far).",
+    abstract: "Write a store as a store of another type: SQLite, XML or binary.",
     discussion: HelpText.reflow(
       """
-      Core Data's migratePersistentStore(_:to:options:type:): every object, value and link of an XML
-      store, its metadata carried, in a new SQLite store of the version its hashes name; the original is
-      only read. Example: migrun copy Doc.storedata Doc.sqlite --model Doc.xcdatamodeld
+      Core Data's migratePersistentStore(_:to:options:type:): every object, value and link, the metadata
+      carried, in a new store of the same model version, read back and compared before it is put in
+      place; the original is only read. Example: migrun copy Doc.storedata Doc.sqlite --model Doc.xcdatamodeld
       """))
 
-  @Argument(help: "The store to copy (a Core Data XML store).") var store: String
+  @Argument(help: "The store to copy (SQLite, XML or binary: told by its contents).") var store: String
   @Argument(help: "The store to write (must not exist).") var out: String
-  @Option(help: "The type to write: sqlite.") var type: String = "sqlite"
+  @Option(help: "The type to write: sqlite, xml or binary.") var type: String = "sqlite"
   @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd, .mom or SwiftData sources (default: model: in .migrun.yml).")
   var model: String?
 

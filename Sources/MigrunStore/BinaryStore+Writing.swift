@@ -26,14 +26,8 @@ extension BinaryStoreFile {
       let (slots, count) = slotsByEntity[entity.name] ?? ([], 0)
       var values: [PropertyListValue] = []
       for attribute in slots {
-        guard attribute.type != .composite else {
-          throw StoreError(
-            .unsupportedValue, entity: entity.name,
-            reason: "composite attribute '\(attribute.name)': migrun does not write composites in binary stores yet")
-        }
-        let value = object.attributes[attribute.name] ?? .null
         do {
-          values.append(try archived(value, attribute.type, into: &map, null: null))
+          values.append(try archived(attribute, of: object, path: attribute.name, into: &map, null: null))
         } catch {
           throw StoreError(
             .unsupportedValue, entity: entity.name, primaryKey: object.id.primaryKey,
@@ -93,6 +87,28 @@ extension BinaryStoreFile {
       if !references.isEmpty { related[relationship.name] = references }
     }
     return related
+  }
+
+  /// The attribute's value in `object` as Core Data archives it: a composite as a dictionary of its
+  /// elements (nested composites as dictionaries too; the object holds them by key path,
+  /// `author.person` — the dictionary form is a guess no real binary store has confirmed), NSNull
+  /// when every element is empty.
+  static func archived(
+    _ attribute: Attribute, of object: StoredObject, path: String, into map: inout KeyedArchiver,
+    null: PropertyListValue
+  ) throws(StoreError) -> PropertyListValue {
+    guard attribute.type == .composite else {
+      return try archived(object.attributes[path] ?? .null, attribute.type, into: &map, null: null)
+    }
+    var names: [PropertyListValue] = []
+    var values: [PropertyListValue] = []
+    for element in attribute.elements {
+      let value = try archived(element, of: object, path: path + "." + element.name, into: &map, null: null)
+      guard value != null else { continue }
+      names.append(map.string(element.name))
+      values.append(value)
+    }
+    return values.isEmpty ? null : map.dictionary(keys: names, values: values)
   }
 
   /// A value as the archived object Core Data keeps for `type`.

@@ -77,6 +77,17 @@ package struct BinaryStoreFile: Sendable {
     } catch {
       throw bad("a keyed archive in it does not read (\(error))")
     }
+    // An archived object is a dictionary of fields (a value, a reference, or a list of them): a
+    // file whose objects nest deeper, or share values beyond its size, is no archive Core Data wrote.
+    var budget = 8 * bytes.count + 1024
+    for archive in [metadataArchive, mapArchive] {
+      for object in archive["$objects"]?.arrayValue ?? [] {
+        guard let size = object.size(upTo: budget, depth: 4) else {
+          throw bad("an archived object nests deeper or holds more than an archive's objects do")
+        }
+        budget -= size
+      }
+    }
     guard let metadataObjects = metadataArchive["$objects"]?.arrayValue,
       let metadataRoot = metadataArchive["$top"]?["metadata"]?.uidValue
     else { throw bad("its metadata archive has no 'metadata'") }
@@ -332,14 +343,13 @@ extension BinaryStoreFile {
         references.append((attribute, reference))
       }
     }
+    for attribute in slots where attribute.type == .composite {
+      for leaf in attribute.leaves { stored.attributes[leaf.name] = .null }
+      stored.attributes[attribute.name] = nil
+    }
     for (attribute, reference) in references {
-      guard attribute.type != .composite else {
-        throw StoreError(
-          .unsupportedValue, file: file, entity: entity.name,
-          reason: "composite attribute '\(attribute.name)': migrun does not read composites in binary stores yet")
-      }
       do {
-        stored.attributes[attribute.name] = try Self.value(reference, attribute.type, archived)
+        try Self.read(attribute, path: attribute.name, reference, archived, into: &stored)
       } catch {
         throw StoreError(
           .badValue, file: file, entity: entity.name, primaryKey: node.key,
@@ -385,6 +395,25 @@ extension BinaryStoreFile {
       } else if let target = targets.first {
         stored.toOne[name] = target
       }
+    }
+  }
+
+  /// The attribute's archived value into `stored`: a composite's dictionary element by element, by
+  /// key path (`author.person`).
+  static func read(
+    _ attribute: Attribute, path: String, _ reference: UInt64, _ archived: Archived, into stored: inout StoredObject
+  ) throws(StoreError) {
+    guard attribute.type == .composite else {
+      stored.attributes[path] = try value(reference, attribute.type, archived)
+      return
+    }
+    guard reference != 0, try archived.className(reference) != "NSNull" else { return }
+    let elements = Dictionary(attribute.elements.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    for (key, element) in try archived.entries(reference) {
+      guard let name = try archived.string(key), let attribute = elements[name] else {
+        throw archived.bad("the composite holds an element the model's '\(path)' does not have")
+      }
+      try read(attribute, path: path + "." + name, element, archived, into: &stored)
     }
   }
 

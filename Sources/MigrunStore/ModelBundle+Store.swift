@@ -14,6 +14,8 @@ extension ModelBundle {
   /// Nil when the store holds every table of its version (a whole-model store — today's Core Data
   /// writes every table whatever the configuration) or no single configuration fits.
   public func configuration(ofStoreAt url: URL) throws -> String? {
+    // An XML or binary store has no tables to tell a configuration by.
+    if let type = StoreType.of(url), type != .sqlite { return nil }
     guard let model = version(matching: try SQLiteStore.metadata(at: url).versionHashes) else { return nil }
     return model.configuration(ofStoreTables: try SQLiteStore.tableNames(at: url))
   }

@@ -708,11 +708,11 @@ public final class SQLiteStore: ObjectStore {
       return (queue, path.hasSuffix("immutable=1"))
     } catch {
       let detail = (error as? DatabaseError)?.message ?? "\(error)"
-      if XMLStoreFile.isXMLStore(url) {
+      if let type = StoreType.of(url), type != .sqlite {
         throw StoreError(
           .notSQLite, file: url.path,
           reason:
-            "a Core Data XML store (NSXMLStoreType), not SQLite: `migrun inspect` reads it; this command takes SQLite stores",
+            "a Core Data \(type.label) store, not SQLite: this command takes SQLite stores (`migrun copy --type sqlite` makes one)",
           underlying: error)
       }
       throw StoreError(.notSQLite, file: url.path, reason: "not a SQLite database (\(detail))", underlying: error)

@@ -58,6 +58,7 @@ package enum StoreCheck {
 
   /// Every finding for the store at `url`; `bundle`: the model folder its version should be in.
   public static func findings(of url: URL, bundle: ModelBundle? = nil) throws -> [Finding] {
+    if let type = StoreType.of(url), type != .sqlite { return atomicFindings(of: url, bundle: bundle) }
     // A store whose -wal holds transactions is read through a snapshot (the original's three files
     // are never written); its external data stays where it is.
     guard !StoreFiles.hasWALContent(url) else {
@@ -69,6 +70,39 @@ package enum StoreCheck {
       return try findings(of: snapshot, bundle: bundle, externalData: ExternalData(store: url))
     }
     return try findings(of: url, bundle: bundle, externalData: ExternalData(store: url))
+  }
+
+  /// An XML or binary store's damage: a file Core Data could not load (cut short, an object or link
+  /// it cannot read — named), no version matching its hashes, a next key behind the largest key.
+  private static func atomicFindings(of url: URL, bundle: ModelBundle?) -> [Finding] {
+    let store: AtomicStore
+    do {
+      store = try AtomicStore.open(url)
+    } catch {
+      return [Finding(kind: "store-unreadable", message: "\(error)")]
+    }
+    var found: [Finding] = []
+    if store.nextKey > 0 && store.nextKey <= store.largestKey {
+      found.append(
+        Finding(
+          kind: "primary-key-behind",
+          message: "the next key the store would give, \(store.nextKey), is not above its largest key \(store.largestKey)"))
+    }
+    guard let bundle else {
+      found.append(Finding(kind: "no-matching-version", message: "no model: give --model (XML and binary stores hold none)"))
+      return found
+    }
+    guard let model = bundle.version(matching: store.metadata.versionHashes) else {
+      found.append(
+        Finding(kind: "no-matching-version", message: "the store's metadata hashes match no version of \(bundle.name)"))
+      return found
+    }
+    do {
+      _ = try store.objects(of: model)
+    } catch {
+      found.append(Finding(kind: "store-unreadable", message: "\(error)"))
+    }
+    return found
   }
 
   private static func findings(of url: URL, bundle: ModelBundle?, externalData: ExternalData) throws -> [Finding] {

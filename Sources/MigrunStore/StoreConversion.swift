@@ -20,6 +20,8 @@ package enum StoreConversion {
     package var ids: [ObjectID: ObjectID]
     /// How many objects got another key.
     package var renumbered: Int { ids.filter { $0.key != $0.value }.count }
+    /// Numbers the original held as text, written as numbers (an XML store reads values by type).
+    package var numbersFromText = 0
   }
 
   /// The metadata and every object of the store at `url` (any type), as `model` has them.
@@ -49,6 +51,9 @@ package enum StoreConversion {
   package static func write(
     _ objects: [StoredObject], metadata: StoreMetadata, model: ObjectModel, as type: StoreType, to target: URL
   ) throws -> Outcome {
+    var objects = objects
+    var numbersFromText = 0
+    if type == .xml { (objects, numbersFromText) = try XMLStoreFile.prepared(objects, model: model) }
     var counts: [String: Int] = [:]
     for object in objects { counts[object.id.entity, default: 0] += 1 }
     var ids: [ObjectID: ObjectID] = [:]
@@ -81,7 +86,7 @@ package enum StoreConversion {
       StoreFiles.remove(target)
       throw error
     }
-    return Outcome(counts: counts, ids: ids)
+    return Outcome(counts: counts, ids: ids, numbersFromText: numbersFromText)
   }
 
   /// Each object read back from `file` against the object written (under its new ID): objects per

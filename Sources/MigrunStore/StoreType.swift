@@ -89,6 +89,18 @@ package struct AtomicStore: Sendable {
     }
   }
 
+  /// Objects per entity as the file names them (no model needed; XML stores write the names uppercased).
+  package var countsByFileEntity: [String: Int] {
+    var counts: [String: Int] = [:]
+    for entity in binary?.nodes.map(\.entity) ?? xml?.objects.map(\.entity) ?? [] { counts[entity, default: 0] += 1 }
+    return counts
+  }
+
+  /// The largest key an object of the file has (0 when empty).
+  package var largestKey: Int64 {
+    binary?.nodes.map(\.key).max() ?? xml?.objects.compactMap { XMLStoreFile.key($0.id) }.max() ?? 0
+  }
+
   /// Every object as `model` (the version the metadata's hashes name) has it, each value and link
   /// checked; an error names the object.
   package func objects(of model: ObjectModel) throws(StoreError) -> [StoredObject] {

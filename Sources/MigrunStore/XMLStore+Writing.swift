@@ -33,12 +33,9 @@ extension XMLStoreFile {
     for object in ordered {
       guard let key = keys[object.id], let entity = model.entity(named: object.id.entity) else { continue }
       text += "    <object type=\"\(escape(entity.name.uppercased()))\" id=\"z\(key)\">\n"
-      for attribute in model.declaredAttributes(of: entity) where !attribute.isTransient {
-        guard attribute.type != .composite else {
-          throw StoreError(
-            .unsupportedValue, entity: entity.name,
-            reason: "composite attribute '\(attribute.name)': migrun does not write composites in XML stores yet")
-        }
+      // A composite's elements each as an attribute named by its key path (`author.person`): a guess
+      // no real XML store has confirmed.
+      for attribute in model.attributes(of: entity) where !attribute.isTransient {
         guard let value = object.attributes[attribute.name], value != .null else { continue }
         text +=
           "        <attribute name=\"\(escape(attribute.name.lowercased()))\" type=\"\(typeName(attribute.type))\">"
@@ -59,6 +56,37 @@ extension XMLStoreFile {
     }
     text += "</database>\n"
     return Array(text.utf8)
+  }
+
+  /// The objects as an XML store can hold them: an XML store writes every value as text read back
+  /// by the attribute's type, so a number a SQLite store holds as text (`"12.50"` in a Decimal
+  /// column) is written as the number it reads as (what Core Data itself reads it as); text that is
+  /// no number where a number belongs cannot be carried and is refused by name. Returns the objects
+  /// and how many values were turned into numbers.
+  package static func prepared(_ objects: [StoredObject], model: ObjectModel) throws(StoreError) -> (
+    objects: [StoredObject], numbersFromText: Int
+  ) {
+    var changed = 0
+    var prepared = objects
+    for index in prepared.indices {
+      guard let entity = model.entity(named: prepared[index].id.entity) else { continue }
+      for attribute in model.attributes(of: entity) where !attribute.isTransient {
+        guard case .string(let text)? = prepared[index].attributes[attribute.name] else { continue }
+        switch attribute.type {
+        case .integer16, .integer32, .integer64, .decimal, .double, .float, .date, .boolean:
+          guard let number = value(text, attribute.type) else {
+            throw StoreError(
+              .unsupportedValue, entity: entity.name, primaryKey: prepared[index].id.primaryKey,
+              reason: "'\(attribute.name)' holds the text '\(text.prefix(40))' where a \(attribute.type.xmlName) "
+                + "belongs: an XML store reads every value by its type, so it cannot keep it")
+          }
+          prepared[index].attributes[attribute.name] = number
+          changed += 1
+        default: continue
+        }
+      }
+    }
+    return (prepared, changed)
   }
 
   /// The `type` a value's element is written with (the file's own word; reading goes by the model).

@@ -292,7 +292,7 @@ package struct XMLStoreFile: Sendable {
   }
 
   /// `z102` → 102 (any letters before the number are taken as the prefix).
-  static func key(_ id: String) -> Int64? {
+  package static func key(_ id: String) -> Int64? {
     Int64(id.drop { !$0.isNumber })
   }
 

@@ -71,6 +71,8 @@ package enum Fleet {
     let stem = file.deletingPathExtension().lastPathComponent
     if StoreFiles.isBackupStem(stem) || name.contains(".migrun-") { return false }
     if ["-wal", "-shm", "-journal"].contains(where: { name.hasSuffix($0) }) { return false }
+    // An XML or binary store is told by its contents too.
+    if let type = StoreType.of(file), type != .sqlite { return true }
     guard let handle = try? FileHandle(forReadingFrom: file) else { return false }
     defer { try? handle.close() }
     guard let header = try? handle.read(upToCount: 16), header == Data("SQLite format 3\0".utf8) else { return false }

@@ -60,8 +60,22 @@ package struct MigrationJobs {
   }
 
   /// The plan for `store`: its configuration (given or found), the step scripts of the policy
-  /// folders and mapping models, the chain.
+  /// folders and mapping models, the chain. An XML or binary store is planned as its SQLite working
+  /// copy (``AtomicStoreWork``) is.
   package func plan(for store: URL) throws -> MigrationPlan {
+    try withSQLite(store, for: "plan") { try sqlitePlan(for: $0) }
+  }
+
+  /// `body` given a SQLite store to read for `store`: the store itself, or — for an XML or binary
+  /// store — a SQLite working copy of its objects, removed afterwards.
+  func withSQLite<T>(_ store: URL, for command: String, _ body: (URL) throws -> T) throws -> T {
+    guard AtomicStoreInput.isAtomic(store) else { return try body(store) }
+    let work = try AtomicStoreWork(store, bundle: bundle, for: command)
+    defer { work.discard() }
+    return try body(work.sqlite)
+  }
+
+  private func sqlitePlan(for store: URL) throws -> MigrationPlan {
     let chosen = try Self.naming(setup.origins["configuration"]) {
       try ConfigurationChoice.bundle(bundle, configuration: setup.configuration, store: store)
     }
@@ -108,12 +122,39 @@ package struct MigrationJobs {
     progress: ((MigrationProgress) -> Void)? = nil, willStart: ((MigrationPlan) -> Void)? = nil
   ) throws -> MigrationOutcome {
     if try StoreMigrator.completeInterruptedSwap(of: store, wait: options.wait) { swapCompleted() }
+    if AtomicStoreInput.isAtomic(store) {
+      return try migrateAtomic(store, options: options, progress: progress, willStart: willStart)
+    }
     let plan = try plan(for: store)
     guard plan.needsMigration else { return MigrationOutcome(plan: plan, report: nil) }
     let migrator = migrator(for: store, plan: plan, options: options)
     migrator.progress = progress
     migrator.willStart = { willStart?(plan) }
     return MigrationOutcome(plan: plan, report: try migrator.run())
+  }
+
+  /// An XML or binary store's migration: its objects in a SQLite working store (``AtomicStoreWork``)
+  /// migrated by the same plan, steps, policies, stages and checks as any SQLite store, then written
+  /// back in the store's own type — read back, compared and swapped in with the `~` backup. A dry
+  /// run writes nothing back.
+  private func migrateAtomic(
+    _ store: URL, options: StoreMigrator.Options, progress: ((MigrationProgress) -> Void)?,
+    willStart: ((MigrationPlan) -> Void)?
+  ) throws -> MigrationOutcome {
+    let work = try AtomicStoreWork(store, bundle: bundle, for: "migrate")
+    defer { work.discard() }
+    let plan = try sqlitePlan(for: work.sqlite)
+    guard plan.needsMigration, let destination = plan.steps.last?.destination else {
+      return MigrationOutcome(plan: plan, report: nil)
+    }
+    var inner = options
+    inner.keepBackup = false
+    let migrator = migrator(for: work.sqlite, plan: plan, options: inner)
+    migrator.progress = progress
+    migrator.willStart = { willStart?(plan) }
+    var report = try migrator.run()
+    if !options.dryRun { report.backup = try work.writeBack(destination, keepBackup: options.keepBackup) }
+    return MigrationOutcome(plan: plan, report: report)
   }
 }
 

@@ -9,10 +9,14 @@ extension MigrationJobs {
   /// take, what each step drops, custom stages and unused step files. Every script and stage is loaded,
   /// so a broken file is found before anything runs.
   package func planReport(for store: URL) throws -> PlanReport {
-    let url = store
+    try withSQLite(store, for: "plan") { sqlite in try planReport(for: sqlite, named: store) }
+  }
+
+  /// The report for the SQLite store `store` (a working copy of `url`'s objects, or `url` itself).
+  private func planReport(for store: URL, named url: URL) throws -> PlanReport {
     let plan = try plan(for: store)
     let source = try SQLiteStore(
-      url: url, model: try plan.steps.first?.source ?? bundle.model(named: plan.sourceVersion))
+      url: store, model: try plan.steps.first?.source ?? bundle.model(named: plan.sourceVersion))
     defer { try? source.close() }
     let counts = try source.entityCounts()
     // A scripted step shows its script's mapping; loading it also checks the file before anything runs.

@@ -22,7 +22,7 @@ package struct InspectJob {
   package func run() throws -> JobOutput {
     var out = JobOutput()
     let url = URL(fileURLWithPath: store)
-    if XMLStoreFile.isXMLStore(url) { return try inspectXML(url) }
+    if AtomicStoreInput.isAtomic(url) { return try inspectAtomic(url) }
     let metadata = try SQLiteStore.metadata(at: url)
     let resolution = try ModelResolution.resolve(
       store: url, bundlePath: try modelOrProject(model), configuration: configuration)
@@ -54,13 +54,13 @@ package struct InspectJob {
     return out
   }
 
-  /// An XML store (`NSXMLStoreType`): its metadata and version as a SQLite store's, and its objects
-  /// per entity — read with the model when one is given (every value and link checked), else by
-  /// the entity names the file writes.
-  private func inspectXML(_ url: URL) throws -> JobOutput {
+  /// An XML or binary store: its metadata and version as a SQLite store's, and its objects per
+  /// entity — read with the model when one is given (every value and link checked), else by the
+  /// entity names the file writes.
+  private func inspectAtomic(_ url: URL) throws -> JobOutput {
     var out = JobOutput()
-    let input = try XMLStoreInput(url, modelPath: try modelOrProject(model))
-    let (file, metadata) = (input.file, input.metadata)
+    let input = try AtomicStoreInput(url, modelPath: try modelOrProject(model))
+    let metadata = input.metadata
     var resolution = ModelResolution(model: nil, versionName: nil, mismatch: [])
     var counts: [String: Int] = [:]
     var source = "the file's entity names"
@@ -72,9 +72,7 @@ package struct InspectJob {
       resolution = ModelResolution(
         model: nil, versionName: nil, mismatch: ["no version of \(name) matches the store's entity hashes"])
     }
-    if resolution.model == nil {
-      for object in file.objects { counts[object.entity, default: 0] += 1 }
-    }
+    if resolution.model == nil { counts = input.store.countsByFileEntity }
     if json {
       try out.emit(
         "inspect",
@@ -84,7 +82,7 @@ package struct InspectJob {
       return out
     }
     out.lines += Self.lines(url: url, metadata: metadata, resolution: resolution, modelGiven: model != nil)
-    out.lines.insert("Type       XML (NSXMLStoreType)", at: 1)
+    out.lines.insert("Type       \(input.store.type.label)", at: 1)
     out.lines += Self.countLines(counts, source: source)
     return out
   }
@@ -129,69 +127,55 @@ package struct CreateJob {
   package var model: String?
   package var modelVersion: String?
   package var configuration: String?
+  package var type: String
 
-  package init(store: String, model: String?, modelVersion: String?, configuration: String?) {
+  package init(store: String, model: String?, modelVersion: String?, configuration: String?, type: String = "sqlite") {
     self.store = store
     self.model = model
     self.modelVersion = modelVersion
     self.configuration = configuration
+    self.type = type
   }
 
   package func run() throws -> JobOutput {
     var out = JobOutput()
+    guard let storeType = StoreType(named: type) else {
+      throw ToolError(message: "--type \(type): a store type is sqlite, xml or binary")
+    }
     let bundle = try ConfigurationChoice.bundle(
       loadModel(URL(fileURLWithPath: try modelPath(argument: nil, option: model))), configuration: configuration,
       store: nil)
     let name = modelVersion ?? bundle.currentVersionName
     let objectModel = try bundle.model(named: name)
-    try SQLiteStore.create(at: URL(fileURLWithPath: store), model: objectModel)
+    let url = URL(fileURLWithPath: store)
+    if storeType == .sqlite {
+      try SQLiteStore.create(at: url, model: objectModel)
+    } else {
+      guard !FileManager.default.fileExists(atPath: url.path) else {
+        throw ToolError(message: "\(store): a file is already there; migrun does not overwrite it")
+      }
+      let working = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).migrun-create")
+      StoreFiles.remove(working)
+      _ = try StoreConversion.write(
+        [], metadata: StoreMetadata(model: objectModel), model: objectModel, as: storeType, to: working)
+      guard rename(working.path, url.path) == 0 else {
+        StoreFiles.remove(working)
+        throw ToolError(message: "\(store): cannot move the store into place")
+      }
+    }
     out.say(
-      "created \(store): \(bundle.name) version \(name)\(configuration.map { ", configuration \($0)" } ?? ""), \(objectModel.entities.count) entities"
+      "created \(store): \(storeType == .sqlite ? "" : "\(storeType.rawValue) store, ")\(bundle.name) version \(name)\(configuration.map { ", configuration \($0)" } ?? ""), \(objectModel.entities.count) entities"
     )
     return out
   }
 }
 
 /// `import`'s job: what the command does, without its printing.
-/// An XML store a command was given: the file, its metadata, and — with a model — the version its
-/// hashes name (one home for what inspect, export and copy each need first).
-struct XMLStoreInput {
-  let url: URL
-  let file: XMLStoreFile
-  let metadata: StoreMetadata
-  /// The model's name, when one was given; the version matching the store's hashes, when one does.
-  let bundleName: String?
-  let version: ObjectModel?
-
-  init(_ url: URL, modelPath: String?) throws {
-    self.url = url
-    (file, metadata) = try XMLStoreFile.open(url)
-    let bundle = try modelPath.map { try loadModel(URL(fileURLWithPath: $0)) }
-    bundleName = bundle?.name
-    version = bundle?.version(matching: metadata.versionHashes)
-  }
-
-  /// The version, or an error saying `command` needs one.
-  func requireVersion(for command: String) throws -> ObjectModel {
-    if let version { return version }
-    guard let bundleName else {
-      throw ToolError(message: "\(command) of an XML store needs its model: --model (or model: in .migrun.yml)")
-    }
-    throw StoreError(
-      .incompatibleModel, file: url.path, reason: "no version of \(bundleName) matches the store's entity hashes")
-  }
-
-  /// The store's objects as the version has them (every value and link checked).
-  func objects() throws -> [StoredObject] {
-    try file.objects(of: try requireVersion(for: "reading"), file: url.lastPathComponent)
-  }
-}
-
-/// `migrun copy STORE NEW --type sqlite`: a store of another type written as a SQLite store of the
-/// same model version (Core Data's `migratePersistentStore(_:to:options:type:)`): every object,
-/// value and link, the metadata carried (UUID, version hashes, other keys), checked against what
-/// was read; `NEW` written through a temporary file and renamed into place, the original only read.
-/// So far from an XML store; the other directions are refused by name.
+/// `migrun copy STORE NEW --type sqlite|xml|binary`: a store written as a store of another type
+/// of the same model version (Core Data's `migratePersistentStore(_:to:options:type:)`): every
+/// object, value and link, the metadata carried (UUID, version hashes, other keys), the new file
+/// read back and compared object by object, written through a temporary file and renamed into
+/// place; the original only read. Keys change where the types number objects otherwise (said).
 package struct CopyJob {
   package var store: String
   package var out: String
@@ -208,90 +192,63 @@ package struct CopyJob {
   package func run() throws -> JobOutput {
     var output = JobOutput()
     let url = URL(fileURLWithPath: store)
-    guard type.lowercased() == "sqlite" else {
-      throw ToolError(message: "--type \(type): migrun writes SQLite stores only so far (XML and binary: issue 47)")
+    guard let target = StoreType(named: type) else {
+      throw ToolError(message: "--type \(type): a store type is sqlite, xml or binary")
     }
-    guard XMLStoreFile.isXMLStore(url) else {
+    guard FileManager.default.fileExists(atPath: url.path) else { throw ToolError(message: "\(store): no such file") }
+    guard let source = StoreType.of(url) else {
+      throw ToolError(message: "\(store): not a Core Data store (neither SQLite, XML nor binary)")
+    }
+    guard source != target else {
       throw ToolError(
-        message: "\(store): copy reads Core Data XML stores so far; a SQLite store is copied as it is (cp, or migrate)")
+        message: "\(store) is already a \(source.label) store: copy it as it is (cp), or migrate it")
     }
-    let input = try XMLStoreInput(url, modelPath: try modelOrProject(model))
-    let version = try input.requireVersion(for: "copy")
-    let objects = try input.objects()
-    var carried = input.metadata
-    carried.storeType = "SQLite"
-    let read = try write(objects, version, carried)
+    let version = try self.version(of: url, source)
+    let (metadata, objects) = try StoreConversion.read(url, model: version)
+    let destination = URL(fileURLWithPath: out)
+    guard !FileManager.default.fileExists(atPath: destination.path) else {
+      throw ToolError(message: "\(out): a file is already there; migrun does not overwrite it")
+    }
+    let working = destination.deletingLastPathComponent().appendingPathComponent(
+      ".\(destination.lastPathComponent).migrun-copy")
+    StoreFiles.remove(working)
+    let outcome = try StoreConversion.write(objects, metadata: metadata, model: version, as: target, to: working)
+    guard rename(working.path, destination.path) == 0 else {
+      StoreFiles.remove(working)
+      throw ToolError(message: "\(out): cannot move the store into place")
+    }
     output.say(
-      "\(url.lastPathComponent) (XML, \(version.versionName ?? "?")) → \(URL(fileURLWithPath: out).lastPathComponent) "
-        + "(SQLite): \(objects.count) objects, UUID \(carried.uuid) kept")
-    for name in read.keys.sorted() { output.say("  \(name): \(read[name] ?? 0)") }
+      "\(url.lastPathComponent) (\(source.rawValue), \(version.versionName ?? "?")) → \(destination.lastPathComponent) "
+        + "(\(target.rawValue)): \(objects.count) objects, UUID \(metadata.uuid) kept")
+    for name in outcome.counts.keys.sorted() { output.say("  \(name): \(outcome.counts[name] ?? 0)") }
+    if outcome.renumbered > 0 {
+      output.say(
+        "  \(outcome.renumbered) object\(outcome.renumbered == 1 ? "" : "s") got a new key: "
+          + "\(target == .xml ? "an XML" : "a binary") store numbers objects across the store, SQLite per entity hierarchy")
+    }
+    if outcome.numbersFromText > 0 {
+      output.say(
+        "  \(outcome.numbersFromText) number\(outcome.numbersFromText == 1 ? "" : "s") the store held as text "
+          + "written as numbers (an XML store reads every value by its attribute's type)")
+    }
+    if source == .sqlite {
+      output.say("  optimistic-locking versions (Z_OPT) are not kept by \(target.rawValue) stores: each object starts at 1")
+    }
     return output
   }
 
-  /// Each object as the copy holds it against the object read: every value (derived attributes,
-  /// which the copy computes, aside) and every link; a difference names the object and property and
-  /// nothing is written.
-  private func verify(_ objects: [StoredObject], in file: URL, _ version: ObjectModel) throws {
-    let copy = try SQLiteStore(url: file, model: version, access: .readOnly)
-    defer { try? copy.close() }
-    for object in objects {
-      guard let written = try copy.object(object.id), let entity = version.entity(named: object.id.entity) else {
-        throw ToolError(message: "\(out): the copy lacks \(object.id): nothing was written")
-      }
-      func differs(_ property: String) -> ToolError {
-        ToolError(message: "\(out): \(object.id).\(property) differs in the copy: nothing was written")
-      }
-      for attribute in version.attributes(of: entity)
-      where attribute.derivation == nil && !attribute.isTransient
-        && written.attributes[attribute.name] ?? .null != object.attributes[attribute.name] ?? .null
-      {
-        throw differs(attribute.name)
-      }
-      for relationship in version.relationships(of: entity) where !relationship.isTransient {
-        let name = relationship.name
-        let same =
-          relationship.isToMany
-          ? relationship.isOrdered
-            ? written.toMany[name] ?? [] == object.toMany[name] ?? []
-            : Set(written.toMany[name] ?? []) == Set(object.toMany[name] ?? [])
-          : written.toOne[name] == object.toOne[name]
-        if !same { throw differs(name) }
-      }
+  /// The model version the store's hashes name: from `--model` (or the project), else — for a
+  /// SQLite store — its own cached model.
+  private func version(of url: URL, _ type: StoreType) throws -> ObjectModel {
+    let path = try modelOrProject(model)
+    if type != .sqlite { return try AtomicStoreInput(url, modelPath: path).requireVersion(for: "copy") }
+    let resolution = try ModelResolution.resolve(store: url, bundlePath: path)
+    if let matched = resolution.model { return matched }
+    if path != nil { throw ToolError(message: "\(store): " + resolution.mismatch.joined(separator: "\n  ")) }
+    guard let cached = try SQLiteStore.cachedModel(at: url) else {
+      throw ToolError(message: "\(store): the store has no model cache: give --model")
     }
-  }
-
-  /// Writes `objects` and `metadata` as a new SQLite store at `out` (through a temporary file,
-  /// renamed into place once the objects per entity it holds equal those read, and each object's
-  /// values and links); those counts.
-  private func write(_ objects: [StoredObject], _ version: ObjectModel, _ metadata: StoreMetadata) throws
-    -> [String: Int]
-  {
-    let target = URL(fileURLWithPath: out)
-    guard !FileManager.default.fileExists(atPath: target.path) else {
-      throw ToolError(message: "\(out): a file is already there; migrun does not overwrite it")
-    }
-    let working = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).migrun-copy")
-    StoreFiles.remove(working)
-    do {
-      let created = try SQLiteStore.create(at: working, model: version, metadata: metadata)
-      try created.insertAll(objects, metadata: nil)
-      var read: [String: Int] = [:]
-      for object in objects { read[object.id.entity, default: 0] += 1 }
-      let written = try created.entityCounts().filter { $0.value > 0 }
-      try created.close()
-      guard written == read else {
-        throw ToolError(message: "\(out): the copy holds \(written) objects, the store \(read): nothing was written")
-      }
-      try verify(objects, in: working, version)
-      try StoreFiles.sync(working)
-      guard rename(working.path, target.path) == 0 else {
-        throw ToolError(message: "\(out): cannot move the store into place")
-      }
-      return read
-    } catch {
-      StoreFiles.remove(working)
-      throw error
-    }
+    return cached
   }
 }
 
@@ -422,8 +379,8 @@ package struct ExportJob {
   package func run(standardOutput: (String) -> Void) throws {
     let url = URL(fileURLWithPath: store)
     let opened: any ObjectStore
-    if XMLStoreFile.isXMLStore(url) {
-      opened = try xmlStore(url)
+    if AtomicStoreInput.isAtomic(url) {
+      opened = try AtomicStoreInput(url, modelPath: try modelOrProject(model)).inMemory(for: "export")
     } else {
       let resolution = try ModelResolution.resolve(
         store: url, bundlePath: try modelOrProject(model), version: modelVersion, configuration: configuration)
@@ -439,17 +396,6 @@ package struct ExportJob {
     try writeAtomically(to: URL(fileURLWithPath: out)) { handle in
       try StoreJSON.export(opened, dates: dates) { handle.write(Data($0.utf8)) }
     }
-  }
-
-  /// An XML store's objects in memory (it is read whole, as Core Data reads it), with the version
-  /// of the model its hashes name: exported as a SQLite store of that version would be.
-  private func xmlStore(_ url: URL) throws -> InMemoryStore {
-    let input = try XMLStoreInput(url, modelPath: try modelOrProject(model))
-    let version = try input.requireVersion(for: "export")
-    let metadata = input.metadata
-    let memory = InMemoryStore(model: version, metadata: metadata)
-    try memory.insertAll(try input.objects(), metadata: nil)
-    return memory
   }
 }
 

@@ -65,6 +65,28 @@ package enum PropertyListValue: Sendable, Hashable {
     return nil
   }
 
+  /// How many values this one is made of (itself and everything inside it, a shared value counted
+  /// each time it is met), counting no further than `budget`; nil when it holds more, or nests
+  /// deeper than `depth` levels. A property list read from a file can share one array many times
+  /// over: walking it whole could take time far beyond its size.
+  public func size(upTo budget: Int, depth: Int) -> Int? {
+    guard budget > 0, depth > 0 else { return nil }
+    var used = 1
+    func add(_ value: PropertyListValue) -> Bool {
+      guard let inner = value.size(upTo: budget - used, depth: depth - 1) else { return false }
+      used += inner
+      return true
+    }
+    switch self {
+    case .array(let elements):
+      for element in elements where !add(element) { return nil }
+    case .dictionary(let entries):
+      for value in entries.values where !add(value) { return nil }
+    default: break
+    }
+    return used
+  }
+
   /// Calls `body` with every keyed-archive reference this value holds (inside arrays and
   /// dictionaries too).
   public func forEachUID(_ body: (UInt64) -> Void) {
