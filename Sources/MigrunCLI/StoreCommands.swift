@@ -97,10 +97,13 @@ struct ImportCommand: MigrunCommand {
   var modelVersion: String?
   @Option(help: "The store to create (must not exist).") var out: String
   @Option(help: "Create a store of this configuration: its entities' tables alone.") var configuration: String?
+  @Option(help: "The store type: sqlite (the default), xml or binary.") var type: String = "sqlite"
 
   func execute() throws {
     try show(
-      ImportJob(file: file, model: model, modelVersion: modelVersion, out: out, configuration: configuration).run())
+      ImportJob(
+        file: file, model: model, modelVersion: modelVersion, out: out, configuration: configuration, type: type
+      ).run())
   }
 }
 

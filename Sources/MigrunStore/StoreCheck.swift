@@ -86,10 +86,12 @@ package enum StoreCheck {
       found.append(
         Finding(
           kind: "primary-key-behind",
-          message: "the next key the store would give, \(store.nextKey), is not above its largest key \(store.largestKey)"))
+          message:
+            "the next key the store would give, \(store.nextKey), is not above its largest key \(store.largestKey)"))
     }
     guard let bundle else {
-      found.append(Finding(kind: "no-matching-version", message: "no model: give --model (XML and binary stores hold none)"))
+      found.append(
+        Finding(kind: "no-matching-version", message: "no model: give --model (XML and binary stores hold none)"))
       return found
     }
     guard let model = bundle.version(matching: store.metadata.versionHashes) else {

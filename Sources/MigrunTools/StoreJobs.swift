@@ -224,7 +224,8 @@ package struct CopyJob {
     if outcome.renumbered > 0 {
       output.say(
         "  \(outcome.renumbered) object\(outcome.renumbered == 1 ? "" : "s") got a new key: "
-          + "\(target == .xml ? "an XML" : "a binary") store numbers objects across the store, SQLite per entity hierarchy")
+          + "\(target == .xml ? "an XML" : "a binary") store numbers objects across the store, SQLite per entity hierarchy"
+      )
     }
     if outcome.numbersFromText > 0 {
       output.say(
@@ -232,7 +233,8 @@ package struct CopyJob {
           + "written as numbers (an XML store reads every value by its attribute's type)")
     }
     if source == .sqlite {
-      output.say("  optimistic-locking versions (Z_OPT) are not kept by \(target.rawValue) stores: each object starts at 1")
+      output.say(
+        "  optimistic-locking versions (Z_OPT) are not kept by \(target.rawValue) stores: each object starts at 1")
     }
     return output
   }
@@ -258,17 +260,24 @@ package struct ImportJob {
   package var modelVersion: String?
   package var out: String
   package var configuration: String?
+  package var type: String
 
-  package init(file: String, model: String?, modelVersion: String?, out: String, configuration: String?) {
+  package init(
+    file: String, model: String?, modelVersion: String?, out: String, configuration: String?, type: String = "sqlite"
+  ) {
     self.file = file
     self.model = model
     self.modelVersion = modelVersion
     self.out = out
     self.configuration = configuration
+    self.type = type
   }
 
   package func run() throws -> JobOutput {
     var output = JobOutput()
+    guard let storeType = StoreType(named: type) else {
+      throw ToolError(message: "--type \(type): a store type is sqlite, xml or binary")
+    }
     let bundle = try ConfigurationChoice.bundle(
       loadModel(URL(fileURLWithPath: try modelPath(argument: nil, option: model))), configuration: configuration,
       store: nil)
@@ -289,6 +298,13 @@ package struct ImportJob {
     do {
       let store = try SQLiteStore.create(at: working, model: objectModel)
       try StoreJSON.importObjects(data, into: store)
+      try store.close()
+      if storeType != .sqlite {
+        // Imported as SQLite (every value checked there), then written in the type asked for.
+        let (metadata, objects) = try StoreConversion.read(working, model: objectModel)
+        StoreFiles.remove(working)
+        _ = try StoreConversion.write(objects, metadata: metadata, model: objectModel, as: storeType, to: working)
+      }
       try StoreFiles.sync(working)
       guard rename(working.path, target.path) == 0 else {
         throw ToolError(message: "\(out): cannot move the store into place")

@@ -3,8 +3,8 @@ import FuzzTargets
 import MigrunKit
 import MigrunModel
 import MigrunStore
-import TestSupport
 import PropertyList
+import TestSupport
 import Testing
 
 /// Every input a fuzzer found (kept in `Tests/FuzzRegressions/<target>/`) and every seed of every

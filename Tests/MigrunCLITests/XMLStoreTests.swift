@@ -154,12 +154,13 @@ import Testing
     #expect(result.status == 0 && result.stdout.contains("Version    Company"), "\(result.stderr)")
   }
 
-  @Test func otherCommandsNameTheStoreType() throws {
+  @Test func commandsTakeItAndTheLibrarySaysItsTypeWhereSQLiteIsNeeded() throws {
     let folder = try TemporaryDirectory()
     let (store, model) = try Self.write(folder)
-    let result = try MigrunProcess.run(["status", store.path, "--model", model.path])
-    #expect(result.status != 0)
-    #expect(result.stderr.contains("a Core Data XML store (NSXMLStoreType), not SQLite"), "\(result.stderr)")
+    let status = try MigrunProcess.run(["status", store.path, "--model", model.path])
+    #expect(status.status == 0 && status.stdout.contains("no migration needed"), "\(status.stdout)\(status.stderr)")
+    let error = try #require(throws: StoreError.self) { try SQLiteStore(url: store) }
+    #expect(error.reason.contains("a Core Data XML (NSXMLStoreType) store, not SQLite"), "\(error)")
   }
 
   @Test func copyWritesEveryObjectValueAndLinkAsASQLiteStore() throws {
@@ -191,7 +192,7 @@ import Testing
     let fromSQLite = try MigrunProcess.run(["export", copy.path, "--model", model.path])
     #expect(fromXML.status == 0 && fromSQLite.status == 0, "\(fromXML.stderr)\(fromSQLite.stderr)")
     #expect(fromXML.stdout == fromSQLite.stdout && fromXML.stdout.contains("\"Alice\""))
-    let xml = try MigrunProcess.run(["copy", copy.path, "x.storedata", "--type", "xml", "--model", model.path])
-    #expect(xml.status == 1 && xml.stderr.contains("--type xml"), "\(xml.stderr)")
+    let again2 = try MigrunProcess.run(["copy", copy.path, folder.url.appendingPathComponent("again.sqlite").path])
+    #expect(again2.status == 1 && again2.stderr.contains("is already a SQLite store"), "\(again2.stderr)")
   }
 }
