@@ -14,44 +14,18 @@ extension BinaryStoreFile {
     let null = map.object(["NSNull", "NSObject"], [:])
     var keyReferences: [PropertyListValue] = []
     var nodeReferences: [PropertyListValue] = []
-    let ordered = objects.sorted { (keys[$0.id] ?? 0) < (keys[$1.id] ?? 0) }
     var slotsByEntity: [String: (slots: [Attribute], count: Int)] = [:]
-    for object in ordered {
+    for object in objects.sorted(by: { (keys[$0.id] ?? 0) < (keys[$1.id] ?? 0) }) {
       guard let key = keys[object.id], let entity = model.entity(named: object.id.entity) else { continue }
       if slotsByEntity[entity.name] == nil {
-        slotsByEntity[entity.name] = (
-          attributeSlots(of: entity, in: model), propertyOrder(of: entity, in: model).count
-        )
+        slotsByEntity[entity.name] = (attributeSlots(of: entity, in: model), propertyOrder(of: entity, in: model).count)
       }
       let (slots, count) = slotsByEntity[entity.name] ?? ([], 0)
-      var values: [PropertyListValue] = []
-      for attribute in slots {
-        do {
-          values.append(try archived(attribute, of: object, path: attribute.name, into: &map, null: null))
-        } catch {
-          throw StoreError(
-            .unsupportedValue, entity: entity.name, primaryKey: object.id.primaryKey,
-            reason: "'\(attribute.name)': \(error.reason)")
-        }
-      }
-      // One slot per property of the entity (Core Data's order); relationships' slots hold NSNull.
-      values += Array(repeating: null, count: max(0, count - values.count))
-      var fields: [String: PropertyListValue] = [
-        "NSPrimaryKey64": .integer(key), "NSEntityName": map.string(entity.name),
-        "NSAttributeValues": map.array(values),
-      ]
-      let related = relatedNodes(of: object, keys: keys, model: model, entity: entity)
-      if !related.isEmpty {
-        let names = related.keys.sorted()
-        fields["NSRelatedNodes"] = map.dictionary(
-          keys: names.map { map.string($0) },
-          values: names.map { name in
-            map.array(
-              (related[name] ?? []).map { map.value(.integer($0)) }, classes: ["NSMutableArray", "NSArray", "NSObject"])
-          }, classes: ["NSMutableDictionary", "NSDictionary", "NSObject"])
-      }
       keyReferences.append(map.value(.integer(key)))
-      nodeReferences.append(map.object(["NSDictionaryMapNode", "NSStoreMapNode", "NSObject"], fields))
+      nodeReferences.append(
+        try node(
+          object, key: key, entity: entity, slots: slots, slotCount: count, keys: keys, model: model, map: &map,
+          null: null))
     }
     let root = map.dictionary(
       keys: keyReferences, values: nodeReferences, classes: ["NSMutableDictionary", "NSDictionary", "NSObject"])
@@ -59,18 +33,56 @@ extension BinaryStoreFile {
     var metadataArchiver = KeyedArchiver()
     let metadataRoot = archivedPlist(metadata, into: &metadataArchiver)
     let metadataBytes = metadataArchiver.archive(top: ["metadata": metadataRoot]).binaryEncoded()
+    return header(mapLength: mapBytes.count, metadataLength: metadataBytes.count, next: nextPrimaryKey)
+      + mapBytes + metadataBytes
+  }
 
+  /// `NSBinaryObjectStoreFile`'s 64-byte header: the map right after it, the metadata after the map.
+  static func header(mapLength: Int, metadataLength: Int, next: Int64) -> [UInt8] {
     var header: [UInt8] = magic
     func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.bigEndian) { header += $0 } }
     append(headerVersion)
     append(databaseVersion)
-    append(UInt64(mapBytes.count + 64))
-    append(UInt64(metadataBytes.count))
+    append(UInt64(mapLength + 64))
+    append(UInt64(metadataLength))
     append(UInt64(64))
-    append(UInt64(mapBytes.count))
-    append(UInt64(max(0, nextPrimaryKey)))
+    append(UInt64(mapLength))
+    append(UInt64(max(0, next)))
     append(UInt64(0))
-    return header + mapBytes + metadataBytes
+    return header
+  }
+
+  /// One object's `NSDictionaryMapNode`: its key, entity, a slot per property (values in the
+  /// attributes' slots, NSNull in the others) and the references its relationships hold.
+  private static func node(
+    _ object: StoredObject, key: Int64, entity: Entity, slots: [Attribute], slotCount: Int, keys: [ObjectID: Int64],
+    model: ObjectModel, map: inout KeyedArchiver, null: PropertyListValue
+  ) throws(StoreError) -> PropertyListValue {
+    var values: [PropertyListValue] = []
+    for attribute in slots {
+      do {
+        values.append(try archived(attribute, of: object, path: attribute.name, into: &map, null: null))
+      } catch {
+        throw StoreError(
+          .unsupportedValue, entity: entity.name, primaryKey: object.id.primaryKey,
+          reason: "'\(attribute.name)': \(error.reason)")
+      }
+    }
+    values += Array(repeating: null, count: max(0, slotCount - values.count))
+    var fields: [String: PropertyListValue] = [
+      "NSPrimaryKey64": .integer(key), "NSEntityName": map.string(entity.name), "NSAttributeValues": map.array(values),
+    ]
+    let related = relatedNodes(of: object, keys: keys, model: model, entity: entity)
+    if !related.isEmpty {
+      let names = related.keys.sorted()
+      fields["NSRelatedNodes"] = map.dictionary(
+        keys: names.map { map.string($0) },
+        values: names.map { name in
+          map.array(
+            (related[name] ?? []).map { map.value(.integer($0)) }, classes: ["NSMutableArray", "NSArray", "NSObject"])
+        }, classes: ["NSMutableDictionary", "NSDictionary", "NSObject"])
+    }
+    return map.object(["NSDictionaryMapNode", "NSStoreMapNode", "NSObject"], fields)
   }
 
   /// The references each relationship of `object` holds (to-ones as one-element lists; empty

@@ -52,23 +52,7 @@ package struct BinaryStoreFile: Sendable {
     func bad(_ reason: String) -> StoreError {
       StoreError(.notACoreDataStore, file: file, reason: "not a readable Core Data binary store: \(reason)")
     }
-    guard bytes.count >= 64 else { throw bad("the file is \(bytes.count) bytes, shorter than its 64-byte header") }
-    guard looksLikeBinaryStore(bytes) else { throw bad("it does not start with 'CoreData'") }
-    func word(_ at: Int) -> UInt32 { bytes[at..<at + 4].reduce(0) { $0 << 8 | UInt32($1) } }
-    func long(_ at: Int) -> UInt64 { bytes[at..<at + 8].reduce(0) { $0 << 8 | UInt64($1) } }
-    guard word(8) == headerVersion else { throw bad("header version \(word(8)), not 1") }
-    guard word(12) == databaseVersion else {
-      throw bad("database version \(word(12)) (Core Data writes \(databaseVersion); the file is of another version)")
-    }
-    func part(_ name: String, offset: UInt64, length: UInt64) throws(StoreError) -> [UInt8] {
-      guard offset >= 64, length > 0, offset <= UInt64(bytes.count), length <= UInt64(bytes.count) - offset else {
-        throw bad("its \(name) (\(length) bytes at \(offset)) lies outside the file's \(bytes.count) bytes")
-      }
-      return Array(bytes[Int(offset)..<Int(offset + length)])
-    }
-    let metadataBytes = try part("metadata", offset: long(16), length: long(24))
-    let mapBytes = try part("map of objects", offset: long(32), length: long(40))
-    let next = long(48)
+    let (metadataBytes, mapBytes, next) = try parts(of: bytes, file: file)
     let metadataArchive: PropertyListValue
     let mapArchive: PropertyListValue
     do {
@@ -99,6 +83,34 @@ package struct BinaryStoreFile: Sendable {
     let nodes = try Archived(objects: objects, file: file).nodes(root)
     return BinaryStoreFile(
       metadata: metadata, nextPrimaryKey: Int64(clamping: next), nodes: nodes, objects: objects)
+  }
+
+  /// The header's parts: the metadata archive's bytes, the map archive's, the next primary key.
+  private static func parts(of bytes: [UInt8], file: String) throws(StoreError) -> (
+    metadata: [UInt8], map: [UInt8], next: UInt64
+  ) {
+    func bad(_ reason: String) -> StoreError {
+      StoreError(.notACoreDataStore, file: file, reason: "not a readable Core Data binary store: \(reason)")
+    }
+    guard bytes.count >= 64 else { throw bad("the file is \(bytes.count) bytes, shorter than its 64-byte header") }
+    guard looksLikeBinaryStore(bytes) else { throw bad("it does not start with 'CoreData'") }
+    func word(_ at: Int) -> UInt32 { bytes[at..<at + 4].reduce(0) { $0 << 8 | UInt32($1) } }
+    func long(_ at: Int) -> UInt64 { bytes[at..<at + 8].reduce(0) { $0 << 8 | UInt64($1) } }
+    guard word(8) == headerVersion else { throw bad("header version \(word(8)), not 1") }
+    guard word(12) == databaseVersion else {
+      throw bad("database version \(word(12)) (Core Data writes \(databaseVersion); the file is of another version)")
+    }
+    func part(_ name: String, offset: UInt64, length: UInt64) throws(StoreError) -> [UInt8] {
+      guard offset >= 64, length > 0, offset <= UInt64(bytes.count), length <= UInt64(bytes.count) - offset else {
+        throw bad("its \(name) (\(length) bytes at \(offset)) lies outside the file's \(bytes.count) bytes")
+      }
+      return Array(bytes[Int(offset)..<Int(offset + length)])
+    }
+    return (
+      try part("metadata", offset: long(16), length: long(24)),
+      try part("map of objects", offset: long(32), length: long(40)),
+      long(48)
+    )
   }
 
   /// Reads and checks the keyed archives' objects, naming the file in every error.

@@ -130,22 +130,5 @@ extension XMLStoreFile {
     }
   }
 
-  private static func escape(_ text: String) -> String {
-    var escaped = ""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "&": escaped += "&amp;"
-      case "<": escaped += "&lt;"
-      case ">": escaped += "&gt;"
-      case "\"": escaped += "&quot;"
-      case "\r": escaped += "&#13;"
-      case _ where scalar.value < 0x20 && scalar != "\n" && scalar != "\t":
-        // XML 1.0 has no other control characters: written as a character reference, as
-        // Foundation's XML writer does (XML 1.1's form; a guess for Apple's files).
-        escaped += "&#\(scalar.value);"
-      default: escaped.unicodeScalars.append(scalar)
-      }
-    }
-    return escaped
-  }
+  private static func escape(_ text: String) -> String { XMLText.escaped(text) }
 }

@@ -177,10 +177,7 @@ package struct XMLStoreFile: Sendable {
       text = ""
     }
 
-    private func escape(_ text: String) -> String {
-      text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-        .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
+    private func escape(_ text: String) -> String { XMLText.escaped(text) }
   }
 
   // MARK: - Objects of a model

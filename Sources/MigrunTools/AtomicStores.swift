@@ -2,6 +2,14 @@ import Foundation
 import MigrunModel
 import MigrunStore
 
+/// The store type named by `--type`, or an error saying which there are.
+func storeType(named name: String) throws -> StoreType {
+  guard let type = StoreType(named: name) else {
+    throw ToolError(message: "--type \(name): a store type is sqlite, xml or binary")
+  }
+  return type
+}
+
 /// An XML or binary store a command was given: the store, and — with a model — the version its
 /// hashes name (one home for what inspect, export, copy, check and the migration jobs each need first).
 struct AtomicStoreInput {

@@ -1,6 +1,7 @@
 import Foundation
 import MigrunKit
 import MigrunStore
+import PropertyList
 
 /// Many stores in one run: finding them in folders, splitting the list between machines, running
 /// them a few at a time, and reporting each.
@@ -253,22 +254,7 @@ package enum Fleet {
 
     /// The report as JUnit XML: one test case per store (its path), failed with its error.
     public func junit(suite: String) -> String {
-      func escaped(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-          switch scalar {
-          case "&": out += "&amp;"
-          case "<": out += "&lt;"
-          case ">": out += "&gt;"
-          case "\"": out += "&quot;"
-          case "\n", "\t": out.unicodeScalars.append(scalar)
-          default:
-            // XML 1.0 has no control characters.
-            if scalar.value < 0x20 { out += " " } else { out.unicodeScalars.append(scalar) }
-          }
-        }
-        return out
-      }
+      func escaped(_ text: String) -> String { XMLText.escaped(text, controls: .spaces) }
       let time = stores.reduce(0) { $0 + $1.seconds }
       var xml = """
         <?xml version="1.0" encoding="UTF-8"?>

@@ -139,9 +139,7 @@ package struct CreateJob {
 
   package func run() throws -> JobOutput {
     var out = JobOutput()
-    guard let storeType = StoreType(named: type) else {
-      throw ToolError(message: "--type \(type): a store type is sqlite, xml or binary")
-    }
+    let storeType = try storeType(named: type)
     let bundle = try ConfigurationChoice.bundle(
       loadModel(URL(fileURLWithPath: try modelPath(argument: nil, option: model))), configuration: configuration,
       store: nil)
@@ -151,16 +149,9 @@ package struct CreateJob {
     if storeType == .sqlite {
       try SQLiteStore.create(at: url, model: objectModel)
     } else {
-      guard !FileManager.default.fileExists(atPath: url.path) else {
-        throw ToolError(message: "\(store): a file is already there; migrun does not overwrite it")
-      }
-      let working = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).migrun-create")
-      StoreFiles.remove(working)
-      _ = try StoreConversion.write(
-        [], metadata: StoreMetadata(model: objectModel), model: objectModel, as: storeType, to: working)
-      guard rename(working.path, url.path) == 0 else {
-        StoreFiles.remove(working)
-        throw ToolError(message: "\(store): cannot move the store into place")
+      try writeNewStore(at: store, label: "create") { working in
+        _ = try StoreConversion.write(
+          [], metadata: StoreMetadata(model: objectModel), model: objectModel, as: storeType, to: working)
       }
     }
     out.say(
@@ -192,9 +183,7 @@ package struct CopyJob {
   package func run() throws -> JobOutput {
     var output = JobOutput()
     let url = URL(fileURLWithPath: store)
-    guard let target = StoreType(named: type) else {
-      throw ToolError(message: "--type \(type): a store type is sqlite, xml or binary")
-    }
+    let target = try storeType(named: type)
     guard FileManager.default.fileExists(atPath: url.path) else { throw ToolError(message: "\(store): no such file") }
     guard let source = StoreType.of(url) else {
       throw ToolError(message: "\(store): not a Core Data store (neither SQLite, XML nor binary)")
@@ -206,37 +195,44 @@ package struct CopyJob {
     let version = try self.version(of: url, source)
     let (metadata, objects) = try StoreConversion.read(url, model: version)
     let destination = URL(fileURLWithPath: out)
-    guard !FileManager.default.fileExists(atPath: destination.path) else {
-      throw ToolError(message: "\(out): a file is already there; migrun does not overwrite it")
+    var written: StoreConversion.Outcome?
+    try writeNewStore(at: out, label: "copy") { working in
+      written = try StoreConversion.write(objects, metadata: metadata, model: version, as: target, to: working)
     }
-    let working = destination.deletingLastPathComponent().appendingPathComponent(
-      ".\(destination.lastPathComponent).migrun-copy")
-    StoreFiles.remove(working)
-    let outcome = try StoreConversion.write(objects, metadata: metadata, model: version, as: target, to: working)
-    guard rename(working.path, destination.path) == 0 else {
-      StoreFiles.remove(working)
-      throw ToolError(message: "\(out): cannot move the store into place")
-    }
-    output.say(
+    guard let outcome = written else { return output }
+    output.lines += Self.summary(
+      of: outcome, from: url, source, version: version, to: destination, target, uuid: metadata.uuid)
+    return output
+  }
+
+  /// What a copy wrote: objects per entity, the UUID kept, and what changed on the way (keys,
+  /// versions, numbers held as text).
+  static func summary(
+    of outcome: StoreConversion.Outcome, from url: URL, _ source: StoreType, version: ObjectModel, to destination: URL,
+    _ target: StoreType, uuid: String
+  ) -> [String] {
+    let total = outcome.counts.values.reduce(0, +)
+    var lines = [
       "\(url.lastPathComponent) (\(source.rawValue), \(version.versionName ?? "?")) → \(destination.lastPathComponent) "
-        + "(\(target.rawValue)): \(objects.count) objects, UUID \(metadata.uuid) kept")
-    for name in outcome.counts.keys.sorted() { output.say("  \(name): \(outcome.counts[name] ?? 0)") }
+        + "(\(target.rawValue)): \(total) objects, UUID \(uuid) kept"
+    ]
+    for name in outcome.counts.keys.sorted() { lines.append("  \(name): \(outcome.counts[name] ?? 0)") }
     if outcome.renumbered > 0 {
-      output.say(
+      lines.append(
         "  \(outcome.renumbered) object\(outcome.renumbered == 1 ? "" : "s") got a new key: "
           + "\(target == .xml ? "an XML" : "a binary") store numbers objects across the store, SQLite per entity hierarchy"
       )
     }
     if outcome.numbersFromText > 0 {
-      output.say(
+      lines.append(
         "  \(outcome.numbersFromText) number\(outcome.numbersFromText == 1 ? "" : "s") the store held as text "
           + "written as numbers (an XML store reads every value by its attribute's type)")
     }
     if source == .sqlite {
-      output.say(
+      lines.append(
         "  optimistic-locking versions (Z_OPT) are not kept by \(target.rawValue) stores: each object starts at 1")
     }
-    return output
+    return lines
   }
 
   /// The model version the store's hashes name: from `--model` (or the project), else — for a
@@ -275,9 +271,7 @@ package struct ImportJob {
 
   package func run() throws -> JobOutput {
     var output = JobOutput()
-    guard let storeType = StoreType(named: type) else {
-      throw ToolError(message: "--type \(type): a store type is sqlite, xml or binary")
-    }
+    let storeType = try storeType(named: type)
     let bundle = try ConfigurationChoice.bundle(
       loadModel(URL(fileURLWithPath: try modelPath(argument: nil, option: model))), configuration: configuration,
       store: nil)
@@ -288,41 +282,31 @@ package struct ImportJob {
     } catch {
       throw ToolError(message: "\(file): cannot read (\(error.localizedDescription))", underlying: error)
     }
-    let target = URL(fileURLWithPath: out)
-    guard !FileManager.default.fileExists(atPath: target.path) else {
-      throw ToolError(message: "\(out): a file is already there; migrun does not overwrite it")
-    }
-    let working = target.deletingLastPathComponent().appendingPathComponent(
-      ".\(target.lastPathComponent).migrun-import")
-    StoreFiles.remove(working)
     do {
-      let store = try SQLiteStore.create(at: working, model: objectModel)
-      try StoreJSON.importObjects(data, into: store)
-      try store.close()
-      if storeType != .sqlite {
-        // Imported as SQLite (every value checked there), then written in the type asked for.
-        let (metadata, objects) = try StoreConversion.read(working, model: objectModel)
-        StoreFiles.remove(working)
-        _ = try StoreConversion.write(objects, metadata: metadata, model: objectModel, as: storeType, to: working)
-      }
-      try StoreFiles.sync(working)
-      guard rename(working.path, target.path) == 0 else {
-        throw ToolError(message: "\(out): cannot move the store into place")
+      try writeNewStore(at: out, label: "import") { working in try write(data, as: storeType, objectModel, to: working)
       }
     } catch let error as StoreError where error.code == .incompatibleModel {
-      StoreFiles.remove(working)
       // Say which version the export does fit, when one of the model's does.
       guard let hashes = StoreJSON.versionHashes(of: data), let fitting = bundle.version(matching: hashes),
         let name = fitting.versionName
       else { throw error }
       throw ToolError(
         message: "\(error.description); it fits version \(name): give --model-version \"\(name)\"", underlying: error)
-    } catch {
-      StoreFiles.remove(working)
-      throw error
     }
     output.say("imported \(file) into \(out)")
     return output
+  }
+
+  /// The export's objects as a new store of `type` at `working`: imported as SQLite (every value
+  /// checked there), then, for another type, written in it.
+  private func write(_ data: Data, as type: StoreType, _ model: ObjectModel, to working: URL) throws {
+    let store = try SQLiteStore.create(at: working, model: model)
+    try StoreJSON.importObjects(data, into: store)
+    try store.close()
+    guard type != .sqlite else { return }
+    let (metadata, objects) = try StoreConversion.read(working, model: model)
+    StoreFiles.remove(working)
+    _ = try StoreConversion.write(objects, metadata: metadata, model: model, as: type, to: working)
   }
 }
 

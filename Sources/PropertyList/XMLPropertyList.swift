@@ -44,10 +44,7 @@ enum XMLPropertyListWriter {
     }
   }
 
-  static func escape(_ text: String) -> String {
-    text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-      .replacingOccurrences(of: ">", with: "&gt;")
-  }
+  static func escape(_ text: String) -> String { XMLText.escaped(text) }
 }
 
 /// Reads XML property lists (`<plist>` with dict, array, key, string, integer, real, true, false,

@@ -79,4 +79,23 @@ import Testing
     #expect(
       type == .xml ? refused.isEmpty : refused.allSatisfy { $0.contains("moody") } && !refused.isEmpty, "\(refused)")
   }
+
+  /// Text with what XML 1.0 has no place for (control characters, a carriage return, markup
+  /// characters, a decomposed accent) comes back from an XML store as it went in.
+  @Test func textOfEveryKindComesBackFromAnXMLStore() throws {
+    let model = try XcdatamodelReader.parse(
+      Data(
+        """
+        <model><entity name="Note"><attribute name="text" optional="YES" attributeType="String"/></entity></model>
+        """.utf8), file: "Notes.xcdatamodel/contents", versionName: "Notes")
+    let texts = ["a\u{1}b\u{1F}c", "line\r\nnext\rlast", "<tag attr=\"x\">&amp;</tag>", "e\u{301} ü  ", "", " \t "]
+    let objects = texts.enumerated().map { index, text in
+      StoredObject(id: ObjectID(entity: "Note", primaryKey: Int64(index + 1)), attributes: ["text": .string(text)])
+    }
+    let folder = try TemporaryDirectory()
+    let target = folder.url.appendingPathComponent("notes.storedata")
+    _ = try StoreConversion.write(objects, metadata: StoreMetadata(model: model), model: model, as: .xml, to: target)
+    let back = try AtomicStore.open(target).objects(of: model).sorted { $0.id < $1.id }
+    #expect(back.map { $0.attributes["text"] } == texts.map { .string($0) })
+  }
 }
