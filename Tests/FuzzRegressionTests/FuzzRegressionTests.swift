@@ -71,6 +71,37 @@ import Testing
     #expect(read > 0, "some mutations leave a readable model: \(read) read")
   }
 
+  /// A thousand mutations of `seed` — four bytes changed, cut short, a span removed, and with
+  /// `headerBytes` a byte of the header changed — each handed to `read`: how many it read and how
+  /// many it refused (a trap ends the test run).
+  static func mutations(
+    of seed: [UInt8], seed number: UInt64, headerBytes: Int = 0, _ read: ([UInt8]) throws -> Void
+  ) -> (read: Int, refused: Int) {
+    var generator = SplitMix(seed: number)
+    var counts = (read: 0, refused: 0)
+    for _ in 0..<1000 {
+      var bytes = seed
+      switch generator.next() % (headerBytes > 0 ? 4 : 3) {
+      case 0:
+        for _ in 0..<4 {
+          bytes[Int(generator.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: generator.next())
+        }
+      case 1: bytes = Array(bytes.prefix(Int(generator.next() % UInt64(bytes.count))))
+      case 2:
+        let start = Int(generator.next() % UInt64(bytes.count))
+        bytes.removeSubrange(start..<min(bytes.count, start + Int(generator.next() % 40)))
+      default: bytes[Int(generator.next() % UInt64(headerBytes))] = UInt8(truncatingIfNeeded: generator.next())
+      }
+      do {
+        try read(bytes)
+        counts.read += 1
+      } catch {
+        counts.refused += 1
+      }
+    }
+    return counts
+  }
+
   /// The XML store seed is a whole store of the corpus model (every object resolved), and a
   /// thousand mutations of it — bytes changed, cut short, spans removed — each give a store or an
   /// error, never a trap.
@@ -80,27 +111,8 @@ import Testing
     let whole = try XMLStoreFile.read(Array(seed), file: "sample.storedata")
     #expect(try whole.objects(of: model, file: "sample.storedata").count == whole.objects.count)
     #expect(whole.objects.count > 3)
-    var generator = SplitMix(seed: 47)
-    var read = 0
-    var refused = 0
-    for _ in 0..<1000 {
-      var bytes = Array(seed)
-      switch generator.next() % 3 {
-      case 0:
-        for _ in 0..<4 {
-          bytes[Int(generator.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: generator.next())
-        }
-      case 1: bytes = Array(bytes.prefix(Int(generator.next() % UInt64(bytes.count))))
-      default:
-        let start = Int(generator.next() % UInt64(bytes.count))
-        bytes.removeSubrange(start..<min(bytes.count, start + Int(generator.next() % 40)))
-      }
-      do {
-        _ = try XMLStoreFile.read(bytes, file: "mutated").objects(of: model, file: "mutated")
-        read += 1
-      } catch {
-        refused += 1
-      }
+    let (read, refused) = Self.mutations(of: Array(seed), seed: 47) { bytes in
+      _ = try XMLStoreFile.read(bytes, file: "mutated").objects(of: model, file: "mutated")
     }
     #expect(read + refused == 1000 && refused > 100 && read > 0, "\(read) read, \(refused) refused")
   }
@@ -114,28 +126,8 @@ import Testing
     let whole = try BinaryStoreFile.read(Array(seed), file: "sample.binary")
     #expect(try whole.objects(of: model, file: "sample.binary").count == whole.nodes.count)
     #expect(whole.nodes.count > 3)
-    var generator = SplitMix(seed: 4747)
-    var read = 0
-    var refused = 0
-    for _ in 0..<1000 {
-      var bytes = Array(seed)
-      switch generator.next() % 4 {
-      case 0:
-        for _ in 0..<4 {
-          bytes[Int(generator.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: generator.next())
-        }
-      case 1: bytes = Array(bytes.prefix(Int(generator.next() % UInt64(bytes.count))))
-      case 2: bytes[Int(generator.next() % 64)] = UInt8(truncatingIfNeeded: generator.next())
-      default:
-        let start = Int(generator.next() % UInt64(bytes.count))
-        bytes.removeSubrange(start..<min(bytes.count, start + Int(generator.next() % 40)))
-      }
-      do {
-        _ = try BinaryStoreFile.read(bytes, file: "mutated").objects(of: model, file: "mutated")
-        read += 1
-      } catch {
-        refused += 1
-      }
+    let (read, refused) = Self.mutations(of: Array(seed), seed: 4747, headerBytes: 64) { bytes in
+      _ = try BinaryStoreFile.read(bytes, file: "mutated").objects(of: model, file: "mutated")
     }
     #expect(read + refused == 1000 && refused > 100 && read > 0, "\(read) read, \(refused) refused")
   }
