@@ -19,7 +19,7 @@ struct Migrun: ParsableCommand {
     version: BuildInfo.versionLine,
     subcommands: [
       HashCommand.self, InspectCommand.self, CreateCommand.self, ExportCommand.self, ImportCommand.self,
-      CopyCommand.self,
+      CopyCommand.self, SalvageCommand.self,
       StatusCommand.self, PlanCommand.self, DiffCommand.self, MigrateCommand.self, ConvertCommand.self,
       TestCommand.self, MergeReportsCommand.self, DiagramCommand.self, LintCommand.self, VerifyCommand.self,
       CheckCommand.self, ConfigCommand.self,

@@ -129,5 +129,31 @@ struct CopyCommand: MigrunCommand {
   }
 }
 
+struct SalvageCommand: MigrunCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "salvage",
+    abstract: "Write what a damaged store still holds as a new, clean store, with a report of what was saved.",
+    discussion: HelpText.reflow(
+      """
+      Reads the file page by page without SQLite (every table's rows its trees still reach, then the
+      leaves a broken tree no longer leads to), its metadata and model cache where they survive (else
+      --model), and writes a new store of the same model version that check calls clean: keys naming no
+      object cleared, join rows whose ends are gone removed, Z_MAX raised, rows of no entity set aside.
+      The original's files are only read. Exit 0 when nothing was lost, 1 when something was.
+      """))
+
+  @Argument(help: "The damaged store.") var store: String
+  @Option(help: "The new store to write (must not exist).") var out: String
+  @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd, .mom or SwiftData sources (when the store's own are lost).")
+  var model: String?
+  @Flag(help: "Keep to-one keys naming no object as they are (default: set to NULL, counted).") var keepDanglingKeys =
+    false
+  @Flag(help: "One JSON line (docs/json.md): a `salvage` event with the report.") var json = false
+
+  func execute() throws {
+    try show(SalvageJob(store: store, out: out, model: model, json: json, keepDanglingKeys: keepDanglingKeys).run())
+  }
+}
+
 /// Writes through a temporary file beside `url`, renamed into place when complete.
 extension StoreJSON.Dates: ExpressibleByArgument {}

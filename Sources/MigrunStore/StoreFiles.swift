@@ -295,7 +295,7 @@ package enum StoreFiles {
   /// The support folder beside `original` (`.NAME_SUPPORT`: external binary data), kept for the
   /// backup `target` as `.NAME~_SUPPORT`, file by file with ``keep(_:as:)``; an earlier run's is
   /// replaced whole.
-  private static func keepSupportFolder(of original: URL, as target: URL) throws {
+  package static func keepSupportFolder(of original: URL, as target: URL) throws {
     let from = ExternalData.supportFolder(of: original)
     let to = ExternalData.supportFolder(of: target)
     try? FileManager.default.removeItem(at: to)

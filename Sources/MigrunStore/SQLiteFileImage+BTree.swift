@@ -1,0 +1,234 @@
+import Foundation
+
+extension SQLiteFileImage {
+  /// What a walk of one table's b-tree found.
+  package struct TableScan: Sendable {
+    package var rows: [Row] = []
+    /// The tree's pages read (interior and leaf).
+    package var pages: Set<Int> = []
+    /// Overflow pages of the rows' payloads.
+    package var overflow: Set<Int> = []
+    /// Pages the tree points at that are not pages of a table tree (overwritten, cut off, or out of
+    /// the file): the rows under them are not in ``rows``.
+    package var unreadable: Set<Int> = []
+    /// Cells on readable pages that did not parse (a damaged record, an overflow chain broken).
+    package var badCells = 0
+    /// The rowid ranges the unreadable pages held, as their parents' cells bound them (lower bound
+    /// exclusive, upper inclusive; nil where the parent gives none): where the lost rows were.
+    package var lostRanges: [(after: Int64?, upTo: Int64?)] = []
+  }
+
+  /// Every row of the table b-tree whose root is `root`, its pages, and what could not be read.
+  /// Pages in `avoid` (another tree's, the freelist) are not entered.
+  package func scanTable(root: Int, avoid: Set<Int> = []) -> TableScan {
+    var scan = TableScan()
+    var pending: [(page: Int, depth: Int, after: Int64?, upTo: Int64?)] = [(root, 0, nil, nil)]
+    while let (number, depth, after, upTo) = pending.popLast() {
+      func unreadable() {
+        scan.unreadable.insert(number)
+        scan.lostRanges.append((after, upTo))
+      }
+      guard scan.pages.insert(number).inserted else { continue }
+      guard depth < 20, !avoid.contains(number) else {
+        unreadable()
+        continue
+      }
+      switch kind(of: number) {
+      case .tableInterior?:
+        guard let children = interiorChildren(number) else {
+          unreadable()
+          continue
+        }
+        // Cell i's child holds the keys after cell i-1's key up to cell i's; the right-most
+        // pointer those after the last cell's key.
+        var lower = after
+        for (child, key) in children {
+          pending.append((child, depth + 1, lower, key ?? upTo))
+          lower = key ?? lower
+        }
+      case .tableLeaf?:
+        guard let (rows, bad) = leafRows(number, overflow: &scan.overflow) else {
+          unreadable()
+          continue
+        }
+        scan.rows += rows
+        scan.badCells += bad
+      default: unreadable()
+      }
+    }
+    return scan
+  }
+
+  /// The b-tree header's offset in page `number` (page 1 has the file header first).
+  private func headerOffset(_ number: Int) -> Int { number == 1 ? 100 : 0 }
+
+  /// The cell offsets of a b-tree page whose header is `headerSize` bytes, each checked to lie in
+  /// the page's content area; nil when the header's counts cannot be right.
+  private func cellOffsets(_ page: ArraySlice<UInt8>, number: Int, headerSize: Int) -> [Int]? {
+    let base = page.startIndex
+    let header = headerOffset(number)
+    let count = Int(page[base + header + 3]) << 8 | Int(page[base + header + 4])
+    let pointers = header + headerSize
+    guard pointers + 2 * count <= usableSize else { return nil }
+    var offsets: [Int] = []
+    for index in 0..<count {
+      let at = base + pointers + 2 * index
+      let offset = Int(page[at]) << 8 | Int(page[at + 1])
+      guard offset >= pointers + 2 * count, offset < usableSize else { return nil }
+      offsets.append(offset)
+    }
+    return offsets
+  }
+
+  /// An interior table page's children, each with the largest key it holds: each cell's left child
+  /// and the cell's key, then the right-most pointer (no key of its own).
+  func interiorChildren(_ number: Int) -> [(page: Int, key: Int64?)]? {
+    guard let page = page(number), let offsets = cellOffsets(page, number: number, headerSize: 12) else { return nil }
+    let content = Array(page.prefix(usableSize))
+    var children: [(Int, Int64?)] = []
+    for offset in offsets {
+      var at = offset + 4
+      guard offset + 4 <= usableSize, let key = Self.varint(content, &at) else { return nil }
+      children.append((Int(Self.bigEndian(content, offset, 4)), key))
+    }
+    let right = headerOffset(number) + 8
+    children.append((Int(Self.bigEndian(content, right, 4)), nil))
+    return children.allSatisfy { $0.0 >= 1 && $0.0 <= pageCount } ? children : nil
+  }
+
+  /// A table leaf page's rows, and how many of its cells did not parse; nil when the page's header
+  /// cannot be right. The overflow pages the rows use are added to `overflow`.
+  package func leafRows(_ number: Int, overflow: inout Set<Int>) -> (rows: [Row], bad: Int)? {
+    guard let page = page(number), kind(of: number) == .tableLeaf,
+      let offsets = cellOffsets(page, number: number, headerSize: 8)
+    else { return nil }
+    let content = Array(page.prefix(usableSize))
+    var rows: [Row] = []
+    var bad = 0
+    for offset in offsets {
+      guard let row = cell(at: offset, in: content, page: number, overflow: &overflow) else {
+        bad += 1
+        continue
+      }
+      rows.append(row)
+    }
+    return (rows, bad)
+  }
+
+  /// The row of the table leaf cell at `offset`: its rowid and record, its payload's overflow
+  /// chain followed (a chain that loops, leaves the file or falls short gives nil).
+  private func cell(at offset: Int, in page: [UInt8], page number: Int, overflow: inout Set<Int>) -> Row? {
+    var at = offset
+    guard let size = Self.varint(page, &at), let rowid = Self.varint(page, &at), size >= 0,
+      size <= Int64(pageCount) * Int64(usableSize)
+    else { return nil }
+    let total = Int(size)
+    let local = localPayloadSize(total)
+    guard at + local <= page.count else { return nil }
+    var payload = Array(page[at..<at + local])
+    if local < total {
+      guard at + local + 4 <= page.count else { return nil }
+      var next = Int(Self.bigEndian(page, at + local, 4))
+      var seen = Set<Int>()
+      while payload.count < total {
+        guard next >= 1, next <= pageCount, seen.insert(next).inserted, let chunk = self.page(next) else { return nil }
+        let body = Array(chunk.prefix(usableSize))
+        next = Int(Self.bigEndian(body, 0, 4))
+        payload += body[4..<min(body.count, 4 + total - payload.count)]
+      }
+      overflow.formUnion(seen)
+    }
+    guard let values = Self.record(payload) else { return nil }
+    return Row(rowid: rowid, values: values, page: number)
+  }
+
+  /// How much of a table leaf cell's payload of `total` bytes is on the page itself.
+  private func localPayloadSize(_ total: Int) -> Int {
+    let maxLocal = usableSize - 35
+    guard total > maxLocal else { return total }
+    let minLocal = (usableSize - 12) * 32 / 255 - 23
+    let spill = minLocal + (total - minLocal) % (usableSize - 4)
+    return spill <= maxLocal ? spill : minLocal
+  }
+
+  /// A SQLite varint at `at` (advanced past it); nil when the bytes end first.
+  static func varint(_ bytes: [UInt8], _ at: inout Int) -> Int64? {
+    var value: UInt64 = 0
+    for index in 0..<9 {
+      guard at < bytes.count else { return nil }
+      let byte = bytes[at]
+      at += 1
+      if index == 8 { return Int64(bitPattern: value << 8 | UInt64(byte)) }
+      value = value << 7 | UInt64(byte & 0x7F)
+      if byte & 0x80 == 0 { return Int64(bitPattern: value) }
+    }
+    return nil
+  }
+
+  /// A record's values (header of serial types, then the values); nil when it does not parse.
+  static func record(_ payload: [UInt8]) -> [Value]? {
+    var at = 0
+    guard let headerSize = varint(payload, &at), headerSize >= 1, headerSize <= payload.count else { return nil }
+    var types: [Int64] = []
+    while at < Int(headerSize) {
+      guard let type = varint(payload, &at), type >= 0, type != 10, type != 11 else { return nil }
+      types.append(type)
+    }
+    guard at == Int(headerSize) else { return nil }
+    var values: [Value] = []
+    for type in types {
+      let length: Int
+      switch type {
+      case 0, 8, 9: length = 0
+      case 1, 2, 3, 4: length = Int(type)
+      case 5: length = 6
+      case 6, 7: length = 8
+      default: length = Int((type - (type % 2 == 0 ? 12 : 13)) / 2)
+      }
+      guard length >= 0, at + length <= payload.count else { return nil }
+      let bytes = payload[at..<at + length]
+      at += length
+      switch type {
+      case 0: values.append(.null)
+      case 8: values.append(.integer(0))
+      case 9: values.append(.integer(1))
+      case 7: values.append(.real(Double(bitPattern: bytes.reduce(0) { $0 << 8 | UInt64($1) })))
+      case 1...6:
+        var number = bytes.reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        let bits = length * 8
+        if bits < 64, number & (Int64(1) << (bits - 1)) != 0 { number -= Int64(1) << bits }
+        values.append(.integer(number))
+      default:
+        values.append(type % 2 == 0 ? .blob(Array(bytes)) : .text(String(decoding: bytes, as: UTF8.self)))
+      }
+    }
+    return values
+  }
+
+  /// The pages on the freelist (trunk pages and the leaves they list), as the header names it; a
+  /// chain that loops or leaves the file ends there.
+  package func freelistPages() -> Set<Int> {
+    guard headerIntact, let first = page(1) else { return [] }
+    let header = Array(first.prefix(100))
+    var trunk = Int(Self.bigEndian(header, 32, 4))
+    var pages = Set<Int>()
+    while trunk >= 1, trunk <= pageCount, pages.insert(trunk).inserted, let body = page(trunk) {
+      let bytes = Array(body.prefix(usableSize))
+      let count = Int(Self.bigEndian(bytes, 4, 4))
+      guard count <= (usableSize - 8) / 4 else { break }
+      for index in 0..<count {
+        let leaf = Int(Self.bigEndian(bytes, 8 + 4 * index, 4))
+        if leaf >= 1 && leaf <= pageCount { pages.insert(leaf) }
+      }
+      trunk = Int(Self.bigEndian(bytes, 0, 4))
+    }
+    return pages
+  }
+
+  /// Every table leaf page of the file that is in none of `known` (trees walked, overflow chains,
+  /// the freelist): the leaves a broken interior page no longer leads to.
+  package func orphanLeaves(excluding known: Set<Int>) -> [Int] {
+    guard pageCount >= 2 else { return [] }
+    return (2...pageCount).filter { !known.contains($0) && kind(of: $0) == .tableLeaf }
+  }
+}

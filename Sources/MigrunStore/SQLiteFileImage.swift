@@ -1,0 +1,181 @@
+import Foundation
+
+/// A SQLite database file read page by page without SQLite, trusting nothing in it — what salvage
+/// reads when SQLite itself answers "database disk image is malformed". The layout is SQLite's
+/// documented file format (sqlite.org/fileformat2.html): a 100-byte header on page 1, b-tree pages
+/// (table interior 5, table leaf 13, index interior 2, index leaf 10) with cell pointer arrays,
+/// varints, records of serial types, overflow chains, the freelist, and the write-ahead log's frames.
+///
+/// Every number the file gives is checked before it is used: a page that does not parse is named as
+/// unreadable, never followed; loops in trees, overflow chains and the freelist end the walk.
+package struct SQLiteFileImage: Sendable {
+  /// A value of a record, as SQLite stores it.
+  package enum Value: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+  }
+
+  /// One row read from a table leaf page.
+  package struct Row: Sendable {
+    package var rowid: Int64
+    package var values: [Value]
+    /// The page the row's cell is on.
+    package var page: Int
+  }
+
+  /// A page's b-tree kind, from its first byte.
+  package enum PageKind: UInt8, Sendable {
+    case indexInterior = 2
+    case tableInterior = 5
+    case indexLeaf = 10
+    case tableLeaf = 13
+  }
+
+  package let pageSize: Int
+  /// Bytes of each page that hold content (the page size less the reserved bytes at its end).
+  package let usableSize: Int
+  /// How the page size was found: from the header, or guessed from the pages (a damaged header).
+  package let headerIntact: Bool
+  /// Frames of the write-ahead log applied (its committed frames up to the first that does not
+  /// check: a torn last frame is left out, as SQLite leaves it out).
+  package let walFramesApplied: Int
+  private let bytes: [UInt8]
+  /// Page number → the page's bytes from the write-ahead log (newer than the main file's).
+  private let walPages: [Int: [UInt8]]
+
+  package var pageCount: Int {
+    max(bytes.count / pageSize, walPages.keys.max() ?? 0)
+  }
+
+  /// Reads the database at `url` (and its `-wal`, when there is one) — both only read.
+  package init(url: URL) throws {
+    let main: [UInt8]
+    do {
+      main = Array(try Data(contentsOf: url))
+    } catch {
+      throw StoreError(.io, file: url.path, reason: "cannot read the file (\(error.localizedDescription))")
+    }
+    let wal = (try? Data(contentsOf: URL(fileURLWithPath: url.path + "-wal"))).map { Array($0) } ?? []
+    self.init(bytes: main, wal: wal)
+  }
+
+  package init(bytes: [UInt8], wal: [UInt8] = []) {
+    self.bytes = bytes
+    let declared = Self.declaredPageSize(bytes)
+    let walSize = wal.count >= 32 ? Int(Self.bigEndian(wal, 8, 4)) : 0
+    let size = declared ?? (Self.validPageSize(walSize) ? walSize : Self.guessPageSize(bytes))
+    pageSize = size
+    headerIntact = declared != nil
+    let reserved = declared != nil && bytes.count > 20 ? Int(bytes[20]) : 0
+    usableSize = max(480, size - reserved)
+    (walPages, walFramesApplied) = Self.committedFrames(wal, pageSize: size)
+  }
+
+  /// The bytes of page `number` (1-based), or nil when the file does not hold it whole.
+  package func page(_ number: Int) -> ArraySlice<UInt8>? {
+    if let page = walPages[number] { return page[...] }
+    guard number >= 1 else { return nil }
+    let start = (number - 1) * pageSize
+    guard start + pageSize <= bytes.count else { return nil }
+    return bytes[start..<start + pageSize]
+  }
+
+  /// The kind of page `number` by its b-tree header byte; nil for any other page.
+  package func kind(of number: Int) -> PageKind? {
+    guard let page = page(number) else { return nil }
+    return PageKind(rawValue: page[page.startIndex + (number == 1 ? 100 : 0)])
+  }
+
+  // MARK: - Header and log
+
+  static func bigEndian(_ bytes: [UInt8], _ at: Int, _ count: Int) -> UInt64 {
+    guard at >= 0, at + count <= bytes.count else { return 0 }
+    return bytes[at..<at + count].reduce(0) { $0 << 8 | UInt64($1) }
+  }
+
+  static func validPageSize(_ size: Int) -> Bool { size >= 512 && size <= 65536 && size & (size - 1) == 0 }
+
+  /// The page size the header declares, when the header is SQLite's.
+  static func declaredPageSize(_ bytes: [UInt8]) -> Int? {
+    guard bytes.count >= 100, bytes.starts(with: Array("SQLite format 3\0".utf8)) else { return nil }
+    let raw = Int(bigEndian(bytes, 16, 2))
+    let size = raw == 1 ? 65536 : raw
+    return validPageSize(size) ? size : nil
+  }
+
+  /// The page size under which most pages start as b-tree pages do (a header that was overwritten).
+  static func guessPageSize(_ bytes: [UInt8]) -> Int {
+    var best = (size: 4096, score: -1)
+    for size in [4096, 1024, 2048, 8192, 16384, 32768, 65536, 512] where bytes.count >= 2 * size {
+      let pages = bytes.count / size
+      var score = 0
+      for number in 2...pages {
+        let first = bytes[(number - 1) * size]
+        guard [2, 5, 10, 13].contains(first) else { continue }
+        let cells = Int(bigEndian(bytes, (number - 1) * size + 3, 2))
+        let content = Int(bigEndian(bytes, (number - 1) * size + 5, 2))
+        if cells < size / 4 && (content == 0 || content <= size) { score += 1 }
+      }
+      // A larger size that fits as well explains the file with fewer pages: prefer it on a tie.
+      if score * 4096 / max(1, pages) > best.score * 4096 / max(1, bytes.count / best.size) {
+        best = (size, score)
+      }
+    }
+    return best.size
+  }
+
+  /// The write-ahead log's committed frames (page number → newest committed bytes): frames are
+  /// read while their salts match the header's and their cumulative checksums check; those after
+  /// the last commit frame among them are left out.
+  static func committedFrames(_ wal: [UInt8], pageSize: Int) -> ([Int: [UInt8]], Int) {
+    guard wal.count >= 32 else { return ([:], 0) }
+    let magic = UInt32(bigEndian(wal, 0, 4))
+    guard magic == 0x377f_0682 || magic == 0x377f_0683, Int(bigEndian(wal, 8, 4)) == pageSize else { return ([:], 0) }
+    let bigEndianSums = magic == 0x377f_0683
+    var sums = checksum(wal[0..<24], bigEndian: bigEndianSums, start: (0, 0))
+    guard sums.0 == UInt32(bigEndian(wal, 24, 4)), sums.1 == UInt32(bigEndian(wal, 28, 4)) else { return ([:], 0) }
+    let salts = (bigEndian(wal, 16, 4), bigEndian(wal, 20, 4))
+    var pending: [Int: [UInt8]] = [:]
+    var committed: [Int: [UInt8]] = [:]
+    var frames = 0
+    var applied = 0
+    var offset = 32
+    while offset + 24 + pageSize <= wal.count {
+      guard bigEndian(wal, offset + 8, 4) == salts.0, bigEndian(wal, offset + 12, 4) == salts.1 else { break }
+      sums = checksum(wal[offset..<offset + 8], bigEndian: bigEndianSums, start: sums)
+      sums = checksum(wal[offset + 24..<offset + 24 + pageSize], bigEndian: bigEndianSums, start: sums)
+      guard sums.0 == UInt32(bigEndian(wal, offset + 16, 4)), sums.1 == UInt32(bigEndian(wal, offset + 20, 4)) else {
+        break
+      }
+      let number = Int(bigEndian(wal, offset, 4))
+      pending[number] = Array(wal[offset + 24..<offset + 24 + pageSize])
+      frames += 1
+      if bigEndian(wal, offset + 4, 4) != 0 {
+        committed.merge(pending) { _, newer in newer }
+        pending = [:]
+        applied = frames
+      }
+      offset += 24 + pageSize
+    }
+    return (committed, applied)
+  }
+
+  /// SQLite's WAL checksum over `data` (8-byte steps), continuing from `start`.
+  static func checksum(_ data: ArraySlice<UInt8>, bigEndian: Bool, start: (UInt32, UInt32)) -> (UInt32, UInt32) {
+    var (s0, s1) = start
+    var index = data.startIndex
+    func word(_ at: Int) -> UInt32 {
+      let b = (UInt32(data[at]), UInt32(data[at + 1]), UInt32(data[at + 2]), UInt32(data[at + 3]))
+      return bigEndian ? b.0 << 24 | b.1 << 16 | b.2 << 8 | b.3 : b.3 << 24 | b.2 << 16 | b.1 << 8 | b.0
+    }
+    while index + 8 <= data.endIndex {
+      s0 = s0 &+ word(index) &+ s1
+      s1 = s1 &+ word(index + 4) &+ s0
+      index += 8
+    }
+    return (s0, s1)
+  }
+}

@@ -1,0 +1,306 @@
+import Foundation
+import GRDB
+import MigrunModel
+
+/// What `migrun salvage` saved and what it could not: per entity, rows read, written, set aside and
+/// known to have existed but not recovered; the repairs it made; what a check of the new store says.
+package struct SalvageReport: Sendable, Encodable {
+  package struct EntityCounts: Sendable, Encodable, Equatable {
+    /// Rows of the entity read from the damaged file.
+    package var read = 0
+    /// Rows written to the new store.
+    package var written = 0
+    /// Objects other rows name (to-one keys, join rows) that were not recovered: known lost.
+    package var missing = 0
+  }
+
+  package var version: String
+  package var entities: [String: EntityCounts] = [:]
+  /// Rows written to tables that are not the model's (history, an app's own), by table.
+  package var otherTables: [String: Int] = [:]
+  /// Rows whose `Z_ENT` names no entity of their table, set aside in `MIGRUN_SALVAGED_<TABLE>`.
+  package var setAside: [String: Int] = [:]
+  package var unreadablePages = 0
+  /// Per table, keys the unreadable pages held that no row was recovered for: rows known lost.
+  package var keysLost: [String: Int] = [:]
+  package var badCells = 0
+  package var unassignedRows = 0
+  package var danglingKeysCleared = 0
+  package var danglingKeysKept = 0
+  package var joinRowsRemoved = 0
+  package var maxKeysRaised = 0
+  /// Where the metadata came from: the store's own, or — lost — new for the model (a new UUID).
+  package var metadataFromStore = true
+  package var schemaFound = true
+  package var headerIntact = true
+  package var walFramesApplied = 0
+  /// What `check` still finds in the new store (empty: clean).
+  package var remaining: [String] = []
+
+  /// Whether anything the damaged file held is known not to be in the new store.
+  package var lost: Bool {
+    unreadablePages > 0 || badCells > 0 || unassignedRows > 0 || !metadataFromStore
+      || entities.values.contains { $0.missing > 0 }
+  }
+}
+
+/// Salvage: a damaged store's readable rows written into a new store of the same model version, laid
+/// out as Core Data lays it out (``SalvageRead`` reads; this writes and repairs).
+package enum Salvage {
+  package struct Options: Sendable {
+    /// Keep to-one keys naming no object as they are (else set to NULL, counted).
+    package var keepDanglingKeys = false
+    package init() {}
+  }
+
+  /// Writes `read`'s rows as a new store of `model` at `target` (which must not exist): Core Data's
+  /// tables from the model (the model cache rebuilt from it), the store's metadata where it survived,
+  /// every row into its table, then the repairs — rows of no entity of their table set aside, keys
+  /// naming no object cleared, join rows whose ends are gone removed, `Z_MAX` raised to the largest key.
+  package static func write(
+    _ read: SalvageRead, model: ObjectModel, to target: URL, options: Options = Options()
+  ) throws -> SalvageReport {
+    var report = SalvageReport(version: model.versionName ?? "the store's own model (Z_MODELCACHE)")
+    report.unreadablePages = read.unreadablePages
+    for table in read.tables.values where table.keysLost > 0 { report.keysLost[table.name] = table.keysLost }
+    report.badCells = read.tables.values.reduce(0) { $0 + $1.badCells }
+    report.unassignedRows = read.unassignedRows
+    report.schemaFound = read.schemaFound
+    report.headerIntact = read.headerIntact
+    report.walFramesApplied = read.walFramesApplied
+    let metadata = read.metadata.map { $0.isCompatible(with: model) ? $0 : $0.describing(model) }
+    report.metadataFromStore = metadata != nil
+    try SQLiteStore.create(at: target, model: model, metadata: metadata ?? StoreMetadata(model: model)).close()
+    let schema = StoreSchema(model: model)
+    let queue = try DatabaseQueue(path: target.path, configuration: SQLiteStore.configuration(readOnly: false))
+    try queue.write { db in
+      try insertRows(read, schema: schema, db: db, report: &report)
+      try repair(schema, read: read, db: db, options: options, report: &report)
+    }
+    try queue.close()
+    report.remaining = try StoreCheck.findings(of: target).filter { !$0.isNote }.map(\.description)
+    return report
+  }
+
+  private static func databaseValue(_ value: SQLiteFileImage.Value) -> DatabaseValue {
+    switch value {
+    case .null: .null
+    case .integer(let number): number.databaseValue
+    case .real(let number): number.databaseValue
+    case .text(let text): text.databaseValue
+    case .blob(let bytes): Data(bytes).databaseValue
+    }
+  }
+
+  /// Every recovered row into its table: the model's tables by column name (an entity table's row
+  /// whose `Z_ENT` is none of the table's set aside), other tables of the store as they were.
+  private static func insertRows(
+    _ read: SalvageRead, schema: StoreSchema, db: Database, report: inout SalvageReport
+  ) throws {
+    var kinds: [String: Set<Int64>] = [:]
+    var entityNames: [Int64: String] = [:]
+    for layout in schema.entities {
+      kinds[layout.table, default: []].insert(Int64(layout.number))
+      entityNames[Int64(layout.number)] = layout.name
+      report.entities[layout.name] = SalvageReport.EntityCounts()
+    }
+    let modelTables = Dictionary(
+      schema.tables.map { ($0.name.uppercased(), $0) }, uniquingKeysWith: { first, _ in first })
+    for table in read.tables.values.sorted(by: { $0.name < $1.name }) {
+      let name = table.name.uppercased()
+      if SalvageRead.coreDataTables[name] != nil { continue }
+      if let target = modelTables[name] {
+        let wanted = Set(target.columns.map(\.name))
+        try insert(table, into: target.name, columns: wanted, db: db) { values in
+          guard let kindsOfTable = kinds[target.name] else { return true }
+          guard let entity = values["Z_ENT"], case .integer(let number) = entity, kindsOfTable.contains(number) else {
+            return false
+          }
+          report.entities[entityNames[number] ?? "", default: .init()].read += 1
+          return true
+        } setAside: { count in
+          report.setAside[target.name] = count
+        }
+      } else if let sql = table.sql, !name.hasPrefix("SQLITE_") {
+        // A table of the store's own (history, an app's): made as it was, its rows as they were.
+        if try !db.tableExists(table.name) { try db.execute(sql: sql) }
+        let existing = Set(try db.columns(in: table.name).map(\.name))
+        report.otherTables[table.name] =
+          try insert(table, into: table.name, columns: existing, db: db, accept: { _ in true }, setAside: { _ in })
+        for index in read.indexes where index.table == table.name {
+          try db.execute(sql: index.sql.replacingOccurrences(of: "CREATE INDEX ", with: "CREATE INDEX IF NOT EXISTS "))
+        }
+      }
+    }
+  }
+
+  /// Inserts `table`'s rows into `target`'s `columns`; rows `accept` refuses go to
+  /// `MIGRUN_SALVAGED_<TARGET>` (told to `setAside` by count). Returns the rows inserted.
+  @discardableResult
+  private static func insert(
+    _ table: SalvageRead.Table, into target: String, columns: Set<String>, db: Database,
+    accept: ([String: SQLiteFileImage.Value]) -> Bool, setAside: (Int) -> Void
+  ) throws -> Int {
+    let rowidColumn = table.rowidColumn
+    let kept = table.columns.filter { columns.contains($0) }
+    guard !kept.isEmpty else { return 0 }
+    let statement = try db.cachedStatement(
+      sql:
+        "INSERT OR IGNORE INTO \(target) (\(kept.joined(separator: ", "))) VALUES (\(kept.map { _ in "?" }.joined(separator: ", ")))"
+    )
+    var inserted = 0
+    var refused: [(Int64, [SQLiteFileImage.Value])] = []
+    for (rowid, values) in table.rows.sorted(by: { $0.key < $1.key }) {
+      var named: [String: SQLiteFileImage.Value] = [:]
+      for (index, column) in table.columns.enumerated() {
+        named[column] = column == rowidColumn ? .integer(rowid) : index < values.count ? values[index] : .null
+      }
+      guard accept(named) else {
+        refused.append((rowid, values))
+        continue
+      }
+      try statement.execute(arguments: StatementArguments(kept.map { databaseValue(named[$0] ?? .null) }))
+      inserted += db.changesCount
+    }
+    if !refused.isEmpty {
+      let aside = "MIGRUN_SALVAGED_\(target)"
+      let names = ["Z_ROWID"] + table.columns.map { "C_\($0)" }
+      try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(aside) (\(names.joined(separator: ", ")))")
+      let insertAside = try db.cachedStatement(
+        sql: "INSERT INTO \(aside) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))")
+      for (rowid, values) in refused {
+        let padded = (0..<table.columns.count).map { $0 < values.count ? databaseValue(values[$0]) : .null }
+        try insertAside.execute(arguments: StatementArguments([rowid.databaseValue] + padded))
+      }
+      setAside(refused.count)
+    }
+    return inserted
+  }
+}
+
+extension SalvageRead.Table {
+  /// The column that is the table's rowid (`Z_PK INTEGER PRIMARY KEY`): from the statement, else
+  /// Core Data's (`Z_PK`, `Z_PRIMARYKEY`'s `Z_ENT`) when the schema was lost.
+  var rowidColumn: String? {
+    if let sql {
+      let flat = sql.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+      return columns.first { flat.contains("\($0.uppercased()) INTEGER PRIMARY KEY") }
+    }
+    if columns.contains("Z_PK") { return "Z_PK" }
+    return name == "Z_PRIMARYKEY" ? "Z_ENT" : nil
+  }
+}
+
+extension Salvage {
+  /// The repairs, each counted: to-one keys naming no object cleared (or kept, with
+  /// ``Options/keepDanglingKeys``), join rows whose ends are gone removed, `Z_MAX` raised to the
+  /// largest key; the objects named but not recovered counted per entity as missing.
+  static func repair(
+    _ schema: StoreSchema, read: SalvageRead, db: Database, options: Options, report: inout SalvageReport
+  ) throws {
+    func existing(_ entity: String) -> String? {
+      schema.layout(of: entity).map { "SELECT Z_PK FROM \($0.table) WHERE \(schema.rowPredicate($0))" }
+    }
+    var done = Set<String>()
+    for layout in schema.entities {
+      for (name, storage) in layout.properties.sorted(by: { $0.key < $1.key }) {
+        switch storage {
+        case .toOne(let key, let entity, let order):
+          guard done.insert("\(layout.table).\(key.name)").inserted,
+            let destination = destination(of: name, in: layout, schema: schema), let targets = existing(destination)
+          else { continue }
+          let condition = "\(key.name) IS NOT NULL AND \(key.name) NOT IN (\(targets))"
+          let missing =
+            try Int.fetchOne(db, sql: "SELECT count(DISTINCT \(key.name)) FROM \(layout.table) WHERE \(condition)") ?? 0
+          guard missing > 0 else { continue }
+          report.entities[destination, default: .init()].missing += missing
+          if options.keepDanglingKeys {
+            report.danglingKeysKept +=
+              try Int.fetchOne(db, sql: "SELECT count(*) FROM \(layout.table) WHERE \(condition)") ?? 0
+            continue
+          }
+          let cleared = ([key] + [entity, order].compactMap { $0 }).map { "\($0.name) = NULL" }.joined(separator: ", ")
+          try db.execute(sql: "UPDATE \(layout.table) SET \(cleared) WHERE \(condition)")
+          report.danglingKeysCleared += db.changesCount
+        case .manyToMany(let table, let own, let other, _):
+          guard done.insert(table).inserted, let destination = destination(of: name, in: layout, schema: schema),
+            let owners = existing(layout.name), let targets = existing(destination)
+          else { continue }
+          let missingOwners =
+            try Int.fetchOne(db, sql: "SELECT count(DISTINCT \(own)) FROM \(table) WHERE \(own) NOT IN (\(owners))")
+            ?? 0
+          let missingTargets =
+            try Int.fetchOne(
+              db, sql: "SELECT count(DISTINCT \(other)) FROM \(table) WHERE \(other) NOT IN (\(targets))") ?? 0
+          report.entities[layout.name, default: .init()].missing += missingOwners
+          report.entities[destination, default: .init()].missing += missingTargets
+          try db.execute(sql: "DELETE FROM \(table) WHERE \(own) NOT IN (\(owners)) OR \(other) NOT IN (\(targets))")
+          report.joinRowsRemoved += db.changesCount
+        default: continue
+        }
+      }
+    }
+    let recorded = read.maxKeys
+    for layout in schema.entities {
+      let largest =
+        try Int64.fetchOne(
+          db, sql: "SELECT max(Z_PK) FROM \(layout.table) WHERE \(schema.rowPredicate(layout))") ?? 0
+      let kept = recorded[layout.number] ?? 0
+      let max = layout.superNumber == 0 ? Swift.max(kept, largest) : kept
+      try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", arguments: [max, layout.number])
+      if max > kept { report.maxKeysRaised += 1 }
+      report.entities[layout.name, default: .init()].written =
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(layout.table) WHERE Z_ENT = ?", arguments: [layout.number])
+        ?? 0
+    }
+  }
+
+  /// The entity a to-one or many-to-many of `layout` leads to: the model's relationship's
+  /// destination, or for the hidden to-one of a to-many without inverse (`<ent><NAME>`) the entity
+  /// numbered `<ent>`, which owns the to-many.
+  private static func destination(of property: String, in layout: StoreSchema.EntityLayout, schema: StoreSchema)
+    -> String?
+  {
+    if StoreSchema.isHiddenToOne(property) {
+      let number = Int(property.prefix { $0.isNumber })
+      return schema.entities.first { $0.number == number }?.name
+    }
+    guard let entity = schema.model.entity(named: layout.name) else { return nil }
+    return schema.model.relationships(of: entity).first { $0.name == property }?.destinationEntity
+  }
+}
+
+extension Salvage {
+  /// The model version the damaged store was written with: the one its surviving metadata's hashes
+  /// name (in `bundle`, else its surviving model cache); without metadata, the cache; without
+  /// either, the version of `bundle` whose tables and columns the surviving schema has, or — the
+  /// schema lost too — under which the most rows find their tables (a guess, said in the report).
+  package static func version(of url: URL, first read: SalvageRead, bundle: ModelBundle?) throws -> ObjectModel {
+    if let metadata = read.metadata {
+      if let version = bundle?.version(matching: metadata.versionHashes) { return version }
+      if let cached = read.cachedModel, metadata.isCompatible(with: cached) { return cached }
+    }
+    if bundle == nil, let cached = read.cachedModel { return cached }
+    guard let bundle else {
+      throw StoreError(
+        .noModel, file: url.path,
+        reason: "its metadata and model cache are unreadable: give the model (--model) to salvage it")
+    }
+    var best: (model: ObjectModel, score: Int)?
+    for name in bundle.versionNames {
+      let model = try bundle.model(named: name)
+      let score: Int
+      if read.schemaFound {
+        score =
+          StoreSchema(model: model).tables.filter { table in
+            Set(read.tables[table.name]?.columns ?? []) == Set(table.columns.map(\.name))
+          }.count
+      } else {
+        score = try SalvageRead(url: url, model: model).rowCount
+      }
+      if score > best?.score ?? -1 { best = (model, score) }
+    }
+    guard let best else { throw StoreError(.noModel, file: url.path, reason: "the model has no version") }
+    return best.model
+  }
+}

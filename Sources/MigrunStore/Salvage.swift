@@ -1,0 +1,225 @@
+import Foundation
+import MigrunModel
+import PropertyList
+
+/// What salvage could read of a damaged store, before anything is written: every table's rows that
+/// the file still holds — by walking each table's b-tree from its root, then by taking the table leaf
+/// pages no walk reached (a broken interior page, a lost schema) and giving each to the table its
+/// rows fit (`Z_ENT` for entity tables, else the column count) — and its metadata and cached model
+/// where they survive.
+package struct SalvageRead: Sendable {
+  package struct Table: Sendable {
+    package var name: String
+    package var columns: [String]
+    /// The `CREATE TABLE` statement the schema holds (nil when the schema was lost).
+    package var sql: String?
+    /// Rows by rowid (from the tree first; a leaf no walk reached only adds rowids not seen).
+    package var rows: [Int64: [SQLiteFileImage.Value]] = [:]
+    /// Pages under this table's root that could not be read.
+    package var unreadablePages = 0
+    /// Cells on its readable pages that did not parse.
+    package var badCells = 0
+    /// Rows found on leaves no walk reached.
+    package var fromOrphanLeaves = 0
+    /// Key ranges of the unreadable pages, as their parents bound them.
+    package var lostRanges: [(after: Int64?, upTo: Int64?)] = []
+
+    /// Keys the unreadable pages' ranges hold that no row was recovered for: rows known to have
+    /// existed (a range open at either end, or one wider than 1,000,000 keys, is left uncounted).
+    package var keysLost: Int {
+      lostRanges.reduce(0) { total, range in
+        guard let after = range.after, let upTo = range.upTo, upTo > after, upTo - after <= 1_000_000 else {
+          return total
+        }
+        return total + (after + 1...upTo).filter { rows[$0] == nil }.count
+      }
+    }
+  }
+
+  package var tables: [String: Table] = [:]
+  /// The schema's indexes (name, table, statement): those of tables other than the model's are
+  /// made again for them.
+  package var indexes: [(name: String, table: String, sql: String)] = []
+  package var metadata: StoreMetadata?
+  package var cachedModel: ObjectModel?
+  /// Whether `sqlite_master` was read (else tables and columns come from the model).
+  package var schemaFound = false
+  /// Rows on leaves no walk reached that fit no table.
+  package var unassignedRows = 0
+  /// Pages of the file that no tree, overflow chain or the freelist claims and that are no leaf
+  /// (overwritten pages, among them).
+  package var pageCount = 0
+  package var headerIntact = true
+  package var walFramesApplied = 0
+
+  /// Recovered `Z_PRIMARYKEY.Z_MAX` by entity number.
+  package var maxKeys: [Int: Int64] {
+    var found: [Int: Int64] = [:]
+    guard let table = tables["Z_PRIMARYKEY"], let ent = table.columns.firstIndex(of: "Z_ENT"),
+      let max = table.columns.firstIndex(of: "Z_MAX")
+    else { return found }
+    for (rowid, values) in table.rows {
+      let number = ent < values.count && values[ent] != .null ? values[ent] : .integer(rowid)
+      if case .integer(let entity) = number, max < values.count, case .integer(let key) = values[max] {
+        found[Int(entity)] = key
+      }
+    }
+    return found
+  }
+
+  /// Rows read in every table.
+  package var rowCount: Int { tables.values.reduce(0) { $0 + $1.rows.count } }
+  /// Pages of tables that could not be read.
+  package var unreadablePages: Int { tables.values.reduce(0) { $0 + $1.unreadablePages } }
+  /// Whether anything the file held is known not to have been read.
+  package var lostSomething: Bool {
+    unreadablePages > 0 || unassignedRows > 0 || tables.values.contains { $0.badCells > 0 }
+  }
+}
+
+extension SalvageRead {
+  /// Reads what the file at `url` (with its `-wal`) still holds; `model` (the version the caller
+  /// expects, when known) lays out the tables when the schema itself is lost. Only reads.
+  package init(url: URL, model: ObjectModel?) throws {
+    let image = try SQLiteFileImage(url: url)
+    pageCount = image.pageCount
+    headerIntact = image.headerIntact
+    walFramesApplied = image.walFramesApplied
+    var claimed = image.freelistPages()
+    let free = claimed
+    // The schema: sqlite_master's tree from page 1.
+    let master = image.scanTable(root: 1, avoid: free)
+    claimed.formUnion(master.pages)
+    claimed.formUnion(master.overflow)
+    var roots: [String: Int] = [:]
+    for row in master.rows where row.values.count >= 5 {
+      if case .text("index") = row.values[0], case .text(let name) = row.values[1],
+        case .text(let table) = row.values[2],
+        case .text(let sql) = row.values[4]
+      {
+        indexes.append((name, table, sql))
+        continue
+      }
+      guard case .text("table") = row.values[0], case .text(let name) = row.values[1],
+        case .integer(let root) = row.values[3], !name.hasPrefix("sqlite_")
+      else { continue }
+      let sql: String? = if case .text(let text) = row.values[4] { text } else { nil }
+      guard let sql, !sql.uppercased().contains("VIRTUAL TABLE") else { continue }
+      tables[name] = Table(name: name, columns: Self.columns(of: sql), sql: sql)
+      roots[name] = Int(root)
+    }
+    schemaFound = !tables.isEmpty
+    if !schemaFound, let model {
+      for table in StoreSchema(model: model).tables {
+        tables[table.name] = Table(name: table.name, columns: table.columns.map(\.name), sql: nil)
+      }
+      for (name, columns) in Self.coreDataTables { tables[name] = Table(name: name, columns: columns, sql: nil) }
+    }
+    // Each table's tree.
+    for (name, root) in roots.sorted(by: { $0.value < $1.value }) {
+      let scan = image.scanTable(root: root, avoid: free)
+      claimed.formUnion(scan.pages)
+      claimed.formUnion(scan.overflow)
+      tables[name]?.unreadablePages = scan.unreadable.subtracting(free).count
+      tables[name]?.badCells = scan.badCells
+      tables[name]?.lostRanges = scan.lostRanges
+      for row in scan.rows where tables[name]?.rows[row.rowid] == nil { tables[name]?.rows[row.rowid] = row.values }
+    }
+    try adoptOrphans(image, claimed: claimed, model: model)
+    metadata = Self.metadata(in: tables["Z_METADATA"])
+    cachedModel = Self.cachedModel(in: tables["Z_MODELCACHE"])
+  }
+
+  /// Core Data's own tables, as laid out when the schema is lost.
+  static let coreDataTables: [String: [String]] = [
+    "Z_PRIMARYKEY": ["Z_ENT", "Z_NAME", "Z_SUPER", "Z_MAX"], "Z_METADATA": ["Z_VERSION", "Z_UUID", "Z_PLIST"],
+    "Z_MODELCACHE": ["Z_CONTENT"],
+  ]
+
+  /// The table leaves no walk reached, each row given to the table it fits: an entity table by its
+  /// `Z_ENT` (the second column) when `model` numbers the entities, else the one table with as many
+  /// columns; rows that fit none are counted.
+  private mutating func adoptOrphans(_ image: SQLiteFileImage, claimed: Set<Int>, model: ObjectModel?) throws {
+    var overflow = Set<Int>()
+    let orphans = image.orphanLeaves(excluding: claimed)
+    var entityTables: [Int64: String] = [:]
+    if let model {
+      for layout in StoreSchema(model: model).entities { entityTables[Int64(layout.number)] = layout.table }
+    }
+    for number in orphans {
+      guard let (rows, bad) = image.leafRows(number, overflow: &overflow) else { continue }
+      unassignedRows += bad
+      for row in rows {
+        guard let table = home(of: row.values, entityTables: entityTables) else {
+          unassignedRows += 1
+          continue
+        }
+        if tables[table]?.rows[row.rowid] == nil {
+          tables[table]?.rows[row.rowid] = row.values
+          tables[table]?.fromOrphanLeaves += 1
+        }
+      }
+    }
+  }
+
+  /// The table a row found on an unclaimed leaf belongs to.
+  private func home(of values: [SQLiteFileImage.Value], entityTables: [Int64: String]) -> String? {
+    if values.count > 2, case .integer(let entity) = values[1], let table = entityTables[entity],
+      tables[table]?.columns.count ?? 0 >= values.count, tables[table]?.columns.dropFirst().first == "Z_ENT"
+    {
+      return table
+    }
+    let fitting = tables.values.filter { $0.columns.count == values.count && $0.columns.dropFirst().first != "Z_ENT" }
+    return fitting.count == 1 ? fitting.first?.name : nil
+  }
+
+  /// The column names of a `CREATE TABLE` statement (constraints left out).
+  static func columns(of sql: String) -> [String] {
+    guard let open = sql.firstIndex(of: "("), let close = sql.lastIndex(of: ")"), open < close else { return [] }
+    var parts: [String] = []
+    var depth = 0
+    var current = ""
+    for character in sql[sql.index(after: open)..<close] {
+      if character == "(" { depth += 1 }
+      if character == ")" { depth -= 1 }
+      if character == "," && depth == 0 {
+        parts.append(current)
+        current = ""
+      } else {
+        current.append(character)
+      }
+    }
+    parts.append(current)
+    let constraints = ["PRIMARY", "UNIQUE", "CHECK", "FOREIGN", "CONSTRAINT"]
+    return parts.compactMap { part -> String? in
+      let trimmed = part.trimmingCharacters(in: .whitespacesAndNewlines)
+      guard let first = trimmed.split(whereSeparator: \.isWhitespace).first else { return nil }
+      let name = first.trimmingCharacters(in: CharacterSet(charactersIn: "\"'`[]"))
+      return constraints.contains(name.uppercased()) ? nil : name
+    }
+  }
+
+  private static func metadata(in table: Table?) -> StoreMetadata? {
+    guard let table, let uuidColumn = table.columns.firstIndex(of: "Z_UUID"),
+      let plistColumn = table.columns.firstIndex(of: "Z_PLIST")
+    else { return nil }
+    for values in table.rows.sorted(by: { $0.key < $1.key }).map(\.value) where plistColumn < values.count {
+      guard case .blob(let bytes) = values[plistColumn], let plist = try? PropertyListValue(decoding: bytes) else {
+        continue
+      }
+      let uuid: String? = if uuidColumn < values.count, case .text(let text) = values[uuidColumn] { text } else { nil }
+      if let metadata = try? StoreMetadata(uuid: uuid ?? UUID().uuidString, plist: plist) { return metadata }
+    }
+    return nil
+  }
+
+  private static func cachedModel(in table: Table?) -> ObjectModel? {
+    guard let table, let column = table.columns.firstIndex(of: "Z_CONTENT") else { return nil }
+    for values in table.rows.values where column < values.count {
+      if case .blob(let bytes) = values[column], let model = try? ModelCache.model(fromCompressed: bytes) {
+        return model
+      }
+    }
+    return nil
+  }
+}

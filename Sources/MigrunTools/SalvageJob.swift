@@ -1,0 +1,123 @@
+import Foundation
+import MigrunModel
+import MigrunStore
+
+/// `migrun salvage STORE --out NEW`: whatever a damaged store still holds, written as a new store
+/// of its model version that `check` calls clean, with a report of what was saved and what was
+/// lost (exit 1 when something was). The original's files are only read; `NEW` is written whole
+/// or not at all.
+package struct SalvageJob {
+  package var store: String
+  package var out: String
+  package var model: String?
+  package var json: Bool
+  package var options = Salvage.Options()
+
+  package init(store: String, out: String, model: String?, json: Bool, keepDanglingKeys: Bool) {
+    self.store = store
+    self.out = out
+    self.model = model
+    self.json = json
+    options.keepDanglingKeys = keepDanglingKeys
+  }
+
+  package func run() throws -> JobOutput {
+    var output = JobOutput()
+    let url = URL(fileURLWithPath: store)
+    guard FileManager.default.fileExists(atPath: url.path) else { throw ToolError(message: "\(store): no such file") }
+    if let type = StoreType.of(url), type != .sqlite {
+      throw ToolError(message: "\(store) is a \(type.label) store: salvage reads SQLite stores")
+    }
+    let bundle = try modelOrProject(model).map { try loadModel(URL(fileURLWithPath: $0)) }
+    let first = try SalvageRead(url: url, model: nil)
+    let version = try Salvage.version(of: url, first: first, bundle: bundle)
+    let read = try SalvageRead(url: url, model: version)
+    var written: SalvageReport?
+    try writeNewStore(at: out, label: "salvage") { working in
+      written = try Salvage.write(read, model: version, to: working, options: options)
+    }
+    guard let report = written else { return output }
+    // External binary data: the files the store refers to, linked for the new store (references kept).
+    try StoreFiles.keepSupportFolder(of: url, as: URL(fileURLWithPath: out))
+    if json {
+      try output.emit("salvage", encoding: SalvageJSON(store: store, out: out, report: report))
+    } else {
+      output.lines = Self.lines(report, store: url, out: URL(fileURLWithPath: out))
+    }
+    if report.lost { output.status = 1 }
+    return output
+  }
+
+  /// The report as text: what was written, per entity; the repairs; what was lost.
+  static func lines(_ report: SalvageReport, store: URL, out: URL) -> [String] {
+    let written = report.entities.values.reduce(0) { $0 + $1.written } + report.otherTables.values.reduce(0, +)
+    var lines = [
+      "Salvaged \(store.lastPathComponent) → \(out.lastPathComponent) (version \(report.version)): \(written) rows written"
+    ]
+    let width = report.entities.keys.map(\.count).max() ?? 0
+    for (name, counts) in report.entities.sorted(by: { $0.key < $1.key }) where counts.read + counts.missing > 0 {
+      lines.append(
+        "  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  read \(counts.read), written \(counts.written)"
+          + (counts.missing > 0 ? ", \(counts.missing) named by other objects but not recovered" : ""))
+    }
+    for (table, count) in report.otherTables.sorted(by: { $0.key < $1.key }) {
+      lines.append("  \(table) (the store's own table): \(count) rows")
+    }
+    for (table, count) in report.setAside.sorted(by: { $0.key < $1.key }) {
+      lines.append("  \(count) rows of \(table) whose Z_ENT names no entity: set aside in MIGRUN_SALVAGED_\(table)")
+    }
+    var repairs: [String] = []
+    if report.danglingKeysCleared > 0 { repairs.append("\(report.danglingKeysCleared) keys naming no object cleared") }
+    if report.danglingKeysKept > 0 { repairs.append("\(report.danglingKeysKept) keys naming no object kept") }
+    if report.joinRowsRemoved > 0 { repairs.append("\(report.joinRowsRemoved) join rows whose ends are gone removed") }
+    if report.maxKeysRaised > 0 { repairs.append("Z_MAX raised for \(report.maxKeysRaised) entities") }
+    repairs.append("model cache written from the model")
+    lines.append("Repairs: " + repairs.joined(separator: "; "))
+    var read = ["\(report.headerIntact ? "header intact" : "header damaged: page size found from the pages")"]
+    if !report.schemaFound { read.append("schema lost: tables laid out from the model") }
+    if report.walFramesApplied > 0 { read.append("\(report.walFramesApplied) committed frames of the -wal applied") }
+    if !report.metadataFromStore { read.append("metadata lost: new metadata (a new UUID) for the model") }
+    lines.append("Read: " + read.joined(separator: "; "))
+    if report.lost {
+      var lost: [String] = []
+      if report.unreadablePages > 0 {
+        let keys = report.keysLost.sorted { $0.key < $1.key }.map { "\($0.value) in \($0.key)" }
+        lost.append(
+          "\(report.unreadablePages) pages of tables unreadable"
+            + (keys.isEmpty
+              ? " (their rows)" : ": rows with keys between their neighbours' — \(keys.joined(separator: ", "))"))
+      }
+      if report.badCells > 0 { lost.append("\(report.badCells) rows on readable pages damaged") }
+      if report.unassignedRows > 0 { lost.append("\(report.unassignedRows) rows that fit no table") }
+      let missing = report.entities.values.reduce(0) { $0 + $1.missing }
+      if missing > 0 { lost.append("\(missing) objects named by others") }
+      if !report.metadataFromStore { lost.append("the metadata") }
+      lines.append("Lost: " + lost.joined(separator: "; "))
+    } else {
+      lines.append("Nothing lost: every row the file held is in the new store.")
+    }
+    lines.append(
+      report.remaining.isEmpty
+        ? "migrun check calls \(out.lastPathComponent) clean."
+        : "check still finds: " + report.remaining.joined(separator: "; "))
+    return lines
+  }
+}
+
+/// `salvage --json`'s line.
+struct SalvageJSON: Encodable {
+  let store: String
+  let out: String
+  let report: SalvageReport
+  var lost: Bool { report.lost }
+
+  private enum Keys: String, CodingKey { case store, out, lost, report }
+
+  func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: Keys.self)
+    try container.encode(store, forKey: .store)
+    try container.encode(out, forKey: .out)
+    try container.encode(lost, forKey: .lost)
+    try container.encode(report, forKey: .report)
+  }
+}
