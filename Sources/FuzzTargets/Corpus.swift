@@ -250,6 +250,9 @@ public enum Corpus {
       return try xmlStoreSeeds()
     case .binaryStore:
       return try binaryStoreSeeds()
+    case .salvage:
+      // Small stores whole, larger ones cut to their first pages (the fuzzer works on small inputs).
+      return try stores.map { (name(of: $0, in: fixtures), Data(try Data(contentsOf: $0).prefix(64 * 1024))) }
     case .importJSON:
       guard let store = try sampleStore() else { return [] }
       return [("sample.json", Data(try StoreJSON.export(store).utf8))]

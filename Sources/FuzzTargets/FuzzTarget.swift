@@ -50,6 +50,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// A Core Data binary store (`NSBinaryStoreType`): its header, keyed archives, metadata and
   /// objects resolved against ``Corpus/model``.
   case binaryStore = "binary-store"
+  /// A damaged SQLite file as `migrun salvage` reads it without SQLite: header, pages, b-trees,
+  /// records, overflow chains, the freelist (with a `-wal` of the input's second half).
+  case salvage = "salvage"
   /// Bytes handed to the host helpers a script can call: `json.decode`, `plist.decode`,
   /// `plist.unarchive`, `base64.decode`, `hex.decode`, `date.parse`, and the results encoded back.
   case luaHelpers = "lua-helpers"
@@ -73,6 +76,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case .storeFile: Self.runStoreFile(data, bytes)
     case .xmlStore: Self.runXMLStore(data, bytes)
     case .binaryStore: Self.runBinaryStore(data, bytes)
+    case .salvage: Self.runSalvage(data, bytes)
     }
   }
 
@@ -161,6 +165,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     guard let file = try? BinaryStoreFile.read(bytes, file: "fuzz.binary") else { return }
     _ = try? StoreMetadata(uuid: "", plist: file.metadata)
     if let model = Corpus.model { _ = try? file.objects(of: model, file: "fuzz.binary") }
+  }
+
+  private static func runSalvage(_ data: Data, _ bytes: [UInt8]) {
+    let image = SQLiteFileImage(bytes: bytes, wal: Array(bytes.suffix(bytes.count / 2)))
+    let read = SalvageRead(image: image, model: Corpus.model)
+    _ = read.rowCount + read.tables.values.reduce(0) { $0 + $1.keysLost }
   }
 
   private static func runImportJSON(_ data: Data, _ bytes: [UInt8]) {

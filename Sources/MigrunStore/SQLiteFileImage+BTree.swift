@@ -126,12 +126,14 @@ extension SQLiteFileImage {
     let local = localPayloadSize(total)
     guard at + local <= page.count else { return nil }
     var payload = Array(page[at..<at + local])
+    var chain: [Int] = []
     if local < total {
       guard at + local + 4 <= page.count else { return nil }
       var next = Int(Self.bigEndian(page, at + local, 4))
       var seen = Set<Int>()
       while payload.count < total {
         guard next >= 1, next <= pageCount, seen.insert(next).inserted, let chunk = self.page(next) else { return nil }
+        chain.append(next)
         let body = Array(chunk.prefix(usableSize))
         next = Int(Self.bigEndian(body, 0, 4))
         payload += body[4..<min(body.count, 4 + total - payload.count)]
@@ -139,7 +141,7 @@ extension SQLiteFileImage {
       overflow.formUnion(seen)
     }
     guard let values = Self.record(payload) else { return nil }
-    return Row(rowid: rowid, values: values, page: number)
+    return Row(rowid: rowid, values: values, page: number, overflow: chain)
   }
 
   /// How much of a table leaf cell's payload of `total` bytes is on the page itself.
@@ -185,7 +187,7 @@ extension SQLiteFileImage {
       case 6, 7: length = 8
       default: length = Int((type - (type % 2 == 0 ? 12 : 13)) / 2)
       }
-      guard length >= 0, at + length <= payload.count else { return nil }
+      guard length >= 0, length <= payload.count - at else { return nil }
       let bytes = payload[at..<at + length]
       at += length
       switch type {

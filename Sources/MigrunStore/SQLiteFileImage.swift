@@ -24,6 +24,8 @@ package struct SQLiteFileImage: Sendable {
     package var values: [Value]
     /// The page the row's cell is on.
     package var page: Int
+    /// The overflow pages its payload continues on.
+    package var overflow: [Int] = []
   }
 
   /// A page's b-tree kind, from its first byte.
@@ -106,25 +108,26 @@ package struct SQLiteFileImage: Sendable {
     return validPageSize(size) ? size : nil
   }
 
-  /// The page size under which most pages start as b-tree pages do (a header that was overwritten).
+  /// The page size under which the pages start as b-tree pages do (a header that was overwritten):
+  /// every multiple of the true size looks as good (its pages start where true pages do), half of
+  /// it does not (every other page starts mid-page) — so the smallest size nearly as good as the
+  /// best is taken.
   static func guessPageSize(_ bytes: [UInt8]) -> Int {
-    var best = (size: 4096, score: -1)
-    for size in [4096, 1024, 2048, 8192, 16384, 32768, 65536, 512] where bytes.count >= 2 * size {
+    var ratios: [(size: Int, ratio: Double)] = []
+    for size in [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536] where bytes.count >= 2 * size {
       let pages = bytes.count / size
       var score = 0
       for number in 2...pages {
-        let first = bytes[(number - 1) * size]
-        guard [2, 5, 10, 13].contains(first) else { continue }
-        let cells = Int(bigEndian(bytes, (number - 1) * size + 3, 2))
-        let content = Int(bigEndian(bytes, (number - 1) * size + 5, 2))
-        if cells < size / 4 && (content == 0 || content <= size) { score += 1 }
+        let start = (number - 1) * size
+        guard [2, 5, 10, 13].contains(bytes[start]) else { continue }
+        let cells = Int(bigEndian(bytes, start + 3, 2))
+        let content = Int(bigEndian(bytes, start + 5, 2))
+        if cells < size / 4 && content <= size { score += 1 }
       }
-      // A larger size that fits as well explains the file with fewer pages: prefer it on a tie.
-      if score * 4096 / max(1, pages) > best.score * 4096 / max(1, bytes.count / best.size) {
-        best = (size, score)
-      }
+      ratios.append((size, Double(score) / Double(pages - 1)))
     }
-    return best.size
+    let best = ratios.map(\.ratio).max() ?? 0
+    return ratios.first { $0.ratio >= best * 0.75 && $0.ratio > 0 }?.size ?? 4096
   }
 
   /// The write-ahead log's committed frames (page number → newest committed bytes): frames are

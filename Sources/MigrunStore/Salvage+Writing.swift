@@ -20,6 +20,9 @@ package struct SalvageReport: Sendable, Encodable {
   package var otherTables: [String: Int] = [:]
   /// Rows whose `Z_ENT` names no entity of their table, set aside in `MIGRUN_SALVAGED_<TABLE>`.
   package var setAside: [String: Int] = [:]
+  /// Rows on leaves no tree leads to that fit no table (their table's definition lost), set aside
+  /// in `MIGRUN_SALVAGED_ROWS` with their rowid and page.
+  package var rowsOfNoTable = 0
   package var unreadablePages = 0
   /// Per table, keys the unreadable pages held that no row was recovered for: rows known lost.
   package var keysLost: [String: Int] = [:]
@@ -68,18 +71,36 @@ package enum Salvage {
     report.schemaFound = read.schemaFound
     report.headerIntact = read.headerIntact
     report.walFramesApplied = read.walFramesApplied
-    let metadata = read.metadata.map { $0.isCompatible(with: model) ? $0 : $0.describing(model) }
+    // The store's own metadata (UUID, other keys) describing the model as the new file is laid out:
+    // today's framework, so that checks judge it by today's layout.
+    let metadata = read.metadata.map { $0.describing(model) }
     report.metadataFromStore = metadata != nil
     try SQLiteStore.create(at: target, model: model, metadata: metadata ?? StoreMetadata(model: model)).close()
     let schema = StoreSchema(model: model)
     let queue = try DatabaseQueue(path: target.path, configuration: SQLiteStore.configuration(readOnly: false))
     try queue.write { db in
       try insertRows(read, schema: schema, db: db, report: &report)
+      try setAside(read.unassigned, db: db)
+      report.rowsOfNoTable = read.unassigned.count
       try repair(schema, read: read, db: db, options: options, report: &report)
     }
     try queue.close()
     report.remaining = try StoreCheck.findings(of: target).filter { !$0.isNote }.map(\.description)
     return report
+  }
+
+  /// Rows that fit no table, kept as they were read: rowid, page, and their values in columns
+  /// `C0`, `C1`, ….
+  private static func setAside(_ rows: [SQLiteFileImage.Row], db: Database) throws {
+    guard let width = rows.map(\.values.count).max() else { return }
+    let columns = ["Z_ROWID", "Z_PAGE"] + (0..<width).map { "C\($0)" }
+    try db.execute(sql: "CREATE TABLE MIGRUN_SALVAGED_ROWS (\(columns.joined(separator: ", ")))")
+    let statement = try db.makeStatement(
+      sql: "INSERT INTO MIGRUN_SALVAGED_ROWS VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))")
+    for row in rows {
+      let values = (0..<width).map { $0 < row.values.count ? databaseValue(row.values[$0]) : .null }
+      try statement.execute(arguments: StatementArguments([row.rowid.databaseValue, row.page.databaseValue] + values))
+    }
   }
 
   private static func databaseValue(_ value: SQLiteFileImage.Value) -> DatabaseValue {
@@ -160,7 +181,8 @@ package enum Salvage {
         continue
       }
       try statement.execute(arguments: StatementArguments(kept.map { databaseValue(named[$0] ?? .null) }))
-      inserted += db.changesCount
+      // A row a uniqueness constraint refuses (two rows claiming one value) is set aside too.
+      if db.changesCount == 0 { refused.append((rowid, values)) } else { inserted += 1 }
     }
     if !refused.isEmpty {
       let aside = "MIGRUN_SALVAGED_\(target)"
@@ -284,7 +306,9 @@ extension Salvage {
     guard let bundle else {
       throw StoreError(
         .noModel, file: url.path,
-        reason: "its metadata and model cache are unreadable: give the model (--model) to salvage it")
+        reason: read.metadata == nil
+          ? "its metadata and model cache are unreadable: give the model (--model) to salvage it"
+          : "its model cache is unreadable (its metadata names the version by hashes): give the model (--model)")
     }
     var best: (model: ObjectModel, score: Int)?
     for name in bundle.versionNames {

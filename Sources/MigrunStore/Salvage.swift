@@ -25,14 +25,16 @@ package struct SalvageRead: Sendable {
     package var lostRanges: [(after: Int64?, upTo: Int64?)] = []
 
     /// Keys the unreadable pages' ranges hold that no row was recovered for: rows known to have
-    /// existed (a range open at either end, or one wider than 1,000,000 keys, is left uncounted).
+    /// existed (ranges open at either end are left uncounted, and at most 1,000,000 keys are looked at).
     package var keysLost: Int {
-      lostRanges.reduce(0) { total, range in
-        guard let after = range.after, let upTo = range.upTo, upTo > after, upTo - after <= 1_000_000 else {
-          return total
-        }
-        return total + (after + 1...upTo).filter { rows[$0] == nil }.count
+      var budget: Int64 = 1_000_000
+      var lost = 0
+      for range in lostRanges {
+        guard let after = range.after, let upTo = range.upTo, upTo > after, upTo - after <= budget else { continue }
+        budget -= upTo - after
+        lost += (after + 1...upTo).filter { rows[$0] == nil }.count
       }
+      return lost
     }
   }
 
@@ -44,8 +46,10 @@ package struct SalvageRead: Sendable {
   package var cachedModel: ObjectModel?
   /// Whether `sqlite_master` was read (else tables and columns come from the model).
   package var schemaFound = false
-  /// Rows on leaves no walk reached that fit no table.
+  /// Cells on leaves no walk reached that did not parse.
   package var unassignedRows = 0
+  /// Rows on leaves no walk reached that fit no table: kept, set aside in `MIGRUN_SALVAGED_ROWS`.
+  package var unassigned: [SQLiteFileImage.Row] = []
   /// Pages of the file that no tree, overflow chain or the freelist claims and that are no leaf
   /// (overwritten pages, among them).
   package var pageCount = 0
@@ -81,33 +85,26 @@ extension SalvageRead {
   /// Reads what the file at `url` (with its `-wal`) still holds; `model` (the version the caller
   /// expects, when known) lays out the tables when the schema itself is lost. Only reads.
   package init(url: URL, model: ObjectModel?) throws {
-    let image = try SQLiteFileImage(url: url)
+    self.init(image: try SQLiteFileImage(url: url), model: model)
+  }
+
+  /// Reads what `image` still holds (see ``init(url:model:)``).
+  package init(image: SQLiteFileImage, model: ObjectModel?) {
     pageCount = image.pageCount
     headerIntact = image.headerIntact
     walFramesApplied = image.walFramesApplied
     var claimed = image.freelistPages()
     let free = claimed
-    // The schema: sqlite_master's tree from page 1.
+    // The schema: sqlite_master's tree from page 1, and rows of it on leaves no walk reaches (its
+    // interior page damaged).
     let master = image.scanTable(root: 1, avoid: free)
     claimed.formUnion(master.pages)
     claimed.formUnion(master.overflow)
-    var roots: [String: Int] = [:]
-    for row in master.rows where row.values.count >= 5 {
-      if case .text("index") = row.values[0], case .text(let name) = row.values[1],
-        case .text(let table) = row.values[2],
-        case .text(let sql) = row.values[4]
-      {
-        indexes.append((name, table, sql))
-        continue
-      }
-      guard case .text("table") = row.values[0], case .text(let name) = row.values[1],
-        case .integer(let root) = row.values[3], !name.hasPrefix("sqlite_")
-      else { continue }
-      let sql: String? = if case .text(let text) = row.values[4] { text } else { nil }
-      guard let sql, !sql.uppercased().contains("VIRTUAL TABLE") else { continue }
-      tables[name] = Table(name: name, columns: Self.columns(of: sql), sql: sql)
-      roots[name] = Int(root)
+    var overflow = Set<Int>()
+    let orphanSchemaRows = image.orphanLeaves(excluding: claimed).flatMap { number in
+      image.leafRows(number, overflow: &overflow)?.rows.filter(Self.isSchemaRow) ?? []
     }
+    let roots = readSchema(master.rows + orphanSchemaRows)
     schemaFound = !tables.isEmpty
     if !schemaFound, let model {
       for table in StoreSchema(model: model).tables {
@@ -125,9 +122,102 @@ extension SalvageRead {
       tables[name]?.lostRanges = scan.lostRanges
       for row in scan.rows where tables[name]?.rows[row.rowid] == nil { tables[name]?.rows[row.rowid] = row.values }
     }
-    try adoptOrphans(image, claimed: claimed, model: model)
+    adoptOrphans(image, claimed: claimed, model: model)
+    if !schemaFound, let model { orderColumnsByFit(model) }
     metadata = Self.metadata(in: tables["Z_METADATA"])
     cachedModel = Self.cachedModel(in: tables["Z_MODELCACHE"])
+  }
+
+  /// Whether a row is one of sqlite_master's (`type, name, tbl_name, rootpage, sql`).
+  static func isSchemaRow(_ row: SQLiteFileImage.Row) -> Bool {
+    guard row.values.count == 5, case .text(let type) = row.values[0], case .text = row.values[1],
+      case .text = row.values[2]
+    else { return false }
+    return ["table", "index", "view", "trigger"].contains(type)
+  }
+
+  /// The tables (and the other tables' indexes) the schema rows name; each table's root page.
+  private mutating func readSchema(_ rows: [SQLiteFileImage.Row]) -> [String: Int] {
+    var roots: [String: Int] = [:]
+    for row in rows where row.values.count >= 5 {
+      if case .text("index") = row.values[0], case .text(let name) = row.values[1],
+        case .text(let table) = row.values[2], case .text(let sql) = row.values[4]
+      {
+        if !indexes.contains(where: { $0.name == name }) { indexes.append((name, table, sql)) }
+        continue
+      }
+      guard case .text("table") = row.values[0], case .text(let name) = row.values[1],
+        case .integer(let root) = row.values[3], !name.hasPrefix("sqlite_"), roots[name] == nil,
+        case .text(let sql) = row.values[4], !sql.uppercased().contains("VIRTUAL TABLE")
+      else { continue }
+      tables[name] = Table(name: name, columns: Self.columns(of: sql), sql: sql)
+      roots[name] = Int(root)
+    }
+    return roots
+  }
+
+  /// With the schema lost, a table's columns are in the model's order — but Core Data writes them
+  /// grouped by SQL type (INTEGER, TIMESTAMP, DECIMAL, FLOAT, VARCHAR, BLOB), within a group the
+  /// root entity's first, its attributes (by attribute type) before its relationships, then each
+  /// subentity's (what a file of framework 1344 shows); migrun by name. Of the two orders, each table
+  /// takes the one its rows' values fit (an integer in an INTEGER column, text in a VARCHAR one…) —
+  /// a guess from the data, said so in the docs.
+  private mutating func orderColumnsByFit(_ model: ObjectModel) {
+    let rank = ["INTEGER": 0, "TIMESTAMP": 1, "DECIMAL": 2, "FLOAT": 3, "VARCHAR": 4, "BLOB": 5]
+    let schema = StoreSchema(model: model)
+    // Each column's place among its entity's properties: (entity in number order, attribute
+    // before relationship, attribute type).
+    var place: [String: (Int, Int, UInt32)] = [:]
+    for (index, layout) in schema.entities.enumerated() {
+      guard let entity = model.entity(named: layout.name) else { continue }
+      let attributes = Dictionary(model.attributes(of: entity).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+      for (name, storage) in layout.properties {
+        switch storage {
+        case .attribute(let column):
+          let key = "\(layout.table).\(column.name)"
+          if place[key] == nil { place[key] = (index, 0, attributes[name]?.type.rawValue ?? 0) }
+        case .toOne(let key, let entityColumn, let order):
+          for column in [key] + [entityColumn, order].compactMap({ $0 })
+          where place["\(layout.table).\(column.name)"] == nil {
+            place["\(layout.table).\(column.name)"] = (index, 1, 0)
+          }
+        default: continue
+        }
+      }
+    }
+    for table in schema.tables {
+      guard let rows = tables[table.name]?.rows.values, !rows.isEmpty else { continue }
+      let fixed = table.columns.prefix { ["Z_PK", "Z_ENT", "Z_OPT"].contains($0.name) }
+      let rest = table.columns.dropFirst(fixed.count)
+      let grouped =
+        Array(fixed)
+        + rest.enumerated().sorted { a, b in
+          let (x, y) = (
+            place["\(table.name).\(a.element.name)"] ?? (0, 0, 0), place["\(table.name).\(b.element.name)"] ?? (0, 0, 0)
+          )
+          return (rank[a.element.type] ?? 6, x.0, x.1, x.2, a.offset) < (
+            rank[b.element.type] ?? 6, y.0, y.1, y.2, b.offset
+          )
+        }.map(\.element)
+      func misfits(_ columns: [StoreSchema.Column]) -> Int {
+        rows.reduce(0) { total, values in
+          total + zip(columns, values).filter { !Self.fits($1, $0.type) }.count
+        }
+      }
+      if misfits(grouped) <= misfits(table.columns) { tables[table.name]?.columns = grouped.map(\.name) }
+    }
+  }
+
+  /// Whether a stored value fits a column of Core Data's SQL `type`.
+  static func fits(_ value: SQLiteFileImage.Value, _ type: String) -> Bool {
+    switch (value, type) {
+    case (.null, _): true
+    case (.integer, "INTEGER"), (.integer, "FLOAT"), (.integer, "DECIMAL"), (.integer, "TIMESTAMP"): true
+    case (.real, "FLOAT"), (.real, "DECIMAL"), (.real, "TIMESTAMP"): true
+    case (.text, "VARCHAR"): true
+    case (.blob, "BLOB"): true
+    default: false
+    }
   }
 
   /// Core Data's own tables, as laid out when the schema is lost.
@@ -137,21 +227,32 @@ extension SalvageRead {
   ]
 
   /// The table leaves no walk reached, each row given to the table it fits: an entity table by its
-  /// `Z_ENT` (the second column) when `model` numbers the entities, else the one table with as many
-  /// columns; rows that fit none are counted.
-  private mutating func adoptOrphans(_ image: SQLiteFileImage, claimed: Set<Int>, model: ObjectModel?) throws {
+  /// `Z_ENT` (the second column) — numbered by `model`, by the rows the table's own tree gave, or by
+  /// `Z_PRIMARYKEY`'s names (`CHANGE` → `ACHANGE`) — else the one table with as many columns; rows
+  /// that fit none are kept in ``unassigned``.
+  private mutating func adoptOrphans(_ image: SQLiteFileImage, claimed: Set<Int>, model: ObjectModel?) {
     var overflow = Set<Int>()
     let orphans = image.orphanLeaves(excluding: claimed)
     var entityTables: [Int64: String] = [:]
+    for table in tables.values where table.columns.dropFirst().first == "Z_ENT" {
+      for values in table.rows.values where values.count > 1 {
+        if case .integer(let number) = values[1] { entityTables[number] = table.name }
+      }
+    }
+    for (number, name) in entityNames() {
+      for table in ["Z" + name.uppercased(), "A" + name.uppercased()] where tables[table] != nil {
+        entityTables[number] = entityTables[number] ?? table
+      }
+    }
     if let model {
       for layout in StoreSchema(model: model).entities { entityTables[Int64(layout.number)] = layout.table }
     }
     for number in orphans {
       guard let (rows, bad) = image.leafRows(number, overflow: &overflow) else { continue }
       unassignedRows += bad
-      for row in rows {
+      for row in rows where !Self.isSchemaRow(row) {
         guard let table = home(of: row.values, entityTables: entityTables) else {
-          unassignedRows += 1
+          unassigned.append(row)
           continue
         }
         if tables[table]?.rows[row.rowid] == nil {
@@ -160,6 +261,16 @@ extension SalvageRead {
         }
       }
     }
+  }
+
+  /// `Z_PRIMARYKEY`'s entity names by number.
+  private func entityNames() -> [Int64: String] {
+    guard let table = tables["Z_PRIMARYKEY"], let name = table.columns.firstIndex(of: "Z_NAME") else { return [:] }
+    var names: [Int64: String] = [:]
+    for (rowid, values) in table.rows where name < values.count {
+      if case .text(let text) = values[name] { names[rowid] = text }
+    }
+    return names
   }
 
   /// The table a row found on an unclaimed leaf belongs to.

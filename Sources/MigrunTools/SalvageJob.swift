@@ -63,8 +63,14 @@ package struct SalvageJob {
     for (table, count) in report.otherTables.sorted(by: { $0.key < $1.key }) {
       lines.append("  \(table) (the store's own table): \(count) rows")
     }
+    if report.rowsOfNoTable > 0 {
+      lines.append(
+        "  \(report.rowsOfNoTable) rows whose table's definition was lost: set aside in MIGRUN_SALVAGED_ROWS")
+    }
     for (table, count) in report.setAside.sorted(by: { $0.key < $1.key }) {
-      lines.append("  \(count) rows of \(table) whose Z_ENT names no entity: set aside in MIGRUN_SALVAGED_\(table)")
+      lines.append(
+        "  \(count) rows of \(table) set aside in MIGRUN_SALVAGED_\(table): their Z_ENT names no entity of the table, "
+          + "or a uniqueness constraint refused them")
     }
     var repairs: [String] = []
     if report.danglingKeysCleared > 0 { repairs.append("\(report.danglingKeysCleared) keys naming no object cleared") }
@@ -88,7 +94,7 @@ package struct SalvageJob {
               ? " (their rows)" : ": rows with keys between their neighbours' — \(keys.joined(separator: ", "))"))
       }
       if report.badCells > 0 { lost.append("\(report.badCells) rows on readable pages damaged") }
-      if report.unassignedRows > 0 { lost.append("\(report.unassignedRows) rows that fit no table") }
+      if report.unassignedRows > 0 { lost.append("\(report.unassignedRows) damaged rows on pages no tree leads to") }
       let missing = report.entities.values.reduce(0) { $0 + $1.missing }
       if missing > 0 { lost.append("\(missing) objects named by others") }
       if !report.metadataFromStore { lost.append("the metadata") }
