@@ -72,6 +72,22 @@ package enum StoreCheck {
     return try findings(of: url, bundle: bundle, externalData: ExternalData(store: url))
   }
 
+  /// For a file SQLite calls damaged: what `migrun salvage` would keep — a dry run, the file read
+  /// page by page and nothing written.
+  static func salvageNote(_ url: URL, bundle: ModelBundle?) -> Finding? {
+    guard let first = try? SalvageRead(url: url, model: nil) else { return nil }
+    let version = try? Salvage.version(of: url, first: first, bundle: bundle)
+    let read = (version.flatMap { try? SalvageRead(url: url, model: $0) }) ?? first
+    let lost = read.tables.values.reduce(0) { $0 + $1.keysLost }
+    var message =
+      "`migrun salvage \(url.lastPathComponent) --out NEW` would keep \(read.rowCount) rows of \(read.tables.count) tables"
+    if read.unreadablePages > 0 {
+      message += "; \(read.unreadablePages) pages unreadable" + (lost > 0 ? " (\(lost) rows known lost)" : "")
+    }
+    if version == nil { message += "; its model is unreadable: give --model" }
+    return Finding(kind: "salvage", message: message, isNote: true)
+  }
+
   /// An XML or binary store's damage: a file Core Data could not load (cut short, an object or link
   /// it cannot read — named), no version matching its hashes, a next key behind the largest key.
   private static func atomicFindings(of url: URL, bundle: ModelBundle?) -> [Finding] {
@@ -114,9 +130,10 @@ package enum StoreCheck {
       sqlite = try sqliteProblems(of: url, full: true)
     } catch {
       return [Finding(kind: "sqlite-integrity", message: "\(url.lastPathComponent): \(error)")]
+        + [salvageNote(url, bundle: bundle)].compactMap { $0 }
     }
     found += sqlite.map { Finding(kind: "sqlite-integrity", message: $0) }
-    guard sqlite.isEmpty else { return found }
+    guard sqlite.isEmpty else { return found + [salvageNote(url, bundle: bundle)].compactMap { $0 } }
     let metadata = try SQLiteStore.metadata(at: url)
     var model = bundle?.version(matching: metadata.versionHashes)
     if let bundle, model == nil {

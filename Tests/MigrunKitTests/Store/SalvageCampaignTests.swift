@@ -224,4 +224,25 @@ import Testing
     #expect(cases > 150 && intactRows > 100_000, "\(cases) cases, \(intactRows) rows")
     #expect(kinds.count >= 8, "\(kinds)")
   }
+
+  /// Every intact store of `../shared` salvaged gives the same export (objects, keys, versions,
+  /// values, links, UUID and hashes) and a report that nothing was lost.
+  @Test func everyIntactFixtureStoreComesThroughWhole() throws {
+    let folder = try TemporaryDirectory()
+    var stores = 0
+    try StoreRoundTripTests.forEachFixtureStore(in: folder) { store, url, source in
+      let model = source.model
+      let before = try StoreJSON.export(source)
+      try source.close()
+      let read = try SalvageRead(url: url, model: model)
+      let out = try folder.folder(UUID().uuidString).appendingPathComponent("saved.sqlite")
+      let report = try Salvage.write(read, model: model, to: out)
+      #expect(!report.lost && report.remaining.isEmpty, "\(store): \(report.remaining)")
+      let after = try StoreJSON.export(try SQLiteStore(url: out, model: model))
+      let differing = zip(before.split(separator: "\n"), after.split(separator: "\n")).filter { $0 != $1 }.prefix(2)
+      #expect(after == before, "\(store): \(differing)")
+      stores += 1
+    }
+    #expect(stores > 20)
+  }
 }

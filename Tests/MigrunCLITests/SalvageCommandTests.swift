@@ -1,0 +1,111 @@
+import Foundation
+import GRDB
+import MigrunStore
+import TestSupport
+import Testing
+
+/// `migrun salvage` (issue 46) as a user runs it: a damaged store back to a clean one, the report
+/// saying what was saved and what was lost, the exit status saying whether anything was; `check`
+/// pointing at it for a damaged file.
+@Suite struct SalvageCommandTests {
+  static let sampleStore = "coredataplus-samplemodels/SampleModel2/Fixtures/SampleModel2_V1.sqlite"
+
+  /// The store with one leaf page of its biggest table (ZPAGE) overwritten with garbage; the rows
+  /// that page held.
+  static func damaged(in folder: TemporaryDirectory) throws -> (store: URL, lostRows: Int) {
+    let store = try copyOfFixture(Self.sampleStore, into: folder)
+    try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: store.path)
+    let (page, rows, size) = try DatabaseQueue(path: store.path).read { db -> (Int, Int, Int) in
+      let leaves = try Row.fetchAll(
+        db, sql: "SELECT pageno, ncell FROM dbstat WHERE name = 'ZPAGE' AND pagetype = 'leaf' ORDER BY pageno")
+      let middle = leaves[leaves.count / 2]
+      return (middle[0], middle[1], try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096)
+    }
+    let handle = try FileHandle(forWritingTo: store)
+    try handle.seek(toOffset: UInt64((page - 1) * size))
+    try handle.write(contentsOf: Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 13) }))
+    try handle.close()
+    return (store, rows)
+  }
+
+  @Test func aDamagedStoreIsSalvagedAndTheReportSaysWhatWasLost() throws {
+    let folder = try TemporaryDirectory()
+    let (store, lostRows) = try Self.damaged(in: folder)
+    let before = try Data(contentsOf: store)
+    let check = try MigrunProcess.run(["check", store.path])
+    #expect(check.status == 1 && check.stdout.contains("sqlite-integrity"), "\(check.stdout)")
+    #expect(check.stdout.contains("note: salvage: `migrun salvage"), "check points at salvage: \(check.stdout)")
+    let out = folder.url.appendingPathComponent("saved.sqlite")
+    let result = try MigrunProcess.run(["salvage", store.path, "--out", out.path])
+    #expect(result.status == 1, "something was lost: \(result.stdout)\(result.stderr)")
+    #expect(result.stdout.contains("\(lostRows) in ZPAGE"), "the lost rows are counted: \(result.stdout)")
+    #expect(result.stdout.contains("check calls saved.sqlite clean"), "\(result.stdout)")
+    #expect(try Data(contentsOf: store) == before, "the original is only read")
+    #expect(!FileManager.default.fileExists(atPath: store.path + "-wal"))
+    #expect(!FileManager.default.fileExists(atPath: store.path + "-shm"))
+    let recheck = try MigrunProcess.run(["check", out.path])
+    #expect(recheck.status == 0 && recheck.stdout.contains("clean"), "\(recheck.stdout)")
+    let counts = try DatabaseQueue(path: out.path).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM ZPAGE") }
+    let original = try DatabaseQueue(path: Fixtures.url(Self.sampleStore).path).read { db in
+      try Int.fetchOne(db, sql: "SELECT count(*) FROM ZPAGE")
+    }
+    #expect(counts.map { $0 + lostRows } == original)
+    // The same as one JSON line; a second salvage onto the result is refused.
+    let json = try MigrunProcess.run([
+      "salvage", store.path, "--out", folder.url.appendingPathComponent("again.sqlite").path, "--json",
+    ])
+    let line = try #require(
+      try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json.stdout)")
+    #expect(line["event"] as? String == "salvage" && line["lost"] as? Bool == true, "\(json.stdout)")
+    let again = try MigrunProcess.run(["salvage", store.path, "--out", out.path])
+    #expect(again.status != 0 && again.stderr.contains("a file is already there"), "\(again.stderr)")
+  }
+
+  /// An intact store salvages to the same objects, values and metadata: nothing lost, exit 0.
+  @Test func anIntactStoreComesThroughWhole() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture(Self.sampleStore, into: folder)
+    let out = folder.url.appendingPathComponent("saved.sqlite")
+    let result = try MigrunProcess.run(["salvage", store.path, "--out", out.path])
+    #expect(result.status == 0 && result.stdout.contains("Nothing lost"), "\(result.stdout)\(result.stderr)")
+    let exports = try [store, out].map { try MigrunProcess.run(["export", $0.path]).stdout }
+    #expect(!exports[0].isEmpty && exports[0] == exports[1])
+  }
+
+  /// A to-one key naming no object (a row deleted behind Core Data's back): cleared and counted, or
+  /// kept with --keep-dangling-keys (and then still found by check).
+  @Test func keysNamingNoObjectAreClearedOrKept() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)
+    try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: store.path)
+    let queue = try DatabaseQueue(path: store.path)
+    try queue.write { db in
+      try db.execute(sql: "DELETE FROM ZGEOGRAPHICREGION WHERE Z_PK = (SELECT min(ZCOUNTRY) FROM ZMOOD)")
+    }
+    try queue.close()
+    let model = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path
+    let cleared = folder.url.appendingPathComponent("cleared.sqlite")
+    let result = try MigrunProcess.run(["salvage", store.path, "--out", cleared.path, "--model", model])
+    #expect(result.stdout.contains("keys naming no object cleared"), "\(result.stdout)\(result.stderr)")
+    #expect(result.stdout.contains("named by other objects but not recovered"), "\(result.stdout)")
+    #expect(try MigrunProcess.run(["check", cleared.path, "--model", model]).status == 0)
+    let kept = folder.url.appendingPathComponent("kept.sqlite")
+    let keeping = try MigrunProcess.run([
+      "salvage", store.path, "--out", kept.path, "--model", model, "--keep-dangling-keys",
+    ])
+    #expect(keeping.stdout.contains("keys naming no object kept"), "\(keeping.stdout)")
+    let check = try MigrunProcess.run(["check", kept.path, "--model", model])
+    #expect(check.status == 1 && check.stdout.contains("link-to-no-object"), "\(check.stdout)")
+  }
+
+  @Test func otherStoreTypesAndMissingFilesAreRefusedByName() throws {
+    let folder = try TemporaryDirectory()
+    let missing = try MigrunProcess.run(["salvage", folder.url.appendingPathComponent("none.sqlite").path, "--out", "x"])
+    #expect(missing.status != 0 && missing.stderr.contains("no such file"), "\(missing.stderr)")
+    let store = try copyOfFixture(Self.sampleStore, into: folder)
+    let binary = folder.url.appendingPathComponent("s.binary")
+    #expect(try MigrunProcess.run(["copy", store.path, binary.path, "--type", "binary"]).status == 0)
+    let refused = try MigrunProcess.run(["salvage", binary.path, "--out", folder.url.appendingPathComponent("y").path])
+    #expect(refused.status != 0 && refused.stderr.contains("salvage reads SQLite stores"), "\(refused.stderr)")
+  }
+}
