@@ -45,7 +45,8 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: store.path + "-shm"))
     let recheck = try MigrunProcess.run(["check", out.path])
     #expect(recheck.status == 0 && recheck.stdout.contains("clean"), "\(recheck.stdout)")
-    let counts = try DatabaseQueue(path: out.path).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM ZPAGE") }
+    let counts = try DatabaseQueue(path: out.path).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM ZPAGE")
+    }
     let original = try DatabaseQueue(path: Fixtures.url(Self.sampleStore).path).read { db in
       try Int.fetchOne(db, sql: "SELECT count(*) FROM ZPAGE")
     }
@@ -100,7 +101,9 @@ import Testing
 
   @Test func otherStoreTypesAndMissingFilesAreRefusedByName() throws {
     let folder = try TemporaryDirectory()
-    let missing = try MigrunProcess.run(["salvage", folder.url.appendingPathComponent("none.sqlite").path, "--out", "x"])
+    let missing = try MigrunProcess.run([
+      "salvage", folder.url.appendingPathComponent("none.sqlite").path, "--out", "x",
+    ])
     #expect(missing.status != 0 && missing.stderr.contains("no such file"), "\(missing.stderr)")
     let store = try copyOfFixture(Self.sampleStore, into: folder)
     let binary = folder.url.appendingPathComponent("s.binary")
