@@ -245,4 +245,46 @@ import Testing
     }
     #expect(stores > 20)
   }
+
+  /// An ordered to-many whose middle member was lost: the positions left are renumbered 1, 2 in
+  /// their order, counted; a key naming the lost member cleared and counted as missing.
+  @Test func orderedPositionsAreRenumberedPastALostMember() throws {
+    let model = try XcdatamodelReader.parse(
+      Data(
+        """
+        <model>
+          <entity name="Owner"><attribute name="name" optional="YES" attributeType="String"/>
+            <relationship name="items" optional="YES" toMany="YES" ordered="YES" destinationEntity="Item" inverseName="owner" inverseEntity="Item"/>
+            <relationship name="favourite" optional="YES" maxCount="1" destinationEntity="Item"/></entity>
+          <entity name="Item"><attribute name="title" optional="YES" attributeType="String"/>
+            <relationship name="owner" optional="YES" maxCount="1" destinationEntity="Owner" inverseName="items" inverseEntity="Owner"/></entity>
+        </model>
+        """.utf8), file: "Ordered.xcdatamodel/contents", versionName: "Ordered")
+    let folder = try TemporaryDirectory()
+    let url = folder.url.appendingPathComponent("ordered.sqlite")
+    let store = try SQLiteStore.create(at: url, model: model)
+    let owner = ObjectID(entity: "Owner", primaryKey: 1)
+    let items = (1...3).map { ObjectID(entity: "Item", primaryKey: Int64($0)) }
+    try store.insertAll(
+      [
+        StoredObject(
+          id: owner, attributes: ["name": .string("Ann")], toOne: ["favourite": items[1]], toMany: ["items": items])
+      ]
+        + items.map {
+          StoredObject(id: $0, attributes: ["title": .string("item \($0.primaryKey)")], toOne: ["owner": owner])
+        },
+      metadata: nil)
+    try store.close()
+    try DatabaseQueue(path: url.path).write { db in try db.execute(sql: "DELETE FROM ZITEM WHERE Z_PK = 2") }
+    let out = folder.url.appendingPathComponent("saved.sqlite")
+    let report = try Salvage.write(try SalvageRead(url: url, model: model), model: model, to: out)
+    #expect(report.orderPositionsRenumbered == 1 && report.danglingKeysCleared == 1, "\(report)")
+    #expect(report.entities["Item"]?.missing == 1 && report.remaining.isEmpty, "\(report)")
+    let saved = try SQLiteStore(url: out, model: model)
+    #expect(try saved.object(owner)?.toMany["items"] == [items[0], items[2]])
+    let positions = try DatabaseQueue(path: out.path).read { db in
+      try Int.fetchAll(db, sql: "SELECT Z_FOK_OWNER FROM ZITEM ORDER BY Z_PK")
+    }
+    #expect(positions == [1, 2])
+  }
 }
