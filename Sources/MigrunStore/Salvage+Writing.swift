@@ -265,7 +265,14 @@ extension Salvage {
       }
     }
     report.orderPositionsRenumbered = try renumberOrders(schema, db: db)
-    let recorded = read.maxKeys
+    try raiseMaxKeys(schema, recorded: read.maxKeys, db: db, report: &report)
+  }
+
+  /// Each entity's `Z_PRIMARYKEY.Z_MAX`: the recorded one, raised for a hierarchy's root to its
+  /// table's largest key; the rows written per entity counted.
+  private static func raiseMaxKeys(
+    _ schema: StoreSchema, recorded: [Int: Int64], db: Database, report: inout SalvageReport
+  ) throws {
     for layout in schema.entities {
       let largest =
         try Int64.fetchOne(

@@ -72,6 +72,27 @@ package struct SalvageJob {
         "  \(count) rows of \(table) set aside in MIGRUN_SALVAGED_\(table): their Z_ENT names no entity of the table, "
           + "or a uniqueness constraint refused them")
     }
+    lines.append("Repairs: " + repairs(report).joined(separator: "; "))
+    var read = ["\(report.headerIntact ? "header intact" : "header damaged: page size found from the pages")"]
+    if !report.schemaFound { read.append("schema lost: tables laid out from the model") }
+    if report.walFramesApplied > 0 { read.append("\(report.walFramesApplied) committed frames of the -wal applied") }
+    if !report.metadataFromStore { read.append("metadata lost: new metadata (a new UUID) for the model") }
+    lines.append("Read: " + read.joined(separator: "; "))
+    lines.append(
+      report.lost
+        ? "Lost: " + lost(report).joined(separator: "; ") : "Nothing lost: every row the file held is in the new store."
+    )
+    lines.append(
+      report.remaining.isEmpty
+        ? "migrun check calls \(out.lastPathComponent) clean."
+        : "check still finds: " + report.remaining.joined(separator: "; "))
+    return lines
+  }
+}
+
+extension SalvageJob {
+  /// The repairs made, each counted.
+  static func repairs(_ report: SalvageReport) -> [String] {
     var repairs: [String] = []
     if report.danglingKeysCleared > 0 { repairs.append("\(report.danglingKeysCleared) keys naming no object cleared") }
     if report.danglingKeysKept > 0 { repairs.append("\(report.danglingKeysKept) keys naming no object kept") }
@@ -81,35 +102,25 @@ package struct SalvageJob {
     }
     if report.maxKeysRaised > 0 { repairs.append("Z_MAX raised for \(report.maxKeysRaised) entities") }
     repairs.append("model cache written from the model")
-    lines.append("Repairs: " + repairs.joined(separator: "; "))
-    var read = ["\(report.headerIntact ? "header intact" : "header damaged: page size found from the pages")"]
-    if !report.schemaFound { read.append("schema lost: tables laid out from the model") }
-    if report.walFramesApplied > 0 { read.append("\(report.walFramesApplied) committed frames of the -wal applied") }
-    if !report.metadataFromStore { read.append("metadata lost: new metadata (a new UUID) for the model") }
-    lines.append("Read: " + read.joined(separator: "; "))
-    if report.lost {
-      var lost: [String] = []
-      if report.unreadablePages > 0 {
-        let keys = report.keysLost.sorted { $0.key < $1.key }.map { "\($0.value) in \($0.key)" }
-        lost.append(
-          "\(report.unreadablePages) pages of tables unreadable"
-            + (keys.isEmpty
-              ? " (their rows)" : ": rows with keys between their neighbours' — \(keys.joined(separator: ", "))"))
-      }
-      if report.badCells > 0 { lost.append("\(report.badCells) rows on readable pages damaged") }
-      if report.unassignedRows > 0 { lost.append("\(report.unassignedRows) damaged rows on pages no tree leads to") }
-      let missing = report.entities.values.reduce(0) { $0 + $1.missing }
-      if missing > 0 { lost.append("\(missing) objects named by others") }
-      if !report.metadataFromStore { lost.append("the metadata") }
-      lines.append("Lost: " + lost.joined(separator: "; "))
-    } else {
-      lines.append("Nothing lost: every row the file held is in the new store.")
+    return repairs
+  }
+
+  /// What is known lost, each part counted.
+  static func lost(_ report: SalvageReport) -> [String] {
+    var lost: [String] = []
+    if report.unreadablePages > 0 {
+      let keys = report.keysLost.sorted { $0.key < $1.key }.map { "\($0.value) in \($0.key)" }
+      lost.append(
+        "\(report.unreadablePages) pages of tables unreadable"
+          + (keys.isEmpty
+            ? " (their rows)" : ": rows with keys between their neighbours' — \(keys.joined(separator: ", "))"))
     }
-    lines.append(
-      report.remaining.isEmpty
-        ? "migrun check calls \(out.lastPathComponent) clean."
-        : "check still finds: " + report.remaining.joined(separator: "; "))
-    return lines
+    if report.badCells > 0 { lost.append("\(report.badCells) rows on readable pages damaged") }
+    if report.unassignedRows > 0 { lost.append("\(report.unassignedRows) damaged rows on pages no tree leads to") }
+    let missing = report.entities.values.reduce(0) { $0 + $1.missing }
+    if missing > 0 { lost.append("\(missing) objects named by others") }
+    if !report.metadataFromStore { lost.append("the metadata") }
+    return lost
   }
 }
 

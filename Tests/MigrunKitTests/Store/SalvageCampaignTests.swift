@@ -75,7 +75,10 @@ import Testing
     }
     var damages: [Damage] = []
     // The biggest table's pages: a leaf, an interior page below the root, the root.
-    if let (table, rows) = layout.rows.max(by: { $0.value.count < $1.value.count }), let root = layout.roots[table] {
+    // The biggest table (by rows, then name: the same one every run).
+    if let (table, rows) = layout.rows.max(by: { ($0.value.count, $0.key) < ($1.value.count, $1.key) }),
+      let root = layout.roots[table]
+    {
       let leaves = Set(rows.values.map(\.page)).sorted()
       if let leaf = leaves.dropFirst(leaves.count / 2).first { damages.append(overwrite(leaf, "leaf of \(table)")) }
       damages.append(overwrite(root, "root of \(table)"))
@@ -136,7 +139,7 @@ import Testing
     try queue.writeWithoutTransaction { db in _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
     var damage = Damage(name: "torn -wal", bytes: [])
     if let (table, rows) = layout.rows.filter({ layout.keyedTables.contains($0.key) && $0.key.hasPrefix("Z") })
-      .max(by: { $0.value.count < $1.value.count }), let key = rows.keys.min()
+      .max(by: { ($0.value.count, $0.key) < ($1.value.count, $1.key) }), let key = rows.keys.min()
     {
       for step in [100, 1000] {
         try queue.write { db in
