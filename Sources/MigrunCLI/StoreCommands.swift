@@ -123,9 +123,14 @@ struct CopyCommand: MigrunCommand {
   @Option(help: "The type to write: sqlite, xml or binary.") var type: String = "sqlite"
   @Option(help: "A .xcdatamodeld, .xcdatamodel, .momd, .mom or SwiftData sources (default: model: in .migrun.yml).")
   var model: String?
+  @Option(
+    help: ArgumentHelp(
+      "Leave an attribute's values out on purpose (repeatable; a refusal names the attribute).",
+      valueName: "Entity.attribute"))
+  var drop: [String] = []
 
   func execute() throws {
-    try show(CopyJob(store: store, out: out, type: type, model: model).run())
+    try show(CopyJob(store: store, out: out, type: type, model: model, drop: drop).run())
   }
 }
 

@@ -24,6 +24,51 @@ package enum StoreConversion {
     package var numbersFromText = 0
   }
 
+  /// Leaves out on purpose the values of `attributes` (`Entity.attribute`, the entity's subentities
+  /// included); returns the values left out per attribute. A name the model does not have is an error.
+  package static func dropValues(of attributes: [String], from objects: inout [StoredObject], model: ObjectModel)
+    throws(StoreError) -> [String: Int]
+  {
+    var dropped: [String: Int] = [:]
+    for name in attributes {
+      let parts = name.split(separator: ".", maxSplits: 1).map(String.init)
+      guard parts.count == 2, let entity = model.entity(named: parts[0]),
+        model.attributes(of: entity).contains(where: { $0.name == parts[1] })
+      else {
+        throw StoreError(
+          .unknownProperty, reason: "--drop \(name): the model has no attribute of that name (give Entity.attribute)")
+      }
+      for index in objects.indices where model.entity(named: objects[index].id.entity, isKindOf: parts[0]) {
+        if let value = objects[index].attributes[parts[1]], value != .null { dropped[name, default: 0] += 1 }
+        objects[index].attributes[parts[1]] = .null
+      }
+    }
+    return dropped
+  }
+
+  /// Transformable attributes of a custom value transformer (not Foundation's unarchiving ones)
+  /// that hold values, with the transformer's name and how many: a binary store keeps such a value
+  /// itself, the other types the transformer's data, and only the app can turn one into the other.
+  package static func customTransformerValues(in objects: [StoredObject], model: ObjectModel) -> [(
+    attribute: String, transformer: String, count: Int
+  )] {
+    var found: [String: (String, Int)] = [:]
+    for object in objects {
+      guard let entity = model.entity(named: object.id.entity) else { continue }
+      for attribute in model.attributes(of: entity) where attribute.type == .transformable {
+        guard let name = attribute.valueTransformerName, !name.contains("UnarchiveFromData"),
+          let value = object.attributes[attribute.name], value != .null
+        else { continue }
+        // Named at the entity that declares it (the one --drop takes for all its subentities).
+        let owner = ([entity] + model.ancestors(of: entity)).last {
+          $0.attributes.contains { $0.name == attribute.name }
+        }
+        found["\((owner ?? entity).name).\(attribute.name)", default: (name, 0)].1 += 1
+      }
+    }
+    return found.sorted { $0.key < $1.key }.map { ($0.key, $0.value.0, $0.value.1) }
+  }
+
   /// The metadata and every object of the store at `url` (any type), as `model` has them.
   package static func read(_ url: URL, model: ObjectModel) throws -> (metadata: StoreMetadata, objects: [StoredObject])
   {

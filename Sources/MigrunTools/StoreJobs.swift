@@ -172,12 +172,15 @@ package struct CopyJob {
   package var out: String
   package var type: String
   package var model: String?
+  /// Attributes (`Entity.attribute`) whose values are left out on purpose.
+  package var drop: [String]
 
-  package init(store: String, out: String, type: String, model: String?) {
+  package init(store: String, out: String, type: String, model: String?, drop: [String] = []) {
     self.store = store
     self.out = out
     self.type = type
     self.model = model
+    self.drop = drop
   }
 
   package func run() throws -> JobOutput {
@@ -193,7 +196,16 @@ package struct CopyJob {
         message: "\(store) is already a \(source.label) store: copy it as it is (cp), or migrate it")
     }
     let version = try self.version(of: url, source)
-    let (metadata, objects) = try StoreConversion.read(url, model: version)
+    var (metadata, objects) = try StoreConversion.read(url, model: version)
+    let dropped = try StoreConversion.dropValues(of: drop, from: &objects, model: version)
+    if source == .binary || target == .binary,
+      let (attribute, transformer, count) = StoreConversion.customTransformerValues(in: objects, model: version).first
+    {
+      throw ToolError(
+        message: "\(attribute): \(count) values of a custom value transformer (\(transformer)): a binary store keeps "
+          + "the value itself, the other types the transformer's data, and only the app can turn one into the other; "
+          + "--drop \(attribute) leaves them out on purpose")
+    }
     let destination = URL(fileURLWithPath: out)
     var written: StoreConversion.Outcome?
     try writeNewStore(at: out, label: "copy") { working in
@@ -202,6 +214,9 @@ package struct CopyJob {
     guard let outcome = written else { return output }
     output.lines += Self.summary(
       of: outcome, from: url, source, version: version, to: destination, target, uuid: metadata.uuid)
+    for (attribute, count) in dropped.sorted(by: { $0.key < $1.key }) {
+      output.say("  dropped on purpose (--drop): \(attribute) — \(count) value\(count == 1 ? "" : "s")")
+    }
     return output
   }
 

@@ -209,4 +209,28 @@ import Testing
       #expect(inspect.stdout.contains("CoreDataMigration_Example 2"), "\(name): \(inspect.stdout)")
     }
   }
+
+  /// A custom transformer's values (Moody's `colors`, `ColorsTransformer`) cannot cross into or out
+  /// of a binary store: refused by name before anything is written, with the option that leaves
+  /// them out on purpose, which the copy then reports.
+  @Test func aCustomTransformersValuesAreRefusedByNameOrDroppedOnPurpose() throws {
+    let folder = try TemporaryDirectory()
+    let sqlite = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)
+    let binary = folder.url.appendingPathComponent("Moody.binary")
+    let refused = try Self.migrun(["copy", sqlite.path, binary.path, "--type", "binary", "--model", Self.moodyModel])
+    #expect(refused.status == 1, "\(refused.stdout)")
+    #expect(
+      refused.stderr.contains("Mood.colors") && refused.stderr.contains("--drop Mood.colors"), "\(refused.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: binary.path))
+    let dropped = try Self.migrun([
+      "copy", sqlite.path, binary.path, "--type", "binary", "--model", Self.moodyModel, "--drop", "Mood.colors",
+    ])
+    #expect(dropped.status == 0, "\(dropped.stderr)")
+    #expect(dropped.stdout.contains("dropped on purpose (--drop): Mood.colors — 4 values"), "\(dropped.stdout)")
+    let unknown = try Self.migrun([
+      "copy", sqlite.path, folder.url.appendingPathComponent("x.binary").path, "--type", "binary", "--model",
+      Self.moodyModel, "--drop", "Mood.colour",
+    ])
+    #expect(unknown.status != 0 && unknown.stderr.contains("--drop Mood.colour"), "\(unknown.stderr)")
+  }
 }
