@@ -3,7 +3,8 @@ import Foundation
 extension SQLiteFileImage {
   /// What a walk of one table's b-tree found.
   package struct TableScan: Sendable {
-    package var rows: [Row] = []
+    /// The tree's readable leaves, in key order.
+    package var leaves: [Int] = []
     /// The tree's pages read (interior and leaf).
     package var pages: Set<Int> = []
     /// Overflow pages of the rows' payloads.
@@ -18,9 +19,10 @@ extension SQLiteFileImage {
     package var lostRanges: [(after: Int64?, upTo: Int64?)] = []
   }
 
-  /// Every row of the table b-tree whose root is `root`, its pages, and what could not be read.
+  /// Every row of the table b-tree whose root is `root` handed to `row` (none kept: a big table is
+  /// read again from ``TableScan/leaves`` when it is written), its pages, and what could not be read.
   /// Pages in `avoid` (another tree's, the freelist) are not entered.
-  package func scanTable(root: Int, avoid: Set<Int> = []) -> TableScan {
+  package func scanTable(root: Int, avoid: Set<Int> = [], row: (Row) -> Void = { _ in }) -> TableScan {
     var scan = TableScan()
     var pending: [(page: Int, depth: Int, after: Int64?, upTo: Int64?)] = [(root, 0, nil, nil)]
     while let (number, depth, after, upTo) = pending.popLast() {
@@ -51,7 +53,8 @@ extension SQLiteFileImage {
           unreadable()
           continue
         }
-        scan.rows += rows
+        scan.leaves.append(number)
+        rows.forEach(row)
         scan.badCells += bad
       default: unreadable()
       }

@@ -134,7 +134,7 @@ package enum Salvage {
       if SalvageRead.coreDataTables[name] != nil { continue }
       if let target = modelTables[name] {
         let wanted = Set(target.columns.map(\.name))
-        try insert(table, into: target.name, columns: wanted, db: db) { values in
+        try insert(table, of: read, into: target.name, columns: wanted, db: db) { values in
           guard let kindsOfTable = kinds[target.name] else { return true }
           guard let entity = values["Z_ENT"], case .integer(let number) = entity, kindsOfTable.contains(number) else {
             return false
@@ -149,7 +149,8 @@ package enum Salvage {
         if try !db.tableExists(table.name) { try db.execute(sql: sql) }
         let existing = Set(try db.columns(in: table.name).map(\.name))
         report.otherTables[table.name] =
-          try insert(table, into: table.name, columns: existing, db: db, accept: { _ in true }, setAside: { _ in })
+          try insert(
+            table, of: read, into: table.name, columns: existing, db: db, accept: { _ in true }, setAside: { _ in })
         for index in read.indexes where index.table == table.name {
           try db.execute(sql: index.sql.replacingOccurrences(of: "CREATE INDEX ", with: "CREATE INDEX IF NOT EXISTS "))
         }
@@ -161,7 +162,7 @@ package enum Salvage {
   /// `MIGRUN_SALVAGED_<TARGET>` (told to `setAside` by count). Returns the rows inserted.
   @discardableResult
   private static func insert(
-    _ table: SalvageRead.Table, into target: String, columns: Set<String>, db: Database,
+    _ table: SalvageRead.Table, of read: SalvageRead, into target: String, columns: Set<String>, db: Database,
     accept: ([String: SQLiteFileImage.Value]) -> Bool, setAside: (Int) -> Void
   ) throws -> Int {
     let rowidColumn = table.rowidColumn
@@ -173,14 +174,14 @@ package enum Salvage {
     )
     var inserted = 0
     var refused: [(Int64, [SQLiteFileImage.Value])] = []
-    for (rowid, values) in table.rows.sorted(by: { $0.key < $1.key }) {
+    try read.forEachRow(of: table) { rowid, values in
       var named: [String: SQLiteFileImage.Value] = [:]
       for (index, column) in table.columns.enumerated() {
         named[column] = column == rowidColumn ? .integer(rowid) : index < values.count ? values[index] : .null
       }
       guard accept(named) else {
         refused.append((rowid, values))
-        continue
+        return
       }
       try statement.execute(arguments: StatementArguments(kept.map { databaseValue(named[$0] ?? .null) }))
       // A row a uniqueness constraint refuses (two rows claiming one value) is set aside too.

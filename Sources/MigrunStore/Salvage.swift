@@ -13,8 +13,16 @@ package struct SalvageRead: Sendable {
     package var columns: [String]
     /// The `CREATE TABLE` statement the schema holds (nil when the schema was lost).
     package var sql: String?
-    /// Rows by rowid (from the tree first; a leaf no walk reached only adds rowids not seen).
-    package var rows: [Int64: [SQLiteFileImage.Value]] = [:]
+    /// The tree's readable leaves: its rows are read from them again when written (a big table's
+    /// rows are never all held at once).
+    package var leaves: [Int] = []
+    /// Every rowid read (the tree's, then those of leaves no walk reached).
+    package var rowids: Set<Int64> = []
+    /// Rows of leaves no walk reached that the tree did not have (kept: they are few, or — the
+    /// schema lost — every row, whose table was learned only by reading it).
+    package var adopted: [Int64: [SQLiteFileImage.Value]] = [:]
+    /// `Z_ENT` values the tree's rows hold (the second column of an entity table).
+    package var entityNumbers: Set<Int64> = []
     /// Pages under this table's root that could not be read.
     package var unreadablePages = 0
     /// Cells on its readable pages that did not parse.
@@ -32,13 +40,15 @@ package struct SalvageRead: Sendable {
       for range in lostRanges {
         guard let after = range.after, let upTo = range.upTo, upTo > after, upTo - after <= budget else { continue }
         budget -= upTo - after
-        lost += (after + 1...upTo).filter { rows[$0] == nil }.count
+        lost += (after + 1...upTo).filter { !rowids.contains($0) }.count
       }
       return lost
     }
   }
 
   package var tables: [String: Table] = [:]
+  /// The file as read (rows are read from its pages again when written).
+  let image: SQLiteFileImage
   /// The schema's indexes (name, table, statement): those of tables other than the model's are
   /// made again for them.
   package var indexes: [(name: String, table: String, sql: String)] = []
@@ -62,7 +72,7 @@ package struct SalvageRead: Sendable {
     guard let table = tables["Z_PRIMARYKEY"], let ent = table.columns.firstIndex(of: "Z_ENT"),
       let max = table.columns.firstIndex(of: "Z_MAX")
     else { return found }
-    for (rowid, values) in table.rows {
+    for (rowid, values) in rows(of: table) {
       let number = ent < values.count && values[ent] != .null ? values[ent] : .integer(rowid)
       if case .integer(let entity) = number, max < values.count, case .integer(let key) = values[max] {
         found[Int(entity)] = key
@@ -72,7 +82,28 @@ package struct SalvageRead: Sendable {
   }
 
   /// Rows read in every table.
-  package var rowCount: Int { tables.values.reduce(0) { $0 + $1.rows.count } }
+  package var rowCount: Int { tables.values.reduce(0) { $0 + $1.rowids.count } }
+
+  /// Every row of `table`, in key order (the tree's leaves read again, then the adopted rows).
+  package func forEachRow(of table: Table, _ body: (Int64, [SQLiteFileImage.Value]) throws -> Void) rethrows {
+    var overflow = Set<Int>()
+    var seen = Set<Int64>()
+    for page in table.leaves {
+      for row in image.leafRows(page, overflow: &overflow)?.rows ?? [] where seen.insert(row.rowid).inserted {
+        try body(row.rowid, row.values)
+      }
+    }
+    for (rowid, values) in table.adopted.sorted(by: { $0.key < $1.key }) where !seen.contains(rowid) {
+      try body(rowid, values)
+    }
+  }
+
+  /// The rows of a small table (Core Data's own: metadata, model cache, primary keys), held.
+  func rows(of table: Table) -> [(Int64, [SQLiteFileImage.Value])] {
+    var rows: [(Int64, [SQLiteFileImage.Value])] = []
+    forEachRow(of: table) { rows.append(($0, $1)) }
+    return rows
+  }
   /// Pages of tables that could not be read.
   package var unreadablePages: Int { tables.values.reduce(0) { $0 + $1.unreadablePages } }
   /// Whether anything the file held is known not to have been read.
@@ -90,6 +121,7 @@ extension SalvageRead {
 
   /// Reads what `image` still holds (see ``init(url:model:)``).
   package init(image: SQLiteFileImage, model: ObjectModel?) {
+    self.image = image
     pageCount = image.pageCount
     headerIntact = image.headerIntact
     walFramesApplied = image.walFramesApplied
@@ -97,14 +129,15 @@ extension SalvageRead {
     let free = claimed
     // The schema: sqlite_master's tree from page 1, and rows of it on leaves no walk reaches (its
     // interior page damaged).
-    let master = image.scanTable(root: 1, avoid: free)
+    var masterRows: [SQLiteFileImage.Row] = []
+    let master = image.scanTable(root: 1, avoid: free) { masterRows.append($0) }
     claimed.formUnion(master.pages)
     claimed.formUnion(master.overflow)
     var overflow = Set<Int>()
     let orphanSchemaRows = image.orphanLeaves(excluding: claimed).flatMap { number in
       image.leafRows(number, overflow: &overflow)?.rows.filter(Self.isSchemaRow) ?? []
     }
-    let roots = readSchema(master.rows + orphanSchemaRows)
+    let roots = readSchema(masterRows + orphanSchemaRows)
     schemaFound = !tables.isEmpty
     if !schemaFound, let model {
       for table in StoreSchema(model: model).tables {
@@ -114,18 +147,26 @@ extension SalvageRead {
     }
     // Each table's tree.
     for (name, root) in roots.sorted(by: { $0.value < $1.value }) {
-      let scan = image.scanTable(root: root, avoid: free)
+      guard var table = tables[name] else { continue }
+      let isEntityTable = table.columns.dropFirst().first == "Z_ENT"
+      let scan = image.scanTable(root: root, avoid: free) { row in
+        table.rowids.insert(row.rowid)
+        if isEntityTable, row.values.count > 1, case .integer(let number) = row.values[1] {
+          table.entityNumbers.insert(number)
+        }
+      }
       claimed.formUnion(scan.pages)
       claimed.formUnion(scan.overflow)
-      tables[name]?.unreadablePages = scan.unreadable.subtracting(free).count
-      tables[name]?.badCells = scan.badCells
-      tables[name]?.lostRanges = scan.lostRanges
-      for row in scan.rows where tables[name]?.rows[row.rowid] == nil { tables[name]?.rows[row.rowid] = row.values }
+      table.leaves = scan.leaves
+      table.unreadablePages = scan.unreadable.subtracting(free).count
+      table.badCells = scan.badCells
+      table.lostRanges = scan.lostRanges
+      tables[name] = table
     }
     adoptOrphans(image, claimed: claimed, model: model)
     if !schemaFound, let model { orderColumnsByFit(model) }
-    metadata = Self.metadata(in: tables["Z_METADATA"])
-    cachedModel = Self.cachedModel(in: tables["Z_MODELCACHE"])
+    metadata = metadata(in: tables["Z_METADATA"])
+    cachedModel = cachedModel(in: tables["Z_MODELCACHE"])
   }
 
   /// Whether a row is one of sqlite_master's (`type, name, tbl_name, rootpage, sql`).
@@ -186,7 +227,7 @@ extension SalvageRead {
       }
     }
     for table in schema.tables {
-      guard let rows = tables[table.name]?.rows.values, !rows.isEmpty else { continue }
+      guard let rows = tables[table.name]?.adopted.values, !rows.isEmpty else { continue }
       let fixed = table.columns.prefix { ["Z_PK", "Z_ENT", "Z_OPT"].contains($0.name) }
       let rest = table.columns.dropFirst(fixed.count)
       let grouped =
@@ -234,10 +275,8 @@ extension SalvageRead {
     var overflow = Set<Int>()
     let orphans = image.orphanLeaves(excluding: claimed)
     var entityTables: [Int64: String] = [:]
-    for table in tables.values where table.columns.dropFirst().first == "Z_ENT" {
-      for values in table.rows.values where values.count > 1 {
-        if case .integer(let number) = values[1] { entityTables[number] = table.name }
-      }
+    for table in tables.values {
+      for number in table.entityNumbers { entityTables[number] = table.name }
     }
     for (number, name) in entityNames() {
       for table in ["Z" + name.uppercased(), "A" + name.uppercased()] where tables[table] != nil {
@@ -255,8 +294,8 @@ extension SalvageRead {
           unassigned.append(row)
           continue
         }
-        if tables[table]?.rows[row.rowid] == nil {
-          tables[table]?.rows[row.rowid] = row.values
+        if tables[table]?.rowids.insert(row.rowid).inserted == true {
+          tables[table]?.adopted[row.rowid] = row.values
           tables[table]?.fromOrphanLeaves += 1
         }
       }
@@ -267,7 +306,7 @@ extension SalvageRead {
   private func entityNames() -> [Int64: String] {
     guard let table = tables["Z_PRIMARYKEY"], let name = table.columns.firstIndex(of: "Z_NAME") else { return [:] }
     var names: [Int64: String] = [:]
-    for (rowid, values) in table.rows where name < values.count {
+    for (rowid, values) in rows(of: table) where name < values.count {
       if case .text(let text) = values[name] { names[rowid] = text }
     }
     return names
@@ -310,11 +349,11 @@ extension SalvageRead {
     }
   }
 
-  private static func metadata(in table: Table?) -> StoreMetadata? {
+  private func metadata(in table: Table?) -> StoreMetadata? {
     guard let table, let uuidColumn = table.columns.firstIndex(of: "Z_UUID"),
       let plistColumn = table.columns.firstIndex(of: "Z_PLIST")
     else { return nil }
-    for values in table.rows.sorted(by: { $0.key < $1.key }).map(\.value) where plistColumn < values.count {
+    for values in rows(of: table).map(\.1) where plistColumn < values.count {
       guard case .blob(let bytes) = values[plistColumn], let plist = try? PropertyListValue(decoding: bytes) else {
         continue
       }
@@ -324,9 +363,9 @@ extension SalvageRead {
     return nil
   }
 
-  private static func cachedModel(in table: Table?) -> ObjectModel? {
+  private func cachedModel(in table: Table?) -> ObjectModel? {
     guard let table, let column = table.columns.firstIndex(of: "Z_CONTENT") else { return nil }
-    for values in table.rows.values where column < values.count {
+    for values in rows(of: table).map(\.1) where column < values.count {
       if case .blob(let bytes) = values[column], let model = try? ModelCache.model(fromCompressed: bytes) {
         return model
       }

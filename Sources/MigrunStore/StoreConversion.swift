@@ -1,5 +1,6 @@
 import Foundation
 import MigrunModel
+import PropertyList
 
 /// A store's objects carried into a store of another type — Core Data's
 /// `migratePersistentStore(_:to:options:type:)`: every object, value and link, the metadata carried
@@ -46,27 +47,35 @@ package enum StoreConversion {
     return dropped
   }
 
-  /// Transformable attributes of a custom value transformer (not Foundation's unarchiving ones)
-  /// that hold values, with the transformer's name and how many: a binary store keeps such a value
-  /// itself, the other types the transformer's data, and only the app can turn one into the other.
-  package static func customTransformerValues(in objects: [StoredObject], model: ObjectModel) -> [(
-    attribute: String, transformer: String, count: Int
-  )] {
-    var found: [String: (String, Int)] = [:]
+  /// Transformable attributes holding values `test` picks (given the attribute and the value's
+  /// data), named at the entity that declares them, with their transformer and how many values.
+  package static func transformableValues(
+    in objects: [StoredObject], model: ObjectModel, where test: (Attribute, [UInt8]) -> Bool
+  ) -> [(attribute: String, transformer: String?, count: Int)] {
+    var found: [String: (String?, Int)] = [:]
     for object in objects {
       guard let entity = model.entity(named: object.id.entity) else { continue }
       for attribute in model.attributes(of: entity) where attribute.type == .transformable {
-        guard let name = attribute.valueTransformerName, !name.contains("UnarchiveFromData"),
-          let value = object.attributes[attribute.name], value != .null
-        else { continue }
+        guard case .data(let bytes)? = object.attributes[attribute.name], test(attribute, bytes) else { continue }
         // Named at the entity that declares it (the one --drop takes for all its subentities).
         let owner = ([entity] + model.ancestors(of: entity)).last {
           $0.attributes.contains { $0.name == attribute.name }
         }
-        found["\((owner ?? entity).name).\(attribute.name)", default: (name, 0)].1 += 1
+        found["\((owner ?? entity).name).\(attribute.name)", default: (attribute.valueTransformerName, 0)].1 += 1
       }
     }
     return found.sorted { $0.key < $1.key }.map { ($0.key, $0.value.0, $0.value.1) }
+  }
+
+  /// Whether a transformable's data is a keyed archive (what Foundation's unarchiving transformers,
+  /// and those built on them, make).
+  package static func isKeyedArchive(_ bytes: [UInt8]) -> Bool {
+    (try? PropertyListValue(decoding: bytes))?["$archiver"]?.stringValue == "NSKeyedArchiver"
+  }
+
+  /// Whether a transformer is one of Foundation's unarchiving ones (or none: the default).
+  package static func isUnarchiving(_ transformer: String?) -> Bool {
+    transformer.map { $0.contains("UnarchiveFromData") } ?? true
   }
 
   /// The metadata and every object of the store at `url` (any type), as `model` has them.

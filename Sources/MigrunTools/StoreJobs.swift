@@ -198,14 +198,26 @@ package struct CopyJob {
     let version = try self.version(of: url, source)
     var (metadata, objects) = try StoreConversion.read(url, model: version)
     let dropped = try StoreConversion.dropValues(of: drop, from: &objects, model: version)
-    if source == .binary || target == .binary,
-      let (attribute, transformer, count) = StoreConversion.customTransformerValues(in: objects, model: version).first
+    // A binary store keeps a transformable's value itself, the other types the transformer's data:
+    // data that is no keyed archive (a custom transformer's own form) only the app can turn into
+    // the value — refused by name; the other way, a custom transformer's values are written as keyed
+    // archives — said.
+    if target == .binary,
+      let (attribute, transformer, count) = StoreConversion.transformableValues(
+        in: objects, model: version, where: { _, bytes in !StoreConversion.isKeyedArchive(bytes) }
+      ).first
     {
       throw ToolError(
-        message: "\(attribute): \(count) values of a custom value transformer (\(transformer)): a binary store keeps "
-          + "the value itself, the other types the transformer's data, and only the app can turn one into the other; "
+        message:
+          "\(attribute): \(count) values are data of the custom value transformer \(transformer ?? "?"), no keyed "
+          + "archive: a binary store keeps the value itself, which only the app can make from that data; "
           + "--drop \(attribute) leaves them out on purpose")
     }
+    let archivedForCustom =
+      source == .binary
+      ? StoreConversion.transformableValues(in: objects, model: version) { attribute, _ in
+        !StoreConversion.isUnarchiving(attribute.valueTransformerName)
+      } : []
     let destination = URL(fileURLWithPath: out)
     var written: StoreConversion.Outcome?
     try writeNewStore(at: out, label: "copy") { working in
@@ -216,6 +228,12 @@ package struct CopyJob {
       of: outcome, from: url, source, version: version, to: destination, target, uuid: metadata.uuid)
     for (attribute, count) in dropped.sorted(by: { $0.key < $1.key }) {
       output.say("  dropped on purpose (--drop): \(attribute) — \(count) value\(count == 1 ? "" : "s")")
+    }
+    for (attribute, transformer, count) in archivedForCustom {
+      output.say(
+        "  \(attribute): \(count) values written as keyed archives of the objects the binary store holds; if "
+          + "\(transformer ?? "its transformer") writes another form, the app will not read them (--drop \(attribute) "
+          + "leaves them out)")
     }
     return output
   }

@@ -210,9 +210,9 @@ import Testing
     }
   }
 
-  /// A custom transformer's values (Moody's `colors`, `ColorsTransformer`) cannot cross into or out
-  /// of a binary store: refused by name before anything is written, with the option that leaves
-  /// them out on purpose, which the copy then reports.
+  /// A custom transformer's own data (Moody's `colors`, `ColorsTransformer`: no keyed archive)
+  /// cannot go into a binary store, which keeps values: refused by name before anything is written,
+  /// with the option that leaves them out on purpose, which the copy then reports.
   @Test func aCustomTransformersValuesAreRefusedByNameOrDroppedOnPurpose() throws {
     let folder = try TemporaryDirectory()
     let sqlite = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)

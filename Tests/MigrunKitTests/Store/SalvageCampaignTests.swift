@@ -40,12 +40,13 @@ import Testing
         }
         guard type == "table", !name.hasPrefix("sqlite_") else { continue }
         layout.roots[name] = root
-        let scan = image.scanTable(root: root)
+        var rows: [SQLiteFileImage.Row] = []
+        let scan = image.scanTable(root: root) { rows.append($0) }
         #expect(scan.unreadable.isEmpty && scan.badCells == 0, "\(url.lastPathComponent) \(name)")
         let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(name)") ?? -1
-        #expect(scan.rows.count == count, "the page reader finds every row of \(name): \(scan.rows.count) of \(count)")
+        #expect(rows.count == count, "the page reader finds every row of \(name): \(rows.count) of \(count)")
         layout.rows[name] = Dictionary(
-          scan.rows.map { ($0.rowid, ($0.page, $0.overflow)) }, uniquingKeysWith: { first, _ in first })
+          rows.map { ($0.rowid, ($0.page, $0.overflow)) }, uniquingKeysWith: { first, _ in first })
         if !joinTables.contains(name), !["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"].contains(name) {
           layout.keyedTables.insert(name)
         }
