@@ -56,7 +56,8 @@ package struct SQLiteFileImage: Sendable {
   package init(url: URL) throws {
     let main: [UInt8]
     do {
-      main = Array(try Data(contentsOf: url))
+      // Mapped, then copied once into the bytes the pages are read from.
+      main = Array(try Data(contentsOf: url, options: .alwaysMapped))
     } catch {
       throw StoreError(.io, file: url.path, reason: "cannot read the file (\(error.localizedDescription))")
     }

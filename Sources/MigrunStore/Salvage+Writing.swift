@@ -144,9 +144,10 @@ package enum Salvage {
         } setAside: { count in
           report.setAside[target.name] = count
         }
-      } else if let sql = table.sql, !name.hasPrefix("SQLITE_") {
+      } else if let sql = table.sql, !name.hasPrefix("SQLITE_"), try !db.tableExists(table.name) {
         // A table of the store's own (history, an app's): made as it was, its rows as they were.
-        if try !db.tableExists(table.name) { try db.execute(sql: sql) }
+        // One the new store already has (an R-tree's shadow tables) is derived from the rows.
+        try db.execute(sql: sql)
         let existing = Set(try db.columns(in: table.name).map(\.name))
         report.otherTables[table.name] =
           try insert(

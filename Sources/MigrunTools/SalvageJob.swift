@@ -29,8 +29,8 @@ package struct SalvageJob {
       throw ToolError(message: "\(store) is a \(type.label) store: salvage reads SQLite stores")
     }
     let bundle = try modelOrProject(model).map { try loadModel(URL(fileURLWithPath: $0)) }
-    let first = try SalvageRead(url: url, model: nil)
-    let version = try Salvage.version(of: url, first: first, bundle: bundle)
+    // The first look (no model) is let go before the file is read again with the version.
+    let version = try Salvage.version(of: url, first: try SalvageRead(url: url, model: nil), bundle: bundle)
     let read = try SalvageRead(url: url, model: version)
     var written: SalvageReport?
     try writeNewStore(at: out, label: "salvage") { working in
