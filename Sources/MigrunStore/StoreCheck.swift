@@ -98,12 +98,13 @@ package enum StoreCheck {
       return [Finding(kind: "store-unreadable", message: "\(error)")]
     }
     var found: [Finding] = []
-    if store.nextKey > 0 && store.nextKey <= store.largestKey {
+    // Whether the file records the next key or the last one given is not confirmed by a real file
+    // (migrun writes the next): only a key below the largest is damage either way.
+    if store.nextKey > 0 && store.nextKey < store.largestKey {
       found.append(
         Finding(
           kind: "primary-key-behind",
-          message:
-            "the next key the store would give, \(store.nextKey), is not above its largest key \(store.largestKey)"))
+          message: "the store's next key, \(store.nextKey), is below its largest key \(store.largestKey)"))
     }
     guard let bundle else {
       found.append(

@@ -65,7 +65,8 @@ struct AtomicStoreInput {
 
 /// An XML or binary store worked on as a SQLite store: Core Data reads such a store whole and
 /// migrates it in memory; migrun writes its objects to a SQLite working store in a scratch folder
-/// beside it (`.NAME.migrun-atomic`), so that plans, steps, Lua policies, stages, counts and checks
+/// beside it (`.NAME.migrun-atomic-PID`: one per process, so that a `status` never touches a
+/// migration's), so that plans, steps, Lua policies, stages, counts and checks
 /// are the ones every SQLite store gets. ``writeBack(_:keepBackup:)`` writes the result in the
 /// store's own type, reads it back, compares every object and swaps it in with the `~` backup; the
 /// original is only read. Memory stays proportional to the store (its objects, read once).
@@ -84,7 +85,8 @@ final class AtomicStoreWork {
     original = url
     type = input.store.type
     state = StoreFiles.State(of: url)
-    folder = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).migrun-atomic")
+    folder = url.deletingLastPathComponent().appendingPathComponent(
+      ".\(url.lastPathComponent).migrun-atomic-\(ProcessInfo.processInfo.processIdentifier)")
     try? FileManager.default.removeItem(at: folder)
     do {
       try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

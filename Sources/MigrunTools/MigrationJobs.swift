@@ -141,6 +141,9 @@ package struct MigrationJobs {
     _ store: URL, options: StoreMigrator.Options, progress: ((MigrationProgress) -> Void)?,
     willStart: ((MigrationPlan) -> Void)?
   ) throws -> MigrationOutcome {
+    // One migration of the store at a time (the SQLite working copy's own lock is its alone).
+    let lock = try MigrationLock(store: store, wait: options.wait)
+    defer { lock.release() }
     let work = try AtomicStoreWork(store, bundle: bundle, for: "migrate")
     defer { work.discard() }
     let plan = try sqlitePlan(for: work.sqlite)

@@ -195,4 +195,18 @@ import Testing
     let again2 = try MigrunProcess.run(["copy", copy.path, folder.url.appendingPathComponent("again.sqlite").path])
     #expect(again2.status == 1 && again2.stderr.contains("is already a SQLite store"), "\(again2.stderr)")
   }
+
+  /// `check` of an XML store: clean as written; a next id below the largest is named.
+  @Test func checkNamesANextIDBelowTheLargest() throws {
+    let folder = try TemporaryDirectory()
+    let (store, model) = try Self.write(folder)
+    let clean = try MigrunProcess.run(["check", store.path, "--model", model.path])
+    #expect(clean.status == 0 && clean.stdout.contains("clean"), "\(clean.stdout)")
+    let other = try TemporaryDirectory()
+    let (behind, _) = try Self.write(other) {
+      $0.replacingOccurrences(of: "<nextObjectID>106</nextObjectID>", with: "<nextObjectID>50</nextObjectID>")
+    }
+    let check = try MigrunProcess.run(["check", behind.path, "--model", model.path])
+    #expect(check.status == 1 && check.stdout.contains("primary-key-behind"), "\(check.stdout)")
+  }
 }
