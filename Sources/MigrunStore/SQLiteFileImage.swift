@@ -44,7 +44,9 @@ package struct SQLiteFileImage: Sendable {
   /// Frames of the write-ahead log applied (its committed frames up to the first that does not
   /// check: a torn last frame is left out, as SQLite leaves it out).
   package let walFramesApplied: Int
-  private let bytes: [UInt8]
+  /// The main file: mapped from disk (its pages are copied out as they are read, so memory follows
+  /// the pages being worked on, not the file's size).
+  private let bytes: Data
   /// Page number → the page's bytes from the write-ahead log (newer than the main file's).
   private let walPages: [Int: [UInt8]]
 
@@ -54,25 +56,28 @@ package struct SQLiteFileImage: Sendable {
 
   /// Reads the database at `url` (and its `-wal`, when there is one) — both only read.
   package init(url: URL) throws {
-    let main: [UInt8]
+    let main: Data
     do {
-      // Mapped, then copied once into the bytes the pages are read from.
-      main = Array(try Data(contentsOf: url, options: .alwaysMapped))
+      main = try Data(contentsOf: url, options: .alwaysMapped)
     } catch {
       throw StoreError(.io, file: url.path, reason: "cannot read the file (\(error.localizedDescription))")
     }
     let wal = (try? Data(contentsOf: URL(fileURLWithPath: url.path + "-wal"))).map { Array($0) } ?? []
-    self.init(bytes: main, wal: wal)
+    self.init(data: main, wal: wal)
   }
 
   package init(bytes: [UInt8], wal: [UInt8] = []) {
+    self.init(data: Data(bytes), wal: wal)
+  }
+
+  init(data bytes: Data, wal: [UInt8]) {
     self.bytes = bytes
     let declared = Self.declaredPageSize(bytes)
     let walSize = wal.count >= 32 ? Int(Self.bigEndian(wal, 8, 4)) : 0
     let size = declared ?? (Self.validPageSize(walSize) ? walSize : Self.guessPageSize(bytes))
     pageSize = size
     headerIntact = declared != nil
-    let reserved = declared != nil && bytes.count > 20 ? Int(bytes[20]) : 0
+    let reserved = declared != nil && bytes.count > 20 ? Int(bytes[bytes.startIndex + 20]) : 0
     usableSize = max(480, size - reserved)
     (walPages, walFramesApplied) = Self.committedFrames(wal, pageSize: size)
   }
@@ -83,26 +88,31 @@ package struct SQLiteFileImage: Sendable {
     guard number >= 1 else { return nil }
     let start = (number - 1) * pageSize
     guard start + pageSize <= bytes.count else { return nil }
-    return bytes[start..<start + pageSize]
+    return Array(bytes[bytes.startIndex + start..<bytes.startIndex + start + pageSize])[...]
   }
 
   /// The kind of page `number` by its b-tree header byte; nil for any other page.
   package func kind(of number: Int) -> PageKind? {
-    guard let page = page(number) else { return nil }
-    return PageKind(rawValue: page[page.startIndex + (number == 1 ? 100 : 0)])
+    let offset = number == 1 ? 100 : 0
+    if let page = walPages[number] { return PageKind(rawValue: page[offset]) }
+    let start = (number - 1) * pageSize
+    guard number >= 1, start + pageSize <= bytes.count else { return nil }
+    return PageKind(rawValue: bytes[bytes.startIndex + start + offset])
   }
 
   // MARK: - Header and log
 
-  static func bigEndian(_ bytes: [UInt8], _ at: Int, _ count: Int) -> UInt64 {
+  static func bigEndian<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, _ at: Int, _ count: Int) -> UInt64
+  where Bytes.Index == Int {
     guard at >= 0, at + count <= bytes.count else { return 0 }
-    return bytes[at..<at + count].reduce(0) { $0 << 8 | UInt64($1) }
+    let start = bytes.startIndex + at
+    return bytes[start..<start + count].reduce(0) { $0 << 8 | UInt64($1) }
   }
 
   static func validPageSize(_ size: Int) -> Bool { size >= 512 && size <= 65536 && size & (size - 1) == 0 }
 
   /// The page size the header declares, when the header is SQLite's.
-  static func declaredPageSize(_ bytes: [UInt8]) -> Int? {
+  static func declaredPageSize(_ bytes: Data) -> Int? {
     guard bytes.count >= 100, bytes.starts(with: Array("SQLite format 3\0".utf8)) else { return nil }
     let raw = Int(bigEndian(bytes, 16, 2))
     let size = raw == 1 ? 65536 : raw
@@ -113,14 +123,14 @@ package struct SQLiteFileImage: Sendable {
   /// every multiple of the true size looks as good (its pages start where true pages do), half of
   /// it does not (every other page starts mid-page) — so the smallest size nearly as good as the
   /// best is taken.
-  static func guessPageSize(_ bytes: [UInt8]) -> Int {
+  static func guessPageSize(_ bytes: Data) -> Int {
     var ratios: [(size: Int, ratio: Double)] = []
     for size in [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536] where bytes.count >= 2 * size {
       let pages = bytes.count / size
       var score = 0
       for number in 2...pages {
         let start = (number - 1) * size
-        guard [2, 5, 10, 13].contains(bytes[start]) else { continue }
+        guard [2, 5, 10, 13].contains(bytes[bytes.startIndex + start]) else { continue }
         let cells = Int(bigEndian(bytes, start + 3, 2))
         let content = Int(bigEndian(bytes, start + 5, 2))
         if cells < size / 4 && content <= size { score += 1 }
