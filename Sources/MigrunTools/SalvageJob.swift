@@ -29,9 +29,7 @@ package struct SalvageJob {
       throw ToolError(message: "\(store) is a \(type.label) store: salvage reads SQLite stores")
     }
     let bundle = try modelOrProject(model).map { try loadModel(URL(fileURLWithPath: $0)) }
-    // The first look (no model) is let go before the file is read again with the version.
-    let version = try Salvage.version(of: url, first: try SalvageRead(url: url, model: nil), bundle: bundle)
-    let read = try SalvageRead(url: url, model: version)
+    let (version, read) = try Self.read(url, bundle: bundle)
     var written: SalvageReport?
     try writeNewStore(at: out, label: "salvage") { working in
       written = try Salvage.write(read, model: version, to: working, options: options)
@@ -46,6 +44,16 @@ package struct SalvageJob {
     }
     if report.lost { output.status = 1 }
     return output
+  }
+
+  /// The version and what the file holds: a first look without a model finds the version; the file
+  /// is read again with it only when that look left rows it could not place (the version's entity
+  /// numbers or, the schema lost, its tables place them).
+  static func read(_ url: URL, bundle: ModelBundle?) throws -> (ObjectModel, SalvageRead) {
+    let first = try SalvageRead(url: url, model: nil)
+    let version = try Salvage.version(of: url, first: first, bundle: bundle)
+    if first.schemaFound && first.unassigned.isEmpty { return (version, first) }
+    return (version, try SalvageRead(url: url, model: version))
   }
 
   /// The report as text: what was written, per entity; the repairs; what was lost.
