@@ -198,26 +198,7 @@ package struct CopyJob {
     let version = try self.version(of: url, source)
     var (metadata, objects) = try StoreConversion.read(url, model: version)
     let dropped = try StoreConversion.dropValues(of: drop, from: &objects, model: version)
-    // A binary store keeps a transformable's value itself, the other types the transformer's data:
-    // data that is no keyed archive (a custom transformer's own form) only the app can turn into
-    // the value — refused by name; the other way, a custom transformer's values are written as keyed
-    // archives — said.
-    if target == .binary,
-      let (attribute, transformer, count) = StoreConversion.transformableValues(
-        in: objects, model: version, where: { _, bytes in !StoreConversion.isKeyedArchive(bytes) }
-      ).first
-    {
-      throw ToolError(
-        message:
-          "\(attribute): \(count) values are data of the custom value transformer \(transformer ?? "?"), no keyed "
-          + "archive: a binary store keeps the value itself, which only the app can make from that data; "
-          + "--drop \(attribute) leaves them out on purpose")
-    }
-    let archivedForCustom =
-      source == .binary
-      ? StoreConversion.transformableValues(in: objects, model: version) { attribute, _ in
-        !StoreConversion.isUnarchiving(attribute.valueTransformerName)
-      } : []
+    let archivedForCustom = try Self.transformables(objects, version, from: source, to: target)
     let destination = URL(fileURLWithPath: out)
     var written: StoreConversion.Outcome?
     try writeNewStore(at: out, label: "copy") { working in
@@ -236,6 +217,30 @@ package struct CopyJob {
           + "leaves them out)")
     }
     return output
+  }
+
+  /// A binary store keeps a transformable's value itself, the other types the transformer's data:
+  /// data that is no keyed archive (a custom transformer's own form) only the app can turn into the
+  /// value — refused by name, with the option that leaves it out; the other way, the attributes of
+  /// a custom transformer whose values will be written as keyed archives (said by the caller).
+  static func transformables(
+    _ objects: [StoredObject], _ version: ObjectModel, from source: StoreType, to target: StoreType
+  ) throws -> [(attribute: String, transformer: String?, count: Int)] {
+    if target == .binary,
+      let (attribute, transformer, count) = StoreConversion.transformableValues(
+        in: objects, model: version, where: { _, bytes in !StoreConversion.isKeyedArchive(bytes) }
+      ).first
+    {
+      throw ToolError(
+        message:
+          "\(attribute): \(count) values are data of the custom value transformer \(transformer ?? "?"), no keyed "
+          + "archive: a binary store keeps the value itself, which only the app can make from that data; "
+          + "--drop \(attribute) leaves them out on purpose")
+    }
+    guard source == .binary else { return [] }
+    return StoreConversion.transformableValues(in: objects, model: version) { attribute, _ in
+      !StoreConversion.isUnarchiving(attribute.valueTransformerName)
+    }
   }
 
   /// What a copy wrote: objects per entity, the UUID kept, and what changed on the way (keys,
