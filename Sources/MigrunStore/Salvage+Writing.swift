@@ -63,7 +63,8 @@ package enum Salvage {
   /// every row into its table, then the repairs — rows of no entity of their table set aside, keys
   /// naming no object cleared, join rows whose ends are gone removed, `Z_MAX` raised to the largest key.
   package static func write(
-    _ read: SalvageRead, model: ObjectModel, to target: URL, options: Options = Options()
+    _ read: SalvageRead, model: ObjectModel, to target: URL, options: Options = Options(),
+    externalDataOf original: URL? = nil
   ) throws -> SalvageReport {
     var report = SalvageReport(version: model.versionName ?? "the store's own model (Z_MODELCACHE)")
     report.unreadablePages = read.unreadablePages
@@ -87,6 +88,9 @@ package enum Salvage {
       try repair(schema, read: read, db: db, options: options, report: &report)
     }
     try queue.close()
+    // External binary data: the original's files linked for the new store (references kept), before
+    // the check that says what remains.
+    if let original { try StoreFiles.keepSupportFolder(of: original, as: target) }
     report.remaining = try StoreCheck.findings(of: target).filter { !$0.isNote }.map(\.description)
     return report
   }

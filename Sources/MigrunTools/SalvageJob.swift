@@ -31,12 +31,24 @@ package struct SalvageJob {
     let bundle = try modelOrProject(model).map { try loadModel(URL(fileURLWithPath: $0)) }
     let (version, read) = try Self.read(url, bundle: bundle)
     var written: SalvageReport?
-    try writeNewStore(at: out, label: "salvage") { working in
-      written = try Salvage.write(read, model: version, to: working, options: options)
+    var support: URL?
+    do {
+      try writeNewStore(at: out, label: "salvage") { working in
+        support = ExternalData.supportFolder(of: working)
+        written = try Salvage.write(read, model: version, to: working, options: options, externalDataOf: url)
+      }
+    } catch {
+      if let support { try? FileManager.default.removeItem(at: support) }
+      throw error
     }
     guard let report = written else { return output }
-    // External binary data: the files the store refers to, linked for the new store (references kept).
-    try StoreFiles.keepSupportFolder(of: url, as: URL(fileURLWithPath: out))
+    // The working file's support folder (external data, linked) follows it to its name.
+    if let support, FileManager.default.fileExists(atPath: support.path) {
+      let final = ExternalData.supportFolder(of: URL(fileURLWithPath: out))
+      guard rename(support.path, final.path) == 0 else {
+        throw ToolError(message: "\(final.path): cannot move the external data folder into place")
+      }
+    }
     if json {
       try output.emit("salvage", encoding: SalvageJSON(store: store, out: out, report: report))
     } else {
