@@ -20,6 +20,9 @@ package struct SalvageReport: Sendable, Encodable {
   package var otherTables: [String: Int] = [:]
   /// Rows whose `Z_ENT` names no entity of their table, set aside in `MIGRUN_SALVAGED_<TABLE>`.
   package var setAside: [String: Int] = [:]
+  /// Values in columns the model version's tables lack (a store laid out otherwise), by
+  /// `TABLE.COLUMN`: not written, counted as lost.
+  package var valuesLeft: [String: Int] = [:]
   /// Rows on leaves no tree leads to that fit no table (their table's definition lost), set aside
   /// in `MIGRUN_SALVAGED_ROWS` with their rowid and page.
   package var rowsOfNoTable = 0
@@ -44,7 +47,7 @@ package struct SalvageReport: Sendable, Encodable {
 
   /// Whether anything the damaged file held is known not to be in the new store.
   package var lost: Bool {
-    unreadablePages > 0 || badCells > 0 || unassignedRows > 0 || !metadataFromStore
+    unreadablePages > 0 || badCells > 0 || unassignedRows > 0 || !metadataFromStore || !valuesLeft.isEmpty
       || entities.values.contains { $0.missing > 0 }
   }
 }
@@ -147,6 +150,8 @@ package enum Salvage {
           return true
         } setAside: { count in
           report.setAside[target.name] = count
+        } valuesLeft: { place, count in
+          report.valuesLeft[place, default: 0] += count
         }
       } else if let sql = table.sql, !name.hasPrefix("SQLITE_"), try !db.tableExists(table.name) {
         // A table of the store's own (history, an app's): made as it was, its rows as they were.
@@ -155,7 +160,8 @@ package enum Salvage {
         let existing = Set(try db.columns(in: table.name).map(\.name))
         report.otherTables[table.name] =
           try insert(
-            table, of: read, into: table.name, columns: existing, db: db, accept: { _ in true }, setAside: { _ in })
+            table, of: read, into: table.name, columns: existing, db: db, accept: { _ in true }, setAside: { _ in },
+            valuesLeft: { place, count in report.valuesLeft[place, default: 0] += count })
         for index in read.indexes where index.table == table.name {
           try db.execute(sql: index.sql.replacingOccurrences(of: "CREATE INDEX ", with: "CREATE INDEX IF NOT EXISTS "))
         }
@@ -168,11 +174,16 @@ package enum Salvage {
   @discardableResult
   private static func insert(
     _ table: SalvageRead.Table, of read: SalvageRead, into target: String, columns: Set<String>, db: Database,
-    accept: ([String: SQLiteFileImage.Value]) -> Bool, setAside: (Int) -> Void
+    accept: ([String: SQLiteFileImage.Value]) -> Bool, setAside: (Int) -> Void,
+    valuesLeft: (String, Int) -> Void
   ) throws -> Int {
     let rowidColumn = table.rowidColumn
     let kept = table.columns.filter { columns.contains($0) }
-    guard !kept.isEmpty else { return 0 }
+    let left = table.columns.filter { !columns.contains($0) && $0 != rowidColumn }
+    guard !kept.isEmpty else {
+      valuesLeft("\(table.name) (no column the table has)", table.rowids.count)
+      return 0
+    }
     let statement = try db.cachedStatement(
       sql:
         "INSERT OR IGNORE INTO \(target) (\(kept.joined(separator: ", "))) VALUES (\(kept.map { _ in "?" }.joined(separator: ", ")))"
@@ -187,6 +198,9 @@ package enum Salvage {
       guard accept(named) else {
         refused.append((rowid, values))
         return
+      }
+      for column in left where named[column] != nil && named[column] != .null {
+        valuesLeft("\(table.name).\(column)", 1)
       }
       try statement.execute(arguments: StatementArguments(kept.map { databaseValue(named[$0] ?? .null) }))
       // A row a uniqueness constraint refuses (two rows claiming one value) is set aside too.

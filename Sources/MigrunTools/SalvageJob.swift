@@ -140,6 +140,9 @@ extension SalvageJob {
     let missing = report.entities.values.reduce(0) { $0 + $1.missing }
     if missing > 0 { lost.append("\(missing) objects named by others") }
     if !report.metadataFromStore { lost.append("the metadata") }
+    for (place, count) in report.valuesLeft.sorted(by: { $0.key < $1.key }) {
+      lost.append("\(count) values of \(place), which the model version's tables lack")
+    }
     return lost
   }
 }

@@ -314,4 +314,20 @@ import Testing
     #expect(!report.lost && report.remaining.isEmpty && report.otherTables.isEmpty, "\(report)")
     #expect(try FetchIndexTests.rtree(out) == before && before.count == 3)
   }
+
+  /// A column the model version's table lacks (added behind Core Data's back): its values cannot be
+  /// written, and the report counts them as lost instead of passing over them.
+  @Test func valuesOfAColumnTheVersionLacksAreCountedLost() throws {
+    let folder = try TemporaryDirectory()
+    let url = try copyOfFixture("coredataplus-samplemodels/SampleModel2/Fixtures/SampleModel2_V1.sqlite", into: folder)
+    try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: url.path)
+    let model = try #require(try SQLiteStore.cachedModel(at: url))
+    try DatabaseQueue(path: url.path).write { db in
+      try db.execute(sql: "ALTER TABLE ZBOOK ADD COLUMN ZEXTRA VARCHAR")
+      try db.execute(sql: "UPDATE ZBOOK SET ZEXTRA = 'kept?' WHERE Z_PK <= 2")
+    }
+    let out = folder.url.appendingPathComponent("saved.sqlite")
+    let report = try Salvage.write(try SalvageRead(url: url, model: model), model: model, to: out)
+    #expect(report.valuesLeft == ["ZBOOK.ZEXTRA": 2] && report.lost, "\(report.valuesLeft)")
+  }
 }
