@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import MigrunModel
 import MigrunStore
 import TestSupport
@@ -232,5 +233,34 @@ import Testing
       Self.moodyModel, "--drop", "Mood.colour",
     ])
     #expect(unknown.status != 0 && unknown.stderr.contains("--drop Mood.colour"), "\(unknown.stderr)")
+  }
+
+  /// Apple's own mapping models (Moody's four `.xcmappingmodel` files, with the Lua policy for the
+  /// custom class they name) migrate a binary store as they migrate its SQLite copy: the same
+  /// per-mapping counts and objects, written back as a binary store.
+  @Test func aBinaryStoreMigratesThroughApplesMappingModels() throws {
+    let folder = try TemporaryDirectory()
+    let sqlite = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)
+    let binary = folder.url.appendingPathComponent("Moody.binary")
+    let copy = try Self.migrun([
+      "copy", sqlite.path, binary.path, "--type", "binary", "--model", Self.moodyModel, "--drop", "Mood.colors",
+    ])
+    #expect(copy.status == 0, "\(copy.stderr)")
+    // The SQLite store without the dropped values, so that both start from the same objects.
+    try DatabaseQueue(path: sqlite.path).write { db in try db.execute(sql: "UPDATE ZMOOD SET ZCOLORS = NULL") }
+    let mappings = Self.moody.appendingPathComponent("mappings").path
+    let options = ["--model", Self.moodyModel, "--policies", mappings, "--policies", Self.moodyPolicies]
+    let fromSQLite = try Self.migrun(["migrate", sqlite.path] + options)
+    let fromBinary = try Self.migrun(["migrate", binary.path] + options)
+    #expect(fromSQLite.status == 0 && fromBinary.status == 0, "\(fromSQLite.stderr)\(fromBinary.stderr)")
+    func counts(_ text: String) -> [Substring] {
+      text.split(separator: "\n").filter { $0.contains(" → ") && !$0.hasPrefix("Migrating") }
+    }
+    #expect(
+      !counts(fromBinary.stdout).isEmpty && counts(fromBinary.stdout) == counts(fromSQLite.stdout),
+      "\(fromBinary.stdout)")
+    #expect(StoreType.of(binary) == .binary)
+    let exports = try [sqlite, binary].map { try Self.migrun(["export", $0.path, "--model", Self.moodyModel]).stdout }
+    #expect(try Self.content(exports[0]) == Self.content(exports[1]))
   }
 }
