@@ -262,3 +262,18 @@ extension SQLiteStore {
     }
   }
 }
+
+extension SQLiteStore {
+  /// What the store holds beyond its model, by name — its own tables (history, CloudKit's, an
+  /// app's) with rows, and triggers and views on the model's tables: what a store of another type
+  /// (XML, binary) has no place for.
+  package func foreignObjectNames() throws -> [String] {
+    try read { db in
+      let found = try ForeignObjects.read(db, schema: schema)
+      let tables = try found.tables.filter { table in
+        try (Int.fetchOne(db, sql: "SELECT count(*) FROM \"\(table.name)\"") ?? 0) > 0
+      }
+      return tables.map(\.name) + found.others.map(\.name)
+    }
+  }
+}

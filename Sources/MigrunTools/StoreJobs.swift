@@ -196,8 +196,19 @@ package struct CopyJob {
         message: "\(store) is already a \(source.label) store: copy it as it is (cp), or migrate it")
     }
     let version = try self.version(of: url, source)
+    // What a SQLite store holds beyond its model (history, CloudKit's tables, an app's, triggers)
+    // an XML or binary store has no place for: refused by name unless dropped on purpose.
+    let foreign = source == .sqlite ? try SQLiteStore(url: url, model: version).foreignObjectNames() : []
+    let notDropped = foreign.filter { !drop.contains($0) }
+    guard notDropped.isEmpty else {
+      throw ToolError(
+        message: "\(store) holds what \(target == .xml ? "an XML" : "a binary") store has no place for: "
+          + "\(notDropped.joined(separator: ", ")); "
+          + notDropped.map { "--drop \($0)" }.joined(separator: " ") + " leaves it out on purpose")
+    }
     var (metadata, objects) = try StoreConversion.read(url, model: version)
-    let dropped = try StoreConversion.dropValues(of: drop, from: &objects, model: version)
+    let dropped = try StoreConversion.dropValues(
+      of: drop.filter { !foreign.contains($0) }, from: &objects, model: version)
     let archivedForCustom = try Self.transformables(objects, version, from: source, to: target)
     let destination = URL(fileURLWithPath: out)
     var written: StoreConversion.Outcome?
@@ -210,6 +221,7 @@ package struct CopyJob {
     for (attribute, count) in dropped.sorted(by: { $0.key < $1.key }) {
       output.say("  dropped on purpose (--drop): \(attribute) — \(count) value\(count == 1 ? "" : "s")")
     }
+    for name in foreign { output.say("  dropped on purpose (--drop): \(name)") }
     for (attribute, transformer, count) in archivedForCustom {
       output.say(
         "  \(attribute): \(count) values written as keyed archives of the objects the binary store holds; if "

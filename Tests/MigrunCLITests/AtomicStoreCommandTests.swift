@@ -263,4 +263,23 @@ import Testing
     let exports = try [sqlite, binary].map { try Self.migrun(["export", $0.path, "--model", Self.moodyModel]).stdout }
     #expect(try Self.content(exports[0]) == Self.content(exports[1]))
   }
+
+  /// What a SQLite store holds beyond its model (SampleModel2's persistent history) has no place in
+  /// an XML or binary store: refused by name before anything is written, left out with --drop.
+  @Test func aSQLiteStoresOwnTablesAreRefusedByNameOrDroppedOnPurpose() throws {
+    let folder = try TemporaryDirectory()
+    let sqlite = try copyOfFixture(
+      "coredataplus-samplemodels/SampleModel2/Fixtures/SampleModel2_V1.sqlite", into: folder)
+    let xml = folder.url.appendingPathComponent("Books.storedata")
+    let refused = try Self.migrun(["copy", sqlite.path, xml.path, "--type", "xml"])
+    #expect(
+      refused.status == 1 && refused.stderr.contains("ACHANGE, ATRANSACTION, ATRANSACTIONSTRING"), "\(refused.stderr)")
+    #expect(refused.stderr.contains("--drop ACHANGE") && !FileManager.default.fileExists(atPath: xml.path))
+    let dropped = try Self.migrun(
+      [
+        "copy", sqlite.path, xml.path, "--type", "xml", "--drop", "ACHANGE", "--drop", "ATRANSACTION", "--drop",
+        "ATRANSACTIONSTRING",
+      ])
+    #expect(dropped.status == 0 && dropped.stdout.contains("dropped on purpose (--drop): ACHANGE"), "\(dropped.stderr)")
+  }
 }

@@ -107,7 +107,9 @@ import Testing
     #expect(missing.status != 0 && missing.stderr.contains("no such file"), "\(missing.stderr)")
     let store = try copyOfFixture(Self.sampleStore, into: folder)
     let binary = folder.url.appendingPathComponent("s.binary")
-    #expect(try MigrunProcess.run(["copy", store.path, binary.path, "--type", "binary"]).status == 0)
+    // Its persistent history has no place in a binary store: left out on purpose.
+    let history = ["--drop", "ACHANGE", "--drop", "ATRANSACTION", "--drop", "ATRANSACTIONSTRING"]
+    #expect(try MigrunProcess.run(["copy", store.path, binary.path, "--type", "binary"] + history).status == 0)
     let refused = try MigrunProcess.run(["salvage", binary.path, "--out", folder.url.appendingPathComponent("y").path])
     #expect(refused.status != 0 && refused.stderr.contains("salvage reads SQLite stores"), "\(refused.stderr)")
   }
