@@ -184,6 +184,12 @@ package struct BinaryStoreFile: Sendable {
       }
     }
 
+    /// Whether the archived object at `reference` is `$null` or an `NSNull`.
+    func isNull(_ reference: UInt64) throws(StoreError) -> Bool {
+      if reference == 0 { return true }
+      return try className(reference) == "NSNull"
+    }
+
     func integer(_ reference: UInt64) throws(StoreError) -> Int64? {
       if case .integer(let number) = try object(reference) { return number }
       return nil
@@ -234,6 +240,13 @@ package struct BinaryStoreFile: Sendable {
           throw bad("object \(key) is an archived \(name ?? "value"), not an NSDictionaryMapNode")
         }
         let fields = try fields(nodeReference)
+        // A field this reader does not know would be passed over with whatever it holds: refused.
+        let known: Set<String> = [
+          "$class", "NSPrimaryKey64", "NSKey", "NSEntityName", "NSAttributeValues", "NSAttributes", "NSRelatedNodes",
+        ]
+        if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) {
+          throw bad("object \(key) has a field '\(unknown)' this reader does not know")
+        }
         if let own = fields["NSPrimaryKey64"]?.integerValue, own != key {
           throw bad("object \(key) says its key is \(own)")
         }
@@ -343,6 +356,17 @@ extension BinaryStoreFile {
     for attribute in slots { stored.attributes[attribute.name] = .null }
     var references: [(Attribute, UInt64)] = []
     if node.named.isEmpty {
+      // One slot per property: the attributes' first, NSNull in the relationships'. A slot past the
+      // attributes that holds a value, or fewer slots than attributes, means the property order is
+      // not the one this reader knows — an error naming the object, never a value misplaced.
+      var extraValue = false
+      for reference in node.slots.dropFirst(slots.count) where try !archived.isNull(reference) { extraValue = true }
+      guard node.slots.count >= slots.count || node.slots.isEmpty, !extraValue else {
+        throw StoreError(
+          .badValue, file: file, entity: entity.name, primaryKey: node.key,
+          reason: "object \(node.key) has \(node.slots.count) value slots where entity \(entity.name) has "
+            + "\(slots.count) attributes followed by empty slots")
+      }
       for (attribute, reference) in zip(slots, node.slots) { references.append((attribute, reference)) }
     } else {
       let byName = Dictionary(slots.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })

@@ -152,6 +152,52 @@ import Testing
     #expect(try AtomicStore.open(target).objects(of: model).count == objects.count)
   }
 
+  /// What a binary store's node holds that this reader does not know — a field, or a value in a
+  /// slot past the attributes' — is an error naming the object, never passed over.
+  @Test func aBinaryStoreNodeThisReaderDoesNotKnowIsAnError() throws {
+    let seed = Array(try #require(try Corpus.binaryStoreSeeds().first { $0.0 == "sample.binary" }?.1))
+    let model = try #require(Corpus.model)
+    func edited(_ edit: (inout [PropertyListValue], Int) -> Void) throws -> [UInt8] {
+      let mapLength = Int(seed[40..<48].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+      var archive = try PropertyListValue(decoding: Array(seed[64..<64 + mapLength]))
+      guard case .dictionary(var top) = archive, var objects = top["$objects"]?.arrayValue,
+        let node = objects.firstIndex(where: { $0["NSEntityName"] != nil })
+      else { return [] }
+      edit(&objects, node)
+      top["$objects"] = .array(objects)
+      archive = .dictionary(top)
+      let map = archive.binaryEncoded()
+      let metadata = Array(seed[(64 + mapLength)...])
+      var header = Array(seed[0..<16])
+      for value in [UInt64(64 + map.count), UInt64(metadata.count), 64, UInt64(map.count)] {
+        withUnsafeBytes(of: value.bigEndian) { header += $0 }
+      }
+      header += seed[48..<64]
+      return header + map + metadata
+    }
+    let field = try edited { objects, node in
+      if case .dictionary(var fields) = objects[node] {
+        fields["NSFutureField"] = .integer(1)
+        objects[node] = .dictionary(fields)
+      }
+    }
+    let unknown = try #require(throws: StoreError.self) { try BinaryStoreFile.read(field, file: "f.binary") }
+    #expect(unknown.reason.contains("'NSFutureField'"), "\(unknown)")
+    let slot = try edited { objects, node in
+      guard let values = objects[node]["NSAttributeValues"]?.uidValue,
+        case .dictionary(var list) = objects[Int(values)], var slots = list["NS.objects"]?.arrayValue
+      else { return }
+      slots.append(.uid(UInt64(objects.count)))
+      list["NS.objects"] = .array(slots)
+      objects[Int(values)] = .dictionary(list)
+      objects.append(.string("a value past the attributes"))
+    }
+    let misplaced = try #require(throws: StoreError.self) {
+      try BinaryStoreFile.read(slot, file: "s.binary").objects(of: model, file: "s.binary")
+    }
+    #expect(misplaced.reason.contains("value slots"), "\(misplaced)")
+  }
+
   /// An archive whose objects share one list many times over is refused before it is walked (a
   /// binary property list can point at one array from many places: walked whole, a small file
   /// would take hours), and so is one whose objects nest deeper than an archive's do.
