@@ -23,6 +23,10 @@ package struct SalvageReport: Sendable, Encodable {
   /// Values in columns the model version's tables lack (a store laid out otherwise), by
   /// `TABLE.COLUMN`: not written, counted as lost.
   package var valuesLeft: [String: Int] = [:]
+  /// Triggers and views of the store's own made again in the new store.
+  package var othersMade: [String] = []
+  /// The store's own objects that could not be made again, by name, with why.
+  package var notCarried: [String: String] = [:]
   /// Rows on leaves no tree leads to that fit no table (their table's definition lost), set aside
   /// in `MIGRUN_SALVAGED_ROWS` with their rowid and page.
   package var rowsOfNoTable = 0
@@ -48,6 +52,7 @@ package struct SalvageReport: Sendable, Encodable {
   /// Whether anything the damaged file held is known not to be in the new store.
   package var lost: Bool {
     unreadablePages > 0 || badCells > 0 || unassignedRows > 0 || !metadataFromStore || !valuesLeft.isEmpty
+      || !notCarried.isEmpty
       || entities.values.contains { $0.missing > 0 }
   }
 }
@@ -88,6 +93,7 @@ package enum Salvage {
       try insertRows(read, schema: schema, db: db, report: &report)
       try setAside(read.unassigned, db: db)
       report.rowsOfNoTable = read.unassigned.count
+      try makeOthers(read, db: db, report: &report)
       try repair(schema, read: read, db: db, options: options, report: &report)
     }
     try queue.close()
@@ -96,6 +102,28 @@ package enum Salvage {
     if let original { try StoreFiles.keepSupportFolder(of: original, as: target) }
     report.remaining = try StoreCheck.findings(of: target).filter { !$0.isNote }.map(\.description)
     return report
+  }
+
+  /// The store's own triggers and views the new store lacks, made again from their statements
+  /// (Core Data's — derived attributes', R-trees' — the new store has already); a virtual table of
+  /// the store's own (its content in shadow tables this salvage does not rebuild) and a statement
+  /// that no longer runs are named in the report as not carried.
+  private static func makeOthers(_ read: SalvageRead, db: Database, report: inout SalvageReport) throws {
+    for (type, name, sql) in read.others {
+      let exists = try Bool.fetchOne(
+        db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE name = ?", arguments: [name])
+      guard exists != true else { continue }
+      guard type != "table" else {
+        report.notCarried[name] = "a virtual table of the store's own"
+        continue
+      }
+      do {
+        try db.execute(sql: sql)
+        report.othersMade.append("\(type) \(name)")
+      } catch {
+        report.notCarried[name] = "its statement no longer runs (\((error as? DatabaseError)?.message ?? "\(error)"))"
+      }
+    }
   }
 
   /// Rows that fit no table, kept as they were read: rowid, page, and their values in columns

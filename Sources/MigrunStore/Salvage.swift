@@ -52,6 +52,8 @@ package struct SalvageRead: Sendable {
   /// The schema's indexes (name, table, statement): those of tables other than the model's are
   /// made again for them.
   package var indexes: [(name: String, table: String, sql: String)] = []
+  /// The schema's triggers, views and virtual tables (type, name, statement).
+  package var others: [(type: String, name: String, sql: String)] = []
   package var metadata: StoreMetadata?
   package var cachedModel: ObjectModel?
   /// Whether `sqlite_master` was read (else tables and columns come from the model).
@@ -181,16 +183,20 @@ extension SalvageRead {
   private mutating func readSchema(_ rows: [SQLiteFileImage.Row]) -> [String: Int] {
     var roots: [String: Int] = [:]
     for row in rows where row.values.count >= 5 {
-      if case .text("index") = row.values[0], case .text(let name) = row.values[1],
-        case .text(let table) = row.values[2], case .text(let sql) = row.values[4]
-      {
+      guard case .text(let type) = row.values[0], case .text(let name) = row.values[1],
+        case .text(let table) = row.values[2], case .text(let sql) = row.values[4], !name.hasPrefix("sqlite_")
+      else { continue }
+      if type == "index" {
         if !indexes.contains(where: { $0.name == name }) { indexes.append((name, table, sql)) }
         continue
       }
-      guard case .text("table") = row.values[0], case .text(let name) = row.values[1],
-        case .integer(let root) = row.values[3], !name.hasPrefix("sqlite_"), roots[name] == nil,
-        case .text(let sql) = row.values[4], !sql.uppercased().contains("VIRTUAL TABLE")
-      else { continue }
+      // Triggers, views and virtual tables: made again by the writer where the new store lacks them.
+      guard type == "table", !sql.uppercased().contains("VIRTUAL TABLE"), case .integer(let root) = row.values[3],
+        roots[name] == nil
+      else {
+        if !others.contains(where: { $0.name == name }) { others.append((type, name, sql)) }
+        continue
+      }
       tables[name] = Table(name: name, columns: Self.columns(of: sql), sql: sql)
       roots[name] = Int(root)
     }

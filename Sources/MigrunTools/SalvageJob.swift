@@ -121,6 +121,7 @@ extension SalvageJob {
       repairs.append("\(report.orderPositionsRenumbered) positions in ordered to-manys renumbered past gaps")
     }
     if report.maxKeysRaised > 0 { repairs.append("Z_MAX raised for \(report.maxKeysRaised) entities") }
+    if !report.othersMade.isEmpty { repairs.append("made again: \(report.othersMade.joined(separator: ", "))") }
     repairs.append("model cache written from the model")
     return repairs
   }
@@ -140,6 +141,7 @@ extension SalvageJob {
     let missing = report.entities.values.reduce(0) { $0 + $1.missing }
     if missing > 0 { lost.append("\(missing) objects named by others") }
     if !report.metadataFromStore { lost.append("the metadata") }
+    for (name, why) in report.notCarried.sorted(by: { $0.key < $1.key }) { lost.append("\(name): \(why)") }
     for (place, count) in report.valuesLeft.sorted(by: { $0.key < $1.key }) {
       lost.append("\(count) values of \(place), which the model version's tables lack")
     }

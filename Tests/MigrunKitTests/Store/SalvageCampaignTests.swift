@@ -330,4 +330,24 @@ import Testing
     let report = try Salvage.write(try SalvageRead(url: url, model: model), model: model, to: out)
     #expect(report.valuesLeft == ["ZBOOK.ZEXTRA": 2] && report.lost, "\(report.valuesLeft)")
   }
+
+  /// The store's own trigger and view on the model's tables are made again from their statements;
+  /// nothing counts as lost.
+  @Test func aStoresOwnTriggerAndViewAreMadeAgain() throws {
+    let folder = try TemporaryDirectory()
+    let url = try copyOfFixture("coredataplus-samplemodels/SampleModel2/Fixtures/SampleModel2_V1.sqlite", into: folder)
+    try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: url.path)
+    let model = try #require(try SQLiteStore.cachedModel(at: url))
+    try DatabaseQueue(path: url.path).write { db in
+      try db.execute(sql: "CREATE VIEW MYBOOKS AS SELECT Z_PK, ZTITLE FROM ZBOOK")
+      try db.execute(sql: "CREATE TRIGGER MYTOUCH AFTER UPDATE ON ZBOOK BEGIN SELECT 1; END")
+    }
+    let out = folder.url.appendingPathComponent("saved.sqlite")
+    let report = try Salvage.write(try SalvageRead(url: url, model: model), model: model, to: out)
+    #expect(Set(report.othersMade) == ["view MYBOOKS", "trigger MYTOUCH"] && !report.lost, "\(report)")
+    let made = try DatabaseQueue(path: out.path).read { db in
+      try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE name IN ('MYBOOKS', 'MYTOUCH') ORDER BY name")
+    }
+    #expect(made == ["MYBOOKS", "MYTOUCH"])
+  }
 }
