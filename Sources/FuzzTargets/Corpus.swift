@@ -139,8 +139,8 @@ public enum Corpus {
     "@Model class A: A { var a: A? }\n@Model class B: C {}\n@Model class C: B { var x: [Int: String] = [:] }",
   ]
 
-  /// ``model``'s sample objects as an XML store (entities uppercased, properties lowercased, ids
-  /// z<key>, values as the XML store writes them), and a few small ones.
+  /// XML store seeds: an empty store, escaped metadata, and the sample store as the XML store
+  /// writer writes it.
   public static func xmlStoreSeeds() throws -> [(String, Data)] {
     var seeds: [(String, Data)] = [
       (
@@ -154,59 +154,26 @@ public enum Corpus {
             .utf8)
       ),
     ]
-    guard let model = model, let store = try sampleStore() else { return seeds }
-    var text = "<?xml version=\"1.0\"?>\n<database>\n<databaseInfo><version>134481920</version><UUID>FUZZ</UUID>"
-    text += "<nextObjectID>1000</nextObjectID><metadata>"
-    text += String(decoding: StoreMetadata(model: model).plist.xmlEncoded(), as: UTF8.self)
-      .split(separator: "\n").filter { !$0.hasPrefix("<?xml") && !$0.hasPrefix("<!DOCTYPE") }.joined()
-    text += "</metadata></databaseInfo>\n"
-    // Ids are unique in the whole store (keys are per table): entity position × 100,000 + key.
-    let positions = Dictionary(
-      model.entities.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-    func ref(_ id: ObjectID) -> String { "z\((positions[id.entity] ?? 0) * 100_000 + Int(id.primaryKey))" }
-    for entity in model.entities where !entity.isAbstract {
-      try store.forEachObject(of: entity.name, includingSubentities: false) { object in
-        text += "<object type=\"\(entity.name.uppercased())\" id=\"\(ref(object.id))\">"
-        for (name, value) in object.attributes.sorted(by: { $0.key < $1.key }) {
-          let written: String? =
-            switch value {
-            case .null: nil
-            case .string(let string):
-              string.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            case .integer(let number): String(number)
-            case .boolean(let flag): flag ? "1" : "0"
-            case .double(let number), .date(let number): String(format: "%.20f", number)
-            case .data(let bytes), .uuid(let bytes): Data(bytes).base64EncodedString()
-            }
-          if let written { text += "<attribute name=\"\(name.lowercased())\" type=\"x\">\(written)</attribute>" }
-        }
-        for (name, target) in object.toOne.sorted(by: { $0.key < $1.key }) {
-          text +=
-            "<relationship name=\"\(name.lowercased())\" type=\"0/1\" destination=\"\(target.entity.uppercased())\" idrefs=\"\(ref(target))\"/>"
-        }
-        for (name, members) in object.toMany.sorted(by: { $0.key < $1.key }) {
-          let refs = members.map(ref).joined(separator: " ")
-          text += "<relationship name=\"\(name.lowercased())\" type=\"0/0\" destination=\"X\" idrefs=\"\(refs)\"/>"
-        }
-        text += "</object>\n"
-      }
-    }
-    seeds.append(("sample.storedata", Data((text + "</database>\n").utf8)))
+    if let sample = try sampleBytes(.xml) { seeds.append(("sample.storedata", sample)) }
     return seeds
   }
 
-  /// A binary store of the sample store's objects (every value kind of the corpus model), and a
-  /// header alone.
+  /// Binary store seeds: a header alone, and the sample store as the binary store writer writes it.
   public static func binaryStoreSeeds() throws -> [(String, Data)] {
     var header = Array("CoreData".utf8) + [0, 0, 0, 1, 0x08, 0x04, 0x08, 0x00]
     header += Array(repeating: 0, count: 48)
     var seeds: [(String, Data)] = [("header-only", Data(header))]
-    guard let model = model, let store = try sampleStore() else { return seeds }
+    if let sample = try sampleBytes(.binary) { seeds.append(("sample.binary", sample)) }
+    return seeds
+  }
+
+  /// The sample store (every value kind of the corpus model) as a store of `type`. A binary store
+  /// holds a transformable's value, not its data: the sample's bytes become an archived string.
+  static func sampleBytes(_ type: StoreType) throws -> Data? {
+    guard let model = model, let store = try sampleStore() else { return nil }
     var objects: [StoredObject] = []
     for entity in model.entities where !entity.isAbstract {
       try store.forEachObject(of: entity.name, includingSubentities: false) { object in
-        // A binary store holds a transformable's value, not its data: the sample's bytes become
-        // an archived string.
         var object = object
         for attribute in model.attributes(of: entity) where attribute.type == .transformable {
           if case .data? = object.attributes[attribute.name] {
@@ -219,10 +186,8 @@ public enum Corpus {
       }
     }
     let keys = AtomicStore.keys(for: objects, model: model)
-    let bytes = try AtomicStore.bytes(
-      .binary, objects: objects, keys: keys, metadata: StoreMetadata(model: model), model: model)
-    seeds.append(("sample.binary", Data(bytes)))
-    return seeds
+    return Data(
+      try AtomicStore.bytes(type, objects: objects, keys: keys, metadata: StoreMetadata(model: model), model: model))
   }
 
   /// Seed inputs for `target`, named; `fixtures` is `../shared/fixtures/coredata`, `repository` the
@@ -240,12 +205,7 @@ public enum Corpus {
     case .keyedArchive, .modelCache:
       return try archiveSeeds(target, fixtures: fixtures, stores: stores)
     case .predicate:
-      let texts = [
-        "title == 'a' AND count > 3", "ANY tags.name BEGINSWITH[cd] 'r' OR NOT (done == YES)",
-        "owner.name IN {'Ann', 'Bo'} AND when BETWEEN {0, 800000000}", "items.@count > 1 AND name MATCHES 'A.*'",
-        "lowercase:(title)", "ratio * (count + 1)", "add:to:(small, -2.5)", "SELF", "price != nil AND big < 9",
-      ]
-      return texts.enumerated().map { ("predicate-\($0.offset)", Data($0.element.utf8)) }
+      return predicateSeeds.enumerated().map { ("predicate-\($0.offset)", Data($0.element.utf8)) }
     case .xmlStore:
       return try xmlStoreSeeds()
     case .binaryStore:
@@ -273,16 +233,25 @@ public enum Corpus {
         + hostileSeeds.enumerated().map { ("hostile\($0.offset).lua", Data($0.element.utf8)) }
     case .luaHelpers:
       let plists = stores.prefix(4).compactMap { try? column("Z_PLIST", of: "Z_METADATA", in: $0) }
-      return plists.enumerated().map { ("metadata\($0.offset).plist", $0.element) } + [
-        ("surrogate.json", Data(#""\ud800\u0041""#.utf8)),
-        ("nested.json", Data(String(repeating: "[", count: 5000).utf8)),
-        ("object.json", Data(#"{"a": [1, 2.5, "x", null, true], "b": {"c": "\u00e9"}}"#.utf8)),
-        ("base64.txt", Data("aGVsbG8=".utf8)),
-      ]
+      return plists.enumerated().map { ("metadata\($0.offset).plist", $0.element) } + helperSeeds
     case .storeFile:
       return try storeFileSeeds(fixtures: fixtures, stores: stores)
     }
   }
+
+  static let predicateSeeds = [
+    "title == 'a' AND count > 3", "ANY tags.name BEGINSWITH[cd] 'r' OR NOT (done == YES)",
+    "owner.name IN {'Ann', 'Bo'} AND when BETWEEN {0, 800000000}", "items.@count > 1 AND name MATCHES 'A.*'",
+    "lowercase:(title)", "ratio * (count + 1)", "add:to:(small, -2.5)", "SELF", "price != nil AND big < 9",
+  ]
+
+  /// The host helpers' own inputs: a lone surrogate, deep nesting, a JSON object, base64.
+  static let helperSeeds: [(String, Data)] = [
+    ("surrogate.json", Data(#""\ud800\u0041""#.utf8)),
+    ("nested.json", Data(String(repeating: "[", count: 5000).utf8)),
+    ("object.json", Data(#"{"a": [1, 2.5, "x", null, true], "b": {"c": "\u00e9"}}"#.utf8)),
+    ("base64.txt", Data("aGVsbG8=".utf8)),
+  ]
 
   private static func metadataSeeds(fixtures: URL, stores: [URL]) throws -> [(String, Data)] {
     let plists = files(under: fixtures, where: { ["plist", "xccurrentversion"].contains($0.pathExtension) })

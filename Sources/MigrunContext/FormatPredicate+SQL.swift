@@ -78,18 +78,7 @@ struct PredicateTranslator {
       (key, other, op, turnedAround) = (rhs, lhs, turned, true)
     }
     guard case .keyPath(let path) = key, let last = path.last else { return nil }
-    // The relationships the path goes through: to-ones, and at most one to-many.
-    var steps: [(name: String, toMany: Bool)] = []
-    var current = entity
-    for name in path.dropLast() {
-      guard followingRelationships,
-        let relationship = model.relationships(of: current).first(where: { $0.name == name }),
-        !relationship.isTransient, let destination = model.entity(named: relationship.destinationEntity),
-        !(relationship.isToMany && steps.contains { $0.toMany })
-      else { return nil }
-      steps.append((name, relationship.isToMany))
-      current = destination
-    }
+    guard var (steps, current) = relationshipSteps(path.dropLast(), from: entity) else { return nil }
     // A value compared with a collection on its right is compared with its first item (the judge's
     // rule, no quantifier): not said.
     if turnedAround, steps.contains(where: \.toMany) { return nil }
@@ -112,16 +101,8 @@ struct PredicateTranslator {
       else { return nil }
       leaf = .memberCount(counted.name, test, value)
       quantifier = nil
-    } else if let relationship = model.relationships(of: current).first(where: { $0.name == last }) {
-      // A to-one compared with nil: whether it is set.
-      guard followingRelationships, !relationship.isToMany, !relationship.isTransient, case .value(.null) = other,
-        op == .equal || op == .notEqual
-      else { return nil }
-      leaf = .compare(last, op == .equal ? .isNull : .isNotNull, .null)
     } else {
-      guard let attribute = Self.attribute(last, of: current, in: model),
-        let test = attributeTest(last, attribute.type, op, other, options)
-      else { return nil }
+      guard let test = propertyTest(last, of: current, op, other, options) else { return nil }
       leaf = test
     }
     if !steps.contains(where: \.toMany), quantifier == RowFilter.Quantifier.none {
@@ -132,6 +113,41 @@ struct PredicateTranslator {
       leaf = step.toMany ? .members(step.name, quantifier ?? .any, leaf) : .toOne(step.name, leaf)
     }
     return leaf
+  }
+
+  /// The relationships a key path goes through (all but its last key): to-ones, and at most one
+  /// to-many; the entity it ends at. Nil when the path does not go so.
+  private func relationshipSteps(_ names: ArraySlice<String>, from entity: Entity) -> (
+    [(name: String, toMany: Bool)], Entity
+  )? {
+    var steps: [(name: String, toMany: Bool)] = []
+    var current = entity
+    for name in names {
+      guard followingRelationships,
+        let relationship = model.relationships(of: current).first(where: { $0.name == name }),
+        !relationship.isTransient, let destination = model.entity(named: relationship.destinationEntity),
+        !(relationship.isToMany && steps.contains { $0.toMany })
+      else { return nil }
+      steps.append((name, relationship.isToMany))
+      current = destination
+    }
+    return (steps, current)
+  }
+
+  /// The test of the path's last key on `entity`: an attribute's comparison, or a to-one compared
+  /// with nil (whether it is set).
+  private func propertyTest(
+    _ name: String, of entity: Entity, _ op: FormatPredicate.Operator, _ other: FormatPredicate.Expression,
+    _ options: FormatPredicate.Options
+  ) -> RowFilter.Node? {
+    if let relationship = model.relationships(of: entity).first(where: { $0.name == name }) {
+      guard followingRelationships, !relationship.isToMany, !relationship.isTransient, case .value(.null) = other,
+        op == .equal || op == .notEqual
+      else { return nil }
+      return .compare(name, op == .equal ? .isNull : .isNotNull, .null)
+    }
+    guard let attribute = Self.attribute(name, of: entity, in: model) else { return nil }
+    return attributeTest(name, attribute.type, op, other, options)
   }
 
   /// A stored attribute the store holds a column for, with its values as read.

@@ -228,6 +228,55 @@ package struct BinaryStoreFile: Sendable {
       }
     }
 
+    /// The node at `reference`, for the object of `key`: every field understood or an error naming it.
+    func node(_ key: Int64, at nodeReference: UInt64) throws(StoreError) -> Node {
+      let name = try className(nodeReference)
+      guard name == "NSDictionaryMapNode" else {
+        throw bad("object \(key) is an archived \(name ?? "value"), not an NSDictionaryMapNode")
+      }
+      let fields = try fields(nodeReference)
+      // A field this reader does not know would be passed over with whatever it holds: refused.
+      let known: Set<String> = [
+        "$class", "NSPrimaryKey64", "NSKey", "NSEntityName", "NSAttributeValues", "NSAttributes", "NSRelatedNodes",
+      ]
+      if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) {
+        throw bad("object \(key) has a field '\(unknown)' this reader does not know")
+      }
+      if let own = fields["NSPrimaryKey64"]?.integerValue, own != key {
+        throw bad("object \(key) says its key is \(own)")
+      }
+      guard let entityReference = fields["NSEntityName"]?.uidValue, let entity = try string(entityReference) else {
+        throw bad("object \(key) has no entity name")
+      }
+      var node = Node(key: key, entity: entity)
+      if let values = fields["NSAttributeValues"]?.uidValue {
+        node.slots = try list(values)
+      } else if let values = fields["NSAttributes"]?.uidValue {
+        for (nameReference, value) in try entries(values) {
+          guard let property = try string(nameReference) else {
+            throw bad("object \(key): an attribute name is not a string")
+          }
+          node.named[property] = value
+        }
+      }
+      if let related = fields["NSRelatedNodes"]?.uidValue {
+        for (nameReference, targets) in try entries(related) {
+          guard let property = try string(nameReference) else {
+            throw bad("object \(key): a relationship name is not a string")
+          }
+          var keys: [Int64] = []
+          for target in try list(targets) {
+            guard let targetKey = try integer(target) else {
+              throw bad("object \(key)'s relationship '\(property)' holds something other than a reference")
+            }
+            keys.append(targetKey)
+          }
+          node.related[property] = keys
+        }
+      }
+      return node
+    }
+
     /// The map's nodes.
     func nodes(_ root: UInt64) throws(StoreError) -> [Node] {
       var nodes: [Node] = []
@@ -235,51 +284,7 @@ package struct BinaryStoreFile: Sendable {
         guard let key = try integer(keyReference) else {
           throw bad("an object's reference is not a number (a store with custom reference objects?)")
         }
-        let name = try className(nodeReference)
-        guard name == "NSDictionaryMapNode" else {
-          throw bad("object \(key) is an archived \(name ?? "value"), not an NSDictionaryMapNode")
-        }
-        let fields = try fields(nodeReference)
-        // A field this reader does not know would be passed over with whatever it holds: refused.
-        let known: Set<String> = [
-          "$class", "NSPrimaryKey64", "NSKey", "NSEntityName", "NSAttributeValues", "NSAttributes", "NSRelatedNodes",
-        ]
-        if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) {
-          throw bad("object \(key) has a field '\(unknown)' this reader does not know")
-        }
-        if let own = fields["NSPrimaryKey64"]?.integerValue, own != key {
-          throw bad("object \(key) says its key is \(own)")
-        }
-        guard let entityReference = fields["NSEntityName"]?.uidValue, let entity = try string(entityReference) else {
-          throw bad("object \(key) has no entity name")
-        }
-        var node = Node(key: key, entity: entity)
-        if let values = fields["NSAttributeValues"]?.uidValue {
-          node.slots = try list(values)
-        } else if let values = fields["NSAttributes"]?.uidValue {
-          for (nameReference, value) in try entries(values) {
-            guard let property = try string(nameReference) else {
-              throw bad("object \(key): an attribute name is not a string")
-            }
-            node.named[property] = value
-          }
-        }
-        if let related = fields["NSRelatedNodes"]?.uidValue {
-          for (nameReference, targets) in try entries(related) {
-            guard let property = try string(nameReference) else {
-              throw bad("object \(key): a relationship name is not a string")
-            }
-            var keys: [Int64] = []
-            for target in try list(targets) {
-              guard let targetKey = try integer(target) else {
-                throw bad("object \(key)'s relationship '\(property)' holds something other than a reference")
-              }
-              keys.append(targetKey)
-            }
-            node.related[property] = keys
-          }
-        }
-        nodes.append(node)
+        nodes.append(try node(key, at: nodeReference))
       }
       return nodes.sorted { $0.key < $1.key }
     }

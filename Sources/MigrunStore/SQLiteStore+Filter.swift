@@ -48,15 +48,7 @@ extension SQLiteStore {
       // SQL's NULL is the predicate's false: a NOT must not turn it into NULL again.
       return sql(inner, layout, alias: alias, depth: depth, &values).map { "NOT coalesce((\($0)), 0)" }
     case .compare(let name, let test, let value):
-      let column: String
-      switch layout.properties[name] {
-      case .attribute(let stored)?: column = "\(alias).\(stored.name)"
-      case .toOne(let key, _, _)? where test == .isNull || test == .isNotNull: column = "\(alias).\(key.name)"
-      default: return nil
-      }
-      if test == .isNull || test == .isNotNull { return "\(column) \(test.rawValue)" }
-      values.append(StoreValueCoding.databaseValue(value))
-      return "\(column) \(test.rawValue) ?"
+      return comparison(name, test, value, layout, alias: alias, &values)
     case .string(let name, let op, let pattern, let options):
       guard case .attribute(let stored)? = layout.properties[name] else { return nil }
       values += [pattern.databaseValue, op.rawValue.databaseValue, options.rawValue.databaseValue]
@@ -70,25 +62,47 @@ extension SQLiteStore {
         "\(alias).\(key.name) IN (SELECT \(target).Z_PK FROM \(destination.table) \(target) WHERE \(schema.rowPredicate(destination, alias: target)) AND (\(condition)))"
       return inner.holdsForNothing ? "\(alias).\(key.name) IS NULL OR \(found)" : found
     case .members(let name, let quantifier, let inner):
-      var innerValues: [DatabaseValue] = []
-      guard let from = members(of: name, layout, depth: depth),
-        let condition = sql(inner, from.layout, alias: from.alias, depth: depth + 1, &innerValues)
-      else { return nil }
-      values += innerValues
-      // The owners of the members that pass, selected once (not per owner): the members' own
-      // indexes serve the condition.
-      let owners =
-        "SELECT \(from.owner) FROM \(from.tables) WHERE \(from.owner) IS NOT NULL AND \(from.kinds) AND "
-      switch quantifier {
-      case .any: return "\(alias).Z_PK IN (\(owners)(\(condition)))"
-      case .all: return "\(alias).Z_PK NOT IN (\(owners)NOT coalesce((\(condition)), 0))"
-      case .none: return "\(alias).Z_PK NOT IN (\(owners)(\(condition)))"
-      }
+      return membersTest(name, quantifier, inner, layout, alias: alias, depth: depth, &values)
     case .memberCount(let name, let test, let value):
       guard let from = members(of: name, layout, depth: depth) else { return nil }
       values.append(StoreValueCoding.databaseValue(value))
       return
         "(SELECT count(*) FROM \(from.tables) WHERE \(from.owner) = \(alias).Z_PK AND \(from.kinds)) \(test.rawValue) ?"
+    }
+  }
+
+  /// An attribute compared with a value, or a to-one's key tested for NULL.
+  private func comparison(
+    _ name: String, _ test: RowFilter.Test, _ value: StoreValue, _ layout: StoreSchema.EntityLayout, alias: String,
+    _ values: inout [DatabaseValue]
+  ) -> String? {
+    let column: String
+    switch layout.properties[name] {
+    case .attribute(let stored)?: column = "\(alias).\(stored.name)"
+    case .toOne(let key, _, _)? where test == .isNull || test == .isNotNull: column = "\(alias).\(key.name)"
+    default: return nil
+    }
+    if test == .isNull || test == .isNotNull { return "\(column) \(test.rawValue)" }
+    values.append(StoreValueCoding.databaseValue(value))
+    return "\(column) \(test.rawValue) ?"
+  }
+
+  /// A to-many's members tested under a quantifier: the owners of the members that pass, selected
+  /// once (not per owner), so that the members' own indexes serve the condition.
+  private func membersTest(
+    _ name: String, _ quantifier: RowFilter.Quantifier, _ inner: RowFilter.Node, _ layout: StoreSchema.EntityLayout,
+    alias: String, depth: Int, _ values: inout [DatabaseValue]
+  ) -> String? {
+    var innerValues: [DatabaseValue] = []
+    guard let from = members(of: name, layout, depth: depth),
+      let condition = sql(inner, from.layout, alias: from.alias, depth: depth + 1, &innerValues)
+    else { return nil }
+    values += innerValues
+    let owners = "SELECT \(from.owner) FROM \(from.tables) WHERE \(from.owner) IS NOT NULL AND \(from.kinds) AND "
+    switch quantifier {
+    case .any: return "\(alias).Z_PK IN (\(owners)(\(condition)))"
+    case .all: return "\(alias).Z_PK NOT IN (\(owners)NOT coalesce((\(condition)), 0))"
+    case .none: return "\(alias).Z_PK NOT IN (\(owners)(\(condition)))"
     }
   }
 
