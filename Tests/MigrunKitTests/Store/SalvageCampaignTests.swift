@@ -315,19 +315,27 @@ import Testing
     #expect(try FetchIndexTests.rtree(out) == before && before.count == 3)
   }
 
+  /// SampleModel2's first store, changed by `change` behind Core Data's back, salvaged with its own
+  /// model into `saved.sqlite`: the report and the new store.
+  static func salvageSample(in folder: TemporaryDirectory, _ change: (Database) throws -> Void) throws -> (
+    SalvageReport, URL
+  ) {
+    let url = try copyOfFixture("coredataplus-samplemodels/SampleModel2/Fixtures/SampleModel2_V1.sqlite", into: folder)
+    try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: url.path)
+    let model = try #require(try SQLiteStore.cachedModel(at: url))
+    try DatabaseQueue(path: url.path).write(change)
+    let out = folder.url.appendingPathComponent("saved.sqlite")
+    return (try Salvage.write(try SalvageRead(url: url, model: model), model: model, to: out), out)
+  }
+
   /// A column the model version's table lacks (added behind Core Data's back): its values cannot be
   /// written, and the report counts them as lost instead of passing over them.
   @Test func valuesOfAColumnTheVersionLacksAreCountedLost() throws {
     let folder = try TemporaryDirectory()
-    let url = try copyOfFixture("coredataplus-samplemodels/SampleModel2/Fixtures/SampleModel2_V1.sqlite", into: folder)
-    try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: url.path)
-    let model = try #require(try SQLiteStore.cachedModel(at: url))
-    try DatabaseQueue(path: url.path).write { db in
+    let (report, _) = try Self.salvageSample(in: folder) { db in
       try db.execute(sql: "ALTER TABLE ZBOOK ADD COLUMN ZEXTRA VARCHAR")
       try db.execute(sql: "UPDATE ZBOOK SET ZEXTRA = 'kept?' WHERE Z_PK <= 2")
     }
-    let out = folder.url.appendingPathComponent("saved.sqlite")
-    let report = try Salvage.write(try SalvageRead(url: url, model: model), model: model, to: out)
     #expect(report.valuesLeft == ["ZBOOK.ZEXTRA": 2] && report.lost, "\(report.valuesLeft)")
   }
 
@@ -335,15 +343,10 @@ import Testing
   /// nothing counts as lost.
   @Test func aStoresOwnTriggerAndViewAreMadeAgain() throws {
     let folder = try TemporaryDirectory()
-    let url = try copyOfFixture("coredataplus-samplemodels/SampleModel2/Fixtures/SampleModel2_V1.sqlite", into: folder)
-    try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: url.path)
-    let model = try #require(try SQLiteStore.cachedModel(at: url))
-    try DatabaseQueue(path: url.path).write { db in
+    let (report, out) = try Self.salvageSample(in: folder) { db in
       try db.execute(sql: "CREATE VIEW MYBOOKS AS SELECT Z_PK, ZTITLE FROM ZBOOK")
       try db.execute(sql: "CREATE TRIGGER MYTOUCH AFTER UPDATE ON ZBOOK BEGIN SELECT 1; END")
     }
-    let out = folder.url.appendingPathComponent("saved.sqlite")
-    let report = try Salvage.write(try SalvageRead(url: url, model: model), model: model, to: out)
     #expect(Set(report.othersMade) == ["view MYBOOKS", "trigger MYTOUCH"] && !report.lost, "\(report)")
     let made = try DatabaseQueue(path: out.path).read { db in
       try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE name IN ('MYBOOKS', 'MYTOUCH') ORDER BY name")
