@@ -78,7 +78,9 @@ struct PredicateTranslator {
       (key, other, op, turnedAround) = (rhs, lhs, turned, true)
     }
     guard case .keyPath(let path) = key, let last = path.last else { return nil }
-    guard var (steps, current) = relationshipSteps(path.dropLast(), from: entity) else { return nil }
+    guard let found = relationshipSteps(path.dropLast(), from: entity) else { return nil }
+    var steps = found.0
+    let current = found.1
     // A value compared with a collection on its right is compared with its first item (the judge's
     // rule, no quantifier): not said.
     if turnedAround, steps.contains(where: \.toMany) { return nil }
