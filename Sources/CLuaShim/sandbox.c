@@ -1,9 +1,13 @@
 // The sandbox: which libraries scripts see, per-script environments, `require` from named folders
 // only, the NULL value, host functions, and the guard on pattern matching.
 #include "internal.h"
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 // Runs once per VM with the real libraries as arguments; returns the function that makes a fresh,
 // sealed environment for each script. Everything it hands to scripts is either a copy, a
@@ -124,6 +128,31 @@ static const char *read_file(lua_State *L, FILE *file, size_t *len) {
   return ferror(file) ? NULL : bytes;
 }
 
+// Whether the file at `path` lies inside `folder` once every symbolic link is resolved: a module
+// file that is a link leading out of its policy folder is never read.
+static int inside_folder(const char *folder, const char *path) {
+  char real_folder[PATH_MAX], real_path[PATH_MAX];
+  if (!realpath(folder, real_folder) || !realpath(path, real_path)) return 0;
+  size_t n = strlen(real_folder);
+  if (n > 0 && real_folder[n - 1] == '/') n--;
+  return strncmp(real_folder, real_path, n) == 0 && real_path[n] == '/';
+}
+
+// Opens a module file for reading: a plain file only (a FIFO would block, a device never ends);
+// NULL when there is none.
+static FILE *open_module(const char *path) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  struct stat info;
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    close(fd);
+    return NULL;
+  }
+  FILE *file = fdopen(fd, "rb");
+  if (!file) close(fd);
+  return file;
+}
+
 // findmodule(name, env) -> chunk, path. Looks for NAME (dots as folders) + ".lua" in each folder.
 static int find_module(lua_State *L) {
   size_t len;
@@ -148,7 +177,16 @@ static int find_module(lua_State *L) {
   for (lua_Integer i = 1; i <= count; i++) {
     lua_rawgeti(L, folders, i);
     const char *path = lua_pushfstring(L, "%s/%s.lua", lua_tostring(L, -1), relative);
-    FILE *file = fopen(path, "rb");
+    FILE *file = open_module(path);
+    if (file && !inside_folder(lua_tostring(L, -2), path)) {
+      fclose(file);
+      lua_pushnil(L);
+      lua_pushfstring(L,
+                      "module '%s': %s is a symbolic link leading out of its policy folder; modules are loaded "
+                      "only from inside the folders given",
+                      name, path);
+      return 2;
+    }
     if (!file) {
       size_t used = strlen(searched);
       snprintf(searched + used, sizeof searched - used, "\n\t%s", path);

@@ -110,13 +110,13 @@ public final class StoreMigrator {
     self.options = options
   }
 
-  /// Working files of earlier runs that were killed (removed by ``run()``).
+  /// Working files of earlier runs that were killed (removed by ``run()``): what
+  /// ``WorkingFiles/isLeftover(_:of:)`` accepts. Anything else under migrun's names is left alone.
   public static func staleFiles(beside store: URL) -> [URL] {
     let folder = store.deletingLastPathComponent()
-    let prefix = ".\(store.lastPathComponent).migrun-"
     let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-    return names.filter { $0.hasPrefix(prefix) && $0 != prefix + "lock" && $0 != prefix + "swap" }
-      .map { folder.appendingPathComponent($0) }
+    return names.filter { $0.hasPrefix(WorkingFiles.prefix(of: store)) }.map { folder.appendingPathComponent($0) }
+      .filter { WorkingFiles.isLeftover($0, of: store) }
   }
 
   /// Bytes the working files need at their peak, beside the store: each step writes a new store
@@ -143,8 +143,20 @@ public final class StoreMigrator {
   /// Completes a swap an earlier run left half done (see `StoreFiles/completeInterruptedSwap(of:)`),
   /// holding the migration lock. Call it before planning: until then the store's main file is the old
   /// store without its `-wal`. Returns whether there was one.
-  public static func completeInterruptedSwap(of store: URL, wait: Double = 0) throws -> Bool {
-    guard FileManager.default.fileExists(atPath: StoreFiles.swapJournal(for: store).path) else { return false }
+  ///
+  /// With `dryRun` nothing is completed: a pending swap is refused (a dry run changes nothing), a
+  /// journal migrun did not write is refused by name either way.
+  public static func completeInterruptedSwap(of store: URL, wait: Double = 0, dryRun: Bool = false) throws -> Bool {
+    guard WorkingFiles.entry(at: StoreFiles.swapJournal(for: store).path) != .none else { return false }
+    if dryRun {
+      guard try StoreFiles.readJournal(of: store)?.replacement == nil else {
+        throw StoreError(
+          .io, file: store.path,
+          reason: "a migration was interrupted while putting the new store in place; a dry run changes nothing — "
+            + "run `migrun migrate` without --dry-run to complete it")
+      }
+      return false
+    }
     let lock = try MigrationLock(store: store, wait: wait)
     defer { lock.release() }
     return try StoreFiles.completeInterruptedSwap(of: store)
@@ -201,8 +213,12 @@ public final class StoreMigrator {
     // Another migrun's working files are not stale: its lock comes first.
     let lock = try MigrationLock(store: store, wait: options.wait)
     defer { lock.release() }
-    try StoreFiles.completeInterruptedSwap(of: store)
-    for stale in Self.staleFiles(beside: store) { try? FileManager.default.removeItem(at: stale) }
+    if options.dryRun {
+      _ = try Self.completeInterruptedSwap(of: store, dryRun: true)
+    } else {
+      try StoreFiles.completeInterruptedSwap(of: store)
+      for stale in Self.staleFiles(beside: store) { try? FileManager.default.removeItem(at: stale) }
+    }
     try StoreUse.waitUntilFree(store, wait: options.wait)
     willStart?()
     let state = StoreFiles.State(of: store)
@@ -211,7 +227,7 @@ public final class StoreMigrator {
     var run = Run(current: store, externalData: ExternalData(store: store))
     defer { for file in run.created { StoreFiles.remove(file) } }
     if StoreFiles.hasWALContent(store) {
-      let snapshot = scratch("source")
+      let snapshot = try scratch("source")
       run.created.append(snapshot)
       try withSpaceReported { try StoreFiles.snapshot(store, to: snapshot) }
       run.current = snapshot
@@ -221,8 +237,8 @@ public final class StoreMigrator {
     var syncing: BackgroundWork?
     try IntegrityWatch(checking: run.current, for: store).judging {
       for (index, step) in plan.steps.enumerated() {
-        let working = scratch("step\(index + 1)")
-        let associations = scratch("assoc\(index + 1)")
+        let working = try scratch("step\(index + 1)")
+        let associations = try scratch("assoc\(index + 1)")
         run.created += [working, associations]
         let result: URL
         do {
@@ -365,7 +381,7 @@ public final class StoreMigrator {
     var report = StageReport()
     if handlers.hooks.contains(.willMigrate) {
       if run.current == store {
-        let copy = scratch("stage\(index + 1)")
+        let copy = try scratch("stage\(index + 1)")
         run.created.append(copy)
         try withSpaceReported { try StoreFiles.cloneOrCopy(store, to: copy) }
         run.current = copy
@@ -645,9 +661,15 @@ public final class StoreMigrator {
     }
   }
 
-  private func scratch(_ label: String) -> URL {
-    store.deletingLastPathComponent().appendingPathComponent(
-      ".\(store.lastPathComponent).migrun-\(ProcessInfo.processInfo.processIdentifier)-\(label)")
+  /// A working copy's name beside the store; an entry already there (a dry run removes no earlier
+  /// run's files; a link planted under the name) is refused by name, never written through.
+  private func scratch(_ label: String) throws -> URL {
+    let url = WorkingFiles.scratch(of: store, label: label)
+    for suffix in [""] + StoreFiles.sidecarSuffixes + ["-journal"] {
+      try WorkingFiles.requireAbsentOr(
+        .none, at: URL(fileURLWithPath: url.path + suffix), beside: store, as: "working copy")
+    }
+    return url
   }
 }
 

@@ -63,8 +63,15 @@ package struct ExternalData: Sendable, Hashable {
     if tag == Self.inlineTag { return .data(Array(bytes.dropFirst())) }
     guard tag == Self.referenceTag, let name = Self.reference(in: bytes) else { return value }
     let file = folder.appendingPathComponent(name)
-    if carriedMissing.contains(name), !FileManager.default.fileExists(atPath: file.path) { return value }
-    guard let data = FileManager.default.contents(atPath: file.path) else {
+    if carriedMissing.contains(name), WorkingFiles.entry(at: file.path) == .none { return value }
+    if let link = linkOnTheWay(to: name) {
+      throw StoreError(
+        .badValue, file: file.path,
+        reason: "the value is kept outside the store (external binary storage), and \(link.path) is a symbolic "
+          + "link: migrun reads such values only from plain files in the store's own support folder, never "
+          + "through a link that may lead out of it")
+    }
+    guard let data = StoreFiles.readPlainFile(file.path, limit: Int.max - 1) else {
       throw StoreError(
         .badValue, file: file.path,
         reason: "the value is kept outside the store (external binary storage) and its file is missing or unreadable")
@@ -80,9 +87,19 @@ package struct ExternalData: Sendable, Hashable {
     return .data([Self.inlineTag] + bytes)
   }
 
-  /// The file names in the folder (empty when there is none).
+  /// The plain files in the folder (empty when there is none, or when the support folder or the
+  /// folder is a symbolic link: nothing is read or removed through a link).
   public func files() -> Set<String> {
-    Set((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+    guard linkOnTheWay(to: nil) == nil else { return [] }
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+    return Set(names.filter { WorkingFiles.entry(at: folder.appendingPathComponent($0).path) == .file })
+  }
+
+  /// The first symbolic link among the support folder, the `_EXTERNAL_DATA` folder and (given) the
+  /// file `name` in it — the entries below the store's own folder that a value's path goes through.
+  func linkOnTheWay(to name: String?) -> URL? {
+    let path = [folder.deletingLastPathComponent(), folder] + (name.map { [folder.appendingPathComponent($0)] } ?? [])
+    return path.first { WorkingFiles.entry(at: $0.path) == .symlink }
   }
 }
 
@@ -144,11 +161,9 @@ extension SQLiteStore {
     let referenced = Set(try externalReferences().map(\.file))
     var removed = 0
     for file in candidates.intersection(externalData.files()).subtracting(referenced) {
+      // files() holds only plain files reached through no link; a link planted since is left alone.
       let path = externalData.folder.appendingPathComponent(file)
-      var isFolder: ObjCBool = false
-      guard FileManager.default.fileExists(atPath: path.path, isDirectory: &isFolder), !isFolder.boolValue else {
-        continue
-      }
+      guard externalData.linkOnTheWay(to: file) == nil, WorkingFiles.entry(at: path.path) == .file else { continue }
       try FileManager.default.removeItem(at: path)
       removed += 1
     }

@@ -42,6 +42,10 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible, Ca
     case inUse
     /// Not enough free space beside the store for a migration's working files.
     case noSpace
+    /// An entry under one of the names migrun writes beside a store (its lock, swap journal,
+    /// working copies, backups) that migrun did not write as it would: a symbolic link, a folder, a
+    /// hard link, content it does not recognise (``WorkingFiles``). Never followed or removed.
+    case foreignFile
   }
 
   public let code: Code

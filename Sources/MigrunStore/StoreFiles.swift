@@ -27,9 +27,10 @@ package enum StoreFiles {
     var number = 1
     while true {
       let candidate = backupURL(for: url, number: number)
+      // The entries themselves: a dangling symbolic link takes a name as much as a file does.
       let taken =
-        ([""] + sidecarSuffixes).contains { FileManager.default.fileExists(atPath: candidate.path + $0) }
-        || FileManager.default.fileExists(atPath: ExternalData.supportFolder(of: candidate).path)
+        ([""] + sidecarSuffixes).contains { WorkingFiles.entry(at: candidate.path + $0) != .none }
+        || WorkingFiles.entry(at: ExternalData.supportFolder(of: candidate).path) != .none
       if !taken { return candidate }
       number += 1
     }
@@ -215,11 +216,10 @@ package enum StoreFiles {
   }
 
   /// The file beside `store` that records a swap in progress: the name of the replacement.
-  package static func swapJournal(for store: URL) -> URL {
-    store.deletingLastPathComponent().appendingPathComponent(".\(store.lastPathComponent).migrun-swap")
-  }
+  package static func swapJournal(for store: URL) -> URL { WorkingFiles.swapJournal(of: store) }
 
-  /// Puts `replacement` (a complete store, one file in the same folder) in place of `original`.
+  /// Puts `replacement` (a complete store, one file in the same folder, named as a working copy:
+  /// ``WorkingFiles/scratch(of:label:)``) in place of `original`.
   ///
   /// 1. `expecting` (when given) must still describe the original — no process wrote to it since
   ///    the migration read it — and no process may hold it ( ``StoreUse`` ); else nothing changes.
@@ -248,6 +248,14 @@ package enum StoreFiles {
         reason: "the store was opened while it was being migrated: \(holder); the migrated copy is discarded")
     }
     let folder = original.deletingLastPathComponent()
+    let journal = swapJournal(for: original)
+    guard WorkingFiles.isReplacementName(replacement.lastPathComponent, of: original),
+      replacement.deletingLastPathComponent().standardizedFileURL == folder.standardizedFileURL
+    else {
+      throw StoreError(
+        .io, file: original.path, reason: "internal: \(replacement.lastPathComponent) is not a working copy's name")
+    }
+    try WorkingFiles.requireAbsentOr(.none, at: journal, beside: original, as: "swap journal")
     var backup: URL?
     if keepBackup {
       let target = freeBackupURL(for: original)
@@ -257,20 +265,14 @@ package enum StoreFiles {
       try keepSupportFolder(of: original, as: target)
       backup = target
     }
-    let journal = swapJournal(for: original)
     do {
       // The replacement's name, and the state of the original it replaces.
       let record = replacement.lastPathComponent + "\n" + State(of: original).text + "\n"
-      try Data(record.utf8).write(to: journal)
-      try sync(journal)
+      try writeNewFile(Data(record.utf8), to: journal)
       try sync(folder)
     } catch let error as StoreError {
-      throw error
-    } catch {
-      try? FileManager.default.removeItem(at: journal)
       throw StoreError(
-        .io, file: journal.path, reason: "cannot write the swap journal (\(error.localizedDescription))",
-        underlying: error)
+        error.code, file: journal.path, reason: "cannot write the swap journal: \(error.reason)", underlying: error)
     }
     try finishSwap(original, replacement: replacement, journal: journal)
     return backup
@@ -334,51 +336,118 @@ package enum StoreFiles {
   }
 
   /// What a swap journal beside `store` records: the replacement (when the file is still there) and
-  /// the original's state when the swap began.
-  private static func readJournal(of store: URL) -> (replacement: URL?, recorded: State?)? {
-    guard let data = FileManager.default.contents(atPath: swapJournal(for: store).path) else { return nil }
+  /// the original's state when the swap began; `nil` when there is no journal. A journal migrun did
+  /// not write — a symbolic link, a folder, more than migrun writes, a name other than one of its
+  /// working copies' in the store's own folder, a replacement that is not a plain file — is refused
+  /// by name (``WorkingFiles``): it is never read as an instruction.
+  package static func readJournal(of store: URL) throws -> (replacement: URL?, recorded: State)? {
+    let journal = swapJournal(for: store)
+    let role = "swap journal"
+    switch WorkingFiles.entry(at: journal.path) {
+    case .none: return nil
+    case .file: break
+    default: try WorkingFiles.requireAbsentOr(.file, at: journal, beside: store, as: role)
+    }
+    guard let data = readPlainFile(journal.path, limit: 4096) else {
+      throw WorkingFiles.refuse(journal, beside: store, as: role, because: "cannot be read or is too big")
+    }
     let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-    let name = lines.first.map(String.init) ?? ""
-    let replacement = store.deletingLastPathComponent().appendingPathComponent(name)
-    let present = !name.isEmpty && !name.contains("/") && FileManager.default.fileExists(atPath: replacement.path)
-    return (present ? replacement : nil, lines.count > 1 ? State(text: lines[1]) : nil)
+    guard lines.count == 3, lines[2].isEmpty, WorkingFiles.isReplacementName(String(lines[0]), of: store),
+      let recorded = State(text: lines[1])
+    else {
+      throw WorkingFiles.refuse(journal, beside: store, as: role, because: "does not hold what migrun writes there")
+    }
+    let replacement = store.deletingLastPathComponent().appendingPathComponent(String(lines[0]))
+    try WorkingFiles.requireAbsentOr(.file, at: replacement, beside: store, as: "replacement named by the swap journal")
+    return (WorkingFiles.entry(at: replacement.path) == .file ? replacement : nil, recorded)
   }
 
-  /// The replacement a crash left half swapped in (a swap journal beside `store` naming a file that
-  /// is still there), if any.
+  /// The replacement a crash left half swapped in (a valid swap journal beside `store` naming a file
+  /// that is still there), if any. A journal migrun did not write is no sign of one.
   public static func pendingSwap(of store: URL) -> URL? {
-    readJournal(of: store)?.replacement
+    (try? readJournal(of: store))??.replacement
   }
 
   /// Completes a swap that a crash interrupted (a swap journal beside `store`): the replacement it
   /// names is complete and synced, so it goes in place — unless the original was written since (an
   /// app opened it after the crash): then the replacement is out of date and is discarded, and the
-  /// store stays as that app left it. Returns whether a swap was completed.
+  /// store stays as that app left it. Returns whether a swap was completed. A journal migrun did not
+  /// write is refused by name, and nothing is changed.
   @discardableResult
   public static func completeInterruptedSwap(of store: URL) throws -> Bool {
-    guard let (found, recorded) = readJournal(of: store) else { return false }
+    guard let (found, recorded) = try readJournal(of: store) else { return false }
     let journal = swapJournal(for: store)
     guard let replacement = found else {
-      // Nothing to put in place: the rename happened, or the journal is not one of ours.
-      try? FileManager.default.removeItem(at: journal)
+      // Nothing to put in place: the rename happened before the crash.
+      unlink(journal.path)
       return false
     }
     // The sidecars are unlinked before the rename: a main file alone is as the swap left it.
     let current = State(of: store)
-    let untouched = recorded.map {
-      $0 == current || ($0.files.first == current.files.first && current.files[1].isEmpty)
-    }
-    guard untouched ?? false else {
+    let untouched = recorded == current || (recorded.files.first == current.files.first && current.files[1].isEmpty)
+    guard untouched else {
       remove(replacement)
-      try? FileManager.default.removeItem(at: journal)
+      unlink(journal.path)
       return false
     }
     try finishSwap(store, replacement: replacement, journal: journal)
     return true
   }
 
-  /// A URI that opens `url` as immutable: no locks, no side files, nothing written.
-  public static func immutableURI(_ url: URL) -> String { "file:\(encodedPath(url))?immutable=1" }
+  /// The bytes of the plain file at `path` (a symbolic link is not followed, a FIFO or device not
+  /// read), `nil` when it cannot be read or holds more than `limit` bytes.
+  static func readPlainFile(_ path: String, limit: Int) -> Data? {
+    let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    var info = stat()
+    guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= limit else { return nil }
+    var data = Data(count: Int(info.st_size) + 1)
+    var count = 0
+    while count < data.count {
+      let read = data.withUnsafeMutableBytes {
+        Glibc.read(descriptor, $0.baseAddress.map { $0 + count }, $0.count - count)
+      }
+      if read < 0 && errno == EINTR { continue }
+      guard read >= 0 else { return nil }
+      if read == 0 { break }
+      count += read
+    }
+    // A file that grew past its size as it was read is read no further than the limit allows.
+    guard count <= limit else { return nil }
+    return data.prefix(count)
+  }
+
+  /// Writes `data` to a new file at `url` — never through a symbolic link, never over an entry that
+  /// is there — and syncs it.
+  static func writeNewFile(_ data: Data, to url: URL) throws {
+    let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else {
+      throw StoreError(.io, file: url.path, reason: "cannot create (\(String(cString: strerror(errno))))")
+    }
+    defer { close(descriptor) }
+    var offset = 0
+    while offset < data.count {
+      let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress.map { $0 + offset }, data.count - offset) }
+      if written < 0 && errno == EINTR { continue }
+      guard written > 0 else {
+        let reason = String(cString: strerror(errno))
+        unlink(url.path)
+        throw StoreError(.io, file: url.path, reason: "cannot write (\(reason))")
+      }
+      offset += written
+    }
+    guard fsync(descriptor) == 0 else {
+      let reason = String(cString: strerror(errno))
+      unlink(url.path)
+      throw StoreError(.io, file: url.path, reason: "cannot sync (\(reason))")
+    }
+  }
+
+  /// A URI that opens `url` as immutable: no locks, no side files, nothing written — and opened by
+  /// the operating system for reading only (`mode=ro`: an `ATTACH` would otherwise open it with the
+  /// connection's read-write, create flags, and create a file that is not there).
+  public static func immutableURI(_ url: URL) -> String { "file:\(encodedPath(url))?mode=ro&immutable=1" }
 
   /// `url`'s path for a `file:` URI (`?`, `#`, `%` and the like percent-encoded).
   static func encodedPath(_ url: URL) -> String {

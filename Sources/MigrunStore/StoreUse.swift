@@ -60,7 +60,7 @@ package enum StoreUse {
     // Each file is opened once for all its probes: fewer opens, and closing a descriptor drops
     // this process's own POSIX locks on the file (SQLite's, when it has the store open too).
     var descriptors: [String: Int32] = [:]
-    for path in [shm, store.path] { descriptors[path] = Glibc.open(path, O_RDONLY | O_CLOEXEC) }
+    for path in [shm, store.path] { descriptors[path] = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
     defer { for descriptor in descriptors.values where descriptor >= 0 { close(descriptor) } }
     var header = [UInt8](repeating: 0, count: 20)
     let headerRead = descriptors[store.path].map { $0 >= 0 ? pread($0, &header, 20, 0) : -1 } ?? -1
@@ -120,26 +120,24 @@ package enum StoreUse {
 
 /// One migration per store at a time: an exclusive `flock` on `.NAME.migrun-lock` beside the store,
 /// held for the whole run and removed at the end. A lock left by a killed run is free again (the
-/// kernel releases it with the process) and is taken over.
+/// kernel releases it with the process) and is taken over. What is under that name is never trusted
+/// (``WorkingFiles``): a symbolic link, a folder, a hard link to another file or a file holding
+/// anything but a process id is refused by name — never followed, truncated or written.
 package final class MigrationLock {
   private let path: String
   private var descriptor: Int32 = -1
 
   package init(store: URL, wait: Double) throws {
-    path = store.deletingLastPathComponent().appendingPathComponent(".\(store.lastPathComponent).migrun-lock").path
+    let url = WorkingFiles.lock(of: store)
+    path = url.path
     let deadline = Date().addingTimeInterval(max(0, wait))
     while true {
-      let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-      guard opened >= 0 else {
-        throw StoreError(
-          .io, file: store.path,
-          reason: "cannot make the migration lock \(path) (\(String(cString: strerror(errno))))")
-      }
+      let opened = try Self.open(url, store: store)
       if flock(opened, LOCK_EX | LOCK_NB) == 0 {
         // The file may have been removed by the run that held it, between our open and our lock.
         var held = stat()
         var named = stat()
-        if fstat(opened, &held) == 0, stat(path, &named) == 0, held.st_ino == named.st_ino, held.st_dev == named.st_dev
+        if fstat(opened, &held) == 0, lstat(path, &named) == 0, held.st_ino == named.st_ino, held.st_dev == named.st_dev
         {
           descriptor = opened
           let pid = Data("\(ProcessInfo.processInfo.processIdentifier)\n".utf8)
@@ -150,7 +148,7 @@ package final class MigrationLock {
         close(opened)
         continue
       }
-      let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+      let holder = Self.processID(in: opened)
       close(opened)
       guard Date() < deadline else {
         throw StoreError(
@@ -171,4 +169,43 @@ package final class MigrationLock {
   }
 
   deinit { release() }
+
+  // MARK: - Non public
+
+  /// Opens (or creates) the lock file without following a link, and checks it is one migrun would
+  /// have written: a plain file, no other name for it, empty or a process id.
+  private static func open(_ url: URL, store: URL) throws -> Int32 {
+    let role = "migration lock"
+    try WorkingFiles.requireAbsentOr(.file, at: url, beside: store, as: role)
+    let opened = Glibc.open(url.path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
+    guard opened >= 0 else {
+      if errno == ELOOP { throw WorkingFiles.refuse(url, beside: store, as: role, because: "is a symbolic link") }
+      throw StoreError(
+        .io, file: store.path,
+        reason: "cannot make the migration lock \(url.path) (\(String(cString: strerror(errno))))")
+    }
+    var info = stat()
+    let plain = fstat(opened, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+    let reason =
+      !plain
+      ? "is not a regular file"
+      : info.st_nlink != 1
+        ? "is a hard link to another file"
+        : info.st_size > 32 || (info.st_size > 0 && processID(in: opened) == nil) ? "holds something else" : nil
+    if let reason {
+      close(opened)
+      throw WorkingFiles.refuse(url, beside: store, as: role, because: reason)
+    }
+    return opened
+  }
+
+  /// The process id a lock file holds (`PID` and a line end), if that is what it holds.
+  private static func processID(in descriptor: Int32) -> String? {
+    var bytes = [UInt8](repeating: 0, count: 33)
+    let count = pread(descriptor, &bytes, 33, 0)
+    guard count > 0, count <= 32 else { return nil }
+    let text = String(decoding: bytes[0..<count], as: UTF8.self)
+    let digits = text.hasSuffix("\n") ? text.dropLast() : Substring(text)
+    return !digits.isEmpty && digits.allSatisfy({ $0.isASCII && $0.isNumber }) ? String(digits) : nil
+  }
 }

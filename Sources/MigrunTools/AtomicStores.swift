@@ -85,8 +85,8 @@ final class AtomicStoreWork {
     original = url
     type = input.store.type
     state = StoreFiles.State(of: url)
-    folder = url.deletingLastPathComponent().appendingPathComponent(
-      ".\(url.lastPathComponent).migrun-atomic-\(ProcessInfo.processInfo.processIdentifier)")
+    folder = WorkingFiles.atomicFolder(of: url)
+    try WorkingFiles.requireAbsentOr(.folder, at: folder, beside: url, as: "working folder")
     try? FileManager.default.removeItem(at: folder)
     do {
       try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -113,8 +113,8 @@ final class AtomicStoreWork {
   /// `keepBackup`. Returns the backup.
   func writeBack(_ model: ObjectModel, keepBackup: Bool) throws -> URL? {
     let (metadata, objects) = try StoreConversion.read(sqlite, model: model)
-    let replacement = original.deletingLastPathComponent().appendingPathComponent(
-      ".\(original.lastPathComponent).migrun-new")
+    let replacement = WorkingFiles.atomicReplacement(of: original)
+    try WorkingFiles.requireAbsentOr(.file, at: replacement, beside: original, as: "replacement")
     StoreFiles.remove(replacement)
     _ = try StoreConversion.write(objects, metadata: metadata, model: model, as: type, to: replacement)
     do {

@@ -121,7 +121,9 @@ package struct MigrationJobs {
     _ store: URL, options: StoreMigrator.Options, swapCompleted: () -> Void = {},
     progress: ((MigrationProgress) -> Void)? = nil, willStart: ((MigrationPlan) -> Void)? = nil
   ) throws -> MigrationOutcome {
-    if try StoreMigrator.completeInterruptedSwap(of: store, wait: options.wait) { swapCompleted() }
+    if try StoreMigrator.completeInterruptedSwap(of: store, wait: options.wait, dryRun: options.dryRun) {
+      swapCompleted()
+    }
     if AtomicStoreInput.isAtomic(store) {
       return try migrateAtomic(store, options: options, progress: progress, willStart: willStart)
     }

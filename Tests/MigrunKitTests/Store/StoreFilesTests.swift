@@ -80,7 +80,7 @@ import Testing
     let folder = try TemporaryDirectory()
     let store = try Self.walStore(in: folder)
     let original = storeFileBytes(store)
-    let working = store.deletingLastPathComponent().appendingPathComponent(".store.migrun-work")
+    let working = WorkingFiles.scratch(of: store, label: "work")
     try makeDatabase(working, ["CREATE TABLE t (x INTEGER)", "INSERT INTO t VALUES (7)"])
     let backup = try #require(try StoreFiles.replace(store, with: working, keepBackup: true))
     #expect(backup.lastPathComponent == "store~.sqlite")
@@ -129,7 +129,7 @@ import Testing
     try makeDatabase(store, ["CREATE TABLE t (x INTEGER)", "INSERT INTO t VALUES (1)"])
     let state = StoreFiles.State(of: store)
     try makeDatabase(store, ["INSERT INTO t VALUES (2)"])
-    let working = store.deletingLastPathComponent().appendingPathComponent("work.sqlite")
+    let working = WorkingFiles.scratch(of: store, label: "work")
     try makeDatabase(working, ["CREATE TABLE t (x INTEGER)", "INSERT INTO t VALUES (9)"])
     let error = try #require(throws: StoreError.self) {
       try StoreFiles.replace(store, with: working, keepBackup: true, expecting: state)
@@ -143,10 +143,55 @@ import Testing
     let folder = try TemporaryDirectory()
     let store = try folder.folder("s").appendingPathComponent("s.sqlite")
     try makeDatabase(store, ["CREATE TABLE t (x INTEGER)", "INSERT INTO t VALUES (1)"])
-    let working = store.deletingLastPathComponent().appendingPathComponent("work.sqlite")
+    let working = WorkingFiles.scratch(of: store, label: "work")
     try makeDatabase(working, ["CREATE TABLE t (x INTEGER)", "INSERT INTO t VALUES (2)"])
     #expect(try StoreFiles.replace(store, with: working, keepBackup: false) == nil)
     #expect(try Self.sum(store) == 2)
     #expect(try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path) == ["s.sqlite"])
+  }
+}
+
+/// The original is opened by the operating system for reading only — opened directly and attached
+/// (`ATTACH` would otherwise take the connection's read-write, create flags) — and a missing file
+/// is never created.
+@Suite struct ReadOnlyOpeningTests {
+  /// The access modes (`O_RDONLY` 0, `O_WRONLY` 1, `O_RDWR` 2) of this process's descriptors open on `path`.
+  static func accessModes(of path: String) throws -> [Int] {
+    let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+    var modes: [Int] = []
+    for name in try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
+      guard (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)")) == target,
+        let info = try? String(contentsOfFile: "/proc/self/fdinfo/\(name)", encoding: .utf8),
+        let line = info.split(separator: "\n").first(where: { $0.hasPrefix("flags:") }),
+        let flags = Int(line.dropFirst("flags:".count).trimmingCharacters(in: .whitespaces), radix: 8)
+      else { continue }
+      modes.append(flags & 3)
+    }
+    return modes
+  }
+
+  @Test func theOriginalIsOpenedReadOnlyAndAttachedReadOnly() throws {
+    let folder = try TemporaryDirectory()
+    let store = folder.url.appendingPathComponent("s.sqlite")
+    try DatabaseQueue(path: store.path).write { db in try db.execute(sql: "CREATE TABLE t (x)") }
+    let direct = try DatabaseQueue(path: StoreFiles.immutableURI(store), configuration: Configuration())
+    try direct.read { db in _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM t") }
+    let attaching = try DatabaseQueue(path: folder.url.appendingPathComponent("other.sqlite").path)
+    try attaching.writeWithoutTransaction { db in
+      try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [StoreFiles.immutableURI(store)])
+      _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM src.t")
+      let modes = try Self.accessModes(of: store.path)
+      #expect(modes.count == 2 && modes.allSatisfy { $0 == 0 }, "\(modes)")
+    }
+    let missing = folder.url.appendingPathComponent("missing.sqlite")
+    let attached = Result {
+      try attaching.writeWithoutTransaction { db in
+        try db.execute(sql: "ATTACH DATABASE ? AS gone", arguments: [StoreFiles.immutableURI(missing)])
+      }
+    }
+    #expect(throws: (any Error).self) { try attached.get() }
+    #expect(!FileManager.default.fileExists(atPath: missing.path), "a missing original is never created")
+    try direct.close()
+    try attaching.close()
   }
 }
