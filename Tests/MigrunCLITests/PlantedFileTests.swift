@@ -149,7 +149,7 @@ import Testing
   /// store, its siblings and the folder outside are intact — the store either as it was or
   /// migrated with the original kept byte for byte.
   @Test func plantedFilesNeverCostTheStoreOrItsSiblings() throws {
-    var generator = SeededGenerator(seed: 55)
+    var generator = SeededRandom(seed: 55)
     var failures: [String] = []
     for name in Self.plantedNames {
       for kind in PlantedKind.allCases {
@@ -283,7 +283,7 @@ import Testing
     case namesParent, namesSibling, namesStore, journalNamingParent, garbage
     case folder, hardLinkToSibling, fifo
 
-    func plant(at url: URL, in scene: Scene, using generator: inout SeededGenerator) throws {
+    func plant(at url: URL, in scene: Scene, using generator: inout SeededRandom) throws {
       let manager = FileManager.default
       func text(_ string: String) throws { try Data(string.utf8).write(to: url) }
       switch self {
@@ -305,18 +305,5 @@ import Testing
       case .fifo: #expect(mkfifo(url.path, 0o644) == 0)
       }
     }
-  }
-}
-
-/// A small deterministic generator (SplitMix64): the campaign is the same every run.
-struct SeededGenerator: RandomNumberGenerator {
-  private var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }
