@@ -62,9 +62,10 @@ import Testing
     #expect(check.status == 0, "a crashed writer is no damage: \(check.stdout)\(check.stderr)")
     #expect(check.stdout.contains("note: hot-journal"), "check names the hot journal: \(check.stdout)")
     #expect(!check.stdout.contains("salvage"), "\(check.stdout)")
+    let drops = ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"].flatMap { ["--drop", $0] }
     let copy = folder.url.appendingPathComponent("copy.xml")
-    let copied = try MigrunProcess.run(["copy", store.path, copy.path, "--type", "xml"])
-    #expect(copied.status == 0, "\(copied.stdout)\(copied.stderr)")
+    let copied = try MigrunProcess.run(["copy", store.path, copy.path, "--type", "xml"] + drops)
+    #expect(copied.status == 0, "a store SQLite reads after its rollback: \(copied.stdout)\(copied.stderr)")
     #expect(Self.bytes(store) == before, "the store and its journal are only read")
     #expect(!FileManager.default.fileExists(atPath: store.path + "-wal"))
   }
@@ -77,8 +78,9 @@ import Testing
     let shell = try SQLiteShell(store, "PRAGMA journal_mode = DELETE;\nBEGIN EXCLUSIVE;")
     defer { shell.close() }
     let commands = [
-      ["check", store.path], ["export", store.path], ["inspect", store.path], ["status", store.path],
-      ["copy", store.path, folder.url.appendingPathComponent("copy.xml").path, "--type", "xml"],
+      ["check", store.path], ["export", store.path], ["inspect", store.path],
+      ["status", store.path, "--model", CompiledModelCommandTests.xcdatamodeld],
+      ["copy", store.path, folder.url.appendingPathComponent("copy.xml").path, "--type", "xml", "--drop", "ACHANGE"],
       ["salvage", store.path, "--out", folder.url.appendingPathComponent("saved.sqlite").path],
     ]
     for command in commands {
