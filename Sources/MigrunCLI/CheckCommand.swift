@@ -37,7 +37,10 @@ struct CheckCommand: MigrunCommand {
     guard !stores.isEmpty else { throw ValidationError("give a store (or several)") }
   }
 
+  @OptionGroup var waiting: StoreWaitOption
+
   func execute() throws {
+    try waiting.apply()
     try show(
       CheckJob(stores: stores, model: model, configuration: configuration, json: json).run())
   }

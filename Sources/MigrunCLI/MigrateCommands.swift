@@ -97,6 +97,8 @@ struct StatusCommand: MigrunCommand {
   )
   var json = false
 
+  @OptionGroup var waiting: StoreWaitOption
+
   var store: String { stores.first ?? "" }
 
   func validate() throws {
@@ -104,6 +106,7 @@ struct StatusCommand: MigrunCommand {
   }
 
   func execute() throws {
+    try waiting.apply()
     if fleet.isFleet(stores) { return try FleetRun.status(stores, chain: chain, fleet: fleet, json: json) }
     let report: StatusReport
     do {

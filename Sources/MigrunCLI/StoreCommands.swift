@@ -27,7 +27,10 @@ struct InspectCommand: MigrunCommand {
   var configuration: String?
   @Flag(help: "One JSON line (docs/json.md): an `inspect` event {uuid, metadata, entities, version}.") var json = false
 
+  @OptionGroup var waiting: StoreWaitOption
+
   func execute() throws {
+    try waiting.apply()
     try show(
       InspectJob(store: store, model: model, configuration: configuration, json: json).run())
   }
@@ -76,7 +79,10 @@ struct ExportCommand: MigrunCommand {
       valueName: "form"))
   var dates: StoreJSON.Dates = .seconds
 
+  @OptionGroup var waiting: StoreWaitOption
+
   func execute() throws {
+    try waiting.apply()
     try ExportJob(
       store: store, model: model, modelVersion: modelVersion, configuration: configuration, out: out, dates: dates
     ).run { FileHandle.standardOutput.write(Data($0.utf8)) }
@@ -129,7 +135,10 @@ struct CopyCommand: MigrunCommand {
       valueName: "Entity.attribute"))
   var drop: [String] = []
 
+  @OptionGroup var waiting: StoreWaitOption
+
   func execute() throws {
+    try waiting.apply()
     try show(CopyJob(store: store, out: out, type: type, model: model, drop: drop).run())
   }
 }
@@ -155,7 +164,10 @@ struct SalvageCommand: MigrunCommand {
     false
   @Flag(help: "One JSON line (docs/json.md): a `salvage` event with the report.") var json = false
 
+  @OptionGroup var waiting: StoreWaitOption
+
   func execute() throws {
+    try waiting.apply()
     try show(SalvageJob(store: store, out: out, model: model, json: json, keepDanglingKeys: keepDanglingKeys).run())
   }
 }

@@ -220,6 +220,14 @@ public final class StoreMigrator {
       for stale in Self.staleFiles(beside: store) { try? FileManager.default.removeItem(at: stale) }
     }
     try StoreUse.waitUntilFree(store, wait: options.wait)
+    // A crashed writer's journal would be left beside the migrated store and rolled back into it.
+    if RollbackJournal.isHot(store) {
+      throw StoreError(
+        .io, file: store.path,
+        reason: "a hot journal (\(store.lastPathComponent)-journal) is beside it: a writer crashed part way through "
+          + "a transaction, which SQLite rolls back when the store is next opened; open it once (its app, or "
+          + "`sqlite3 STORE 'PRAGMA quick_check'`), then migrate again")
+    }
     willStart?()
     let state = StoreFiles.State(of: store)
     let walMode = StoreFiles.isWALMode(store)

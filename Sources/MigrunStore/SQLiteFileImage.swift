@@ -44,17 +44,25 @@ package struct SQLiteFileImage: Sendable {
   /// Frames of the write-ahead log applied (its committed frames up to the first that does not
   /// check: a torn last frame is left out, as SQLite leaves it out).
   package let walFramesApplied: Int
+  /// Pages of a hot rollback journal put back (a crashed writer's uncommitted pages undone, as
+  /// SQLite's rollback undoes them), and pages past the size the store had before it cut off.
+  package let journalPagesRolledBack: Int
   /// The main file: mapped from disk (its pages are copied out as they are read, so memory follows
   /// the pages being worked on, not the file's size).
   private let bytes: Data
   /// Page number → the page's bytes from the write-ahead log (newer than the main file's).
   private let walPages: [Int: [UInt8]]
+  /// The hot journal's pages (page number → the page before the unfinished transaction).
+  private let journalPages: [Int: [UInt8]]
+  /// The main file's pages that count: its own, or as many as it had before a hot journal's
+  /// transaction grew it.
+  private let mainPageCount: Int
 
   package var pageCount: Int {
-    max(bytes.count / pageSize, walPages.keys.max() ?? 0)
+    max(mainPageCount, walPages.keys.max() ?? 0)
   }
 
-  /// Reads the database at `url` (and its `-wal`, when there is one) — both only read.
+  /// Reads the database at `url` (and its hot `-journal` and its `-wal`, when there are) — only read.
   package init(url: URL) throws {
     let main: Data
     do {
@@ -63,29 +71,35 @@ package struct SQLiteFileImage: Sendable {
       throw StoreError(.io, file: url.path, reason: "cannot read the file (\(error.localizedDescription))")
     }
     let wal = (try? Data(contentsOf: URL(fileURLWithPath: url.path + "-wal"))).map { Array($0) } ?? []
-    self.init(data: main, wal: wal)
+    self.init(data: main, wal: wal, journal: RollbackJournal.hot(beside: url))
   }
 
-  package init(bytes: [UInt8], wal: [UInt8] = []) {
-    self.init(data: Data(bytes), wal: wal)
+  package init(bytes: [UInt8], wal: [UInt8] = [], journal: RollbackJournal? = nil) {
+    self.init(data: Data(bytes), wal: wal, journal: journal)
   }
 
-  init(data bytes: Data, wal: [UInt8]) {
+  init(data bytes: Data, wal: [UInt8], journal: RollbackJournal? = nil) {
     self.bytes = bytes
-    let declared = Self.declaredPageSize(bytes)
+    // Page 1 of the main file may be the crashed writer's: the journal's page size is the store's.
+    let declared = journal?.pageSize ?? Self.declaredPageSize(bytes)
     let walSize = wal.count >= 32 ? Int(Self.bigEndian(wal, 8, 4)) : 0
     let size = declared ?? (Self.validPageSize(walSize) ? walSize : Self.guessPageSize(bytes))
     pageSize = size
     headerIntact = declared != nil
-    let reserved = declared != nil && bytes.count > 20 ? Int(bytes[bytes.startIndex + 20]) : 0
+    let header = journal?.originals[1].map { Data($0) } ?? bytes
+    let reserved = declared != nil && header.count > 20 ? Int(header[header.startIndex + 20]) : 0
     usableSize = max(480, size - reserved)
     (walPages, walFramesApplied) = Self.committedFrames(wal, pageSize: size)
+    let filePages = bytes.count / size
+    journalPages = journal?.originals.filter { $0.key <= (journal?.originalPageCount ?? 0) } ?? [:]
+    mainPageCount = journal.map { min(filePages, $0.originalPageCount) } ?? filePages
+    journalPagesRolledBack = journalPages.count + max(0, filePages - mainPageCount)
   }
 
   /// The bytes of page `number` (1-based), or nil when the file does not hold it whole.
   package func page(_ number: Int) -> ArraySlice<UInt8>? {
-    if let page = walPages[number] { return page[...] }
-    guard number >= 1 else { return nil }
+    if let page = walPages[number] ?? journalPages[number] { return page[...] }
+    guard number >= 1, number <= mainPageCount else { return nil }
     let start = (number - 1) * pageSize
     guard start + pageSize <= bytes.count else { return nil }
     return Array(bytes[bytes.startIndex + start..<bytes.startIndex + start + pageSize])[...]
@@ -94,9 +108,9 @@ package struct SQLiteFileImage: Sendable {
   /// The kind of page `number` by its b-tree header byte; nil for any other page.
   package func kind(of number: Int) -> PageKind? {
     let offset = number == 1 ? 100 : 0
-    if let page = walPages[number] { return PageKind(rawValue: page[offset]) }
+    if let page = walPages[number] ?? journalPages[number] { return PageKind(rawValue: page[offset]) }
     let start = (number - 1) * pageSize
-    guard number >= 1, start + pageSize <= bytes.count else { return nil }
+    guard number >= 1, number <= mainPageCount, start + pageSize <= bytes.count else { return nil }
     return PageKind(rawValue: bytes[bytes.startIndex + start + offset])
   }
 

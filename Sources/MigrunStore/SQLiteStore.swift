@@ -631,6 +631,7 @@ public final class SQLiteStore: ObjectStore {
     } catch let error as StoreError {
       throw error.inFile(url.lastPathComponent)
     } catch {
+      if StoreFailure.isInUse(error) { throw StoreUse.inUseError(url, cause: error) }
       throw StoreError(.sqlite, file: url.lastPathComponent, reason: "\(error)", underlying: error)
     }
   }
@@ -641,6 +642,8 @@ public final class SQLiteStore: ObjectStore {
     var configuration = Configuration()
     configuration.readonly = readOnly
     configuration.label = "migrun"
+    // A reader meeting a writer's commit waits as long as it was told to (--wait), then is refused.
+    if readOnly, StoreUse.readWait > 0 { configuration.busyMode = .timeout(StoreUse.readWait) }
     if !readOnly {
       // Several processes may write one store: a write waits its turn (up to 30 s). GRDB begins
       // write transactions IMMEDIATE, so a read-then-write save cannot deadlock with another.
@@ -686,9 +689,9 @@ public final class SQLiteStore: ObjectStore {
     } else if let direct = readOnlyPath(url) {
       path = direct
     } else {
-      // Committed transactions in a -wal with no -shm: SQLite cannot read them without writing a
-      // -shm beside the store, so a copy is read instead. Once open, the copy is unlinked (the
-      // connection keeps its file open; an immutable connection opens nothing else).
+      // Committed transactions in a -wal with no -shm, or a hot journal: SQLite cannot read them
+      // without writing beside the store, so a copy is read instead. Once open, the copy is unlinked
+      // (the connection keeps its file open; an immutable connection opens nothing else).
       let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-read-\(UUID().uuidString)")
       do {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -698,7 +701,11 @@ public final class SQLiteStore: ObjectStore {
       }
       let target = folder.appendingPathComponent(url.lastPathComponent)
       copy = target
-      try StoreFiles.snapshot(url, to: target)
+      if RollbackJournal.isHot(url) {
+        try RollbackJournal.rolledBackCopy(of: url, to: target)
+      } else {
+        try StoreFiles.snapshot(url, to: target)
+      }
       path = StoreFiles.immutableURI(target)
     }
     do {
@@ -707,6 +714,8 @@ public final class SQLiteStore: ObjectStore {
       _ = try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
       return (queue, path.hasSuffix("immutable=1"))
     } catch {
+      // A writer in the middle of its commit (SQLite's EXCLUSIVE lock): the store is in use, not damaged.
+      if StoreFailure.isInUse(error) { throw StoreUse.inUseError(url, cause: error) }
       let detail = (error as? DatabaseError)?.message ?? "\(error)"
       if let type = StoreType.of(url), type != .sqlite {
         throw StoreError(
@@ -738,13 +747,15 @@ public final class SQLiteStore: ObjectStore {
   }
 
   /// A URI that opens `url` for reading without ever changing any of its files, or `nil` when only a
-  /// copy can be read that way (a `-wal` with content and no `-shm`):
+  /// copy can be read that way (a `-wal` with content and no `-shm`, or a hot `-journal`, which
+  /// SQLite would roll back first: ``RollbackJournal``):
   /// - with a `-shm`: read-only, sharing the `-shm` read-only (`readonly_shm`) — the WAL is read as
   ///   any reader would, with or without a live writer, and no byte of the three files is written;
   /// - held by another process (rollback journal): read-only with SQLite's locks, which write nothing;
   /// - else immutable: no locks, no side files.
   package static func readOnlyPath(_ url: URL) -> String? {
     let encoded = StoreFiles.encodedPath(url)
+    if RollbackJournal.isHot(url) { return nil }
     if FileManager.default.fileExists(atPath: url.path + "-shm") {
       return "file:\(encoded)?mode=ro&readonly_shm=1"
     }

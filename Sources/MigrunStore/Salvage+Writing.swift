@@ -46,6 +46,9 @@ package struct SalvageReport: Sendable, Encodable {
   package var schemaFound = true
   package var headerIntact = true
   package var walFramesApplied = 0
+  /// Pages a hot `-journal` put back (``SQLiteFileImage/journalPagesRolledBack``): the store as
+  /// its last committed transaction left it, a crashed writer's uncommitted changes undone.
+  package var journalPagesRolledBack = 0
   /// What `check` still finds in the new store (empty: clean).
   package var remaining: [String] = []
 
@@ -82,6 +85,7 @@ package enum Salvage {
     report.schemaFound = read.schemaFound
     report.headerIntact = read.headerIntact
     report.walFramesApplied = read.walFramesApplied
+    report.journalPagesRolledBack = read.journalPagesRolledBack
     // The store's own metadata (UUID, other keys) describing the model as the new file is laid out:
     // today's framework, so that checks judge it by today's layout.
     let metadata = read.metadata.map { $0.describing(model) }

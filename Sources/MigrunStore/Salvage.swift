@@ -67,6 +67,8 @@ package struct SalvageRead: Sendable {
   package var pageCount = 0
   package var headerIntact = true
   package var walFramesApplied = 0
+  /// Pages a hot `-journal` put back: a crashed writer's uncommitted changes undone.
+  package var journalPagesRolledBack = 0
 
   /// Recovered `Z_PRIMARYKEY.Z_MAX` by entity number.
   package var maxKeys: [Int: Int64] {
@@ -127,6 +129,7 @@ extension SalvageRead {
     pageCount = image.pageCount
     headerIntact = image.headerIntact
     walFramesApplied = image.walFramesApplied
+    journalPagesRolledBack = image.journalPagesRolledBack
     var claimed = image.freelistPages()
     let free = claimed
     // The schema: sqlite_master's tree from page 1, and rows of it on leaves no walk reaches (its

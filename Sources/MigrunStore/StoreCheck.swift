@@ -37,6 +37,7 @@ package enum StoreCheck {
   package static func openForCheck(_ url: URL) throws -> DatabaseQueue {
     var configuration = Configuration()
     configuration.readonly = true
+    if StoreUse.readWait > 0 { configuration.busyMode = .timeout(StoreUse.readWait) }
     // SQLite's check computes expression indexes and derived values: Core Data's functions must be there.
     configuration.prepareDatabase { db in DerivedAttributes.addFunctions(to: db) }
     return try DatabaseQueue(path: SQLiteStore.readOnlyPath(url) ?? url.path, configuration: configuration)
@@ -59,17 +60,34 @@ package enum StoreCheck {
   /// Every finding for the store at `url`; `bundle`: the model folder its version should be in.
   public static func findings(of url: URL, bundle: ModelBundle? = nil) throws -> [Finding] {
     if let type = StoreType.of(url), type != .sqlite { return atomicFindings(of: url, bundle: bundle) }
-    // A store whose -wal holds transactions is read through a snapshot (the original's three files
-    // are never written); its external data stays where it is.
-    guard !StoreFiles.hasWALContent(url) else {
+    // A store whose -wal holds transactions, or with a hot journal, is read through a snapshot (the
+    // original's files are never written); its external data stays where it is.
+    let hotJournal = RollbackJournal.isHot(url)
+    guard !StoreFiles.hasWALContent(url) && !hotJournal else {
       let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-check-\(UUID().uuidString)")
       try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
       defer { try? FileManager.default.removeItem(at: folder) }
       let snapshot = folder.appendingPathComponent(url.lastPathComponent)
-      try StoreFiles.snapshot(url, to: snapshot)
-      return try findings(of: snapshot, bundle: bundle, externalData: ExternalData(store: url))
+      if hotJournal {
+        try RollbackJournal.rolledBackCopy(of: url, to: snapshot)
+      } else {
+        try StoreFiles.snapshot(url, to: snapshot)
+      }
+      let found = try findings(of: snapshot, bundle: bundle, externalData: ExternalData(store: url))
+      return hotJournal ? [hotJournalNote(url)] + found : found
     }
     return try findings(of: url, bundle: bundle, externalData: ExternalData(store: url))
+  }
+
+  /// A hot journal beside the store: a writer crashed part way through a transaction, which SQLite
+  /// undoes before the next read — not damage: the store is checked as the rollback leaves it.
+  static func hotJournalNote(_ url: URL) -> Finding {
+    Finding(
+      kind: "hot-journal",
+      message: "\(url.lastPathComponent)-journal: a writer crashed part way through a transaction; SQLite rolls it "
+        + "back when the store is next opened for writing (the app, or `migrun migrate`). Checked as the rollback "
+        + "leaves it (on a private copy; the store's files untouched)",
+      isNote: true)
   }
 
   /// For a file SQLite calls damaged: what `migrun salvage` would keep — a dry run, the file read
@@ -130,6 +148,8 @@ package enum StoreCheck {
     do {
       sqlite = try sqliteProblems(of: url, full: true)
     } catch {
+      // Held by a writer in the middle of its commit: in use, not damage.
+      if StoreFailure.isInUse(error) { throw StoreUse.inUseError(url, cause: error) }
       return [Finding(kind: "sqlite-integrity", message: "\(url.lastPathComponent): \(error)")]
         + [salvageNote(url, bundle: bundle)].compactMap { $0 }
     }

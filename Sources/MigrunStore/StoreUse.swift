@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -32,6 +33,15 @@ package enum StoreUse {
       return "\(process) holds \(what)"
     }
   }
+
+  /// How long a read of a store waits for another process's write lock, in seconds (`--wait` of the
+  /// commands that read stores; 0: the in-use answer at once): one setting for the process, made by
+  /// the command line before it reads.
+  package static var readWait: Double {
+    get { readWaitSetting.withLock { $0 } }
+    set { readWaitSetting.withLock { $0 = newValue } }
+  }
+  private static let readWaitSetting = Mutex<Double>(0)
 
   static let pendingByte: Int64 = 0x4000_0000
   static let reservedByte = pendingByte + 1
@@ -76,6 +86,17 @@ package enum StoreUse {
     return (nil, walMode)
   }
 
+  /// The process holding a write lock on the store's file (SQLite's RESERVED lock or more: a write
+  /// transaction of a rollback-journal store under way), or `nil`. A `-journal` while no one holds
+  /// one is a crashed writer's, which SQLite rolls back (``RollbackJournal``).
+  package static func writer(of store: URL) -> Holder? {
+    let descriptor = Glibc.open(store.path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    guard let found = lock(on: descriptor, start: reservedByte, length: 1) else { return nil }
+    return Holder(pid: found.pid, command: found.pid.flatMap(command(of:)), what: "a write lock")
+  }
+
   private struct Found {
     let pid: Int32?
     let writing: Bool
@@ -111,6 +132,17 @@ package enum StoreUse {
       }
       usleep(100_000)
     }
+  }
+
+  /// The in-use answer for a read SQLite refused with `SQLITE_BUSY` (a writer holding its lock),
+  /// naming what holds the store.
+  package static func inUseError(_ store: URL, cause: any Error) -> StoreError {
+    let holder = holder(of: store).map { ": \($0)" } ?? ": another process is writing it"
+    let waited = readWait > 0 ? " (still after waiting \(formatSeconds(readWait)))" : ""
+    return StoreError(
+      .inUse, file: store.path,
+      reason: "the store is in use\(holder)\(waited); close it, or give --wait SECONDS to wait for it",
+      underlying: cause)
   }
 
   private static func formatSeconds(_ seconds: Double) -> String {

@@ -28,6 +28,9 @@ package struct SalvageJob {
     if let type = StoreType.of(url), type != .sqlite {
       throw ToolError(message: "\(store) is a \(type.label) store: salvage reads SQLite stores")
     }
+    // Salvage reads the file's pages as they lie on disk, past SQLite's locks: a process with the
+    // store open could change them under it, and a writer's pages are not yet the store's.
+    try StoreUse.waitUntilFree(url, wait: StoreUse.readWait)
     let bundle = try modelOrProject(model).map { try loadModel(URL(fileURLWithPath: $0)) }
     let (version, read) = try Self.read(url, bundle: bundle)
     var written: SalvageReport?
@@ -96,6 +99,11 @@ package struct SalvageJob {
     var read = ["\(report.headerIntact ? "header intact" : "header damaged: page size found from the pages")"]
     if !report.schemaFound { read.append("schema lost: tables laid out from the model") }
     if report.walFramesApplied > 0 { read.append("\(report.walFramesApplied) committed frames of the -wal applied") }
+    if report.journalPagesRolledBack > 0 {
+      read.append(
+        "hot -journal rolled back: \(report.journalPagesRolledBack) pages a crashed writer changed but never committed "
+          + "put back as its last commit left them (as SQLite would)")
+    }
     if !report.metadataFromStore { read.append("metadata lost: new metadata (a new UUID) for the model") }
     lines.append("Read: " + read.joined(separator: "; "))
     lines.append(

@@ -58,6 +58,14 @@ public final class SQLiteShell: @unchecked Sendable {
     let shell = try SQLiteShell(store, "PRAGMA journal_mode = WAL;\nPRAGMA wal_autocheckpoint = 0;\n" + sql)
     shell.kill()
   }
+
+  /// Runs `sql` on `store` (put in rollback-journal mode) inside a transaction that never commits, in
+  /// a shell killed part way: its cache kept to one page, the changed pages are written into the
+  /// store itself before the kill, their originals in a hot `-journal` that SQLite rolls back.
+  public static func crashMidTransaction(_ store: URL, _ sql: String) throws {
+    let shell = try SQLiteShell(store, "PRAGMA journal_mode = DELETE;\nPRAGMA cache_size = 1;\nBEGIN;\n" + sql)
+    shell.kill()
+  }
 }
 
 /// The bytes of a store's three files (`nil` for one that is not there).

@@ -1,0 +1,20 @@
+import ArgumentParser
+import MigrunStore
+
+/// `--wait SECONDS` of the commands that read stores: how long a read waits for another process
+/// holding the store's write lock (a commit under way) before the in-use answer (exit 11).
+struct StoreWaitOption: ParsableArguments {
+  @Option(
+    name: .customLong("wait"),
+    help: ArgumentHelp(
+      "Wait up to this many seconds for another process writing the store (default: refuse at once, exit 11).",
+      valueName: "seconds"))
+  var seconds: Double?
+
+  /// Makes the wait the process's (``StoreUse/readWait``), before any store is read.
+  func apply() throws {
+    guard let seconds else { return }
+    guard seconds >= 0, seconds.isFinite else { throw CLIError(message: "--wait: give a number of seconds, 0 or more") }
+    StoreUse.readWait = seconds
+  }
+}

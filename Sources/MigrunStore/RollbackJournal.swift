@@ -1,0 +1,140 @@
+import Foundation
+import GRDB
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A store's rollback journal (`NAME-journal`): the pages a writer changed, as they were before its
+/// transaction began (sqlite.org/fileformat2.html, "the rollback journal"). A journal is *hot* —
+/// a writer crashed part way, its uncommitted pages possibly in the main file — when it is there,
+/// not empty, starts with the journal's magic, and no process holds a write lock on the store.
+/// SQLite rolls a hot journal back before anything reads the store; so does migrun, never on the
+/// user's files: on a private copy (``rolledBackCopy(of:to:)``) or on the pages it reads
+/// (``SQLiteFileImage``).
+///
+/// ```swift
+/// if RollbackJournal.isHot(url) { try RollbackJournal.rolledBackCopy(of: url, to: copy) }
+/// ```
+package struct RollbackJournal: Sendable {
+  /// Page number → the page's bytes before the unfinished transaction (the first record of a page).
+  package let originals: [Int: [UInt8]]
+  /// The store's size in pages before the transaction: pages past it were added by the transaction.
+  package let originalPageCount: Int
+  /// The page size the journal was written for.
+  package let pageSize: Int
+
+  static let magic: [UInt8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]
+
+  /// The journal's file beside `store`.
+  package static func url(of store: URL) -> URL { URL(fileURLWithPath: store.path + "-journal") }
+
+  /// Whether `store` has a hot journal: one SQLite would roll back before reading the store.
+  package static func isHot(_ store: URL) -> Bool {
+    let descriptor = open(url(of: store).path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return false }
+    defer { close(descriptor) }
+    var header = [UInt8](repeating: 0, count: magic.count)
+    guard pread(descriptor, &header, magic.count, 0) == magic.count, header == magic else { return false }
+    // A writer holding its lock is still writing: its journal is live, not hot.
+    return StoreUse.writer(of: store) == nil
+  }
+
+  /// The journal beside `store` when it is hot, read; `nil` otherwise (or unreadable).
+  package static func hot(beside store: URL) -> RollbackJournal? {
+    guard isHot(store), let bytes = try? Data(contentsOf: url(of: store)) else { return nil }
+    return RollbackJournal(bytes: Array(bytes))
+  }
+
+  /// Reads journal `bytes`: its segments, each a sector-padded header and page records (page number,
+  /// the page's original bytes, a checksum), up to the first record that is cut short or does not
+  /// check — as SQLite's playback reads it. `nil` when the first header is not a journal's.
+  package init?(bytes: [UInt8]) {
+    guard let first = Header(bytes, at: 0) else { return nil }
+    pageSize = first.pageSize
+    originalPageCount = first.originalPageCount
+    var originals: [Int: [UInt8]] = [:]
+    var offset = 0
+    while let header = Header(bytes, at: offset), header.pageSize == first.pageSize {
+      offset += header.sectorSize
+      let recordSize = header.pageSize + 8
+      let count = header.records == 0xFFFF_FFFF ? (bytes.count - offset) / recordSize : Int(header.records)
+      var read = 0
+      while read < count, offset + recordSize <= bytes.count {
+        let number = Int(SQLiteFileImage.bigEndian(bytes, offset, 4))
+        let page = bytes[offset + 4..<offset + 4 + header.pageSize]
+        let sum = UInt32(SQLiteFileImage.bigEndian(bytes, offset + 4 + header.pageSize, 4))
+        guard number >= 1, Self.checksum(page, nonce: header.nonce) == sum else { break }
+        if originals[number] == nil { originals[number] = Array(page) }
+        read += 1
+        offset += recordSize
+      }
+      guard read == count, header.records != 0xFFFF_FFFF, count > 0 else { break }
+      offset = (offset + header.sectorSize - 1) / header.sectorSize * header.sectorSize
+    }
+    self.originals = originals
+  }
+
+  /// Copies `store` and its hot journal (and `-wal`) to `target`, then has SQLite roll the journal
+  /// back there: `target` holds what the store held before the unfinished transaction. The store's
+  /// own files are only read.
+  package static func rolledBackCopy(of store: URL, to target: URL) throws {
+    StoreFiles.remove(target)
+    do {
+      try StoreFiles.cloneOrCopy(store, to: target)
+      try StoreFiles.cloneOrCopy(url(of: store), to: url(of: target))
+      if StoreFiles.hasWALContent(store) {
+        try StoreFiles.cloneOrCopy(
+          URL(fileURLWithPath: store.path + "-wal"), to: URL(fileURLWithPath: target.path + "-wal"))
+      }
+      // SQLite rolls a hot journal back as the first read begins; the checkpoint folds a -wal in.
+      let queue = try DatabaseQueue(path: target.path, configuration: SQLiteStore.configuration(readOnly: false))
+      _ = try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
+      try queue.close()
+      try StoreFiles.checkpoint(target)
+      guard !isHot(target) else {
+        throw StoreError(.sqlite, file: target.path, reason: "SQLite left the journal in place")
+      }
+    } catch {
+      StoreFiles.remove(target)
+      throw StoreError(
+        StoreFailure.isDiskFull(error) ? .noSpace : .io, file: store.path,
+        reason: "cannot roll its hot journal back on a private copy (\(error))", underlying: error)
+    }
+  }
+
+  /// The checksum of a page record: the header's nonce plus every 200th byte of the page, from
+  /// 200 bytes before its end towards its start (SQLite's `pager_cksum`).
+  static func checksum(_ page: ArraySlice<UInt8>, nonce: UInt32) -> UInt32 {
+    var sum = nonce
+    var index = page.count - 200
+    while index > 0 {
+      sum = sum &+ UInt32(page[page.startIndex + index])
+      index -= 200
+    }
+    return sum
+  }
+
+  /// A segment's header: magic, record count (`0xFFFFFFFF`: up to the end of the file), checksum
+  /// nonce, the store's size in pages before the transaction, sector size, page size.
+  private struct Header {
+    let records: UInt32
+    let nonce: UInt32
+    let originalPageCount: Int
+    let sectorSize: Int
+    let pageSize: Int
+
+    init?(_ bytes: [UInt8], at offset: Int) {
+      guard offset >= 0, offset + 28 <= bytes.count, Array(bytes[offset..<offset + 8]) == RollbackJournal.magic
+      else { return nil }
+      records = UInt32(SQLiteFileImage.bigEndian(bytes, offset + 8, 4))
+      nonce = UInt32(SQLiteFileImage.bigEndian(bytes, offset + 12, 4))
+      originalPageCount = Int(SQLiteFileImage.bigEndian(bytes, offset + 16, 4))
+      sectorSize = Int(SQLiteFileImage.bigEndian(bytes, offset + 20, 4))
+      pageSize = Int(SQLiteFileImage.bigEndian(bytes, offset + 24, 4))
+      guard sectorSize >= 32, sectorSize <= 65536, sectorSize & (sectorSize - 1) == 0,
+        SQLiteFileImage.validPageSize(pageSize)
+      else { return nil }
+    }
+  }
+}
