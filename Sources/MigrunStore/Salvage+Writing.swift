@@ -422,11 +422,13 @@ extension Salvage {
     if let metadata = read.metadata {
       if let version = bundle?.version(matching: metadata.versionHashes) { return version }
       if let cached = read.cachedModel, metadata.isCompatible(with: cached) { return cached }
-      // The store says which version it is: another one is never taken for it.
+      // The store's own model, cached beside its metadata, is the version it was written with.
+      if let cached = read.cachedModel { return cached }
+      // The store says which version it is: another one is never taken for it by its rows.
       throw StoreError(
         .noModel, file: url.path,
         reason: "its metadata names a model version by hashes that "
-          + (bundle == nil ? "no surviving model cache has" : "no version of the model given has")
+          + (bundle == nil ? "no model cache found has" : "no version of the model given has")
           + ": give the model (--model) with the version the store was written with")
     }
     if bundle == nil, let cached = read.cachedModel { return cached }
