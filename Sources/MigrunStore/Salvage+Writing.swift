@@ -12,6 +12,11 @@ package struct SalvageReport: Sendable, Encodable {
     package var written = 0
     /// Objects other rows name (to-one keys, join rows) that were not recovered: known lost.
     package var missing = 0
+    /// Rows found with the schema lost whose columns no proof placed: kept whole in
+    /// `MIGRUN_SETASIDE_<ENTITY>`, not written as objects.
+    package var setAside = 0
+    /// Links to objects not recovered, cleared or removed, by relationship.
+    package var linksLost: [String: Int] = [:]
   }
 
   package var version: String
@@ -23,6 +28,12 @@ package struct SalvageReport: Sendable, Encodable {
   /// Values in columns the model version's tables lack (a store laid out otherwise), by
   /// `TABLE.COLUMN`: not written, counted as lost.
   package var valuesLeft: [String: Int] = [:]
+  /// Tables of rows set aside whole, their columns not proven (the schema lost), by table.
+  package var unplacedTables: [String: Int] = [:]
+  /// What salvage wrote into the metadata that the store's own did not say (empty: the store's own).
+  package var metadataAdded: [String] = []
+  /// `Z_PRIMARYKEY` rows of the store's own beyond the model's entities (persistent history's), carried.
+  package var primaryKeysCarried = 0
   /// Triggers and views of the store's own made again in the new store.
   package var othersMade: [String] = []
   /// The store's own objects that could not be made again, by name, with why.
@@ -52,11 +63,29 @@ package struct SalvageReport: Sendable, Encodable {
   /// What `check` still finds in the new store (empty: clean).
   package var remaining: [String] = []
 
+  /// The figures in a line (what `check`'s dry run and salvage both say): objects written, rows of
+  /// the store's own tables, rows set aside, and what is known lost.
+  package var summary: String {
+    let objects = entities.values.reduce(0) { $0 + $1.written }
+    let others = otherTables.values.reduce(0, +)
+    let aside = unplacedTables.values.reduce(0, +) + setAside.values.reduce(0, +) + rowsOfNoTable
+    let missing = entities.values.reduce(0) { $0 + $1.missing }
+    let links = entities.values.reduce(0) { $0 + $1.linksLost.values.reduce(0, +) }
+    var parts = ["\(objects) objects of \(entities.values.filter { $0.written > 0 }.count) entities"]
+    if others > 0 { parts.append("\(others) rows of the store's own tables") }
+    if aside > 0 { parts.append("\(aside) rows set aside") }
+    let keys = keysLost.values.reduce(0, +)
+    if keys > 0 { parts.append("\(keys) objects known lost on \(unreadablePages) unreadable pages") }
+    if missing > 0 { parts.append("\(missing) objects named by others not recovered") }
+    if links > 0 { parts.append("\(links) links lost") }
+    return parts.joined(separator: "; ")
+  }
+
   /// Whether anything the damaged file held is known not to be in the new store.
   package var lost: Bool {
     unreadablePages > 0 || badCells > 0 || unassignedRows > 0 || !metadataFromStore || !valuesLeft.isEmpty
       || !notCarried.isEmpty
-      || entities.values.contains { $0.missing > 0 }
+      || entities.values.contains { $0.missing > 0 || $0.setAside > 0 } || !unplacedTables.isEmpty
   }
 }
 
@@ -86,9 +115,7 @@ package enum Salvage {
     report.headerIntact = read.headerIntact
     report.walFramesApplied = read.walFramesApplied
     report.journalPagesRolledBack = read.journalPagesRolledBack
-    // The store's own metadata (UUID, other keys) describing the model as the new file is laid out:
-    // today's framework, so that checks judge it by today's layout.
-    let metadata = read.metadata.map { $0.describing(model) }
+    let metadata = keptMetadata(read.metadata, model: model, report: &report)
     report.metadataFromStore = metadata != nil
     try SQLiteStore.create(at: target, model: model, metadata: metadata ?? StoreMetadata(model: model)).close()
     let schema = StoreSchema(model: model)
@@ -97,6 +124,8 @@ package enum Salvage {
       try insertRows(read, schema: schema, db: db, report: &report)
       try setAside(read.unassigned, db: db)
       report.rowsOfNoTable = read.unassigned.count
+      try writeUnplaced(read, schema: schema, db: db, report: &report)
+      try carryPrimaryKeys(read, db: db, report: &report)
       try makeOthers(read, db: db, report: &report)
       try repair(schema, read: read, db: db, options: options, report: &report)
     }
@@ -144,7 +173,7 @@ package enum Salvage {
     }
   }
 
-  private static func databaseValue(_ value: SQLiteFileImage.Value) -> DatabaseValue {
+  static func databaseValue(_ value: SQLiteFileImage.Value) -> DatabaseValue {
     switch value {
     case .null: .null
     case .integer(let number): number.databaseValue
@@ -298,6 +327,7 @@ extension Salvage {
           let cleared = ([key] + [entity, order].compactMap { $0 }).map { "\($0.name) = NULL" }.joined(separator: ", ")
           try db.execute(sql: "UPDATE \(layout.table) SET \(cleared) WHERE \(condition)")
           report.danglingKeysCleared += db.changesCount
+          report.entities[layout.name, default: .init()].linksLost[name, default: 0] += db.changesCount
         case .manyToMany(let table, let own, let other, _):
           guard done.insert(table).inserted, let destination = destination(of: name, in: layout, schema: schema),
             let owners = existing(layout.name), let targets = existing(destination)
@@ -312,6 +342,9 @@ extension Salvage {
           report.entities[destination, default: .init()].missing += missingTargets
           try db.execute(sql: "DELETE FROM \(table) WHERE \(own) NOT IN (\(owners)) OR \(other) NOT IN (\(targets))")
           report.joinRowsRemoved += db.changesCount
+          if db.changesCount > 0 {
+            report.entities[layout.name, default: .init()].linksLost[name, default: 0] += db.changesCount
+          }
         default: continue
         }
       }
@@ -393,16 +426,30 @@ extension Salvage {
     if let metadata = read.metadata {
       if let version = bundle?.version(matching: metadata.versionHashes) { return version }
       if let cached = read.cachedModel, metadata.isCompatible(with: cached) { return cached }
+      // The store's own model, cached beside its metadata, is the version it was written with.
+      if let cached = read.cachedModel { return cached }
+      // The store says which version it is: another one is never taken for it by its rows.
+      throw StoreError(
+        .noModel, file: url.path,
+        reason: "its metadata names a model version by hashes that "
+          + (bundle == nil ? "no model cache found has" : "no version of the model given has")
+          + ": give the model (--model) with the version the store was written with")
     }
     if bundle == nil, let cached = read.cachedModel { return cached }
     guard let bundle else {
       throw StoreError(
         .noModel, file: url.path,
-        reason: read.metadata == nil
-          ? "its metadata and model cache are unreadable: give the model (--model) to salvage it"
-          : "its model cache is unreadable (its metadata names the version by hashes): give the model (--model)")
+        reason:
+          "its metadata and model cache were not found anywhere in the file: give the model (--model) to salvage it")
     }
-    var best: (model: ObjectModel, score: Int)?
+    return try guessedVersion(of: url, read: read, bundle: bundle)
+  }
+
+  /// Without metadata: the version of `bundle` whose tables and columns the surviving schema has,
+  /// or — the schema lost too — under which the most rows find their tables; two versions alike are
+  /// never chosen between (the user names one).
+  private static func guessedVersion(of url: URL, read: SalvageRead, bundle: ModelBundle) throws -> ObjectModel {
+    var scores: [(model: ObjectModel, score: Int)] = []
     for name in bundle.versionNames {
       let model = try bundle.model(named: name)
       let score: Int
@@ -414,9 +461,18 @@ extension Salvage {
       } else {
         score = try SalvageRead(url: url, model: model).rowCount
       }
-      if score > best?.score ?? -1 { best = (model, score) }
+      scores.append((model, score))
     }
-    guard let best else { throw StoreError(.noModel, file: url.path, reason: "the model has no version") }
+    guard let best = scores.max(by: { $0.score < $1.score }) else {
+      throw StoreError(.noModel, file: url.path, reason: "the model has no version")
+    }
+    let alike = scores.filter { $0.score == best.score }.compactMap(\.model.versionName)
+    guard alike.count <= 1 else {
+      throw StoreError(
+        .noModel, file: url.path,
+        reason: "its metadata is lost and versions \(alike.joined(separator: ", ")) fit what is left alike: "
+          + "give the one version the store was written with (--model path/to/VERSION.xcdatamodel)")
+    }
     return best.model
   }
 }

@@ -31,6 +31,9 @@ package struct SalvageRead: Sendable {
     package var fromOrphanLeaves = 0
     /// Key ranges of the unreadable pages, as their parents bound them.
     package var lostRanges: [(after: Int64?, upTo: Int64?)] = []
+    /// Rows found with the schema lost whose columns no proof placed (``SalvagePlacement``): kept
+    /// whole, written to a table of their own, never into the entity's columns.
+    package var setAside: [Int64: [SQLiteFileImage.Value]] = [:]
 
     /// Keys the unreadable pages' ranges hold that no row was recovered for: rows known to have
     /// existed (ranges open at either end are left uncounted, and at most 1,000,000 keys are looked at).
@@ -144,10 +147,11 @@ extension SalvageRead {
     }
     let roots = readSchema(masterRows + orphanSchemaRows)
     schemaFound = !tables.isEmpty
-    if !schemaFound, let model {
-      for table in StoreSchema(model: model).tables {
+    if !schemaFound {
+      for table in model.map({ StoreSchema(model: $0).tables }) ?? [] {
         tables[table.name] = Table(name: table.name, columns: table.columns.map(\.name), sql: nil)
       }
+      // Core Data's own tables are always there: their rows are known by their content.
       for (name, columns) in Self.coreDataTables { tables[name] = Table(name: name, columns: columns, sql: nil) }
     }
     // Each table's tree.
@@ -169,7 +173,7 @@ extension SalvageRead {
       tables[name] = table
     }
     adoptOrphans(image, claimed: claimed, model: model)
-    if !schemaFound, let model { orderColumnsByFit(model) }
+    if !schemaFound, let model { placeBySchemaLost(model) }
     metadata = metadata(in: tables["Z_METADATA"])
     cachedModel = cachedModel(in: tables["Z_MODELCACHE"])
   }
@@ -206,55 +210,27 @@ extension SalvageRead {
     return roots
   }
 
-  /// With the schema lost, a table's columns are in the model's order — but Core Data writes them
-  /// grouped by SQL type (INTEGER, TIMESTAMP, DECIMAL, FLOAT, VARCHAR, BLOB), within a group the
-  /// root entity's first, its attributes (by attribute type) before its relationships, then each
-  /// subentity's (what a file of framework 1344 shows); migrun by name. Of the two orders, each table
-  /// takes the one its rows' values fit (an integer in an INTEGER column, text in a VARCHAR one…) —
-  /// a guess from the data, said so in the docs.
-  private mutating func orderColumnsByFit(_ model: ObjectModel) {
-    let rank = ["INTEGER": 0, "TIMESTAMP": 1, "DECIMAL": 2, "FLOAT": 3, "VARCHAR": 4, "BLOB": 5]
+  /// With the schema lost, each model table's rows are placed by proof (``SalvagePlacement``): the
+  /// column orders no row refutes; a row the orders left place alike is rewritten in the model's
+  /// column order, any other set aside whole (``Table/setAside``) — never written into the entity's
+  /// columns.
+  private mutating func placeBySchemaLost(_ model: ObjectModel) {
     let schema = StoreSchema(model: model)
-    // Each column's place among its entity's properties: (entity in number order, attribute
-    // before relationship, attribute type).
-    var place: [String: (Int, Int, UInt32)] = [:]
-    for (index, layout) in schema.entities.enumerated() {
-      guard let entity = model.entity(named: layout.name) else { continue }
-      let attributes = Dictionary(model.attributes(of: entity).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-      for (name, storage) in layout.properties {
-        switch storage {
-        case .attribute(let column):
-          let key = "\(layout.table).\(column.name)"
-          if place[key] == nil { place[key] = (index, 0, attributes[name]?.type.rawValue ?? 0) }
-        case .toOne(let key, let entityColumn, let order):
-          for column in [key] + [entityColumn, order].compactMap({ $0 })
-          where place["\(layout.table).\(column.name)"] == nil {
-            place["\(layout.table).\(column.name)"] = (index, 1, 0)
-          }
-        default: continue
-        }
-      }
-    }
     for table in schema.tables {
-      guard let rows = tables[table.name]?.adopted.values, !rows.isEmpty else { continue }
-      let fixed = table.columns.prefix { ["Z_PK", "Z_ENT", "Z_OPT"].contains($0.name) }
-      let rest = table.columns.dropFirst(fixed.count)
-      let grouped =
-        Array(fixed)
-        + rest.enumerated().sorted { a, b in
-          let (x, y) = (
-            place["\(table.name).\(a.element.name)"] ?? (0, 0, 0), place["\(table.name).\(b.element.name)"] ?? (0, 0, 0)
-          )
-          return (rank[a.element.type] ?? 6, x.0, x.1, x.2, a.offset) < (
-            rank[b.element.type] ?? 6, y.0, y.1, y.2, b.offset
-          )
-        }.map(\.element)
-      func misfits(_ columns: [StoreSchema.Column]) -> Int {
-        rows.reduce(0) { total, values in
-          total + zip(columns, values).filter { !Self.fits($1, $0.type) }.count
+      guard var read = tables[table.name], !read.adopted.isEmpty else { continue }
+      let placement = SalvagePlacement(table: table, schema: schema)
+      let orders = placement.orders(admitting: read.adopted.values)
+      read.columns = table.columns.map(\.name)
+      for (rowid, values) in read.adopted {
+        if let named = placement.place(values, orders: orders) {
+          read.adopted[rowid] = read.columns.map { named[$0] ?? .null }
+        } else {
+          read.adopted[rowid] = nil
+          read.rowids.remove(rowid)
+          read.setAside[rowid] = values
         }
       }
-      if misfits(grouped) <= misfits(table.columns) { tables[table.name]?.columns = grouped.map(\.name) }
+      tables[table.name] = read
     }
   }
 
@@ -323,6 +299,7 @@ extension SalvageRead {
 
   /// The table a row found on an unclaimed leaf belongs to.
   private func home(of values: [SQLiteFileImage.Value], entityTables: [Int64: String]) -> String? {
+    if !schemaFound, let own = Self.coreDataTable(holding: values) { return own }
     if values.count > 2, case .integer(let entity) = values[1], let table = entityTables[entity],
       tables[table]?.columns.count ?? 0 >= values.count, tables[table]?.columns.dropFirst().first == "Z_ENT"
     {
@@ -332,8 +309,30 @@ extension SalvageRead {
     return fitting.count == 1 ? fitting.first?.name : nil
   }
 
+  /// Core Data's own table a row is known by its content to belong to, with the schema lost:
+  /// `Z_METADATA` (version, UUID text, a binary property list), `Z_PRIMARYKEY` (its rowid the entity
+  /// number, name text, super and max integers), `Z_MODELCACHE` (one blob).
+  static func coreDataTable(holding values: [SQLiteFileImage.Value]) -> String? {
+    switch values.count {
+    case 3:
+      guard case .integer = values[0], case .text = values[1], case .blob(let plist) = values[2],
+        plist.starts(with: Array("bplist00".utf8))
+      else { return nil }
+      return "Z_METADATA"
+    case 4:
+      guard values[0] == .null, case .text = values[1], case .integer = values[2], case .integer = values[3] else {
+        return nil
+      }
+      return "Z_PRIMARYKEY"
+    case 1:
+      guard case .blob(let bytes) = values[0], bytes.count > 16 else { return nil }
+      return "Z_MODELCACHE"
+    default: return nil
+    }
+  }
+
   /// The column names of a `CREATE TABLE` statement (constraints left out).
-  static func columns(of sql: String) -> [String] {
+  package static func columns(of sql: String) -> [String] {
     guard let open = sql.firstIndex(of: "("), let close = sql.lastIndex(of: ")"), open < close else { return [] }
     var parts: [String] = []
     var depth = 0

@@ -95,15 +95,23 @@ package enum StoreCheck {
   static func salvageNote(_ url: URL, bundle: ModelBundle?) -> Finding? {
     guard let first = try? SalvageRead(url: url, model: nil) else { return nil }
     let version = try? Salvage.version(of: url, first: first, bundle: bundle)
-    let read = (version.flatMap { try? SalvageRead(url: url, model: $0) }) ?? first
-    let lost = read.tables.values.reduce(0) { $0 + $1.keysLost }
-    var message =
-      "`migrun salvage \(url.lastPathComponent) --out NEW` would keep \(read.rowCount) rows of \(read.tables.count) tables"
-    if read.unreadablePages > 0 {
-      message += "; \(read.unreadablePages) pages unreadable" + (lost > 0 ? " (\(lost) rows known lost)" : "")
+    guard let version, let read = try? SalvageRead(url: url, model: version) else {
+      return Finding(
+        kind: "salvage",
+        message: "`migrun salvage \(url.lastPathComponent) --out NEW` would keep \(first.rowCount) rows of "
+          + "\(first.tables.count) tables; its model is unreadable: give --model",
+        isNote: true)
     }
-    if version == nil { message += "; its model is unreadable: give --model" }
-    return Finding(kind: "salvage", message: message, isNote: true)
+    // The dry run is salvage itself, written to a scratch folder and thrown away: the figures are
+    // the ones salvage then writes.
+    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-dry-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    guard (try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)) != nil,
+      let report = try? Salvage.write(read, model: version, to: scratch.appendingPathComponent("dry.sqlite"))
+    else { return nil }
+    return Finding(
+      kind: "salvage", message: "`migrun salvage \(url.lastPathComponent) --out NEW` would write " + report.summary,
+      isNote: true)
   }
 
   /// An XML or binary store's damage: a file Core Data could not load (cut short, an object or link

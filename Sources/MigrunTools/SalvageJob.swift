@@ -73,15 +73,13 @@ package struct SalvageJob {
 
   /// The report as text: what was written, per entity; the repairs; what was lost.
   static func lines(_ report: SalvageReport, store: URL, out: URL) -> [String] {
-    let written = report.entities.values.reduce(0) { $0 + $1.written } + report.otherTables.values.reduce(0, +)
     var lines = [
-      "Salvaged \(store.lastPathComponent) → \(out.lastPathComponent) (version \(report.version)): \(written) rows written"
+      "Salvaged \(store.lastPathComponent) → \(out.lastPathComponent) (version \(report.version)): \(report.summary)"
     ]
     let width = report.entities.keys.map(\.count).max() ?? 0
-    for (name, counts) in report.entities.sorted(by: { $0.key < $1.key }) where counts.read + counts.missing > 0 {
-      lines.append(
-        "  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  read \(counts.read), written \(counts.written)"
-          + (counts.missing > 0 ? ", \(counts.missing) named by other objects but not recovered" : ""))
+    for (name, counts) in report.entities.sorted(by: { $0.key < $1.key })
+    where counts.read + counts.missing + counts.setAside > 0 {
+      lines.append("  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  " + Self.entityLine(counts))
     }
     for (table, count) in report.otherTables.sorted(by: { $0.key < $1.key }) {
       lines.append("  \(table) (the store's own table): \(count) rows")
@@ -89,6 +87,11 @@ package struct SalvageJob {
     if report.rowsOfNoTable > 0 {
       lines.append(
         "  \(report.rowsOfNoTable) rows whose table's definition was lost: set aside in MIGRUN_SALVAGED_ROWS")
+    }
+    for (table, count) in report.unplacedTables.sorted(by: { $0.key < $1.key }) {
+      lines.append(
+        "  \(count) rows set aside whole in \(table): the schema lost, no proof placed their values in columns "
+          + "(a value no column order admits, or two orders that place it differently)")
     }
     for (table, count) in report.setAside.sorted(by: { $0.key < $1.key }) {
       lines.append(
@@ -105,6 +108,9 @@ package struct SalvageJob {
           + "put back as its last commit left them (as SQLite would)")
     }
     if !report.metadataFromStore { read.append("metadata lost: new metadata (a new UUID) for the model") }
+    if !report.metadataAdded.isEmpty {
+      read.append("the store's own metadata kept, salvage setting " + report.metadataAdded.joined(separator: " and "))
+    }
     lines.append("Read: " + read.joined(separator: "; "))
     lines.append(
       report.lost
@@ -119,6 +125,16 @@ package struct SalvageJob {
 }
 
 extension SalvageJob {
+  /// One entity's figures: objects read and written, named but lost, set aside, links lost.
+  static func entityLine(_ counts: SalvageReport.EntityCounts) -> String {
+    var line = "read \(counts.read), written \(counts.written)"
+    if counts.missing > 0 { line += ", \(counts.missing) named by other objects but not recovered" }
+    if counts.setAside > 0 { line += ", \(counts.setAside) set aside (columns not proven)" }
+    let links = counts.linksLost.sorted { $0.key < $1.key }.map { "\($0.value) of \($0.key)" }
+    if !links.isEmpty { line += ", links lost: " + links.joined(separator: ", ") }
+    return line
+  }
+
   /// The repairs made, each counted.
   static func repairs(_ report: SalvageReport) -> [String] {
     var repairs: [String] = []
@@ -130,6 +146,9 @@ extension SalvageJob {
     }
     if report.maxKeysRaised > 0 { repairs.append("Z_MAX raised for \(report.maxKeysRaised) entities") }
     if !report.othersMade.isEmpty { repairs.append("made again: \(report.othersMade.joined(separator: ", "))") }
+    if report.primaryKeysCarried > 0 {
+      repairs.append("\(report.primaryKeysCarried) Z_PRIMARYKEY rows of the store's own (persistent history's) carried")
+    }
     repairs.append("model cache written from the model")
     return repairs
   }
@@ -148,6 +167,10 @@ extension SalvageJob {
     if report.unassignedRows > 0 { lost.append("\(report.unassignedRows) damaged rows on pages no tree leads to") }
     let missing = report.entities.values.reduce(0) { $0 + $1.missing }
     if missing > 0 { lost.append("\(missing) objects named by others") }
+    let links = report.entities.values.reduce(0) { $0 + $1.linksLost.values.reduce(0, +) }
+    if links > 0 { lost.append("\(links) links to objects not recovered (per entity above)") }
+    let unplaced = report.unplacedTables.values.reduce(0, +)
+    if unplaced > 0 { lost.append("\(unplaced) rows kept aside, not as objects: their columns are not proven") }
     if !report.metadataFromStore { lost.append("the metadata") }
     for (name, why) in report.notCarried.sorted(by: { $0.key < $1.key }) { lost.append("\(name): \(why)") }
     for (place, count) in report.valuesLeft.sorted(by: { $0.key < $1.key }) {

@@ -1,0 +1,78 @@
+import Foundation
+import GRDB
+import MigrunModel
+
+/// What salvage keeps as the store had it: the metadata, `Z_PRIMARYKEY`'s rows beyond the model's
+/// entities, and the rows whose columns no proof placed (set aside whole).
+extension Salvage {
+  /// The store's own metadata, as it was: its UUID, hashes, identifiers, digest, checksum and every
+  /// other key. Only what the new file's layout needs is changed, each change named in the report:
+  /// the framework version (the layout written is today's, and checks judge a store by it), and —
+  /// when the version came from elsewhere than its hashes — the hashes of the version written.
+  static func keptMetadata(
+    _ found: StoreMetadata?, model: ObjectModel, report: inout SalvageReport
+  ) -> StoreMetadata? {
+    guard var metadata = found else { return nil }
+    if metadata.versionHashes != model.entityVersionHashes {
+      let framework = metadata.frameworkVersion
+      metadata = metadata.describing(model)
+      metadata.frameworkVersion = framework
+      report.metadataAdded.append("the version hashes, identifiers, digest and checksum of \(report.version)")
+    }
+    if metadata.frameworkVersion != StoreMetadata.frameworkVersionWritten {
+      let was = metadata.frameworkVersion.map { "\($0)" } ?? "none"
+      metadata.frameworkVersion = StoreMetadata.frameworkVersionWritten
+      report.metadataAdded.append(
+        "framework version \(StoreMetadata.frameworkVersionWritten) (was \(was): the layout written is today's)")
+    }
+    return metadata
+  }
+
+  /// Rows whose columns no proof placed, each entity's in `MIGRUN_SETASIDE_<ENTITY>` (by its
+  /// `Z_ENT`; the table's name when that names none): rowid, then the values as read, `C0`, `C1`, ….
+  static func writeUnplaced(
+    _ read: SalvageRead, schema: StoreSchema, db: Database, report: inout SalvageReport
+  ) throws {
+    let names = Dictionary(schema.entities.map { (Int64($0.number), $0.name) }, uniquingKeysWith: { a, _ in a })
+    for table in read.tables.values.sorted(by: { $0.name < $1.name }) where !table.setAside.isEmpty {
+      var groups: [String: [(Int64, [SQLiteFileImage.Value])]] = [:]
+      for (rowid, values) in table.setAside.sorted(by: { $0.key < $1.key }) {
+        let entity: String? =
+          if values.count > 1, case .integer(let number) = values[1] { names[number] } else { nil }
+        groups[entity ?? table.name, default: []].append((rowid, values))
+      }
+      for (owner, rows) in groups {
+        let aside = "MIGRUN_SETASIDE_\(owner.uppercased())"
+        let width = rows.map(\.1.count).max() ?? 0
+        let columns = ["Z_ROWID"] + (0..<width).map { "C\($0)" }
+        try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(aside) (\(columns.joined(separator: ", ")))")
+        let insert = try db.cachedStatement(
+          sql: "INSERT INTO \(aside) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))")
+        for (rowid, values) in rows {
+          let padded = (0..<width).map { $0 < values.count ? databaseValue(values[$0]) : .null }
+          try insert.execute(arguments: StatementArguments([rowid.databaseValue] + padded))
+        }
+        report.unplacedTables[aside, default: 0] += rows.count
+        if names.values.contains(owner) { report.entities[owner, default: .init()].setAside += rows.count }
+      }
+    }
+  }
+
+  /// `Z_PRIMARYKEY`'s rows for entities the model does not number (persistent history's
+  /// `CHANGE`, `TRANSACTION`, `TRANSACTIONSTRING`, 16001–16003), with their `Z_MAX`, as they were.
+  static func carryPrimaryKeys(_ read: SalvageRead, db: Database, report: inout SalvageReport) throws {
+    guard let table = read.tables["Z_PRIMARYKEY"] else { return }
+    let column = { (name: String) in table.columns.firstIndex(of: name) }
+    for (rowid, values) in read.rows(of: table) {
+      func value(_ name: String) -> DatabaseValue {
+        guard let index = column(name), index < values.count else { return .null }
+        return databaseValue(values[index])
+      }
+      let number = value("Z_ENT").isNull ? rowid.databaseValue : value("Z_ENT")
+      try db.execute(
+        sql: "INSERT OR IGNORE INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
+        arguments: [number, value("Z_NAME"), value("Z_SUPER"), value("Z_MAX")])
+      report.primaryKeysCarried += db.changesCount
+    }
+  }
+}
