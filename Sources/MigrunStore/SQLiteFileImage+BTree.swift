@@ -230,6 +230,34 @@ extension SQLiteFileImage {
     return pages
   }
 
+  /// With the header lost (page 1 overwritten: the freelist's first trunk is no longer named), the
+  /// freelist found by content: pages laid out as trunk pages — no b-tree page's flag byte, the next
+  /// trunk a page of the file or 0, a leaf count a trunk can hold, leaves distinct pages of the file
+  /// — whose pages none of the trees walked (`claimed`) holds, with the leaves they list. A freed leaf
+  /// keeps its old rows (deleted objects): without this they read as live orphans.
+  ///
+  /// A guess by shape, checked as far as the file allows: an overflow page can look like a trunk
+  /// with no leaves (harmless: it lists nothing), and a trunk that lists a page a live tree holds is
+  /// refused whole.
+  package func freelistPagesByContent(excluding claimed: Set<Int>) -> Set<Int> {
+    guard !headerIntact, pageCount >= 2 else { return [] }
+    var pages = Set<Int>()
+    for number in 2...pageCount where !claimed.contains(number) && kind(of: number) == nil {
+      guard let body = page(number) else { continue }
+      let bytes = Array(body.prefix(usableSize))
+      let next = Int(Self.bigEndian(bytes, 0, 4))
+      let count = Int(Self.bigEndian(bytes, 4, 4))
+      guard next <= pageCount, next != number, count >= 1, count <= (usableSize - 8) / 4 else { continue }
+      let leaves = (0..<count).map { Int(Self.bigEndian(bytes, 8 + 4 * $0, 4)) }
+      guard leaves.allSatisfy({ $0 >= 2 && $0 <= pageCount && $0 != number && !claimed.contains($0) }),
+        Set(leaves).count == count
+      else { continue }
+      pages.insert(number)
+      pages.formUnion(leaves)
+    }
+    return pages
+  }
+
   /// Every table leaf page of the file that is in none of `known` (trees walked, overflow chains,
   /// the freelist): the leaves a broken interior page no longer leads to.
   package func orphanLeaves(excluding known: Set<Int>) -> [Int] {

@@ -172,6 +172,8 @@ extension SalvageRead {
       table.lostRanges = scan.lostRanges
       tables[name] = table
     }
+    // Freed pages keep their rows: with the header lost, the freelist is found by its trunk pages.
+    claimed.formUnion(image.freelistPagesByContent(excluding: claimed))
     adoptOrphans(image, claimed: claimed, model: model)
     if !schemaFound, let model { placeBySchemaLost(model) }
     metadata = metadata(in: tables["Z_METADATA"])
