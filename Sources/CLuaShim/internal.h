@@ -22,6 +22,8 @@ struct mr_vm {
   int hold_refused;          // the host asked to hold bytes past the memory limit (mr_vm_hold)
   size_t host_held;          // bytes the host holds for scripts (mr_vm_hold), counted as the state's
   char where[LUA_IDSIZE + 24];  // "file:line:" of the script where the count hook last ran
+  const char *where_source;  // the chunk and line `where` names
+  int where_line;
   int64_t instructions_left;
   double deadline;
   char trip_message[512];

@@ -173,6 +173,10 @@ static void mr_note_where(lua_State *L, mr_vm *vm) {
   for (int at = 0; at < 8 && lua_getstack(L, at, &ar); at++) {
     if (!lua_getinfo(L, "Sl", &ar)) return;
     if (ar.currentline > 0 && !mr_is_host_chunk(ar.source)) {
+      // Written again only when the place changed (the pointer is compared, never read).
+      if (ar.source == vm->where_source && ar.currentline == vm->where_line) return;
+      vm->where_source = ar.source;
+      vm->where_line = ar.currentline;
       snprintf(vm->where, sizeof vm->where, "%s:%d:", ar.short_src, ar.currentline);
       return;
     }
@@ -272,6 +276,7 @@ void mr_arm(mr_vm *vm) {
   vm->instructions_left = vm->limits.instructions;
   vm->deadline = mr_now() + vm->limits.seconds;
   vm->where[0] = '\0';
+  vm->where_source = NULL;
   vm->armed = 1;
   lua_sethook(vm->L, mr_hook, LUA_MASKCOUNT | (cov_on ? LUA_MASKLINE : 0), MR_HOOK_STEP);
 }
