@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import LuaHost
 import MigrunContext
 import MigrunKit
 import MigrunModel
@@ -221,7 +222,13 @@ func dedupe(count: Int, folder: String, mode: String) throws {
     try store.deferSyncToTheEnd()
     let step = MigrationStep(
       from: "A", to: "B", kind: .inferred, inferredMapping: nil, source: store.model, destination: store.model)
-    _ = try LuaStage(file: file).run(.willMigrate, on: StoreCoordinator(store: store).newContext(), step: step)
+    // A handler's whole run is one call: a million objects' walk is given the budget to fit it, as
+    // `--lua-instructions` and `--lua-time` give one to a migration.
+    var limits = LuaLimits()
+    limits.instructions = 5_000_000_000
+    limits.seconds = 600
+    _ = try LuaStage(file: file, limits: limits).run(
+      .willMigrate, on: StoreCoordinator(store: store).newContext(), step: step)
     try store.close()
   }
   let seconds = now() - started

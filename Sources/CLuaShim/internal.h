@@ -19,6 +19,11 @@ struct mr_vm {
   int tripped;               // the mr_status of the limit that tripped in this call, or 0
   int value_error;           // a value could not cross to the host
   int close_depth;           // coroutine.close calls under way (each may close another)
+  int hold_refused;          // the host asked to hold bytes past the memory limit (mr_vm_hold)
+  size_t host_held;          // bytes the host holds for scripts (mr_vm_hold), counted as the state's
+  char where[LUA_IDSIZE + 24];  // "file:line:" of the script where the count hook last ran
+  const char *where_source;  // the chunk and line `where` names
+  int where_line;
   int64_t instructions_left;
   double deadline;
   char trip_message[512];
@@ -44,6 +49,9 @@ int mr_push_values(lua_State *L, const mr_buf *buf);
 /// Opens the libraries and builds the sandbox (runs inside a protected call).
 void mr_sandbox_setup(lua_State *L, mr_vm *vm);
 double mr_now(void);
+/// Raises the time limit when the call's deadline has passed (`level` as for mr_trip): after C work
+/// the count hook does not see (a pattern match, a host function), so 10 s means about 10 s.
+void mr_check_clock(lua_State *L, int level);
 /// Sets the VM's error message (and traceback, when `message` carries one after "stack traceback:").
 void mr_set_error(mr_vm *vm, const char *message);
 /// The message handler every protected call uses: the error message followed by a traceback.

@@ -249,12 +249,46 @@ static int fixed_randomseed(lua_State *L) {
   return lua_gettop(L);
 }
 
+// Calls the real library function (upvalue 1) with this call's arguments, then reads the clock: its
+// work in C (up to the pattern or instruction price) passes under the count hook.
+static int call_real(lua_State *L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  mr_check_clock(L, 1);
+  return lua_gettop(L);
+}
+
 // Plain text: compared at each position, up to its whole length (a long needle in a long subject
 // is length × length).
 static double plain_cost(size_t subject_len, size_t plen) {
   return ((double)subject_len + 1.0) * (plen ? (double)plen : 1.0);
 }
 
+// The end of the set starting at p[i] (just past "[" and any "^"), just past its "]".
+static size_t set_end(const char *p, size_t plen, size_t i) {
+  do {
+    if (i < plen && p[i] == '%') i++;
+    i++;
+  } while (i < plen && p[i] != ']');
+  return i + 1;
+}
+
+// The end of the one item at p[i]: a character, a class (`%a`), a set, a balance (`%b()`), a frontier.
+static size_t item_end(const char *p, size_t plen, size_t i) {
+  if (p[i] == '%' && i + 1 < plen && p[i + 1] == 'b') return i + 4;
+  if (p[i] == '%' && i + 1 < plen && p[i + 1] == 'f') {
+    return i + 2 < plen && p[i + 2] == '[' ? set_end(p, plen, i + 3) : i + 2;
+  }
+  if (p[i] == '%') return i + 2;
+  if (p[i] == '[') return set_end(p, plen, i + 1 < plen && p[i + 1] == '^' ? i + 2 : i + 1);
+  return i + 1;
+}
+
+// Each start position is tried against every item at most once before backtracking: the items'
+// total cost (a literal, `.` or `%a` one step, a set `[...]` its length, since each character is
+// tested against each of its members) is the work of one try; a try of up to 16 such tests counts as
+// one step (the unit the rest of the estimate counts in), a longer one as its share of 16.
 double mr_pattern_cost(const char *p, size_t plen, size_t subject_len, int anchored_ok) {
   double n = (double)subject_len + 1.0;
   if (strcspn(p, "^$*+?.([%-") >= plen) return plain_cost(subject_len, plen);
@@ -262,6 +296,7 @@ double mr_pattern_cost(const char *p, size_t plen, size_t subject_len, int ancho
   int anchored = anchored_ok && plen > 0 && p[0] == '^';
   if (anchored) i = 1;
   int backtracking = 0, pending = 0, optional = 0;
+  double width = 0;
   while (i < plen) {
     char c = p[i];
     if (c == '(' || c == ')') {
@@ -272,36 +307,13 @@ double mr_pattern_cost(const char *p, size_t plen, size_t subject_len, int ancho
       backtracking += pending;
       break;
     }
-    int expanding = 0;
-    if (c == '%' && i + 1 < plen && p[i + 1] == 'b') {
-      // A balance scans to its closing character from each place it is tried: the subject's length.
-      i += 4;
-      backtracking++;
-    } else if (c == '%' && i + 1 < plen && p[i + 1] == 'f') {
-      i += 2;
-      if (i < plen && p[i] == '[') {
-        i++;
-        do {
-          if (i < plen && p[i] == '%') i++;
-          i++;
-        } while (i < plen && p[i] != ']');
-        i++;
-      }
-    } else if (c == '%') {
-      i += 2;
-    } else if (c == '[') {
-      i++;
-      if (i < plen && p[i] == '^') i++;
-      do {
-        if (i < plen && p[i] == '%') i++;
-        i++;
-      } while (i < plen && p[i] != ']');
-      i++;
-    } else {
-      i++;
-    }
+    size_t end = item_end(p, plen, i);
+    // A balance scans to its closing character from each place it is tried: the subject's length.
+    if (c == '%' && i + 1 < plen && p[i + 1] == 'b') backtracking++;
+    width += end - i > 2 ? (double)(end - i) : 1.0;
+    i = end;
     backtracking += pending;
-    pending = expanding;
+    pending = 0;
     if (i < plen && (p[i] == '*' || p[i] == '+' || p[i] == '-')) {
       pending = 1;
       i++;
@@ -311,7 +323,7 @@ double mr_pattern_cost(const char *p, size_t plen, size_t subject_len, int ancho
       i++;
     }
   }
-  double cost = anchored ? 1.0 : n;
+  double cost = (anchored ? 1.0 : n) * (width > 16.0 ? width / 16.0 : 1.0);
   for (int k = 0; k < backtracking && cost < 1e300; k++) cost *= n;
   for (int k = 0; k < optional && cost < 1e300; k++) cost *= 2;
   return cost;
@@ -337,10 +349,7 @@ static int guarded_pattern(lua_State *L) {
       return mr_trip(L, 1, MR_ERR_INPUT, message);
     }
   }
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
+  return call_real(L);
 }
 
 // Charges `steps` of work a C library function is about to do to the instruction budget, before it
@@ -355,14 +364,6 @@ static void charge(lua_State *L, double steps, const char *what) {
     mr_trip(L, 1, MR_ERR_INSTRUCTIONS, message);
   }
   vm->instructions_left -= (int64_t)steps;
-}
-
-// Calls the real library function (upvalue 1) with this call's arguments.
-static int call_real(lua_State *L) {
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
 }
 
 // string.rep: the result's size is known before any copy; an empty piece repeated is empty at once.
@@ -394,9 +395,68 @@ static int guarded_move(lua_State *L) {
   return call_real(L);
 }
 
+// table.concat: one step per element joined. The range is read once and handed to the real function,
+// so a `__len` metamethod is not asked again after the price.
+static int guarded_concat(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer first = luaL_optinteger(L, 3, 1);
+  lua_Integer last = lua_isnoneornil(L, 4) ? luaL_len(L, 1) : luaL_checkinteger(L, 4);
+  if (last >= first) charge(L, (double)last - (double)first + 1.0, "table.concat");
+  lua_settop(L, 2);
+  lua_pushinteger(L, first);
+  lua_pushinteger(L, last);
+  return call_real(L);
+}
+
+// table.insert with a position moves the elements after it up one place: one step each. Lua's own,
+// with the length read once (the real function would ask a `__len` metamethod again, after the price).
+static int guarded_insert(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer end = luaL_intop(+, luaL_len(L, 1), 1);
+  lua_Integer position = end;
+  if (lua_gettop(L) == 3) {
+    position = luaL_checkinteger(L, 2);
+    luaL_argcheck(L, (lua_Unsigned)position - 1u < (lua_Unsigned)end, 2, "position out of bounds");
+    charge(L, (double)end - (double)position, "table.insert");
+    for (lua_Integer i = end; i > position; i--) {
+      lua_geti(L, 1, i - 1);
+      lua_seti(L, 1, i);
+    }
+  } else if (lua_gettop(L) != 2) {
+    return luaL_error(L, "wrong number of arguments to 'insert'");
+  }
+  lua_seti(L, 1, position);
+  mr_check_clock(L, 1);
+  return 0;
+}
+
+// table.remove moves the elements after the position down one place: one step each, as insert.
+static int guarded_remove(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer size = luaL_len(L, 1);
+  lua_Integer position = luaL_optinteger(L, 2, size);
+  if (position != size) {
+    luaL_argcheck(L, (lua_Unsigned)position - 1u <= (lua_Unsigned)size, 2, "position out of bounds");
+  }
+  if (size > position) charge(L, (double)size - (double)position, "table.remove");
+  lua_geti(L, 1, position);
+  for (; position < size; position++) {
+    lua_geti(L, 1, position + 1);
+    lua_seti(L, 1, position);
+  }
+  lua_pushnil(L);
+  lua_seti(L, 1, position);
+  mr_check_clock(L, 1);
+  return 1;
+}
+
 // table.sort: n log n comparisons, each up to the longest string's length when strings are compared.
 static int guarded_sort(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
+  // The real sort asks `__len` again after the price, and may be told another length.
+  if (luaL_getmetafield(L, 1, "__len") != LUA_TNIL) {
+    return luaL_error(L, "table.sort: the table has a __len metamethod; sort a plain list (copy it first)");
+  }
   lua_Integer n = luaL_len(L, 1);
   if (n > 1) {
     charge(L, (double)n, "table.sort");
@@ -510,6 +570,12 @@ int mr_host_trampoline(lua_State *L) {
   mr_buf_reset(&vm->host_out);
   if (vm->host_fn(vm->host, id, &vm->host_args, &vm->host_out) != 0) {
     const mr_val *message = vm->host_out.count ? &vm->host_out.vals[0] : NULL;
+    if (vm->hold_refused && message && message->tag == MR_STR) {
+      // What the host would hold passes the memory limit: the limit trips, as the allocator's would.
+      vm->hold_refused = 0;
+      lua_pushlstring(L, vm->host_out.bytes + message->off, message->len);
+      return mr_trip(L, 1, MR_ERR_MEMORY, lua_tostring(L, -1));
+    }
     if (message && message->tag == MR_STR) {
       mr_where_script(L, 1);
       lua_pushlstring(L, vm->host_out.bytes + message->off, message->len);
@@ -519,6 +585,7 @@ int mr_host_trampoline(lua_State *L) {
     }
     return lua_error(L);
   }
+  mr_check_clock(L, 1);
   return mr_push_values(L, &vm->host_out);
 }
 
@@ -569,6 +636,9 @@ void mr_sandbox_setup(lua_State *L, mr_vm *vm) {
   lua_getglobal(L, LUA_TABLIBNAME);
   replace(L, lua_gettop(L), "move", guarded_move);
   replace(L, lua_gettop(L), "sort", guarded_sort);
+  replace(L, lua_gettop(L), "concat", guarded_concat);
+  replace(L, lua_gettop(L), "insert", guarded_insert);
+  replace(L, lua_gettop(L), "remove", guarded_remove);
   lua_pop(L, 1);
 
   lua_getglobal(L, LUA_COLIBNAME);

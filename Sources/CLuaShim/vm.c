@@ -23,11 +23,14 @@ static void *mr_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     vm->used -= old;
     return NULL;
   }
-  if (nsize > old && (vm->mem_tripped || vm->used - old + nsize > vm->limits.memory)) {
+  if (nsize > old && (vm->mem_tripped || vm->used + vm->host_held - old + nsize > vm->limits.memory)) {
     vm->mem_tripped = 1;
     if (vm->armed && !vm->tripped) {
+      // The allocator cannot walk the stack (it may be moving): the script's place is the one the
+      // count hook saw last.
       vm->tripped = MR_ERR_MEMORY;
-      snprintf(vm->trip_message, sizeof vm->trip_message, "memory limit of %zu bytes exceeded", vm->limits.memory);
+      snprintf(vm->trip_message, sizeof vm->trip_message, "%s%smemory limit of %zu bytes exceeded", vm->where,
+        vm->where[0] ? " " : "", vm->limits.memory);
     }
     return NULL;
   }
@@ -163,6 +166,31 @@ int mr_coverage_entry(size_t index, char *source, size_t source_size, int32_t *l
   return found;
 }
 
+// Keeps "file:line:" of the script running now (the nearest frame that is no host chunk), for a
+// limit raised where the stack cannot be read (the allocator). Copies, never allocates.
+static void mr_note_where(lua_State *L, mr_vm *vm) {
+  lua_Debug ar;
+  for (int at = 0; at < 8 && lua_getstack(L, at, &ar); at++) {
+    if (!lua_getinfo(L, "Sl", &ar)) return;
+    if (ar.currentline > 0 && !mr_is_host_chunk(ar.source)) {
+      // Written again only when the place changed (the pointer is compared, never read).
+      if (ar.source == vm->where_source && ar.currentline == vm->where_line) return;
+      vm->where_source = ar.source;
+      vm->where_line = ar.currentline;
+      snprintf(vm->where, sizeof vm->where, "%s:%d:", ar.short_src, ar.currentline);
+      return;
+    }
+  }
+}
+
+void mr_check_clock(lua_State *L, int level) {
+  mr_vm *vm = mr_vm_of(L);
+  if (!vm->armed || mr_now() <= vm->deadline) return;
+  char message[80];
+  snprintf(message, sizeof message, "time limit of %g s exceeded", vm->limits.seconds);
+  mr_trip(L, level, MR_ERR_DEADLINE, message);
+}
+
 static void mr_hook(lua_State *L, lua_Debug *ar) {
   mr_vm *vm = mr_vm_of(L);
   if (ar->event == LUA_HOOKLINE) {
@@ -179,6 +207,7 @@ static void mr_hook(lua_State *L, lua_Debug *ar) {
   }
   if (!vm->armed) return;
   char message[160];
+  mr_note_where(L, vm);
   if (vm->tripped) {
     lua_sethook(L, mr_hook, LUA_MASKCOUNT, 1);
     lua_pushstring(L, vm->trip_message);
@@ -189,10 +218,7 @@ static void mr_hook(lua_State *L, lua_Debug *ar) {
     snprintf(message, sizeof message, "instruction limit of %lld exceeded", (long long)vm->limits.instructions);
     mr_trip(L, 0, MR_ERR_INSTRUCTIONS, message);
   }
-  if (mr_now() > vm->deadline) {
-    snprintf(message, sizeof message, "time limit of %g s exceeded", vm->limits.seconds);
-    mr_trip(L, 0, MR_ERR_DEADLINE, message);
-  }
+  mr_check_clock(L, 0);
   lua_Debug deep;
   if (lua_getstack(L, vm->limits.call_depth, &deep)) {
     snprintf(message, sizeof message, "call depth limit of %d exceeded (runaway recursion?)", (int)vm->limits.call_depth);
@@ -249,14 +275,24 @@ void mr_arm(mr_vm *vm) {
   vm->mem_tripped = 0;
   vm->instructions_left = vm->limits.instructions;
   vm->deadline = mr_now() + vm->limits.seconds;
+  vm->where[0] = '\0';
+  vm->where_source = NULL;
   vm->armed = 1;
   lua_sethook(vm->L, mr_hook, LUA_MASKCOUNT | (cov_on ? LUA_MASKLINE : 0), MR_HOOK_STEP);
 }
 
-void mr_vm_renew(mr_vm *vm) {
-  if (!vm->armed) return;
-  vm->instructions_left = vm->limits.instructions;
-  vm->deadline = mr_now() + vm->limits.seconds;
+int mr_vm_hold(mr_vm *vm, int64_t bytes) {
+  if (bytes <= 0) {
+    size_t freed = (size_t)-bytes;
+    vm->host_held -= freed < vm->host_held ? freed : vm->host_held;
+    return 0;
+  }
+  if (vm->used + vm->host_held + (size_t)bytes > vm->limits.memory) {
+    vm->hold_refused = 1;
+    return -1;
+  }
+  vm->host_held += (size_t)bytes;
+  return 0;
 }
 
 void mr_disarm(mr_vm *vm) {
@@ -405,6 +441,7 @@ static mr_status protected_op(mr_vm *vm, op_ctx *ctx) {
   ctx->vm = vm;
   ctx->status = MR_OK;
   vm->value_error = 0;
+  vm->hold_refused = 0;
   mr_set_error(vm, NULL);
   lua_pushcfunction(L, op_main);
   lua_pushlightuserdata(L, ctx);

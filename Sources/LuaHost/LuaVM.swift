@@ -133,10 +133,10 @@ package final class LuaVM {
   /// Runs a full garbage collection.
   public func collectGarbage() { mr_vm_collect(state) }
 
-  /// The call in progress gets its instruction count and time limit again, from a host function:
-  /// a step of real progress (a batch of a walk over a big store) that the per-call limits, meant
-  /// for runaway scripts, should not count against the whole walk. Memory is not renewed.
-  package func renewLimits() { mr_vm_renew(state) }
+  /// The host holds `bytes` more for the scripts (negative: fewer) — a stage's selected keys — counted
+  /// against the memory limit with the VM's own. False (nothing held) when the limit would be passed:
+  /// the host function that asked then throws, and the call ends as the memory limit.
+  package func hold(bytes: Int) -> Bool { mr_vm_hold(state, Int64(bytes)) == 0 }
 
   // MARK: - Non public
 

@@ -17,11 +17,14 @@ struct LuaLimitOptions: ParsableArguments {
 
   func validate() throws {
     try ProjectConfig.check()
-    if let luaTime, !(luaTime > 0) { throw ValidationError("--lua-time must be more than 0 seconds") }
-    if let luaMemory, luaMemory < 1 || luaMemory > 1 << 20 {
-      throw ValidationError("--lua-memory must be between 1 and 1048576 MiB")
+    // The ranges of .migrun.yml's lua: keys, in the same words.
+    if let problem = luaTime.flatMap(ProjectConfig.luaTimeProblem) { throw ValidationError("--lua-time \(problem)") }
+    if let problem = luaMemory.flatMap(ProjectConfig.luaMemoryProblem) {
+      throw ValidationError("--lua-memory \(problem)")
     }
-    if let luaInstructions, luaInstructions < 1 { throw ValidationError("--lua-instructions must be at least 1") }
+    if let problem = luaInstructions.flatMap(ProjectConfig.luaInstructionsProblem) {
+      throw ValidationError("--lua-instructions \(problem)")
+    }
   }
 
   /// The limits in force: the flags, else the project file's (``ProjectConfig``), else the defaults.

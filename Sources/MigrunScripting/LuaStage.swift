@@ -144,6 +144,7 @@ package final class LuaStage: MigrationStageHandlers {
       state.context = nil
       state.objects = [:]
       state.handles = [:]
+      _ = vm.hold(bytes: -state.lists.values.reduce(0) { $0 + StageHost.bytes(ofKeys: $1.ids.count) })
       state.lists = [:]
     }
     let info: LuaValue = [
@@ -152,9 +153,20 @@ package final class LuaStage: MigrationStageHandlers {
     do {
       _ = try vm.call(runner, [.function(handler), info])
     } catch {
-      throw MigrationError(.policy, step: step.name, reason: "\(hook.rawValue): \(error)", underlying: error)
+      throw MigrationError(
+        .policy, step: step.name, reason: "\(hook.rawValue): \(error)\(Self.hint(for: error))", underlying: error)
     }
     return state.changes
+  }
+
+  /// What to do when a handler's one budget ran out (its whole run is one call, however many walks).
+  static func hint(for error: any Error) -> String {
+    switch (error as? LuaError)?.kind {
+    case .instructionLimit?:
+      " (a handler's whole run, every walk in it, is one call: raise --lua-instructions for a big store)"
+    case .deadline?: " (a handler's whole run, every walk in it, is one call: raise --lua-time for a big store)"
+    default: ""
+    }
   }
 
   // MARK: - The host side
@@ -162,6 +174,7 @@ package final class LuaStage: MigrationStageHandlers {
   static func register(_ vm: LuaVM, state: State) {
     let host = StageHost(state: state)
     host.registerReads(vm)
+    host.registerLists(vm)
     host.registerWrites(vm)
   }
 
@@ -424,9 +437,12 @@ private struct StageHost {
     return .table(table)
   }
 
-  /// `ctx:each` and a batched `ctx:fetch`: the keys selected, held here under a token; the
-  /// token, how many, and the batch size.
-  func select(_ arguments: [LuaValue]) throws -> [LuaValue] {
+  /// The host's memory for `count` selected keys, counted against the Lua memory limit.
+  static func bytes(ofKeys count: Int) -> Int { count * MemoryLayout<ObjectID>.stride }
+
+  /// `ctx:each` and a batched `ctx:fetch`: the keys selected, held here under a token (their bytes
+  /// counted against the VM's memory limit); the token, how many, and the batch size.
+  func select(_ arguments: [LuaValue], vm: LuaVM) throws -> [LuaValue] {
     let query = try query(arguments)
     let options = arguments.count > 2 ? arguments[2] : .nil
     if let other = ["ids", "properties"].first(where: { options[$0] != .nil }) {
@@ -438,6 +454,12 @@ private struct StageHost {
         "ctx:each/ctx:fetch: batch is a whole number of objects (1 or more), not \(options["batch"].displayed)")
     }
     let ids = try context().objectIDs(query.entity, matching: query.predicate, sortedBy: query.sort, limit: query.limit)
+    guard vm.hold(bytes: Self.bytes(ofKeys: ids.count)) else {
+      throw HostError(
+        "memory limit of \(vm.limits.memoryBytes) bytes exceeded: the \(ids.count) keys of this selection "
+          + "(\(Self.bytes(ofKeys: ids.count)) bytes, held by migrun for the script) would pass it with what the "
+          + "stage holds; keep fewer batched lists at once (ctx:each lets go of its own), or raise --lua-memory")
+    }
     state.lastList += 1
     state.lists[state.lastList] = (ids, [])
     return [.integer(Int64(state.lastList)), .integer(Int64(ids.count)), .integer(Int64(size))]
@@ -480,19 +502,6 @@ private struct StageHost {
   /// `ctx:fetch`, `ctx:count`, property reads, `obj:id()`, `obj:entity()` and `log`.
   func registerReads(_ vm: LuaVM) {
     vm.register("fetch", in: "__stage") { arguments in [try fetchValue(arguments)] }
-    vm.register("select", in: "__stage") { arguments in try select(arguments) }
-    vm.register("batch", in: "__stage") { [unowned vm] arguments in
-      // Each batch of a walk is progress: the per-call limits start again (a runaway loop inside one
-      // batch is still stopped).
-      vm.renewLimits()
-      return [try batch(arguments)]
-    }
-    vm.register("forget", in: "__stage") { arguments in
-      let token = Int(arguments.first?.integerValue ?? 0)
-      release(state.lists[token]?.batch ?? [])
-      state.lists[token] = nil
-      return []
-    }
     vm.register("object", in: "__stage") { arguments in
       [try handle(try context().object(described: try text(arguments.first, "ctx:object's ID")))]
     }
@@ -512,6 +521,21 @@ private struct StageHost {
     }
     vm.register("log", in: "__stage") { arguments in
       LuaStage.say("\(state.place): " + arguments.map(\.displayed).joined(separator: " "))
+      return []
+    }
+  }
+
+  /// `ctx:each` and batched fetches: selections, their batches and letting go. A handler has one
+  /// budget of instructions and time for its whole run, however many walks it starts: a batch lets
+  /// go of the objects before it (memory), never renews the limits.
+  func registerLists(_ vm: LuaVM) {
+    vm.register("select", in: "__stage") { [unowned vm] arguments in try select(arguments, vm: vm) }
+    vm.register("batch", in: "__stage") { arguments in [try batch(arguments)] }
+    vm.register("forget", in: "__stage") { [unowned vm] arguments in
+      let token = Int(arguments.first?.integerValue ?? 0)
+      release(state.lists[token]?.batch ?? [])
+      if let ids = state.lists[token]?.ids { _ = vm.hold(bytes: -Self.bytes(ofKeys: ids.count)) }
+      state.lists[token] = nil
       return []
     }
   }

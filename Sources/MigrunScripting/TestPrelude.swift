@@ -140,9 +140,13 @@ enum TestPrelude {
       return tostring(message)
     end
 
-    -- The host's runner: how many tests, and running test `index` → name, ok, message.
+    -- The host's runner: the tests' names, and running test `index` → name, ok, message.
     local runner = function(index)
-      if index == nil then return #tests end
+      if index == nil then
+        local names = {}
+        for i, entry in ipairs(tests) do names[i] = entry.name end
+        return names
+      end
       local entry = tests[index]
       if entry == nil then return "test " .. tostring(index), false, "no such test" end
       local ok, message = xpcall(entry.body, handler)

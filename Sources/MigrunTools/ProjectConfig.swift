@@ -136,26 +136,46 @@ package struct ProjectConfig: Sendable {
     return config
   }
 
-  /// The `lua:` limits: `time` (seconds), `memory` (MiB), `instructions`.
+  /// The `lua:` limits: `time` (seconds), `memory` (MiB), `instructions`, in the ranges of their flags.
   private mutating func readLua(_ lua: [String: Any], fail: (String) -> ToolError) throws {
     for (luaKey, luaValue) in lua {
+      let problem: String?
       switch luaKey {
       case "time":
-        guard let seconds = (luaValue as? Double) ?? (luaValue as? Int).map(Double.init), seconds > 0 else {
-          throw fail("'lua.time' must be seconds, more than 0")
-        }
+        let seconds = (luaValue as? Double) ?? (luaValue as? Int).map(Double.init)
+        problem = seconds.map(Self.luaTimeProblem) ?? Self.luaTimeRange
         self.luaTime = seconds
       case "memory":
-        guard let mebibytes = luaValue as? Int, mebibytes >= 1 else {
-          throw fail("'lua.memory' must be MiB, 1 or more")
-        }
+        let mebibytes = luaValue as? Int
+        problem = mebibytes.map(Self.luaMemoryProblem) ?? Self.luaMemoryRange
         self.luaMemory = mebibytes
       case "instructions":
-        guard let count = luaValue as? Int, count >= 1 else { throw fail("'lua.instructions' must be 1 or more") }
-        self.luaInstructions = Int64(count)
+        let count = (luaValue as? Int).map(Int64.init)
+        problem = count.map(Self.luaInstructionsProblem) ?? Self.luaInstructionsRange
+        self.luaInstructions = count
       default:
         throw fail("unknown key 'lua.\(luaKey)' (known: \(Self.luaKeys.joined(separator: ", ")))")
       }
+      if let problem { throw fail("'lua.\(luaKey)' \(problem)") }
     }
   }
+}
+
+// MARK: - The Lua limits' ranges
+
+/// One home for the ranges of the Lua limits: the flags (`--lua-time`, `--lua-memory`,
+/// `--lua-instructions`) and `.migrun.yml`'s `lua:` keys refuse the same values in the same words.
+extension ProjectConfig {
+  static let luaTimeRange = "must be more than 0 seconds"
+  static let luaMemoryRange = "must be between 1 and 1048576 MiB"
+  static let luaInstructionsRange = "must be at least 1"
+
+  /// What is wrong with `seconds` as the Lua time limit, or nil.
+  package static func luaTimeProblem(_ seconds: Double) -> String? { seconds > 0 ? nil : luaTimeRange }
+  /// What is wrong with `mebibytes` as the Lua memory limit (its bytes must fit the VM's count), or nil.
+  package static func luaMemoryProblem(_ mebibytes: Int) -> String? {
+    (1...(1 << 20)).contains(mebibytes) ? nil : luaMemoryRange
+  }
+  /// What is wrong with `count` as the Lua instruction limit, or nil.
+  package static func luaInstructionsProblem(_ count: Int64) -> String? { count >= 1 ? nil : luaInstructionsRange }
 }

@@ -25,4 +25,22 @@ package enum Text {
     }
     return row[b.count]
   }
+
+  /// `text` as a terminal may show it: control characters — C0 but tab, DEL and C1: escape sequences,
+  /// NUL, a return that would write over the line — as `\u{1B}`, never sent to the terminal as they are.
+  ///
+  /// ```swift
+  /// Text.terminalSafe("red\u{1B}[31m")  // "red\\u{1B}[31m"
+  /// ```
+  package static func terminalSafe(_ text: String) -> String {
+    var safe = String.UnicodeScalarView()
+    for scalar in text.unicodeScalars {
+      if (scalar.value < 0x20 && scalar != "\t") || (0x7F...0x9F).contains(scalar.value) {
+        safe.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
+      } else {
+        safe.append(scalar)
+      }
+    }
+    return String(safe)
+  }
 }

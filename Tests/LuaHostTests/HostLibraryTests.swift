@@ -83,6 +83,15 @@ import Testing
     #expect(bad.message == "date.parse: 'yesterday' is not an ISO-8601 date")
   }
 
+  /// NaN, the infinities and a year past 9999 are no date: an error naming the value, never "" (issue 55).
+  @Test func isoOfNoDateIsAnErrorNamingTheValue() throws {
+    for (argument, shown) in [("0/0", "nan"), ("1/0", "inf"), ("-1/0", "-inf"), ("1e300", "1e+300")] {
+      let error = try #require(throws: LuaError.self) { try Self.run("return date.iso(\(argument))") }
+      #expect(error.message.hasPrefix("date.iso: \(shown) is no date"), "\(error)")
+    }
+    #expect(try Self.run("return date.iso(-3600)") == ["2000-12-31T23:00:00Z"])
+  }
+
   @Test func plistsDecodeEncodeAndUnarchive() throws {
     let archive = try NSKeyedArchiver.archivedData(
       withRootObject: ["red": 0.5, "names": ["a", "b"], "nothing": NSNull()] as NSDictionary,

@@ -77,6 +77,68 @@ import Testing
     #expect(error.description.hasPrefix("runaway.lua:1: table.move would take"))
   }
 
+  /// Lua's table functions loop in C, where the count hook never fires: over C-function
+  /// metamethods and a `__len` near math.maxinteger they ran ~2^63 steps (issue 55). Each is priced
+  /// by its length, read once, before it starts.
+  @Test func tableFunctionsOverCMetamethodsArePricedBeforeTheyStart() throws {
+    let proxy =
+      "setmetatable({}, { __len = function() return math.maxinteger - 1 end, __index = type, __newindex = rawequal })"
+    for (call, name) in [
+      ("table.remove(t, 1)", "table.remove"), ("table.insert(t, 1, 'x')", "table.insert"),
+      ("table.concat(t)", "table.concat"), ("table.concat(t, '', 1, math.maxinteger)", "table.concat"),
+    ] {
+      let error = try Self.stopped("local t = \(proxy)\n\(call)")
+      #expect(error.kind == .instructionLimit, "\(call): \(error)")
+      #expect(error.description.hasPrefix("runaway.lua:2: \(name) would take"), "\(call): \(error)")
+    }
+    // A __len that answers small when priced and huge when sorting: sort refuses such a table.
+    let sorted = try Self.stopped(
+      "local n = 0\nlocal t = setmetatable({}, { __len = function() n = n + 1 return n == 1 and 2 or 2^31 - 2 end })\n"
+        + "table.sort(t)")
+    #expect(sorted.message.contains("table.sort: the table has a __len metamethod"), "\(sorted)")
+    // Everyday lists are unchanged.
+    let vm = try LuaVM()
+    #expect(
+      try vm.run(
+        source: """
+          local t = { 'a', 'b', 'c' }
+          table.insert(t, 1, 'z') table.insert(t, 'y')
+          local removed = table.remove(t, 2)
+          return table.concat(t, ','), removed, table.remove(t), table.concat(t, '-', 2, 3), #t
+          """, name: "lists.lua") == ["z,b,c,y", "a", "y", "b-c", 3])
+  }
+
+  /// A pattern's literal length and its sets' size are its work at each position: a 30,000-character
+  /// pattern on a long string was priced as if it were one character (issue 55).
+  @Test func aLongPatternIsPricedByItsLength() throws {
+    let error = try Self.stopped("local s = ('a'):rep(1e6) return s:find(('a'):rep(30000) .. 'b.')")
+    #expect(error.kind == .inputLimit, "\(error)")
+    let set = try Self.stopped("return (('a'):rep(1e7)):find('[' .. ('b'):rep(5000) .. ']c')")
+    #expect(set.kind == .inputLimit, "\(set)")
+  }
+
+  /// The clock is read after each priced call in C: a loop of pattern calls, each under the price but
+  /// long, is stopped after the deadline, not a thousand instructions' worth of calls later (issue 55).
+  @Test func theClockIsReadAfterEachPatternCall() throws {
+    var limits = LuaLimits()
+    limits.instructions = .max
+    limits.seconds = 0.1
+    let vm = try LuaVM(limits: limits)
+    let functions = try vm.run(
+      source: """
+        local calls = 0
+        local s = ('a'):rep(1e6)
+        local pattern = ('a'):rep(100) .. 'b.'
+        return function() while true do s:find(pattern) calls = calls + 1 end end, function() return calls end
+        """, name: "clock.lua")
+    let (loop, calls) = (try #require(functions.first?.functionValue), try #require(functions.last?.functionValue))
+    let error = try #require(throws: LuaError.self) { try vm.call(loop) }
+    #expect(error.kind == .deadline, "\(error)")
+    // Each call is ~10^8 steps; a thousand instructions hold ~150 of them.
+    let made = try #require(try vm.call(calls).first?.integerValue)
+    #expect(made < 50, "\(made) calls ran before the clock was read")
+  }
+
   @Test func plainFindOfALongNeedleInALongStringIsRefused() throws {
     let error = try Self.stopped(
       "local s = ('a'):rep(20e6) local needle = ('a'):rep(10e6) .. 'b' return s:find(needle, 1, true)")

@@ -48,6 +48,21 @@ import Testing
     #expect(vm.memoryUsed < baseline + (1 << 20), "memory returns after the bomb is stopped")
   }
 
+  /// The allocator cannot read the stack: a memory error names the script's line the count hook saw
+  /// last, not the host's Lua that called it (issue 55).
+  @Test func aMemoryErrorNamesTheScriptsLine() throws {
+    var limits = LuaLimits()
+    limits.memoryBytes = 4 << 20
+    let vm = try LuaVM(limits: limits)
+    let grow = try #require(
+      try vm.run(
+        source: "return function()\n  local t = {}\n  while true do t[#t + 1] = { #t } end\nend", name: "grow.lua"
+      ).first?.functionValue)
+    let error = try #require(throws: LuaError.self) { try vm.call(grow) }
+    #expect(error.kind == .memoryLimit)
+    #expect(error.description == "grow.lua:3: memory limit of 4194304 bytes exceeded", "\(error)")
+  }
+
   @Test func pcallCannotSwallowTheMemoryLimit() throws {
     var limits = LuaLimits()
     limits.memoryBytes = 16 << 20

@@ -38,7 +38,7 @@ import Testing
     #expect(!result.stderr.contains("prelude"), "\(result.stderr)")
   }
 
-  /// A hook that holds ~100 MB: over the default 64 MiB (named at the user's file), within
+  /// A hook that holds ~100 MB: over the default 64 MiB (named at the user's file and line), within
   /// `--lua-memory 512`.
   @Test func theLuaLimitsCanBeRaisedForARun() throws {
     let hook = """
@@ -49,7 +49,8 @@ import Testing
       """
     let refused = try Self.migrate(mood: hook)
     #expect(refused.status == 1)
-    #expect(refused.stderr.contains("Moody-Moody 2.lua: memory limit of 67108864 bytes exceeded"), "\(refused.stderr)")
+    #expect(
+      refused.stderr.contains("Moody-Moody 2.lua:5: memory limit of 67108864 bytes exceeded"), "\(refused.stderr)")
     let raised = try Self.migrate(mood: hook, ["--lua-memory", "512"])
     #expect(raised.status == 0, "\(raised.stderr)")
     let bad = try Self.migrate(mood: hook, ["--lua-memory", "0"])

@@ -56,6 +56,26 @@ import Testing
     #expect(config.stderr.contains("'jobs' must be a whole number"), "\(config.stderr)")
   }
 
+  /// `lua.memory` wrapped (Int.max: no limit; 2^44: a 0-byte limit) where the flag refused the same
+  /// values (issue 55): the file's limits are checked in the flags' ranges, in the same words, exit 64.
+  @Test func theFilesLuaLimitsAreRangeCheckedAsTheirFlags() throws {
+    let folder = try TemporaryDirectory()
+    for (key, value, flag) in [
+      ("memory", "9223372036854775807", "--lua-memory"), ("memory", "17592186044416", "--lua-memory"),
+      ("memory", "0", "--lua-memory"), ("time", "0", "--lua-time"), ("instructions", "0", "--lua-instructions"),
+    ] {
+      try folder.write("lua: { \(key): \(value) }\n", to: ".migrun.yml")
+      let file = try MigrunProcess.run(["config"], in: folder.url)
+      #expect(file.status == 64, "\(key) \(value): \(file.stderr)")
+      try FileManager.default.removeItem(at: folder.url.appendingPathComponent(".migrun.yml"))
+      let flagged = try MigrunProcess.run(["config", flag, value], in: folder.url)
+      #expect(flagged.status == 64, "\(flag) \(value): \(flagged.stderr)")
+      let words = try #require(flagged.stderr.range(of: "\(flag) ").map { flagged.stderr[$0.upperBound...] })
+      let problem = String(words.prefix { $0 != "\n" })
+      #expect(file.stderr.contains("'lua.\(key)' \(problem)"), "\(file.stderr) / \(flagged.stderr)")
+    }
+  }
+
   @Test func withNoModelAnywhereItIsAUsageError() throws {
     let folder = try TemporaryDirectory()
     let result = try MigrunProcess.run(["status", "x.sqlite"], in: folder.url)

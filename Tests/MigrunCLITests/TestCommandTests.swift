@@ -232,6 +232,45 @@ extension TestCommandTests {
   }
 }
 
+/// Hostile tests (issue 55): their names and messages reach the terminal escaped, and a test a limit
+/// stops keeps its name and its own line.
+extension TestCommandTests {
+  @Test func namesAndMessagesReachTheTerminalEscaped() throws {
+    let folder = try TemporaryDirectory()
+    try folder.write(
+      "test(\"bell\\7 nul\\0 \\27[2J name\", function() error(\"escape\\27[31m red\\r\") end)\n", to: "lib/tty_test.lua"
+    )
+    let result = try MigrunProcess.run(["test", folder.url.appendingPathComponent("lib").path])
+    #expect(result.status == 1)
+    #expect(
+      !result.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "\(result.stdout.debugDescription)")
+    #expect(result.stdout.contains("FAIL lib/tty_test.lua: bell\\u{7} nul\\u{0} \\u{1B}[2J name"), "\(result.stdout)")
+    #expect(result.stdout.contains("escape\\u{1B}[31m red\\u{D}"), "\(result.stdout)")
+  }
+
+  @Test func aTestALimitStopsKeepsItsNameAndLine() throws {
+    let folder = try TemporaryDirectory()
+    try folder.write(
+      """
+      test("spins", function() while true do end end)
+      test("grows", function()
+        local t = {}
+        while true do t[#t + 1] = { #t } end
+      end)
+      test("after", function() expect(1):equals(1) end)
+      """, to: "lib/limits_test.lua")
+    let result = try MigrunProcess.run(
+      ["test", folder.url.appendingPathComponent("lib").path, "--lua-memory", "2", "--lua-instructions", "1000000"])
+    #expect(result.status == 1)
+    #expect(result.stdout.contains("FAIL lib/limits_test.lua: spins\n"), "\(result.stdout)")
+    #expect(result.stdout.contains("lib/limits_test.lua:1: instruction limit of 1000000 exceeded"), "\(result.stdout)")
+    #expect(result.stdout.contains("FAIL lib/limits_test.lua: grows\n"), "\(result.stdout)")
+    #expect(result.stdout.contains("lib/limits_test.lua:4: memory limit of 2097152 bytes exceeded"), "\(result.stdout)")
+    #expect(!result.stdout.contains("test 1") && !result.stdout.contains("prelude"), "\(result.stdout)")
+    #expect(result.stdout.contains("1 passed, 2 failed"), "\(result.stdout)")
+  }
+}
+
 extension TestCommandTests {
   /// A test kept outside the library requires the library's modules through --policies.
   @Test func aTestOutsideTheLibraryRequiresItsModulesThroughPolicies() throws {

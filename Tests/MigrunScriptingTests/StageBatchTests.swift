@@ -105,30 +105,53 @@ import Testing
     #expect(context.registeredCount == 0)
   }
 
-  /// The per-call instruction limit stops a runaway script, not a walk: each batch of `ctx:each`
-  /// starts it again, and a loop that never ends inside one batch is still stopped.
-  @Test func eachBatchGetsTheLimitsAgain() throws {
+  /// A handler has one budget of instructions and time for its whole run (issue 55): a batch lets go
+  /// of the objects before it, never renews the limits — a stage that keeps starting walks was never
+  /// stopped. A walk the budget holds runs; a bigger one needs --lua-instructions, as the error says.
+  @Test func aHandlerHasOneBudgetHoweverManyWalksItStarts() throws {
     let folder = try TemporaryDirectory()
     let store = try Self.store(folder)
     var limits = LuaLimits()
     limits.instructions = 200_000
-    // ~2,000 instructions per object: 500,000 for the walk, 20,000 per batch of 10.
+    // ~2,000 instructions per object: 500,000 for the walk.
     let busy = """
       local total = 0
       ctx:each("Employee", nil, function(e)
         for i = 1, 500 do total = total + i end
       end, { batch = 10 })
       """
-    _ = try Self.run(busy, on: store, folder, limits: limits)
+    #expect {
+      _ = try Self.run(busy, on: store, folder, limits: limits)
+    } throws: { "\($0)".contains("instruction limit") && "\($0)".contains("raise --lua-instructions") }
     #expect {
       _ = try Self.run(
-        "local total = 0\nfor i = 1, 500 * 250 do total = total + i end", on: store, folder, limits: limits)
-    } throws: { "\($0)".contains("instruction limit") }
-    #expect {
-      _ = try Self.run(
-        "ctx:each(\"Employee\", nil, function(e) while true do end end, { batch = 10 })", on: store, folder,
+        "while true do ctx:each(\"Employee\", nil, function(e) end, { batch = 1 }) end", on: store, folder,
         limits: limits)
     } throws: { "\($0)".contains("instruction limit") }
+    limits.instructions = 2_000_000
+    _ = try Self.run(busy, on: store, folder, limits: limits)
+  }
+
+  /// The keys a batched fetch selects are held by the host: they count against the Lua memory limit
+  /// (a stage holding batched lists of one reached 690 MB in one call under 64 MiB, issue 55).
+  @Test func batchedListsCountAgainstTheMemoryLimit() throws {
+    let folder = try TemporaryDirectory()
+    let store = try Self.store(folder)
+    var limits = LuaLimits()
+    limits.memoryBytes = 1 << 20
+    limits.instructions = 1_000_000
+    let error = try #require(throws: MigrationError.self) {
+      _ = try Self.run(
+        "local kept = {}\nfor i = 1, 1e6 do kept[i] = ctx:fetch(\"Employee\", nil, { batch = 1 }) end", on: store,
+        folder, limits: limits)
+    }
+    // The stage file's line (its body starts on the file's second line).
+    #expect("\(error)".contains(":3: memory limit of 1048576 bytes exceeded"), "\(error)")
+    #expect("\(error)".contains("held by migrun"), "\(error)")
+    // ctx:each lets go of its keys: a walk after a walk holds one walk's keys (200 walks' would pass 1 MiB).
+    limits.instructions = LuaLimits().instructions
+    _ = try Self.run(
+      "for i = 1, 200 do ctx:each(\"Employee\", nil, function(e) end) end", on: store, folder, limits: limits)
   }
 
   @Test func anObjectLetGoOfAfterItsBatchSaysSo() throws {

@@ -76,9 +76,10 @@ void mr_vm_free(mr_vm *vm);
 /// Sets the pointer handed to the host function (when it was not known at mr_vm_new).
 void mr_vm_set_host(mr_vm *vm, void *host);
 void mr_vm_set_limits(mr_vm *vm, const mr_limits *limits);
-/// A call in progress starts its instruction count and time limit again (a host function says the
-/// script makes progress: a batch of a walk over a big store).
-void mr_vm_renew(mr_vm *vm);
+/// The host holds `bytes` more (or, negative, fewer) for the scripts (a stage's selected keys):
+/// counted against the memory limit with the state's own. Returns 0, or -1 (nothing held) when the
+/// limit would be passed; the host function that asked then fails as the memory limit.
+int mr_vm_hold(mr_vm *vm, int64_t bytes);
 /// Adds a folder that `require` searches (in the order added).
 mr_status mr_vm_add_module_path(mr_vm *vm, const char *folder);
 /// Makes host function `fn_id` callable as `module.name`, or as the global `name` when module is NULL.

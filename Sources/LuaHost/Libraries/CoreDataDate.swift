@@ -18,7 +18,15 @@ enum CoreDataDate {
       [.number(try HostLibraries.number(arguments, 0, "date.toUnix") + referenceOffset)]
     }
     vm.register("iso", in: "date") { arguments in
-      [.text(iso(try HostLibraries.number(arguments, 0, "date.iso")))]
+      let reference = try HostLibraries.number(arguments, 0, "date.iso")
+      // NaN and infinities are no time (Foundation wrote "" for them), nor is a year ISO-8601's four
+      // digits cannot hold.
+      guard isoRange.contains(reference) else {
+        throw HostError(
+          "date.iso: \(reference.isNaN ? "nan" : "\(reference)") is no date: give seconds since 2001-01-01, a number for a time in years 1 to 9999"
+        )
+      }
+      return [.text(iso(reference))]
     }
     vm.register("now", in: "date") { _ in [.number(Date().timeIntervalSinceReferenceDate)] }
     vm.register("parse", in: "date") { arguments in
@@ -27,6 +35,9 @@ enum CoreDataDate {
       return [.number(seconds)]
     }
   }
+
+  /// The reference seconds of 0001-01-01T00:00:00Z through 9999-12-31T23:59:59Z.
+  static let isoRange: ClosedRange<Double> = -63_113_904_000...252_423_993_599
 
   static func iso(_ reference: Double) -> String {
     let formatter = ISO8601DateFormatter()
