@@ -21,8 +21,9 @@ struct FleetOptions: ParsableArguments {
   var allowEmpty = false
 
   /// Usage errors, before any store is touched (exit 64, as the README reserves for them): a job
-  /// count below 1, a shard outside 0 ≤ K < N, a report or JUnit file whose folder is not there to
-  /// write in (it would be found only after every store was migrated, and the report lost).
+  /// count below 1, a shard outside 0 ≤ K < N, a report or JUnit file that cannot be written — a
+  /// folder not there or not writable, a link, a folder (it would be found only after every store
+  /// was migrated, and the report lost). A report of a run before is replaced.
   func validate() throws {
     try ProjectConfig.check()
     if let jobs, jobs < 1 { throw ValidationError("--jobs: give 1 or more") }
@@ -31,12 +32,10 @@ struct FleetOptions: ParsableArguments {
     }
     for (option, path) in [("--report", report), ("--junit", junit)] {
       guard let path else { continue }
-      let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
-      var isFolder: ObjCBool = false
-      guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue,
-        FileManager.default.isWritableFile(atPath: folder.path)
-      else {
-        throw ValidationError("\(option) \(path): there is no folder \(folder.path) to write it in")
+      do {
+        try OutputFile.check(path, option: option, force: true)
+      } catch let error as CLIError {
+        throw ValidationError(error.message)
       }
     }
   }
@@ -138,7 +137,7 @@ struct MergeReportsCommand: MigrunCommand {
 
   func execute() throws {
     let output = try Fleet.merge(reports: reports, out: out, junit: junit)
-    if out == nil { FileHandle.standardOutput.write(try output.report.json() + Data("\n".utf8)) }
+    if out == nil { try StandardOutput.write(try output.report.json() + Data("\n".utf8)) }
     try show(output.output)
   }
 
@@ -170,10 +169,10 @@ final class FleetProgress: @unchecked Sendable {
     let left = Double(total - done) * elapsed / Double(done)
     let line =
       "  \(done)/\(plural(total, "store")), \(failed) failed, \(Int(Double(objects) / elapsed)) objects/s, ~\(Int(left.rounded())) s left"
-    FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+    StandardError.write("\r\u{1B}[K\(line)")
   }
 
   func finish() {
-    if enabled { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    if enabled { StandardError.write("\r\u{1B}[K") }
   }
 }
