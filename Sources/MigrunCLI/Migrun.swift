@@ -55,7 +55,12 @@ struct Migrun: ParsableCommand {
       var text = fullMessage(for: error)
       if text.hasPrefix("Error: ") { text = "migrun: error: " + text.dropFirst("Error: ".count) }
       if code == .success {
-        if !text.isEmpty { print(text) }
+        do {
+          if !text.isEmpty { try StandardOutput.line(text) }
+        } catch {
+          StandardError.write("migrun: error: \(error)\n")
+          Foundation.exit(ExitStatus.of(error))
+        }
       } else {
         StandardError.write(text.hasSuffix("\n") ? text : text + "\n")
       }

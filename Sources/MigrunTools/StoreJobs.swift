@@ -389,7 +389,7 @@ package struct CheckJob {
         throw ToolError(message: "\(path): no such file")
       }
       if isFolder.boolValue {
-        throw ToolError(message: "\(path): is a folder, not a store; give the store's file (e.g. \(path)/NAME.sqlite)")
+        throw ToolError(message: "\(path): a folder, not a store file (give the .sqlite file in it)")
       }
     }
     for path in stores {

@@ -36,7 +36,7 @@ import Testing
     ["inspect", "STORE"], ["inspect", "STORE", "--json"], ["check", "STORE"], ["check", "STORE", "--json"],
     ["status", "STORE", "--model", moody, "--json"], ["status", "STORE", "--model", moody], ["hash", moody],
     ["convert", mapping, "--model", moody], ["export", "STORE"], ["salvage", "STORE", "--out", "OUT", "--json"],
-    ["plan", "STORE", "--model", moody],
+    ["plan", "STORE", "--model", moody], ["--help"],
   ])
   func outputToAFullStandardOutputIsExit12(_ arguments: [String]) throws {
     let folder = try TemporaryDirectory()

@@ -80,7 +80,7 @@ import Testing
     let folder = try TemporaryDirectory()
     let result = try MigrunProcess.run(["check", folder.url.path])
     #expect(result.status == 1)
-    #expect(result.stderr.contains("\(folder.url.path): is a folder, not a store"), "\(result.stderr)")
+    #expect(result.stderr.contains("\(folder.url.path): a folder, not a store file"), "\(result.stderr)")
     #expect(!result.stderr.contains("salvage") && result.stdout.isEmpty)
   }
 
