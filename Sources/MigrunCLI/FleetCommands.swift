@@ -30,13 +30,10 @@ struct FleetOptions: ParsableArguments {
     if let shard, Fleet.parseShard(shard) == nil {
       throw ValidationError("--shard: give K/N with 0 ≤ K < N (e.g. 0/4), not '\(shard)'")
     }
-    for (option, path) in [("--report", report), ("--junit", junit)] {
-      guard let path else { continue }
-      do {
-        try OutputFile.check(path, option: option, force: true)
-      } catch let error as CLIError {
-        throw ValidationError(error.message)
-      }
+    do {
+      try checkOutputs()
+    } catch let error as CLIError {
+      throw ValidationError(error.message)
     }
   }
 
@@ -51,6 +48,8 @@ struct FleetOptions: ParsableArguments {
   /// The stores of this run (searched, sharded) and the arguments that are not stores.
   func stores(_ arguments: [String]) throws -> Fleet.Found {
     var found = Fleet.stores(in: arguments)
+    // A report written over a store of the run (of any shard) would replace it.
+    try checkOutputs(inputs: arguments + found.stores.map(\.path))
     // A CI job whose folder or glob found nothing must not go green by accident.
     if found.stores.isEmpty, found.refused.isEmpty, !allowEmpty {
       throw CLIError(
@@ -65,6 +64,14 @@ struct FleetOptions: ParsableArguments {
       found.stores = Fleet.shard(found.stores, index: index, of: count)
     }
     return found
+  }
+
+  /// The report and JUnit files as outputs (`OutputFile`): a report of a run before is replaced,
+  /// one of `inputs` never.
+  func checkOutputs(inputs: [String] = []) throws {
+    for (option, path) in [("--report", report), ("--junit", junit)] {
+      if let path { try OutputFile.check(path, option: option, force: true, inputs: inputs) }
+    }
   }
 
   var jobCount: Int {

@@ -75,6 +75,26 @@ import Testing
     }
   }
 
+  /// A fleet's report replaces the report of a run before, never a store of the run.
+  @Test func aFleetsReportNeverReplacesAStoreOfTheRun() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture(OutputFaultTests.moodyStore, into: folder)
+    let bytes = try Data(contentsOf: store)
+    let stores = store.deletingLastPathComponent().path
+    for option in ["--report", "--junit"] {
+      let result = try MigrunProcess.run(["status", stores, "--model", Self.moody, option, store.path])
+      #expect(result.status == 1, "\(result.stderr)")
+      #expect(result.stderr.contains("\(option) \(store.path): is \(store.path), which this command reads"))
+      #expect(try Data(contentsOf: store) == bytes)
+    }
+    let report = folder.url.appendingPathComponent("r.json")
+    for _ in 0..<2 {
+      let run = try MigrunProcess.run(["status", stores, "--model", Self.moody, "--report", report.path])
+      #expect(run.status == 10, "\(run.stderr)")
+    }
+    #expect(try JSONSerialization.jsonObject(with: Data(contentsOf: report)) is [String: Any])
+  }
+
   /// `check` of a folder says it is one, and recommends no salvage of it.
   @Test func checkOfAFolderSaysItIsAFolder() throws {
     let folder = try TemporaryDirectory()
