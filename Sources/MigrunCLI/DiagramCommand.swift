@@ -55,13 +55,9 @@ struct DiagramCommand: MigrunCommand {
       throw CLIError(message: error.description)
     }
     if let out {
-      do {
-        try data.write(to: URL(fileURLWithPath: out))
-      } catch {
-        throw CLIError(message: "--out: cannot write \(out) (\(error.localizedDescription))")
-      }
+      try writeAtomically(to: out) { try $0.write(data) }
     } else {
-      FileHandle.standardOutput.write(data)
+      try StandardOutput.write(data)
     }
   }
 }

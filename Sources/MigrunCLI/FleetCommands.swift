@@ -21,23 +21,19 @@ struct FleetOptions: ParsableArguments {
   var allowEmpty = false
 
   /// Usage errors, before any store is touched (exit 64, as the README reserves for them): a job
-  /// count below 1, a shard outside 0 ≤ K < N, a report or JUnit file whose folder is not there to
-  /// write in (it would be found only after every store was migrated, and the report lost).
+  /// count below 1, a shard outside 0 ≤ K < N, a report or JUnit file that cannot be written — a
+  /// folder not there or not writable, a link, a folder (it would be found only after every store
+  /// was migrated, and the report lost). A report of a run before is replaced.
   func validate() throws {
     try ProjectConfig.check()
     if let jobs, jobs < 1 { throw ValidationError("--jobs: give 1 or more") }
     if let shard, Fleet.parseShard(shard) == nil {
       throw ValidationError("--shard: give K/N with 0 ≤ K < N (e.g. 0/4), not '\(shard)'")
     }
-    for (option, path) in [("--report", report), ("--junit", junit)] {
-      guard let path else { continue }
-      let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
-      var isFolder: ObjCBool = false
-      guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue,
-        FileManager.default.isWritableFile(atPath: folder.path)
-      else {
-        throw ValidationError("\(option) \(path): there is no folder \(folder.path) to write it in")
-      }
+    do {
+      try checkOutputs()
+    } catch let error as CLIError {
+      throw ValidationError(error.message)
     }
   }
 
@@ -52,6 +48,8 @@ struct FleetOptions: ParsableArguments {
   /// The stores of this run (searched, sharded) and the arguments that are not stores.
   func stores(_ arguments: [String]) throws -> Fleet.Found {
     var found = Fleet.stores(in: arguments)
+    // A report written over a store of the run (of any shard) would replace it.
+    try checkOutputs(inputs: arguments + found.stores.map(\.path))
     // A CI job whose folder or glob found nothing must not go green by accident.
     if found.stores.isEmpty, found.refused.isEmpty, !allowEmpty {
       throw CLIError(
@@ -66,6 +64,14 @@ struct FleetOptions: ParsableArguments {
       found.stores = Fleet.shard(found.stores, index: index, of: count)
     }
     return found
+  }
+
+  /// The report and JUnit files as outputs (`OutputFile`): a report of a run before is replaced,
+  /// one of `inputs` never.
+  func checkOutputs(inputs: [String] = []) throws {
+    for (option, path) in [("--report", report), ("--junit", junit)] {
+      if let path { try OutputFile.check(path, option: option, force: true, inputs: inputs) }
+    }
   }
 
   var jobCount: Int {
@@ -138,7 +144,7 @@ struct MergeReportsCommand: MigrunCommand {
 
   func execute() throws {
     let output = try Fleet.merge(reports: reports, out: out, junit: junit)
-    if out == nil { FileHandle.standardOutput.write(try output.report.json() + Data("\n".utf8)) }
+    if out == nil { try StandardOutput.write(try output.report.json() + Data("\n".utf8)) }
     try show(output.output)
   }
 
@@ -170,10 +176,10 @@ final class FleetProgress: @unchecked Sendable {
     let left = Double(total - done) * elapsed / Double(done)
     let line =
       "  \(done)/\(plural(total, "store")), \(failed) failed, \(Int(Double(objects) / elapsed)) objects/s, ~\(Int(left.rounded())) s left"
-    FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+    StandardError.write("\r\u{1B}[K\(line)")
   }
 
   func finish() {
-    if enabled { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    if enabled { StandardError.write("\r\u{1B}[K") }
   }
 }

@@ -116,7 +116,7 @@ struct StatusCommand: MigrunCommand {
       if json { try? JSONLines.emit("status", encoding: StatusReport.failed(store, error)) }
       throw error
     }
-    if json { try JSONLines.emit("status", encoding: report) } else { print(report.line) }
+    if json { try JSONLines.emit("status", encoding: report) } else { try StandardOutput.line(report.line) }
     if report.needsMigration { throw ExitCode(10) }
   }
 }
@@ -133,7 +133,7 @@ struct PlanCommand: MigrunCommand {
   func execute() throws {
     let report = try chain.jobs().planReport(for: URL(fileURLWithPath: store))
     if json { return try JSONLines.emit("plan", encoding: report.json) }
-    for line in report.lines { print(line) }
+    for line in report.lines { try StandardOutput.line(line) }
   }
 }
 
@@ -282,7 +282,9 @@ struct MigrateCommand: MigrunCommand {
       url, options: options,
       swapCompleted: {
         guard !json else { return }
-        print("\(store): completed the swap of a migration that was interrupted while putting the new store in place")
+        // Lines said during the run cannot throw here; a standard output that fails fails the outcome's lines too.
+        try? StandardOutput.line(
+          "\(store): completed the swap of a migration that was interrupted while putting the new store in place")
       },
       progress: { progress in
         if json {
@@ -299,14 +301,16 @@ struct MigrateCommand: MigrunCommand {
       // Said once the store is the migration's: a store in use is refused (or waited for) first.
       willStart: { plan in
         guard !json else { return }
-        print(
+        try? StandardOutput.line(
           "Migrating \(url.lastPathComponent): \(([plan.sourceVersion] + plan.steps.map(\.to)).joined(separator: " → "))"
         )
-        for file in jobs.unusedStepFiles(of: plan) { print("Unused    \(file.file.path): \(file.reason)") }
+        for file in jobs.unusedStepFiles(of: plan) {
+          try? StandardOutput.line("Unused    \(file.file.path): \(file.reason)")
+        }
       })
     bar.finish()
     if json { return try JSONLines.emit("result", encoding: outcome.result(store: store, dryRun: dryRun)) }
-    for line in outcome.lines(store: store, dryRun: dryRun) { print(line) }
+    for line in outcome.lines(store: store, dryRun: dryRun) { try StandardOutput.line(line) }
   }
 }
 
@@ -324,11 +328,11 @@ final class ProgressBar {
     let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
     let line =
       "  \(progress.step ?? "") \(progress.stage.rawValue) \(progress.mapping) [\(bar)] \(progress.done)/\(progress.total)"
-    FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+    StandardError.write("\r\u{1B}[K\(line)")
     drawn = true
   }
 
   func finish() {
-    if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    if drawn { StandardError.write("\r\u{1B}[K") }
   }
 }

@@ -34,16 +34,15 @@ struct Migrun: ParsableCommand {
     // `migrun help NAME` for a NAME that is no command: ArgumentParser prints the general help and
     // exits 0, which reads as success in a script.
     if arguments.count >= 2, arguments[0] == "help", !arguments[1].hasPrefix("-"), !names.contains(arguments[1]) {
-      FileHandle.standardError.write(
-        Data("migrun: error: no command '\(arguments[1])' (migrun --help lists them)\n".utf8))
+      StandardError.write("migrun: error: no command '\(arguments[1])' (migrun --help lists them)\n")
       Foundation.exit(64)
     }
     if let first = arguments.first, !first.hasPrefix("-") {
       if !names.contains(first), let near = names.min(by: { Text.distance(first, $0) < Text.distance(first, $1) }),
         Text.distance(first, near) <= max(2, first.count / 3)
       {
-        FileHandle.standardError.write(
-          Data("migrun: error: unknown command '\(first)'. Did you mean '\(near)'? (migrun --help lists them)\n".utf8))
+        StandardError.write(
+          "migrun: error: unknown command '\(first)'. Did you mean '\(near)'? (migrun --help lists them)\n")
         Foundation.exit(64)
       }
     }
@@ -56,9 +55,14 @@ struct Migrun: ParsableCommand {
       var text = fullMessage(for: error)
       if text.hasPrefix("Error: ") { text = "migrun: error: " + text.dropFirst("Error: ".count) }
       if code == .success {
-        if !text.isEmpty { print(text) }
+        do {
+          if !text.isEmpty { try StandardOutput.line(text) }
+        } catch {
+          StandardError.write("migrun: error: \(error)\n")
+          Foundation.exit(ExitStatus.of(error))
+        }
       } else {
-        FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+        StandardError.write(text.hasSuffix("\n") ? text : text + "\n")
       }
       Foundation.exit(code.rawValue)
     }
@@ -83,6 +87,9 @@ extension MigrunCommand {
       fail(error.description, status: ExitStatus.of(error))
     } catch let error as CLIError {
       fail(error.message, status: ExitStatus.of(error))
+    } catch let error where StoreFailure.isDiskFull(error) {
+      // A full disk under an error no layer worded (SQLite's own, Foundation's): exit 12, said plainly.
+      fail("no space left on the disk (\(error)); free some space and run it again", status: ExitStatus.of(error))
     }
   }
 
@@ -93,7 +100,7 @@ extension MigrunCommand {
   }
 
   private func fail(_ message: String, status: Int32) -> Never {
-    FileHandle.standardError.write(Data("migrun: error: \(message)\n".utf8))
+    StandardError.write("migrun: error: \(message)\n")
     Foundation.exit(status)
   }
 }
@@ -115,7 +122,7 @@ extension ProjectConfig {
 
 /// Writes what a job printed: its lines or JSON lines, then its notes on standard error.
 func write(_ output: JobOutput) throws {
-  for line in output.lines { print(line) }
+  if !output.lines.isEmpty { try StandardOutput.write(Data(output.lines.map { $0 + "\n" }.joined().utf8)) }
   for (event, fields) in output.events { try JSONLines.emit(event, fields) }
-  for note in output.notes { FileHandle.standardError.write(Data("\(note)\n".utf8)) }
+  for note in output.notes { StandardError.write("\(note)\n") }
 }

@@ -78,14 +78,18 @@ struct ExportCommand: MigrunCommand {
       "Dates as 'seconds' since 2001-01-01 (exact, the default) or 'iso8601' text in UTC, to the millisecond (import reads both).",
       valueName: "form"))
   var dates: StoreJSON.Dates = .seconds
+  @Flag(help: "Replace the --out file if it exists (never the store itself).") var force = false
 
   @OptionGroup var waiting: StoreWaitOption
 
   func execute() throws {
     try waiting.apply()
+    let output = StandardOutput.blocks()
     try ExportJob(
-      store: store, model: model, modelVersion: modelVersion, configuration: configuration, out: out, dates: dates
-    ).run { FileHandle.standardOutput.write(Data($0.utf8)) }
+      store: store, model: model, modelVersion: modelVersion, configuration: configuration, out: out, dates: dates,
+      force: force
+    ).run(standardOutput: output.write)
+    try output.flush()
   }
 
 }
@@ -172,5 +176,4 @@ struct SalvageCommand: MigrunCommand {
   }
 }
 
-/// Writes through a temporary file beside `url`, renamed into place when complete.
 extension StoreJSON.Dates: ExpressibleByArgument {}

@@ -47,11 +47,14 @@ struct TestCommand: MigrunCommand {
       valueName: "file"))
   var coverage: String?
 
+  @Flag(help: "Replace the --junit and --coverage files if they exist (never a test file).")
+  var force = false
+
   func execute() throws {
     try show(
       PolicyTestJob(
         paths: paths, junit: junit, fixtures: fixtures, policyFolders: policyFolders, verbose: verbose,
-        limits: lua.limits, coverage: coverage
+        limits: lua.limits, coverage: coverage, force: force
       ).run())
   }
 }

@@ -1,30 +1,51 @@
 import Foundation
 import MigrunStore
 
-/// Writes `url` whole or not at all: into a hidden file beside it, renamed into place.
-package func writeAtomically(to url: URL, _ body: (FileHandle) throws -> Void) throws {
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Writes `path` whole or not at all: `body` writes a hidden file beside it (`.NAME.migrun-tmp`),
+/// synced and renamed into place once `body` returns; on any failure — a full disk, a write refused
+/// — the hidden file is removed and `path` is as it was. The caller checks `path` first
+/// (``OutputFile/check(_:option:force:inputs:)``): a file already there is replaced.
+package func writeAtomically(to path: String, _ body: (BlockWriter) throws -> Void) throws {
+  let url = URL(fileURLWithPath: path)
   let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).migrun-tmp")
-  guard FileManager.default.createFile(atPath: temporary.path, contents: nil),
-    let handle = FileHandle(forWritingAtPath: temporary.path)
-  else { throw ToolError(message: "\(url.path): cannot write") }
+  let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+  guard descriptor >= 0 else {
+    let cause = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+    throw OutputFile.explain(
+      ToolError(message: "\(path): cannot write (\(OutputFile.reason(cause)))", underlying: cause), writing: path)
+  }
+  let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
   do {
-    try body(handle)
+    let writer = BlockWriter(handle)
+    try body(writer)
+    try writer.flush()
+    try handle.synchronize()
     try handle.close()
-    guard rename(temporary.path, url.path) == 0 else { throw ToolError(message: "\(url.path): cannot move into place") }
+    guard rename(temporary.path, url.path) == 0 else { throw ToolError(message: "\(path): cannot move into place") }
   } catch {
     try? FileManager.default.removeItem(at: temporary)
-    throw error
+    throw OutputFile.explain(error, writing: path)
   }
+}
+
+/// Writes `text` to `path` as ``writeAtomically(to:_:)`` does.
+package func writeAtomically(to path: String, text: String) throws {
+  try writeAtomically(to: path) { try $0.write(text) }
 }
 
 /// Makes a new store at `path` — which must not exist: migrun never overwrites a file — by `body`
 /// writing it to a hidden working file beside it (`.NAME.migrun-<label>`), synced and renamed into
-/// place once `body` returns; on any failure the working file is removed and nothing is at `path`.
-package func writeNewStore(at path: String, label: String, _ body: (URL) throws -> Void) throws {
+/// place once `body` returns; on any failure the working file is removed and nothing is at `path`
+/// (a full disk: exit 12, said so).
+package func writeNewStore(at path: String, label: String, inputs: [String] = [], _ body: (URL) throws -> Void)
+  throws
+{
+  try OutputFile.check(path, inputs: inputs)
   let target = URL(fileURLWithPath: path)
-  guard !FileManager.default.fileExists(atPath: target.path) else {
-    throw ToolError(message: "\(path): a file is already there; migrun does not overwrite it")
-  }
   let working = target.deletingLastPathComponent().appendingPathComponent(
     ".\(target.lastPathComponent).migrun-\(label)")
   StoreFiles.remove(working)
@@ -36,6 +57,6 @@ package func writeNewStore(at path: String, label: String, _ body: (URL) throws 
     }
   } catch {
     StoreFiles.remove(working)
-    throw error
+    throw OutputFile.explain(error, writing: path)
   }
 }

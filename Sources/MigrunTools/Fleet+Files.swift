@@ -1,22 +1,11 @@
 import Foundation
 
 extension Fleet.Report {
-  /// Writes the report as JSON and as JUnit where asked.
+  /// Writes the report as JSON and as JUnit where asked, each whole or not at all (a report of a
+  /// run before is replaced: a re-run writes its report where the first did).
   package func write(suite: String, json: String?, junit: String?) throws {
-    if let path = json {
-      do {
-        try self.json().write(to: URL(fileURLWithPath: path))
-      } catch {
-        throw ToolError(message: "--report: cannot write \(path) (\(error.localizedDescription))", underlying: error)
-      }
-    }
-    if let path = junit {
-      do {
-        try Data(self.junit(suite: suite).utf8).write(to: URL(fileURLWithPath: path))
-      } catch {
-        throw ToolError(message: "--junit: cannot write \(path) (\(error.localizedDescription))", underlying: error)
-      }
-    }
+    if let path = json { try writeAtomically(to: path) { try $0.write(try self.json()) } }
+    if let path = junit { try writeAtomically(to: path, text: self.junit(suite: suite)) }
   }
 }
 
@@ -28,6 +17,9 @@ extension Fleet {
     report: Report, output: JobOutput
   ) {
     guard !reports.isEmpty else { throw ToolError(message: "give the reports to merge") }
+    for (option, path) in [("--out", out), ("--junit", junit)] {
+      if let path { try OutputFile.check(path, option: option, force: true) }
+    }
     var read: [Report] = []
     for path in reports {
       do {

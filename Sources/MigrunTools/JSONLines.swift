@@ -10,7 +10,7 @@ package enum JSONLines {
 
   /// One line: `fields` with `event` and `schema` added, keys sorted.
   package static func emit(_ event: String, _ fields: [String: Any] = [:]) throws {
-    FileHandle.standardOutput.write(try line(event, fields))
+    try StandardOutput.write(try line(event, fields))
   }
 
   /// The line ``emit(_:_:)`` writes, with its newline.

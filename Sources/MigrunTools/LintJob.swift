@@ -67,7 +67,7 @@ package struct LintJob {
       for finding in findings {
         lines += try JSONLines.line("finding", JSONLines.fields("finding", FindingLine(finding: finding, known: nil)))
       }
-      try lines.write(to: URL(fileURLWithPath: writeBaseline))
+      try writeAtomically(to: writeBaseline) { try $0.write(lines) }
     }
     // Written as the baseline, today's findings are known: the run passes.
     var known: Set<String> = writeBaseline == nil ? [] : Set(findings.map(Self.key))

@@ -217,17 +217,16 @@ package struct DiffJob {
     if lua {
       let folder = URL(fileURLWithPath: out ?? FileManager.default.currentDirectoryPath, isDirectory: true)
       let file = folder.appendingPathComponent(StarterMapping.fileName(from: from, to: to))
-      guard !FileManager.default.fileExists(atPath: file.path) else {
-        throw ToolError(message: "\(file.path): a file is already there; migrun does not overwrite it")
-      }
       let text = StarterMapping.lua(
         source: try bundle.model(named: from), destination: try bundle.model(named: to), from: from, to: to)
       do {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try Data(text.utf8).write(to: file)
       } catch {
-        throw ToolError(message: "\(file.path): cannot write (\(error.localizedDescription))", underlying: error)
+        throw ToolError(
+          message: "\(folder.path): cannot make the folder (\(OutputFile.reason(error)))", underlying: error)
       }
+      try OutputFile.check(file.path)
+      try writeAtomically(to: file.path, text: text)
       // The placeholders themselves (`function(src) error("…") end`), not the comment that names them.
       let placeholders = text.components(separatedBy: "function(src) error(").count - 1
       output.say(
@@ -310,14 +309,8 @@ package struct ConvertJob {
     if FileManager.default.fileExists(atPath: target.path, isDirectory: &isFolder), isFolder.boolValue {
       target.appendPathComponent(fileName)
     }
-    if FileManager.default.fileExists(atPath: target.path), !force {
-      throw ToolError(message: "\(target.path) exists; give --force to replace it")
-    }
-    do {
-      try conversion.lua.write(to: target, atomically: true, encoding: .utf8)
-    } catch {
-      throw ToolError(message: "cannot write \(target.path) (\(error.localizedDescription))", underlying: error)
-    }
+    try OutputFile.check(target.path, option: "--out", force: force, inputs: [mapping])
+    try writeAtomically(to: target.path, text: conversion.lua)
     output.say("Wrote \(target.path): \(step.name), \(appleModel.entityMappings.count) entity mappings")
     output.notes += reportStubs(conversion, to: target)
     return output

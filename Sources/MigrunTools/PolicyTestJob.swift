@@ -14,10 +14,12 @@ package struct PolicyTestJob {
   package var verbose: Bool
   package var limits: LuaLimits
   package var coverage: String?
+  /// Whether files already at `junit` and `coverage` may be replaced (never a test file).
+  package var force: Bool
 
   package init(
     paths: [String], junit: String?, fixtures: [String], policyFolders: [String], verbose: Bool, limits: LuaLimits,
-    coverage: String?
+    coverage: String?, force: Bool = false
   ) {
     self.paths = paths
     self.junit = junit
@@ -26,6 +28,7 @@ package struct PolicyTestJob {
     self.verbose = verbose
     self.limits = limits
     self.coverage = coverage
+    self.force = force
   }
 
   /// `--fixtures`, then the folders of `MIGRUN_FIXTURES` (colon-separated), so that a library's
@@ -47,6 +50,10 @@ package struct PolicyTestJob {
     let files = try PolicyTests.files(under: roots)
     guard !files.isEmpty else {
       throw ToolError(message: "no *_test.lua under \(roots.map(\.path).joined(separator: ", "))")
+    }
+    // Before any test runs: a report that cannot be written, or would replace a file by accident.
+    for (option, path) in [("--junit", junit), ("--coverage", coverage)] {
+      if let path { try OutputFile.check(path, option: option, force: force, inputs: files.map(\.file.path)) }
     }
     var results: [PolicyTests.Result] = []
     if coverage != nil { LuaCoverage.start() }
@@ -71,11 +78,7 @@ package struct PolicyTestJob {
     out.say("\(results.count - failed) passed, \(failed) failed (\(files.count) files)")
     if let coverage { out.lines += try coverageLines(coverage, roots: roots) }
     if let junit {
-      do {
-        try PolicyTests.junit(results).write(toFile: junit, atomically: true, encoding: .utf8)
-      } catch {
-        throw ToolError(message: "cannot write \(junit): \(error.localizedDescription)", underlying: error)
-      }
+      try writeAtomically(to: junit, text: PolicyTests.junit(results))
     }
     if failed > 0 { out.status = 1 }
     return out
@@ -92,11 +95,7 @@ package struct PolicyTestJob {
     }
     let covered = PolicyCoverage.collect(
       roots: folders.isEmpty ? roots.map { $0.deletingLastPathComponent() } : folders, counted: LuaCoverage.lines())
-    do {
-      try PolicyCoverage.lcov(covered).write(toFile: coverage, atomically: true, encoding: .utf8)
-    } catch {
-      throw ToolError(message: "cannot write \(coverage): \(error.localizedDescription)", underlying: error)
-    }
+    try writeAtomically(to: coverage, text: PolicyCoverage.lcov(covered))
     lines.append("Line coverage (\(coverage)):")
     for line in PolicyCoverage.summary(covered) { lines.append(line) }
     return lines

@@ -25,6 +25,7 @@ package struct SalvageJob {
     var output = JobOutput()
     let url = URL(fileURLWithPath: store)
     guard FileManager.default.fileExists(atPath: url.path) else { throw ToolError(message: "\(store): no such file") }
+    try OutputFile.check(out, option: "--out", inputs: [store])
     if let type = StoreType.of(url), type != .sqlite {
       throw ToolError(message: "\(store) is a \(type.label) store: salvage reads SQLite stores")
     }
@@ -36,7 +37,7 @@ package struct SalvageJob {
     var written: SalvageReport?
     var support: URL?
     do {
-      try writeNewStore(at: out, label: "salvage") { working in
+      try writeNewStore(at: out, label: "salvage", inputs: [store]) { working in
         support = ExternalData.supportFolder(of: working)
         written = try Salvage.write(read, model: version, to: working, options: options, externalDataOf: url)
       }

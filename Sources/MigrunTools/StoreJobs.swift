@@ -140,16 +140,17 @@ package struct CreateJob {
   package func run() throws -> JobOutput {
     var out = JobOutput()
     let storeType = try storeType(named: type)
+    try OutputFile.check(store)
     let bundle = try ConfigurationChoice.bundle(
       loadModel(URL(fileURLWithPath: try modelPath(argument: nil, option: model))), configuration: configuration,
       store: nil)
     let name = modelVersion ?? bundle.currentVersionName
     let objectModel = try bundle.model(named: name)
-    let url = URL(fileURLWithPath: store)
-    if storeType == .sqlite {
-      try SQLiteStore.create(at: url, model: objectModel)
-    } else {
-      try writeNewStore(at: store, label: "create") { working in
+    // Through a hidden working file, as every new store: a kill leaves nothing under the name.
+    try writeNewStore(at: store, label: "create") { working in
+      if storeType == .sqlite {
+        try SQLiteStore.create(at: working, model: objectModel).close()
+      } else {
         _ = try StoreConversion.write(
           [], metadata: StoreMetadata(model: objectModel), model: objectModel, as: storeType, to: working)
       }
@@ -188,6 +189,7 @@ package struct CopyJob {
     let url = URL(fileURLWithPath: store)
     let target = try storeType(named: type)
     guard FileManager.default.fileExists(atPath: url.path) else { throw ToolError(message: "\(store): no such file") }
+    try OutputFile.check(out, inputs: [store])
     guard let source = StoreType.of(url) else {
       throw ToolError(message: "\(store): not a Core Data store (neither SQLite, XML nor binary)")
     }
@@ -212,7 +214,7 @@ package struct CopyJob {
     let archivedForCustom = try Self.transformables(objects, version, from: source, to: target)
     let destination = URL(fileURLWithPath: out)
     var written: StoreConversion.Outcome?
-    try writeNewStore(at: out, label: "copy") { working in
+    try writeNewStore(at: out, label: "copy", inputs: [store]) { working in
       written = try StoreConversion.write(objects, metadata: metadata, model: version, as: target, to: working)
     }
     guard let outcome = written else { return output }
@@ -322,6 +324,7 @@ package struct ImportJob {
   package func run() throws -> JobOutput {
     var output = JobOutput()
     let storeType = try storeType(named: type)
+    try OutputFile.check(out, option: "--out", inputs: [file])
     let bundle = try ConfigurationChoice.bundle(
       loadModel(URL(fileURLWithPath: try modelPath(argument: nil, option: model))), configuration: configuration,
       store: nil)
@@ -333,7 +336,8 @@ package struct ImportJob {
       throw ToolError(message: "\(file): cannot read (\(error.localizedDescription))", underlying: error)
     }
     do {
-      try writeNewStore(at: out, label: "import") { working in try write(data, as: storeType, objectModel, to: working)
+      try writeNewStore(at: out, label: "import", inputs: [file]) { working in
+        try write(data, as: storeType, objectModel, to: working)
       }
     } catch let error as StoreError where error.code == .incompatibleModel {
       // Say which version the export does fit, when one of the model's does.
@@ -379,8 +383,14 @@ package struct CheckJob {
     let bundle = try modelOrProject(model).map { try loadModel(URL(fileURLWithPath: $0)) }
     var dirty = 0
     // Every store is there before any is checked (the output is written whole, at the end).
-    for path in stores where !FileManager.default.fileExists(atPath: path) {
-      throw ToolError(message: "\(path): no such file")
+    for path in stores {
+      var isFolder: ObjCBool = false
+      guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+        throw ToolError(message: "\(path): no such file")
+      }
+      if isFolder.boolValue {
+        throw ToolError(message: "\(path): a folder, not a store file (give the .sqlite file in it)")
+      }
     }
     for path in stores {
       let url = URL(fileURLWithPath: path)
@@ -413,9 +423,12 @@ package struct ExportJob {
   package var configuration: String?
   package var out: String?
   package var dates: StoreJSON.Dates
+  /// Whether a file already at `out` may be replaced (never the store itself).
+  package var force: Bool
 
   package init(
-    store: String, model: String?, modelVersion: String?, configuration: String?, out: String?, dates: StoreJSON.Dates
+    store: String, model: String?, modelVersion: String?, configuration: String?, out: String?, dates: StoreJSON.Dates,
+    force: Bool = false
   ) {
     self.store = store
     self.model = model
@@ -423,10 +436,12 @@ package struct ExportJob {
     self.configuration = configuration
     self.out = out
     self.dates = dates
+    self.force = force
   }
 
   /// Writes the export to `out`, atomically, or — without `out` — hands its text to `standardOutput`.
-  package func run(standardOutput: (String) -> Void) throws {
+  package func run(standardOutput: (String) throws -> Void) throws {
+    if let out { try OutputFile.check(out, option: "--out", force: force, inputs: [store]) }
     let url = URL(fileURLWithPath: store)
     let opened: any ObjectStore
     if AtomicStoreInput.isAtomic(url) {
@@ -443,9 +458,7 @@ package struct ExportJob {
       try StoreJSON.export(opened, dates: dates, to: standardOutput)
       return
     }
-    try writeAtomically(to: URL(fileURLWithPath: out)) { handle in
-      try StoreJSON.export(opened, dates: dates) { handle.write(Data($0.utf8)) }
-    }
+    try writeAtomically(to: out) { file in try StoreJSON.export(opened, dates: dates, to: file.write) }
   }
 }
 

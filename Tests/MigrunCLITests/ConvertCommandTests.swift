@@ -25,7 +25,7 @@ import Testing
     #expect(written.stderr.isEmpty)
     let again = try MigrunProcess.run(["convert", mapping, "--model", Self.moody, "--out", out.path])
     #expect(again.status == 1)
-    #expect(again.stderr.contains("exists; give --force"))
+    #expect(again.stderr.contains("a file is already there; give --force"))
 
     let byConverted = try copyOfFixture("objcio-core-data-moody/stores/Moody 5.moody.sqlite", into: folder)
     let byMapping = try copyOfFixture("objcio-core-data-moody/stores/Moody 5.moody.sqlite", into: folder)

@@ -47,9 +47,11 @@ public enum MigrunProcess {
     return testBinary.deletingLastPathComponent().appendingPathComponent("migrun")
   }
 
-  /// Runs `migrun arguments…` (or another of the package's programs beside it) to completion.
+  /// Runs `migrun arguments…` (or another of the package's programs beside it) to completion;
+  /// `standardOutput` (e.g. `/dev/full`) in place of the pipe read into `stdout`.
   public static func run(
-    _ arguments: [String], in directory: URL? = nil, program: String = "migrun", environment: [String: String] = [:]
+    _ arguments: [String], in directory: URL? = nil, program: String = "migrun", environment: [String: String] = [:],
+    standardOutput: FileHandle? = nil
   ) throws -> Result {
     let process = Process()
     process.executableURL =
@@ -64,10 +66,11 @@ public enum MigrunProcess {
     }
     let output = Pipe()
     let error = Pipe()
-    process.standardOutput = output
+    process.standardOutput = standardOutput ?? output
     process.standardError = error
     process.standardInput = FileHandle.nullDevice
     try process.run()
+    if standardOutput != nil { try output.fileHandleForWriting.close() }
     // Read both pipes before waiting, so a large output cannot block the child.
     let outData = output.fileHandleForReading.readDataToEndOfFile()
     let errData = error.fileHandleForReading.readDataToEndOfFile()
