@@ -117,6 +117,8 @@ struct StatusCommand: MigrunCommand {
       throw error
     }
     if json { try JSONLines.emit("status", encoding: report) } else { try StandardOutput.line(report.line) }
+    // Newer than the model: nothing to migrate to, and no migration should open it (exit 1).
+    if report.isNewer { throw ExitCode(1) }
     if report.needsMigration { throw ExitCode(10) }
   }
 }

@@ -249,7 +249,7 @@ package struct AppleMappingModel: Sendable, Hashable {
         destinationEntityHash: destinationName.flatMap { destination.entityVersionHashes[$0] },
         policyClassName: draft.object.text("migrationpolicyclassname").flatMap { $0.isEmpty ? nil : $0 },
         sourceExpression: sourceName.map { .fetch(entity: $0, predicate: "TRUEPREDICATE") }, attributes: [],
-        relationships: [], userInfo: [:])
+        relationships: [], userInfo: archivedUserInfo(draft.object))
     }
     for index in mappings.indices {
       let object = drafts[index].object
@@ -379,6 +379,14 @@ package struct AppleMappingModel: Sendable, Hashable {
     } catch {
       throw fail("entity mapping \(mapping), property '\(name)': the value expression is not an archived NSExpression")
     }
+  }
+
+  /// An entity mapping's user info as the editor keeps it: a keyed archive of the dictionary in
+  /// `userinfodata`. None of the fixtures' mapping models has user info; the field's name is read
+  /// from a public reimplementation of Xcode's mapping compiler (a guess until a file shows it).
+  static func archivedUserInfo(_ object: DatabaseXML.Object) -> [String: String] {
+    guard let bytes = object.data("userinfodata"), let archive = try? KeyedArchive.unarchive(bytes) else { return [:] }
+    return userInfo(archive)
   }
 
   static func names(_ versions: [ObjectModel]) -> String {

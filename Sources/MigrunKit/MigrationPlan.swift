@@ -195,6 +195,9 @@ public enum MigrationPlanner {
       return MigrationPlan(sourceVersion: target, destinationVersion: target, steps: [], rule: .current)
     }
     let fromStore = matched == nil
+    if destination == nil, !fromStore {
+      try refuseNewer(sourceName, than: target, in: order?.names ?? bundle.versionNames, bundle: bundle)
+    }
     // A store whose own model has no entity in common with the destination is not a store of this
     // model (another app's, or the wrong model given): an inferred step would remove every object.
     // Core Data's inference would run it; we refuse — our rule, so nothing is dropped by mistake.
@@ -256,6 +259,24 @@ public enum MigrationPlanner {
       }
       return MigrationPlan(sourceVersion: sourceName, destinationVersion: target, steps: steps, rule: .shortestPath)
     }
+  }
+
+  /// A store newer than the model's current version is refused: Core Data will not open it
+  /// (`NSPersistentStoreIncompatibleVersionHashError` — it migrates forward only, and only to the
+  /// model the app runs), and an inferred step back would drop what the newer version added. Given
+  /// on purpose (`--to`, the project file's `to:`), a step back is planned like any other.
+  private static func refuseNewer(_ sourceName: String, than target: String, in order: [String], bundle: ModelBundle)
+    throws(MigrationError)
+  {
+    guard let at = order.firstIndex(of: sourceName), let current = order.firstIndex(of: target), at > current else {
+      return
+    }
+    throw MigrationError(
+      .backwards,
+      reason:
+        "the store is at '\(sourceName)', newer than \(bundle.name)'s current version '\(target)' (an app built with an "
+        + "older model: Core Data refuses to open such a store); give the model with '\(sourceName)' as its current "
+        + "version, or --to \(target) to migrate the store back on purpose")
   }
 
   private static func check(_ names: [String], in bundle: ModelBundle, origin: String) throws(MigrationError) {
@@ -408,30 +429,59 @@ private struct PathFinder {
     else { return nil }
     var steps: [MigrationStep] = []
     var mappings: [MappingModel] = []
+    var scripted: [String] = []
     for index in from..<to {
       guard case .success(let step) = try self.step(from: names[index], to: names[index + 1]),
-        let stepMapping = try self.mapping(of: step)
+        let stepMapping = try self.stepMapping(of: step)
       else { return nil }
       steps.append(step)
-      mappings.append(stepMapping)
+      mappings.append(stepMapping.mapping)
+      if case .scripted(let file) = step.kind {
+        scripted += Self.work(of: stepMapping, file: file, droppedDirectly: mapping.drops())
+      }
     }
     let directly = Self.carried(through: [mapping])
     let walking = Self.carried(through: mappings)
-    // Only a walk that keeps everything the direct step keeps, and more.
-    let lost = walking.subtracting(directly).sorted()
+    // Only a walk that keeps everything the direct step keeps, and more: more values, or a user's
+    // step file the direct step would pass over doing what no inference does.
+    let lost = walking.subtracting(directly).sorted() + scripted
     return lost.isEmpty || !directly.isSubset(of: walking) ? nil : (steps, lost)
+  }
+
+  /// What a user's step file on the walk does that the direct inferred step would not: its hooks
+  /// (which may create objects: a policy turning a String into objects of another entity), and the
+  /// attributes it reads that the direct step drops — matched by entity and attribute name, a
+  /// heuristic (the file's source version may have renamed them since the store's version).
+  static func work(of stepMapping: StepMapping, file: URL, droppedDirectly: [DroppedProperty]) -> [String] {
+    var work: [String] = []
+    for entityMapping in stepMapping.mapping.entityMappings {
+      guard let policy = stepMapping.policies[entityMapping.name], let from = entityMapping.sourceEntity else {
+        continue
+      }
+      let reads = droppedDirectly.filter { $0.entity == from && $0.property != nil }.compactMap(\.property)
+        .filter { name in
+          stepMapping.mapping.source.entity(named: from).map {
+            stepMapping.mapping.source.attributes(of: $0).contains { $0.name == name }
+          } ?? false
+        }
+      if !reads.isEmpty || !policy.computesAttributesOnly {
+        let what = reads.isEmpty ? "runs its hooks" : "reads \(reads.map { "\(from).\($0)" }.joined(separator: ", "))"
+        work.append("what \(file.lastPathComponent) does (\(entityMapping.name) \(what))")
+      }
+    }
+    return work
   }
 
   /// The mapping a step of a walk applies: its inferred one, or — for the user's step file — the
   /// file's, loaded. A file that does not load stops the plan with its error, naming the step: the
   /// walk cannot be weighed without it, and the user's file is broken either way.
-  private func mapping(of step: MigrationStep) throws(MigrationError) -> MappingModel? {
+  private func stepMapping(of step: MigrationStep) throws(MigrationError) -> StepMapping? {
     switch step.kind {
-    case .inferred: return step.inferredMapping
+    case .inferred: return step.inferredMapping.map { StepMapping(mapping: $0) }
     case .scripted(let file):
       guard let scripts else { return nil }
       do {
-        return try scripts.mapping(for: step, file: file).mapping
+        return try scripts.mapping(for: step, file: file)
       } catch let error as MigrationError {
         throw error.inStep(step.name)
       } catch {

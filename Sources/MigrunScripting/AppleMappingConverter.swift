@@ -99,7 +99,9 @@ package enum AppleMappingConverter {
       lines = [
         "-- \(model.sourceVersion) → \(model.destinationVersion), converted by `migrun convert` from \(model.fileName).",
         "-- One entry per entity mapping, keyed by destination entity; each value expression is written as Lua",
-        "-- (the expression is in the comment beside it). Entities the mapping model does not map are inferred.",
+        "-- (the expression is in the comment beside it). Only these entity mappings run, as in Core Data: a",
+        "-- destination entity the mapping model does not map is \"add\" (no objects but what a policy inserts),",
+        "-- a source entity it does not map is dropped (reported; --no-drops refuses).",
       ]
       let used = Set(modules.values).sorted()
       for module in used {
@@ -129,8 +131,26 @@ package enum AppleMappingConverter {
       for mapping in model.entityMappings {
         try entry(mapping, modules: modules, keys: &keys)
       }
+      unmapped(keys: &keys)
       lines.append("}")
       return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Destination entities no entity mapping of the model maps, each written as `"add"`. Core Data
+    /// migrates exactly the entity mappings a mapping model holds (`NSMigrationManager` walks
+    /// `mappingModel.entityMappings`, nothing else): such an entity gets only what a policy inserts —
+    /// never an inferred copy of the source entity of its name, whose objects a policy may be making
+    /// itself (a policy splitting Measurement's locations into Tracks inserts the GeoLocations). The
+    /// source entities no mapping takes are left to the mapping file's rule: removed, and reported.
+    mutating func unmapped(keys: inout Set<String>) {
+      let mapped = Set(model.entityMappings.compactMap(\.destinationEntity))
+      for entity in destination.entities.sorted(by: { $0.name < $1.name })
+      where !mapped.contains(entity.name) && keys.insert(entity.name).inserted {
+        lines += [
+          "  -- \(entity.name): no entity mapping in \(model.fileName), so Core Data makes none of its objects",
+          "  \(key(entity.name)) = \"add\",",
+        ]
+      }
     }
 
     mutating func entry(
@@ -177,6 +197,11 @@ package enum AppleMappingConverter {
         lines.append("    from = \(lua(origin.name)),")
       } else {
         lines.append("    kind = \"add\",")
+      }
+      if !mapping.userInfo.isEmpty {
+        // The entity mapping's user info (`m.mapping.userInfo`), its values as the archive holds them.
+        let fields = mapping.userInfo.sorted { $0.key < $1.key }.map { "[\(lua($0.key))] = \(lua($0.value))" }
+        lines.append("    userInfo = { \(fields.joined(separator: ", ")) },")
       }
       var relationshipCode: [String] = []
       if let origin {

@@ -28,7 +28,8 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
 
   init(
     bridge: MigrationBridge, invoke: LuaFunction, file: String, step: MigrationStep, mapping: EntityMapping,
-    hooks: [String: LuaFunction], computed: [(attribute: Attribute, function: LuaFunction)], filter: LuaFunction?
+    hooks: [String: LuaFunction], computed: [(attribute: Attribute, function: LuaFunction)], filter: LuaFunction?,
+    userInfo: (mapping: LuaValue, model: LuaValue) = (.table(LuaTable()), .table(LuaTable()))
   ) {
     self.bridge = bridge
     self.invoke = invoke
@@ -41,8 +42,9 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
     info = [
       "mapping": [
         "name": .text(mapping.name), "source": mapping.sourceEntity.map(LuaValue.text) ?? .null,
-        "destination": mapping.destinationEntity.map(LuaValue.text) ?? .null,
+        "destination": mapping.destinationEntity.map(LuaValue.text) ?? .null, "userInfo": userInfo.mapping,
       ],
+      "model": ["userInfo": userInfo.model],
       "from": .text(step.from), "to": .text(step.to),
     ]
   }
@@ -63,10 +65,27 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
       if let filter, try !isTruthy(callLua(filter, mapping, view)) { return }
       bridge.associationsMade = 0
       if let hook = hooks["createDestinationInstances"] {
+        bridge.defaultAction = { [unowned self] object in
+          guard (try? MigrationBridge.objectID(object)) == source.id, object["__side"].stringValue == "src" else {
+            throw HostError("m:default(src): give the source object the hook was called with (\(source.id))")
+          }
+          self.bridge.associationsMade += 1
+          let made = try self.createDefault(for: source, mapping, manager)
+          return made.map { MigrationBridge.descriptor($0, side: "dst") } ?? .null
+        }
+        defer { bridge.defaultAction = nil }
         let result = try callLua(hook, mapping, view)
         if result == .boolean(false) || bridge.associationsMade > 0 { return }
       }
     }
+    try createDefault(for: source, mapping, manager)
+  }
+
+  /// Stage 1's default: one destination object, the attribute functions' values over the mapping's.
+  @discardableResult
+  private func createDefault(for source: StoredObject, _ mapping: EntityMapping, _ manager: MigrationManager) throws
+    -> ObjectID?
+  {
     var values: [String: StoreValue] = [:]
     if !computed.isEmpty {
       // Every attribute function in one call, values in and out by position (as the row loop does).
@@ -75,7 +94,7 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
         source.id, rows.inputs.map { source.attributes[$0] ?? .null })
       for (index, output) in computed.enumerated() { values[output.attribute.name] = computedValues[index] }
     }
-    try manager.createDefaultDestination(for: source, mapping, overriding: values)
+    return try manager.createDefaultDestination(for: source, mapping, overriding: values)
   }
 
   /// The attribute functions as one row function over every stored attribute of the source
@@ -143,7 +162,22 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
     bridge.manager = manager
     bridge.writtenRelationships[destination] = nil
     if let hook = hooks["createRelationships"] {
-      if try callLua(hook, mapping, MigrationBridge.destinationTable(destination)) == .boolean(false) { return }
+      var defaulted = false
+      bridge.defaultAction = { [unowned self] object in
+        guard (try? MigrationBridge.objectID(object)) == destination, object["__side"].stringValue == "dst" else {
+          throw HostError("m:default(dst): give the destination object the hook was called with (\(destination))")
+        }
+        defaulted = true
+        try manager.createDefaultRelationships(
+          for: destination, mapping, skipping: self.bridge.writtenRelationships[destination] ?? [])
+        return object
+      }
+      defer { bridge.defaultAction = nil }
+      let result = try callLua(hook, mapping, MigrationBridge.destinationTable(destination))
+      if result == .boolean(false) || defaulted {
+        bridge.writtenRelationships[destination] = nil
+        return
+      }
     }
     try manager.createDefaultRelationships(
       for: destination, mapping, skipping: bridge.writtenRelationships[destination] ?? [])

@@ -19,6 +19,7 @@ package enum LuaMappingFile {
   static let entryKeys: Set<String> = [
     "from", "kind", "filter", "attributes", "relationships", "begin", "createDestinationInstances",
     "endInstanceCreation", "createRelationships", "endRelationshipCreation", "performCustomValidation", "finish",
+    "userInfo",
   ]
   static let hookNames = [
     "begin", "createDestinationInstances", "endInstanceCreation", "createRelationships", "endRelationshipCreation",
@@ -59,11 +60,19 @@ package enum LuaMappingFile {
         reason: "\(name) must return a table of entity mappings, not \(returned.first?.typeName ?? "nothing")")
     }
     var builder = Builder(step: step, file: name, bridge: bridge, invoke: invoke)
+    if step.destination.entity(named: "userInfo") == nil, let info = table["userInfo"] {
+      // The mapping model's own user info (`m.model.userInfo`): a table of the file's.
+      guard case .table = info else {
+        throw MigrationError(.badMapping, reason: "\(name): userInfo is a table of values, not a \(info.typeName)")
+      }
+      builder.modelUserInfo = info
+    }
     var mergeRules: LuaMigrationMergeRules?
     for (key, value) in table.fields.sorted(by: { ($0.key.stringValue ?? "") < ($1.key.stringValue ?? "") }) {
       guard let entity = key.stringValue else {
         throw MigrationError(.badMapping, reason: "\(name): keys are entity names, not \(key.typeName)s")
       }
+      if entity == "userInfo", step.destination.entity(named: "userInfo") == nil { continue }
       if entity == "merge", step.destination.entity(named: "merge") == nil {
         guard case .table(let rules) = value else {
           throw MigrationError(
@@ -91,6 +100,8 @@ package enum LuaMappingFile {
     var policies: [String: any EntityMigrationPolicy] = [:]
     var handledDestinations: Set<String> = []
     var removedSources: Set<String> = []
+    /// The file's top-level `userInfo` (`m.model.userInfo`).
+    var modelUserInfo: LuaValue = .table(LuaTable())
 
     var source: ObjectModel { step.source }
     var destination: ObjectModel { step.destination }
@@ -157,11 +168,16 @@ package enum LuaMappingFile {
         try mapRelationships(name, scriptRelationships, from: origin, to: target, into: &mapping)
       }
       let (hooks, filter) = try hooksAndFilter(name, entry)
+      let userInfo = entry["userInfo"] ?? .table(LuaTable())
+      guard case .table = userInfo else {
+        throw fail(name, nil, "userInfo is a table of values, not a \(userInfo.typeName)")
+      }
       mappings.append(mapping)
       handledDestinations.insert(name)
       policies[mapping.name] = LuaEntityPolicy(
         bridge: bridge, invoke: invoke, file: file, step: step, mapping: mapping, hooks: hooks,
-        computed: computed.sorted { $0.attribute.name < $1.attribute.name }, filter: filter)
+        computed: computed.sorted { $0.attribute.name < $1.attribute.name }, filter: filter,
+        userInfo: (mapping: userInfo, model: modelUserInfo))
     }
 
     /// The entry's kind and its source entity (`from`, else the one Core Data would match).

@@ -14,6 +14,9 @@ final class MigrationBridge {
   var writtenRelationships: [ObjectID: Set<String>] = [:]
   /// Associations made since the counter was last read (did a hook create anything?).
   var associationsMade = 0
+  /// What `m:default(object)` runs: the default of the hook being called (its `super`), set by the
+  /// policy around a per-object hook only.
+  var defaultAction: ((LuaValue) throws -> LuaValue)?
   /// The prelude's maker of bulk-copy row functions.
   var rows: LuaFunction?
   private var cachedSource: StoredObject?
@@ -155,6 +158,15 @@ final class MigrationBridge {
       return [.table(LuaTable(array: found.map { Self.descriptor($0, side: "src") }))]
     }
     vm.register("find", in: "__migrun") { [unowned self] arguments in [try self.find(arguments)] }
+    vm.register("default", in: "__migrun") { [unowned self] arguments in
+      guard let action = self.defaultAction else {
+        throw HostError(
+          "m:default(object) runs the default of createDestinationInstances (give src) or createRelationships (give dst), from those hooks only"
+        )
+      }
+      return [try action(arguments.first ?? .nil)]
+    }
+    vm.register("properties", in: "__migrun") { [unowned self] arguments in [try self.properties(arguments)] }
     vm.register("uri", in: "__migrun") { [unowned self] arguments in
       let id = try Self.objectID(entity: arguments.first ?? .nil, key: arguments.count > 1 ? arguments[1] : .nil)
       return [.text(id.uri(storeUUID: try self.activeManager().destination.metadata.uuid))]
@@ -172,6 +184,22 @@ final class MigrationBridge {
     let object = try object(side: side, try Self.objectID(entity: arguments[1], key: arguments[2]))
     return .table(
       LuaTable(fields: Dictionary(uniqueKeysWithValues: object.attributes.map { (.text($0.key), Self.lua($0.value)) })))
+  }
+
+  /// `properties(side, entity)`: the names of the entity's properties (attributes, relationships,
+  /// composites) as a set, so that the prelude lets none of them be shadowed by an object method.
+  private func properties(_ arguments: [LuaValue]) throws -> LuaValue {
+    guard arguments.count == 2, let side = arguments[0].stringValue, let name = arguments[1].stringValue else {
+      throw HostError("properties(side, entity)")
+    }
+    let manager = try activeManager()
+    let model = side == "src" ? manager.mapping.source : manager.mapping.destination
+    guard let entity = model.entity(named: name) else { throw HostError("no entity '\(name)'") }
+    let names =
+      model.attributes(of: entity).map(\.name) + model.relationships(of: entity).map(\.name)
+      + model.declaredAttributes(of: entity).filter { $0.type == .composite }.map(\.name)
+    return .table(
+      LuaTable(fields: Dictionary(names.map { (.text($0), .boolean(true)) }, uniquingKeysWith: { a, _ in a })))
   }
 
   /// `m:insert(entity, values)`: a destination object with its attributes, composites and links.

@@ -121,9 +121,23 @@ enum Prelude {
       return walk(self, keys, 1, path)
     end
 
+    -- Attributes win over methods: `src.id` is the attribute `id` wherever the entity has one (the
+    -- most common attribute name of SwiftData models). Each entity's property names are asked once.
+    local propertyNames = {}
+    local function hasProperty(self, key)
+      local side, entity = rawget(self, "__side"), rawget(self, "__entity")
+      local place = side .. "/" .. entity
+      local names = propertyNames[place]
+      if names == nil then
+        names = host.properties(side, entity)
+        propertyNames[place] = names
+      end
+      return names[key] == true
+    end
+
     View.__index = function(self, key)
       local method = methods[key]
-      if method ~= nil then return method end
+      if method ~= nil and not hasProperty(self, key) then return method end
       local values = rawget(self, "__values")
       if values ~= nil then
         local value = values[key]
@@ -166,20 +180,37 @@ enum Prelude {
       end
       return wrap(all)
     end
-    function Manager:destinations(mapping, objects) return each(objects, host.destinations, mapping) end
-    function Manager:sources(mapping, objects) return each(objects, host.sources, mapping) end
+    -- Both orders: `m:destinations(src [, mappingName])` as Core Data's
+    -- `destinationInstances(forEntityMappingName:sourceInstances:)` reads once ported, and
+    -- `m:destinations(mappingName, src)` (a name or nil first).
+    local function lookUp(lookup, a, b)
+      if type(a) == "table" then return each(a, lookup, b) end
+      return each(b, lookup, a)
+    end
+    function Manager:destinations(a, b) return lookUp(host.destinations, a, b) end
+    function Manager:sources(a, b) return lookUp(host.sources, a, b) end
+    -- Core Data's `super`: in createDestinationInstances, `m:default(src)` makes (and returns) the
+    -- object the entity mapping would make; in createRelationships, `m:default(dst)` fills its
+    -- relationships as the mapping would. The hook then adjusts what the default made.
+    function Manager:default(object) return wrap(host.default(unwrap(object))) end
     function Manager:find(entity, values)
       local found = host.find(entity, unwrap(values))
       if found == nil then return nil end
       return wrap(found)
     end
     function Manager:log(message) host.log(tostring(message)) end
+    -- The object methods where no attribute can shadow them: `m:id(obj)` is `obj:id()` for an
+    -- entity with an attribute named `id`.
+    function Manager:id(object) return methods.id(object) end
+    function Manager:entity(object) return methods.entity(object) end
+    function Manager:values(object) return methods.values(object) end
+    function Manager:valueForKeyPath(object, path) return methods.valueForKeyPath(object, path) end
 
     local managers = {}
     local function manager(name, info)
       local m = managers[name]
       if m == nil then
-        m = setmetatable({ mapping = info.mapping, from = info.from, to = info.to }, Manager)
+        m = setmetatable({ mapping = info.mapping, model = info.model, from = info.from, to = info.to }, Manager)
         managers[name] = m
       end
       return m

@@ -11,15 +11,64 @@ package enum ScriptedStep {
   /// The extensions of step scripts, in the order a policy folder is searched.
   public static let extensions = ["lua", "xcmappingmodel", "cdm"]
 
-  /// The script for `from → to` in `folders`: the first folder that has one, `.lua` first.
+  /// The script for `from → to` in `folders` or anywhere below them (Xcode projects keep mapping
+  /// models in groups: `Migrations/V3toV4/…`): the first folder that has one, `.lua` first. Two
+  /// files of one name below one folder are refused by ``checkPolicyFolders(_:bundle:storeModel:modulesOfGivenMappings:order:)``.
   public static func find(from: String, to: String, in folders: [URL]) -> URL? {
     for folder in folders {
+      let files = filesBelow(folder)
       for pathExtension in extensions {
-        let file = folder.appendingPathComponent("\(from)-\(to).\(pathExtension)")
-        if FileManager.default.fileExists(atPath: file.path) { return file }
+        let name = "\(from)-\(to).\(pathExtension)"
+        if let file = files.first(where: { $0.lastPathComponent == name }) { return file }
       }
     }
     return nil
+  }
+
+  /// Every file and mapping model in `folder` and its subfolders, the folder's own first, then by
+  /// path. Hidden entries and the insides of packages (`.xcmappingmodel`, `.xcdatamodeld`) are
+  /// left out.
+  public static func filesBelow(_ folder: URL) -> [URL] {
+    guard let walker = FileManager.default.enumerator(atPath: folder.path) else { return [] }
+    var direct: [URL] = []
+    var deeper: [URL] = []
+    while let relative = walker.nextObject() as? String {
+      let file = folder.appendingPathComponent(relative)
+      var isFolder: ObjCBool = false
+      _ = FileManager.default.fileExists(atPath: file.path, isDirectory: &isFolder)
+      if file.lastPathComponent.hasPrefix(".") {
+        if isFolder.boolValue { walker.skipDescendants() }
+        continue
+      }
+      if isFolder.boolValue {
+        guard ["xcmappingmodel", "xcdatamodeld", "xcdatamodel", "momd"].contains(file.pathExtension) else { continue }
+        walker.skipDescendants()
+      }
+      if relative.contains("/") { deeper.append(file) } else { direct.append(file) }
+    }
+    let byPath = { (a: URL, b: URL) in a.path < b.path }
+    return direct.sorted(by: byPath) + deeper.sorted(by: byPath)
+  }
+
+  /// Step files of one name twice below one policy folder (`A/3-4.lua`, `B/3-4.lua`): which one
+  /// runs would be a guess, so the plan is refused naming both.
+  static func refuseAmbiguousStepFiles(in folders: [URL]) throws {
+    for folder in folders {
+      var seen: [String: URL] = [:]
+      for file in filesBelow(folder) where extensions.contains(file.pathExtension) || file.path.hasSuffix(".stage.lua")
+      {
+        let name = file.lastPathComponent
+        guard name.contains("-"), !name.hasSuffix("_test.lua") else { continue }
+        if let first = seen[name] {
+          throw MigrationError(
+            .badMapping,
+            reason:
+              "two step files named \(name) below --policies \(folder.path): \(first.path) and \(file.path); "
+              + "which one runs would be a guess: remove or rename one")
+        }
+        seen[name] = file
+      }
+    }
   }
 
   public static func isMappingModel(_ file: URL) -> Bool {
@@ -67,7 +116,7 @@ package enum ScriptedStep {
       }
     }
     let byHashes = try checkPolicyFolders(
-      folders, bundle: bundle, storeModel: storeModel, modulesOfGivenMappings: givenModules)
+      folders, bundle: bundle, storeModel: storeModel, modulesOfGivenMappings: givenModules, order: order?.names)
     return try MigrationPlanner.plan(
       bundle: bundle, storeHashes: metadata.versionHashes, destination: destination,
       destinationOrigin: destinationOrigin, order: order,
@@ -85,7 +134,8 @@ package enum ScriptedStep {
   /// Returns the mapping models by the step they fit ("source\u{0}destination").
   @discardableResult
   public static func checkPolicyFolders(
-    _ folders: [URL], bundle: ModelBundle, storeModel: ObjectModel? = nil, modulesOfGivenMappings: Set<String> = []
+    _ folders: [URL], bundle: ModelBundle, storeModel: ObjectModel? = nil, modulesOfGivenMappings: Set<String> = [],
+    order: [String]? = nil
   ) throws -> [String: URL] {
     for folder in folders {
       var isFolder: ObjCBool = false
@@ -93,7 +143,15 @@ package enum ScriptedStep {
         throw MigrationError(.badMapping, reason: "--policies \(folder.path): no such folder")
       }
     }
+    try refuseAmbiguousStepFiles(in: folders)
     let found = mappingModels(in: folders, bundle: bundle, storeModel: storeModel)
+    if let (first, second) = found.ambiguous.first {
+      throw MigrationError(
+        .badMapping,
+        reason:
+          "two mapping models in the policy folders fit the same step: \(first.path) and \(second.path); which one "
+          + "runs would be a guess: remove one, or name the one to run with --mapping")
+    }
     if let (url, reason) = found.unmatched.first {
       throw MigrationError(
         .badMapping, reason: "\(url.path) is in a policy folder but fits no two versions of \(bundle.name): \(reason)")
@@ -105,7 +163,7 @@ package enum ScriptedStep {
     }
     let required = requiredModules(of: luaFiles).union(found.policyModules).union(modulesOfGivenMappings)
     for file in luaFiles {
-      try checkLuaFile(file, versions: versions, required: required, bundle: bundle)
+      try checkLuaFile(file, versions: versions, required: required, bundle: bundle, order: order)
     }
     return found.matched
   }
@@ -130,9 +188,9 @@ package enum ScriptedStep {
 
   /// Refuses a Lua file of a policy folder that is no step of `bundle` (`<From>-<To>.lua` or
   /// `.stage.lua`), no test and no required module: it would be passed over.
-  private static func checkLuaFile(_ file: URL, versions: Set<String>, required: Set<String>, bundle: ModelBundle)
-    throws
-  {
+  private static func checkLuaFile(
+    _ file: URL, versions: Set<String>, required: Set<String>, bundle: ModelBundle, order: [String]?
+  ) throws {
     var name = file.deletingPathExtension().lastPathComponent
     if name.hasSuffix("_test") || required.contains(name) { return }
     // A custom stage's file, <From>-<To>.stage.lua (LuaStage): named for a step like a mapping file.
@@ -142,7 +200,9 @@ package enum ScriptedStep {
     }) {
       return
     }
-    let steps = zip(bundle.versionNames, bundle.versionNames.dropFirst()).map { "\($0)-\($1)" }
+    // The steps of the version order the plan walks (a chain file's, --chain's), not of names' order.
+    let names = order ?? bundle.versionNames
+    let steps = zip(names, names.dropFirst()).map { "\($0)-\($1)" }
     let folded = { (text: String) in text.lowercased().filter { $0.isLetter || $0.isNumber || $0 == "-" } }
     let meant = steps.first { folded($0) == folded(name) }
     throw MigrationError(
@@ -159,21 +219,25 @@ package enum ScriptedStep {
   /// "source\u{0}destination" (the first folder's wins); `unmatched`: the ones that fit no two
   /// versions of `bundle` (or `storeModel`), with the reason.
   public static func mappingModels(in folders: [URL], bundle: ModelBundle, storeModel: ObjectModel? = nil)
-    -> (matched: [String: URL], unmatched: [(URL, String)], policyModules: Set<String>)
+    -> (
+      matched: [String: URL], unmatched: [(URL, String)], policyModules: Set<String>, ambiguous: [(URL, URL)]
+    )
   {
     var matched: [String: URL] = [:]
     var unmatched: [(URL, String)] = []
+    var ambiguous: [(URL, URL)] = []
     var policyModules = Set<String>()
-    let files = folders.flatMap { folder in
-      ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
-        .map { folder.appendingPathComponent($0) }.filter(isMappingModel)
-    }
-    for url in files {
+    // Anywhere below each folder; two fitting one step below one folder are ambiguous.
+    let files = folders.map { folder in (folder, filesBelow(folder).filter(isMappingModel)) }
+    var byFolder: [String: URL] = [:]
+    for (folder, url) in files.flatMap({ pair in pair.1.map { (pair.0, $0) } }) {
       do {
         let model = try AppleMappingModel.read(
           contentsOf: url, versions: (storeModel.map { [$0] } ?? []) + bundle.models,
           modelName: bundle.url.lastPathComponent)
         let key = "\(model.sourceVersion)\u{0}\(model.destinationVersion)"
+        if let other = byFolder["\(folder.path)\u{0}\(key)"] { ambiguous.append((other, url)) }
+        byFolder["\(folder.path)\u{0}\(key)"] = url
         if matched[key] == nil { matched[key] = url }
         for className in model.entityMappings.compactMap(\.policyClassName) {
           policyModules.insert(AppleMappingConverter.moduleName(ofClass: className))
@@ -182,7 +246,7 @@ package enum ScriptedStep {
         unmatched.append((url, error.reason))
       }
     }
-    return (matched, unmatched, policyModules)
+    return (matched, unmatched, policyModules, ambiguous)
   }
 
   /// A step file of the policy folders that `plan` does not use, and why.
@@ -199,37 +263,56 @@ package enum ScriptedStep {
     -> [UnusedStepFile]
   {
     let taken = Set(plan.steps.map { "\($0.from)\u{0}\($0.to)" })
-    let path = [plan.sourceVersion] + plan.steps.map(\.to)
     var unused: [UnusedStepFile] = []
     var seen = Set<String>()
+    func passedOver(_ file: URL, _ from: String, _ to: String) {
+      guard seen.insert(file.standardizedFileURL.path).inserted else { return }
+      unused.append(
+        UnusedStepFile(file: file, reason: unusedReason(plan, from, to) + work(ofMappingModel: file, bundle)))
+    }
     for from in bundle.versionNames {
       for to in bundle.versionNames where to != from && !taken.contains("\(from)\u{0}\(to)") {
         let names = extensions.map { "\(from)-\(to).\($0)" } + ["\(from)-\(to).stage.lua"]
         for folder in folders {
-          for name in names {
-            let file = folder.appendingPathComponent(name)
-            guard FileManager.default.fileExists(atPath: file.path), seen.insert(file.standardizedFileURL.path).inserted
-            else { continue }
-            let reason: String
-            if let start = path.firstIndex(of: from), let end = path.lastIndex(of: to), start < end {
-              reason =
-                "the path goes \(path[start...end].joined(separator: " → ")) (\(plan.rule)), not through \(from) → \(to); "
-                + "give --chain or a chain file through it to use it"
-            } else if let start = path.firstIndex(of: from), start + 1 < path.count {
-              reason =
-                "the path goes \(path[start]) → \(path[start + 1]) in one step (\(plan.rule)) without stopping at \(to); "
-                + "give --chain or a chain file through \(to) to use it"
-            } else if path.count == 1 {
-              reason = "the store is at \(plan.sourceVersion): nothing to migrate"
-            } else {
-              reason = "\(from) → \(to) is not on the path \(path.joined(separator: " → "))"
-            }
-            unused.append(UnusedStepFile(file: file, reason: reason))
-          }
+          for file in filesBelow(folder) where names.contains(file.lastPathComponent) { passedOver(file, from, to) }
         }
       }
     }
+    // Mapping models by their hashes, whatever they are called (`Migration7to8.xcmappingmodel`).
+    for (key, file) in mappingModels(in: folders, bundle: bundle).matched where !taken.contains(key) {
+      let versions = key.split(separator: "\u{0}").map(String.init)
+      if versions.count == 2 { passedOver(file, versions[0], versions[1]) }
+    }
     return unused.sorted { $0.file.path < $1.file.path }
+  }
+
+  /// Why the plan does not take the step `from → to`.
+  private static func unusedReason(_ plan: MigrationPlan, _ from: String, _ to: String) -> String {
+    let path = [plan.sourceVersion] + plan.steps.map(\.to)
+    if let start = path.firstIndex(of: from), let end = path.lastIndex(of: to), start < end {
+      return
+        "the path goes \(path[start...end].joined(separator: " → ")) (\(plan.rule)), not through \(from) → \(to); "
+        + "give --chain or a chain file through it to use it"
+    } else if let start = path.firstIndex(of: from), start + 1 < path.count {
+      return
+        "the path goes \(path[start]) → \(path[start + 1]) in one step (\(plan.rule)) without stopping at \(to); "
+        + "give --chain or a chain file through \(to) to use it"
+    } else if path.count == 1 {
+      return "the store is at \(plan.sourceVersion): nothing to migrate"
+    }
+    return "\(from) → \(to) is not on the path \(path.joined(separator: " → "))"
+  }
+
+  /// What a mapping model passed over would have done, in words: its custom policies (`; it would
+  /// have run …`), or nothing for other files.
+  private static func work(ofMappingModel file: URL, _ bundle: ModelBundle) -> String {
+    guard isMappingModel(file),
+      let model = try? AppleMappingModel.read(contentsOf: file, versions: bundle.models, modelName: bundle.name)
+    else { return "" }
+    let policies = model.entityMappings.compactMap { mapping in
+      mapping.policyClassName.map { "\($0) (\(mapping.name))" }
+    }
+    return policies.isEmpty ? "" : "; it would have run the custom policies \(policies.joined(separator: ", "))"
   }
 
   /// The steps between consecutive versions of `bundle` (in `order`) that `folders` hold a script
@@ -252,9 +335,11 @@ package enum ScriptedStep {
     guard isMappingModel(file) else {
       return try LuaMappingFile.load(step, file: file, policyFolders: policyFolders, limits: limits)
     }
-    let conversion = try convert(step, file: file, policyFolders: policyFolders, missing: .fail)
+    // A policy class ported beside its mapping model (in the same group) is found there too.
+    let folders = policyFolders + [file.deletingLastPathComponent()]
+    let conversion = try convert(step, file: file, policyFolders: folders, missing: .fail)
     return try LuaMappingFile.load(
-      step, source: conversion.lua, name: file.lastPathComponent, policyFolders: policyFolders, limits: limits)
+      step, source: conversion.lua, name: file.lastPathComponent, policyFolders: folders, limits: limits)
   }
 
   /// The Lua conversion of the mapping model `file` for `step`, refused when it was made for other versions.

@@ -111,6 +111,13 @@ package struct MigrationJobs {
     } catch let error as MigrationError where error.code == .notInferable {
       return StatusReport(
         store: name, version: nil, destination: setup.destination, path: [], steps: 0, reason: "\(error)")
+    } catch let error as MigrationError where error.code == .backwards && setup.destination == nil {
+      // Newer than the model's current version: no path, and none to take without --to.
+      var report = StatusReport(
+        store: name, version: nil, destination: bundle.currentVersionName, path: [], steps: 0, reason: "\(error)")
+      report.isNewer = true
+      report.needsMigration = false
+      return report
     }
   }
 
@@ -177,6 +184,8 @@ package struct StatusReport: Encodable, Sendable {
   /// Why the store has no path yet, or why it could not be read.
   package var reason: String?
   package var needsMigration: Bool
+  /// The store is newer than the destination (``reason`` says both versions).
+  package var isNewer = false
 
   package init(
     store: String, version: String?, destination: String?, path: [String], steps: Int, reason: String? = nil
@@ -208,6 +217,7 @@ package struct StatusReport: Encodable, Sendable {
 
   /// The status as a line of text.
   package var line: String {
+    if let reason, isNewer { return "\(store): newer than the model: \(reason)" }
     if let reason { return "\(store): needs migrating, but there is no path yet: \(reason)" }
     guard needsMigration else { return "\(store): at \(destination ?? "?"); no migration needed" }
     return
