@@ -45,6 +45,11 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
         "destination": mapping.destinationEntity.map(LuaValue.text) ?? .null, "userInfo": userInfo.mapping,
       ],
       "model": ["userInfo": userInfo.model],
+      // What `m:default(src)` computes on the object it made: the attribute functions by name.
+      "computed": .table(
+        LuaTable(
+          fields: Dictionary(uniqueKeysWithValues: computed.map { (.text($0.attribute.name), .function($0.function)) }))
+      ),
       "from": .text(step.from), "to": .text(step.to),
     ]
   }
@@ -69,8 +74,10 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
           guard (try? MigrationBridge.objectID(object)) == source.id, object["__side"].stringValue == "src" else {
             throw HostError("m:default(src): give the source object the hook was called with (\(source.id))")
           }
+          // The attribute functions are Lua: the prelude runs them on the object made (a host
+          // function may not call back into its VM).
           self.bridge.associationsMade += 1
-          let made = try self.createDefault(for: source, mapping, manager)
+          let made = try manager.createDefaultDestination(for: source, mapping)
           return made.map { MigrationBridge.descriptor($0, side: "dst") } ?? .null
         }
         defer { bridge.defaultAction = nil }

@@ -192,7 +192,13 @@ enum Prelude {
     -- Core Data's `super`: in createDestinationInstances, `m:default(src)` makes (and returns) the
     -- object the entity mapping would make; in createRelationships, `m:default(dst)` fills its
     -- relationships as the mapping would. The hook then adjusts what the default made.
-    function Manager:default(object) return wrap(host.default(unwrap(object))) end
+    function Manager:default(object)
+      local made = wrap(host.default(unwrap(object)))
+      if rawget(object, "__side") == "src" and made ~= NULL then
+        for name, compute in pairs(rawget(self, "__computed") or {}) do made[name] = compute(object, self) end
+      end
+      return made
+    end
     function Manager:find(entity, values)
       local found = host.find(entity, unwrap(values))
       if found == nil then return nil end
@@ -210,7 +216,8 @@ enum Prelude {
     local function manager(name, info)
       local m = managers[name]
       if m == nil then
-        m = setmetatable({ mapping = info.mapping, model = info.model, from = info.from, to = info.to }, Manager)
+        m = setmetatable({ mapping = info.mapping, model = info.model, from = info.from, to = info.to,
+          __computed = info.computed }, Manager)
         managers[name] = m
       end
       return m
