@@ -444,7 +444,8 @@ private struct PathFinder {
     let walking = Self.carried(through: mappings)
     // Only a walk that keeps everything the direct step keeps, and more: more values, or a user's
     // step file the direct step would pass over doing what no inference does.
-    let lost = walking.subtracting(directly).sorted() + scripted
+    let more = walking.subtracting(directly).sorted()
+    let lost = more.isEmpty ? scripted : more
     return lost.isEmpty || !directly.isSubset(of: walking) ? nil : (steps, lost)
   }
 

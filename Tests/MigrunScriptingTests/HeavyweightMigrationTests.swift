@@ -290,7 +290,7 @@ import Testing
       createRelationships = function(dst, m)
         local src = m:sources(dst)[1]
         assert(src.entity == "my entity" and dst.entity == "my entity", "an attribute named entity")
-        assert(m:entity(dst) == "Note" and m:id(dst):find("x-coredata://") == 1, "the methods through m")
+        assert(m:entity(dst) == "Note" and m:id(dst):find("x-coredata://", 1, true) == 1, "the methods through m")
       end,
       """
     try folder.write(
