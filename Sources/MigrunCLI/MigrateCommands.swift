@@ -259,6 +259,8 @@ struct MigrateCommand: MigrunCommand {
 
   func execute() throws {
     guard wait >= 0, wait.isFinite else { throw CLIError(message: "--wait: give a number of seconds, 0 or more") }
+    // The reads before the migration's own wait (the plan) wait for a writer's commit as long.
+    StoreUse.readWait = wait
     if let mergeRules, !FileManager.default.fileExists(atPath: mergeRules) {
       throw CLIError(message: "--merge-rules: no such file \(URL(fileURLWithPath: mergeRules).path)")
     }

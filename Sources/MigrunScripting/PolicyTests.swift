@@ -220,9 +220,8 @@ enum FixtureMigration {
       throw HostError("migrate{ store = …, model = \"….xcdatamodeld\" }: give the model to migrate to")
     }
     let bundle = try SwiftDataSources.load(try locate(modelPath, in: places, what: .model))
-    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-test-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: scratch) }
+    let scratch = try ScratchFolder.make("test")
+    defer { ScratchFolder.remove(scratch) }
     let copy = scratch.appendingPathComponent(original.lastPathComponent)
     try FileManager.default.copyItem(at: original, to: copy)
     for suffix in ["-wal", "-shm"] {

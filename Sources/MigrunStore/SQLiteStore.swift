@@ -681,7 +681,7 @@ public final class SQLiteStore: ObjectStore {
   ) {
     try checkOpenable(url)
     var copy: URL?
-    defer { if let copy { try? FileManager.default.removeItem(at: copy.deletingLastPathComponent()) } }
+    defer { if let copy { ScratchFolder.remove(copy.deletingLastPathComponent()) } }
     let path: String
     if access == .readWrite {
       StoreLooks.forget(url)
@@ -692,13 +692,7 @@ public final class SQLiteStore: ObjectStore {
       // Committed transactions in a -wal with no -shm, or a hot journal: SQLite cannot read them
       // without writing beside the store, so a copy is read instead. Once open, the copy is unlinked
       // (the connection keeps its file open; an immutable connection opens nothing else).
-      let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-read-\(UUID().uuidString)")
-      do {
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-      } catch {
-        throw StoreError(
-          .io, file: url.path, reason: "cannot make a folder to read the store's WAL in (\(error))", underlying: error)
-      }
+      let folder = try ScratchFolder.make("read")
       let target = folder.appendingPathComponent(url.lastPathComponent)
       copy = target
       if RollbackJournal.isHot(url) {

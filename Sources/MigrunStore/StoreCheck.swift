@@ -64,9 +64,8 @@ package enum StoreCheck {
     // original's files are never written); its external data stays where it is.
     let hotJournal = RollbackJournal.isHot(url)
     guard !StoreFiles.hasWALContent(url) && !hotJournal else {
-      let folder = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-check-\(UUID().uuidString)")
-      try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-      defer { try? FileManager.default.removeItem(at: folder) }
+      let folder = try ScratchFolder.make("check")
+      defer { ScratchFolder.remove(folder) }
       let snapshot = folder.appendingPathComponent(url.lastPathComponent)
       if hotJournal {
         try RollbackJournal.rolledBackCopy(of: url, to: snapshot)

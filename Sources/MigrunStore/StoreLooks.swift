@@ -12,7 +12,8 @@ import MigrunModel
 ///
 /// Only inside ``during(_:)`` (the command line runs each command in it); elsewhere every read goes
 /// to the file, as a library user expects. An entry holds while the store's files stay as they were:
-/// the main file's and the `-wal`'s identity, size and times (a `stat`, not an open). A write by this
+/// the main file's, the `-wal`'s and the `-journal`'s identity, size and times (a `stat`, not an open:
+/// a writer that starts, or crashes leaving a hot journal, during a command is noticed). A write by this
 /// process through ``SQLiteStore`` forgets everything, whatever the clock's granularity.
 package enum StoreLooks {
   /// What one open of a store read.
@@ -105,7 +106,7 @@ package enum StoreLooks {
   }
 
   private static func stamp(_ url: URL) -> [Int64] {
-    [url.path, url.path + "-wal"].flatMap { path -> [Int64] in
+    [url.path, url.path + "-wal", url.path + "-journal"].flatMap { path -> [Int64] in
       var info = stat()
       guard stat(path, &info) == 0 else { return [-1] }
       return [

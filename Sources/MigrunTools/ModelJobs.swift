@@ -157,8 +157,8 @@ package struct VerifyJob {
     var out = JobOutput()
     guard objects >= 0 else { throw ToolError(message: "--objects: give 0 or more") }
     let bundle = try loadModel(URL(fileURLWithPath: model))
-    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-verify-\(UUID().uuidString)")
-    defer { try? FileManager.default.removeItem(at: scratch) }
+    let scratch = try ScratchFolder.make("verify")
+    defer { ScratchFolder.remove(scratch) }
     let folders = policyFolders.map { URL(fileURLWithPath: $0) }
     try ScriptedStep.checkPolicyFolders(folders, bundle: bundle)
     let outcomes = try Verify.run(

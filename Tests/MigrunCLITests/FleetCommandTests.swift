@@ -229,3 +229,42 @@ extension FleetCommandTests {
     }
   }
 }
+
+extension FleetCommandTests {
+  /// A store of the folder another process holds EXCLUSIVE (a writer in the middle of its commit):
+  /// that store gets the in-use answer, naming the holder, and is left as it was; the others are
+  /// done. With --wait, the run waits for the holder and migrates it too.
+  @Test func aStoreHeldByAnotherProcessIsInUseAndTheOthersAreDone() throws {
+    let folder = try TemporaryDirectory()
+    let root = try folder.folder("fleet")
+    let names = ["a", "b", "c"]
+    for (name, version) in zip(names, ["Moody 2", "Moody 3", "Moody 4"]) {
+      try FileManager.default.copyItem(
+        at: Fixtures.url("\(Self.stores)/\(version).moody.sqlite"), to: root.appendingPathComponent("\(name).sqlite"))
+    }
+    let held = root.appendingPathComponent("b.sqlite")
+    let shell = try SQLiteShell(held, "PRAGMA journal_mode = DELETE;\nBEGIN EXCLUSIVE;")
+    defer { shell.close() }
+    let bytes = try Data(contentsOf: held)
+    let inUse = "\(held.path): the store is in use: process \(shell.pid) (sqlite3) holds a write lock"
+    let status = try MigrunProcess.run(["status", root.path, "--model", Self.moody])
+    #expect(status.status == 1 && status.stdout.contains("\(held.path): failed: \(inUse)"), "\(status.stdout)")
+    #expect(status.stdout.contains("2 need migrating, 1 failed"), "\(status.stdout)")
+    let report = folder.url.appendingPathComponent("report.json")
+    let run = try MigrunProcess.run(["migrate", root.path, "--model", Self.moody, "--report", report.path])
+    #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
+    let decoded = try JSONDecoder().decode(Report.self, from: Data(contentsOf: report))
+    #expect((decoded.migrated, decoded.current, decoded.failed) == (2, 0, 1))
+    let refused = decoded.stores.first { $0.path == held.path }
+    #expect(refused?.error?.hasPrefix(inUse) == true, "\(String(describing: refused?.error))")
+    #expect(!(refused?.error ?? "").contains("not a SQLite") && !(refused?.error ?? "").contains("damaged"))
+    #expect(try Data(contentsOf: held) == bytes, "the held store is left as it was")
+    let listing = try FileManager.default.contentsOfDirectory(atPath: root.path).sorted()
+    #expect(listing == ["a.sqlite", "a~.sqlite", "b.sqlite", "c.sqlite", "c~.sqlite"], "\(listing)")
+    // The holder lets go a moment after the run starts waiting: the held store is migrated too.
+    DispatchQueue.global().asyncAfter(deadline: .now() + 1) { shell.close() }
+    let waited = try MigrunProcess.run(["migrate", root.path, "--model", Self.moody, "--wait", "120"])
+    #expect(waited.status == 0, "\(waited.stdout)\(waited.stderr)")
+    #expect(waited.stdout.contains("1 migrated") && waited.stdout.contains("2 current"), "\(waited.stdout)")
+  }
+}
