@@ -196,7 +196,8 @@ public enum MigrationPlanner {
     }
     let fromStore = matched == nil
     if destination == nil, !fromStore {
-      try refuseNewer(sourceName, than: target, in: order?.names ?? bundle.versionNames, bundle: bundle)
+      try refuseNewer(
+        sourceName, than: target, in: order?.names ?? bundle.versionNames, isOrderGuessed: order == nil, bundle: bundle)
     }
     // A store whose own model has no entity in common with the destination is not a store of this
     // model (another app's, or the wrong model given): an inferred step would remove every object.
@@ -265,18 +266,30 @@ public enum MigrationPlanner {
   /// (`NSPersistentStoreIncompatibleVersionHashError` — it migrates forward only, and only to the
   /// model the app runs), and an inferred step back would drop what the newer version added. Given
   /// on purpose (`--to`, the project file's `to:`), a step back is planned like any other.
-  private static func refuseNewer(_ sourceName: String, than target: String, in order: [String], bundle: ModelBundle)
-    throws(MigrationError)
-  {
+  private static func refuseNewer(
+    _ sourceName: String, than target: String, in order: [String], isOrderGuessed: Bool, bundle: ModelBundle
+  ) throws(MigrationError) {
     guard let at = order.firstIndex(of: sourceName), let current = order.firstIndex(of: target), at > current else {
       return
     }
+    // Core Data itself knows no order of versions: "newer" is known from a chain given, or — from
+    // names alone — only between names Xcode numbers (`Moody`, `Moody 2`, … `Moody 6`: one stem). Two
+    // names of no common stem (`alpha`, `Beta`) say nothing of which came first.
+    guard !isOrderGuessed || numberedStem(sourceName) == numberedStem(target) else { return }
     throw MigrationError(
       .backwards,
       reason:
         "the store is at '\(sourceName)', newer than \(bundle.name)'s current version '\(target)' (an app built with an "
         + "older model: Core Data refuses to open such a store); give the model with '\(sourceName)' as its current "
         + "version, or --to \(target) to migrate the store back on purpose")
+  }
+
+  /// A version name without the number Xcode puts after it (`Moody 6` → `Moody`, `Model_v2` → `Model`).
+  private static func numberedStem(_ name: String) -> Substring {
+    var stem = Substring(name)
+    while let last = stem.last, last.isNumber || " _-.".contains(last) { stem = stem.dropLast() }
+    if stem.last == "v" || stem.last == "V", stem.count < name.count { stem = stem.dropLast() }
+    return stem
   }
 
   private static func check(_ names: [String], in bundle: ModelBundle, origin: String) throws(MigrationError) {

@@ -49,6 +49,8 @@ import Testing
         "--model", ConvertCommandTests.moody, "--out", "OUT",
       ], "Moody 5-Moody 6.lua"
     ),
+    // A fleet's report (the fleet being the inputs' folder, its one store current).
+    ("fleet", ["status", "IN/", "--model", "IN/Items.xcdatamodeld", "--report", "OUT/report.json"], "report.json"),
     (
       "test",
       ["test", TestCommandTests.library.path, "--fixtures", Fixtures.coreData.path, "--junit", "OUT/junit.xml"],
@@ -124,7 +126,8 @@ import Testing
   }
 
   /// Whether `output` is the whole of what the reference run wrote: a SQLite store with the same
-  /// export (but for a new store's own UUID), a file with the same bytes (a JUnit file without its times).
+  /// export (but for a new store's own UUID), a fleet report that is a whole JSON document (it holds
+  /// times), a file with the same bytes (a JUnit file without its times).
   static func same(_ output: URL, as reference: URL, _ product: String) throws -> Bool {
     let expected = reference.appendingPathComponent(product)
     switch output.pathExtension {
@@ -138,6 +141,8 @@ import Testing
         try String(contentsOf: $0, encoding: .utf8).replacing(/time="[0-9.]+"/, with: "")
       }
       return untimed[0] == untimed[1]
+    case _ where product == "report.json":
+      return (try? JSONSerialization.jsonObject(with: Data(contentsOf: output))) != nil
     default:
       return FileManager.default.contents(atPath: output.path) == FileManager.default.contents(atPath: expected.path)
     }

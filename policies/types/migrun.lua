@@ -52,12 +52,18 @@ function Object:valueForKeyPath(path) end
 ---@field name string `SourceToDestination`, as Xcode names entity mappings
 ---@field source string|MigrunNull the source entity
 ---@field destination string|MigrunNull the destination entity
+---@field userInfo table<string, any> the entity mapping's user info (a Lua entry's `userInfo`, an Xcode entity mapping's)
+
+---The mapping file or mapping model a step runs.
+---@class MigrunMappingModelInfo
+---@field userInfo table<string, any> the file's top-level `userInfo`
 
 ---The migration manager `m`: Core Data's NSMigrationManager, as hooks and attribute functions see it.
 ---@class MigrunManager
 ---@field mapping MigrunMappingInfo the entity mapping being run
 ---@field from string the step's source version
 ---@field to string the step's destination version
+---@field model MigrunMappingModelInfo the mapping file or mapping model being run
 local Manager = {}
 
 ---A new destination object.
@@ -90,6 +96,34 @@ function Manager:sources(mapping, objects) end
 ---@return MigrunObject?
 function Manager:find(entity, values) end
 
+---Core Data's `super`: in `createDestinationInstances`, `m:default(src)` makes (and returns) the
+---object the entity mapping would make, associated with `src`; in `createRelationships`,
+---`m:default(dst)` fills `dst`'s relationships as the mapping would. The hook then adjusts it.
+---@param object MigrunObject
+---@return MigrunObject?
+function Manager:default(object) end
+
+---`obj:id()` where the entity has an attribute named `id` (attributes win over object methods).
+---@param object MigrunObject
+---@return string
+function Manager:id(object) end
+
+---`obj:entity()` where the entity has an attribute named `entity`.
+---@param object MigrunObject
+---@return string
+function Manager:entity(object) end
+
+---`obj:values()` where the entity has an attribute named `values`.
+---@param object MigrunObject
+---@return table<string, MigrunValue>
+function Manager:values(object) end
+
+---`obj:valueForKeyPath(path)` where the entity has an attribute named `valueForKeyPath`.
+---@param object MigrunObject
+---@param path string
+---@return any
+function Manager:valueForKeyPath(object, path) end
+
 ---A line on the migration's standard error, after the mapping file's name.
 ---@param message any
 function Manager:log(message) end
@@ -111,6 +145,7 @@ function Manager:log(message) end
 ---@field endRelationshipCreation? fun(m: MigrunManager)
 ---@field performCustomValidation? fun(m: MigrunManager)
 ---@field finish? fun(m: MigrunManager) Core Data's `end` (a Lua keyword)
+---@field userInfo? table<string, any> the entity mapping's user info, as `m.mapping.userInfo`
 
 ---What a mapping file returns: entity mappings by destination entity name ("copy", "add", or —
 ---keyed by a source entity — "remove" as shorthands), and `merge` rules for uniqueness collisions.
