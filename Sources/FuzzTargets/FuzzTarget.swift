@@ -5,6 +5,7 @@ import MigrunKit
 import MigrunModel
 import MigrunScripting
 import MigrunStore
+import MigrunTools
 import PropertyList
 import SwiftDataModel
 
@@ -56,6 +57,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// Bytes handed to the host helpers a script can call: `json.decode`, `plist.decode`,
   /// `plist.unarchive`, `base64.decode`, `hex.decode`, `date.parse`, and the results encoded back.
   case luaHelpers = "lua-helpers"
+  /// A project file (`.migrun.yml`) as YAML: parsed within its limits of size and alias expansion.
+  case projectConfig = "project-config"
 
   /// Runs the target on `data`. Errors are the expected outcome for most inputs and are ignored.
   public func run(_ data: Data) {
@@ -73,6 +76,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case .luaMapping: Self.runLuaMapping(data, bytes)
     case .luaScript: Self.runLuaScript(data, bytes)
     case .luaHelpers: Self.runLuaHelpers(data, bytes)
+    case .projectConfig: _ = try? ProjectConfig.yaml(String(decoding: data, as: UTF8.self)) { ToolError(message: $0) }
     case .storeFile: Self.runStoreFile(data, bytes)
     case .xmlStore: Self.runXMLStore(data, bytes)
     case .binaryStore: Self.runBinaryStore(data, bytes)
