@@ -30,7 +30,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// A Lua mapping file, loaded for a step of ``Corpus/model`` to itself.
   case luaMapping = "lua-mapping"
   /// A store file: opened, its metadata, model cache and objects read (`inspect` and `export`), read
-  /// as a model (`--model store.sqlite`), its own tables listed and its DDL decision made (`plan`).
+  /// as a model (`--model store.sqlite`), its own tables listed and its DDL decision made (`plan`),
+  /// checked (`check`).
   case storeFile = "store-file"
   /// An Xcode mapping model — `xcmapping.xml`, or a `.cdm` when it starts with `bplist` — read for
   /// ``Corpus/model`` → ``Corpus/model2`` and converted to Lua (`migrun convert`).
@@ -252,6 +253,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         }
         try? store.close()
       }
+      // `migrun check`: every row value read as what it is, whatever its type.
+      _ = try? StoreCheck.findings(of: file)
     }
   }
 }
