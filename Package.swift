@@ -78,7 +78,7 @@ let package = Package(
       name: "FuzzTargets",
       dependencies: [
         "MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit", "MigrunScripting", "LuaHost", "PropertyList",
-        "SwiftDataModel",
+        "SwiftDataModel", "MigrunTools",
         .product(name: "GRDB", package: "GRDB.swift"),
       ]
     ),

@@ -233,11 +233,13 @@ static int encode_output(lua_State *L, int index, int kind, slot *s, cell *c, in
     }
     return 0;  // a string, a table…: the host's to refuse
   }
-  case MR_OUT_REAL: {
+  case MR_OUT_REAL:
+  case MR_OUT_DATE: {
     if (type != LUA_TNUMBER) return 0;
     lua_Number number = lua_tonumber(L, index);
-    // SQLite would store a NaN REAL as NULL; Core Data writes the text NaN (as the host does).
-    if (isnan(number)) return cell_bytes(s, c, SQLITE_TEXT, "NaN", 3);
+    // SQLite would store a NaN REAL as NULL; Core Data writes the text NaN (as the host does). A
+    // date that is NaN is the host's to refuse.
+    if (isnan(number)) return kind == MR_OUT_REAL ? cell_bytes(s, c, SQLITE_TEXT, "NaN", 3) : 0;
     c->type = SQLITE_FLOAT;
     c->d = number;
     return 1;

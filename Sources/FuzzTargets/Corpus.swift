@@ -236,6 +236,8 @@ public enum Corpus {
       return plists.enumerated().map { ("metadata\($0.offset).plist", $0.element) } + helperSeeds
     case .storeFile:
       return try storeFileSeeds(fixtures: fixtures, stores: stores)
+    case .projectConfig:
+      return configSeeds.enumerated().map { ("seed\($0.offset).yml", Data($0.element.utf8)) }
     }
   }
 
@@ -243,6 +245,12 @@ public enum Corpus {
     "title == 'a' AND count > 3", "ANY tags.name BEGINSWITH[cd] 'r' OR NOT (done == YES)",
     "owner.name IN {'Ann', 'Bo'} AND when BETWEEN {0, 800000000}", "items.@count > 1 AND name MATCHES 'A.*'",
     "lowercase:(title)", "ratio * (count + 1)", "add:to:(small, -2.5)", "SELF", "price != nil AND big < 9",
+  ]
+
+  /// Project files: every key, lists, anchors and aliases, a merge key.
+  static let configSeeds = [
+    "model: M.xcdatamodeld\npolicies: [p, q]\nchain: [A, B]\nto: B\njobs: 2\nlua: {time: 5, memory: 32}\n",
+    "base: &b {time: 1}\nlua:\n  <<: *b\n  instructions: 1000\nchain: &c [V1, V2]\nto: *c\n",
   ]
 
   /// The host helpers' own inputs: a lone surrogate, deep nesting, a JSON object, base64.

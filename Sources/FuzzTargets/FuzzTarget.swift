@@ -5,6 +5,7 @@ import MigrunKit
 import MigrunModel
 import MigrunScripting
 import MigrunStore
+import MigrunTools
 import PropertyList
 import SwiftDataModel
 
@@ -29,7 +30,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// A Lua mapping file, loaded for a step of ``Corpus/model`` to itself.
   case luaMapping = "lua-mapping"
   /// A store file: opened, its metadata, model cache and objects read (`inspect` and `export`), read
-  /// as a model (`--model store.sqlite`), its own tables listed and its DDL decision made (`plan`).
+  /// as a model (`--model store.sqlite`), its own tables listed and its DDL decision made (`plan`),
+  /// checked (`check`).
   case storeFile = "store-file"
   /// An Xcode mapping model — `xcmapping.xml`, or a `.cdm` when it starts with `bplist` — read for
   /// ``Corpus/model`` → ``Corpus/model2`` and converted to Lua (`migrun convert`).
@@ -56,6 +58,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// Bytes handed to the host helpers a script can call: `json.decode`, `plist.decode`,
   /// `plist.unarchive`, `base64.decode`, `hex.decode`, `date.parse`, and the results encoded back.
   case luaHelpers = "lua-helpers"
+  /// A project file (`.migrun.yml`) as YAML: parsed within its limits of size and alias expansion.
+  case projectConfig = "project-config"
 
   /// Runs the target on `data`. Errors are the expected outcome for most inputs and are ignored.
   public func run(_ data: Data) {
@@ -73,6 +77,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case .luaMapping: Self.runLuaMapping(data, bytes)
     case .luaScript: Self.runLuaScript(data, bytes)
     case .luaHelpers: Self.runLuaHelpers(data, bytes)
+    case .projectConfig: _ = try? ProjectConfig.yaml(String(decoding: data, as: UTF8.self)) { ToolError(message: $0) }
     case .storeFile: Self.runStoreFile(data, bytes)
     case .xmlStore: Self.runXMLStore(data, bytes)
     case .binaryStore: Self.runBinaryStore(data, bytes)
@@ -248,6 +253,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         }
         try? store.close()
       }
+      // `migrun check`: every row value read as what it is, whatever its type.
+      _ = try? StoreCheck.findings(of: file)
     }
   }
 }

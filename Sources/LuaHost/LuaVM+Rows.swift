@@ -48,7 +48,7 @@ package enum LuaRowLoopKind: Sendable {
   }
 
   package enum Output: Int8, Sendable {
-    case integer = 0, boolean, real, text, uuid, blob, integer16, integer32
+    case integer = 0, boolean, real, text, uuid, blob, integer16, integer32, date
   }
 }
 

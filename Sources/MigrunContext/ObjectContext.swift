@@ -641,6 +641,8 @@ public final class ObjectContext {
       case (.boolean, .boolean): value
       case (.integer(let n), .boolean): .boolean(n != 0)
       case (_, .double), (_, .float), (_, .decimal): value.number.map { .double($0) }
+      case (_, .date) where value.number?.isNaN == true:
+        throw ContextError(.wrongType, entity: entity, reason: StoreValue.nanDateRefusal("\(entity).\(attribute.name)"))
       case (.date, .date): value
       case (_, .date): value.number.map { .date($0) }
       case (.string, .string), (.string, .uri): value

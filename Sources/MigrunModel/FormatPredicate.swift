@@ -218,7 +218,9 @@ struct FormatPredicateParser {
         text.append(characters[index])
         index += 1
       }
-      guard let value = Int64(text, radix: 16) else { throw fail("a hexadecimal number without digits") }
+      guard let value = Int64(text, radix: 16) else {
+        throw fail(text.isEmpty ? "a hexadecimal number without digits" : "0x\(text.prefix(40)) is beyond 64 bits")
+      }
       return .number(Double(value), isInteger: true)
     }
     while index < characters.count,
@@ -408,6 +410,12 @@ struct FormatPredicateParser {
     return arguments.removeFirst()
   }
 
+  /// A number literal's value: an integer while it fits Int64 (either sign), else a double — as
+  /// NSPredicate reads `99999999999999999999` — never a conversion that traps.
+  static func number(_ value: Double, isInteger: Bool) -> StoreValue {
+    isInteger && abs(value) < 9.2e18 ? .integer(Int64(value)) : .double(value)
+  }
+
   mutating func parseExpression() throws(FormatPredicateError) -> FormatPredicate.Expression {
     try enter()
     defer { depth -= 1 }
@@ -417,10 +425,10 @@ struct FormatPredicateParser {
       advance()
       guard case .number(let value, let isInteger) = current else { throw fail("expected a number after '-'") }
       advance()
-      return .value(isInteger ? .integer(-Int64(value)) : .double(-value))
+      return .value(Self.number(-value, isInteger: isInteger))
     case .number(let value, let isInteger):
       advance()
-      return .value(isInteger && abs(value) < 9.2e18 ? .integer(Int64(value)) : .double(value))
+      return .value(Self.number(value, isInteger: isInteger))
     case .string(let text):
       advance()
       return .value(.string(text))

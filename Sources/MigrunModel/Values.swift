@@ -51,6 +51,16 @@ public enum StoreValue: Sendable, Hashable {
   case uuid([UInt8])
 
   public var isNull: Bool { self == .null }
+
+  /// Why a NaN is refused for the Date attribute `place`. Core Data binds a date as its seconds,
+  /// a REAL, and SQLite keeps a NaN REAL as NULL: the date would read back as nil, even where the
+  /// model requires one (read off SQLite's documented behaviour; what Core Data's validation says of
+  /// an NSDate of NaN is a guess — it checks for nil only). A NaN Double, Float or Decimal is kept,
+  /// as the text `NaN` Core Data writes for one; infinities are REALs SQLite keeps.
+  package static func nanDateRefusal(_ place: String) -> String {
+    "\(place) is a Date: NaN (0/0) is no date, and the store would keep it as NULL; "
+      + "give seconds since 2001-01-01, or nil where the attribute is optional"
+  }
 }
 
 extension StoreValue: CustomStringConvertible {

@@ -328,7 +328,8 @@ extension LuaRowTransform {
     case .integer32: .integer32
     case .integer64: .integer
     case .boolean: .boolean
-    case .double, .float, .decimal, .date: .real
+    case .double, .float, .decimal: .real
+    case .date: .date
     case .string, .uri: .text
     case .uuid: .uuid
     case .binary, .transformable, .objectID, .undefined, .composite: .blob

@@ -93,9 +93,15 @@ final class MigrationBridge {
       return .double(number)
     case (_, .date):
       guard let number = value.doubleValue else { throw bad() }
+      guard !number.isNaN else { throw HostError(StoreValue.nanDateRefusal("\(entity).\(attribute.name)")) }
       return .date(number)
     case (.string(let bytes), .string), (.string(let bytes), .uri):
-      return .string(String(decoding: bytes, as: UTF8.self))
+      guard let text = String(validating: bytes, as: UTF8.self) else {
+        throw HostError(
+          "\(entity).\(attribute.name) is \(attribute.type.xmlName): the text given is not UTF-8 (\(bytes.count) bytes); "
+            + "convert it (utf8.char, or drop the bad bytes), or store bytes in a Binary attribute")
+      }
+      return .string(text)
     case (.string(let bytes), .uuid):
       guard bytes.count == 16 else {
         throw HostError("\(entity).\(attribute.name) is a UUID: give 16 bytes (uuid.bytes(text))")

@@ -154,7 +154,7 @@ final class InMemoryWriter: StoreWriter {
 
   func newPrimaryKey(for entity: String) throws -> Int64 {
     let root = try rootName(entity)
-    let next = (store.state.maxKeys[root] ?? 0) + 1
+    let next = try StoreError.key(after: store.state.maxKeys[root] ?? 0, entity: root)
     store.state.maxKeys[root] = next
     return next
   }

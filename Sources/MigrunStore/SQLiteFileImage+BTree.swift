@@ -264,8 +264,12 @@ extension SQLiteFileImage {
 
   /// Every table leaf page of the file that is in none of `known` (trees walked, overflow chains,
   /// the freelist): the leaves a broken interior page no longer leads to.
+  /// Only pages the file or its `-wal` holds are looked at: a `-wal` frame may name page 4294967280
+  /// of a 4 KB file, and the pages between are nowhere.
   package func orphanLeaves(excluding known: Set<Int>) -> [Int] {
     guard pageCount >= 2 else { return [] }
-    return (2...pageCount).filter { !known.contains($0) && kind(of: $0) == .tableLeaf }
+    let inFile = mainPageCount >= 2 ? Array(2...mainPageCount) : []
+    let held = inFile + walPageNumbers.filter { $0 > max(1, mainPageCount) }.sorted()
+    return held.filter { !known.contains($0) && kind(of: $0) == .tableLeaf }
   }
 }

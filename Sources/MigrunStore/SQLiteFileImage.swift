@@ -56,11 +56,14 @@ package struct SQLiteFileImage: Sendable {
   private let journalPages: [Int: [UInt8]]
   /// The main file's pages that count: its own, or as many as it had before a hot journal's
   /// transaction grew it.
-  private let mainPageCount: Int
+  let mainPageCount: Int
 
   package var pageCount: Int {
     max(mainPageCount, walPages.keys.max() ?? 0)
   }
+
+  /// Pages the `-wal`'s committed frames hold.
+  var walPageNumbers: Dictionary<Int, [UInt8]>.Keys { walPages.keys }
 
   /// Reads the database at `url` (and its hot `-journal` and its `-wal`, when there are) — only read.
   package init(url: URL) throws {
@@ -179,6 +182,7 @@ package struct SQLiteFileImage: Sendable {
         break
       }
       let number = Int(bigEndian(wal, offset, 4))
+      guard number >= 1 else { break }  // SQLite reads a frame of page 0 as the end of the log
       pending[number] = Array(wal[offset + 24..<offset + 24 + pageSize])
       frames += 1
       if bigEndian(wal, offset + 4, 4) != 0 {

@@ -1,5 +1,6 @@
 import GRDB
 import MigrunModel
+import PropertyList
 
 /// Filters said in SQL, and the fetches that use them: objects' keys in order, then the objects by
 /// key in pages (how Core Data fetches in batches: IDs first, rows as they are needed).
@@ -43,7 +44,7 @@ extension SQLiteStore {
     switch node {
     case .constant(let value): return value ? "1" : "0"
     case .and(let nodes): return all(nodes, " AND ", empty: "1")
-    case .or(let nodes): return all(nodes, " OR ", empty: "0")
+    case .or(let nodes): return inList(nodes, layout, alias: alias, &values) ?? all(nodes, " OR ", empty: "0")
     case .not(let inner):
       // SQL's NULL is the predicate's false: a NOT must not turn it into NULL again.
       return sql(inner, layout, alias: alias, depth: depth, &values).map { "NOT coalesce((\($0)), 0)" }
@@ -69,6 +70,32 @@ extension SQLiteStore {
       return
         "(SELECT count(*) FROM \(from.tables) WHERE \(from.owner) = \(alias).Z_PK AND \(from.kinds)) \(test.rawValue) ?"
     }
+  }
+
+  /// An OR of one attribute's equalities — a predicate's `IN` list — as one bound JSON list,
+  /// `column IN (SELECT value FROM json_each(?))`, which compares as `column = ?` does (a bound
+  /// value has no affinity, nor has json_each's): SQLite refuses an OR chain past 1,000 deep and
+  /// bound parameters past 32,766. Nil for any other OR, a short list, and values JSON cannot
+  /// carry exactly (infinities, text holding NUL): the chain then.
+  private func inList(
+    _ nodes: [RowFilter.Node], _ layout: StoreSchema.EntityLayout, alias: String, _ values: inout [DatabaseValue]
+  ) -> String? {
+    guard nodes.count > 8, case .compare(let name, .equal, _) = nodes[0],
+      case .attribute(let stored)? = layout.properties[name]
+    else { return nil }
+    var list = "["
+    for (index, node) in nodes.enumerated() {
+      guard case .compare(name, .equal, let value) = node else { return nil }
+      if index > 0 { list += "," }
+      switch StoreValueCoding.databaseValue(value).storage {
+      case .int64(let number): list += String(number)
+      case .double(let number) where number.isFinite: list += "\(number)"
+      case .string(let text) where !text.contains("\0"): JSONText.appendQuoted(text, to: &list)
+      default: return nil
+      }
+    }
+    values.append((list + "]").databaseValue)
+    return "\(alias).\(stored.name) IN (SELECT value FROM json_each(?))"
   }
 
   /// An attribute compared with a value, or a to-one's key tested for NULL.
@@ -168,8 +195,9 @@ extension SQLiteStore {
       var ids: [ObjectID] = []
       let cursor = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(values))
       while let row = try cursor.next() {
-        let key: Int64 = row[0]
-        let name = sole ?? (row[1] as Int?).flatMap { schema.layout(number: $0)?.name } ?? entity
+        let key = try row.required(at: 0, named: "\(layout.table).Z_PK", as: Int64.self)
+        let number = try row.value(at: 1, named: "\(layout.table).Z_ENT", as: Int.self)
+        let name = number.flatMap { schema.layout(number: $0)?.name } ?? entity
         ids.append(ObjectID(entity: name, primaryKey: key))
       }
       return ids

@@ -203,8 +203,10 @@ final class SQLiteObjectWriter: StoreWriter {
 
   func newPrimaryKey(for entity: String) throws -> Int64 {
     let root = try rootNumber(entity)
-    try db.cachedStatement(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + 1 WHERE Z_ENT = ?").execute(arguments: [root])
-    let key = try Int64.fetchOne(db, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", arguments: [root]) ?? 1
+    // Computed here, not as SQL's `Z_MAX + 1`, which past Int64's largest turns into a REAL.
+    let largest = try Int64.fetchOne(db, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", arguments: [root])
+    let key = try StoreError.key(after: largest ?? 0, entity: entity)
+    try db.cachedStatement(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?").execute(arguments: [key, root])
     knownMax[root] = key
     return key
   }

@@ -632,7 +632,7 @@ public final class SQLiteStore: ObjectStore {
       throw error.inFile(url.lastPathComponent)
     } catch {
       if StoreFailure.isInUse(error) { throw StoreUse.inUseError(url, cause: error) }
-      throw StoreError(.sqlite, file: url.lastPathComponent, reason: "\(error)", underlying: error)
+      throw StoreError(.sqlite, file: url.lastPathComponent, reason: StoreFailure.words(error), underlying: error)
     }
   }
 

@@ -101,7 +101,8 @@ package enum Salvage {
   /// Writes `read`'s rows as a new store of `model` at `target` (which must not exist): Core Data's
   /// tables from the model (the model cache rebuilt from it), the store's metadata where it survived,
   /// every row into its table, then the repairs — rows of no entity of their table set aside, keys
-  /// naming no object cleared, join rows whose ends are gone removed, `Z_MAX` raised to the largest key.
+  /// naming no object cleared, join rows whose ends are gone removed, `Z_MAX` raised to the largest key
+  /// — and only then the store's own triggers and views.
   package static func write(
     _ read: SalvageRead, model: ObjectModel, to target: URL, options: Options = Options(),
     externalDataOf original: URL? = nil
@@ -126,8 +127,10 @@ package enum Salvage {
       report.rowsOfNoTable = read.unassigned.count
       try writeUnplaced(read, schema: schema, db: db, report: &report)
       try carryPrimaryKeys(read, db: db, report: &report)
-      try makeOthers(read, db: db, report: &report)
       try repair(schema, read: read, db: db, options: options, report: &report)
+      // Last: the store's own triggers are the store's, not salvage's — none fires on its repairs
+      // (one on Z_PRIMARYKEY that never ends would hold salvage forever).
+      try makeOthers(read, db: db, report: &report)
     }
     try queue.close()
     // External binary data: the original's files linked for the new store (references kept), before

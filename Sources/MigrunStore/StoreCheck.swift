@@ -15,7 +15,8 @@ package enum StoreCheck {
   package struct Finding: Sendable, Hashable, CustomStringConvertible {
     /// `sqlite-integrity`, `link-to-no-object`, `unknown-entity-number`, `primary-key-behind`,
     /// `external-file-missing`, `external-file-unreferenced`, `no-matching-version`,
-    /// `cache-disagrees-with-metadata`, `index-missing`, `value-of-another-type`; notes (``isNote``): `index-older-form`.
+    /// `cache-disagrees-with-metadata`, `index-missing`, `value-of-another-type`, `required-value-null`,
+    /// `primary-key-exhausted`; notes (``isNote``): `index-older-form`.
     public let kind: String
     public let message: String
     /// What Core Data itself leaves so and a user may want to know, not damage: the store stays clean.
@@ -232,8 +233,9 @@ extension SQLiteStore {
           db, sql: "SELECT Z_ENT, count(*) FROM \(table) WHERE Z_ENT IS NULL OR Z_ENT NOT IN (\(known)) GROUP BY Z_ENT")
       }
       for row in rows {
-        let number = (row[0] as Int64?).map(String.init) ?? "NULL"
-        let count: Int = row[1]
+        // Z_ENT may hold text or bytes in a damaged store: shown as SQLite quotes it, never read as a number.
+        let number = (row[0] as DatabaseValue).description
+        let count = try row.required(at: 1, named: "count(*)", as: Int.self)
         found.append(
           StoreCheck.Finding(
             kind: "unknown-entity-number",
@@ -284,32 +286,31 @@ extension SQLiteStore {
 
   /// Attribute values Core Data could not read back as their type: an integer outside its
   /// attribute's width (Integer 16, Integer 32), text or bytes where a number or date belongs (but
-  /// the text `NaN`, Core Data's own form of a floating-point NaN). One scan per entity: every
-  /// numeric attribute it declares counted at once, over its objects and its subentities'.
+  /// the text `NaN`, Core Data's own form of a floating-point NaN) — and NULL in an attribute the
+  /// model says is not optional (Core Data's validation refuses to save one; SQLite keeps a NaN date
+  /// as NULL). One scan per entity: every attribute it declares counted at once, over its objects and
+  /// its subentities'.
   func valuesOfAnotherType() throws -> [StoreCheck.Finding] {
     var found: [StoreCheck.Finding] = []
     for layout in schema.entities {
       guard let entity = model.entity(named: layout.name) else { continue }
       // Per attribute: the SQL counting values of another type, and the finding's words.
-      var counts: [(sql: String, place: String, what: String)] = []
-      for attribute in entity.attributes.flatMap(\.leaves) where !attribute.isTransient {
-        guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
-        let place = "\(layout.name).\(attribute.name) (\(attribute.type.xmlName))"
-        let textOrBytes = "typeof(\(column.name)) IN ('text', 'blob')"
-        switch attribute.type {
-        case .integer16, .integer32:
-          let bits = attribute.type == .integer16 ? 15 : 31
-          let (low, high) = (-(Int64(1) << bits), (Int64(1) << bits) - 1)
-          counts.append(
-            (
-              "typeof(\(column.name)) = 'integer' AND \(column.name) NOT BETWEEN \(low) AND \(high)", place,
-              "outside \(low)…\(high)"
-            ))
-          counts.append((textOrBytes, place, "stored as text or bytes"))
-        case .integer64, .boolean, .date: counts.append((textOrBytes, place, "stored as text or bytes"))
-        case .double, .float, .decimal:
-          counts.append(("\(textOrBytes) AND \(column.name) IS NOT 'NaN'", place, "stored as text or bytes"))
-        default: continue
+      var counts: [(sql: String, place: String, what: String, kind: String)] = []
+      for attribute in entity.attributes {
+        // A composite's elements may be NULL when the composite is: required is the composite's flag.
+        let required = !attribute.isOptional && attribute.type != .composite && attribute.derivation == nil
+        for leaf in attribute.leaves where !leaf.isTransient {
+          guard case .attribute(let column)? = layout.properties[leaf.name] else { continue }
+          let place = "\(layout.name).\(leaf.name) (\(leaf.type.xmlName))"
+          counts += Self.anotherType(leaf.type, column: column.name).map {
+            ($0.sql, place, $0.what, "value-of-another-type")
+          }
+          if required {
+            // Rows of the entity's own kinds only: a row of no entity is a finding of its own.
+            let own =
+              "\(column.name) IS NULL AND Z_ENT IN (\(layout.kindNumbers.map(String.init).joined(separator: ", ")))"
+            counts.append((own, place, "NULL, where the model requires a value", "required-value-null"))
+          }
         }
       }
       guard !counts.isEmpty else { continue }
@@ -317,15 +318,32 @@ extension SQLiteStore {
       let condition = schema.rowCondition(layout).map { " WHERE \($0)" } ?? ""
       let row = try read { db in try Row.fetchOne(db, sql: "SELECT \(sums) FROM \(layout.table)\(condition)") }
       for (index, count) in counts.enumerated() {
-        let number: Int = row?[index] ?? 0
+        let number = try row?.value(at: index, named: "count", as: Int.self) ?? 0
         guard number > 0 else { continue }
         found.append(
           StoreCheck.Finding(
-            kind: "value-of-another-type",
+            kind: count.kind,
             message: "\(count.place): \(number) value\(number == 1 ? "" : "s") \(count.what)"))
       }
     }
     return found
+  }
+
+  /// The SQL conditions that find a value of another type than `type` in `column`, and their words.
+  private static func anotherType(_ type: AttributeType, column: String) -> [(sql: String, what: String)] {
+    let textOrBytes = "typeof(\(column)) IN ('text', 'blob')"
+    switch type {
+    case .integer16, .integer32:
+      let bits = type == .integer16 ? 15 : 31
+      let (low, high) = (-(Int64(1) << bits), (Int64(1) << bits) - 1)
+      return [
+        ("typeof(\(column)) = 'integer' AND \(column) NOT BETWEEN \(low) AND \(high)", "outside \(low)…\(high)"),
+        (textOrBytes, "stored as text or bytes"),
+      ]
+    case .integer64, .boolean, .date: return [(textOrBytes, "stored as text or bytes")]
+    case .double, .float, .decimal: return [("\(textOrBytes) AND \(column) IS NOT 'NaN'", "stored as text or bytes")]
+    default: return []
+    }
   }
 
   /// Whether `table` has a unique index or constraint on exactly `columns` (in any order).
@@ -360,7 +378,13 @@ extension SQLiteStore {
           db, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", arguments: [layout.number])
         return (largest, max)
       }
-      if let largest, largest > (max ?? 0) {
+      if largest == .max || max == .max {
+        found.append(
+          StoreCheck.Finding(
+            kind: "primary-key-exhausted",
+            message:
+              "\(layout.name): a key is \(Int64.max), the largest a key can be: Core Data can number no new object"))
+      } else if let largest, largest > (max ?? 0) {
         found.append(
           StoreCheck.Finding(
             kind: "primary-key-behind",

@@ -81,6 +81,17 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible, Ca
     ErrorMessage.line(file, entity: entity, detail: primaryKey.map { "object \($0)" }, reason)
   }
 
+  /// The key after `largest` in `entity`'s hierarchy, or an error when `largest` is Int64's largest
+  /// (a store whose keys reach it can take no new object: the next would overflow).
+  package static func key(after largest: Int64, entity: String) throws(StoreError) -> Int64 {
+    let (next, overflow) = largest.addingReportingOverflow(1)
+    guard overflow else { return next }
+    throw StoreError(
+      .badValue, entity: entity,
+      reason: "the hierarchy's largest key is \(largest), the largest a key can be: no new object can be numbered "
+        + "after it (`migrun check` names the store's keys)")
+  }
+
   func inFile(_ path: String) -> StoreError {
     file == nil
       ? StoreError(code, file: path, entity: entity, primaryKey: primaryKey, reason: reason, underlying: cause?.error)

@@ -34,4 +34,14 @@ package enum StoreFailure {
       return false
     }
   }
+
+  /// `error` in words for a person: SQLite's message and at most the first 200 characters of the
+  /// statement it ran (a statement can be megabytes — a predicate's list of values, a row's blob).
+  package static func words(_ error: any Error) -> String {
+    guard let database = error as? DatabaseError else { return "\(error)" }
+    let message = database.message ?? "SQLite error \(database.resultCode.rawValue)"
+    guard let sql = database.sql else { return message }
+    let shown = sql.count > 200 ? "\(sql.prefix(200))… (\(sql.count) characters)" : sql
+    return "\(message) (in `\(shown)`)"
+  }
 }

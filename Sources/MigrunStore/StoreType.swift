@@ -123,10 +123,13 @@ package struct AtomicStore: Sendable {
     for id in ordered {
       if id.primaryKey > 0, used.insert(id.primaryKey).inserted { keys[id] = id.primaryKey } else { pending.append(id) }
     }
-    var next = (used.max() ?? 0) + 1
+    // Above every key; past Int64's largest, the lowest free ones.
+    let largest = used.max() ?? 0
+    var next = largest == .max ? 1 : largest + 1
     for id in pending {
+      while used.contains(next) { next = next == .max ? 1 : next + 1 }
       keys[id] = next
-      next += 1
+      used.insert(next)
     }
     return keys
   }
@@ -144,7 +147,9 @@ package struct AtomicStore: Sendable {
       entries["NSStoreUUID"] = .string(described.uuid)
       plist = .dictionary(entries)
     }
-    let next = (keys.values.max() ?? 0) + 1
+    let largest = keys.values.max() ?? 0
+    // The store records the key after its largest (Core Data's next key).
+    let next = try StoreError.key(after: largest, entity: keys.first { $0.value == largest }?.key.entity ?? "")
     switch type {
     case .binary:
       return try BinaryStoreFile.bytes(of: objects, keys: keys, metadata: plist, model: model, nextPrimaryKey: next)

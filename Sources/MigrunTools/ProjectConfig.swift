@@ -67,16 +67,57 @@ package struct ProjectConfig: Sendable {
 
   /// The file's YAML, parsed.
   private static func yaml(_ url: URL, fail: (String) -> ToolError) throws -> Any? {
+    // Not read whole when it is far larger than a project file can be.
+    let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+    guard size <= yamlLimits.bytes else { throw fail(tooLarge(size)) }
     let text: String
     do {
       text = try String(contentsOf: url, encoding: .utf8)
     } catch {
       throw fail("cannot read it (\(error.localizedDescription))")
     }
+    return try yaml(text, fail: fail)
+  }
+
+  /// `text` as YAML, parsed, within ``yamlLimits`` (the `project-config` fuzz target's entry).
+  package static func yaml(_ text: String, fail: (String) -> ToolError) throws -> Any? {
+    guard text.utf8.count <= yamlLimits.bytes else {
+      throw fail(tooLarge(text.utf8.count))
+    }
+    let node: Node?
     do {
-      return try Yams.load(yaml: text)
+      node = try Yams.compose(yaml: text)
     } catch {
       throw fail("not YAML: \(error)")
+    }
+    guard let node else { return nil }
+    // Aliases share what they name: `a: &a [*b, *b, …]` nested a few dozen times is a few hundred bytes
+    // that expand to billions of values. Counted before anything is expanded.
+    var budget = yamlLimits.values
+    guard fits(node, within: &budget) else {
+      throw fail("its aliases (*name) expand to more than \(yamlLimits.values) values; write the values out instead")
+    }
+    return node.any
+  }
+
+  /// The most a project file may hold: its size, and its values with every alias expanded (nesting
+  /// is bounded by libyaml, 1,000 levels).
+  private static let yamlLimits = (bytes: 1 << 20, values: 100_000)
+
+  private static func tooLarge(_ size: Int) -> String {
+    "\(size) bytes, more than a project file's \(yamlLimits.bytes); is it the right file?"
+  }
+
+  /// Whether `node`, its aliases expanded, has no more values than `budget` (which it spends); stops
+  /// counting as soon as it is spent.
+  private static func fits(_ node: Node, within budget: inout Int) -> Bool {
+    budget -= 1
+    guard budget >= 0 else { return false }
+    switch node {
+    case .mapping(let mapping):
+      return mapping.allSatisfy { fits($0.key, within: &budget) && fits($0.value, within: &budget) }
+    case .sequence(let sequence): return sequence.allSatisfy { fits($0, within: &budget) }
+    case .scalar, .alias: return true
     }
   }
 

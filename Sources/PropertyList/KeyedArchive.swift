@@ -84,10 +84,14 @@ package enum KeyedArchive {
       guard reference < objects.count else { throw PropertyListError("archive refers to missing object \(reference)") }
       let item = objects[Int(reference)]
       if item.stringValue == "$null" { return .null }
-      guard case .dictionary(let fields) = item, case .uid? = fields["$class"] else {
-        return try value(item, depth: depth + 1)
-      }
       if let known = decoded[reference] { return known }
+      guard case .dictionary(let fields) = item, case .uid? = fields["$class"] else {
+        // A plain array or dictionary among the objects is decoded once too: arrays of references to
+        // the next, 45 deep, would otherwise be 2^45 values.
+        let plain = try value(item, depth: depth + 1)
+        decoded[reference] = plain
+        return plain
+      }
       guard visiting.insert(reference).inserted else { return .reference(reference) }
       defer { visiting.remove(reference) }
       let value = try decodeObject(fields, depth: depth)

@@ -23,7 +23,17 @@ package enum PropertyListValue: Sendable, Hashable {
   public init(decoding bytes: [UInt8]) throws(PropertyListError) {
     if bytes.starts(with: Array("bplist00".utf8)) {
       var reader = BinaryPropertyListReader(bytes: bytes)
-      self = try reader.read()
+      let value = try reader.read()
+      // Read in linear time (each object once), but every reader after this one walks it whole: a
+      // file whose arrays hold the next one twice, 45 deep, is 2^45 values to a walk. A file's own
+      // references take a byte each, so a value several times the file's size shares containers.
+      let budget = max(16 * bytes.count, 1 << 16)
+      guard value.size(upTo: budget, depth: BinaryPropertyListReader.maximumDepth + 1) != nil else {
+        throw PropertyListError(
+          "the result would hold more than \(budget) values: the \(bytes.count)-byte binary property list's "
+            + "arrays and dictionaries share their contents over and over")
+      }
+      self = value
     } else {
       self = try XMLPropertyListReader.read(bytes)
     }

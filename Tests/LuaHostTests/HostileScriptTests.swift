@@ -1,5 +1,6 @@
 import Foundation
 import LuaHost
+import TestSupport
 import Testing
 
 /// The probes of a security review (issue 49) against the VM: work the count hook never sees, crashes
@@ -171,18 +172,7 @@ import Testing
     var objects: [[UInt8]] = []
     for index in 0..<40 { objects.append([0xA2, UInt8(index + 1), UInt8(index + 1)]) }
     objects.append([0x10, 0x07])
-    var file: [UInt8] = Array("bplist00".utf8)
-    var offsets: [Int] = []
-    for object in objects {
-      offsets.append(file.count)
-      file += object
-    }
-    let table = file.count
-    for offset in offsets { file.append(UInt8(offset)) }
-    file += [0, 0, 0, 0, 0, 0, 1, 1]
-    file += withUnsafeBytes(of: UInt64(objects.count).bigEndian, Array.init)
-    file += withUnsafeBytes(of: UInt64(0).bigEndian, Array.init)
-    file += withUnsafeBytes(of: UInt64(table).bigEndian, Array.init)
+    let file = BinaryPropertyLists.file(objects)
     let vm = try LuaVM(limits: Self.limits)
     let source = "local bytes = ... return plist.decode(bytes)"
     let function = try #require(

@@ -102,6 +102,19 @@ import Testing
     #expect(result.stdout.contains("Mood.date (Date): 1 value stored as text or bytes"), "\(result.stdout)")
   }
 
+  /// Issue 55: a NaN written to the required Date `Mood.date` was stored as the text 'NaN' (exit 0;
+  /// `check` failed after), and invalid UTF-8 written to a String became U+FFFD without a word. (A
+  /// NaN Double is kept, as the text NaN Core Data writes for one.)
+  @Test(arguments: [
+    ("date = function(src) return 0/0 end", "Mood.date is a Date: NaN (0/0) is no date"),
+    ("creatorID = function(src) return 'me\\xff\\xfe' end", "Mood.creatorID is String: the text given is not UTF-8"),
+  ])
+  func aNaNDateAndTextThatIsNotUTF8AreRefused(attribute: String, expected: String) throws {
+    let result = try Self.migrate("return { Mood = { attributes = { \(attribute) } } }")
+    #expect(result.status == 1)
+    #expect(result.stderr.contains(expected), "\(result.stderr)")
+  }
+
   @Test func writingToASourceObjectIsAnError() throws {
     for script in [
       "return { Mood = { attributes = { rating = function(src) src.mood = 5 return 1 end } } }",

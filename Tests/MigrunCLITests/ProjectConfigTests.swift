@@ -76,6 +76,31 @@ import Testing
     }
   }
 
+  /// ~500 bytes of nested aliases expanded to 7.7 GB and aborted every command (issue 55): counted
+  /// before they are expanded, refused by name as any unreadable project file is (exit 64); an
+  /// oversized file likewise. Aliases within reason work.
+  @Test func aliasesThatExpandPastReasonAreRefusedBeforeTheyAreExpanded() throws {
+    let folder = try TemporaryDirectory()
+    var bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+    for level in 1...12 {
+      bomb += "a\(level): &a\(level) [" + Array(repeating: "*a\(level - 1)", count: 10).joined(separator: ", ") + "]\n"
+    }
+    bomb += "model: *a12\n"
+    #expect(bomb.utf8.count < 1_000)
+    try folder.write(bomb, to: ".migrun.yml")
+    let result = try MigrunProcess.run(["status", "x.sqlite"], in: folder.url)
+    #expect(result.status == 64, "\(result.stderr)")
+    #expect(
+      result.stderr.contains(".migrun.yml: its aliases (*name) expand to more than 100000 values"), "\(result.stderr)")
+    try folder.write("# padding\n" + String(repeating: "#", count: 2 << 20) + "\n", to: ".migrun.yml")
+    let large = try MigrunProcess.run(["config"], in: folder.url)
+    #expect(large.status == 64, "\(large.stderr)")
+    #expect(large.stderr.contains("more than a project file's 1048576"), "\(large.stderr)")
+    try folder.write("jobs: &n 2\nchain: [*n, *n]\n", to: ".migrun.yml")
+    let shared = try MigrunProcess.run(["config"], in: folder.url)
+    #expect(shared.status == 0, "\(shared.stderr)")
+  }
+
   @Test func withNoModelAnywhereItIsAUsageError() throws {
     let folder = try TemporaryDirectory()
     let result = try MigrunProcess.run(["status", "x.sqlite"], in: folder.url)

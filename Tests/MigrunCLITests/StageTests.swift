@@ -221,6 +221,51 @@ import Testing
     }
   }
 
+  /// Issue 55: a NaN written to a required Date from a stage was saved as NULL, exit 0, and `check`
+  /// called the store clean; invalid UTF-8 written to a String became U+FFFD without a word. Both
+  /// are refused by name, the store untouched.
+  @Test func aNaNDateAndTextThatIsNotUTF8AreRefused() throws {
+    for (assignment, expected) in [
+      ("t.start = 0/0", "Trip.start is a Date: NaN (0/0) is no date"),
+      ("t.name = '\\xff\\xfeParis'", "Trip.name is String: the text given is not UTF-8"),
+    ] {
+      let project = try Self.project()
+      let original = try Data(contentsOf: project.store)
+      try
+        "return { willMigrate = function(ctx)\n  local t = ctx:fetch(\"Trip\")[1]\n  \(assignment)\n  ctx:save()\nend }"
+        .write(to: project.policies.appendingPathComponent("1.0.0-2.0.0.stage.lua"), atomically: true, encoding: .utf8)
+      let result = try MigrunProcess.run([
+        "migrate", project.store.path, "--model", project.model, "--policies", project.policies.path,
+      ])
+      #expect(result.status == 1, "\(result.stderr)")
+      #expect(result.stderr.contains(expected), "\(expected): \(result.stderr)")
+      #expect(try Data(contentsOf: project.store) == original)
+    }
+  }
+
+  /// Issue 55: `IN %@` with more than ~1,000 values failed with SQLite's "Expression tree is too
+  /// large", the whole SQL (megabytes) in the message. A bound list now, any length.
+  @Test func inWithAHundredThousandValuesCounts() throws {
+    let project = try Self.project()
+    try """
+    return { willMigrate = function(ctx)
+      ctx:delete(ctx:fetch("Trip", "name == 'Paris'", { sort = { "start" }, limit = 1 })[1])
+      ctx:save()
+      local names = {}
+      for i = 1, 100000 do names[i] = "town " .. i end
+      names[#names + 1] = "Rome"
+      ctx:log("in list", ctx:count("Trip", "name IN %@", { args = { names } }))
+      ctx:log("not in list", #ctx:fetch("Trip", "NOT (name IN %@)", { args = { names } }))
+    end }
+    """.write(to: project.policies.appendingPathComponent("1.0.0-2.0.0.stage.lua"), atomically: true, encoding: .utf8)
+    let result = try MigrunProcess.run([
+      "migrate", project.store.path, "--model", project.model, "--policies", project.policies.path, "--dry-run",
+    ])
+    #expect(result.status == 0, "\(result.stderr.prefix(2000))")
+    #expect(result.stderr.contains("willMigrate: in list 1"), "\(result.stderr.prefix(2000))")
+    #expect(result.stderr.contains("willMigrate: not in list 1"), "\(result.stderr.prefix(2000))")
+  }
+
   /// ctx:log and a mapping file's m:log reach standard error, naming the file (they were kept where
   /// nothing read them).
   @Test func logLinesNameTheirFile() throws {

@@ -103,6 +103,22 @@ import Testing
     }
   }
 
+  /// Plain arrays among an archive's objects, each holding the next one twice, 45 deep: decoded
+  /// once each (issue 55's DAG, as a keyed archive), not 2^45 times.
+  @Test func anArchiveWhosePlainArraysShareTheirContentsDecodesOnce() throws {
+    var objects: [PropertyListValue] = [.string("$null")]
+    for index in 1...45 { objects.append(.array([.uid(UInt64(index + 1)), .uid(UInt64(index + 1))])) }
+    objects.append(.string("leaf"))
+    let archive = PropertyListValue.dictionary([
+      "$archiver": .string("NSKeyedArchiver"), "$top": .dictionary(["root": .uid(1)]), "$objects": .array(objects),
+    ])
+    guard case .array(let top) = try KeyedArchive.unarchive(archive) else {
+      Issue.record("the root is no array")
+      return
+    }
+    #expect(top.count == 2)
+  }
+
   @Test func unarchivesFoundationsKeyedArchives() throws {
     let object: NSDictionary = [
       "name": "Ada", "count": 3, "ratio": 0.5, "items": ["x", "y"] as NSArray, "blob": Data([1, 2]) as NSData,

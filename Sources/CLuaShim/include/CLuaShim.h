@@ -116,12 +116,13 @@ typedef enum mr_in_kind {
 typedef enum mr_out_kind {
   MR_OUT_INT = 0,    ///< an integer or a float holding a whole number (Integer 64)
   MR_OUT_BOOL = 1,   ///< a boolean or an integer (0 is false)
-  MR_OUT_REAL = 2,   ///< a number (Double, Float, Decimal, Date)
+  MR_OUT_REAL = 2,   ///< a number (Double, Float, Decimal); a NaN as the text NaN
   MR_OUT_TEXT = 3,   ///< a UTF-8 string
   MR_OUT_UUID = 4,   ///< a string of 16 bytes
   MR_OUT_BLOB = 5,   ///< a string
   MR_OUT_INT16 = 6,  ///< as MR_OUT_INT, within -32768…32767
   MR_OUT_INT32 = 7,  ///< as MR_OUT_INT, within Int32's range
+  MR_OUT_DATE = 8,   ///< a number that is not NaN (Date)
 } mr_out_kind;
 
 /// Why mr_vm_row_loop returned.

@@ -183,6 +183,24 @@ extension PredicateTests {
     _ = try FormatPredicate(String(repeating: "(", count: 100) + "TRUEPREDICATE" + String(repeating: ")", count: 100))
   }
 
+  /// `-99999999999999999999` trapped converting to Int64 (SIGILL, issue 55): a literal beyond Int64
+  /// of either sign is a double, as NSPredicate reads it; hexadecimal beyond 64 bits is an error.
+  @Test func integersBeyondInt64AreDoublesNotATrap() throws {
+    for (format, expected) in [
+      ("salary > -99999999999999999999", StoreValue.double(-99_999_999_999_999_999_999)),
+      ("salary > 99999999999999999999", .double(99_999_999_999_999_999_999)),
+      ("salary > -42", .integer(-42)),
+    ] {
+      guard case .comparison(_, _, .value(let value), _, _) = try FormatPredicate(format).root else {
+        Issue.record("\(format) is not a comparison with a value")
+        continue
+      }
+      #expect(value == expected, "\(format)")
+    }
+    let hex = try #require(throws: FormatPredicateError.self) { try FormatPredicate("salary > 0x1FFFFFFFFFFFFFFFFF") }
+    #expect(hex.description.contains("beyond 64 bits"), "\(hex)")
+  }
+
   @Test func likeOnLongStringsNeedsNoStack() throws {
     let long = String(repeating: "a", count: 1_000_000)
     #expect(try PredicateStrings.like(long, long))
