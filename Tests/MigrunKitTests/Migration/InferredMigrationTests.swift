@@ -332,10 +332,8 @@ import Testing
     #expect(error.code == .validation)
     #expect(error.description.contains("'date' is required but NULL"))
     #expect(try Data(contentsOf: store) == before)
-    #expect(
-      try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path) == [
-        store.lastPathComponent
-      ])
+    let left = try FileManager.default.contentsOfDirectory(atPath: store.deletingLastPathComponent().path)
+    #expect(left == [store.lastPathComponent], "\(left)")
   }
 }
 
