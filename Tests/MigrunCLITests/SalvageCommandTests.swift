@@ -47,7 +47,7 @@ import Testing
     #expect(recheck.status == 0 && recheck.stdout.contains("clean"), "\(recheck.stdout)")
     let counts = try DatabaseQueue(path: out.path).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM ZPAGE")
     }
-    let original = try DatabaseQueue(path: Fixtures.url(Self.sampleStore).path).read { db in
+    let original = try DatabaseQueue(path: StoreFiles.immutableURI(Fixtures.url(Self.sampleStore))).read { db in
       try Int.fetchOne(db, sql: "SELECT count(*) FROM ZPAGE")
     }
     #expect(counts.map { $0 + lostRows } == original)

@@ -15,7 +15,7 @@ import Testing
   static let fixtures = "coredataplus-samplemodels/SampleModel2/Fixtures/"
 
   static func query<T: DatabaseValueConvertible>(_ url: URL, _ sql: String) throws -> [T] {
-    try DatabaseQueue(path: url.path, configuration: SQLiteStore.configuration(readOnly: true)).read { db in
+    try DatabaseQueue(path: StoreFiles.immutableURI(url), configuration: SQLiteStore.configuration(readOnly: true)).read { db in
       try T.fetchAll(db, sql: sql)
     }
   }
