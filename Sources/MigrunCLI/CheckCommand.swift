@@ -16,9 +16,11 @@ struct CheckCommand: MigrunCommand {
       table's largest key (primary-key-behind), values kept outside the store whose file is missing
       (external-file-missing) and files no value names (external-file-unreferenced), metadata hashes
       that match no version of --model (no-matching-version) and a cached model that disagrees with the
-      metadata (cache-disagrees-with-metadata). Nothing is written: a store is read as immutable, or
-      through a snapshot when its -wal holds transactions. migrate carries all of these but SQLite's
-      damage, and reports what it carried.
+      metadata (cache-disagrees-with-metadata: both hashes; Core Data opens a store by its metadata's).
+      Columns a table has that the model does not (added by hand) are a note (column-not-in-model).
+      Nothing is written: a store is read as immutable, or through a snapshot when its -wal holds
+      transactions (findings name the store, never the snapshot). migrate carries all of these but
+      SQLite's damage, and reports what it carried.
       """))
 
   @Argument(help: "The stores.") var stores: [String]

@@ -116,6 +116,7 @@ public struct ModelBundle: Sendable {
         if FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), isFolder.boolValue,
           !FileManager.default.fileExists(atPath: url.appendingPathComponent("contents").path)
         {
+          try XcdatamodelReader.refuseXcode3Model(url)
           throw ModelError(
             .notAModel, file: url.path,
             reason: "a folder with no model in it: no contents file, no .xcdatamodel or .mom version (\(Self.accepted))"

@@ -267,8 +267,9 @@ enum ModelCacheArchive {
           "NSAttributeValueClassName": archiver.string(Self.valueClassName(attribute.type)),
           "NSValueTransformerName": archiver.string(attribute.valueTransformerName),
           "NSDefaultValue": defaultValue(attribute),
+          // As NSAttributeDescription's encodeWithCoder: (ModelCache.AttributeFlags).
           "NSFlagsKey": .integer(
-            (attribute.allowsExternalBinaryDataStorage ? 1 : 0) | (attribute.preservesValueInHistoryOnDeletion ? 16 : 0)
+            (attribute.allowsExternalBinaryDataStorage ? 4 : 0) | (attribute.preservesValueInHistoryOnDeletion ? 16 : 0)
           ),
         ], uniquingKeysWith: { _, new in new })
       if attribute.isIndexed { fields["NSIsIndexed"] = .boolean(true) }

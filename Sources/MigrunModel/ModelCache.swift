@@ -9,6 +9,8 @@ package enum ModelCache {
   /// Back-links of the archived object graph, left as references (names are read instead).
   static let links: Set<String> = [
     "NSEntity", "NSSuperentity", "NSDestinationEntity", "NSInverseRelationship", "NSManagedObjectModel",
+    // An _NSPropertyDescriptionProxy's entity (the subentity holding it).
+    "NSEntityDescription",
   ]
 
   package static func model(fromCompressed bytes: [UInt8]) throws(ModelCacheError) -> ObjectModel {
@@ -60,7 +62,9 @@ package enum ModelCache {
     else { throw ModelCacheError(reason: "Z_MODELCACHE does not hold an NSManagedObjectModel") }
     var parents: [String: String] = [:]
     var entities: [Entity] = []
-    for case (.string(let name), .object(_, let entityFields)) in archivedEntities {
+    // In name order: an error names the same entity in every run.
+    let named = archivedEntities.compactMap { key, value in string(key).map { ($0, value) } }
+    for case (let name, .object(_, let entityFields)) in named.sorted(by: { $0.0 < $1.0 }) {
       if case .dictionary(let subentities)? = entityFields["NSSubentities"] {
         for case .string(let child) in subentities.keys { parents[child] = name }
       }
@@ -145,8 +149,8 @@ package enum ModelCache {
     if case .array(let indexes)? = fields["NSFetchIndexDescriptions"] {
       entity.fetchIndexes = indexes.compactMap(fetchIndex)
     }
-    guard case .dictionary(let properties)? = fields["NSProperties"] else { return entity }
-    for case (.string(let propertyName), .object(let className, let property)) in properties {
+    guard case .dictionary(let archived)? = fields["NSProperties"] else { return entity }
+    for (propertyName, className, property) in try properties(archived, of: name) {
       let renaming = string(property["NSRenamingIdentifier"]).flatMap { $0 == propertyName ? nil : $0 }
       let flags = (
         optional: property["NSIsOptional"] == .boolean(true), transient: property["NSIsTransient"] == .boolean(true),
@@ -171,6 +175,55 @@ package enum ModelCache {
     // not record): read them in name order, the same in every run.
     return entity.sortedByName()
   }
+
+  /// An entity's `NSProperties` in name order — the archive's dictionary has no order of its own, so
+  /// an error names the same property in every run — each as the description it is, an
+  /// `_NSPropertyDescriptionProxy` as the property it stands for (``underlying(_:_:_:of:)``).
+  static func properties(_ archived: [ArchivedValue: ArchivedValue], of entity: String) throws(ModelCacheError)
+    -> [(name: String, className: String, fields: [String: ArchivedValue])]
+  {
+    var properties: [(name: String, className: String, fields: [String: ArchivedValue])] = []
+    for (key, value) in archived {
+      guard let name = string(key) else {
+        throw ModelCacheError(entity: entity, reason: "NSProperties holds a key that is not a property name")
+      }
+      guard case .object(let className, let fields) = value else {
+        throw ModelCacheError(entity: entity, reason: "property '\(name)' is not an archived property description")
+      }
+      let (underlyingClass, underlying) = try self.underlying(name, className, fields, of: entity)
+      properties.append((name, underlyingClass, underlying))
+    }
+    return properties.sorted { $0.name.utf16.lexicographicallyPrecedes($1.name.utf16) }
+  }
+
+  /// The property an `_NSPropertyDescriptionProxy` stands for, or the description itself when it is
+  /// none. Core Data's `-[NSEntityDescription _flattenProperties]` gives a subentity each property
+  /// of its superentity as such a proxy when the model is marked so (otherwise as a copy), and the
+  /// proxy's `encodeWithCoder:` archives `NSUnderlyingProperty` (the superentity's own description,
+  /// never another proxy: `_flattenProperties` unwraps one first), `NSReferenceID` and
+  /// `NSEntityDescription` (the subentity). So a proxy is an inherited property, read as its
+  /// declaration: the public decompilation of `_NSPropertyDescriptionProxy` (iOS 18.2's CoreData).
+  static func underlying(
+    _ name: String, _ className: String, _ fields: [String: ArchivedValue], of entity: String
+  ) throws(ModelCacheError) -> (className: String, fields: [String: ArchivedValue]) {
+    guard className == proxyClass else { return (className, fields) }
+    guard case .object(let underlyingClass, let underlying)? = fields["NSUnderlyingProperty"],
+      underlyingClass != proxyClass
+    else {
+      throw ModelCacheError(
+        entity: entity,
+        reason: "property '\(name)' is an \(proxyClass) (an inherited property) that holds no property description")
+    }
+    if let declared = string(underlying["NSPropertyName"]), declared != name {
+      throw ModelCacheError(
+        entity: entity,
+        reason: "property '\(name)' is an \(proxyClass) for a property named '\(declared)', a model migrun cannot read")
+    }
+    return (underlyingClass, underlying)
+  }
+
+  /// Core Data's class for a property a subentity inherits (see ``underlying(_:_:_:of:)``).
+  static let proxyClass = "_NSPropertyDescriptionProxy"
 
   /// An archived compound index: property names, or (older archives) the property descriptions themselves.
   static func compoundIndex(_ index: ArchivedValue) -> [String]? {
@@ -246,7 +299,7 @@ package enum ModelCache {
     else {
       throw ModelCacheError(entity: entity, reason: "attribute '\(propertyName)' has an unknown type")
     }
-    let attributeFlags = integer(property["NSFlagsKey"]) ?? 0
+    let flags = AttributeFlags(property)
     var derivation: Derivation?
     if className == "NSDerivedAttributeDescription", let expression = property["NSDerivationExpression"] {
       derivation = Derivation(expression: IndexExpression.archived(expression).description)
@@ -277,11 +330,31 @@ package enum ModelCache {
       isTransient: property["NSIsTransient"] == .boolean(true), isReadOnly: property["NSIsReadOnly"] == .boolean(true),
       versionHashModifier: string(property["NSVersionHashModifier"]), renamingIdentifier: renaming,
       defaultValueString: defaultValueText(property["NSDefaultValue"], type: type),
-      allowsExternalBinaryDataStorage: attributeFlags & 1 != 0,
-      preservesValueInHistoryOnDeletion: attributeFlags & 16 != 0, derivation: derivation,
+      allowsExternalBinaryDataStorage: flags.allowsExternalStorage,
+      preservesValueInHistoryOnDeletion: flags.preservesValueInHistory, derivation: derivation,
       // A guess: no compiled model we have marks an attribute indexed.
       isIndexed: property["NSIsIndexed"] == .boolean(true),
       valueTransformerName: string(property["NSValueTransformerName"]), elements: elements)
+  }
+
+  /// An attribute's `NSFlagsKey`, as `-[NSAttributeDescription initWithCoder:]` reads it (public
+  /// decompilations of CoreData, iOS 17 and 18): 0x01 a maximum value follows (`NSMaxValueName`),
+  /// 0x02 a minimum (`NSMinValueName`), 0x04 allows external storage, 0x10 preserves its value in
+  /// history after deletion, 0x20 a file-backed future. External storage is part of the version
+  /// hash: read as 0x01, an attachment's data attribute hashed unlike Core Data's and its entity's
+  /// hash disagreed with the store's metadata.
+  struct AttributeFlags {
+    let allowsExternalStorage: Bool
+    let preservesValueInHistory: Bool
+
+    init(_ property: [String: ArchivedValue]) {
+      let word = ModelCache.integer(property["NSFlagsKey"]) ?? 0
+      // migrun before this reading wrote external storage as 0x01 with no maximum value: an archive
+      // with 0x01 and no NSMaxValueName is one of those.
+      let oldExternal = word & 0x01 != 0 && property["NSMaxValueName"] == nil
+      allowsExternalStorage = word & 0x04 != 0 || oldExternal
+      preservesValueInHistory = word & 0x10 != 0
+    }
   }
 
   /// An archived `NSDefaultValue` written the way a model file's `defaultValueString` says it.

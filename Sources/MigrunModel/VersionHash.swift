@@ -15,8 +15,9 @@ import Foundation
 /// - composite attribute `SHA256(its elements' hashes, elements in name order)` — no prefix, no type:
 ///   the composite's own name and flags are not hashed. Read off the hashes SwiftData stored in two
 ///   apps' stores (`../shared/fixtures/facts/composite-attributes.json`: 4 entities, 12 composites,
-///   each element an attribute hashed as above); a nested composite is hashed the same way (a guess:
-///   no store we know nests them)
+///   each element an attribute hashed as above); a nested composite's elements join its parent's
+///   (flattened, then sorted by name as one list) and transient elements are left out, as the
+///   decompiled `NSCompositeAttributeDescription` does (no store we know nests them)
 /// - entity `SHA256(name ‖ u8(isAbstract) ‖ parent hash? ‖ non-transient property hashes by name ‖
 ///   modifier? ‖ own uniqueness constraints joined with ".", sorted)`
 ///
@@ -97,7 +98,8 @@ struct VersionHasher {
   func attributeHash(_ attribute: Attribute) -> VersionHash {
     if attribute.type == .composite {
       var bytes = HashInput()
-      for element in attribute.elements.sorted(by: { $0.name.utf16.lexicographicallyPrecedes($1.name.utf16) }) {
+      let leaves = Self.flattenedElements(of: attribute).filter { !$0.isTransient }
+      for element in leaves.sorted(by: { $0.name.utf16.lexicographicallyPrecedes($1.name.utf16) }) {
         bytes.append(attributeHash(element).data)
       }
       return bytes.sha256()
@@ -116,6 +118,16 @@ struct VersionHasher {
     if attribute.allowsExternalBinaryDataStorage { bytes.append(UInt8(1)) }
     if attribute.preservesValueInHistoryOnDeletion { bytes.append(UInt8(1)) }
     return bytes.sha256()
+  }
+
+  /// A composite's elements with every nested composite replaced by its own elements, all the way
+  /// down: `-[NSCompositeAttributeDescription _flattenElements:]`, which its `_versionHash:inStyle:`
+  /// sorts by name and hashes leaf by leaf, leaving out transient ones (public decompilation of
+  /// CoreData, iOS 18).
+  static func flattenedElements(of composite: Attribute) -> [Attribute] {
+    composite.elements.flatMap { element in
+      element.type == .composite ? flattenedElements(of: element) : [element]
+    }
   }
 
   /// `relationship` as the entity `owner` has it (declared there or inherited).

@@ -16,6 +16,7 @@ package enum XcdatamodelReader {
   /// folder's name without its extension.
   public static func read(contentsOf url: URL, versionName: String? = nil) throws(ModelError) -> ObjectModel {
     let file = isDirectory(url) ? url.appendingPathComponent("contents") : url
+    if isDirectory(url) { try refuseXcode3Model(url) }
     let name = versionName ?? defaultVersionName(for: file)
     let data: Data
     do {
@@ -24,6 +25,22 @@ package enum XcdatamodelReader {
       throw ModelError(.unreadable, file: file.path, reason: "cannot read the model file (\(reasonText(error)))")
     }
     return try parse(data, file: file.path, versionName: name)
+  }
+
+  /// An `.xcdatamodel` folder of Xcode 3 (Core Data on iOS 3 and Mac OS X 10.5–10.6, stores of
+  /// framework 320 and near) keeps its model in `elements`, a binary keyed archive of Xcode's own
+  /// design classes, not the `contents` XML Xcode 4 writes; migrun does not read that archive (no
+  /// public description of its classes), and says so by name rather than as a folder with no model.
+  static func refuseXcode3Model(_ folder: URL) throws(ModelError) {
+    let elements = folder.appendingPathComponent("elements")
+    guard FileManager.default.fileExists(atPath: elements.path),
+      !FileManager.default.fileExists(atPath: folder.appendingPathComponent("contents").path)
+    else { return }
+    throw ModelError(
+      .notAModel, file: elements.path,
+      reason: "an Xcode 3 model (its `elements` archive, before Xcode 4's `contents` XML), which migrun does not "
+        + "read: open the model in Xcode 4 or later and save it (Xcode writes `contents`), or give its compiled "
+        + ".mom/.momd, or the store itself (its Z_MODELCACHE holds the model)")
   }
 
   /// Parses model XML; `file` only names the source in errors.

@@ -73,10 +73,25 @@ package enum StoreCheck {
       } else {
         try StoreFiles.snapshot(url, to: snapshot)
       }
-      let found = try findings(of: snapshot, bundle: bundle, externalData: ExternalData(store: url))
+      let found = try naming(url, for: snapshot) {
+        try findings(of: snapshot, bundle: bundle, externalData: ExternalData(store: url))
+      }
       return hotJournal ? [hotJournalNote(url)] + found : found
     }
     return try findings(of: url, bundle: bundle, externalData: ExternalData(store: url))
+  }
+
+  /// What `check` finds on a private copy of the store (`snapshot`) said of the user's file at
+  /// `url`: every finding's message and a store error thrown name the store, never the copy.
+  static func naming(_ url: URL, for snapshot: URL, _ body: () throws -> [Finding]) throws -> [Finding] {
+    func named(_ text: String) -> String { text.replacingOccurrences(of: snapshot.path, with: url.path) }
+    do {
+      return try body().map { Finding(kind: $0.kind, message: named($0.message), isNote: $0.isNote) }
+    } catch let error as StoreError {
+      throw StoreError(
+        error.code, file: error.file.map(named), entity: error.entity, primaryKey: error.primaryKey,
+        reason: named(error.reason), underlying: error.underlyingError)
+    }
   }
 
   /// A hot journal beside the store: a writer crashed part way through a transaction, which SQLite
@@ -179,7 +194,7 @@ package enum StoreCheck {
     let store = try SQLiteStore(url: url, model: model)
     store.externalData = externalData
     defer { try? store.close() }
-    found += store.cacheDisagreement.map { Finding(kind: "cache-disagrees-with-metadata", message: $0.description) }
+    found += store.cacheDisagreement.map { cacheDisagreement($0, modelGiven: bundle != nil) }
     for (place, count) in try store.danglingLinks().sorted(by: { $0.key < $1.key }) {
       found.append(
         Finding(kind: "link-to-no-object", message: "\(place): \(count) link\(count == 1 ? "" : "s") naming no object"))
@@ -188,7 +203,25 @@ package enum StoreCheck {
       try store.unknownEntityNumbers() + store.primaryKeysBehind() + store.indexFindings()
       + store.valuesOfAnotherType()
     found += try externalFileFindings(store)
-    return found
+    return found + store.columnsNotInModel()
+  }
+
+  /// An entity whose hash from the store's own cached model is not the one in its metadata. Core
+  /// Data opens a store by its metadata's hashes (the app's model has them), never by the cache's, so
+  /// the store opens in the app; what differs is migrun's reading of the cache — a property kind
+  /// whose hash rule it does not have, or a cache written by another build of the model.
+  static func cacheDisagreement(_ difference: EntityDifference, modelGiven: Bool) -> Finding {
+    guard case .hashDiffers(let stored, let cached) = difference.kind else {
+      return Finding(
+        kind: "cache-disagrees-with-metadata",
+        message: "\(difference.description) (the store's metadata and its cached model name other entities)")
+    }
+    return Finding(
+      kind: "cache-disagrees-with-metadata",
+      message: "\(difference.entity): the hash migrun computes from the store's cached model (\(cached.base64)) is "
+        + "not the one in its metadata (\(stored.base64)). Core Data opens a store by its metadata's hashes, so the "
+        + "app whose model wrote it opens it; the cache holds a property migrun hashes otherwise, or was written by "
+        + "another build of the model" + (modelGiven ? "" : ". Give the app's model (--model) to check against it"))
   }
 
   /// Values kept outside the store whose file is missing, and files no value names.
@@ -364,6 +397,20 @@ extension SQLiteStore {
   /// An index column expression's column alone (`ZA COLLATE BINARY ASC` → `ZA`).
   private static func bareColumn(_ expression: String) -> String {
     String(expression.split(separator: " ").first ?? "").uppercased()
+  }
+
+  /// Columns of the model's tables that the model does not have (added by hand with `ALTER TABLE`):
+  /// notes, since Core Data opens the store and neither reads nor writes them.
+  func columnsNotInModel() -> [StoreCheck.Finding] {
+    schema.extraColumns(existing: storedTables).map { table, columns in
+      let named = columns.map { "\(table).\($0)" }.joined(separator: ", ")
+      let version = model.versionName.map { "model version '\($0)'" } ?? "the model"
+      return StoreCheck.Finding(
+        kind: "column-not-in-model",
+        message: "\(named): \(columns.count == 1 ? "a column" : "columns") \(version) does not have (added by hand?); "
+          + "Core Data neither reads nor writes \(columns.count == 1 ? "it" : "them")",
+        isNote: true)
+    }
   }
 
   /// Hierarchies whose `Z_PRIMARYKEY.Z_MAX` is below the largest key their table holds: Core Data

@@ -268,6 +268,18 @@ package struct StoreSchema: Sendable {
     return problems
   }
 
+  /// Columns the model's tables have in `existing` that the model does not imply, by table (in
+  /// name order): a column added by hand with `ALTER TABLE`, which Core Data neither reads nor
+  /// writes. Tables the model does not have are not looked at.
+  public func extraColumns(existing: [String: [String]]) -> [(table: String, columns: [String])] {
+    let byName = Dictionary(existing.map { ($0.key.uppercased(), $0.value) }) { first, _ in first }
+    return tables.sorted { $0.name < $1.name }.compactMap { table in
+      let expected = Set(table.columns.map { $0.name.uppercased() })
+      let extra = (byName[table.name.uppercased()] ?? []).filter { !expected.contains($0.uppercased()) }
+      return extra.isEmpty ? nil : (table.name, extra.sorted())
+    }
+  }
+
   /// Table and column names uppercased (SQLite compares identifiers without case).
   private static func normalized(_ existing: [String: [String]]) -> [String: Set<String>] {
     Dictionary(existing.map { ($0.key.uppercased(), Set($0.value.map { $0.uppercased() })) }) { first, _ in first }

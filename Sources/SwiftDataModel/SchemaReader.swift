@@ -324,11 +324,14 @@ struct SchemaReader {
         customClassName: Self.collectionClassName(type))
     }
     guard let declared = declarations.resolve(type.trimmedDescription, in: scope) else {
+      // One of Apple's value types (Color.Resolved, CGPoint…), when the sources do not declare it.
+      if let elements = SDKValueTypes.elements(of: type) {
+        return Attribute(name: name, type: .composite, isOptional: optional, elements: elements)
+      }
       throw SourceError(
         spot: spot,
-        reason:
-          "\(owner).\(name): \(type.trimmedDescription) is not a type SwiftData stores and the sources do not declare it"
-      )
+        reason: "\(owner).\(name): \(type.trimmedDescription) is not a type SwiftData stores and is not defined in "
+          + "the sources given: give the file that declares it")
     }
     let elements = try compositeElements(of: declared, property: name, spot: spot, owner: owner, depth: 0)
     return Attribute(name: name, type: .composite, isOptional: optional, elements: elements)
@@ -367,28 +370,43 @@ struct SchemaReader {
       }
       return declared.cases.map { element($0.name, .string) }
     case .structType:
-      let scope = declared.scope + [declared.name]
       return try declared.properties.map { member in
-        // Typed as an @Model class's property is: written, or spelled by its initial value.
-        let (bare, _) = unwrapOptional(try propertyType(member, owner: declared.name))
-        if let primitive = Self.primitive(bare) { return element(member.name, primitive) }
-        if arrayElement(bare) != nil || bare.is(DictionaryTypeSyntax.self) || genericBase(bare) == "Set" {
-          return element(member.name, .binary)
-        }
-        guard let nested = declarations.resolve(bare.trimmedDescription, in: scope), !nested.isModel else {
-          throw SourceError(
-            spot: member.spot,
-            reason:
-              "\(declared.name).\(member.name): \(bare.trimmedDescription) is not a value SwiftData stores in a composite"
-          )
-        }
-        // A composite inside a composite: nested as Core Data nests them (a guess: no store shows one).
-        return element(
-          member.name, .composite,
-          elements: try compositeElements(
-            of: nested, property: member.name, spot: member.spot, owner: declared.name, depth: depth + 1))
+        try compositeElement(member, of: declared, depth: depth)
       }
     }
+  }
+
+  /// One stored property of a struct kept as a composite: an element of its primitive type, Binary
+  /// for a collection, or a composite of its own (a struct of the sources, one of Apple's value types).
+  func compositeElement(_ member: DeclaredProperty, of declared: DeclaredType, depth: Int) throws -> Attribute {
+    func element(_ type: AttributeType, elements: [Attribute] = []) -> Attribute {
+      Attribute(name: member.name, type: type, isOptional: true, renamingIdentifier: member.name, elements: elements)
+    }
+    // Typed as an @Model class's property is: written, or spelled by its initial value.
+    let (bare, _) = unwrapOptional(try propertyType(member, owner: declared.name))
+    if let primitive = Self.primitive(bare) { return element(primitive) }
+    if arrayElement(bare) != nil || bare.is(DictionaryTypeSyntax.self) || genericBase(bare) == "Set" {
+      return element(.binary)
+    }
+    let nested = declarations.resolve(bare.trimmedDescription, in: declared.scope + [declared.name])
+    if nested == nil, let elements = SDKValueTypes.elements(of: bare) { return element(.composite, elements: elements) }
+    guard let nested else {
+      throw SourceError(
+        spot: member.spot,
+        reason: "\(declared.name).\(member.name): \(bare.trimmedDescription) is not a value SwiftData stores and is "
+          + "not defined in the sources given: give the file that declares it")
+    }
+    guard !nested.isModel else {
+      throw SourceError(
+        spot: member.spot,
+        reason:
+          "\(declared.name).\(member.name): \(bare.trimmedDescription) is not a value SwiftData stores in a composite")
+    }
+    // A composite inside a composite: nested as Core Data nests them (a guess: no store shows one).
+    return element(
+      .composite,
+      elements: try compositeElements(
+        of: nested, property: member.name, spot: member.spot, owner: declared.name, depth: depth + 1))
   }
 
   static func collectionClassName(_ type: TypeSyntax) -> String {

@@ -19,6 +19,7 @@ import Testing
       let result = try MigrunProcess.run(["check", store.path] + (model.map { ["--model", $0] } ?? []))
       #expect(result.status == 0, "\(path): \(result.stdout) \(result.stderr)")
       #expect(result.stdout.hasSuffix(": clean\n"), "\(path): \(result.stdout)")
+      #expect(!result.stdout.contains("column-not-in-model"), "\(path): \(result.stdout)")
     }
   }
 
@@ -102,5 +103,46 @@ import Testing
     #expect(migrate.stderr.contains("\(store.path) is damaged"), "\(migrate.stderr)")
     #expect(!migrate.stderr.contains(".migrun-"), "\(migrate.stderr)")
     #expect(try Data(contentsOf: store) == bytes)
+  }
+
+  /// A store whose `-wal` holds transactions is checked through a private copy: every finding, and
+  /// an error, names the user's file, never the copy (`/tmp/migrun-check-…/Moody.moody.sqlite`); a
+  /// column added by hand is named as a note.
+  @Test func aStoreCheckedThroughItsWALIsNamedAsTheUsersFile() throws {
+    let folder = try TemporaryDirectory()
+    let model = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path
+    let store = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    try SQLiteShell.commitIntoWAL(
+      store, "ALTER TABLE ZMOOD ADD COLUMN ZNOTE TEXT;\nINSERT INTO ZMOOD (Z_PK, Z_ENT, Z_OPT) VALUES (900, 77, 1);\n")
+    let checked = try MigrunProcess.run(["check", store.path, "--model", model])
+    #expect(checked.status == 1, "\(checked.stdout) \(checked.stderr)")
+    #expect(!checked.stdout.contains("migrun-check-"), "\(checked.stdout)")
+    #expect(
+      checked.stdout.contains(
+        "\(store.path): note: column-not-in-model: ZMOOD.ZNOTE: a column model version 'Moody' does not have"),
+      "\(checked.stdout)")
+    #expect(checked.stdout.contains("\(store.path): unknown-entity-number"), "\(checked.stdout)")
+    let dropped = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    try SQLiteShell.commitIntoWAL(dropped, "ALTER TABLE ZMOOD DROP COLUMN ZCOLORS;\n")
+    let refused = try MigrunProcess.run(["check", dropped.path, "--model", model])
+    #expect(refused.status != 0)
+    #expect(!refused.stderr.contains("migrun-check-"), "\(refused.stderr)")
+    #expect(refused.stderr.contains(dropped.path), "\(refused.stderr)")
+  }
+
+  /// A column the model does not have is named in a store read directly too; every store of the
+  /// corpus has none.
+  @Test func aColumnAddedByHandIsNamed() throws {
+    let folder = try TemporaryDirectory()
+    let model = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path
+    let store = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
+    try makeDatabase(store, ["ALTER TABLE ZMOOD ADD COLUMN ZB TEXT", "ALTER TABLE ZMOOD ADD COLUMN ZA INTEGER"])
+    let checked = try MigrunProcess.run(["check", store.path, "--model", model])
+    #expect(checked.status == 0, "\(checked.stdout) \(checked.stderr)")
+    #expect(
+      checked.stdout.contains(
+        "note: column-not-in-model: ZMOOD.ZA, ZMOOD.ZB: columns model version 'Moody' does not have (added by hand?); "
+          + "Core Data neither reads nor writes them"), "\(checked.stdout)")
+    #expect(checked.stdout.hasSuffix(": clean\n"))
   }
 }

@@ -25,6 +25,26 @@ import Testing
     #expect(!result.stderr.contains("/contents"), "\(result.stderr)")
   }
 
+  /// An Xcode 3 model (`X.xcdatamodel/elements`, a binary archive, as stores of framework 320 come
+  /// with) is refused as that format by name, given alone or as a version of an .xcdatamodeld.
+  @Test func anXcode3ModelIsRefusedAsThatFormat() throws {
+    let folder = try TemporaryDirectory()
+    let single = try folder.folder("Old.xcdatamodel")
+    let archive = Data("bplist00".utf8) + Data(repeating: 0, count: 32)
+    try archive.write(to: single.appendingPathComponent("elements"))
+    let bundle = try folder.folder("Old.xcdatamodeld")
+    let version = try folder.folder("Old.xcdatamodeld/Old 1.xcdatamodel")
+    try archive.write(to: version.appendingPathComponent("elements"))
+    for given in [single, bundle] {
+      let result = try MigrunProcess.run(["hash", given.path])
+      #expect(result.status == 1, "\(given.lastPathComponent): \(result.stderr)")
+      #expect(
+        result.stderr.contains("elements: an Xcode 3 model (its `elements` archive, before Xcode 4's `contents` XML)"),
+        "\(given.lastPathComponent): \(result.stderr)")
+      #expect(result.stderr.contains("open the model in Xcode 4 or later and save it"), "\(result.stderr)")
+    }
+  }
+
   @Test func helpForNoCommandIsAnError() throws {
     let result = try MigrunProcess.run(["help", "nosuch"])
     #expect(result.status == 64)

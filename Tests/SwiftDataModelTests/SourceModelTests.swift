@@ -1,6 +1,7 @@
 import Foundation
 import MigrunKit
 import MigrunModel
+import MigrunStore
 import SwiftDataModel
 import TestSupport
 import Testing
@@ -84,11 +85,56 @@ import Testing
     #expect(spec.destinationEntity == "Ingredient")
   }
 
+  /// Apple's Codable value types are composites of the elements SwiftData stores for them (see
+  /// SDKValueTypes): SwiftUI's `Color.Resolved` as four Floats (the columns of a real store),
+  /// CoreGraphics' rect as its origin and size, CoreLocation's coordinate; in a struct too.
+  @Test func applesValueTypesAreCompositesOfTheirStoredElements() throws {
+    let bundle = try SwiftDataSources.bundle(
+      sources: [
+        (
+          "M.swift",
+          """
+          import SwiftUI
+          @Model class Swatch {
+            var colour: Color.Resolved
+            var frame: CGRect?
+            var pin: CoreLocation.CLLocationCoordinate2D
+            var label: Label
+          }
+          struct Label: Codable { var at: CGPoint; var text: String }
+          """
+        )
+      ], name: "Swatches")
+    let swatch = try #require(bundle.currentModel.entities.first { $0.name == "Swatch" })
+    func elements(_ name: String) -> [String: AttributeType] {
+      let attribute = swatch.attributes.first { $0.name == name }
+      #expect(attribute?.type == .composite, "\(name)")
+      return Dictionary(uniqueKeysWithValues: (attribute?.elements ?? []).map { ($0.name, $0.type) })
+    }
+    #expect(
+      elements("colour") == ["linearRed": .float, "linearGreen": .float, "linearBlue": .float, "opacity": .float])
+    #expect(elements("frame") == ["origin": .composite, "size": .composite])
+    #expect(elements("pin") == ["latitude": .double, "longitude": .double])
+    #expect(elements("label") == ["at": .composite, "text": .string])
+    let columns = try #require(
+      StoreSchema(model: bundle.currentModel).tables.first { $0.name == "ZSWATCH" }?.columns.map(\.name))
+    for column in ["ZLINEARRED", "ZLINEARGREEN", "ZLINEARBLUE", "ZOPACITY", "ZLATITUDE", "ZLONGITUDE", "ZWIDTH"] {
+      #expect(columns.contains(column), "\(columns)")
+    }
+  }
+
   /// What the text does not say is an error naming the file and line, never a guess.
   @Test func whatCannotBeReadIsAnErrorNamingFileAndLine() throws {
     let cases: [(String, String)] = [
       ("@Model class A {\n  var when = makeDate()\n}", "M.swift:2: A.when has no type"),
-      ("@Model class A {\n  var place: CLLocation\n}", "M.swift:2: A.place: CLLocation is not a type SwiftData stores"),
+      (
+        "@Model class A {\n  var place: CLLocation\n}",
+        "M.swift:2: A.place: CLLocation is not a type SwiftData stores and is not defined in the sources given"
+      ),
+      (
+        "@Model class A {\n  var tag: Tag\n}\nstruct Tag: Codable {\n  var shade: Shade\n}",
+        "M.swift:5: Tag.shade: Shade is not a value SwiftData stores and is not defined in the sources given"
+      ),
       ("@Model class A {\n  @Attribute(.fancy) var name: String\n}", "M.swift:2: A.name: @Attribute option .fancy"),
       ("@Model class A {\n  @Published var name: String\n}", "M.swift:2: A.name: @Published is not one"),
       (

@@ -245,4 +245,24 @@ import Testing
       ], versionIdentifiers: ["2.0"])
     #expect(plain.entityVersionHashes == decorated.entityVersionHashes)
   }
+
+  /// A composite nesting a composite hashes its leaves as one list in name order, transient ones left
+  /// out (`-[NSCompositeAttributeDescription _versionHash:inStyle:]` over `_flattenElements:`): the
+  /// nested composite's own hash never enters, so `colour{b, inner{a, c}, t}` hashes a, b, c.
+  @Test func aNestedCompositeHashesItsLeavesFlattenedInNameOrder() throws {
+    let inner = Attribute(
+      name: "inner", type: .composite,
+      elements: [Attribute(name: "c", type: .date), Attribute(name: "a", type: .integer32)])
+    let colour = Attribute(
+      name: "colour", type: .composite,
+      elements: [
+        Attribute(name: "b", type: .string), inner, Attribute(name: "t", type: .string, isTransient: true),
+      ])
+    let model = try ObjectModel(entities: [Entity(name: "Swatch", attributes: [colour])])
+    // 200 = 0xC8 (Integer 32), 700 = 0x02BC (String), 900 = 0x0384 (Date).
+    let a = Self.sha(Self.prefix("a", optional: false), [0xC8, 0, 0, 0])
+    let b = Self.sha(Self.prefix("b", optional: false), [0xBC, 0x02, 0, 0])
+    let c = Self.sha(Self.prefix("c", optional: false), [0x84, 0x03, 0, 0])
+    #expect(try Self.hash(model, "Swatch") == Self.sha(Self.text("Swatch"), [0x00], Self.sha(a, b, c)))
+  }
 }
