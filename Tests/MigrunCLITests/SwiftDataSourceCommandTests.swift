@@ -28,7 +28,9 @@ import Testing
     let rows = try DatabaseQueue(path: store.path).read { db in
       try Row.fetchAll(db, sql: "SELECT ZID, ZSTOREID, ZSTATUS, ZSESSIONID, ZPROMOTIONKINDSJSON FROM ZCARTMODEL")
     }
-    let original = try DatabaseQueue(path: StoreFiles.immutableURI(Fixtures.url(Self.cartStore)), configuration: Self.readOnly).read {
+    let original = try DatabaseQueue(
+      path: StoreFiles.immutableURI(Fixtures.url(Self.cartStore)), configuration: Self.readOnly
+    ).read {
       db in try Row.fetchAll(db, sql: "SELECT ZID, ZSTOREID, ZSTATUS FROM ZCARTMODEL")
     }
     #expect(rows.count == 1)

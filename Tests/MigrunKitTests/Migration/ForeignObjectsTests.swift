@@ -15,7 +15,8 @@ import Testing
   static let fixtures = "coredataplus-samplemodels/SampleModel2/Fixtures/"
 
   static func query<T: DatabaseValueConvertible>(_ url: URL, _ sql: String) throws -> [T] {
-    try DatabaseQueue(path: StoreFiles.immutableURI(url), configuration: SQLiteStore.configuration(readOnly: true)).read { db in
+    try DatabaseQueue(path: StoreFiles.immutableURI(url), configuration: SQLiteStore.configuration(readOnly: true)).read
+    { db in
       try T.fetchAll(db, sql: sql)
     }
   }
