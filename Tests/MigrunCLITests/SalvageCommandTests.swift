@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import MigrunStore
+import PropertyList
 import TestSupport
 import Testing
 
@@ -172,6 +173,35 @@ import Testing
       let check = try MigrunProcess.run(["check", out.path])
       #expect(check.status == 0, "\(fixture): \(check.stdout)")
     }
+  }
+
+  /// A store whose metadata's hashes are not its model cache's (one entity's hash changed): salvage
+  /// takes the cache's version and keeps the hashes as they were — never its own in their place, which
+  /// would make the store read as another model — and says so.
+  @Test func hashesThatAreNotTheCachesAreKeptAndNamed() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody 5.moody.sqlite", into: folder)
+    try DatabaseQueue(path: store.path).write { db in
+      let bytes = try #require(try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA"))
+      guard case .dictionary(var entries) = try PropertyListValue(decoding: Array(bytes)),
+        case .dictionary(var hashes)? = entries["NSStoreModelVersionHashes"]
+      else { throw CocoaError(.propertyListReadCorrupt) }
+      hashes["Mood"] = .data(Array(repeating: 7, count: 32))
+      entries["NSStoreModelVersionHashes"] = .dictionary(hashes)
+      try db.execute(
+        sql: "UPDATE Z_METADATA SET Z_PLIST = ?",
+        arguments: [Data(PropertyListValue.dictionary(entries).binaryEncoded())])
+    }
+    let out = folder.url.appendingPathComponent("saved.sqlite")
+    let result = try MigrunProcess.run(["salvage", store.path, "--out", out.path])
+    #expect(
+      result.stdout.contains("its hashes name another version than its model cache's, as in the store: both kept"),
+      "\(result.stdout)\(result.stderr)")
+    let hashes = try [store, out].map { url in
+      let metadata = try MigrunProcess.run(["inspect", url.path, "--json"]).jsonLine("inspect")["metadata"]
+      return (metadata as? [String: Any])?["NSStoreModelVersionHashes"] as? NSDictionary
+    }
+    #expect(hashes[0] != nil && hashes[0] == hashes[1], "\(hashes)")
   }
 
   /// A `-wal` whose last transaction was torn (its commit frame cut short): that transaction is left
