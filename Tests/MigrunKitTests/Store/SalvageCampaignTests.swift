@@ -220,19 +220,8 @@ import Testing
           }
           #expect(opt == was.map { $0 + 100 }, "\(store): the -wal's committed update is read, its torn one not")
         }
-        // With the model and without: every value written is the intact store's, nothing lost unsaid.
-        for given in [bundle, nil] {
-          let label = "\(store), \(damage.name) (\(given == nil ? "no model" : "--model"))"
-          guard
-            let salvaged = try SalvageSchemaLossTests.salvage(
-              damage.bytes, wal: damage.wal, given: given, in: folder, label: label)
-          else { continue }
-          compared +=
-            SalvageSchemaLossTests.compare(
-              intact, salvaged.objects, report: salvaged.report, rowsLost: true, exact: false, model: model,
-              label: label
-            ).written
-        }
+        compared += try Self.salvagedValues(
+          damage, of: store, intact: intact, model: model, bundle: bundle, in: folder)
         cases += 1
         kinds.insert(damage.name.split(separator: " ").prefix(2).joined(separator: " "))
       }
@@ -243,6 +232,27 @@ import Testing
         + "\(compared) objects written compared value by value with the intact store's, with the model and without")
     #expect(cases > 150 && intactRows > 100_000, "\(cases) cases, \(intactRows) rows")
     #expect(kinds.count >= 8, "\(kinds)")
+  }
+
+  /// The damaged copy salvaged with the model and without: every value written is the intact
+  /// store's, nothing lost unsaid (``SalvageSchemaLossTests/compare``). Returns the objects compared.
+  static func salvagedValues(
+    _ damage: Damage, of store: String, intact: [String: [Int64: StoredObject]], model: ObjectModel,
+    bundle: ModelBundle, in folder: TemporaryDirectory
+  ) throws -> Int {
+    var compared = 0
+    for given in [bundle, nil] {
+      let label = "\(store), \(damage.name) (\(given == nil ? "no model" : "--model"))"
+      guard
+        let salvaged = try SalvageSchemaLossTests.salvage(
+          damage.bytes, wal: damage.wal, given: given, in: folder, label: label)
+      else { continue }
+      compared +=
+        SalvageSchemaLossTests.compare(
+          intact, salvaged.objects, report: salvaged.report, rowsLost: true, exact: false, model: model, label: label
+        ).written
+    }
+    return compared
   }
 
   /// Every intact store of `../shared` salvaged gives the same export (objects, keys, versions,
