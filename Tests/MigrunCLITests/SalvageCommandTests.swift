@@ -204,27 +204,21 @@ import Testing
     #expect(hashes[0] != nil && hashes[0] == hashes[1], "\(hashes)")
   }
 
-  /// A `-wal` whose last transaction was torn (its commit frame cut short): that transaction is left
-  /// out as SQLite leaves it out, and the report names it with its frames; the one before is applied.
-  @Test func aTornWALTransactionIsLeftOutByName() throws {
+  /// A `-wal` whose last transaction was torn — its commit frame cut short, or a byte of its first
+  /// frame changed (the checksum fails) — : that transaction is left out as SQLite leaves it out, and
+  /// the report names it with its frames; the one before is applied.
+  @Test(arguments: ["cut", "changed"]) func aTornWALTransactionIsLeftOutByName(tear: String) throws {
     let folder = try TemporaryDirectory()
-    let store = try writableCopyOfFixture(Self.sampleStore, into: folder)
-    let copy = try folder.folder("copy").appendingPathComponent("torn.sqlite")
-    let queue = try DatabaseQueue(path: store.path)
-    let (sizes, pageSize) = try queue.writeWithoutTransaction { db -> ([Int], Int) in
-      try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0")
-      try db.execute(sql: "UPDATE ZPAGE SET ZNUMBER = -1 WHERE Z_PK = (SELECT min(Z_PK) FROM ZPAGE)")
-      let first = try Self.size(of: store.path + "-wal")
-      try db.execute(sql: "UPDATE ZPAGE SET ZNUMBER = -2")
-      // The store and its -wal as a crash would leave them, the connection still open.
-      try FileManager.default.copyItem(atPath: store.path, toPath: copy.path)
-      try FileManager.default.copyItem(atPath: store.path + "-wal", toPath: copy.path + "-wal")
-      return ([first, try Self.size(of: copy.path + "-wal")], try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0)
+    let (copy, sizes, frame) = try Self.walWithTwoTransactions(in: folder)
+    let handle = try FileHandle(forUpdating: URL(fileURLWithPath: copy.path + "-wal"))
+    if tear == "cut" {
+      try handle.truncate(atOffset: UInt64(sizes[1] - frame / 2))
+    } else {
+      try handle.seek(toOffset: UInt64(sizes[0] + 24 + 100))
+      let byte = try handle.read(upToCount: 1)?.first ?? 0
+      try handle.seek(toOffset: UInt64(sizes[0] + 24 + 100))
+      try handle.write(contentsOf: [byte ^ 0xFF])
     }
-    try queue.close()
-    let frame = 24 + pageSize
-    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: copy.path + "-wal"))
-    try handle.truncate(atOffset: UInt64(sizes[1] - frame / 2))
     try handle.close()
     let leftOut = (sizes[1] - sizes[0]) / frame
     #expect(leftOut > 1, "the last transaction spans several frames: \(sizes)")
@@ -233,11 +227,32 @@ import Testing
     #expect(
       result.stdout.contains(
         "the -wal's last transaction was never committed: \(leftOut) frames left out, as SQLite would"),
-      "\(result.stdout)\(result.stderr)")
+      "\(tear): \(result.stdout)\(result.stderr)")
     let numbers = try DatabaseQueue(path: out.path).read { db in
       try Int.fetchAll(db, sql: "SELECT DISTINCT ZNUMBER FROM ZPAGE WHERE ZNUMBER < 0 ORDER BY ZNUMBER")
     }
-    #expect(numbers == [-1], "the committed update applied, the torn one left out: \(numbers)")
+    #expect(numbers == [-1], "\(tear): the committed update applied, the torn one left out: \(numbers)")
+  }
+
+  /// A copy of the sample store and its `-wal` holding two committed transactions (one row's
+  /// ZNUMBER -1, then every row's -2), as a crash leaves them; the -wal's size after each, and a
+  /// frame's size.
+  static func walWithTwoTransactions(in folder: TemporaryDirectory) throws -> (URL, [Int], Int) {
+    let store = try writableCopyOfFixture(Self.sampleStore, into: folder)
+    let copy = try folder.folder("copy").appendingPathComponent("torn.sqlite")
+    let queue = try DatabaseQueue(path: store.path)
+    let (sizes, pageSize) = try queue.writeWithoutTransaction { db -> ([Int], Int) in
+      try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0")
+      try db.execute(sql: "UPDATE ZPAGE SET ZNUMBER = -1 WHERE Z_PK = (SELECT min(Z_PK) FROM ZPAGE)")
+      let first = try Self.size(of: store.path + "-wal")
+      try db.execute(sql: "UPDATE ZPAGE SET ZNUMBER = -2")
+      // Copied while the connection is open: closing would checkpoint the log into the file.
+      try FileManager.default.copyItem(atPath: store.path, toPath: copy.path)
+      try FileManager.default.copyItem(atPath: store.path + "-wal", toPath: copy.path + "-wal")
+      return ([first, try Self.size(of: copy.path + "-wal")], try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0)
+    }
+    try queue.close()
+    return (copy, sizes, 24 + pageSize)
   }
 
   static func size(of path: String) throws -> Int {
