@@ -44,6 +44,12 @@ package struct SQLiteFileImage: Sendable {
   /// Frames of the write-ahead log applied (its committed frames up to the first that does not
   /// check: a torn last frame is left out, as SQLite leaves it out).
   package let walFramesApplied: Int
+  /// Frames of the write-ahead log's last transaction, left out because it was never committed:
+  /// frames after the last commit frame, a frame whose checksum fails (torn) and those after it,
+  /// and a frame cut short by the file's end (frames of an earlier log, other salts, not counted).
+  package let walFramesLeftOut: Int
+  /// Pages the header counts that the file (with its `-wal`) does not hold: the file cut short.
+  package let pagesCutOff: Int
   /// Pages of a hot rollback journal put back (a crashed writer's uncommitted pages undone, as
   /// SQLite's rollback undoes them), and pages past the size the store had before it cut off.
   package let journalPagesRolledBack: Int
@@ -92,11 +98,22 @@ package struct SQLiteFileImage: Sendable {
     let header = journal?.originals[1].map { Data($0) } ?? bytes
     let reserved = declared != nil && header.count > 20 ? Int(header[header.startIndex + 20]) : 0
     usableSize = max(480, size - reserved)
-    (walPages, walFramesApplied) = Self.committedFrames(wal, pageSize: size)
+    (walPages, walFramesApplied, walFramesLeftOut) = Self.committedFrames(wal, pageSize: size)
     let filePages = bytes.count / size
     journalPages = journal?.originals.filter { $0.key <= (journal?.originalPageCount ?? 0) } ?? [:]
     mainPageCount = journal.map { min(filePages, $0.originalPageCount) } ?? filePages
     journalPagesRolledBack = journalPages.count + max(0, filePages - mainPageCount)
+    let counted = declared == nil ? nil : Self.pagesCounted(walPages[1].map { Data($0) } ?? header)
+    let held = max(mainPageCount, walPages.keys.max() ?? 0)
+    pagesCutOff = counted.map { max(0, $0 - held) } ?? 0
+  }
+
+  /// The pages the header counts (its in-header database size), when SQLite's rule says it holds:
+  /// non-zero and written by the same change as the change counter.
+  static func pagesCounted(_ header: Data) -> Int? {
+    let pages = Int(bigEndian(header, 28, 4))
+    guard pages > 0, bigEndian(header, 92, 4) == bigEndian(header, 24, 4) else { return nil }
+    return pages
   }
 
   /// The bytes of page `number` (1-based), or nil when the file does not hold it whole.
@@ -160,14 +177,19 @@ package struct SQLiteFileImage: Sendable {
 
   /// The write-ahead log's committed frames (page number → newest committed bytes): frames are
   /// read while their salts match the header's and their cumulative checksums check; those after
-  /// the last commit frame among them are left out.
-  static func committedFrames(_ wal: [UInt8], pageSize: Int) -> ([Int: [UInt8]], Int) {
-    guard wal.count >= 32 else { return ([:], 0) }
+  /// the last commit frame among them are left out, and counted (the third figure) with the
+  /// frames of this log's salts after a failing checksum and a frame cut short.
+  static func committedFrames(_ wal: [UInt8], pageSize: Int) -> ([Int: [UInt8]], Int, Int) {
+    guard wal.count >= 32 else { return ([:], 0, 0) }
     let magic = UInt32(bigEndian(wal, 0, 4))
-    guard magic == 0x377f_0682 || magic == 0x377f_0683, Int(bigEndian(wal, 8, 4)) == pageSize else { return ([:], 0) }
+    guard magic == 0x377f_0682 || magic == 0x377f_0683, Int(bigEndian(wal, 8, 4)) == pageSize else {
+      return ([:], 0, 0)
+    }
     let bigEndianSums = magic == 0x377f_0683
     var sums = checksum(wal[0..<24], bigEndian: bigEndianSums, start: (0, 0))
-    guard sums.0 == UInt32(bigEndian(wal, 24, 4)), sums.1 == UInt32(bigEndian(wal, 28, 4)) else { return ([:], 0) }
+    guard sums.0 == UInt32(bigEndian(wal, 24, 4)), sums.1 == UInt32(bigEndian(wal, 28, 4)) else {
+      return ([:], 0, 0)
+    }
     let salts = (bigEndian(wal, 16, 4), bigEndian(wal, 20, 4))
     var pending: [Int: [UInt8]] = [:]
     var committed: [Int: [UInt8]] = [:]
@@ -179,7 +201,7 @@ package struct SQLiteFileImage: Sendable {
       sums = checksum(wal[offset..<offset + 8], bigEndian: bigEndianSums, start: sums)
       sums = checksum(wal[offset + 24..<offset + 24 + pageSize], bigEndian: bigEndianSums, start: sums)
       guard sums.0 == UInt32(bigEndian(wal, offset + 16, 4)), sums.1 == UInt32(bigEndian(wal, offset + 20, 4)) else {
-        break
+        return (committed, applied, frames - applied + framesOfLog(wal, from: offset, pageSize: pageSize, salts: salts))
       }
       let number = Int(bigEndian(wal, offset, 4))
       guard number >= 1 else { break }  // SQLite reads a frame of page 0 as the end of the log
@@ -192,7 +214,19 @@ package struct SQLiteFileImage: Sendable {
       }
       offset += 24 + pageSize
     }
-    return (committed, applied)
+    return (committed, applied, frames - applied + framesOfLog(wal, from: offset, pageSize: pageSize, salts: salts))
+  }
+
+  /// Frames of this log (its salts) from `offset` on, a frame the file's end cuts short counted too.
+  private static func framesOfLog(_ wal: [UInt8], from offset: Int, pageSize: Int, salts: (UInt64, UInt64)) -> Int {
+    var count = 0
+    var offset = offset
+    while offset + 24 <= wal.count, bigEndian(wal, offset + 8, 4) == salts.0, bigEndian(wal, offset + 12, 4) == salts.1
+    {
+      count += 1
+      offset += 24 + pageSize
+    }
+    return count
   }
 
   /// SQLite's WAL checksum over `data` (8-byte steps), continuing from `start`.

@@ -423,14 +423,16 @@ public final class SQLiteStore: ObjectStore {
     guard !FileManager.default.fileExists(atPath: url.path) else {
       throw StoreError(.io, file: url.path, reason: "a file is already there; migrun does not overwrite it")
     }
-    let schema = StoreSchema(model: model)
+    let storeMetadata = metadata ?? StoreMetadata(model: model)
+    // The layout of the framework the metadata names (its indexes' form): the one a check of the
+    // store judges it by.
+    let schema = StoreSchema(model: model, framework: storeMetadata.frameworkVersion)
     // A derivation migrun cannot keep current, or an index it cannot write, is refused before the
     // file exists.
     let triggers = try DerivedAttributes.triggers(of: schema)
     if let first = schema.unsupported.first {
       throw StoreError(.unsupportedIndex, file: url.path, reason: first)
     }
-    let storeMetadata = metadata ?? StoreMetadata(model: model)
     let modelCache: [UInt8]
     do {
       modelCache = try model.modelCache()

@@ -5,27 +5,41 @@ import MigrunModel
 /// What salvage keeps as the store had it: the metadata, `Z_PRIMARYKEY`'s rows beyond the model's
 /// entities, and the rows whose columns no proof placed (set aside whole).
 extension Salvage {
-  /// The store's own metadata, as it was: its UUID, hashes, identifiers, digest, checksum and every
-  /// other key. Only what the new file's layout needs is changed, each change named in the report:
-  /// the framework version (the layout written is today's, and checks judge a store by it), and —
-  /// when the version came from elsewhere than its hashes — the hashes of the version written.
+  /// The store's own metadata, as it was: its UUID, hashes, identifiers, digest, checksum, framework
+  /// version and every other key (the new file is laid out as that framework lays it out). Hashes
+  /// that are not the version written's — the version came from its model cache, which disagrees
+  /// with them as it did in the store — are kept too, and named in the report.
   static func keptMetadata(
     _ found: StoreMetadata?, model: ObjectModel, report: inout SalvageReport
   ) -> StoreMetadata? {
-    guard var metadata = found else { return nil }
+    guard let metadata = found else { return nil }
     if metadata.versionHashes != model.entityVersionHashes {
-      let framework = metadata.frameworkVersion
-      metadata = metadata.describing(model)
-      metadata.frameworkVersion = framework
-      report.metadataAdded.append("the version hashes, identifiers, digest and checksum of \(report.version)")
-    }
-    if metadata.frameworkVersion != StoreMetadata.frameworkVersionWritten {
-      let was = metadata.frameworkVersion.map { "\($0)" } ?? "none"
-      metadata.frameworkVersion = StoreMetadata.frameworkVersionWritten
-      report.metadataAdded.append(
-        "framework version \(StoreMetadata.frameworkVersionWritten) (was \(was): the layout written is today's)")
+      report.metadataNotes.append(
+        "its hashes name another version than its model cache's, as in the store: both kept as they were")
     }
     return metadata
+  }
+
+  /// The model the new file is laid out by: the store's own model cache's when it survived and is
+  /// the version written (its hashes): its indexes as the store had them, beside its bytes, kept
+  /// (``keepModelCache``); else the version's.
+  static func layoutModel(_ read: SalvageRead, model: ObjectModel) -> ObjectModel {
+    guard read.cachedModelBytes != nil, let cached = read.cachedModel,
+      cached.entityVersionHashes == model.entityVersionHashes
+    else { return model }
+    return cached
+  }
+
+  /// The store's own model cache, as its bytes were, where it survived and is a model — beside the
+  /// store's own metadata, or the version written (else the one written from the model stays).
+  static func keepModelCache(
+    _ read: SalvageRead, model: ObjectModel, db: Database, report: inout SalvageReport
+  ) throws {
+    guard let bytes = read.cachedModelBytes,
+      read.metadata != nil || read.cachedModel?.entityVersionHashes == model.entityVersionHashes
+    else { return }
+    try db.execute(sql: "UPDATE Z_MODELCACHE SET Z_CONTENT = ?", arguments: [Data(bytes)])
+    report.modelCacheFromStore = true
   }
 
   /// Rows whose columns no proof placed, each entity's in `MIGRUN_SETASIDE_<ENTITY>` (by its

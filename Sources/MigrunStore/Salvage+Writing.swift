@@ -5,7 +5,7 @@ import MigrunModel
 /// What `migrun salvage` saved and what it could not: per entity, rows read, written, set aside and
 /// known to have existed but not recovered; the repairs it made; what a check of the new store says.
 package struct SalvageReport: Sendable, Encodable {
-  package struct EntityCounts: Sendable, Encodable, Equatable {
+  package struct EntityCounts: Sendable, Encodable, Hashable {
     /// Rows of the entity read from the damaged file.
     package var read = 0
     /// Rows written to the new store.
@@ -17,6 +17,15 @@ package struct SalvageReport: Sendable, Encodable {
     package var setAside = 0
     /// Links to objects not recovered, cleared or removed, by relationship.
     package var linksLost: [String: Int] = [:]
+    /// Objects known to have existed that the new store lacks, each once: keys the unreadable
+    /// pages' ranges held that no row was recovered for (a hierarchy's counted under its root
+    /// entity unless a link names the entity), and objects other rows name (``missing``).
+    package var lost = 0
+    /// Their keys, as ranges (`[first, last]` in JSON).
+    package var lostKeys: [ClosedRange<Int64>] = []
+    /// Unreadable pages of the entity's table whose keys no neighbour bounds: their objects are
+    /// lost, and not counted in ``lost``.
+    package var pagesLostUncounted = 0
   }
 
   package var version: String
@@ -30,8 +39,10 @@ package struct SalvageReport: Sendable, Encodable {
   package var valuesLeft: [String: Int] = [:]
   /// Tables of rows set aside whole, their columns not proven (the schema lost), by table.
   package var unplacedTables: [String: Int] = [:]
-  /// What salvage wrote into the metadata that the store's own did not say (empty: the store's own).
-  package var metadataAdded: [String] = []
+  /// What a reader of the kept metadata should know (empty: the store's own, nothing to say).
+  package var metadataNotes: [String] = []
+  /// Whether `Z_MODELCACHE` holds the store's own bytes (else written from the model: the store's was lost).
+  package var modelCacheFromStore = false
   /// `Z_PRIMARYKEY` rows of the store's own beyond the model's entities (persistent history's), carried.
   package var primaryKeysCarried = 0
   /// Triggers and views of the store's own made again in the new store.
@@ -44,6 +55,8 @@ package struct SalvageReport: Sendable, Encodable {
   package var unreadablePages = 0
   /// Per table, keys the unreadable pages held that no row was recovered for: rows known lost.
   package var keysLost: [String: Int] = [:]
+  /// Rows known lost of tables that hold no entity (the store's own, join tables), by table.
+  package var otherRowsLost: [String: Int] = [:]
   package var badCells = 0
   package var unassignedRows = 0
   package var danglingKeysCleared = 0
@@ -57,6 +70,10 @@ package struct SalvageReport: Sendable, Encodable {
   package var schemaFound = true
   package var headerIntact = true
   package var walFramesApplied = 0
+  /// Frames of the -wal's last transaction, never committed (or torn), left out as SQLite would.
+  package var walFramesLeftOut = 0
+  /// Pages the header counts that the file does not hold (cut short): what they held is lost, uncounted.
+  package var pagesCutOff = 0
   /// Pages a hot `-journal` put back (``SQLiteFileImage/journalPagesRolledBack``): the store as
   /// its last committed transaction left it, a crashed writer's uncommitted changes undone.
   package var journalPagesRolledBack = 0
@@ -69,24 +86,55 @@ package struct SalvageReport: Sendable, Encodable {
     let objects = entities.values.reduce(0) { $0 + $1.written }
     let others = otherTables.values.reduce(0, +)
     let aside = unplacedTables.values.reduce(0, +) + setAside.values.reduce(0, +) + rowsOfNoTable
-    let missing = entities.values.reduce(0) { $0 + $1.missing }
     let links = entities.values.reduce(0) { $0 + $1.linksLost.values.reduce(0, +) }
     var parts = ["\(objects) objects of \(entities.values.filter { $0.written > 0 }.count) entities"]
     if others > 0 { parts.append("\(others) rows of the store's own tables") }
     if aside > 0 { parts.append("\(aside) rows set aside") }
-    let keys = keysLost.values.reduce(0, +)
-    if keys > 0 { parts.append("\(keys) objects known lost on \(unreadablePages) unreadable pages") }
-    if missing > 0 { parts.append("\(missing) objects named by others not recovered") }
+    let lostObjects = entities.filter { $0.value.lost > 0 }.sorted { $0.key < $1.key }
+    if !lostObjects.isEmpty {
+      let total = lostObjects.reduce(0) { $0 + $1.value.lost }
+      parts.append(
+        "\(total) objects lost (" + lostObjects.map { "\($0.key) \($0.value.lost)" }.joined(separator: ", ") + ")")
+    }
+    let uncounted = entities.values.reduce(0) { $0 + $1.pagesLostUncounted }
+    if uncounted > 0 { parts.append("objects of \(uncounted) unreadable pages lost, uncounted") }
+    if pagesCutOff > 0 { parts.append("the file cut short: what \(pagesCutOff) pages held lost, uncounted") }
+    let rows = otherRowsLost.values.reduce(0, +)
+    if rows > 0 { parts.append("\(rows) rows of tables of no entity lost") }
     if links > 0 { parts.append("\(links) links lost") }
     return parts.joined(separator: "; ")
   }
 
+  /// Keys as ranges: `1, 2, 3, 7` → `1...3, 7...7`.
+  static func ranges(_ keys: [Int64]) -> [ClosedRange<Int64>] {
+    var ranges: [ClosedRange<Int64>] = []
+    for key in keys.sorted() {
+      if let last = ranges.last, key == last.upperBound + 1 {
+        ranges[ranges.count - 1] = last.lowerBound...key
+      } else if ranges.last?.contains(key) != true {
+        ranges.append(key...key)
+      }
+    }
+    return ranges
+  }
+
   /// Whether anything the damaged file held is known not to be in the new store.
   package var lost: Bool {
-    unreadablePages > 0 || badCells > 0 || unassignedRows > 0 || !metadataFromStore || !valuesLeft.isEmpty
+    unreadablePages > 0 || badCells > 0 || unassignedRows > 0 || pagesCutOff > 0 || !metadataFromStore
+      || !valuesLeft.isEmpty
       || !notCarried.isEmpty
       || entities.values.contains { $0.missing > 0 || $0.setAside > 0 } || !unplacedTables.isEmpty
   }
+}
+
+/// The figures `check`'s dry run and salvage both give: the summary line and each entity's counts.
+package struct SalvageFigures: Sendable, Encodable, Hashable {
+  package var summary: String
+  package var entities: [String: SalvageReport.EntityCounts]
+}
+
+extension SalvageReport {
+  package var figures: SalvageFigures { SalvageFigures(summary: summary, entities: entities) }
 }
 
 /// Salvage: a damaged store's readable rows written into a new store of the same model version, laid
@@ -115,13 +163,18 @@ package enum Salvage {
     report.schemaFound = read.schemaFound
     report.headerIntact = read.headerIntact
     report.walFramesApplied = read.walFramesApplied
+    report.walFramesLeftOut = read.walFramesLeftOut
+    report.pagesCutOff = read.pagesCutOff
     report.journalPagesRolledBack = read.journalPagesRolledBack
     let metadata = keptMetadata(read.metadata, model: model, report: &report)
     report.metadataFromStore = metadata != nil
-    try SQLiteStore.create(at: target, model: model, metadata: metadata ?? StoreMetadata(model: model)).close()
-    let schema = StoreSchema(model: model)
+    let written = metadata ?? StoreMetadata(model: model)
+    let layout = layoutModel(read, model: model)
+    try SQLiteStore.create(at: target, model: layout, metadata: written).close()
+    let schema = StoreSchema(model: layout, framework: written.frameworkVersion)
     let queue = try DatabaseQueue(path: target.path, configuration: SQLiteStore.configuration(readOnly: false))
     try queue.write { db in
+      try keepModelCache(read, model: model, db: db, report: &report)
       try insertRows(read, schema: schema, db: db, report: &report)
       try setAside(read.unassigned, db: db)
       report.rowsOfNoTable = read.unassigned.count
@@ -302,58 +355,114 @@ extension SalvageRead.Table {
 extension Salvage {
   /// The repairs, each counted: to-one keys naming no object cleared (or kept, with
   /// ``Options/keepDanglingKeys``), join rows whose ends are gone removed, `Z_MAX` raised to the
-  /// largest key; the objects named but not recovered counted per entity as missing.
+  /// largest key; the objects named but not recovered counted per entity as missing, and with the
+  /// keys the unreadable pages held, as lost.
   static func repair(
     _ schema: StoreSchema, read: SalvageRead, db: Database, options: Options, report: inout SalvageReport
   ) throws {
-    func existing(_ entity: String) -> String? {
-      schema.layout(of: entity).map { "SELECT Z_PK FROM \($0.table) WHERE \(schema.rowPredicate($0))" }
-    }
+    var named: [String: Set<Int64>] = [:]
     var done = Set<String>()
     for layout in schema.entities {
       for (name, storage) in layout.properties.sorted(by: { $0.key < $1.key }) {
+        guard let destination = destination(of: name, in: layout, schema: schema) else { continue }
         switch storage {
         case .toOne(let key, let entity, let order):
-          guard done.insert("\(layout.table).\(key.name)").inserted,
-            let destination = destination(of: name, in: layout, schema: schema), let targets = existing(destination)
-          else { continue }
-          let condition = "\(key.name) IS NOT NULL AND \(key.name) NOT IN (\(targets))"
-          let missing =
-            try Int.fetchOne(db, sql: "SELECT count(DISTINCT \(key.name)) FROM \(layout.table) WHERE \(condition)") ?? 0
-          guard missing > 0 else { continue }
-          report.entities[destination, default: .init()].missing += missing
-          if options.keepDanglingKeys {
-            report.danglingKeysKept +=
-              try Int.fetchOne(db, sql: "SELECT count(*) FROM \(layout.table) WHERE \(condition)") ?? 0
-            continue
-          }
-          let cleared = ([key] + [entity, order].compactMap { $0 }).map { "\($0.name) = NULL" }.joined(separator: ", ")
-          try db.execute(sql: "UPDATE \(layout.table) SET \(cleared) WHERE \(condition)")
-          report.danglingKeysCleared += db.changesCount
-          report.entities[layout.name, default: .init()].linksLost[name, default: 0] += db.changesCount
+          guard done.insert("\(layout.table).\(key.name)").inserted else { continue }
+          let keys = try clearDangling(
+            layout, name, columns: [key] + [entity, order].compactMap { $0 }, destination: destination,
+            schema: schema, db: db, options: options, report: &report)
+          named[destination, default: []].formUnion(keys)
         case .manyToMany(let table, let own, let other, _):
-          guard done.insert(table).inserted, let destination = destination(of: name, in: layout, schema: schema),
-            let owners = existing(layout.name), let targets = existing(destination)
-          else { continue }
-          let missingOwners =
-            try Int.fetchOne(db, sql: "SELECT count(DISTINCT \(own)) FROM \(table) WHERE \(own) NOT IN (\(owners))")
-            ?? 0
-          let missingTargets =
-            try Int.fetchOne(
-              db, sql: "SELECT count(DISTINCT \(other)) FROM \(table) WHERE \(other) NOT IN (\(targets))") ?? 0
-          report.entities[layout.name, default: .init()].missing += missingOwners
-          report.entities[destination, default: .init()].missing += missingTargets
-          try db.execute(sql: "DELETE FROM \(table) WHERE \(own) NOT IN (\(owners)) OR \(other) NOT IN (\(targets))")
-          report.joinRowsRemoved += db.changesCount
-          if db.changesCount > 0 {
-            report.entities[layout.name, default: .init()].linksLost[name, default: 0] += db.changesCount
-          }
+          guard done.insert(table).inserted else { continue }
+          let (owners, targets) = try removeJoinRows(
+            layout, name, join: (table, own, other), destination: destination, schema: schema, db: db,
+            report: &report)
+          named[layout.name, default: []].formUnion(owners)
+          named[destination, default: []].formUnion(targets)
         default: continue
         }
       }
     }
     report.orderPositionsRenumbered = try renumberOrders(schema, db: db)
     try raiseMaxKeys(schema, recorded: read.maxKeys, db: db, report: &report)
+    countLost(schema, read: read, named: named, report: &report)
+  }
+
+  /// The rows of the entity its table's key named: the query of the keys that exist.
+  private static func existing(_ entity: String, _ schema: StoreSchema) -> String? {
+    schema.layout(of: entity).map { "SELECT Z_PK FROM \($0.table) WHERE \(schema.rowPredicate($0))" }
+  }
+
+  /// A to-one's keys naming no object of `destination`: cleared (with the columns that go with the
+  /// key) or kept, each counted. Returns the keys named.
+  private static func clearDangling(
+    _ layout: StoreSchema.EntityLayout, _ name: String, columns: [StoreSchema.Column], destination: String,
+    schema: StoreSchema, db: Database, options: Options, report: inout SalvageReport
+  ) throws -> [Int64] {
+    guard let key = columns.first, let targets = existing(destination, schema) else { return [] }
+    let condition = "\(key.name) IS NOT NULL AND \(key.name) NOT IN (\(targets))"
+    let keys = try Int64.fetchAll(db, sql: "SELECT DISTINCT \(key.name) FROM \(layout.table) WHERE \(condition)")
+    guard !keys.isEmpty else { return [] }
+    report.entities[destination, default: .init()].missing += keys.count
+    if options.keepDanglingKeys {
+      report.danglingKeysKept +=
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(layout.table) WHERE \(condition)") ?? 0
+      return keys
+    }
+    let cleared = columns.map { "\($0.name) = NULL" }.joined(separator: ", ")
+    try db.execute(sql: "UPDATE \(layout.table) SET \(cleared) WHERE \(condition)")
+    report.danglingKeysCleared += db.changesCount
+    report.entities[layout.name, default: .init()].linksLost[name, default: 0] += db.changesCount
+    return keys
+  }
+
+  /// A many-to-many's join rows whose owner or destination is gone, removed and counted. Returns the
+  /// owners' and destinations' keys named.
+  private static func removeJoinRows(
+    _ layout: StoreSchema.EntityLayout, _ name: String, join: (table: String, own: String, other: String),
+    destination: String, schema: StoreSchema, db: Database, report: inout SalvageReport
+  ) throws -> ([Int64], [Int64]) {
+    guard let owners = existing(layout.name, schema), let targets = existing(destination, schema) else {
+      return ([], [])
+    }
+    let (table, own, other) = join
+    let missingOwners = try Int64.fetchAll(
+      db, sql: "SELECT DISTINCT \(own) FROM \(table) WHERE \(own) NOT IN (\(owners))")
+    let missingTargets = try Int64.fetchAll(
+      db, sql: "SELECT DISTINCT \(other) FROM \(table) WHERE \(other) NOT IN (\(targets))")
+    report.entities[layout.name, default: .init()].missing += missingOwners.count
+    report.entities[destination, default: .init()].missing += missingTargets.count
+    try db.execute(sql: "DELETE FROM \(table) WHERE \(own) NOT IN (\(owners)) OR \(other) NOT IN (\(targets))")
+    report.joinRowsRemoved += db.changesCount
+    if db.changesCount > 0 {
+      report.entities[layout.name, default: .init()].linksLost[name, default: 0] += db.changesCount
+    }
+    return (missingOwners, missingTargets)
+  }
+
+  /// Each entity's objects lost, each once, with their keys: those other rows name (`named`, by
+  /// entity) and those the unreadable pages' ranges held (under the table's root entity unless a
+  /// link names them); rows set aside are not lost. Tables of no entity: their rows lost by table.
+  private static func countLost(
+    _ schema: StoreSchema, read: SalvageRead, named: [String: Set<Int64>], report: inout SalvageReport
+  ) {
+    var lost = named
+    for table in read.tables.values {
+      let layouts = schema.entities.filter { $0.table.uppercased() == table.name.uppercased() }
+      guard let root = layouts.first(where: { $0.superNumber == 0 }) ?? layouts.first else {
+        if table.keysLost > 0 { report.otherRowsLost[table.name] = table.keysLost }
+        continue
+      }
+      let claimed = layouts.reduce(into: Set<Int64>()) { $0.formUnion(named[$1.name] ?? []) }
+      lost[root.name, default: []].formUnion(table.lostKeys.filter { !claimed.contains($0) })
+      report.entities[root.name, default: .init()].pagesLostUncounted += table.uncountedRanges
+    }
+    let aside = Set(read.tables.values.flatMap(\.setAside.keys))
+    for (entity, keys) in lost where !keys.isEmpty {
+      let kept = keys.filter { !aside.contains($0) }
+      report.entities[entity, default: .init()].lost = kept.count
+      report.entities[entity, default: .init()].lostKeys = SalvageReport.ranges(Array(kept))
+    }
   }
 
   /// Each entity's `Z_PRIMARYKEY.Z_MAX`: the recorded one, raised for a hierarchy's root to its
@@ -421,6 +530,17 @@ extension Salvage {
 }
 
 extension Salvage {
+  /// The version and what the file holds, as salvage and `check`'s dry run both read it: a first
+  /// look without a model finds the version; the file is read again with it only when that look
+  /// left rows it could not place (the version's entity numbers or, the schema lost, its tables
+  /// place them).
+  package static func read(_ url: URL, bundle: ModelBundle?) throws -> (ObjectModel, SalvageRead) {
+    let first = try SalvageRead(url: url, model: nil)
+    let version = try version(of: url, first: first, bundle: bundle)
+    if first.schemaFound && first.unassigned.isEmpty { return (version, first) }
+    return (version, try SalvageRead(url: url, model: version))
+  }
+
   /// The model version the damaged store was written with: the one its surviving metadata's hashes
   /// name (in `bundle`, else its surviving model cache); without metadata, the cache; without
   /// either, the version of `bundle` whose tables and columns the surviving schema has, or — the

@@ -37,15 +37,22 @@ package struct SalvageRead: Sendable {
 
     /// Keys the unreadable pages' ranges hold that no row was recovered for: rows known to have
     /// existed (ranges open at either end are left uncounted, and at most 1,000,000 keys are looked at).
-    package var keysLost: Int {
+    package var keysLost: Int { lostKeys.count }
+
+    /// Unreadable pages whose keys no neighbour bounds (at either end of the tree): their rows are
+    /// lost and not counted.
+    package var uncountedRanges: Int { lostRanges.filter { $0.after == nil || $0.upTo == nil }.count }
+
+    /// The keys themselves (see ``keysLost``), in order; rows set aside are not lost.
+    package var lostKeys: [Int64] {
       var budget: Int64 = 1_000_000
-      var lost = 0
+      var lost: [Int64] = []
       for range in lostRanges {
         guard let after = range.after, let upTo = range.upTo, upTo > after, upTo - after <= budget else { continue }
         budget -= upTo - after
-        lost += (after + 1...upTo).filter { !rowids.contains($0) }.count
+        lost += (after + 1...upTo).filter { !rowids.contains($0) && setAside[$0] == nil }
       }
-      return lost
+      return Array(Set(lost)).sorted()
     }
   }
 
@@ -59,6 +66,8 @@ package struct SalvageRead: Sendable {
   package var others: [(type: String, name: String, sql: String)] = []
   package var metadata: StoreMetadata?
   package var cachedModel: ObjectModel?
+  /// `Z_MODELCACHE`'s bytes as the store held them, when they survived and are a model.
+  package var cachedModelBytes: [UInt8]?
   /// Whether `sqlite_master` was read (else tables and columns come from the model).
   package var schemaFound = false
   /// Cells on leaves no walk reached that did not parse.
@@ -70,6 +79,10 @@ package struct SalvageRead: Sendable {
   package var pageCount = 0
   package var headerIntact = true
   package var walFramesApplied = 0
+  /// The -wal's frames of a transaction never committed, left out as SQLite leaves them out.
+  package var walFramesLeftOut: Int { image.walFramesLeftOut }
+  /// Pages the header counts that the file does not hold (cut short): what they held is lost.
+  package var pagesCutOff: Int { image.pagesCutOff }
   /// Pages a hot `-journal` put back: a crashed writer's uncommitted changes undone.
   package var journalPagesRolledBack = 0
 
@@ -115,7 +128,7 @@ package struct SalvageRead: Sendable {
   package var unreadablePages: Int { tables.values.reduce(0) { $0 + $1.unreadablePages } }
   /// Whether anything the file held is known not to have been read.
   package var lostSomething: Bool {
-    unreadablePages > 0 || unassignedRows > 0 || tables.values.contains { $0.badCells > 0 }
+    unreadablePages > 0 || unassignedRows > 0 || pagesCutOff > 0 || tables.values.contains { $0.badCells > 0 }
   }
 }
 
@@ -177,7 +190,7 @@ extension SalvageRead {
     adoptOrphans(image, claimed: claimed, model: model)
     if !schemaFound, let model { placeBySchemaLost(model) }
     metadata = metadata(in: tables["Z_METADATA"])
-    cachedModel = cachedModel(in: tables["Z_MODELCACHE"])
+    (cachedModel, cachedModelBytes) = cachedModel(in: tables["Z_MODELCACHE"])
   }
 
   /// Whether a row is one of sqlite_master's (`type, name, tbl_name, rootpage, sql`).
@@ -373,13 +386,13 @@ extension SalvageRead {
     return nil
   }
 
-  private func cachedModel(in table: Table?) -> ObjectModel? {
-    guard let table, let column = table.columns.firstIndex(of: "Z_CONTENT") else { return nil }
+  private func cachedModel(in table: Table?) -> (ObjectModel?, [UInt8]?) {
+    guard let table, let column = table.columns.firstIndex(of: "Z_CONTENT") else { return (nil, nil) }
     for values in rows(of: table).map(\.1) where column < values.count {
       if case .blob(let bytes) = values[column], let model = try? ModelCache.model(fromCompressed: bytes) {
-        return model
+        return (model, bytes)
       }
     }
-    return nil
+    return (nil, nil)
   }
 }

@@ -21,6 +21,8 @@ package enum StoreCheck {
     public let message: String
     /// What Core Data itself leaves so and a user may want to know, not damage: the store stays clean.
     public var isNote: Bool = false
+    /// For the `salvage` note: the figures its dry run gives (those salvage then writes).
+    package var salvage: SalvageFigures? = nil
     public var description: String { "\(isNote ? "note: " : "")\(kind): \(message)" }
   }
 
@@ -105,20 +107,22 @@ package enum StoreCheck {
       isNote: true)
   }
 
-  /// For a file SQLite calls damaged: what `migrun salvage` would keep — a dry run, the file read
-  /// page by page and nothing written.
+  /// For a file SQLite calls damaged: what `migrun salvage` would write — salvage itself, read as
+  /// salvage reads (``Salvage/read(_:bundle:)``) and written to a scratch folder thrown away: the
+  /// figures are the ones salvage then writes.
   static func salvageNote(_ url: URL, bundle: ModelBundle?) -> Finding? {
-    guard let first = try? SalvageRead(url: url, model: nil) else { return nil }
-    let version = try? Salvage.version(of: url, first: first, bundle: bundle)
-    guard let version, let read = try? SalvageRead(url: url, model: version) else {
+    let version: ObjectModel
+    let read: SalvageRead
+    do {
+      (version, read) = try Salvage.read(url, bundle: bundle)
+    } catch {
+      guard let first = try? SalvageRead(url: url, model: nil) else { return nil }
       return Finding(
         kind: "salvage",
         message: "`migrun salvage \(url.lastPathComponent) --out NEW` would keep \(first.rowCount) rows of "
           + "\(first.tables.count) tables; its model is unreadable: give --model",
         isNote: true)
     }
-    // The dry run is salvage itself, written to a scratch folder and thrown away: the figures are
-    // the ones salvage then writes.
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-dry-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: scratch) }
     guard (try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)) != nil,
@@ -126,7 +130,7 @@ package enum StoreCheck {
     else { return nil }
     return Finding(
       kind: "salvage", message: "`migrun salvage \(url.lastPathComponent) --out NEW` would write " + report.summary,
-      isNote: true)
+      isNote: true, salvage: report.figures)
   }
 
   /// An XML or binary store's damage: a file Core Data could not load (cut short, an object or link

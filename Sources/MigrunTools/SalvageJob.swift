@@ -33,7 +33,7 @@ package struct SalvageJob {
     // store open could change them under it, and a writer's pages are not yet the store's.
     try StoreUse.waitUntilFree(url, wait: StoreUse.readWait)
     let bundle = try modelOrProject(model).map { try loadModel(URL(fileURLWithPath: $0)) }
-    let (version, read) = try Self.read(url, bundle: bundle)
+    let (version, read) = try Salvage.read(url, bundle: bundle)
     var written: SalvageReport?
     var support: URL?
     do {
@@ -62,16 +62,6 @@ package struct SalvageJob {
     return output
   }
 
-  /// The version and what the file holds: a first look without a model finds the version; the file
-  /// is read again with it only when that look left rows it could not place (the version's entity
-  /// numbers or, the schema lost, its tables place them).
-  static func read(_ url: URL, bundle: ModelBundle?) throws -> (ObjectModel, SalvageRead) {
-    let first = try SalvageRead(url: url, model: nil)
-    let version = try Salvage.version(of: url, first: first, bundle: bundle)
-    if first.schemaFound && first.unassigned.isEmpty { return (version, first) }
-    return (version, try SalvageRead(url: url, model: version))
-  }
-
   /// The report as text: what was written, per entity; the repairs; what was lost.
   static func lines(_ report: SalvageReport, store: URL, out: URL) -> [String] {
     var lines = [
@@ -79,8 +69,10 @@ package struct SalvageJob {
     ]
     let width = report.entities.keys.map(\.count).max() ?? 0
     for (name, counts) in report.entities.sorted(by: { $0.key < $1.key })
-    where counts.read + counts.missing + counts.setAside > 0 {
-      lines.append("  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  " + Self.entityLine(counts))
+    where counts.read + counts.written + counts.lost + counts.setAside + counts.pagesLostUncounted > 0 {
+      lines.append(
+        "  \((name + ":").padding(toLength: width + 1, withPad: " ", startingAt: 0))  "
+          + Self.entityLine(counts, of: name))
     }
     for (table, count) in report.otherTables.sorted(by: { $0.key < $1.key }) {
       lines.append("  \(table) (the store's own table): \(count) rows")
@@ -99,20 +91,9 @@ package struct SalvageJob {
         "  \(count) rows of \(table) set aside in MIGRUN_SALVAGED_\(table): their Z_ENT names no entity of the table, "
           + "or a uniqueness constraint refused them")
     }
-    lines.append("Repairs: " + repairs(report).joined(separator: "; "))
-    var read = ["\(report.headerIntact ? "header intact" : "header damaged: page size found from the pages")"]
-    if !report.schemaFound { read.append("schema lost: tables laid out from the model") }
-    if report.walFramesApplied > 0 { read.append("\(report.walFramesApplied) committed frames of the -wal applied") }
-    if report.journalPagesRolledBack > 0 {
-      read.append(
-        "hot -journal rolled back: \(report.journalPagesRolledBack) pages a crashed writer changed but never committed "
-          + "put back as its last commit left them (as SQLite would)")
-    }
-    if !report.metadataFromStore { read.append("metadata lost: new metadata (a new UUID) for the model") }
-    if !report.metadataAdded.isEmpty {
-      read.append("the store's own metadata kept, salvage setting " + report.metadataAdded.joined(separator: " and "))
-    }
-    lines.append("Read: " + read.joined(separator: "; "))
+    let repairs = repairs(report)
+    lines.append("Repairs: " + (repairs.isEmpty ? "none" : repairs.joined(separator: "; ")))
+    lines.append("Read: " + Self.read(report).joined(separator: "; "))
     lines.append(
       report.lost
         ? "Lost: " + lost(report).joined(separator: "; ") : "Nothing lost: every row the file held is in the new store."
@@ -126,14 +107,52 @@ package struct SalvageJob {
 }
 
 extension SalvageJob {
-  /// One entity's figures: objects read and written, named but lost, set aside, links lost.
-  static func entityLine(_ counts: SalvageReport.EntityCounts) -> String {
-    var line = "read \(counts.read), written \(counts.written)"
-    if counts.missing > 0 { line += ", \(counts.missing) named by other objects but not recovered" }
-    if counts.setAside > 0 { line += ", \(counts.setAside) set aside (columns not proven)" }
-    let links = counts.linksLost.sorted { $0.key < $1.key }.map { "\($0.value) of \($0.key)" }
-    if !links.isEmpty { line += ", links lost: " + links.joined(separator: ", ") }
-    return line
+  /// One entity's figures: objects written, lost with their keys, set aside; links lost by
+  /// relationship.
+  static func entityLine(_ counts: SalvageReport.EntityCounts, of entity: String) -> String {
+    var parts = ["\(counts.written) written"]
+    if counts.lost > 0 { parts.append(objectsLost(counts, as: "lost")) }
+    if counts.pagesLostUncounted > 0 {
+      parts.append("the objects of \(counts.pagesLostUncounted) unreadable pages lost (their keys not known)")
+    }
+    if counts.setAside > 0 { parts.append("\(counts.setAside) set aside (columns not proven)") }
+    let links = counts.linksLost.sorted { $0.key < $1.key }.map { "\(entity).\($0.key) \($0.value)" }
+    if !links.isEmpty { parts.append("links lost: " + links.joined(separator: ", ")) }
+    return parts.joined(separator: ", ")
+  }
+
+  /// `12 lost (keys 1041–1052)`: at most ten ranges named (`--json` has them all).
+  static func objectsLost(_ counts: SalvageReport.EntityCounts, as noun: String) -> String {
+    var keys = counts.lostKeys.prefix(10).map {
+      $0.lowerBound == $0.upperBound ? "\($0.lowerBound)" : "\($0.lowerBound)–\($0.upperBound)"
+    }
+    if counts.lostKeys.count > 10 { keys.append("… \(counts.lostKeys.count - 10) ranges more") }
+    let named = counts.missing > 0 ? "; \(counts.missing) of them named by other objects" : ""
+    return "\(counts.lost) \(noun) (keys \(keys.joined(separator: ", "))\(named))"
+  }
+
+  /// How the file was read: its header, schema, `-wal`, hot journal, metadata and model cache.
+  static func read(_ report: SalvageReport) -> [String] {
+    var read = ["\(report.headerIntact ? "header intact" : "header damaged: page size found from the pages")"]
+    if !report.schemaFound { read.append("schema lost: tables laid out from the model") }
+    if report.walFramesApplied > 0 { read.append("\(report.walFramesApplied) committed frames of the -wal applied") }
+    if report.walFramesLeftOut > 0 {
+      read.append(
+        "the -wal's last transaction was never committed: \(report.walFramesLeftOut) frames left out, as SQLite would")
+    }
+    if report.journalPagesRolledBack > 0 {
+      read.append(
+        "hot -journal rolled back: \(report.journalPagesRolledBack) pages a crashed writer changed but never committed "
+          + "put back as its last commit left them (as SQLite would)")
+    }
+    read.append(
+      report.metadataFromStore
+        ? "the store's own metadata kept as it was" + report.metadataNotes.map { " (\($0))" }.joined()
+        : "metadata lost: new metadata (a new UUID) for the model")
+    read.append(
+      report.modelCacheFromStore
+        ? "its own model cache kept as it was" : "model cache lost: written from the model version \(report.version)")
+    return read
   }
 
   /// The repairs made, each counted.
@@ -150,24 +169,31 @@ extension SalvageJob {
     if report.primaryKeysCarried > 0 {
       repairs.append("\(report.primaryKeysCarried) Z_PRIMARYKEY rows of the store's own (persistent history's) carried")
     }
-    repairs.append("model cache written from the model")
     return repairs
   }
 
-  /// What is known lost, each part counted.
+  /// What is known lost, each part counted: objects by entity, rows of the store's own tables.
   static func lost(_ report: SalvageReport) -> [String] {
     var lost: [String] = []
-    if report.unreadablePages > 0 {
-      let keys = report.keysLost.sorted { $0.key < $1.key }.map { "\($0.value) in \($0.key)" }
-      lost.append(
-        "\(report.unreadablePages) pages of tables unreadable"
-          + (keys.isEmpty
-            ? " (their rows)" : ": rows with keys between their neighbours' — \(keys.joined(separator: ", "))"))
+    for (name, counts) in report.entities.sorted(by: { $0.key < $1.key }) {
+      var parts: [String] = []
+      if counts.lost > 0 { parts.append(objectsLost(counts, as: "objects")) }
+      if counts.pagesLostUncounted > 0 {
+        parts.append("the objects of \(counts.pagesLostUncounted) unreadable pages (their keys not known)")
+      }
+      if !parts.isEmpty { lost.append("\(name): " + parts.joined(separator: ", ")) }
     }
-    if report.badCells > 0 { lost.append("\(report.badCells) rows on readable pages damaged") }
-    if report.unassignedRows > 0 { lost.append("\(report.unassignedRows) damaged rows on pages no tree leads to") }
-    let missing = report.entities.values.reduce(0) { $0 + $1.missing }
-    if missing > 0 { lost.append("\(missing) objects named by others") }
+    for (table, count) in report.otherRowsLost.sorted(by: { $0.key < $1.key }) {
+      lost.append("\(count) rows of \(table)")
+    }
+    if report.pagesCutOff > 0 {
+      lost.append("the file is cut short: what \(report.pagesCutOff) pages its header counts held (uncounted)")
+    }
+    if lost.isEmpty && report.unreadablePages > 0 {
+      lost.append("the rows of \(report.unreadablePages) unreadable pages (their keys not known)")
+    }
+    if report.badCells > 0 { lost.append("\(report.badCells) damaged rows on pages otherwise read (keys unreadable)") }
+    if report.unassignedRows > 0 { lost.append("\(report.unassignedRows) damaged rows on pages no table leads to") }
     let links = report.entities.values.reduce(0) { $0 + $1.linksLost.values.reduce(0, +) }
     if links > 0 { lost.append("\(links) links to objects not recovered (per entity above)") }
     let unplaced = report.unplacedTables.values.reduce(0, +)
@@ -188,13 +214,14 @@ struct SalvageJSON: Encodable {
   let report: SalvageReport
   var lost: Bool { report.lost }
 
-  private enum Keys: String, CodingKey { case store, out, lost, report }
+  private enum Keys: String, CodingKey { case store, out, lost, summary, report }
 
   func encode(to encoder: any Encoder) throws {
     var container = encoder.container(keyedBy: Keys.self)
     try container.encode(store, forKey: .store)
     try container.encode(out, forKey: .out)
     try container.encode(lost, forKey: .lost)
+    try container.encode(report.summary, forKey: .summary)
     try container.encode(report, forKey: .report)
   }
 }

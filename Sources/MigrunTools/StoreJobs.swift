@@ -403,7 +403,8 @@ package struct CheckJob {
           "check",
           encoding: CheckReport(
             store: path, findings: damage.map { ["kind": $0.kind, "message": $0.message] },
-            notes: findings.filter(\.isNote).map { ["kind": $0.kind, "message": $0.message] }))
+            notes: findings.filter(\.isNote).map { ["kind": $0.kind, "message": $0.message] },
+            salvage: findings.compactMap(\.salvage).first))
       } else {
         for finding in findings { out.say("\(path): \(finding)") }
         if damage.isEmpty { out.say("\(path): clean") }
@@ -485,6 +486,8 @@ struct CheckReport: Encodable {
   let store: String
   let findings: [[String: String]]
   let notes: [[String: String]]
+  /// A damaged store's: the figures salvage's dry run gives (those `salvage --json` then writes).
+  let salvage: SalvageFigures?
 }
 
 /// `check --json`'s closing line.

@@ -165,8 +165,10 @@ import Testing
     var cases = 0
     var keptAside = 0
     var kinds = Set<String>()
+    var compared = 0
     try StoreRoundTripTests.forEachFixtureStore(in: folder) { store, url, source in
       let model = source.model
+      let intact = try SalvageSchemaLossTests.objects(of: source)
       try source.close()
       let layout = try Self.layout(of: url, model: model)
       let original = Array(try Data(contentsOf: url))
@@ -218,15 +220,39 @@ import Testing
           }
           #expect(opt == was.map { $0 + 100 }, "\(store): the -wal's committed update is read, its torn one not")
         }
+        compared += try Self.salvagedValues(
+          damage, of: store, intact: intact, model: model, bundle: bundle, in: folder)
         cases += 1
         kinds.insert(damage.name.split(separator: " ").prefix(2).joined(separator: " "))
       }
     }
     print(
       "salvage campaign: \(cases) damaged copies, \(recoveredRows) of \(intactRows) rows on intact pages recovered "
-        + "(\(keptAside) of them set aside: their table's definition was on a lost page)")
+        + "(\(keptAside) of them set aside: their table's definition was on a lost page); "
+        + "\(compared) objects written compared value by value with the intact store's, with the model and without")
     #expect(cases > 150 && intactRows > 100_000, "\(cases) cases, \(intactRows) rows")
     #expect(kinds.count >= 8, "\(kinds)")
+  }
+
+  /// The damaged copy salvaged with the model and without: every value written is the intact
+  /// store's, nothing lost unsaid (``SalvageSchemaLossTests/compare``). Returns the objects compared.
+  static func salvagedValues(
+    _ damage: Damage, of store: String, intact: [String: [Int64: StoredObject]], model: ObjectModel,
+    bundle: ModelBundle, in folder: TemporaryDirectory
+  ) throws -> Int {
+    var compared = 0
+    for given in [bundle, nil] {
+      let label = "\(store), \(damage.name) (\(given == nil ? "no model" : "--model"))"
+      guard
+        let salvaged = try SalvageSchemaLossTests.salvage(
+          damage.bytes, wal: damage.wal, given: given, in: folder, label: label)
+      else { continue }
+      compared +=
+        SalvageSchemaLossTests.compare(
+          intact, salvaged.objects, report: salvaged.report, rowsLost: true, exact: false, model: model, label: label
+        ).written
+    }
+    return compared
   }
 
   /// Every intact store of `../shared` salvaged gives the same export (objects, keys, versions,
