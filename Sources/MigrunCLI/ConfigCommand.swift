@@ -12,13 +12,17 @@ struct ConfigCommand: MigrunCommand {
       """
       .migrun.yml (in this folder or the nearest above) holds what a project repeats: model, policies,
       chain, configuration, to, jobs, and lua (time, memory, instructions); paths are relative to
-      the file. Flags given on a command line win over it. A key migrun does not know is an error.
+      the file. Flags given on a command line win over it. A key migrun does not know, or a value of the
+      wrong kind, is an error naming the file (every such key at once) and exits 1.
       """))
 
   @OptionGroup var chain: ChainOptions
   @OptionGroup var lua: LuaLimitOptions
   @Option(help: ArgumentHelp("Stores run at a time.", valueName: "n")) var jobs: Int?
-  @Flag(help: "One JSON line: {\"event\": \"config\", \"file\", \"options\": {name: {\"value\", \"source\"}}}.")
+  @Flag(
+    help:
+      "One JSON line (docs/json.md): {\"event\": \"config\", \"file\", \"options\": {name: {\"value\", \"text\", \"source\"}}}; source is flag, default or the .migrun.yml's path."
+  )
   var json = false
 
   func execute() throws {

@@ -12,11 +12,13 @@ struct Migrun: ParsableCommand {
     abstract: "Core Data–compatible models, stores and migrations, with policies in Lua.",
     discussion: HelpText.reflow(
       """
-      Exit codes: 0 success, 1 failure (the message says why), 10 the store needs migrating
-      (status), 11 the store is in use by another process, 12 not enough free space, 64 bad command
-      line.
+      Exit codes: 0 success, 1 failure (the message says why; a .migrun.yml that cannot be read is
+      one), 10 the store needs migrating (status), 11 the store is in use by another process, 12 not
+      enough free space, 64 bad command line.
+
+      migrun --version prints migrun's version and the commit it was built from (after any command
+      too); the man pages are made from any built migrun by scripts/manpages MIGRUN FOLDER.
       """),
-    version: BuildInfo.versionLine,
     subcommands: [
       HashCommand.self, InspectCommand.self, CreateCommand.self, ExportCommand.self, ImportCommand.self,
       CopyCommand.self, SalvageCommand.self,
@@ -31,6 +33,11 @@ struct Migrun: ParsableCommand {
   static func main() {
     let arguments = Array(CommandLine.arguments.dropFirst())
     let names = configuration.subcommands.compactMap { $0.configuration.commandName } + ["help"]
+    // Here, not as ArgumentParser's `version:`, which lists --version in every command's help,
+    // beside --model-version, as if it were a model's.
+    if arguments.prefix(while: { $0 != "--" }).contains("--version") {
+      printAndExit(BuildInfo.versionLine)
+    }
     // `migrun help NAME` for a NAME that is no command: ArgumentParser prints the general help and
     // exits 0, which reads as success in a script.
     if arguments.count >= 2, arguments[0] == "help", !arguments[1].hasPrefix("-"), !names.contains(arguments[1]) {
@@ -54,18 +61,22 @@ struct Migrun: ParsableCommand {
       let code = exitCode(for: error)
       var text = fullMessage(for: error)
       if text.hasPrefix("Error: ") { text = "migrun: error: " + text.dropFirst("Error: ".count) }
-      if code == .success {
-        do {
-          if !text.isEmpty { try StandardOutput.line(text) }
-        } catch {
-          StandardError.write("migrun: error: \(error)\n")
-          Foundation.exit(ExitStatus.of(error))
-        }
-      } else {
-        StandardError.write(text.hasSuffix("\n") ? text : text + "\n")
-      }
+      if code == .success { printAndExit(text) }
+      StandardError.write(text.hasSuffix("\n") ? text : text + "\n")
       Foundation.exit(code.rawValue)
     }
+  }
+
+  /// Prints `text` (help, the version) and exits 0 — or, when standard output cannot take it, says
+  /// so and exits with the failure's status (12 for a full disk).
+  private static func printAndExit(_ text: String) -> Never {
+    do {
+      if !text.isEmpty { try StandardOutput.line(text) }
+    } catch {
+      StandardError.write("migrun: error: \(error)\n")
+      Foundation.exit(ExitStatus.of(error))
+    }
+    Foundation.exit(0)
   }
 }
 
@@ -87,6 +98,10 @@ extension MigrunCommand {
       fail(error.description, status: ExitStatus.of(error))
     } catch let error as CLIError {
       fail(error.message, status: ExitStatus.of(error))
+    } catch let error as ValidationError {
+      // Found while running (a --model neither given nor in .migrun.yml): this command's help is
+      // named, not the top-level usage ArgumentParser would print for an error outside parsing.
+      fail("\(error.message); migrun \(Self._commandName) --help lists the options", status: 64)
     } catch let error where StoreFailure.isDiskFull(error) {
       // A full disk under an error no layer worded (SQLite's own, Foundation's): exit 12, said plainly.
       fail("no space left on the disk (\(error)); free some space and run it again", status: ExitStatus.of(error))
@@ -109,15 +124,10 @@ extension MigrunCommand {
 typealias CLIError = ToolError
 
 extension ProjectConfig {
-  /// A usage error (exit 64) when the project file in force cannot be read: every option group that
-  /// falls back on it checks this first, so a broken file is never an option silently not in force.
-  static func check() throws {
-    do {
-      _ = try current()
-    } catch let error as ToolError {
-      throw ValidationError(error.message)
-    }
-  }
+  /// A failure (exit 1, no usage line: the file is at fault, not the command line) when the project
+  /// file in force cannot be read: every option group that falls back on it checks this first, so a
+  /// broken file is never an option silently not in force.
+  static func check() throws { _ = try current() }
 }
 
 /// Writes what a job printed: its lines or JSON lines, then its notes on standard error.

@@ -59,7 +59,8 @@ package struct ConfigJob {
   /// Each option: the text shown, the value as JSON gives it (typed: a number, a list, null for
   /// none), and where it came from — a flag, the project file, or the default.
   private func rows(_ project: ProjectConfig?) -> [(name: String, value: String, typed: JSONField, source: String)] {
-    let file = project.map { "\(ProjectConfig.fileName) (\($0.file.path))" } ?? ProjectConfig.fileName
+    // The file in force, by its path (which names it): "(/work/app/.migrun.yml)".
+    let file = project?.file.path ?? ProjectConfig.fileName
     var rows: [(name: String, value: String, typed: JSONField, source: String)] = []
     /// The option as given by a flag, else by the project file, else its default; `typed` is the
     /// value in force as JSON gives it.

@@ -126,60 +126,75 @@ package struct ProjectConfig: Sendable {
     return FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
   }
 
+  /// The file at `url`, read: every problem of its keys and values is reported at once, in one error
+  /// naming the file (a user fixing them one run at a time would otherwise meet them one by one).
   package static func load(_ url: URL) throws -> ProjectConfig {
-    func fail(_ why: String) -> ToolError { ToolError(message: "\(url.path): \(why)") }
-    let parsed = try yaml(url, fail: fail)
+    let parsed = try yaml(url) { ToolError(message: "\(url.path): \($0)") }
     var config = ProjectConfig(file: url)
     guard let parsed else { return config }
     guard let top = parsed as? [String: Any] else {
-      throw fail("expected keys and values (\(keys.joined(separator: ", ")))")
+      throw ToolError(message: "\(url.path): expected keys and values (\(keys.joined(separator: ", ")))")
     }
-    let folder = url.deletingLastPathComponent()
+    var problems: [String] = []
+    for key in top.keys.sorted() {
+      do {
+        try config.read(key, top[key] ?? NSNull(), folder: url.deletingLastPathComponent(), problems: &problems)
+      } catch let error as ToolError {
+        problems.append(error.message)
+      }
+    }
+    guard problems.isEmpty else {
+      let listed =
+        problems.count == 1 ? problems[0] : "\(problems.count) problems:\n  " + problems.joined(separator: "\n  ")
+      throw ToolError(message: "\(url.path): \(listed)")
+    }
+    return config
+  }
+
+  // MARK: - Non public
+
+  /// One top-level key's value, read into the configuration; a problem is thrown (its words alone,
+  /// the file is named by ``load(_:)``), a `lua:` key's problems are added to `problems`.
+  private mutating func read(_ key: String, _ value: Any, folder: URL, problems: inout [String]) throws {
+    func fail(_ why: String) -> ToolError { ToolError(message: why) }
     func path(_ value: String) -> String {
       value.hasPrefix("/") ? value : folder.appendingPathComponent(value).standardizedFileURL.path
     }
-    func string(_ key: String, _ value: Any) throws -> String {
+    func string(_ value: Any) throws -> String {
       guard let text = value as? String ?? (value as? Int).map(String.init) ?? (value as? Double).map({ "\($0)" })
       else {
         throw fail("'\(key)' must be a text")
       }
       return text
     }
-    for (key, value) in top {
-      switch key {
-      case "model": config.model = path(try string(key, value))
-      case "policies":
-        config.policies = try ((value as? [Any]) ?? [value]).map { path(try string(key, $0)) }
-        // Said here, naming the file and key, not later as if a --policies flag had named it.
-        if let missing = config.policies.first(where: { !Self.isFolder($0) }) {
-          throw fail("'policies': \(missing) is no folder")
-        }
-      case "chain":
-        if let list = value as? [Any] {
-          config.chain = try list.map { try string(key, $0) }.joined(separator: ",")
-        } else {
-          config.chain = try string(key, value)
-        }
-      case "configuration": config.configuration = try string(key, value)
-      case "to": config.to = try string(key, value)
-      case "jobs":
-        guard let jobs = value as? Int, jobs >= 1 else { throw fail("'jobs' must be a whole number, 1 or more") }
-        config.jobs = jobs
-      case "lua":
-        guard let lua = value as? [String: Any] else {
-          throw fail("'lua' must hold \(luaKeys.joined(separator: ", "))")
-        }
-        try config.readLua(lua, fail: fail)
-      default:
-        throw fail("unknown key '\(key)' (known: \(keys.joined(separator: ", ")))")
+    switch key {
+    case "model": model = path(try string(value))
+    case "policies":
+      policies = try ((value as? [Any]) ?? [value]).map { path(try string($0)) }
+      // Said here, naming the file and key, not later as if a --policies flag had named it.
+      if let missing = policies.first(where: { !Self.isFolder($0) }) {
+        throw fail("'policies': \(missing) is no folder")
       }
+    case "chain":
+      chain = try (value as? [Any]).map { try $0.map(string).joined(separator: ",") } ?? string(value)
+    case "configuration": configuration = try string(value)
+    case "to": to = try string(value)
+    case "jobs":
+      guard let count = value as? Int, count >= 1 else { throw fail("'jobs' must be a whole number, 1 or more") }
+      jobs = count
+    case "lua":
+      guard let lua = value as? [String: Any] else {
+        throw fail("'lua' must hold \(Self.luaKeys.joined(separator: ", "))")
+      }
+      readLua(lua, problems: &problems)
+    default:
+      throw fail("unknown key '\(key)' (known: \(Self.keys.joined(separator: ", ")))")
     }
-    return config
   }
 
   /// The `lua:` limits: `time` (seconds), `memory` (MiB), `instructions`, in the ranges of their flags.
-  private mutating func readLua(_ lua: [String: Any], fail: (String) -> ToolError) throws {
-    for (luaKey, luaValue) in lua {
+  private mutating func readLua(_ lua: [String: Any], problems: inout [String]) {
+    for (luaKey, luaValue) in lua.sorted(by: { $0.key < $1.key }) {
       let problem: String?
       switch luaKey {
       case "time":
@@ -195,9 +210,10 @@ package struct ProjectConfig: Sendable {
         problem = count.map(Self.luaInstructionsProblem) ?? Self.luaInstructionsRange
         self.luaInstructions = count
       default:
-        throw fail("unknown key 'lua.\(luaKey)' (known: \(Self.luaKeys.joined(separator: ", ")))")
+        problem = nil
+        problems.append("unknown key 'lua.\(luaKey)' (known: \(Self.luaKeys.joined(separator: ", ")))")
       }
-      if let problem { throw fail("'lua.\(luaKey)' \(problem)") }
+      if let problem { problems.append("'lua.\(luaKey)' \(problem)") }
     }
   }
 }
