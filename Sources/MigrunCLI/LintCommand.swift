@@ -51,6 +51,7 @@ struct LintCommand: MigrunCommand {
     "probable-rename", "unchanged-hashes", "required-without-default", "cardinality-change", "uniqueness-added",
     "composite-changed", "cloudkit-required",
     "cloudkit-unique", "cloudkit-inverse", "cloudkit-optional", "cloudkit-deny", "cloudkit-ordered", "cloudkit-removed",
+    "cloudkit-renamed",
   ]
 
   func validate() throws {

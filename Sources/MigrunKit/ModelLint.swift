@@ -28,8 +28,9 @@ import MigrunModel
 ///   Model for CloudKit"): `cloudkit-required` (an attribute neither optional nor defaulted),
 ///   `cloudkit-unique` (uniqueness constraints), `cloudkit-inverse` (a relationship without inverse),
 ///   `cloudkit-optional` (a relationship that is not optional), `cloudkit-deny` (the Deny delete rule),
-///   `cloudkit-ordered` (ordered relationships), and `cloudkit-removed` (an entity or property removed
-///   or renamed once a version is deployed: the CloudKit schema only grows).
+///   `cloudkit-ordered` (ordered relationships), `cloudkit-removed` (an entity or property removed once
+///   a version is deployed: the CloudKit schema only grows) and `cloudkit-renamed` (one renamed, by
+///   its renaming identifier: to CloudKit a removal and an addition).
 package enum ModelLint {
   package struct Finding: Sendable, Hashable, CustomStringConvertible {
     public let rule: String
@@ -147,7 +148,7 @@ package enum ModelLint {
         let kept = attributes.kept.map { ($0.0.name, $0.1.name) } + relationships.kept.map { ($0.0.name, $0.1.name) }
         for (previous, name) in kept where previous != name {
           add(
-            "cloudkit-removed", entity.name, [name],
+            "cloudkit-renamed", entity.name, [name],
             "renamed from '\(previous)': CloudKit's schema cannot rename a field once deployed")
         }
         for removed in attributes.removed.map(\.name) + relationships.removed.map(\.name) {
@@ -158,7 +159,7 @@ package enum ModelLint {
       }
       if cloudKit && origin.name != entity.name {
         add(
-          "cloudkit-removed", entity.name, [],
+          "cloudkit-renamed", entity.name, [],
           "renamed from '\(origin.name)': CloudKit's schema cannot rename a record type")
       }
     }
