@@ -300,8 +300,8 @@ enum FixtureMigration {
       return resolved
     }
     throw HostError(
-      "migrate: no \(path) in \(places.root.lastPathComponent)/, beside the test, in the working folder or a fixture folder"
-    )
+      "migrate: no \(path) in \(places.root.lastPathComponent)/, beside the test, in the working folder or a fixture folder "
+        + "(name the folder that holds it with migrun test --fixtures DIR, or MIGRUN_FIXTURES=DIR)")
   }
 
   /// The nearest `.xcdatamodeld` (or compiled `.momd`): in the mapping's folder or a folder above it
