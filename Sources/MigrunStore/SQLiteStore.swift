@@ -731,7 +731,7 @@ public final class SQLiteStore: ObjectStore {
       throw StoreError(.notFound, file: url.path, reason: "no such file")
     }
     guard !isFolder.boolValue else {
-      throw StoreError(.notSQLite, file: url.path, reason: "a folder, not a store file (give the .sqlite file in it)")
+      throw StoreError(.notSQLite, file: url.path, reason: StoreFiles.folderGivenAsStore(url))
     }
     // Between a crash and the next `migrate`, the main file is the old store without its -wal.
     if StoreFiles.pendingSwap(of: url) != nil {

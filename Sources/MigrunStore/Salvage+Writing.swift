@@ -5,6 +5,9 @@ import MigrunModel
 /// What `migrun salvage` saved and what it could not: per entity, rows read, written, set aside and
 /// known to have existed but not recovered; the repairs it made; what a check of the new store says.
 package struct SalvageReport: Sendable, Encodable {
+  /// The ``version`` of a store written with its own model (Z_MODELCACHE), which names no version.
+  package static let ownModel = "the store's own model (Z_MODELCACHE)"
+
   package struct EntityCounts: Sendable, Encodable, Hashable {
     /// Rows of the entity read from the damaged file.
     package var read = 0
@@ -155,7 +158,7 @@ package enum Salvage {
     _ read: SalvageRead, model: ObjectModel, to target: URL, options: Options = Options(),
     externalDataOf original: URL? = nil
   ) throws -> SalvageReport {
-    var report = SalvageReport(version: model.versionName ?? "the store's own model (Z_MODELCACHE)")
+    var report = SalvageReport(version: model.versionName ?? SalvageReport.ownModel)
     report.unreadablePages = read.unreadablePages
     for table in read.tables.values where table.keysLost > 0 { report.keysLost[table.name] = table.keysLost }
     report.badCells = read.tables.values.reduce(0) { $0 + $1.badCells }

@@ -16,7 +16,8 @@ package enum StoreCheck {
     /// `sqlite-integrity`, `link-to-no-object`, `unknown-entity-number`, `primary-key-behind`,
     /// `external-file-missing`, `external-file-unreferenced`, `no-matching-version`,
     /// `cache-disagrees-with-metadata`, `index-missing`, `value-of-another-type`, `required-value-null`,
-    /// `primary-key-exhausted`; notes (``isNote``): `index-older-form`.
+    /// `primary-key-exhausted`, `no-such-store` (a path `check` was given names no store file); notes
+    /// (``isNote``): `index-older-form`.
     public let kind: String
     public let message: String
     /// What Core Data itself leaves so and a user may want to know, not damage: the store stays clean.
@@ -24,6 +25,12 @@ package enum StoreCheck {
     /// For the `salvage` note: the figures its dry run gives (those salvage then writes).
     package var salvage: SalvageFigures? = nil
     public var description: String { "\(isNote ? "note: " : "")\(kind): \(message)" }
+
+    package init(kind: String, message: String, isNote: Bool = false) {
+      self.kind = kind
+      self.message = message
+      self.isNote = isNote
+    }
   }
 
   /// SQLite's integrity check of the file at `url` (`quick_check`, or the full `integrity_check`):

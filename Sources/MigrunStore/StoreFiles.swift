@@ -42,6 +42,16 @@ package enum StoreFiles {
     return stem[stem.index(after: tilde)...].allSatisfy(\.isNumber)
   }
 
+  /// Why the folder at `url` is not a store, in words that say what to give instead: a model folder
+  /// (`.xcdatamodeld`, `.xcdatamodel`, `.momd`) is named as a model, any other folder as a folder.
+  package static func folderGivenAsStore(_ url: URL) -> String {
+    guard ["xcdatamodeld", "xcdatamodel", "momd"].contains(url.pathExtension.lowercased()) else {
+      return "a folder, not a store file (give the .sqlite file in it)"
+    }
+    return "a model, not a store: give the store (.sqlite) and this model as --model "
+      + "(`migrun hash \(url.lastPathComponent)` describes the model itself)"
+  }
+
   /// The sidecars present beside `url`.
   public static func sidecars(of url: URL) -> [URL] {
     sidecarSuffixes.map { URL(fileURLWithPath: url.path + $0) }.filter {

@@ -64,9 +64,8 @@ package struct SalvageJob {
 
   /// The report as text: what was written, per entity; the repairs; what was lost.
   static func lines(_ report: SalvageReport, store: URL, out: URL) -> [String] {
-    var lines = [
-      "Salvaged \(store.lastPathComponent) → \(out.lastPathComponent) (version \(report.version)): \(report.summary)"
-    ]
+    let version = report.version == SalvageReport.ownModel ? "with \(report.version)" : "at version \(report.version)"
+    var lines = ["Salvaged \(store.lastPathComponent) → \(out.lastPathComponent) \(version): \(report.summary)"]
     let width = report.entities.keys.map(\.count).max() ?? 0
     for (name, counts) in report.entities.sorted(by: { $0.key < $1.key })
     where counts.read + counts.written + counts.lost + counts.setAside + counts.pagesLostUncounted > 0 {

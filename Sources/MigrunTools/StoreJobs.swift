@@ -20,9 +20,24 @@ package struct InspectJob {
   }
 
   package func run() throws -> JobOutput {
-    var out = JobOutput()
     let url = URL(fileURLWithPath: store)
     if AtomicStoreInput.isAtomic(url) { return try inspectAtomic(url) }
+    // A damaged file is said to be so (exit 1): its counts, when it still gives them, may be short.
+    guard let damage = DamagedStore.of(store) else { return try inspectSQLite(url) }
+    var out: JobOutput
+    do {
+      out = try inspectSQLite(url)
+    } catch {
+      throw damage.error
+    }
+    if !json { out.say("Damaged    yes: the counts above may leave out what SQLite can no longer read") }
+    out.notes.append("migrun: error: \(damage.message)")
+    out.status = 1
+    return out
+  }
+
+  private func inspectSQLite(_ url: URL) throws -> JobOutput {
+    var out = JobOutput()
     let metadata = try SQLiteStore.metadata(at: url)
     let resolution = try ModelResolution.resolve(
       store: url, bundlePath: try modelOrProject(model), configuration: configuration)
@@ -94,7 +109,9 @@ package struct InspectJob {
     lines.append("UUID       \(metadata.uuid)")
     lines.append("Framework  \(metadata.frameworkVersion.map(String.init) ?? "?") (NSPersistenceFrameworkVersion)")
     if !metadata.versionIdentifiers.filter({ !$0.isEmpty }).isEmpty {
-      lines.append("Identifiers \(metadata.versionIdentifiers.joined(separator: ", "))")
+      lines.append(
+        "Identifier \(metadata.versionIdentifiers.joined(separator: ", ")) "
+          + "(NSStoreModelVersionIdentifiers: the app's label for its version; versions are matched by hashes)")
     }
     if let name = resolution.versionName, resolution.model != nil {
       lines.append("Version    \(name) (every entity hash equal)")
@@ -382,22 +399,19 @@ package struct CheckJob {
     var out = JobOutput()
     let bundle = try modelOrProject(model).map { try loadModel(URL(fileURLWithPath: $0)) }
     var dirty = 0
-    // Every store is there before any is checked (the output is written whole, at the end).
-    for path in stores {
-      var isFolder: ObjCBool = false
-      guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
-        throw ToolError(message: "\(path): no such file")
-      }
-      if isFolder.boolValue {
-        throw ToolError(message: "\(path): a folder, not a store file (give the .sqlite file in it)")
-      }
-    }
     for path in stores {
       let url = URL(fileURLWithPath: path)
-      let findings = try StoreCheck.findings(
-        of: url, bundle: bundle.map { try ConfigurationChoice.bundle($0, configuration: configuration, store: url) })
+      // A store not there (or a folder) is an error on standard error (and its line in JSON), and
+      // the others are still checked.
+      let missing = Self.notAStore(url)
+      if let missing { out.notes.append("migrun: error: \(path): \(missing.message)") }
+      let findings =
+        try missing.map { [$0] }
+        ?? StoreCheck.findings(
+          of: url, bundle: bundle.map { try ConfigurationChoice.bundle($0, configuration: configuration, store: url) })
       let damage = findings.filter { !$0.isNote }
       if !damage.isEmpty { dirty += 1 }
+      if missing != nil && !json { continue }
       if json {
         try out.emit(
           "check",
@@ -413,6 +427,18 @@ package struct CheckJob {
     if json { try out.emit("summary", encoding: CheckSummary(stores: stores.count, withFindings: dirty)) }
     if dirty > 0 { out.status = 1 }
     return out
+  }
+
+  /// The finding for a path that names no store file — nothing there, or a folder — else nil.
+  private static func notAStore(_ url: URL) -> StoreCheck.Finding? {
+    var isFolder: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {
+      return StoreCheck.Finding(kind: "no-such-store", message: "no such file")
+    }
+    guard !isFolder.boolValue else {
+      return StoreCheck.Finding(kind: "no-such-store", message: StoreFiles.folderGivenAsStore(url))
+    }
+    return nil
   }
 }
 
@@ -443,6 +469,8 @@ package struct ExportJob {
   /// Writes the export to `out`, atomically, or — without `out` — hands its text to `standardOutput`.
   package func run(standardOutput: (String) throws -> Void) throws {
     if let out { try OutputFile.check(out, option: "--out", force: force, inputs: [store]) }
+    // Not an export of what a damaged file happens to give, nor SQLite's error with its SQL.
+    if let damage = DamagedStore.of(store) { throw damage.error }
     let url = URL(fileURLWithPath: store)
     let opened: any ObjectStore
     if AtomicStoreInput.isAtomic(url) {

@@ -133,3 +133,132 @@ extension NewUserErrorTests {
     #expect(try migrate.jsonLine("result")["store"] as? String == given, "\(migrate.stdout)\(migrate.stderr)")
   }
 }
+
+/// What a new user still trips on (issue 61): each message says what was given and what to do.
+extension NewUserErrorTests {
+  /// A model folder given where a store goes is named as a model, not as a folder to look inside.
+  @Test func aModelGivenAsAStoreIsSaidToBeAModel() throws {
+    let inspect = try MigrunProcess.run(["inspect", Self.moody])
+    #expect(inspect.status == 1, "\(inspect.stderr)")
+    #expect(
+      inspect.stderr.contains(
+        "Moody.xcdatamodeld: a model, not a store: give the store (.sqlite) and this model as --model"),
+      "\(inspect.stderr)")
+    #expect(!inspect.stderr.contains("give the .sqlite file in it"), "\(inspect.stderr)")
+    let check = try MigrunProcess.run(["check", Self.moody])
+    #expect(check.status == 1)
+    #expect(check.stderr.contains("a model, not a store"), "\(check.stderr)")
+  }
+
+  /// A broken `.migrun.yml` is a failure of the file (exit 1, no command's Usage line), with every
+  /// problem of it named at once.
+  @Test func aProjectFileErrorNamesEveryProblemWithoutAUsageLine() throws {
+    let folder = try TemporaryDirectory()
+    try folder.write("modle: M.xcdatamodeld\njobs: many\nlua: { time: 0 }\n", to: ".migrun.yml")
+    for command in [["status", "x.sqlite"], ["config"], ["hash"]] {
+      let result = try MigrunProcess.run(command, in: folder.url)
+      #expect(result.status == 1, "\(command): \(result.stderr)")
+      #expect(result.stderr.contains(".migrun.yml: 3 problems:"), "\(command): \(result.stderr)")
+      #expect(result.stderr.contains("'jobs' must be a whole number"), "\(command): \(result.stderr)")
+      #expect(result.stderr.contains("unknown key 'modle'"), "\(command): \(result.stderr)")
+      #expect(result.stderr.contains("'lua.time' must be more than 0 seconds"), "\(command): \(result.stderr)")
+      #expect(!result.stderr.lowercased().contains("usage:"), "\(command): \(result.stderr)")
+    }
+  }
+
+  /// `status STORE` with no model anywhere says what is missing and names the command's help, not
+  /// the top-level usage.
+  @Test func statusWithNoModelSaysTheModelIsMissing() throws {
+    let folder = try TemporaryDirectory()
+    let result = try MigrunProcess.run(["status", "x.sqlite"], in: folder.url)
+    #expect(result.status == 64, "\(result.stderr)")
+    #expect(
+      result.errorLines
+        == [
+          "migrun: error: give --model (or model: in .migrun.yml, found in this folder or above)"
+            + "; migrun status --help lists the options"
+        ], "\(result.stderr)")
+  }
+
+  /// `check A missing`: A is checked, the missing one reported in its place, exit 1.
+  @Test func checkOfAStoreAndAMissingOneChecksTheFirst() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 5.moody.sqlite", into: folder)
+    let missing = folder.url.appendingPathComponent("missing.sqlite").path
+    let result = try MigrunProcess.run(["check", store.path, missing, "--model", Self.moody])
+    #expect(result.status == 1, "\(result.stderr)")
+    #expect(result.stdout.contains("\(store.path): clean"), "\(result.stdout)\(result.stderr)")
+    #expect(result.errorLines == ["migrun: error: \(missing): no such file"], "\(result.stderr)")
+    let json = try MigrunProcess.run(["check", missing, store.path, "--model", Self.moody, "--json"])
+    #expect(json.stdout.split(separator: "\n").count == 3, "a line per store, then the summary: \(json.stdout)")
+    #expect(json.stdout.contains(#""withFindings":1"#), "\(json.stdout)")
+  }
+
+  /// A policy test whose store is not found says how to give the folder that holds it.
+  @Test func aTestStoreNotFoundNamesFixturesAndItsVariable() throws {
+    let folder = try TemporaryDirectory()
+    let library = try folder.folder("library")
+    _ = try folder.write(
+      """
+      test("a device's store", function()
+        migrate { store = "device.sqlite", model = "Moody.xcdatamodeld" }
+      end)
+      """, to: "library/device_test.lua")
+    let result = try MigrunProcess.run(["test", library.path], in: folder.url)
+    #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+    let output = result.stdout + result.stderr
+    #expect(output.contains("migrate: no device.sqlite in library/"), "\(output)")
+    #expect(output.contains("migrun test --fixtures DIR, or MIGRUN_FIXTURES=DIR"), "\(output)")
+  }
+}
+
+extension NewUserErrorTests {
+  /// `inspect` of a damaged store says so (exit 1); `export` refuses it without SQLite's raw error,
+  /// and both point at `check` and `salvage`.
+  @Test func aDamagedStoreIsSaidToBeDamaged() throws {
+    let folder = try TemporaryDirectory()
+    let (store, _) = try SalvageCommandTests.damaged(in: folder)
+    let inspect = try MigrunProcess.run(["inspect", store.path])
+    #expect(inspect.status == 1, "\(inspect.stdout)\(inspect.stderr)")
+    #expect(inspect.stdout.contains("Damaged    yes"), "\(inspect.stdout)")
+    let export = try MigrunProcess.run(["export", store.path])
+    #expect(export.status == 1)
+    #expect(export.stdout.isEmpty, "nothing exported: \(export.stdout.prefix(200))")
+    for result in [inspect, export] {
+      #expect(result.stderr.contains("\(store.path): the file is damaged (SQLite's check: "), "\(result.stderr)")
+      #expect(result.stderr.contains("`migrun check \(store.path)`"), "\(result.stderr)")
+      #expect(result.stderr.contains("`migrun salvage \(store.path) --out NEW.sqlite`"), "\(result.stderr)")
+      #expect(!result.stderr.contains("SELECT") && !result.stderr.contains("SQLite error"), "\(result.stderr)")
+    }
+    // Salvaged without a model: its own model is named as such, not as "version the store's own model".
+    let salvage = try MigrunProcess.run([
+      "salvage", store.path, "--out", folder.url.appendingPathComponent("s.sqlite").path,
+    ])
+    #expect(!salvage.stdout.contains("(version the store's own model"), "\(salvage.stdout)")
+  }
+}
+
+extension NewUserErrorTests {
+  /// The words a new user asked about: the version identifier explained, `config`'s source named
+  /// once, a rename tagged as one, `--version` only where it means migrun's, `config --help`'s JSON.
+  @Test func theWordingANewUserAskedAbout() throws {
+    let store = Fixtures.url("objcio-core-data-moody/stores/Moody 5.moody.sqlite").path
+    let inspect = try MigrunProcess.run(["inspect", store, "--model", Self.moody])
+    #expect(inspect.stdout.contains("Identifier 5 (NSStoreModelVersionIdentifiers:"), "\(inspect.stdout)")
+    let folder = try TemporaryDirectory()
+    try folder.write("jobs: 2\n", to: ".migrun.yml")
+    let config = try MigrunProcess.run(["config"], in: folder.url)
+    #expect(config.stdout.contains("jobs              2  (/") && config.stdout.contains("/.migrun.yml)\n"))
+    #expect(!config.stdout.contains(".migrun.yml ("), "\(config.stdout)")
+    let lint = try MigrunProcess.run(["lint", Self.moody, "--cloudkit"])
+    for line in lint.stdout.split(separator: "\n") where line.contains("renamed from") {
+      #expect(line.contains("[cloudkit-renamed]"), "\(line)")
+    }
+    for command in ["status", "hash", "export", "config"] {
+      let help = try MigrunProcess.run([command, "--help"])
+      #expect(!help.stdout.contains("--version"), "\(command): \(help.stdout)")
+    }
+    #expect(try MigrunProcess.run(["--help"]).stdout.contains("migrun --version"))
+    #expect(try MigrunProcess.run(["config", "--help"]).stdout.contains(#""text""#))
+  }
+}
