@@ -26,10 +26,11 @@ package enum StoreCheck {
     package var salvage: SalvageFigures? = nil
     public var description: String { "\(isNote ? "note: " : "")\(kind): \(message)" }
 
-    package init(kind: String, message: String, isNote: Bool = false) {
+    package init(kind: String, message: String, isNote: Bool = false, salvage: SalvageFigures? = nil) {
       self.kind = kind
       self.message = message
       self.isNote = isNote
+      self.salvage = salvage
     }
   }
 
