@@ -111,7 +111,7 @@ public final class StoreMigrator {
   }
 
   /// Working files of earlier runs that were killed (removed by ``run()``): what
-  /// ``WorkingFiles/isLeftover(_:of:)`` accepts. Anything else under migrun's names is left alone.
+  /// `WorkingFiles/isLeftover(_:of:)` accepts. Anything else under migrun's names is left alone.
   public static func staleFiles(beside store: URL) -> [URL] {
     let folder = store.deletingLastPathComponent()
     let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []

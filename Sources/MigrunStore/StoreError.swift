@@ -44,7 +44,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible, Ca
     case noSpace
     /// An entry under one of the names migrun writes beside a store (its lock, swap journal,
     /// working copies, backups) that migrun did not write as it would: a symbolic link, a folder, a
-    /// hard link, content it does not recognise (``WorkingFiles``). Never followed or removed.
+    /// hard link, content it does not recognise (`WorkingFiles`). Never followed or removed.
     case foreignFile
   }
 

@@ -229,7 +229,7 @@ package enum StoreFiles {
   package static func swapJournal(for store: URL) -> URL { WorkingFiles.swapJournal(of: store) }
 
   /// Puts `replacement` (a complete store, one file in the same folder, named as a working copy:
-  /// ``WorkingFiles/scratch(of:label:)``) in place of `original`.
+  /// `WorkingFiles/scratch(of:label:)`) in place of `original`.
   ///
   /// 1. `expecting` (when given) must still describe the original — no process wrote to it since
   ///    the migration read it — and no process may hold it ( ``StoreUse`` ); else nothing changes.
@@ -349,7 +349,7 @@ package enum StoreFiles {
   /// the original's state when the swap began; `nil` when there is no journal. A journal migrun did
   /// not write — a symbolic link, a folder, more than migrun writes, a name other than one of its
   /// working copies' in the store's own folder, a replacement that is not a plain file — is refused
-  /// by name (``WorkingFiles``): it is never read as an instruction.
+  /// by name (`WorkingFiles`): it is never read as an instruction.
   package static func readJournal(of store: URL) throws -> (replacement: URL?, recorded: State)? {
     let journal = swapJournal(for: store)
     let role = "swap journal"

@@ -153,7 +153,7 @@ package enum StoreUse {
 /// One migration per store at a time: an exclusive `flock` on `.NAME.migrun-lock` beside the store,
 /// held for the whole run and removed at the end. A lock left by a killed run is free again (the
 /// kernel releases it with the process) and is taken over. What is under that name is never trusted
-/// (``WorkingFiles``): a symbolic link, a folder, a hard link to another file or a file holding
+/// (`WorkingFiles`): a symbolic link, a folder, a hard link to another file or a file holding
 /// anything but a process id is refused by name — never followed, truncated or written.
 package final class MigrationLock {
   private let path: String
