@@ -5,7 +5,8 @@ extension FormatPredicate {
   /// What of the predicate a store can test on `entity`'s rows, and whether that is the whole
   /// predicate (then the store's answer is the predicate's, object for object).
   ///
-  /// Said in SQL where the store's answer equals the object-by-object judge's: `AND`, `OR`, `NOT`,
+  /// Said in SQL where the store's answer equals the object-by-object judge's: `AND`, `OR`, `NOT`
+  /// (pushed inward, so that an index serves `NOT (n != 5)` as it serves `n == 5`: ``RowFilter/Node/negated``),
   /// `TRUEPREDICATE`/`FALSEPREDICATE`; an attribute (numbers, Booleans, dates, strings) compared
   /// with a value (`==`, `!=`, `<`, `<=`, `>`, `>=`, `== nil`, `!= nil`), `IN` a list, `BETWEEN`;
   /// strings with `[c]`, `[d]`, `[cd]`, `CONTAINS`, `BEGINSWITH`, `ENDSWITH`, `LIKE` (through the
@@ -26,7 +27,11 @@ extension FormatPredicate {
       return (RowFilter(whole), true)
     }
     let conjuncts: [Node]
-    if case .and(let nodes) = root { conjuncts = nodes } else { conjuncts = [root] }
+    switch root {
+    case .and(let nodes): conjuncts = nodes
+    case .not(.or(let nodes)): conjuncts = nodes.map(Node.not)  // De Morgan: NOT (a OR b) is NOT a AND NOT b
+    default: conjuncts = [root]
+    }
     let parts = conjuncts.compactMap { translator.node($0, entity) }
     return (parts.isEmpty ? nil : RowFilter(.and(parts)), false)
   }
@@ -42,7 +47,7 @@ struct PredicateTranslator {
     case .constant(let value): return .constant(value)
     case .and(let nodes): return all(nodes, entity).map(RowFilter.Node.and)
     case .or(let nodes): return all(nodes, entity).map(RowFilter.Node.or)
-    case .not(let inner): return self.node(inner, entity).map(RowFilter.Node.not)
+    case .not(let inner): return self.node(inner, entity).map(\.negated)
     case .comparison(let lhs, let op, let rhs, let options, let modifier):
       return comparison(lhs, op, rhs, options, modifier, entity)
     }

@@ -59,6 +59,43 @@ package struct RowFilter: Sendable {
       case .memberCount(_, let test, let value): value.number.map { test.holds(0 < $0 ? -1 : 0 == $0 ? 0 : 1) } ?? false
       }
     }
+
+    /// The node's opposite with the NOT pushed inward, so that SQLite can serve each comparison by an
+    /// index (`NOT coalesce(x IS NOT ?, 0)` reads every row; `x = ?` one): `NOT (a AND b)` is
+    /// `NOT a OR NOT b` and the reverse (De Morgan), `NOT NOT a` is `a`, `=` and `IS NOT` turn into
+    /// each other, as do `IS NULL` and `IS NOT NULL`, and `NOT (x < v)` is `x >= v OR x IS NULL`
+    /// (a comparison with NULL is false, so its NOT holds there). Exact because a node is true or
+    /// false, never NULL (SQL's NULL is the predicate's false), and SQLite orders every two non-NULL
+    /// values, of one type or not. Relationship tests, string functions and an `IN` list (an OR
+    /// of one attribute's equalities: SQL binds it as one list, its De Morgan would be a chain of
+    /// `IS NOT` SQLite refuses past 1,000, and no index serves either) keep their NOT.
+    package var negated: Node {
+      switch self {
+      case .constant(let value): return .constant(!value)
+      case .and(let nodes): return .or(nodes.map(\.negated))
+      case .or(let nodes) where Self.isList(nodes): return .not(self)
+      case .or(let nodes): return .and(nodes.map(\.negated))
+      case .not(let node): return node
+      case .compare(let name, let test, let value):
+        guard let opposite = Self.opposites[test] else { return .not(self) }
+        let flipped = Node.compare(name, opposite, value)
+        // `=`, `IS NOT` and the NULL tests are true or false on NULL already; an order is not.
+        return [.equal, .notEqual, .isNull, .isNotNull].contains(test)
+          ? flipped : .or([flipped, .compare(name, .isNull, .null)])
+      case .string, .toOne, .members, .memberCount: return .not(self)
+      }
+    }
+
+    /// Whether the nodes are equalities of one attribute with values (more than one).
+    private static func isList(_ nodes: [Node]) -> Bool {
+      guard nodes.count > 1, case .compare(let name, .equal, _) = nodes[0] else { return false }
+      return nodes.allSatisfy { if case .compare(name, .equal, _) = $0 { true } else { false } }
+    }
+
+    private static let opposites: [Test: Test] = [
+      .equal: .notEqual, .notEqual: .equal, .less: .greaterOrEqual, .lessOrEqual: .greater, .greater: .lessOrEqual,
+      .greaterOrEqual: .less, .isNull: .isNotNull, .isNotNull: .isNull,
+    ]
   }
 
   package var root: Node

@@ -154,4 +154,28 @@ import Testing
     // Most random predicates are said whole in SQL (else this test would compare the judge with itself).
     #expect(tally.whole * 10 >= tally.all * 7, "\(tally.whole) of \(tally.all) said whole in SQL")
   }
+
+  /// The store turns a NOT into its opposite (De Morgan, `!=` into `==`, an order into the other
+  /// or nil): `NOT (p)` finds what the judge finds, which is every object `p` does not find — nil
+  /// values, missing to-ones and empty to-manys included.
+  @Test func aNegatedPredicateFindsEveryObjectTheOriginalDoesNot() async throws {
+    let folder = try TemporaryDirectory()
+    let coordinator = StoreCoordinator(store: try Self.store(folder))
+    await propertyCheck(count: 300, input: Gen.int(in: 0...Int.max)) { seed in
+      var draw = Draw(state: UInt64(seed))
+      let format = Self.predicate(&draw)
+      do {
+        let context = coordinator.newContext()
+        let all = try context.fetch("Employee", matching: nil).map(\.id)
+        let found = Set(try context.fetch("Employee", matching: FormatPredicate(format)).map(\.id))
+        let negated = try FormatPredicate("NOT (\(format))")
+        let judged = try context.fetch("Employee", matching: nil).filter { try negated.evaluate($0) }.map(\.id)
+        let fetched = try coordinator.newContext().fetch("Employee", matching: negated).map(\.id)
+        #expect(fetched == judged, "NOT (\(format))")
+        #expect(fetched == all.filter { !found.contains($0) }, "NOT (\(format))")
+      } catch {
+        Issue.record("\(format): \(error)")
+      }
+    }
+  }
 }
