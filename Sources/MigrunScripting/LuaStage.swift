@@ -97,7 +97,7 @@ package final class LuaStage: MigrationStageHandlers {
 
   /// A script's log line, on standard error where `print` writes too: `folder/file.lua: …`.
   static func say(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
+    FileHandle.standardError.write(Data((ErrorMessage.terminalSafe(line) + "\n").utf8))
   }
 
   /// Loads `file`; `require` finds modules in `policyFolders`.

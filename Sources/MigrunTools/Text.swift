@@ -1,4 +1,5 @@
 import Foundation
+import MigrunModel
 
 /// "1 store", "2 stores".
 package func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
@@ -32,15 +33,5 @@ package enum Text {
   /// ```swift
   /// Text.terminalSafe("red\u{1B}[31m")  // "red\\u{1B}[31m"
   /// ```
-  package static func terminalSafe(_ text: String) -> String {
-    var safe = String.UnicodeScalarView()
-    for scalar in text.unicodeScalars {
-      if (scalar.value < 0x20 && scalar != "\t") || (0x7F...0x9F).contains(scalar.value) {
-        safe.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
-      } else {
-        safe.append(scalar)
-      }
-    }
-    return String(safe)
-  }
+  package static func terminalSafe(_ text: String) -> String { ErrorMessage.terminalSafe(text) }
 }
