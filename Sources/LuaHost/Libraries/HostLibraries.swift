@@ -1,11 +1,13 @@
 import Foundation
+import PropertyList
 
 /// The helper modules every script has, as globals and through `require`: `json`, `base64`, `hex`,
 /// `uuid`, `date`, `plist` (see docs/policies.md, "Host helpers", for each function).
 enum HostLibraries {
   static func register(in vm: LuaVM) {
     vm.register("print") { arguments in
-      let line = arguments.map(Self.display).joined(separator: "\t")
+      // Each value shown, never obeyed by the terminal: control characters escaped.
+      let line = arguments.map { TerminalText.safe(Self.display($0)) }.joined(separator: "\t")
       FileHandle.standardError.write(Data((line + "\n").utf8))
       return []
     }

@@ -1,0 +1,21 @@
+/// Text for a terminal: what a script, a store or a file name holds is shown, never obeyed.
+package enum TerminalText {
+  /// `text` as a terminal shows it harmlessly: control characters (but tab) and C1 controls
+  /// written as `\u{1B}` — a script's or a store's text never moves the cursor, recolours the
+  /// screen or hides what follows.
+  ///
+  /// ```swift
+  /// TerminalText.safe("red\u{1B}[31m")  // "red\\u{1B}[31m"
+  /// ```
+  package static func safe(_ text: String) -> String {
+    var safe = String.UnicodeScalarView()
+    for scalar in text.unicodeScalars {
+      if (scalar.value < 0x20 && scalar != "\t") || (0x7F...0x9F).contains(scalar.value) {
+        safe.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
+      } else {
+        safe.append(scalar)
+      }
+    }
+    return String(safe)
+  }
+}
