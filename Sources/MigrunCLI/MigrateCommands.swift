@@ -206,14 +206,9 @@ struct MigrateCommand: MigrunCommand {
       "Run every step object by object, as Core Data does: no DDL, no rows copied by SQL (to compare, or to rule the fast paths out)."
   )
   var objectsOnly = false
-  @Option(
-    name: .customLong("wait"),
-    help: ArgumentHelp(
-      "Wait up to this many seconds for another process to close the store (default: refuse at once, exit 11).",
-      valueName: "seconds"))
-  var waitSeconds: Double?
+  @OptionGroup var storeWait: StoreWaitOption
   /// Seconds to wait for the store (none unless given).
-  var wait: Double { waitSeconds ?? 0 }
+  var wait: Double { storeWait.seconds ?? 0 }
   @Flag(
     help:
       "JSON lines on standard output (docs/json.md): `start`, `progress` and a `result` per store; for several stores a `summary`."
@@ -258,9 +253,8 @@ struct MigrateCommand: MigrunCommand {
   }
 
   func execute() throws {
-    guard wait >= 0, wait.isFinite else { throw CLIError(message: "--wait: give a number of seconds, 0 or more") }
     // The reads before the migration's own wait (the plan) wait for a writer's commit as long.
-    StoreUse.readWait = wait
+    try storeWait.apply()
     if let mergeRules, !FileManager.default.fileExists(atPath: mergeRules) {
       throw CLIError(message: "--merge-rules: no such file \(URL(fileURLWithPath: mergeRules).path)")
     }

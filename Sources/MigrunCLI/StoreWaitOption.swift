@@ -1,13 +1,14 @@
 import ArgumentParser
 import MigrunStore
 
-/// `--wait SECONDS` of the commands that read stores: how long a read waits for another process
-/// holding the store's write lock (a commit under way) before the in-use answer (exit 11).
+/// `--wait SECONDS` of the commands that read or migrate stores: how long a read waits for another
+/// process holding the store's write lock (a commit under way), and a migration for every other
+/// process to let the store go, before the in-use answer (exit 11).
 struct StoreWaitOption: ParsableArguments {
   @Option(
     name: .customLong("wait"),
     help: ArgumentHelp(
-      "Wait up to this many seconds for another process writing the store (default: refuse at once, exit 11).",
+      "Wait up to this many seconds for another process holding the store (default: refuse at once, exit 11).",
       valueName: "seconds"))
   var seconds: Double?
 

@@ -46,12 +46,16 @@ package enum StoreCheck {
 
   /// The file opened read-only for ``sqliteProblems(_:full:limit:)`` (its file held open from here on).
   package static func openForCheck(_ url: URL) throws -> DatabaseQueue {
-    var configuration = Configuration()
-    configuration.readonly = true
-    if StoreUse.readWait > 0 { configuration.busyMode = .timeout(StoreUse.readWait) }
-    // SQLite's check computes expression indexes and derived values: Core Data's functions must be there.
-    configuration.prepareDatabase { db in DerivedAttributes.addFunctions(to: db) }
-    return try DatabaseQueue(path: SQLiteStore.readOnlyPath(url) ?? url.path, configuration: configuration)
+    // A file only a copy can read unchanged (a -wal without its -shm, a hot journal) is never opened
+    // in place: SQLite would write a -shm or roll the journal back beside the user's store.
+    guard let path = SQLiteStore.readOnlyPath(url) else {
+      throw StoreError(
+        .io, file: url.path,
+        reason: "can be read unchanged only through a copy (its -wal has no -shm, or a hot journal)")
+    }
+    // SQLite's check computes expression indexes and derived values: the store's own configuration
+    // has Core Data's functions (and the read's --wait).
+    return try DatabaseQueue(path: path, configuration: SQLiteStore.configuration(readOnly: true))
   }
 
   package static func sqliteProblems(_ queue: DatabaseQueue, full: Bool = false, limit: Int = 10) throws -> [String] {
