@@ -184,7 +184,8 @@ import Testing
     #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
   }
 
-  /// A store with one value kept outside it (external binary storage), in a model folder of its own.
+  /// A store with one value kept outside it (external binary storage: a reference to `file`, which
+  /// the caller writes or plants), its model in a folder of its own.
   static func photoStore(in folder: TemporaryDirectory) throws -> (store: URL, model: URL, file: URL) {
     let model = try folder.write(
       """

@@ -278,25 +278,9 @@ import Testing
   /// kept as they were; the new store exports the same values.
   @Test func externalDataTravelsWithTheSalvagedStore() throws {
     let folder = try TemporaryDirectory()
-    let modelFolder = folder.url.appendingPathComponent("Photos.xcdatamodel")
-    try FileManager.default.createDirectory(at: modelFolder, withIntermediateDirectories: true)
-    try """
-    <model><entity name="Photo"><attribute name="name" optional="YES" attributeType="String"/>\
-    <attribute name="image" optional="YES" attributeType="Binary" allowsExternalBinaryDataStorage="YES"/></entity></model>
-    """.write(to: modelFolder.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
-    let store = folder.url.appendingPathComponent("photos.sqlite")
-    #expect(try MigrunProcess.run(["create", store.path, "--model", modelFolder.path]).status == 0)
-    let name = "0C7E2A59-5B8B-4E8C-9B5F-7A2D3F1E9C11"
-    let external = folder.url.appendingPathComponent(".photos_SUPPORT/_EXTERNAL_DATA")
-    try FileManager.default.createDirectory(at: external, withIntermediateDirectories: true)
-    try Data((0..<300).map { UInt8($0 % 251) }).write(to: external.appendingPathComponent(name))
-    try DatabaseQueue(path: store.path).write { db in
-      let number = try Int.fetchOne(db, sql: "SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Photo'") ?? 0
-      try db.execute(
-        sql: "INSERT INTO ZPHOTO (Z_PK, Z_ENT, Z_OPT, ZNAME, ZIMAGE) VALUES (1, ?, 1, 'big', ?)",
-        arguments: [number, Data([2] + Array(name.utf8))])
-      try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = 1 WHERE Z_ENT = ?", arguments: [number])
-    }
+    let (store, modelFolder, file) = try PlantedFileTests.photoStore(in: folder)
+    let name = file.lastPathComponent
+    try Data((0..<300).map { UInt8($0 % 251) }).write(to: file)
     let out = folder.url.appendingPathComponent("saved.sqlite")
     let result = try MigrunProcess.run(["salvage", store.path, "--out", out.path, "--model", modelFolder.path])
     #expect(
