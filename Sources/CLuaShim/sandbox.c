@@ -1,6 +1,7 @@
 // The sandbox: which libraries scripts see, per-script environments, `require` from named folders
 // only, the NULL value, host functions, and the guard on pattern matching.
 #include "internal.h"
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -128,29 +129,28 @@ static const char *read_file(lua_State *L, FILE *file, size_t *len) {
   return ferror(file) ? NULL : bytes;
 }
 
-// Whether the file at `path` lies inside `folder` once every symbolic link is resolved: a module
-// file that is a link leading out of its policy folder is never read.
-static int inside_folder(const char *folder, const char *path) {
+// How a module file was found: not there (search on), there and opened, or there and refused.
+typedef enum { MODULE_ABSENT, MODULE_OPENED, MODULE_OUTSIDE, MODULE_UNREADABLE } module_found;
+
+// Opens the module file at `path` by its real path, once every link is resolved: a plain file
+// inside `folder` only (a link leading out of the policy folder is never read; a FIFO would block,
+// a device never ends). The real path is checked, then that same path opened: nothing can be
+// swapped in between the check and the read.
+static module_found open_module(const char *folder, const char *path, FILE **file) {
   char real_folder[PATH_MAX], real_path[PATH_MAX];
-  if (!realpath(folder, real_folder) || !realpath(path, real_path)) return 0;
+  if (!realpath(path, real_path)) return errno == ENOENT || errno == ENOTDIR ? MODULE_ABSENT : MODULE_UNREADABLE;
+  if (!realpath(folder, real_folder)) return MODULE_UNREADABLE;
   size_t n = strlen(real_folder);
   if (n > 0 && real_folder[n - 1] == '/') n--;
-  return strncmp(real_folder, real_path, n) == 0 && real_path[n] == '/';
-}
-
-// Opens a module file for reading: a plain file only (a FIFO would block, a device never ends);
-// NULL when there is none.
-static FILE *open_module(const char *path) {
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return NULL;
+  if (strncmp(real_folder, real_path, n) != 0 || real_path[n] != '/') return MODULE_OUTSIDE;
+  int fd = open(real_path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return MODULE_UNREADABLE;
   struct stat info;
-  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || !(*file = fdopen(fd, "rb"))) {
     close(fd);
-    return NULL;
+    return MODULE_UNREADABLE;
   }
-  FILE *file = fdopen(fd, "rb");
-  if (!file) close(fd);
-  return file;
+  return MODULE_OPENED;
 }
 
 // findmodule(name, env) -> chunk, path. Looks for NAME (dots as folders) + ".lua" in each folder.
@@ -177,14 +177,21 @@ static int find_module(lua_State *L) {
   for (lua_Integer i = 1; i <= count; i++) {
     lua_rawgeti(L, folders, i);
     const char *path = lua_pushfstring(L, "%s/%s.lua", lua_tostring(L, -1), relative);
-    FILE *file = open_module(path);
-    if (file && !inside_folder(lua_tostring(L, -2), path)) {
-      fclose(file);
+    FILE *file = NULL;
+    module_found found = open_module(lua_tostring(L, -2), path, &file);
+    if (found == MODULE_OUTSIDE) {
       lua_pushnil(L);
       lua_pushfstring(L,
                       "module '%s': %s is a symbolic link leading out of its policy folder; modules are loaded "
                       "only from inside the folders given",
                       name, path);
+      return 2;
+    }
+    // A module file that is there but cannot be read (a folder, a FIFO, no permission) is named:
+    // a module of the same name in a later folder never loads in its place.
+    if (found == MODULE_UNREADABLE) {
+      lua_pushnil(L);
+      lua_pushfstring(L, "cannot read module file %s (not a plain file, or not readable)", path);
       return 2;
     }
     if (!file) {

@@ -176,7 +176,9 @@ package struct AppleMappingModel: Sendable, Hashable {
         else { throw fail("entity mapping \(name): a property mapping without a destination property") }
         let expression = property["NSValueExpression"].flatMap { $0 == .null ? nil : MappingExpression(archived: $0) }
         result.append(
-          PropertyMapping(name: propertyName, expression: expression, userInfo: userInfo(property["NSUserInfo"])))
+          PropertyMapping(
+            name: propertyName, expression: expression,
+            userInfo: try userInfo(property["NSUserInfo"], of: "entity mapping \(name), property '\(propertyName)'")))
       }
       return result.sorted { $0.name < $1.name }
     }
@@ -191,7 +193,7 @@ package struct AppleMappingModel: Sendable, Hashable {
         $0 == .null ? nil : MappingExpression(archived: $0)
       },
       attributes: try properties("NSAttributeMappings"), relationships: try properties("NSRelationshipMappings"),
-      userInfo: userInfo(fields["NSUserInfo"]))
+      userInfo: try userInfo(fields["NSUserInfo"], of: "entity mapping \(name)"))
   }
 
   // MARK: - Source (.xcmappingmodel)
@@ -239,7 +241,7 @@ package struct AppleMappingModel: Sendable, Hashable {
     }
     drafts.sort { $0.number < $1.number }
     // Names first: generated relationship expressions name other mappings.
-    var mappings: [EntityMapping] = drafts.map { draft in
+    var mappings: [EntityMapping] = try drafts.map { draft throws(MigrationError) in
       let sourceName = draft.object.text("sourcename").flatMap { $0.isEmpty ? nil : $0 }
       let destinationName = draft.object.text("destinationname").flatMap { $0.isEmpty ? nil : $0 }
       return EntityMapping(
@@ -249,7 +251,9 @@ package struct AppleMappingModel: Sendable, Hashable {
         destinationEntityHash: destinationName.flatMap { destination.entityVersionHashes[$0] },
         policyClassName: draft.object.text("migrationpolicyclassname").flatMap { $0.isEmpty ? nil : $0 },
         sourceExpression: sourceName.map { .fetch(entity: $0, predicate: "TRUEPREDICATE") }, attributes: [],
-        relationships: [], userInfo: archivedUserInfo(draft.object))
+        relationships: [],
+        userInfo: try archivedUserInfo(
+          draft.object, of: "\(fileName): entity mapping \(draft.object.text("name") ?? "?")"))
     }
     for index in mappings.indices {
       let object = drafts[index].object
@@ -384,9 +388,14 @@ package struct AppleMappingModel: Sendable, Hashable {
   /// An entity mapping's user info as the editor keeps it: a keyed archive of the dictionary in
   /// `userinfodata`. None of the fixtures' mapping models has user info; the field's name is read
   /// from a public reimplementation of Xcode's mapping compiler (a guess until a file shows it).
-  static func archivedUserInfo(_ object: DatabaseXML.Object) -> [String: String] {
-    guard let bytes = object.data("userinfodata"), let archive = try? KeyedArchive.unarchive(bytes) else { return [:] }
-    return userInfo(archive)
+  static func archivedUserInfo(_ object: DatabaseXML.Object, of owner: String) throws(MigrationError)
+    -> [String: String]
+  {
+    guard let bytes = object.data("userinfodata") else { return [:] }
+    guard let archive = try? KeyedArchive.unarchive(bytes) else {
+      throw MigrationError(.badMapping, reason: "\(owner): its user info (userinfodata) is not a keyed archive")
+    }
+    return try userInfo(archive, of: owner)
   }
 
   static func names(_ versions: [ObjectModel]) -> String {
@@ -399,16 +408,28 @@ package struct AppleMappingModel: Sendable, Hashable {
     if case .data(let bytes)? = value { return VersionHash(data: Data(bytes)) }
     return nil
   }
-  static func userInfo(_ value: ArchivedValue?) -> [String: String] {
-    guard case .dictionary(let entries)? = value else { return [:] }
+  /// User info as policies read it: text, numbers and Booleans; anything else is named, never
+  /// passed over (a policy would read nothing where the model holds a value).
+  static func userInfo(_ value: ArchivedValue?, of owner: String) throws(MigrationError) -> [String: String] {
+    guard let value, value != .null else { return [:] }
+    guard case .dictionary(let entries) = value else {
+      throw MigrationError(.badMapping, reason: "\(owner): its user info is not a dictionary")
+    }
     var result: [String: String] = [:]
-    for case (.string(let key), let value) in entries {
+    for (key, value) in entries {
+      guard case .string(let name) = key else {
+        throw MigrationError(.badMapping, reason: "\(owner): its user info has a key that is not text")
+      }
       switch value {
-      case .string(let text): result[key] = text
-      case .integer(let number): result[key] = String(number)
-      case .real(let number): result[key] = String(number)
-      case .boolean(let flag): result[key] = flag ? "YES" : "NO"
-      default: continue
+      case .string(let text): result[name] = text
+      case .integer(let number): result[name] = String(number)
+      case .real(let number): result[name] = String(number)
+      case .boolean(let flag): result[name] = flag ? "YES" : "NO"
+      default:
+        throw MigrationError(
+          .badMapping,
+          reason:
+            "\(owner): user info '\(name)' is neither text, a number nor a Boolean, which policies cannot be given")
       }
     }
     return result

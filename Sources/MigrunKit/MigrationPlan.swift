@@ -286,9 +286,13 @@ public enum MigrationPlanner {
 
   /// A version name without the number Xcode puts after it (`Moody 6` → `Moody`, `Model_v2` → `Model`).
   private static func numberedStem(_ name: String) -> Substring {
-    var stem = Substring(name)
-    while let last = stem.last, last.isNumber || " _-.".contains(last) { stem = stem.dropLast() }
-    if stem.last == "v" || stem.last == "V", stem.count < name.count { stem = stem.dropLast() }
+    func trimmed(_ text: Substring) -> Substring {
+      var text = text
+      while let last = text.last, last.isNumber || " _-.".contains(last) { text = text.dropLast() }
+      return text
+    }
+    var stem = trimmed(Substring(name))
+    if stem.last == "v" || stem.last == "V", stem.count < name.count { stem = trimmed(stem.dropLast()) }
     return stem
   }
 

@@ -312,6 +312,14 @@ public final class StoreMigrator {
     source.externalData = run.externalData
     if first {
       run.referencedBefore = Set(try source.externalReferences().map(\.file))
+      // Behind a link no file is read, and none would be found: refused by name, never carried as
+      // "files the original never had".
+      if !run.referencedBefore.isEmpty, let link = run.externalData.linkOnTheWay(to: nil) {
+        throw StoreError(
+          .badValue, file: store.path,
+          reason: "\(link.path) is a symbolic link: values kept outside the store are read only from plain files in "
+            + "the store's own support folder, never through a link; the store is unchanged")
+      }
       run.externalData.carriedMissing = run.referencedBefore.subtracting(run.externalData.files())
       source.externalData = run.externalData
     }

@@ -63,8 +63,15 @@ package enum ModelCache {
     var parents: [String: String] = [:]
     var entities: [Entity] = []
     // In name order: an error names the same entity in every run.
-    let named = archivedEntities.compactMap { key, value in string(key).map { ($0, value) } }
-    for case (let name, .object(_, let entityFields)) in named.sorted(by: { $0.0 < $1.0 }) {
+    var named: [(String, [String: ArchivedValue])] = []
+    for (key, value) in archivedEntities {
+      // An entry that is no named entity is named, never passed over: its table would be missing.
+      guard let name = string(key), case .object(_, let entityFields) = value else {
+        throw ModelCacheError(reason: "NSEntities holds an entry that is not a named entity (\(key))")
+      }
+      named.append((name, entityFields))
+    }
+    for (name, entityFields) in named.sorted(by: { $0.0 < $1.0 }) {
       if case .dictionary(let subentities)? = entityFields["NSSubentities"] {
         for case .string(let child) in subentities.keys { parents[child] = name }
       }

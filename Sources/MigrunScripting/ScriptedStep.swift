@@ -335,8 +335,13 @@ package enum ScriptedStep {
     guard isMappingModel(file) else {
       return try LuaMappingFile.load(step, file: file, policyFolders: policyFolders, limits: limits)
     }
-    // A policy class ported beside its mapping model (in the same group) is found there too.
-    let folders = policyFolders + [file.deletingLastPathComponent()]
+    // A policy class ported beside its mapping model (in the same group below a policy folder) is
+    // found there too; a mapping model from anywhere else lends its folder's Lua files nothing.
+    let group = file.deletingLastPathComponent().standardizedFileURL.path
+    let inPolicyFolder = policyFolders.contains {
+      group == $0.standardizedFileURL.path || group.hasPrefix($0.standardizedFileURL.path + "/")
+    }
+    let folders = policyFolders + (inPolicyFolder ? [file.deletingLastPathComponent()] : [])
     let conversion = try convert(step, file: file, policyFolders: folders, missing: .fail)
     return try LuaMappingFile.load(
       step, source: conversion.lua, name: file.lastPathComponent, policyFolders: folders, limits: limits)

@@ -97,7 +97,7 @@ package struct ExternalData: Sendable, Hashable {
 
   /// The first symbolic link among the support folder, the `_EXTERNAL_DATA` folder and (given) the
   /// file `name` in it — the entries below the store's own folder that a value's path goes through.
-  func linkOnTheWay(to name: String?) -> URL? {
+  package func linkOnTheWay(to name: String?) -> URL? {
     let path = [folder.deletingLastPathComponent(), folder] + (name.map { [folder.appendingPathComponent($0)] } ?? [])
     return path.first { WorkingFiles.entry(at: $0.path) == .symlink }
   }

@@ -40,10 +40,19 @@ package struct RollbackJournal: Sendable {
     return StoreUse.writer(of: store) == nil
   }
 
-  /// The journal beside `store` when it is hot, read; `nil` otherwise (or unreadable).
-  package static func hot(beside store: URL) -> RollbackJournal? {
-    guard isHot(store), let bytes = try? Data(contentsOf: url(of: store)) else { return nil }
-    return RollbackJournal(bytes: Array(bytes))
+  /// The journal beside `store` when it is hot, read; `nil` when there is none. A hot journal that
+  /// cannot be read is an error naming it: the file then holds a crashed writer's uncommitted pages,
+  /// and nothing read from it could be told from the store (SQLite refuses it too).
+  package static func hot(beside store: URL) throws -> RollbackJournal? {
+    guard isHot(store) else { return nil }
+    guard let bytes = try? Data(contentsOf: url(of: store)), let journal = RollbackJournal(bytes: Array(bytes)) else {
+      throw StoreError(
+        .io, file: store.path,
+        reason:
+          "\(url(of: store).lastPathComponent) is a hot journal (a writer crashed mid-transaction) that cannot be "
+          + "read: the file holds that writer's uncommitted pages, and the committed ones cannot be told from them")
+    }
+    return journal
   }
 
   /// Reads journal `bytes`: its segments, each a sector-padded header and page records (page number,

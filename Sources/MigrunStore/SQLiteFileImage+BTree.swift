@@ -246,14 +246,15 @@ extension SQLiteFileImage {
   package func freelistPagesByContent(excluding claimed: Set<Int>) -> Set<Int> {
     guard !headerIntact, pageCount >= 2 else { return [] }
     var pages = Set<Int>()
-    for number in 2...pageCount where !claimed.contains(number) && kind(of: number) == nil {
+    let held = Set(heldPageNumbers())
+    for number in heldPageNumbers() where !claimed.contains(number) && kind(of: number) == nil {
       guard let body = page(number) else { continue }
       let bytes = Array(body.prefix(usableSize))
       let next = Int(Self.bigEndian(bytes, 0, 4))
       let count = Int(Self.bigEndian(bytes, 4, 4))
       guard next <= pageCount, next != number, count >= 1, count <= (usableSize - 8) / 4 else { continue }
       let leaves = (0..<count).map { Int(Self.bigEndian(bytes, 8 + 4 * $0, 4)) }
-      guard leaves.allSatisfy({ $0 >= 2 && $0 <= pageCount && $0 != number && !claimed.contains($0) }),
+      guard leaves.allSatisfy({ held.contains($0) && $0 != number && !claimed.contains($0) }),
         Set(leaves).count == count
       else { continue }
       pages.insert(number)
@@ -268,8 +269,13 @@ extension SQLiteFileImage {
   /// of a 4 KB file, and the pages between are nowhere.
   package func orphanLeaves(excluding known: Set<Int>) -> [Int] {
     guard pageCount >= 2 else { return [] }
+    return heldPageNumbers().filter { !known.contains($0) && kind(of: $0) == .tableLeaf }
+  }
+
+  /// The page numbers past page 1 that the file or its `-wal` holds, in order: a `-wal` frame may
+  /// name page 4294967280 of a 4 KB file, and the pages between are nowhere (never walked).
+  func heldPageNumbers() -> [Int] {
     let inFile = mainPageCount >= 2 ? Array(2...mainPageCount) : []
-    let held = inFile + walPageNumbers.filter { $0 > max(1, mainPageCount) }.sorted()
-    return held.filter { !known.contains($0) && kind(of: $0) == .tableLeaf }
+    return inFile + walPageNumbers.filter { $0 > max(1, mainPageCount) }.sorted()
   }
 }

@@ -80,7 +80,7 @@ package struct SQLiteFileImage: Sendable {
       throw StoreError(.io, file: url.path, reason: "cannot read the file (\(error.localizedDescription))")
     }
     let wal = (try? Data(contentsOf: URL(fileURLWithPath: url.path + "-wal"))).map { Array($0) } ?? []
-    self.init(data: main, wal: wal, journal: RollbackJournal.hot(beside: url))
+    self.init(data: main, wal: wal, journal: try RollbackJournal.hot(beside: url))
   }
 
   package init(bytes: [UInt8], wal: [UInt8] = [], journal: RollbackJournal? = nil) {

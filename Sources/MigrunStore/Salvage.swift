@@ -330,7 +330,8 @@ extension SalvageRead {
   static func coreDataTable(holding values: [SQLiteFileImage.Value]) -> String? {
     switch values.count {
     case 3:
-      guard case .integer = values[0], case .text = values[1], case .blob(let plist) = values[2],
+      // Z_VERSION is the table's INTEGER PRIMARY KEY: the rowid, stored in the record as NULL.
+      guard values[0] == .null, case .text = values[1], case .blob(let plist) = values[2],
         plist.starts(with: Array("bplist00".utf8))
       else { return nil }
       return "Z_METADATA"

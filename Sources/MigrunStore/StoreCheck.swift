@@ -100,7 +100,9 @@ package enum StoreCheck {
   static func naming(_ url: URL, for snapshot: URL, _ body: () throws -> [Finding]) throws -> [Finding] {
     func named(_ text: String) -> String { text.replacingOccurrences(of: snapshot.path, with: url.path) }
     do {
-      return try body().map { Finding(kind: $0.kind, message: named($0.message), isNote: $0.isNote) }
+      return try body().map {
+        Finding(kind: $0.kind, message: named($0.message), isNote: $0.isNote, salvage: $0.salvage)
+      }
     } catch let error as StoreError {
       throw StoreError(
         error.code, file: error.file.map(named), entity: error.entity, primaryKey: error.primaryKey,
@@ -128,18 +130,23 @@ package enum StoreCheck {
     do {
       (version, read) = try Salvage.read(url, bundle: bundle)
     } catch {
-      guard let first = try? SalvageRead(url: url, model: nil) else { return nil }
+      // Said as it is: the version salvage could not settle on, never a guess at why.
       return Finding(
         kind: "salvage",
-        message: "`migrun salvage \(url.lastPathComponent) --out NEW` would keep \(first.rowCount) rows of "
-          + "\(first.tables.count) tables; its model is unreadable: give --model",
-        isNote: true)
+        message: "`migrun salvage \(url.lastPathComponent) --out NEW` cannot run as it is: \(error)", isNote: true)
     }
-    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-dry-\(UUID().uuidString)")
-    defer { try? FileManager.default.removeItem(at: scratch) }
-    guard (try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)) != nil,
-      let report = try? Salvage.write(read, model: version, to: scratch.appendingPathComponent("dry.sqlite"))
-    else { return nil }
+    // The dry run writes a whole store: in a scratch folder a killed check leaves to the next sweep.
+    let report: SalvageReport
+    do {
+      let scratch = try ScratchFolder.make("dry")
+      defer { ScratchFolder.remove(scratch) }
+      report = try Salvage.write(read, model: version, to: scratch.appendingPathComponent("dry.sqlite"))
+    } catch {
+      return Finding(
+        kind: "salvage",
+        message: "`migrun salvage \(url.lastPathComponent) --out NEW` would read \(read.rowCount) rows; its dry run "
+          + "could not write them (\(error))", isNote: true)
+    }
     return Finding(
       kind: "salvage", message: "`migrun salvage \(url.lastPathComponent) --out NEW` would write " + report.summary,
       isNote: true, salvage: report.figures)
@@ -244,6 +251,16 @@ package enum StoreCheck {
   private static func externalFileFindings(_ store: SQLiteStore) throws -> [Finding] {
     var found: [Finding] = []
     let references = try store.externalReferences()
+    // Behind a link nothing is read (files() is empty): the link is the finding, not every value missing.
+    if !references.isEmpty, let link = store.externalData.linkOnTheWay(to: nil) {
+      return [
+        Finding(
+          kind: "external-data-link",
+          message:
+            "\(link.path) is a symbolic link: the \(references.count) values kept outside the store are read only "
+            + "from plain files in the store's own support folder, never through a link")
+      ]
+    }
     let files = store.externalData.files()
     var missing: [String: Int] = [:]
     for reference in references where !files.contains(reference.file) {

@@ -87,7 +87,15 @@ final class AtomicStoreWork {
     state = StoreFiles.State(of: url)
     folder = WorkingFiles.atomicFolder(of: url)
     try WorkingFiles.requireAbsentOr(.folder, at: folder, beside: url, as: "working folder")
-    try? FileManager.default.removeItem(at: folder)
+    // A killed run's folder (its working store's files only) is replaced; any other folder under
+    // the name is refused, never removed with what it holds.
+    if WorkingFiles.entry(at: folder.path) == .folder {
+      guard WorkingFiles.isLeftover(folder, of: url) else {
+        throw WorkingFiles.refuse(
+          folder, beside: url, as: "working folder", because: "holds files migrun did not write")
+      }
+      try? FileManager.default.removeItem(at: folder)
+    }
     do {
       try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     } catch {

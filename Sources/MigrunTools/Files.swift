@@ -7,12 +7,17 @@ import MigrunStore
 
 /// Writes `path` whole or not at all: `body` writes a hidden file beside it (`.NAME.migrun-tmp`),
 /// synced and renamed into place once `body` returns; on any failure — a full disk, a write refused
-/// — the hidden file is removed and `path` is as it was. The caller checks `path` first
-/// (``OutputFile/check(_:option:force:inputs:)``): a file already there is replaced.
-package func writeAtomically(to path: String, _ body: (BlockWriter) throws -> Void) throws {
+/// — the hidden file is removed and `path` is as it was. A file already at `path` is replaced (a
+/// caller that must not replace one checks first, ``OutputFile/check(_:option:force:inputs:)``);
+/// a link, a folder or one of `inputs` never is. The hidden file's name is never written through:
+/// a link or anything but a plain file there is refused, a leftover plain file replaced.
+package func writeAtomically(to path: String, inputs: [String] = [], _ body: (BlockWriter) throws -> Void) throws {
+  try OutputFile.check(path, force: true, inputs: inputs)
   let url = URL(fileURLWithPath: path)
   let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).migrun-tmp")
-  let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+  try WorkingFiles.requireAbsentOr(.file, at: temporary, beside: url, as: "working file")
+  unlink(temporary.path)
+  let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
   guard descriptor >= 0 else {
     let cause = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
     throw OutputFile.explain(
@@ -32,9 +37,9 @@ package func writeAtomically(to path: String, _ body: (BlockWriter) throws -> Vo
   }
 }
 
-/// Writes `text` to `path` as ``writeAtomically(to:_:)`` does.
-package func writeAtomically(to path: String, text: String) throws {
-  try writeAtomically(to: path) { try $0.write(text) }
+/// Writes `text` to `path` as ``writeAtomically(to:inputs:_:)`` does.
+package func writeAtomically(to path: String, inputs: [String] = [], text: String) throws {
+  try writeAtomically(to: path, inputs: inputs) { try $0.write(text) }
 }
 
 /// Makes a new store at `path` — which must not exist: migrun never overwrites a file — by `body`
@@ -48,6 +53,11 @@ package func writeNewStore(at path: String, label: String, inputs: [String] = []
   let target = URL(fileURLWithPath: path)
   let working = target.deletingLastPathComponent().appendingPathComponent(
     ".\(target.lastPathComponent).migrun-\(label)")
+  // A killed run's working file is replaced; anything else under its name is refused, never removed.
+  for suffix in [""] + StoreFiles.sidecarSuffixes + ["-journal"] {
+    try WorkingFiles.requireAbsentOr(
+      .file, at: URL(fileURLWithPath: working.path + suffix), beside: target, as: "working file")
+  }
   StoreFiles.remove(working)
   do {
     try body(working)
