@@ -42,7 +42,7 @@ struct CheckCommand: MigrunCommand {
   @OptionGroup var waiting: StoreWaitOption
 
   func execute() throws {
-    try waiting.apply()
+    waiting.apply()
     try show(
       CheckJob(stores: stores, model: model, configuration: configuration, json: json).run())
   }

@@ -106,7 +106,7 @@ struct StatusCommand: MigrunCommand {
   }
 
   func execute() throws {
-    try waiting.apply()
+    waiting.apply()
     if fleet.isFleet(stores) { return try FleetRun.status(stores, chain: chain, fleet: fleet, json: json) }
     let report: StatusReport
     do {
@@ -254,7 +254,7 @@ struct MigrateCommand: MigrunCommand {
 
   func execute() throws {
     // The reads before the migration's own wait (the plan) wait for a writer's commit as long.
-    try storeWait.apply()
+    storeWait.apply()
     if let mergeRules, !FileManager.default.fileExists(atPath: mergeRules) {
       throw CLIError(message: "--merge-rules: no such file \(URL(fileURLWithPath: mergeRules).path)")
     }

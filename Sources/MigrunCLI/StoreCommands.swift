@@ -30,7 +30,7 @@ struct InspectCommand: MigrunCommand {
   @OptionGroup var waiting: StoreWaitOption
 
   func execute() throws {
-    try waiting.apply()
+    waiting.apply()
     try show(
       InspectJob(store: store, model: model, configuration: configuration, json: json).run())
   }
@@ -83,7 +83,7 @@ struct ExportCommand: MigrunCommand {
   @OptionGroup var waiting: StoreWaitOption
 
   func execute() throws {
-    try waiting.apply()
+    waiting.apply()
     let output = StandardOutput.blocks()
     try ExportJob(
       store: store, model: model, modelVersion: modelVersion, configuration: configuration, out: out, dates: dates,
@@ -142,7 +142,7 @@ struct CopyCommand: MigrunCommand {
   @OptionGroup var waiting: StoreWaitOption
 
   func execute() throws {
-    try waiting.apply()
+    waiting.apply()
     try show(CopyJob(store: store, out: out, type: type, model: model, drop: drop).run())
   }
 }
@@ -171,7 +171,7 @@ struct SalvageCommand: MigrunCommand {
   @OptionGroup var waiting: StoreWaitOption
 
   func execute() throws {
-    try waiting.apply()
+    waiting.apply()
     try show(SalvageJob(store: store, out: out, model: model, json: json, keepDanglingKeys: keepDanglingKeys).run())
   }
 }

@@ -12,10 +12,15 @@ struct StoreWaitOption: ParsableArguments {
       valueName: "seconds"))
   var seconds: Double?
 
+  /// A wait that is no number of seconds is a bad command line (exit 64), found before any work.
+  func validate() throws {
+    if let seconds, !(seconds >= 0 && seconds.isFinite) {
+      throw ValidationError("--wait: give a number of seconds, 0 or more")
+    }
+  }
+
   /// Makes the wait the process's (``StoreUse/readWait``), before any store is read.
-  func apply() throws {
-    guard let seconds else { return }
-    guard seconds >= 0, seconds.isFinite else { throw CLIError(message: "--wait: give a number of seconds, 0 or more") }
-    StoreUse.readWait = seconds
+  func apply() {
+    if let seconds { StoreUse.readWait = seconds }
   }
 }

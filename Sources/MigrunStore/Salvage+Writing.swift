@@ -450,6 +450,8 @@ extension Salvage {
     _ schema: StoreSchema, read: SalvageRead, named: [String: Set<Int64>], report: inout SalvageReport
   ) {
     var lost = named
+    // Set-aside rows per entity table: a key set aside in one table says nothing of another's.
+    var aside: [String: Set<Int64>] = [:]
     for table in read.tables.values {
       let layouts = schema.entities.filter { $0.table.uppercased() == table.name.uppercased() }
       guard let root = layouts.first(where: { $0.superNumber == 0 }) ?? layouts.first else {
@@ -459,10 +461,10 @@ extension Salvage {
       let claimed = layouts.reduce(into: Set<Int64>()) { $0.formUnion(named[$1.name] ?? []) }
       lost[root.name, default: []].formUnion(table.lostKeys.filter { !claimed.contains($0) })
       report.entities[root.name, default: .init()].pagesLostUncounted += table.uncountedRanges
+      for layout in layouts { aside[layout.name] = Set(table.setAside.keys) }
     }
-    let aside = Set(read.tables.values.flatMap(\.setAside.keys))
     for (entity, keys) in lost where !keys.isEmpty {
-      let kept = keys.filter { !aside.contains($0) }
+      let kept = keys.filter { !(aside[entity]?.contains($0) ?? false) }
       report.entities[entity, default: .init()].lost = kept.count
       report.entities[entity, default: .init()].lostKeys = SalvageReport.ranges(Array(kept))
     }
