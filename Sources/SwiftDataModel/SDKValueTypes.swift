@@ -31,7 +31,7 @@ enum SDKValueTypes {
   }
 
   private static func element(_ name: String, _ type: AttributeType, _ elements: [Attribute] = []) -> Attribute {
-    Attribute(name: name, type: type, isOptional: true, renamingIdentifier: name, elements: elements)
+    .compositeElement(name, type, elements: elements)
   }
 
   private static let point = [element("x", .double), element("y", .double)]
@@ -45,4 +45,13 @@ enum SDKValueTypes {
     "CGRect": [element("origin", .composite, point), element("size", .composite, size)],
     "CLLocationCoordinate2D": [element("latitude", .double), element("longitude", .double)],
   ]
+}
+
+extension Attribute {
+  /// An element of a composite attribute as SwiftData writes one — a struct's stored property, an enum's
+  /// case or raw value, an SDK value type's field: optional, with its own name as renaming identifier
+  /// (as in every SwiftData store the facts hold). The one builder of an element.
+  static func compositeElement(_ name: String, _ type: AttributeType, elements: [Attribute] = []) -> Attribute {
+    Attribute(name: name, type: type, isOptional: true, renamingIdentifier: name, elements: elements)
+  }
 }

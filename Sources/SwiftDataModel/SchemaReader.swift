@@ -352,9 +352,6 @@ struct SchemaReader {
     guard depth < 8 else {
       throw SourceError(spot: spot, reason: "\(owner).\(property): \(declared.name) nests itself")
     }
-    func element(_ name: String, _ type: AttributeType, elements: [Attribute] = []) -> Attribute {
-      Attribute(name: name, type: type, isOptional: true, renamingIdentifier: name, elements: elements)
-    }
     switch declared.kind {
     case .classType:
       throw SourceError(
@@ -363,12 +360,12 @@ struct SchemaReader {
     case .enumType:
       // The raw type is the one primitive among the conformances (`enum Kind: Codable, String`).
       if let type = declared.inherited.lazy.compactMap(Self.primitive).first {
-        return [element(property, type)]
+        return [.compositeElement(property, type)]
       }
       guard !declared.cases.isEmpty else {
         throw SourceError(spot: spot, reason: "\(owner).\(property): the enum \(declared.name) has no cases")
       }
-      return declared.cases.map { element($0.name, .string) }
+      return declared.cases.map { .compositeElement($0.name, .string) }
     case .structType:
       return try declared.properties.map { member in
         try compositeElement(member, of: declared, depth: depth)
@@ -380,7 +377,7 @@ struct SchemaReader {
   /// for a collection, or a composite of its own (a struct of the sources, one of Apple's value types).
   func compositeElement(_ member: DeclaredProperty, of declared: DeclaredType, depth: Int) throws -> Attribute {
     func element(_ type: AttributeType, elements: [Attribute] = []) -> Attribute {
-      Attribute(name: member.name, type: type, isOptional: true, renamingIdentifier: member.name, elements: elements)
+      .compositeElement(member.name, type, elements: elements)
     }
     // Typed as an @Model class's property is: written, or spelled by its initial value.
     let (bare, _) = unwrapOptional(try propertyType(member, owner: declared.name))
