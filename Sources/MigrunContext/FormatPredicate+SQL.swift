@@ -189,10 +189,11 @@ struct PredicateTranslator {
         guard let test = valueTest(name, type, .equal, value, options) else { return nil }
         tests.append(test)
       }
-      // Plain equalities are one bound list in SQL, however many; others (`IN[c]`, NULL among the
-      // values) an OR chain, which SQLite refuses past 1,000 deep: the judge decides those.
-      let plain = tests.allSatisfy { if case .compare(_, .equal, _) = $0 { true } else { false } }
-      guard tests.count == items.count, plain || tests.count <= 500 else { return nil }
+      // A list the store binds as one is one bound list in SQL, however long; others (`IN[c]`, NULL,
+      // an infinity or text holding NUL among the values) an OR chain, which SQLite refuses past
+      // 1,000 deep: the judge decides the long ones.
+      let bound = RowFilter.Node.list(tests).map { SQLiteStore.bindsAsOneList($0.values) } ?? false
+      guard tests.count == items.count, bound || tests.count <= 500 else { return nil }
       return .or(tests)
     case .between:
       guard case .list(let bounds) = other, bounds.count == 2, case .value(let low) = bounds[0],

@@ -73,7 +73,7 @@ package struct RowFilter: Sendable {
       switch self {
       case .constant(let value): return .constant(!value)
       case .and(let nodes): return .or(nodes.map(\.negated))
-      case .or(let nodes) where Self.isList(nodes): return .not(self)
+      case .or(let nodes) where Self.list(nodes) != nil: return .not(self)
       case .or(let nodes): return .and(nodes.map(\.negated))
       case .not(let node): return node
       case .compare(let name, let test, let value):
@@ -86,10 +86,17 @@ package struct RowFilter: Sendable {
       }
     }
 
-    /// Whether the nodes are equalities of one attribute with values (more than one).
-    private static func isList(_ nodes: [Node]) -> Bool {
-      guard nodes.count > 1, case .compare(let name, .equal, _) = nodes[0] else { return false }
-      return nodes.allSatisfy { if case .compare(name, .equal, _) = $0 { true } else { false } }
+    /// The attribute and its values when the nodes are equalities of one attribute with values (more
+    /// than one) — a predicate's `IN` list; nil for any other OR. The one test of a list: negation
+    /// keeps its NOT, the SQL binds it as one list (`SQLiteStore.bindsAsOneList`).
+    package static func list(_ nodes: [Node]) -> (name: String, values: [StoreValue])? {
+      guard nodes.count > 1, case .compare(let name, .equal, _) = nodes[0] else { return nil }
+      var values: [StoreValue] = []
+      for node in nodes {
+        guard case .compare(name, .equal, let value) = node else { return nil }
+        values.append(value)
+      }
+      return (name, values)
     }
 
     private static let opposites: [Test: Test] = [
