@@ -42,17 +42,23 @@ extension Salvage {
     report.modelCacheFromStore = true
   }
 
-  /// Rows whose columns no proof placed, each entity's in `MIGRUN_SETASIDE_<ENTITY>` (by its
-  /// `Z_ENT`; the table's name when that names none): rowid, then the values as read, `C0`, `C1`, ….
+  /// Rows whose columns no proof placed, each entity's in `MIGRUN_SETASIDE_<ENTITY>`, the table's
+  /// name otherwise: rowid, then the values as read, `C0`, `C1`, …. A row's second value is taken for
+  /// its `Z_ENT` (Core Data's tables begin `Z_PK, Z_ENT, Z_OPT`, the key stored as NULL: the rowid)
+  /// only where it is the number of an entity stored in this very table — a number naming an entity
+  /// of another table proves nothing, and the row stays under its table's name, never counted as
+  /// that entity's.
   static func writeUnplaced(
     _ read: SalvageRead, schema: StoreSchema, db: Database, report: inout SalvageReport
   ) throws {
-    let names = Dictionary(schema.entities.map { (Int64($0.number), $0.name) }, uniquingKeysWith: { a, _ in a })
     for table in read.tables.values.sorted(by: { $0.name < $1.name }) where !table.setAside.isEmpty {
+      let names = Dictionary(
+        schema.entities.filter { $0.table == table.name }.map { (Int64($0.number), $0.name) },
+        uniquingKeysWith: { a, _ in a })
       var groups: [String: [(Int64, [SQLiteFileImage.Value])]] = [:]
       for (rowid, values) in table.setAside.sorted(by: { $0.key < $1.key }) {
         let entity: String? =
-          if values.count > 1, case .integer(let number) = values[1] { names[number] } else { nil }
+          if values.count > 1, values[0] == .null, case .integer(let number) = values[1] { names[number] } else { nil }
         groups[entity ?? table.name, default: []].append((rowid, values))
       }
       for (owner, rows) in groups {

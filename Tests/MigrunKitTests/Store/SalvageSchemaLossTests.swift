@@ -182,3 +182,29 @@ import Testing
     return (counts.written, counts.unwritten)
   }
 }
+
+/// A row set aside (its columns placed by no proof) is filed under an entity only when its second
+/// value — `Z_ENT` in Core Data's layout — numbers an entity stored in that very table.
+@Suite struct SalvageSetAsideOwnerTests {
+  @Test func aSetAsideRowIsAnEntitysOnlyWhenItsNumberNamesOneOfItsTable() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture(
+      "objcio-core-data-moody/stores/Moody 4.moody.sqlite", into: folder)
+    var (model, read) = try Salvage.read(store, bundle: nil)
+    let schema = StoreSchema(model: model)
+    let own = try #require(schema.entities.first { read.tables[$0.table] != nil })
+    let other = try #require(schema.entities.first { $0.table != own.table })
+    read.tables[own.table]?.setAside = [
+      900_001: [.null, .integer(Int64(own.number)), .integer(1)],
+      900_002: [.null, .integer(Int64(other.number)), .integer(1)],
+      900_003: [.integer(5), .integer(Int64(own.number)), .integer(1)],
+    ]
+    let report = try Salvage.write(read, model: model, to: folder.url.appendingPathComponent("out.sqlite"))
+    // Its own entity's number: filed as that entity's; another table's entity's number, or a first
+    // value that is not the NULL of a rowid key: filed under the table, counted as no entity's.
+    #expect(report.unplacedTables["MIGRUN_SETASIDE_\(own.name.uppercased())"] == 1, "\(report.unplacedTables)")
+    #expect(report.unplacedTables["MIGRUN_SETASIDE_\(own.table)"] == 2, "\(report.unplacedTables)")
+    #expect(report.entities[own.name]?.setAside == 1)
+    #expect((report.entities[other.name]?.setAside ?? 0) == 0)
+  }
+}
