@@ -175,7 +175,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   private static func runSalvage(_ data: Data, _ bytes: [UInt8]) {
     let image = SQLiteFileImage(bytes: bytes, wal: Array(bytes.suffix(bytes.count / 2)))
     let read = SalvageRead(image: image, model: Corpus.model)
-    _ = read.rowCount + read.tables.values.reduce(0) { $0 + $1.keysLost }
+    _ = read.rowCount + read.tables.values.reduce(0) { $0 + $1.losses.keys.count }
   }
 
   private static func runImportJSON(_ data: Data, _ bytes: [UInt8]) {

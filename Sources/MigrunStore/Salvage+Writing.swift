@@ -60,6 +60,8 @@ package struct SalvageReport: Sendable, Encodable {
   package var keysLost: [String: Int] = [:]
   /// Rows known lost of tables that hold no entity (the store's own, join tables), by table.
   package var otherRowsLost: [String: Int] = [:]
+  /// Unreadable pages' ranges of tables that hold no entity whose lost rows are not counted, by table.
+  package var otherPagesLostUncounted: [String: Int] = [:]
   package var badCells = 0
   package var unassignedRows = 0
   package var danglingKeysCleared = 0
@@ -104,6 +106,10 @@ package struct SalvageReport: Sendable, Encodable {
     if pagesCutOff > 0 { parts.append("the file cut short: what \(pagesCutOff) pages held lost, uncounted") }
     let rows = otherRowsLost.values.reduce(0, +)
     if rows > 0 { parts.append("\(rows) rows of tables of no entity lost") }
+    let otherUncounted = otherPagesLostUncounted.values.reduce(0, +)
+    if otherUncounted > 0 {
+      parts.append("rows of \(otherUncounted) unreadable pages of tables of no entity lost, uncounted")
+    }
     if links > 0 { parts.append("\(links) links lost") }
     return parts.joined(separator: "; ")
   }
@@ -160,7 +166,10 @@ package enum Salvage {
   ) throws -> SalvageReport {
     var report = SalvageReport(version: model.versionName ?? SalvageReport.ownModel)
     report.unreadablePages = read.unreadablePages
-    for table in read.tables.values where table.keysLost > 0 { report.keysLost[table.name] = table.keysLost }
+    for table in read.tables.values {
+      let losses = table.losses
+      if !losses.keys.isEmpty { report.keysLost[table.name] = losses.keys.count }
+    }
     report.badCells = read.tables.values.reduce(0) { $0 + $1.badCells }
     report.unassignedRows = read.unassignedRows
     report.schemaFound = read.schemaFound
@@ -454,13 +463,15 @@ extension Salvage {
     var aside: [String: Set<Int64>] = [:]
     for table in read.tables.values {
       let layouts = schema.entities.filter { $0.table.uppercased() == table.name.uppercased() }
+      let losses = table.losses
       guard let root = layouts.first(where: { $0.superNumber == 0 }) ?? layouts.first else {
-        if table.keysLost > 0 { report.otherRowsLost[table.name] = table.keysLost }
+        if !losses.keys.isEmpty { report.otherRowsLost[table.name] = losses.keys.count }
+        if losses.uncountedRanges > 0 { report.otherPagesLostUncounted[table.name] = losses.uncountedRanges }
         continue
       }
       let claimed = layouts.reduce(into: Set<Int64>()) { $0.formUnion(named[$1.name] ?? []) }
-      lost[root.name, default: []].formUnion(table.lostKeys.filter { !claimed.contains($0) })
-      report.entities[root.name, default: .init()].pagesLostUncounted += table.uncountedRanges
+      lost[root.name, default: []].formUnion(losses.keys.filter { !claimed.contains($0) })
+      report.entities[root.name, default: .init()].pagesLostUncounted += losses.uncountedRanges
       for layout in layouts { aside[layout.name] = Set(table.setAside.keys) }
     }
     for (entity, keys) in lost where !keys.isEmpty {

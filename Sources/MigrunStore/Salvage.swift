@@ -35,24 +35,28 @@ package struct SalvageRead: Sendable {
     /// whole, written to a table of their own, never into the entity's columns.
     package var setAside: [Int64: [SQLiteFileImage.Value]] = [:]
 
-    /// Keys the unreadable pages' ranges hold that no row was recovered for: rows known to have
-    /// existed (ranges open at either end are left uncounted, and at most 1,000,000 keys are looked at).
-    package var keysLost: Int { lostKeys.count }
-
-    /// Unreadable pages whose keys no neighbour bounds (at either end of the tree): their rows are
-    /// lost and not counted.
-    package var uncountedRanges: Int { lostRanges.filter { $0.after == nil || $0.upTo == nil }.count }
-
-    /// The keys themselves (see ``keysLost``), in order; rows set aside are not lost.
-    package var lostKeys: [Int64] {
+    /// What the unreadable pages' ranges lost, worked out once: the keys they hold that no row was
+    /// recovered for (rows known to have existed, in order; rows set aside are not lost), and how
+    /// many ranges lost rows that are not counted — open at either end (no neighbour bounds their
+    /// keys) or past the 1,000,000 keys looked at per table. A range is never passed over unsaid.
+    package var losses: (keys: [Int64], uncountedRanges: Int) {
       var budget: Int64 = 1_000_000
-      var lost: [Int64] = []
+      var lost = Set<Int64>()
+      var uncounted = 0
       for range in lostRanges {
-        guard let after = range.after, let upTo = range.upTo, upTo > after, upTo - after <= budget else { continue }
+        guard let after = range.after, let upTo = range.upTo else {
+          uncounted += 1
+          continue
+        }
+        guard upTo > after else { continue }
+        guard upTo - after <= budget else {
+          uncounted += 1
+          continue
+        }
         budget -= upTo - after
-        lost += (after + 1...upTo).filter { !rowids.contains($0) && setAside[$0] == nil }
+        lost.formUnion((after + 1...upTo).lazy.filter { !rowids.contains($0) && setAside[$0] == nil })
       }
-      return Array(Set(lost)).sorted()
+      return (lost.sorted(), uncounted)
     }
   }
 

@@ -185,6 +185,9 @@ extension SalvageJob {
     for (table, count) in report.otherRowsLost.sorted(by: { $0.key < $1.key }) {
       lost.append("\(count) rows of \(table)")
     }
+    for (table, ranges) in report.otherPagesLostUncounted.sorted(by: { $0.key < $1.key }) {
+      lost.append("the rows of \(table) on \(ranges) unreadable pages (their keys not known)")
+    }
     if report.pagesCutOff > 0 {
       lost.append("the file is cut short: what \(report.pagesCutOff) pages its header counts held (uncounted)")
     }

@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
 import MigrunModel
-import MigrunStore
 import TestSupport
 import Testing
+
+@testable import MigrunStore
 
 /// Salvage with the schema lost (issue 56): no value is ever placed in a column by a guess. Every
 /// store of `../shared` with page 1 (the schema's root) overwritten is salvaged with its model and
@@ -206,5 +207,17 @@ import Testing
     #expect(report.unplacedTables["MIGRUN_SETASIDE_\(own.table)"] == 2, "\(report.unplacedTables)")
     #expect(report.entities[own.name]?.setAside == 1)
     #expect((report.entities[other.name]?.setAside ?? 0) == 0)
+  }
+
+  /// The keys an unreadable range held are counted once; a range open at an end, or past the keys
+  /// looked at, is said uncounted — never passed over.
+  @Test func everyLostRangeIsCountedOrSaidUncounted() {
+    var table = SalvageRead.Table(name: "ZITEM", columns: [], sql: nil)
+    table.rowids = [3]
+    table.setAside = [4: []]
+    table.lostRanges = [(after: 1, upTo: 6), (after: 5, upTo: 7), (after: nil, upTo: 9), (after: 10, upTo: 2_000_010)]
+    let losses = table.losses
+    #expect(losses.keys == [2, 5, 6, 7])
+    #expect(losses.uncountedRanges == 2)
   }
 }
