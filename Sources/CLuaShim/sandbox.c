@@ -415,26 +415,24 @@ static int guarded_concat(lua_State *L) {
   return call_real(L);
 }
 
-// table.insert with a position moves the elements after it up one place: one step each. Lua's own,
-// with the length read once (the real function would ask a `__len` metamethod again, after the price).
+// Lua's own table functions ask `__len` again after the price, and may be told another length: a
+// table with a `__len` metamethod is refused by name; a plain list goes to the real function.
+static void refuse_len(lua_State *L, const char *what) {
+  if (luaL_getmetafield(L, 1, "__len") != LUA_TNIL) {
+    luaL_error(L, "%s: the table has a __len metamethod; use a plain list (copy it first)", what);
+  }
+}
+
+// table.insert with a position moves the elements after it up one place: one step each.
 static int guarded_insert(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_Integer end = luaL_intop(+, luaL_len(L, 1), 1);
-  lua_Integer position = end;
   if (lua_gettop(L) == 3) {
-    position = luaL_checkinteger(L, 2);
-    luaL_argcheck(L, (lua_Unsigned)position - 1u < (lua_Unsigned)end, 2, "position out of bounds");
-    charge(L, (double)end - (double)position, "table.insert");
-    for (lua_Integer i = end; i > position; i--) {
-      lua_geti(L, 1, i - 1);
-      lua_seti(L, 1, i);
-    }
-  } else if (lua_gettop(L) != 2) {
-    return luaL_error(L, "wrong number of arguments to 'insert'");
+    lua_Integer position = luaL_checkinteger(L, 2);
+    if ((lua_Unsigned)position - 1u < (lua_Unsigned)end) charge(L, (double)end - (double)position, "table.insert");
   }
-  lua_seti(L, 1, position);
-  mr_check_clock(L, 1);
-  return 0;
+  refuse_len(L, "table.insert");
+  return call_real(L);
 }
 
 // table.remove moves the elements after the position down one place: one step each, as insert.
@@ -442,28 +440,15 @@ static int guarded_remove(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_Integer size = luaL_len(L, 1);
   lua_Integer position = luaL_optinteger(L, 2, size);
-  if (position != size) {
-    luaL_argcheck(L, (lua_Unsigned)position - 1u <= (lua_Unsigned)size, 2, "position out of bounds");
-  }
-  if (size > position) charge(L, (double)size - (double)position, "table.remove");
-  lua_geti(L, 1, position);
-  for (; position < size; position++) {
-    lua_geti(L, 1, position + 1);
-    lua_seti(L, 1, position);
-  }
-  lua_pushnil(L);
-  lua_seti(L, 1, position);
-  mr_check_clock(L, 1);
-  return 1;
+  if (position >= 1 && size > position) charge(L, (double)size - (double)position, "table.remove");
+  refuse_len(L, "table.remove");
+  return call_real(L);
 }
 
 // table.sort: n log n comparisons, each up to the longest string's length when strings are compared.
 static int guarded_sort(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
-  // The real sort asks `__len` again after the price, and may be told another length.
-  if (luaL_getmetafield(L, 1, "__len") != LUA_TNIL) {
-    return luaL_error(L, "table.sort: the table has a __len metamethod; sort a plain list (copy it first)");
-  }
+  refuse_len(L, "table.sort");
   lua_Integer n = luaL_len(L, 1);
   if (n > 1) {
     charge(L, (double)n, "table.sort");

@@ -96,7 +96,13 @@ import Testing
     let sorted = try Self.stopped(
       "local n = 0\nlocal t = setmetatable({}, { __len = function() n = n + 1 return n == 1 and 2 or 2^31 - 2 end })\n"
         + "table.sort(t)")
-    #expect(sorted.message.contains("table.sort: the table has a __len metamethod"), "\(sorted)")
+    #expect(sorted.message.contains("table.sort: the table has a __len metamethod; use a plain list"), "\(sorted)")
+    // Insert and remove refuse such a table too, once priced: Lua's own functions would ask again.
+    for call in ["table.insert(t, 1, 'x')", "table.insert(t, 'x')", "table.remove(t, 1)", "table.remove(t)"] {
+      let error = try Self.stopped(
+        "local t = setmetatable({}, { __len = function() return 2 end })\n\(call)")
+      #expect(error.message.contains("the table has a __len metamethod; use a plain list"), "\(call): \(error)")
+    }
     // Everyday lists are unchanged.
     let vm = try LuaVM()
     #expect(
