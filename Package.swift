@@ -6,6 +6,8 @@ let package = Package(
   platforms: [.macOS(.v13)],
   products: [
     .library(name: "MigrunKit", targets: ["MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit"]),
+    // Lua from Swift: mapping files, policies, stages and merge rules (needs liblua5.4 on the system).
+    .library(name: "MigrunScripting", targets: ["MigrunScripting"]),
     .executable(name: "migrun", targets: ["MigrunCLI"]),
     .executable(name: "migrun-bench", targets: ["MigrunBench"]),
     .executable(name: "migrun-fuzz", targets: ["MigrunFuzz"]),
@@ -103,6 +105,10 @@ let package = Package(
         .product(name: "PropertyBased", package: "swift-property-based"),
       ]),
     .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "TestSupport"]),
+    // The library as a Swift program uses it: the public modules of the two library products only.
+    .testTarget(
+      name: "MigrunAPITests",
+      dependencies: ["MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit", "MigrunScripting", "TestSupport"]),
     .testTarget(
       name: "MigrunScriptingTests",
       dependencies: [

@@ -5,15 +5,15 @@ import CLuaShim
 /// script was run under otherwise). Costs a hook call per line while on; off by default.
 package enum LuaCoverage {
   /// Starts counting (from zero).
-  public static func start() {
+  package static func start() {
     mr_coverage_reset()
     mr_coverage_enable(1)
   }
 
-  public static func stop() { mr_coverage_enable(0) }
+  package static func stop() { mr_coverage_enable(0) }
 
   /// Script name → line → times run.
-  public static func lines() -> [String: [Int: Int]] {
+  package static func lines() -> [String: [Int: Int]] {
     var lines: [String: [Int: Int]] = [:]
     var name = [CChar](repeating: 0, count: 4096)
     var line: Int32 = 0

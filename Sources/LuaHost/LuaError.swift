@@ -30,16 +30,16 @@ package struct LuaError: Error, Sendable, Hashable, CustomStringConvertible {
     case file
   }
 
-  public let kind: Kind
+  package let kind: Kind
   /// What went wrong, without the position.
-  public let message: String
+  package let message: String
   /// The script (its chunk name, e.g. `policies/x.lua`) where it happened, when known.
-  public let script: String?
-  public let line: Int?
+  package let script: String?
+  package let line: Int?
   /// Lua's stack traceback, when there is one.
-  public let traceback: String?
+  package let traceback: String?
 
-  public init(kind: Kind, message: String, script: String? = nil, line: Int? = nil, traceback: String? = nil) {
+  package init(kind: Kind, message: String, script: String? = nil, line: Int? = nil, traceback: String? = nil) {
     self.kind = kind
     self.message = message
     self.script = script
@@ -48,11 +48,11 @@ package struct LuaError: Error, Sendable, Hashable, CustomStringConvertible {
   }
 
   /// Whether a limit stopped the script (as opposed to an error in it).
-  public var isLimit: Bool {
+  package var isLimit: Bool {
     [.instructionLimit, .memoryLimit, .deadline, .recursionLimit, .inputLimit].contains(kind)
   }
 
-  public var description: String {
+  package var description: String {
     switch (script, line) {
     case (let script?, let line?): "\(script):\(line): \(message)"
     case (let script?, nil): "\(script): \(message)"
@@ -84,7 +84,7 @@ package struct LuaError: Error, Sendable, Hashable, CustomStringConvertible {
 
   /// This error named after `script` where it names the host's own Lua (a limit that struck inside
   /// the prelude, with no line of the script's to give).
-  public func attributed(to script: String) -> LuaError {
+  package func attributed(to script: String) -> LuaError {
     guard let current = self.script, Self.isHostChunk(current) else { return self }
     return LuaError(kind: kind, message: message, script: script, line: nil, traceback: traceback)
   }

@@ -11,19 +11,19 @@
 /// ```
 package struct LuaLimits: Sendable, Hashable {
   /// Lua VM instructions per call (counted in steps of 1,000).
-  public var instructions: Int64 = 50_000_000
+  package var instructions: Int64 = 50_000_000
   /// Bytes the whole VM may hold (scripts, modules and their data).
-  public var memoryBytes: Int = 64 << 20
+  package var memoryBytes: Int = 64 << 20
   /// Nested Lua calls.
-  public var callDepth: Int = 500
+  package var callDepth: Int = 500
   /// Wall-clock seconds per call.
-  public var seconds: Double = 10
+  package var seconds: Double = 10
   /// The worst-case steps a pattern match (`string.find/match/gmatch/gsub`) may take, estimated from
   /// the subject's length and the pattern's backtracking items. Pattern matching runs in C, where
   /// neither the instruction count nor the deadline can stop it, so it is refused up front.
-  public var patternCost: Double = 1e9
+  package var patternCost: Double = 1e9
   /// The seed of `math.random`, so runs repeat.
-  public var randomSeed: Int64 = 20_010_101
+  package var randomSeed: Int64 = 20_010_101
 
-  public init() {}
+  package init() {}
 }

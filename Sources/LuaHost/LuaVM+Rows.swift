@@ -9,16 +9,16 @@ import CLuaShim
 /// let out = try vm.call(transform, ["soup", .bytes(photo)])   // [title, photo], or nil for no result
 /// ```
 package struct LuaRowCall: Sendable, Hashable {
-  public let function: LuaFunction
-  public let inputKeys: [String]
-  public let outputKeys: [String]
+  package let function: LuaFunction
+  package let inputKeys: [String]
+  package let outputKeys: [String]
   let inputReference: Int64
   let outputReference: Int64
 }
 
 extension LuaVM {
   /// Prepares `function` for ``call(_:_:)-(LuaRowCall,_)`` with these keys.
-  public func prepareRowCall(_ function: LuaFunction, inputKeys: [String], outputKeys: [String]) throws(LuaError)
+  package func prepareRowCall(_ function: LuaFunction, inputKeys: [String], outputKeys: [String]) throws(LuaError)
     -> LuaRowCall
   {
     LuaRowCall(
@@ -30,7 +30,7 @@ extension LuaVM {
   /// key out) and returns the fields of the table it returns, in output-key order (``LuaValue/nil``
   /// where absent) — or `nil` when it returns nothing or `nil`. Fields are read raw: no metamethod
   /// runs outside the limits.
-  public func call(_ row: LuaRowCall, _ values: [LuaValue]) throws(LuaError) -> [LuaValue]? {
+  package func call(_ row: LuaRowCall, _ values: [LuaValue]) throws(LuaError) -> [LuaValue]? {
     guard values.count <= row.inputKeys.count else {
       throw LuaError(kind: .badValue, message: "\(values.count) values for \(row.inputKeys.count) keys")
     }
@@ -75,7 +75,7 @@ extension LuaVM {
   /// call's input keys after `__pk`, and its results (as `outputs` say) are bound after them. Each
   /// call runs under the limits; a Lua error throws. Returns the rows inserted and why it stopped.
   /// The function returns its results as values in output-key order (no table built per row).
-  public func runRowLoop(
+  package func runRowLoop(
     _ row: LuaRowCall, select: OpaquePointer, insert: OpaquePointer, plainCount: Int,
     inputs: [LuaRowLoopKind.Input], outputs: [LuaRowLoopKind.Output], limit: Int
   ) throws(LuaError) -> (rows: Int, stop: LuaRowLoopStop) {

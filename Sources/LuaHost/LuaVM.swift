@@ -16,10 +16,10 @@ import Foundation
 /// ```
 package final class LuaVM {
   /// A Swift function scripts can call. Throwing raises a Lua error with the error's description.
-  public typealias HostFunction = ([LuaValue]) throws -> [LuaValue]
+  package typealias HostFunction = ([LuaValue]) throws -> [LuaValue]
 
   /// The limits applied to every later call.
-  public var limits: LuaLimits {
+  package var limits: LuaLimits {
     didSet {
       var cLimits = Self.cLimits(limits)
       mr_vm_set_limits(state, &cLimits)
@@ -29,7 +29,7 @@ package final class LuaVM {
   }
 
   /// Bytes the VM holds now.
-  public var memoryUsed: Int { mr_vm_memory(state) }
+  package var memoryUsed: Int { mr_vm_memory(state) }
 
   let state: OpaquePointer
   private var hostFunctions: [HostFunction] = []
@@ -43,7 +43,7 @@ package final class LuaVM {
   /// A VM whose `require` finds modules in `modulePaths` (searched in order) and nowhere else.
   /// Host libraries (`json`, `base64`, `hex`, `uuid`, `date`, `plist`) are registered unless
   /// `hostLibraries` is false.
-  public init(limits: LuaLimits = LuaLimits(), modulePaths: [URL] = [], hostLibraries: Bool = true) throws(LuaError) {
+  package init(limits: LuaLimits = LuaLimits(), modulePaths: [URL] = [], hostLibraries: Bool = true) throws(LuaError) {
     self.limits = limits
     // Values crossing either way count against the memory limit (LuaVM.encode, mr_read_value).
     var bounded = mr_buf()
@@ -74,7 +74,7 @@ package final class LuaVM {
   /// Runs Lua text as a script named `name` (shown in messages as `name:LINE:`) in a fresh
   /// environment, and returns what it returns.
   @discardableResult
-  public func run(source: String, name: String) throws(LuaError) -> [LuaValue] {
+  package func run(source: String, name: String) throws(LuaError) -> [LuaValue] {
     try guardReentry()
     defer { isCalling = false }
     mr_buf_reset(results)
@@ -94,7 +94,7 @@ package final class LuaVM {
 
   /// Runs a script file. Its name in messages is `name`, or the path as given.
   @discardableResult
-  public func run(file: URL, name: String? = nil) throws(LuaError) -> [LuaValue] {
+  package func run(file: URL, name: String? = nil) throws(LuaError) -> [LuaValue] {
     let scriptName = name ?? file.relativePath
     let source: String
     do {
@@ -107,7 +107,7 @@ package final class LuaVM {
 
   /// Calls a function a script returned, under ``limits``.
   @discardableResult
-  public func call(_ function: LuaFunction, _ arguments: [LuaValue] = []) throws(LuaError) -> [LuaValue] {
+  package func call(_ function: LuaFunction, _ arguments: [LuaValue] = []) throws(LuaError) -> [LuaValue] {
     try withCallBuffers(function: function, values: arguments) { (arguments, results) in
       mr_vm_call(state, function.reference, arguments, results)
     }
@@ -115,7 +115,7 @@ package final class LuaVM {
 
   /// Makes `body` callable from scripts as `module.name` (or the global `name`). Register before
   /// running the scripts that use it. `body` must not call back into this VM.
-  public func register(_ name: String, in module: String? = nil, _ body: @escaping HostFunction) {
+  package func register(_ name: String, in module: String? = nil, _ body: @escaping HostFunction) {
     hostFunctions.append(body)
     let id = Int32(hostFunctions.count - 1)
     let status = module.map { mr_vm_register(state, $0, name, id) } ?? mr_vm_register(state, nil, name, id)
@@ -124,14 +124,14 @@ package final class LuaVM {
 
   /// Lets go of a function value the VM handed out (each function a call returns holds a reference
   /// until the VM is freed or it is released).
-  public func release(_ function: LuaFunction) {
+  package func release(_ function: LuaFunction) {
     guard function.vm == ObjectIdentifier(self) else { return }
     scriptOfFunction[function.reference] = nil
     mr_vm_unref(state, function.reference)
   }
 
   /// Runs a full garbage collection.
-  public func collectGarbage() { mr_vm_collect(state) }
+  package func collectGarbage() { mr_vm_collect(state) }
 
   /// The host holds `bytes` more for the scripts (negative: fewer) — a stage's selected keys — counted
   /// against the memory limit with the VM's own. False (nothing held) when the limit would be passed:
@@ -323,7 +323,7 @@ package final class LuaVM {
 
 /// An error a host function throws: its message becomes the Lua error's message.
 package struct HostError: Error, CustomStringConvertible, Sendable {
-  public let description: String
+  package let description: String
 
-  public init(_ message: String) { description = message }
+  package init(_ message: String) { description = message }
 }

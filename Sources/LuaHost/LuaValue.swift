@@ -21,37 +21,37 @@ package enum LuaValue: Sendable, Hashable {
   case function(LuaFunction)
 
   /// A string holding `text`'s UTF-8 bytes.
-  public static func text(_ text: String) -> LuaValue { .string(Array(text.utf8)) }
+  package static func text(_ text: String) -> LuaValue { .string(Array(text.utf8)) }
 
   /// A string holding `bytes`.
-  public static func bytes(_ bytes: [UInt8]) -> LuaValue { .string(bytes) }
+  package static func bytes(_ bytes: [UInt8]) -> LuaValue { .string(bytes) }
 
   /// The string's bytes decoded as UTF-8 (invalid sequences replaced), or `nil` for other values.
-  public var stringValue: String? {
+  package var stringValue: String? {
     if case .string(let bytes) = self { return String(decoding: bytes, as: UTF8.self) }
     return nil
   }
 
   /// The value as a table, or `nil`.
-  public var tableValue: LuaTable? {
+  package var tableValue: LuaTable? {
     if case .table(let table) = self { return table }
     return nil
   }
 
   /// The function, or `nil`.
-  public var functionValue: LuaFunction? {
+  package var functionValue: LuaFunction? {
     if case .function(let function) = self { return function }
     return nil
   }
 
   /// The integer, or `nil` (a float is not converted).
-  public var integerValue: Int64? {
+  package var integerValue: Int64? {
     if case .integer(let value) = self { return value }
     return nil
   }
 
   /// The number as a Double, integer or float, or `nil`.
-  public var doubleValue: Double? {
+  package var doubleValue: Double? {
     switch self {
     case .integer(let value): Double(value)
     case .number(let value): value
@@ -60,7 +60,7 @@ package enum LuaValue: Sendable, Hashable {
   }
 
   /// Lua's type name for the value (`NULL` for ``null``).
-  public var typeName: String {
+  package var typeName: String {
     switch self {
     case .nil: "nil"
     case .boolean: "boolean"
@@ -73,7 +73,7 @@ package enum LuaValue: Sendable, Hashable {
   }
 
   /// Field `key` of a table (`nil` for other values or a missing key).
-  public subscript(key: String) -> LuaValue {
+  package subscript(key: String) -> LuaValue {
     tableValue?[key] ?? .nil
   }
 }
@@ -81,11 +81,11 @@ package enum LuaValue: Sendable, Hashable {
 /// A Lua table: its array part (keys 1…n) and every other key.
 package struct LuaTable: Sendable, Hashable {
   /// Values at keys 1, 2, … n, without holes.
-  public var array: [LuaValue]
+  package var array: [LuaValue]
   /// Every other key.
-  public var fields: [LuaValue: LuaValue]
+  package var fields: [LuaValue: LuaValue]
 
-  public init(array: [LuaValue] = [], fields: [LuaValue: LuaValue] = [:]) {
+  package init(array: [LuaValue] = [], fields: [LuaValue: LuaValue] = [:]) {
     self.array = array
     self.fields = fields
   }
@@ -104,13 +104,13 @@ package struct LuaTable: Sendable, Hashable {
     self.init(array: array, fields: fields)
   }
 
-  public subscript(key: String) -> LuaValue? {
+  package subscript(key: String) -> LuaValue? {
     get { fields[.text(key)] }
     set { fields[.text(key)] = newValue }
   }
 
   /// Number of entries, array and fields.
-  public var count: Int { array.count + fields.count }
+  package var count: Int { array.count + fields.count }
 }
 
 /// A reference to a function inside one ``LuaVM``.
@@ -122,12 +122,12 @@ package struct LuaFunction: Sendable, Hashable {
 extension LuaValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
   ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
-  public init(stringLiteral value: String) { self = .text(value) }
-  public init(integerLiteral value: Int64) { self = .integer(value) }
-  public init(floatLiteral value: Double) { self = .number(value) }
-  public init(booleanLiteral value: Bool) { self = .boolean(value) }
-  public init(arrayLiteral elements: LuaValue...) { self = .table(LuaTable(array: elements)) }
-  public init(dictionaryLiteral elements: (String, LuaValue)...) {
+  package init(stringLiteral value: String) { self = .text(value) }
+  package init(integerLiteral value: Int64) { self = .integer(value) }
+  package init(floatLiteral value: Double) { self = .number(value) }
+  package init(booleanLiteral value: Bool) { self = .boolean(value) }
+  package init(arrayLiteral elements: LuaValue...) { self = .table(LuaTable(array: elements)) }
+  package init(dictionaryLiteral elements: (String, LuaValue)...) {
     self = .table(LuaTable(pairs: elements.map { (.text($0.0), $0.1) }))
   }
 }

@@ -115,7 +115,7 @@ extension MigrunCommand {
   }
 
   private func fail(_ message: String, status: Int32) -> Never {
-    StandardError.write("migrun: error: \(message)\n")
+    StandardError.write("migrun: error: \(CommandLineWords.flags(in: message))\n")
     Foundation.exit(status)
   }
 }

@@ -1,4 +1,5 @@
 import MigrunModel
+import MigrunStore
 
 /// A context operation that failed. A failed save writes nothing: the store and the context's
 /// pending changes are as they were before the save.
@@ -23,7 +24,13 @@ public struct ContextError: Error, Sendable, CustomStringConvertible, CarriesCau
     /// The object belongs to another context, or its context is gone.
     case wrongContext
     case mergeRule
+    /// The store failed under the context (its error is ``underlyingError``).
     case store
+    /// Another connection or process holds the store's write lock, still after the context's
+    /// ``ObjectContext/busyTimeout``: nothing was written; save again later.
+    case inUse
+    /// The disk is full: nothing was written.
+    case noSpace
     /// New or changed objects break the model's rules (required values, value rules, counts).
     case validation
   }
@@ -44,7 +51,14 @@ public struct ContextError: Error, Sendable, CustomStringConvertible, CarriesCau
     _ code: Code, entity: String? = nil, object: ObjectID? = nil, reason: String, conflicts: [MergeConflict] = [],
     underlying: (any Error)? = nil
   ) {
-    self.code = code
+    // A store failure that is a store in use or a full disk says so in its own code: a program
+    // matches it without looking underneath.
+    self.code =
+      switch code {
+      case .store where underlying.map(StoreFailure.isInUse) == true: .inUse
+      case .store where underlying.map(StoreFailure.isDiskFull) == true: .noSpace
+      default: code
+      }
     self.entity = entity ?? object?.entity
     self.object = object
     self.reason = reason

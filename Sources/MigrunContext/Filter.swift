@@ -23,11 +23,11 @@ package indirect enum Filter: Sendable {
   case or([Filter])
   case not(Filter)
 
-  public static func && (lhs: Filter, rhs: Filter) -> Filter { .and([lhs, rhs]) }
-  public static func || (lhs: Filter, rhs: Filter) -> Filter { .or([lhs, rhs]) }
+  package static func && (lhs: Filter, rhs: Filter) -> Filter { .and([lhs, rhs]) }
+  package static func || (lhs: Filter, rhs: Filter) -> Filter { .or([lhs, rhs]) }
 
   /// Whether an object in `state` passes the filter.
-  public func matches(_ state: StoredObject) -> Bool {
+  package func matches(_ state: StoredObject) -> Bool {
     func value(_ name: String) -> StoreValue { state.attributes[name] ?? .null }
     func compare(_ name: String, _ other: StoreValue, _ accept: (Int) -> Bool) -> Bool {
       let own = value(name)

@@ -95,6 +95,18 @@ public final class ObjectContext {
   var store: any ObjectStore { coordinator.store }
   public var model: ObjectModel { coordinator.store.model }
 
+  /// Seconds a ``save()`` waits for another connection's or process's lock on the store before it
+  /// fails with ``ContextError/Code/inUse`` (30 unless set; 0 fails at once). It is the store's
+  /// connection's, so every context of the coordinator shares it.
+  ///
+  /// ```swift
+  /// context.busyTimeout = 2
+  /// ```
+  public var busyTimeout: Double {
+    get { coordinator.store.busyTimeout }
+    set { coordinator.store.busyTimeout = newValue }
+  }
+
   /// Whether anything is inserted, changed or deleted and not saved.
   public var hasChanges: Bool { pending.values.contains { $0.hasChanges } }
   public var insertedObjects: [ManagedObject] { ordered(pending.values.filter { $0.isInserted && !$0.isDeleted }) }

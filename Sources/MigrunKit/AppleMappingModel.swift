@@ -29,11 +29,11 @@ package struct AppleMappingModel: Sendable, Hashable {
   /// `NSPropertyMapping`: a destination property and the expression that gives its value (nil: none,
   /// the property keeps its default).
   package struct PropertyMapping: Sendable, Hashable {
-    public var name: String
-    public var expression: MappingExpression?
-    public var userInfo: [String: String]
+    package var name: String
+    package var expression: MappingExpression?
+    package var userInfo: [String: String]
 
-    public init(name: String, expression: MappingExpression?, userInfo: [String: String] = [:]) {
+    package init(name: String, expression: MappingExpression?, userInfo: [String: String] = [:]) {
       self.name = name
       self.expression = expression
       self.userInfo = userInfo
@@ -42,42 +42,42 @@ package struct AppleMappingModel: Sendable, Hashable {
 
   /// `NSEntityMapping`.
   package struct EntityMapping: Sendable, Hashable {
-    public var name: String
-    public var kind: Kind
-    public var sourceEntity: String?
-    public var destinationEntity: String?
+    package var name: String
+    package var kind: Kind
+    package var sourceEntity: String?
+    package var destinationEntity: String?
     /// The version hashes of the entities the mapping was made for (to check it fits a step).
-    public var sourceEntityHash: VersionHash?
-    public var destinationEntityHash: VersionHash?
+    package var sourceEntityHash: VersionHash?
+    package var destinationEntityHash: VersionHash?
     /// The `NSEntityMigrationPolicy` subclass named in the editor (`Module.ClassName`), if any.
-    public var policyClassName: String?
+    package var policyClassName: String?
     /// Which source objects take part: a fetch of the source entity (nil when the mapping has none).
-    public var sourceExpression: MappingExpression?
+    package var sourceExpression: MappingExpression?
     /// Attribute and relationship mappings, by destination property name.
-    public var attributes: [PropertyMapping]
-    public var relationships: [PropertyMapping]
-    public var userInfo: [String: String]
+    package var attributes: [PropertyMapping]
+    package var relationships: [PropertyMapping]
+    package var userInfo: [String: String]
   }
 
   /// The file's name (`Moody 4-Moody 5.xcmappingmodel`), for messages.
-  public var fileName: String
+  package var fileName: String
   /// The versions the mapping was made for (of the model it was read with).
-  public var sourceVersion: String
-  public var destinationVersion: String
+  package var sourceVersion: String
+  package var destinationVersion: String
   /// In the model's order (the editor's mapping numbers).
-  public var entityMappings: [EntityMapping]
+  package var entityMappings: [EntityMapping]
 
   /// Reads an `.xcmappingmodel` folder (or its `xcmapping.xml`) or a `.cdm` file made for two
   /// versions of `bundle`. Which two: for the source form, the model paths it records
   /// (`…/Moody 5.xcdatamodel`); for the compiled form, the versions whose entity hashes are the ones
   /// it records — as Core Data finds a mapping model for a store.
-  public static func read(contentsOf url: URL, bundle: ModelBundle) throws(MigrationError) -> AppleMappingModel {
+  package static func read(contentsOf url: URL, bundle: ModelBundle) throws(MigrationError) -> AppleMappingModel {
     try read(contentsOf: url, versions: bundle.models, modelName: bundle.url.lastPathComponent)
   }
 
   /// Reads a mapping model made for two of `versions` (models with version names; `modelName`
   /// names them in messages).
-  public static func read(contentsOf url: URL, versions: [ObjectModel], modelName: String) throws(MigrationError)
+  package static func read(contentsOf url: URL, versions: [ObjectModel], modelName: String) throws(MigrationError)
     -> AppleMappingModel
   {
     var file = url
@@ -94,7 +94,7 @@ package struct AppleMappingModel: Sendable, Hashable {
 
   /// Whether the model was made for these two versions: the names it was read for and every entity
   /// hash it records. Returns the first difference, in words, or nil.
-  public func mismatch(source: ObjectModel, destination: ObjectModel) -> String? {
+  package func mismatch(source: ObjectModel, destination: ObjectModel) -> String? {
     if let name = source.versionName, let other = destination.versionName,
       name != sourceVersion || other != destinationVersion
     {
@@ -126,7 +126,7 @@ package struct AppleMappingModel: Sendable, Hashable {
 
   // MARK: - Compiled (.cdm)
 
-  public static func parse(cdm bytes: [UInt8], fileName: String, versions: [ObjectModel], modelName: String)
+  package static func parse(cdm bytes: [UInt8], fileName: String, versions: [ObjectModel], modelName: String)
     throws(MigrationError)
     -> AppleMappingModel
   {
@@ -198,7 +198,7 @@ package struct AppleMappingModel: Sendable, Hashable {
 
   // MARK: - Source (.xcmappingmodel)
 
-  public static func parse(xcmapping bytes: [UInt8], fileName: String, versions: [ObjectModel], modelName: String)
+  package static func parse(xcmapping bytes: [UInt8], fileName: String, versions: [ObjectModel], modelName: String)
     throws(MigrationError)
     -> AppleMappingModel
   {

@@ -14,19 +14,19 @@ import MigrunModel
 /// Every other type change (String, Date, Binary, UUID, URI, Transformable…) is refused, as Core
 /// Data's inference refuses it.
 package struct AttributeConversion: Sendable, Hashable, CustomStringConvertible {
-  public let from: AttributeType
-  public let to: AttributeType
+  package let from: AttributeType
+  package let to: AttributeType
 
   static let numeric: Set<AttributeType> = [.integer16, .integer32, .integer64, .decimal, .double, .float, .boolean]
 
   /// The conversion between two numeric types, or nil when Core Data's inference refuses the change.
-  public init?(from: AttributeType, to: AttributeType) {
+  package init?(from: AttributeType, to: AttributeType) {
     guard from != to, Self.numeric.contains(from), Self.numeric.contains(to) else { return nil }
     self.from = from
     self.to = to
   }
 
-  public var description: String { "\(from.xmlName) → \(to.xmlName)" }
+  package var description: String { "\(from.xmlName) → \(to.xmlName)" }
 
   /// The range an integer type holds, or nil (not an integer type of a bounded width below 64 bits).
   static func range(of type: AttributeType) -> ClosedRange<Int64>? {
@@ -40,11 +40,11 @@ package struct AttributeConversion: Sendable, Hashable, CustomStringConvertible 
 
   /// Why a value cannot be converted.
   package struct Failure: Error, Sendable, Hashable {
-    public let reason: String
+    package let reason: String
   }
 
   /// The value in the destination type.
-  public func apply(_ value: StoreValue) throws(Failure) -> StoreValue {
+  package func apply(_ value: StoreValue) throws(Failure) -> StoreValue {
     let number: Double
     var integer: Int64?
     switch value {
@@ -76,7 +76,7 @@ package struct AttributeConversion: Sendable, Hashable, CustomStringConvertible 
 
   /// The SQL giving the converted value of `column`, when no value can fail the conversion (widening
   /// integers, anything to a floating type or to Boolean); nil when values must be checked one by one.
-  public func sql(_ column: String) -> String? {
+  package func sql(_ column: String) -> String? {
     switch to {
     case .boolean: return "(CASE WHEN \(column) IS NULL THEN NULL WHEN \(column) <> 0 THEN 1 ELSE 0 END)"
     case .double, .float, .decimal: return "CAST(\(column) AS REAL)"

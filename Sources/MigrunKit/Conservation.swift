@@ -12,13 +12,13 @@ import MigrunStore
 /// Mappings with a policy may make more or fewer objects on purpose (a filter, a hook that skips,
 /// merged duplicates): their counts are reported, not held equal.
 package struct MappingCount: Sendable, Hashable {
-  public let mapping: String
-  public let read: Int
-  public let written: Int
+  package let mapping: String
+  package let read: Int
+  package let written: Int
   /// Why the two may differ, or nil when they must be equal (and are).
-  public let note: String?
+  package let note: String?
   /// Relationship → (edges read, edges written), for the relationships the mapping copies.
-  public let edges: [String: [Int]]
+  package let edges: [String: [Int]]
 }
 
 enum Conservation {
@@ -291,16 +291,16 @@ package struct CarriedDamage: Sendable, Hashable, CustomStringConvertible {
     case cacheDisagreesWithMetadata = "cache-disagrees-with-metadata"
   }
 
-  public let kind: Kind
+  package let kind: Kind
   /// The entity and property in the step's source.
-  public let entity: String
-  public let property: String
+  package let entity: String
+  package let property: String
   /// How many the source held, and the step's result holds (the object path cannot keep a key
   /// naming no object: it has no destination object to name).
-  public let read: Int
-  public let written: Int
+  package let read: Int
+  package let written: Int
 
-  public var description: String {
+  package var description: String {
     if kind == .cacheDisagreesWithMetadata {
       return "the store's Z_MODELCACHE disagrees with its metadata (\(property)): its own model was the source"
     }

@@ -8,9 +8,9 @@ import MigrunStore
 /// step that would drop values.
 ///
 /// ```swift
-/// for drop in mapping.drops(scripted: Set(stepMapping.policies.keys)) { print(drop) }
+/// for drop in report.steps.flatMap(\.drops) where drop.isCertain { print(drop) }
 /// ```
-package struct DroppedProperty: Sendable, Hashable, CustomStringConvertible {
+public struct DroppedProperty: Sendable, Hashable, CustomStringConvertible {
   /// The source entity (its own objects, not its subentities').
   public let entity: String
   /// The attribute or relationship, nil when the entity's objects are not migrated at all.
@@ -20,13 +20,13 @@ package struct DroppedProperty: Sendable, Hashable, CustomStringConvertible {
   public let isCertain: Bool
   /// Non-NULL values (links for a relationship, objects for an entity) in the step's source; nil
   /// when no store was looked at.
-  public var values: Int?
+  public package(set) var values: Int?
   /// For an attribute the destination keeps under its name with another type (`Integer 64 → String`):
   /// the change. No inferred mapping converts such a value; a step with a script writes the new one.
-  public var typeChange: String? = nil
+  public package(set) var typeChange: String? = nil
   /// The mapping's script computes the destination attribute of this name (it is the script's to
   /// read the old value): said instead of a bare "unless the script reads it".
-  public var computedByScript = false
+  public package(set) var computedByScript = false
 
   public var description: String {
     let name = property.map { "\(entity).\($0)" } ?? "\(entity) (the entity)"

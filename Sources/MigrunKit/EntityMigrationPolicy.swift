@@ -64,8 +64,8 @@ extension EntityMigrationPolicy {
 /// The policy of every mapping without one: copy by the mapping's attribute sources, rebuild
 /// relationships through the associations.
 package final class DefaultMigrationPolicy: EntityMigrationPolicy {
-  public init() {}
-  public var makesDefaultDestinations: Bool { true }
+  package init() {}
+  package var makesDefaultDestinations: Bool { true }
 }
 
 /// A policy reduced to a function of one source row: what the bulk copy of a step calls when an

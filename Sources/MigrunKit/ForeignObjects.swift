@@ -29,15 +29,15 @@ import MigrunStore
 /// What a step did to `NSPersistentCloudKitContainer`'s record metadata (``ForeignObjects``): rows
 /// whose entity number it changed, and rows of entities it removed (deleted).
 package struct CloudKitRenumbering: Sendable, Hashable {
-  public var renumbered = 0
-  public var removed = 0
+  package var renumbered = 0
+  package var removed = 0
 
-  public init(renumbered: Int = 0, removed: Int = 0) {
+  package init(renumbered: Int = 0, removed: Int = 0) {
     self.renumbered = renumbered
     self.removed = removed
   }
 
-  public var isEmpty: Bool { renumbered == 0 && removed == 0 }
+  package var isEmpty: Bool { renumbered == 0 && removed == 0 }
 }
 
 struct ForeignObjects {

@@ -34,7 +34,7 @@ package indirect enum MappingExpression: Sendable, Hashable, CustomStringConvert
     case boolean(Bool)
   }
 
-  public var description: String {
+  package var description: String {
     switch self {
     case .constant(let value):
       switch value {
@@ -65,7 +65,7 @@ package indirect enum MappingExpression: Sendable, Hashable, CustomStringConvert
   }
 
   /// A key path as the mapping editor stores it in text (`$source.country.continent`).
-  public init(keyPathText text: String) {
+  package init(keyPathText text: String) {
     let trimmed = text.trimmingWhitespace()
     guard trimmed.hasPrefix("$"), !trimmed.contains(where: { " ()\"',".contains($0) }) else {
       self = .unsupported(trimmed)
@@ -80,7 +80,7 @@ package indirect enum MappingExpression: Sendable, Hashable, CustomStringConvert
   }
 
   /// Reads an archived `NSExpression` (already unarchived into ``ArchivedValue``s).
-  public init(archived value: ArchivedValue) {
+  package init(archived value: ArchivedValue) {
     self = Self.read(value, depth: 0)
   }
 

@@ -102,7 +102,7 @@ package enum AttributeSource: Sendable, Hashable, CustomStringConvertible {
   case computed
 
   /// The source attribute the value is read from, when there is one.
-  public var sourceAttribute: String? {
+  package var sourceAttribute: String? {
     switch self {
     case .property(let name), .propertyOrDefault(let name, _), .converted(let name, _, _): name
     case .constant, .computed: nil
@@ -111,7 +111,7 @@ package enum AttributeSource: Sendable, Hashable, CustomStringConvertible {
 
   /// The source attribute whose values are carried unchanged (a NULL aside), when there is one: what
   /// a uniqueness constraint or a column kept in place can rely on.
-  public var carriedAttribute: String? {
+  package var carriedAttribute: String? {
     switch self {
     case .property(let name), .propertyOrDefault(let name, _): name
     case .converted, .constant, .computed: nil
@@ -158,7 +158,7 @@ package enum AttributeSource: Sendable, Hashable, CustomStringConvertible {
     }
   }
 
-  public var description: String {
+  package var description: String {
     switch self {
     case .property(let name): name
     case .propertyOrDefault(let name, let value): "\(name) (NULL → \(value))"

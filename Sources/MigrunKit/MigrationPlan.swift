@@ -54,7 +54,7 @@ package enum PathRule: Sendable, Hashable, CustomStringConvertible {
   /// each name only the version before): migrun walks, and keeps them. Our rule, not Core Data's.
   case keepingValues(lostDirectly: [String])
 
-  public var description: String {
+  package var description: String {
     switch self {
     case .current: "the store is at the destination version"
     case .chain(let origin): "the version order of \(origin), one version at a time"
@@ -70,7 +70,7 @@ package enum PathRule: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// A short name for JSON.
-  public var name: String {
+  package var name: String {
     switch self {
     case .current: "current"
     case .chain: "chain"
@@ -134,14 +134,22 @@ public enum MigrationPlanner {
   /// Data's path: straight from the version the store's hashes name to the destination by one
   /// inferred step where Core Data can infer one, else the shortest chain of inferable steps.
   ///
+  /// With `chain` (versions oldest first), the plan walks those versions one at a time instead,
+  /// every step inferred (`MigrationScripts` in MigrunScripting adds the user's step files).
+  ///
   /// ```swift
   /// let plan = try MigrationPlanner.plan(store: storeURL, bundle: bundle)
   /// print(plan.needsMigration, plan.steps.map(\.name))
   /// ```
-  public static func plan(store: URL, bundle: ModelBundle, destination: String? = nil) throws -> MigrationPlan {
-    try plan(
+  public static func plan(store: URL, bundle: ModelBundle, destination: String? = nil, chain: [String]? = nil)
+    throws -> MigrationPlan
+  {
+    let order =
+      chain == nil
+      ? bundle.declaredOrder : try explicitOrder(bundle, policyFolders: [], override: chain, overrideOrigin: "chain")
+    return try plan(
       bundle: bundle, storeHashes: SQLiteStore.metadata(at: store).versionHashes, destination: destination,
-      order: bundle.declaredOrder)
+      order: order)
   }
 
   /// The plan for a store whose entity hashes are `storeHashes`: along `order` when one is given,

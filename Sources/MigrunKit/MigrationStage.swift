@@ -16,21 +16,23 @@ package enum StageHook: String, Sendable, Hashable, CaseIterable {
   case willMigrate, didMigrate
 }
 
-/// Objects a stage handler saved: inserted, changed and deleted (delete rules' cascades included).
-package struct StageChanges: Sendable, Hashable {
-  public var inserted = 0
-  public var updated = 0
-  public var deleted = 0
+/// Objects a step's custom stage saved: inserted, changed and deleted (delete rules' cascades
+/// included), read from ``StoreMigrator/Report/Step/willMigrate`` and ``StoreMigrator/Report/Step/didMigrate``.
+public struct StageChanges: Sendable, Hashable {
+  public package(set) var inserted = 0
+  public package(set) var updated = 0
+  public package(set) var deleted = 0
 
-  public init(inserted: Int = 0, updated: Int = 0, deleted: Int = 0) {
+  package init(inserted: Int = 0, updated: Int = 0, deleted: Int = 0) {
     self.inserted = inserted
     self.updated = updated
     self.deleted = deleted
   }
 
+  /// Whether the stage saved nothing.
   public var isEmpty: Bool { inserted == 0 && updated == 0 && deleted == 0 }
 
-  public mutating func add(_ changes: ChangeSet) {
+  package mutating func add(_ changes: ChangeSet) {
     inserted += changes.inserted.count
     updated += changes.updated.count
     deleted += changes.deleted.count
@@ -39,10 +41,10 @@ package struct StageChanges: Sendable, Hashable {
 
 /// What a step's stage did (``StoreMigrator/Report/Step/stage``).
 package struct StageReport: Sendable, Hashable {
-  public var willMigrate: StageChanges?
-  public var didMigrate: StageChanges?
+  package var willMigrate: StageChanges?
+  package var didMigrate: StageChanges?
 
-  public init(willMigrate: StageChanges? = nil, didMigrate: StageChanges? = nil) {
+  package init(willMigrate: StageChanges? = nil, didMigrate: StageChanges? = nil) {
     self.willMigrate = willMigrate
     self.didMigrate = didMigrate
   }

@@ -33,14 +33,14 @@ import MigrunModel
 ///   its renaming identifier: to CloudKit a removal and an addition).
 package enum ModelLint {
   package struct Finding: Sendable, Hashable, CustomStringConvertible {
-    public let rule: String
+    package let rule: String
     /// The version, or the two versions of a step.
-    public let versions: [String]
-    public let entity: String
-    public let properties: [String]
-    public let message: String
+    package let versions: [String]
+    package let entity: String
+    package let properties: [String]
+    package let message: String
 
-    public var description: String {
+    package var description: String {
       let place = properties.isEmpty ? entity : "\(entity).\(properties.joined(separator: ", "))"
       return "\(versions.joined(separator: " → ")): \(place): \(message) [\(rule)]"
     }
@@ -51,7 +51,7 @@ package enum ModelLint {
   /// (`probable-rename`, `required-without-default`) leave them alone.
   /// `staged`: the steps a custom stage covers (its handlers can remove duplicates before a new
   /// constraint: `uniqueness-added` is theirs).
-  public static func findings(
+  package static func findings(
     _ versions: [ObjectModel], cloudKit: Bool = false, scripted: Set<String> = [], staged: Set<String> = []
   ) -> [Finding] {
     var found: [Finding] = []

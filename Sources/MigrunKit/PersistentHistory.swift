@@ -5,21 +5,21 @@ import MigrunStore
 /// What a step did to persistent history (``HistoryRewrite``), for its report.
 package struct HistoryRewritten: Sendable, Hashable {
   /// Updates whose `ZCOLUMNS` was rewritten to the destination's properties.
-  public var updates = 0
+  package var updates = 0
   /// Of those, updates that named a property the step removes (that bit is gone with it).
-  public var updatesLosingProperties = 0
+  package var updatesLosingProperties = 0
   /// Updates whose mask was too short to read (kept as they were, as Core Data reads them: unknown).
-  public var unreadable = 0
+  package var unreadable = 0
   /// Deletes whose tombstone values moved to the destination's slots.
-  public var tombstones = 0
+  package var tombstones = 0
   /// Tombstone values of attributes the destination no longer preserves (cleared).
-  public var tombstoneValuesCleared = 0
+  package var tombstoneValuesCleared = 0
   /// Changes of objects of entities the step removes, deleted on purpose (`--partial-history`).
-  public var removedChanges = 0
+  package var removedChanges = 0
 
-  public init() {}
+  package init() {}
 
-  public var isEmpty: Bool { self == HistoryRewritten() }
+  package var isEmpty: Bool { self == HistoryRewritten() }
 }
 
 /// Persistent history kept true across a step. Besides each change's entity number (renumbered with

@@ -9,7 +9,9 @@ import MigrunStore
 /// original kept as `NAME~.EXT` unless told otherwise). Any failure removes the working files and
 /// leaves the original exactly as it was.
 public final class StoreMigrator {
+  /// How a migration runs: the defaults are what `migrun migrate` does.
   public struct Options: Sendable {
+    /// Keep the original as `NAME~.EXT` after the swap (``Report/backup``).
     public var keepBackup = true
     /// Run every step on scratch files, report, and delete them.
     public var dryRun = false
@@ -49,39 +51,66 @@ public final class StoreMigrator {
     }
   }
 
-  /// What a migration did: each step's counts, drops and carried damage (read by the command line's
-  /// reports), where the original was kept (``backup``), and the external files no value refers to
-  /// any more that were removed.
+  /// What a migration did: each step's method, counts, drops and stage results (``steps``), where the
+  /// original was kept (``backup``), and the external files no value refers to any more that were
+  /// removed.
+  ///
+  /// ```swift
+  /// for step in report.steps {
+  ///   print(step.name, step.method, step.counts, step.drops.map(\.description))
+  /// }
+  /// ```
   public struct Report: Sendable {
-    package struct Step: Sendable {
+    /// What one step did: how it ran and why, the objects it wrote per entity, what its mapping left
+    /// behind, and what its custom stage saved.
+    public struct Step: Sendable {
+      /// The step's versions, `"Moody 2 → Moody 3"`.
       public let name: String
-      public let kind: MigrationStep.Kind
+      package let kind: MigrationStep.Kind
       /// Destination entity → objects after the step.
       public let counts: [String: Int]
       /// How the step ran.
       public let method: StepMethod
+      /// Why the step did not run as DDL, the fastest way (nil when it did): "Lua policies run per
+      /// object, or per row where they only compute attributes", "DDL is turned off", …
+      public package(set) var reason: String?
       /// Whether the step ran in SQL — DDL or a bulk copy — rather than object by object.
       public var bulkCopy: Bool { method != .objects }
       /// Destination objects folded into another by a merge rule (uniqueness collisions).
-      public var merged = 0
-      /// Per entity mapping: objects and relationship links read and written (``MappingCount``).
-      public var mappings: [MappingCount] = []
-      /// What the step's mapping left behind that held values in its source (``DroppedProperty``).
-      public var drops: [DroppedProperty] = []
-      /// Damage the step's source already had, carried (``CarriedDamage``).
-      public var damage: [CarriedDamage] = []
+      public package(set) var merged = 0
+      /// Per entity mapping: objects and relationship links read and written (`MappingCount`).
+      package var mappings: [MappingCount] = []
+      /// What the step's mapping left behind that held values in its source.
+      public package(set) var drops: [DroppedProperty] = []
+      /// Damage the step's source already had, carried (`CarriedDamage`).
+      package var damage: [CarriedDamage] = []
       /// CloudKit's record metadata the step renumbered, and deleted with the entities it removes.
-      public var cloudKit = CloudKitRenumbering()
-      /// What the step rewrote in persistent history (``HistoryRewrite``).
-      public var history = HistoryRewritten()
-      /// What the step's custom stage saved before and after it (``MigrationStageHandlers``).
-      public var stage: StageReport?
+      package var cloudKit = CloudKitRenumbering()
+      /// What the step rewrote in persistent history (`HistoryRewrite`).
+      package var history = HistoryRewritten()
+      /// What the step's custom stage saved before and after it (`MigrationStageHandlers`).
+      package var stage: StageReport?
+      /// What the step's custom stage saved in `willMigrate` (on the source version), if it has one.
+      public var willMigrate: StageChanges? { stage?.willMigrate }
+      /// What the step's custom stage saved in `didMigrate` (on the destination version), if it has one.
+      public var didMigrate: StageChanges? { stage?.didMigrate }
+
+      package init(name: String, kind: MigrationStep.Kind, counts: [String: Int], method: StepMethod) {
+        self.name = name
+        self.kind = kind
+        self.counts = counts
+        self.method = method
+      }
     }
 
-    package var steps: [Step] = []
-    public var backup: URL?
+    /// Each step that ran, in order.
+    public package(set) var steps: [Step] = []
+    /// Where the original store was kept (`NAME~.EXT`), unless ``Options/keepBackup`` was off.
+    public package(set) var backup: URL?
     /// Files of external binary data no value refers to after the migration, removed after the swap.
-    public var externalFilesRemoved = 0
+    public package(set) var externalFilesRemoved = 0
+
+    package init() {}
   }
 
   public let store: URL
@@ -182,7 +211,7 @@ public final class StoreMigrator {
       reason:
         "the store syncs through CloudKit (it has NSPersistentCloudKitContainer's tables), and the plan changes what CloudKit's schema does not allow: "
         + findings.map(\.description).joined(separator: "; ")
-        + ". Give --allow-cloudkit-changes to migrate anyway (CloudKit will not take the change); the store is unchanged"
+        + ". Set StoreMigrator.Options.allowCloudKitChanges to migrate anyway (CloudKit will not take the change); the store is unchanged"
     )
   }
 
@@ -381,6 +410,7 @@ public final class StoreMigrator {
         foreign: foreign, before: before, externalData: run.externalData, progress: stepProgress)
     }
     done.drops = drops
+    if case .copyRows(let why) = decision { done.reason = why }
     run.report.steps.append(done)
     return result
   }
@@ -454,7 +484,7 @@ public final class StoreMigrator {
       throw MigrationError(
         .wouldDrop, step: step.name,
         reason:
-          "the step's mapping leaves values behind: \(certain.map(\.description).joined(separator: "; ")). --no-drops refuses it: map them in a mapping file, or migrate without --no-drops to drop them on purpose; the store is unchanged"
+          "the step's mapping leaves values behind: \(certain.map(\.description).joined(separator: "; ")). StoreMigrator.Options.refuseDrops refuses it: map them in a mapping file, or migrate without StoreMigrator.Options.refuseDrops to drop them on purpose; the store is unchanged"
       )
     }
     return drops
@@ -690,7 +720,7 @@ public final class StoreMigrator {
 }
 
 /// How a step ran (``StoreMigrator/Report/Step/method``).
-package enum StepMethod: String, Sendable, Hashable, CaseIterable {
+public enum StepMethod: String, Sendable, Hashable, CaseIterable {
   /// DDL on a copy of the store: no row copied (``DDLStep``).
   case ddl = "DDL"
   /// Rows copied by `INSERT … SELECT` (or a row loop through a Lua transform) (``BulkCopy``).
@@ -703,9 +733,9 @@ package enum StepMethod: String, Sendable, Hashable, CaseIterable {
 
 /// What one step runs: its mapping model, the policies of its entity mappings and its merge rules
 /// (a Lua mapping file gives all three).
-public struct StepMapping {
-  public var mapping: MappingModel
-  public var policies: [String: any EntityMigrationPolicy]
+package struct StepMapping {
+  package var mapping: MappingModel
+  package var policies: [String: any EntityMigrationPolicy]
   package var mergeRules: [any MigrationMergeRule]
 
   package init(

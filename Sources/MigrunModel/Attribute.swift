@@ -100,11 +100,11 @@ extension Attribute {
 /// and optional filtering predicate.
 package struct Derivation: Sendable, Hashable {
   /// The expression as written in the model, e.g. `pages.@count`.
-  public var expression: String
+  package var expression: String
   /// The filtering predicate's format string, when the model has one.
-  public var filterPredicate: String?
+  package var filterPredicate: String?
 
-  public init(expression: String, filterPredicate: String? = nil) {
+  package init(expression: String, filterPredicate: String? = nil) {
     self.expression = expression
     self.filterPredicate = filterPredicate
   }

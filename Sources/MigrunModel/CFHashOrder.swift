@@ -22,7 +22,7 @@ package enum CFHashOrder {
   static let capacities: [Int] = [0, 3, 6, 11, 19, 32, 52, 85, 118, 155, 237, 390, 672, 1065, 1732, 2795, 4543, 7391]
 
   /// `CFStringHash` of `text`.
-  public static func hash(_ text: String) -> UInt64 { hash(text, shiftingBy: text.utf16.count & 31) }
+  package static func hash(_ text: String) -> UInt64 { hash(text, shiftingBy: text.utf16.count & 31) }
 
   /// The same hash finished as `h + (h << shift)`: Core Data's own copy shifts by the whole length
   /// (``CoreDataDictionaryOrder``).
@@ -62,7 +62,7 @@ package enum CFHashOrder {
   /// (`CFDictionaryCreate`, `+[NSDictionary dictionaryWithObjects:forKeys:]`), keys added in the
   /// order given; or, with `growing`, of a mutable dictionary that started empty and grew as each
   /// key was added. Duplicate keys count once.
-  public static func order(of keys: [String], growing: Bool = false) -> [String] {
+  package static func order(of keys: [String], growing: Bool = false) -> [String] {
     var unique: [String] = []
     var seen: Set<String> = []
     for key in keys where seen.insert(key).inserted { unique.append(key) }

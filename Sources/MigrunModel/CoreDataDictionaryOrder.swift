@@ -32,7 +32,7 @@ package enum CoreDataDictionaryOrder {
   ]
 
   /// Tiger's `CFStringHash` (32-bit).
-  public static func tigerHash(_ text: String) -> UInt32 {
+  package static func tigerHash(_ text: String) -> UInt32 {
     let units = Array(text.utf16).map { UInt32($0) }
     let length = units.count
     var result = UInt32(truncatingIfNeeded: length)
@@ -73,7 +73,7 @@ package enum CoreDataDictionaryOrder {
 
   /// The enumeration order of a Leopard table that `keys` were added to one by one (a key added
   /// again keeps its place).
-  public static func leopard(_ keys: [String]) -> [String] {
+  package static func leopard(_ keys: [String]) -> [String] {
     var buckets: [String?] = []
     var capacity = 3
     var count = 0
@@ -98,7 +98,7 @@ package enum CoreDataDictionaryOrder {
 
   /// The enumeration order of a Tiger table made with room for `capacity` keys and given `keys` in
   /// this order.
-  public static func tiger(_ keys: [String], capacity: Int) -> [String] {
+  package static func tiger(_ keys: [String], capacity: Int) -> [String] {
     let index = tigerCapacities.firstIndex { $0 >= max(capacity, keys.count) } ?? (tigerCapacities.count - 1)
     let count = tigerBuckets[index]
     var buckets = [String?](repeating: nil, count: count)

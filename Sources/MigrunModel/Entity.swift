@@ -65,17 +65,17 @@ package struct FetchIndex: Sendable, Hashable {
   package struct Element: Sendable, Hashable {
     /// The property indexed; for an expression element, the expression description's name (empty
     /// when the model file gives none).
-    public var property: String
+    package var property: String
     /// `Binary` or `R-Tree`, as Xcode writes it.
-    public var type: String
-    public var isAscending: Bool
+    package var type: String
+    package var isAscending: Bool
     /// An expression element's expression (`NSExpressionDescription.expression`), written as Core
     /// Data's `NSSQLIndexIntermediate` writes it (see `StoreSchema.Builder`).
-    public var expression: IndexExpression?
+    package var expression: IndexExpression?
     /// An expression element's result type (`expressionType` in the model file).
-    public var expressionType: AttributeType?
+    package var expressionType: AttributeType?
 
-    public init(
+    package init(
       property: String, type: String = "Binary", isAscending: Bool = true, expression: IndexExpression? = nil,
       expressionType: AttributeType? = nil
     ) {
@@ -87,12 +87,12 @@ package struct FetchIndex: Sendable, Hashable {
     }
   }
 
-  public var name: String
-  public var elements: [Element]
+  package var name: String
+  package var elements: [Element]
   /// `NSFetchIndexDescription.partialIndexPredicate`, in `NSPredicate`'s format: the rows indexed.
-  public var partialPredicate: String?
+  package var partialPredicate: String?
 
-  public init(name: String, elements: [Element], partialPredicate: String? = nil) {
+  package init(name: String, elements: [Element], partialPredicate: String? = nil) {
     self.name = name
     self.elements = elements
     self.partialPredicate = partialPredicate

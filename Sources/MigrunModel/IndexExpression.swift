@@ -32,7 +32,7 @@ package indirect enum IndexExpression: Sendable, Hashable, CustomStringConvertib
   static let infix: [String: String] = ["add:to:": "+", "from:subtract:": "-", "multiply:by:": "*", "divide:by:": "/"]
 
   /// As `NSExpression.description` prints it: `lowercase:(title)`, `now()`, `price * quantity`.
-  public var description: String {
+  package var description: String {
     switch self {
     case .evaluatedObject: return "SELF"
     case .keyPath(let path): return path
@@ -59,7 +59,7 @@ package indirect enum IndexExpression: Sendable, Hashable, CustomStringConvertib
   /// Parses `NSExpression`'s format syntax as Xcode writes an element's `expression`: key paths,
   /// `SELF`, numbers, quoted strings, `nil`, functions as `lowercase:(title)`, `add:to:(a, b)` or
   /// `now()`, and `+ - * /` with parentheses.
-  public static func parse(_ text: String) throws(FormatPredicateError) -> IndexExpression {
+  package static func parse(_ text: String) throws(FormatPredicateError) -> IndexExpression {
     var parser = FormatPredicateParser(text, arguments: [])
     if let error = parser.tokenizeError { throw error }
     let expression = try parser.parseIndexSum()

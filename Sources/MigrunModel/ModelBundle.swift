@@ -233,7 +233,7 @@ public struct ModelBundle: Sendable {
 
 /// Natural order of version names: digit runs compare as numbers, so `Moody 2` < `Moody 10`.
 package enum NaturalOrder {
-  public static func precedes(_ lhs: String, _ rhs: String) -> Bool {
+  package static func precedes(_ lhs: String, _ rhs: String) -> Bool {
     let left = chunks(lhs)
     let right = chunks(rhs)
     for (a, b) in zip(left, right) where a != b {

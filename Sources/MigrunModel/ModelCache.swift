@@ -505,15 +505,15 @@ extension IndexExpression {
 /// A model archive (`Z_MODELCACHE`, a compiled `.mom`) that cannot be read: the entity where known
 /// and what is wrong. The store layer reports it as a store error of code `badModelCache`.
 package struct ModelCacheError: Error, Sendable, Hashable, CustomStringConvertible {
-  public let entity: String?
-  public let reason: String
+  package let entity: String?
+  package let reason: String
 
-  public init(entity: String? = nil, reason: String) {
+  package init(entity: String? = nil, reason: String) {
     self.entity = entity
     self.reason = reason
   }
 
-  public var description: String { ErrorMessage.line(nil, entity: entity, detail: nil, reason) }
+  package var description: String { ErrorMessage.line(nil, entity: entity, detail: nil, reason) }
 }
 
 extension Entity {

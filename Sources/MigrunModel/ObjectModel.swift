@@ -293,11 +293,11 @@ public struct ObjectModel: Sendable, Hashable {
 
 /// A fetch request template stored in a model (`<fetchRequest>`), kept as written.
 package struct FetchRequestTemplate: Sendable, Hashable {
-  public var name: String
-  public var entity: String
-  public var predicate: String?
+  package var name: String
+  package var entity: String
+  package var predicate: String?
 
-  public init(name: String, entity: String, predicate: String? = nil) {
+  package init(name: String, entity: String, predicate: String? = nil) {
     self.name = name
     self.entity = entity
     self.predicate = predicate
@@ -306,19 +306,19 @@ package struct FetchRequestTemplate: Sendable, Hashable {
 
 /// The whole model a configuration's model was cut from (``ObjectModel/restricted(toConfiguration:)``).
 package final class WholeModel: Sendable, Hashable {
-  public let model: ObjectModel
-  public let configuration: String
+  package let model: ObjectModel
+  package let configuration: String
 
   init(model: ObjectModel, configuration: String) {
     self.model = model
     self.configuration = configuration
   }
 
-  public static func == (lhs: WholeModel, rhs: WholeModel) -> Bool {
+  package static func == (lhs: WholeModel, rhs: WholeModel) -> Bool {
     lhs.configuration == rhs.configuration && lhs.model == rhs.model
   }
 
-  public func hash(into hasher: inout Hasher) {
+  package func hash(into hasher: inout Hasher) {
     hasher.combine(configuration)
     hasher.combine(model)
   }

@@ -19,5 +19,5 @@ package protocol Property: Sendable, Hashable {
 extension Property {
   /// The name a migration matches this property by in an earlier version: the renaming identifier
   /// where there is one, else the name.
-  public var canonicalName: String { renamingIdentifier ?? name }
+  package var canonicalName: String { renamingIdentifier ?? name }
 }

@@ -63,14 +63,14 @@ package enum DeleteRule: String, Sendable, Hashable, CaseIterable, Codable {
 
 /// A fetched property: a stored fetch request. Kept with its entity, never hashed or stored.
 package struct FetchedProperty: Sendable, Hashable {
-  public var name: String
+  package var name: String
   /// The entity the fetch request fetches.
-  public var fetchEntity: String?
+  package var fetchEntity: String?
   /// The fetch request's predicate, as written in the model.
-  public var predicate: String?
-  public var userInfo: [String: String]
+  package var predicate: String?
+  package var userInfo: [String: String]
 
-  public init(
+  package init(
     name: String, fetchEntity: String? = nil, predicate: String? = nil, userInfo: [String: String] = [:]
   ) {
     self.name = name

@@ -1,10 +1,10 @@
 /// An explicit version order, oldest first, and where it came from.
 package struct VersionOrder: Sendable, Hashable {
-  public let names: [String]
+  package let names: [String]
   /// `--chain`, or the chain file's path.
-  public let origin: String
+  package let origin: String
 
-  public init(names: [String], origin: String) {
+  package init(names: [String], origin: String) {
     self.names = names
     self.origin = origin
   }

@@ -14,7 +14,7 @@ import PropertyList
 package enum XcdatamodelReader {
   /// Reads `url`: an `.xcdatamodel` folder or a `contents` file. The version name defaults to the
   /// folder's name without its extension.
-  public static func read(contentsOf url: URL, versionName: String? = nil) throws(ModelError) -> ObjectModel {
+  package static func read(contentsOf url: URL, versionName: String? = nil) throws(ModelError) -> ObjectModel {
     let file = isDirectory(url) ? url.appendingPathComponent("contents") : url
     if isDirectory(url) { try refuseXcode3Model(url) }
     let name = versionName ?? defaultVersionName(for: file)
@@ -44,7 +44,7 @@ package enum XcdatamodelReader {
   }
 
   /// Parses model XML; `file` only names the source in errors.
-  public static func parse(_ data: Data, file: String, versionName: String? = nil) throws(ModelError)
+  package static func parse(_ data: Data, file: String, versionName: String? = nil) throws(ModelError)
     -> ObjectModel
   {
     let builder = ModelXMLBuilder()

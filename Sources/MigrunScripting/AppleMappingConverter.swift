@@ -16,11 +16,11 @@ import MigrunModel
 package enum AppleMappingConverter {
   package struct Conversion: Sendable {
     /// The Lua mapping file.
-    public let lua: String
+    package let lua: String
     /// Custom policy classes the mapping model names → the Lua module each is looked up as.
-    public let policyModules: [String: String]
+    package let policyModules: [String: String]
     /// Modules not found in the policy folders (written as stubs when asked to).
-    public let missingModules: [String]
+    package let missingModules: [String]
   }
 
   /// What to do about a custom policy class with no `ClassName.lua` in the policy folders.
@@ -32,11 +32,11 @@ package enum AppleMappingConverter {
   }
 
   /// The Lua module a policy class is looked up as: the class name without its module prefix.
-  public static func moduleName(ofClass className: String) -> String {
+  package static func moduleName(ofClass className: String) -> String {
     String(className.split(separator: ".").last ?? Substring(className))
   }
 
-  public static func convert(
+  package static func convert(
     _ model: AppleMappingModel, source: ObjectModel, destination: ObjectModel, policyFolders: [URL],
     missing: MissingPolicy
   ) throws(MigrationError) -> Conversion {

@@ -28,7 +28,7 @@ package enum LuaMappingFile {
 
   /// Loads `file` for `step`: its mapping model, policies and `merge` rules; `require` finds modules
   /// in `policyFolders`.
-  public static func load(
+  package static func load(
     _ step: MigrationStep, file: URL, policyFolders: [URL], limits: LuaLimits = LuaLimits()
   ) throws -> StepMapping {
     // "<folder>/<file>": what messages show (Lua shortens long chunk names, so not the whole path).
@@ -43,7 +43,7 @@ package enum LuaMappingFile {
   }
 
   /// Loads a mapping file's text for `step` (`name` names it in messages).
-  public static func load(
+  package static func load(
     _ step: MigrationStep, source: String, name: String, policyFolders: [URL], limits: LuaLimits = LuaLimits()
   ) throws -> StepMapping {
     let vm = try LuaVM(limits: limits, modulePaths: policyFolders)

@@ -26,7 +26,15 @@ import MigrunStore
 /// `"Entity/pN"` strings (or `NULL`), to-many lists of them. A rule returns a table of values
 /// (properties it leaves out keep the store's value), or `NULL` for "no object" (deleted). An
 /// entity without a rule (nor an ancestor with one) fails the save as under the error policy.
-package final class LuaMergeRules: MergeRule {
+///
+/// A context uses it as its merge policy:
+///
+/// ```swift
+/// context.mergePolicy = .rule(try LuaMergeRules(file: rulesURL, model: context.model))
+/// ```
+///
+/// A rule that fails or breaks a limit fails the save with `ContextError.Code.mergeRule`.
+public final class LuaMergeRules: MergeRule {
   let vm: LuaVM
   let file: String
   let model: ObjectModel
@@ -40,8 +48,19 @@ package final class LuaMergeRules: MergeRule {
     var conflict: MergeConflict?
   }
 
-  /// Loads `file`; `require` finds modules in `policyFolders`.
-  public init(file: URL, model: ObjectModel, policyFolders: [URL] = [], limits: LuaLimits = LuaLimits()) throws {
+  /// Loads `file`, whose rules run under `limits`; `require` finds modules in `policyFolders` and
+  /// beside `file`. Throws `ContextError.Code.mergeRule` when the file does not return a table of
+  /// functions keyed by the model's entity names.
+  public convenience init(
+    file: URL, model: ObjectModel, policyFolders: [URL] = [], limits: ScriptLimits = ScriptLimits()
+  )
+    throws
+  {
+    try self.init(file: file, model: model, policyFolders: policyFolders, limits: limits.lua)
+  }
+
+  /// ``init(file:model:policyFolders:limits:)`` under the VM's own limits.
+  package init(file: URL, model: ObjectModel, policyFolders: [URL] = [], limits: LuaLimits) throws {
     self.file = "\(file.deletingLastPathComponent().lastPathComponent)/\(file.lastPathComponent)"
     self.model = model
     vm = try LuaVM(limits: limits, modulePaths: policyFolders + [file.deletingLastPathComponent()])
@@ -81,8 +100,10 @@ package final class LuaMergeRules: MergeRule {
     self.prepare = prepare
   }
 
+  /// The entities the file has a rule for.
   public var entities: [String] { rules.keys.sorted() }
 
+  /// Runs the rule of the conflict's entity (or its nearest ancestor's); `.unhandled` when none has one.
   public func resolve(_ conflict: MergeConflict) throws -> MergeDecision {
     guard let entity = model.entity(named: conflict.id.entity),
       let rule = ([entity] + model.ancestors(of: entity)).lazy.compactMap({ self.rules[$0.name] }).first

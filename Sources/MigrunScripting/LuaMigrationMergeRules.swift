@@ -27,7 +27,7 @@ package final class LuaMigrationMergeRules: MigrationMergeRule {
 
   /// A `--merge-rules` file: entities the step's destination model does not have are left out
   /// (a chain's steps differ), but a rule that is not a function is an error.
-  public convenience init(
+  package convenience init(
     file: URL, destination: ObjectModel, policyFolders: [URL] = [], limits: LuaLimits = LuaLimits()
   )
     throws
@@ -75,11 +75,11 @@ package final class LuaMigrationMergeRules: MigrationMergeRule {
     self.rules = rules
   }
 
-  public var entities: [String] { rules.keys.sorted() }
+  package var entities: [String] { rules.keys.sorted() }
 
-  public func handles(_ entity: String) -> Bool { rules[entity] != nil }
+  package func handles(_ entity: String) -> Bool { rules[entity] != nil }
 
-  public func merge(entity: String, existing: StoredObject, incoming: StoredObject) throws -> [String: StoreValue] {
+  package func merge(entity: String, existing: StoredObject, incoming: StoredObject) throws -> [String: StoreValue] {
     guard let rule = rules[entity], let found = destination.entity(named: existing.id.entity) else { return [:] }
     let made: [LuaValue]
     do {

@@ -37,12 +37,12 @@ import MigrunStore
 /// relationships), `obj:id()` (`"Trip/p3"`; a new object's until saved is temporary), `obj:entity()`.
 /// Objects are the same table each time they are met, so `==` compares them.
 package final class LuaStage: MigrationStageHandlers {
-  public static func fileName(from: String, to: String) -> String { "\(from)-\(to).stage.lua" }
+  package static func fileName(from: String, to: String) -> String { "\(from)-\(to).stage.lua" }
 
   let vm: LuaVM
   let file: String
   /// The stage file.
-  public let url: URL
+  package let url: URL
   let handlers: [StageHook: LuaFunction]
   let runner: LuaFunction
   let state = State()
@@ -75,12 +75,12 @@ package final class LuaStage: MigrationStageHandlers {
     case toOne, toMany
   }
 
-  public var hooks: Set<StageHook> { Set(handlers.keys) }
+  package var hooks: Set<StageHook> { Set(handlers.keys) }
   /// The handlers, in the order they run.
-  public var hookNames: [String] { StageHook.allCases.filter { handlers[$0] != nil }.map(\.rawValue) }
+  package var hookNames: [String] { StageHook.allCases.filter { handlers[$0] != nil }.map(\.rawValue) }
 
   /// The stage file of the step `from` → `to` in `folders` (the first folder holding one).
-  public static func file(from: String, to: String, in folders: [URL]) -> URL? {
+  package static func file(from: String, to: String, in folders: [URL]) -> URL? {
     let name = fileName(from: from, to: to)
     return folders.lazy.map { $0.appendingPathComponent(name) }.first {
       FileManager.default.fileExists(atPath: $0.path)
@@ -88,7 +88,7 @@ package final class LuaStage: MigrationStageHandlers {
   }
 
   /// The stage file for `step` in `folders`, loaded; nil when none has one.
-  public static func find(for step: MigrationStep, in folders: [URL], limits: LuaLimits = LuaLimits()) throws
+  package static func find(for step: MigrationStep, in folders: [URL], limits: LuaLimits = LuaLimits()) throws
     -> LuaStage?
   {
     guard let file = file(from: step.from, to: step.to, in: folders) else { return nil }
@@ -101,7 +101,7 @@ package final class LuaStage: MigrationStageHandlers {
   }
 
   /// Loads `file`; `require` finds modules in `policyFolders`.
-  public init(file: URL, policyFolders: [URL] = [], limits: LuaLimits = LuaLimits()) throws {
+  package init(file: URL, policyFolders: [URL] = [], limits: LuaLimits = LuaLimits()) throws {
     self.file = "\(file.deletingLastPathComponent().lastPathComponent)/\(file.lastPathComponent)"
     url = file
     vm = try LuaVM(limits: limits, modulePaths: policyFolders + [file.deletingLastPathComponent()])
@@ -133,7 +133,7 @@ package final class LuaStage: MigrationStageHandlers {
     self.runner = runner
   }
 
-  public func run(_ hook: StageHook, on context: ObjectContext, step: MigrationStep) throws -> StageChanges {
+  package func run(_ hook: StageHook, on context: ObjectContext, step: MigrationStep) throws -> StageChanges {
     guard let handler = handlers[hook] else { return StageChanges() }
     state.context = context
     state.objects = [:]

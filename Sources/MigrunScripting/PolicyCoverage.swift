@@ -10,20 +10,20 @@ import LuaHost
 /// `until`'s partner `repeat`, `}`, `)`…); a line that ran always counts.
 package enum PolicyCoverage {
   package struct File: Sendable {
-    public let url: URL
+    package let url: URL
     /// As the summary shows it: the tested folder's name, then the path inside it.
-    public let shown: String
+    package let shown: String
     /// Executable line → times run.
-    public let lines: [Int: Int]
+    package let lines: [Int: Int]
 
-    public var percent: Double {
+    package var percent: Double {
       lines.isEmpty ? 100 : 100 * Double(lines.values.filter { $0 > 0 }.count) / Double(lines.count)
     }
-    public var neverRun: [Int] { lines.filter { $0.value == 0 }.keys.sorted() }
+    package var neverRun: [Int] { lines.filter { $0.value == 0 }.keys.sorted() }
   }
 
   /// The files under `roots` with the counts of `counted` (script name → line → count).
-  public static func collect(roots: [URL], counted: [String: [Int: Int]]) -> [File] {
+  package static func collect(roots: [URL], counted: [String: [Int: Int]]) -> [File] {
     var files: [(url: URL, shown: String, keys: [String])] = []
     for root in roots {
       var isFolder: ObjCBool = false
@@ -70,7 +70,7 @@ package enum PolicyCoverage {
   }
 
   /// The lcov tracefile of `files` (`SF`, `DA` per executable line, `LF`, `LH`).
-  public static func lcov(_ files: [File]) -> String {
+  package static func lcov(_ files: [File]) -> String {
     var out = ""
     for file in files {
       out += "TN:\nSF:\(file.url.path)\n"
@@ -81,7 +81,7 @@ package enum PolicyCoverage {
   }
 
   /// One line per file (its percentage and the lines never run, as ranges), then the total.
-  public static func summary(_ files: [File]) -> [String] {
+  package static func summary(_ files: [File]) -> [String] {
     var lines = files.map { file in
       let never = ranges(file.neverRun)
       return String(format: "%6.1f%%  ", file.percent) + file.shown + (never.isEmpty ? "" : "  never run: \(never)")

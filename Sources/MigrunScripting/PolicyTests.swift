@@ -11,16 +11,16 @@ import SwiftDataModel
 package enum PolicyTests {
   package struct Result: Sendable {
     /// The test file as shown (relative to the folder it was found under, that folder's name first).
-    public let file: String
-    public let name: String
-    public let passed: Bool
+    package let file: String
+    package let name: String
+    package let passed: Bool
     /// Why it failed: `file:line: message` and the diff.
-    public let message: String?
+    package let message: String?
   }
 
   /// The `*_test.lua` files under `paths` (files or folders), each with the folder `require`
   /// searches for it (the folder given), sorted by path.
-  public static func files(under paths: [URL]) throws -> [(file: URL, root: URL)] {
+  package static func files(under paths: [URL]) throws -> [(file: URL, root: URL)] {
     var found: [(URL, URL)] = []
     for path in paths {
       var isFolder: ObjCBool = false
@@ -47,7 +47,7 @@ package enum PolicyTests {
   /// Runs every test of `file`; a file that does not load is one failed test.
   /// `fixtures`: folders of stores and models `migrate{…}` may also read (``FixtureMigration/locate(_:in:)``);
   /// `policies`: more folders `require` searches (and `migrate{…}` takes step files from), after `root`.
-  public static func run(
+  package static func run(
     file: URL, root: URL, limits: LuaLimits = LuaLimits(), fixtures: [URL] = [], policies: [URL] = []
   ) -> [Result] {
     let shown = displayName(file, root: root)
@@ -98,7 +98,7 @@ package enum PolicyTests {
   }
 
   /// JUnit XML for CI: one suite per file.
-  public static func junit(_ results: [Result]) -> String {
+  package static func junit(_ results: [Result]) -> String {
     // XML 1.0 holds no control character but tab, newline and return, not even escaped: a test's
     // name or message with one gets U+FFFD in its place (else the report does not parse).
     func escape(_ text: String) -> String {

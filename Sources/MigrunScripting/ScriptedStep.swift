@@ -9,12 +9,12 @@ import MigrunStore
 /// the custom classes it names (``AppleMappingConverter``).
 package enum ScriptedStep {
   /// The extensions of step scripts, in the order a policy folder is searched.
-  public static let extensions = ["lua", "xcmappingmodel", "cdm"]
+  package static let extensions = ["lua", "xcmappingmodel", "cdm"]
 
   /// The script for `from → to` in `folders` or anywhere below them (Xcode projects keep mapping
   /// models in groups: `Migrations/V3toV4/…`): the first folder that has one, `.lua` first. Two
   /// files of one name below one folder are refused by ``checkPolicyFolders(_:bundle:storeModel:modulesOfGivenMappings:order:)``.
-  public static func find(from: String, to: String, in folders: [URL]) -> URL? {
+  package static func find(from: String, to: String, in folders: [URL]) -> URL? {
     for folder in folders {
       let files = filesBelow(folder)
       for pathExtension in extensions {
@@ -28,7 +28,7 @@ package enum ScriptedStep {
   /// Every file and mapping model in `folder` and its subfolders, the folder's own first, then by
   /// path. Hidden entries and the insides of packages (`.xcmappingmodel`, `.xcdatamodeld`) are
   /// left out.
-  public static func filesBelow(_ folder: URL) -> [URL] {
+  package static func filesBelow(_ folder: URL) -> [URL] {
     guard let walker = FileManager.default.enumerator(atPath: folder.path) else { return [] }
     var direct: [URL] = []
     var deeper: [URL] = []
@@ -71,7 +71,7 @@ package enum ScriptedStep {
     }
   }
 
-  public static func isMappingModel(_ file: URL) -> Bool {
+  package static func isMappingModel(_ file: URL) -> Bool {
     ["xcmappingmodel", "cdm"].contains(file.pathExtension)
   }
 
@@ -81,10 +81,11 @@ package enum ScriptedStep {
   /// were made for. When no version has the store's hashes, its own model (`Z_MODELCACHE`) is the
   /// source, and a mapping model made for it (given, or in a policy folder) is found by its hashes.
   /// `chainOrigin` and `destinationOrigin` say where `chain` and `destination` were given, in errors
-  /// about them.
-  public static func plan(
+  /// about them. The steps' scripts load under `limits`.
+  package static func plan(
     store: URL, bundle: ModelBundle, policyFolders folders: [URL], chain: [String]? = nil, destination: String? = nil,
-    mappingModels: [URL] = [], chainOrigin: String = "--chain", destinationOrigin: String? = nil
+    mappingModels: [URL] = [], chainOrigin: String = "--chain", destinationOrigin: String? = nil,
+    limits: LuaLimits = LuaLimits()
   ) throws -> MigrationPlan {
     let order = try MigrationPlanner.explicitOrder(
       bundle, policyFolders: folders, override: chain, overrideOrigin: chainOrigin)
@@ -123,7 +124,7 @@ package enum ScriptedStep {
       storeModel: storeModel,
       script: { from, to in
         given["\(from)\u{0}\(to)"] ?? find(from: from, to: to, in: folders) ?? byHashes["\(from)\u{0}\(to)"]
-      }, scripts: LuaScripts(policyFolders: folders))
+      }, scripts: LuaScripts(policyFolders: folders, limits: limits))
   }
 
   /// Checks that `folders` hold only what a migration of `bundle` can use, so that nothing in them
@@ -133,7 +134,7 @@ package enum ScriptedStep {
   /// (`*_test.lua`), a module another Lua file requires, or the policy class a mapping model names.
   /// Returns the mapping models by the step they fit ("source\u{0}destination").
   @discardableResult
-  public static func checkPolicyFolders(
+  package static func checkPolicyFolders(
     _ folders: [URL], bundle: ModelBundle, storeModel: ObjectModel? = nil, modulesOfGivenMappings: Set<String> = [],
     order: [String]? = nil
   ) throws -> [String: URL] {
@@ -218,7 +219,7 @@ package enum ScriptedStep {
   /// (`NSMappingModel(from:forSourceModel:destinationModel:)` searches bundles by hashes). Keyed by
   /// "source\u{0}destination" (the first folder's wins); `unmatched`: the ones that fit no two
   /// versions of `bundle` (or `storeModel`), with the reason.
-  public static func mappingModels(in folders: [URL], bundle: ModelBundle, storeModel: ObjectModel? = nil)
+  package static func mappingModels(in folders: [URL], bundle: ModelBundle, storeModel: ObjectModel? = nil)
     -> (
       matched: [String: URL], unmatched: [(URL, String)], policyModules: Set<String>, ambiguous: [(URL, URL)]
     )
@@ -251,15 +252,15 @@ package enum ScriptedStep {
 
   /// A step file of the policy folders that `plan` does not use, and why.
   package struct UnusedStepFile: Sendable, Hashable {
-    public let file: URL
-    public let reason: String
+    package let file: URL
+    package let reason: String
   }
 
   /// Every step file in `folders` (`<From>-<To>.lua`, `.xcmappingmodel`, `.cdm`, `.stage.lua`, named after
   /// two versions of `bundle`) whose step `plan` does not take, with the reason: the path skips it (Core
   /// Data's path goes from one version straight to a later one), or the step lies outside the path.
   /// `plan` and `migrate` name each one, so a user's script is never passed over without a word.
-  public static func unusedStepFiles(of plan: MigrationPlan, bundle: ModelBundle, in folders: [URL])
+  package static func unusedStepFiles(of plan: MigrationPlan, bundle: ModelBundle, in folders: [URL])
     -> [UnusedStepFile]
   {
     let taken = Set(plan.steps.map { "\($0.from)\u{0}\($0.to)" })
@@ -318,7 +319,7 @@ package enum ScriptedStep {
   /// The steps between consecutive versions of `bundle` (in `order`) that `folders` hold a script
   /// for — a Lua mapping file or a mapping model by name, or a mapping model by its hashes — as
   /// "source\u{0}destination": steps whose values the script decides (`lint` leaves them to it).
-  public static func scriptedSteps(of bundle: ModelBundle, order: [String], in folders: [URL]) -> Set<String> {
+  package static func scriptedSteps(of bundle: ModelBundle, order: [String], in folders: [URL]) -> Set<String> {
     let byHashes = mappingModels(in: folders, bundle: bundle).matched
     var steps = Set<String>()
     for (from, to) in zip(order, order.dropFirst()) {
@@ -329,7 +330,7 @@ package enum ScriptedStep {
   }
 
   /// Loads `file` for `step`.
-  public static func load(_ step: MigrationStep, file: URL, policyFolders: [URL], limits: LuaLimits = LuaLimits())
+  package static func load(_ step: MigrationStep, file: URL, policyFolders: [URL], limits: LuaLimits = LuaLimits())
     throws -> StepMapping
   {
     guard isMappingModel(file) else {
@@ -348,7 +349,7 @@ package enum ScriptedStep {
   }
 
   /// The Lua conversion of the mapping model `file` for `step`, refused when it was made for other versions.
-  public static func convert(
+  package static func convert(
     _ step: MigrationStep, file: URL, policyFolders: [URL], missing: AppleMappingConverter.MissingPolicy
   ) throws -> AppleMappingConverter.Conversion {
     let model = try AppleMappingModel.read(

@@ -7,13 +7,13 @@ import MigrunModel
 /// out, with where each comes from. Run as it is written, it does what the inferred step does; where
 /// nothing can be inferred, the entry is a function that fails the step with what is to be written.
 package enum StarterMapping {
-  public static func lua(source: ObjectModel, destination: ObjectModel, from: String, to: String) -> String {
+  package static func lua(source: ObjectModel, destination: ObjectModel, from: String, to: String) -> String {
     var writer = Writer(source: source, destination: destination)
     return writer.write(from: from, to: to)
   }
 
   /// The file's name for the step: `<From>-<To>.lua`.
-  public static func fileName(from: String, to: String) -> String { "\(from)-\(to).lua" }
+  package static func fileName(from: String, to: String) -> String { "\(from)-\(to).lua" }
 
   private struct Writer {
     let source: ObjectModel

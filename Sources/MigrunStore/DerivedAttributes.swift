@@ -29,8 +29,8 @@ import MigrunModel
 /// A to-many's count of a Boolean attribute (`items.@count.done`) is its sum, as Core Data writes it.
 package enum DerivedAttributes {
   package struct Trigger: Sendable, Hashable {
-    public let name: String
-    public let sql: String
+    package let name: String
+    package let sql: String
   }
 
   /// One derived attribute as SQL: its triggers and the statement giving every row its value.
@@ -366,7 +366,7 @@ package enum DerivedAttributes {
   }
 
   /// Core Data's triggers for `schema`'s derived attributes.
-  public static func triggers(of schema: StoreSchema) throws(StoreError) -> [Trigger] {
+  package static func triggers(of schema: StoreSchema) throws(StoreError) -> [Trigger] {
     try plans(of: schema).flatMap(\.triggers)
   }
 

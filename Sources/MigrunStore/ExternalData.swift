@@ -19,22 +19,22 @@ import MigrunModel
 /// keeps its reference, and its file stays where it is.
 package struct ExternalData: Sendable, Hashable {
   /// The `_EXTERNAL_DATA` folder references are resolved in.
-  public var folder: URL
+  package var folder: URL
   /// Files the original store refers to that were never there (a store copied without its support
   /// folder): damage Core Data carries, and so does a migration — a reference to one of them is read
   /// and written as the reference it is (``resolve(_:)``, ``stored(_:)``), never refused.
-  public var carriedMissing: Set<String> = []
+  package var carriedMissing: Set<String> = []
 
-  public init(folder: URL) { self.folder = folder }
+  package init(folder: URL) { self.folder = folder }
 
   /// The support folder Core Data keeps beside `store`: `Moody.sqlite` → `.Moody_SUPPORT`.
-  public static func supportFolder(of store: URL) -> URL {
+  package static func supportFolder(of store: URL) -> URL {
     let stem = store.deletingPathExtension().lastPathComponent
     return store.deletingLastPathComponent().appendingPathComponent(".\(stem)_SUPPORT", isDirectory: true)
   }
 
   /// The external data of the store at `store`.
-  public init(store: URL) {
+  package init(store: URL) {
     folder = Self.supportFolder(of: store).appendingPathComponent("_EXTERNAL_DATA", isDirectory: true)
   }
 
@@ -58,7 +58,7 @@ package struct ExternalData: Sendable, Hashable {
   /// The value a column of an external-storage attribute holds: inline bytes unwrapped, a reference
   /// read from its file. Bytes in neither form are the value as they are (a store written without the
   /// tag). A missing or unreadable file is an error naming it — never an empty value.
-  public func resolve(_ value: StoreValue) throws(StoreError) -> StoreValue {
+  package func resolve(_ value: StoreValue) throws(StoreError) -> StoreValue {
     guard case .data(let bytes) = value, let tag = bytes.first else { return value }
     if tag == Self.inlineTag { return .data(Array(bytes.dropFirst())) }
     guard tag == Self.referenceTag, let name = Self.reference(in: bytes) else { return value }
@@ -89,7 +89,7 @@ package struct ExternalData: Sendable, Hashable {
 
   /// The plain files in the folder (empty when there is none, or when the support folder or the
   /// folder is a symbolic link: nothing is read or removed through a link).
-  public func files() -> Set<String> {
+  package func files() -> Set<String> {
     guard linkOnTheWay(to: nil) == nil else { return [] }
     let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
     return Set(names.filter { WorkingFiles.entry(at: folder.appendingPathComponent($0).path) == .file })

@@ -6,8 +6,10 @@ import MigrunModel
 /// It keeps the same relational image as the SQLite layout — rows with to-one keys (and the order
 /// of ordered inverses), and join pairs for many-to-many — so both answer every read alike.
 package final class InMemoryStore: ObjectStore {
-  public let model: ObjectModel
-  public internal(set) var metadata: StoreMetadata
+  package let model: ObjectModel
+  /// Nothing else holds an in-memory store: a write never waits.
+  package var busyTimeout: Double = 0
+  package internal(set) var metadata: StoreMetadata
 
   struct Row {
     var version: Int64
@@ -27,18 +29,18 @@ package final class InMemoryStore: ObjectStore {
 
   var state = State()
 
-  public init(model: ObjectModel, metadata: StoreMetadata? = nil) {
+  package init(model: ObjectModel, metadata: StoreMetadata? = nil) {
     self.model = model
     self.metadata = metadata ?? StoreMetadata(model: model)
   }
 
-  public func count(of entity: String, includingSubentities: Bool) throws -> Int {
+  package func count(of entity: String, includingSubentities: Bool) throws -> Int {
     let kinds = try kinds(of: entity, includingSubentities: includingSubentities)
     return state.rows.keys.filter { kinds.contains($0.entity) }.count
   }
 
   /// Every object: a store in memory tests no filter (the caller judges each one).
-  public func forEachObject(
+  package func forEachObject(
     of entity: String, includingSubentities: Bool, withToMany: Bool, filter: RowFilter?,
     _ body: (StoredObject) throws -> Void
   ) throws {
@@ -48,11 +50,11 @@ package final class InMemoryStore: ObjectStore {
     }
   }
 
-  public func object(_ id: ObjectID) throws -> StoredObject? {
+  package func object(_ id: ObjectID) throws -> StoredObject? {
     object(id, withToMany: true)
   }
 
-  public func object(_ id: ObjectID, withToMany: Bool) -> StoredObject? {
+  package func object(_ id: ObjectID, withToMany: Bool) -> StoredObject? {
     guard let row = state.rows[id], let entity = model.entity(named: id.entity) else { return nil }
     var object = StoredObject(id: id, version: row.version, attributes: row.attributes, toOne: row.toOne)
     for attribute in model.attributes(of: entity)
@@ -66,11 +68,11 @@ package final class InMemoryStore: ObjectStore {
     return object
   }
 
-  public func relationships(of id: ObjectID, withToMany: Bool) -> StoredObject? {
+  package func relationships(of id: ObjectID, withToMany: Bool) -> StoredObject? {
     object(id, withToMany: withToMany)
   }
 
-  public func maxPrimaryKey(inHierarchyOf entity: String) throws -> Int64 {
+  package func maxPrimaryKey(inHierarchyOf entity: String) throws -> Int64 {
     guard let found = model.entity(named: entity) else {
       throw StoreError(.unknownEntity, entity: entity, reason: "the model has no such entity")
     }
@@ -78,11 +80,11 @@ package final class InMemoryStore: ObjectStore {
     return state.rows.keys.filter { kinds.contains($0.entity) }.map(\.primaryKey).max() ?? 0
   }
 
-  public func ruleViolations(limit: Int) throws -> [String] {
+  package func ruleViolations(limit: Int) throws -> [String] {
     try ModelRules(model: model).violations(in: self, limit: limit)
   }
 
-  public func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T {
+  package func write<T>(_ body: (any StoreWriter) throws -> T) throws -> T {
     let saved = (state, metadata)
     do {
       return try body(InMemoryWriter(store: self))

@@ -71,6 +71,10 @@ public final class SQLiteStore: ObjectStore {
   }
 
   let queue: DatabaseQueue
+  /// ``busyTimeout``'s value.
+  private var busySeconds: Double
+  /// How long a write waits for another connection's lock unless told otherwise (``busyTimeout``).
+  static let defaultBusyTimeout: Double = 30
   static let pageSize = 500
 
   /// How one entity's rows are written: its columns and SQL, worked out once per entity.
@@ -314,6 +318,7 @@ public final class SQLiteStore: ObjectStore {
       modelIsFromCache = true
     }
     self.queue = queue
+    busySeconds = access == .readOnly ? StoreUse.readWait : Self.defaultBusyTimeout
     self.metadata = metadata
     // The store's own names where Core Data's depend on an order migrun cannot know; then every
     // table and column the model implies must be there, before anything reads a row.
@@ -563,6 +568,23 @@ public final class SQLiteStore: ObjectStore {
     return try read { db in try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM \(layout.table)") ?? 0 }
   }
 
+  /// Seconds a write — a context's save — waits for another connection's or process's lock on the
+  /// store before it fails with ``StoreError/Code/inUse`` (a save: `ContextError.Code.inUse`):
+  /// 30 for a store opened read-write; 0 fails at once.
+  ///
+  /// ```swift
+  /// store.busyTimeout = 2
+  /// ```
+  public var busyTimeout: Double {
+    get { busySeconds }
+    set {
+      busySeconds = max(0, newValue)
+      let milliseconds = Int32(min(busySeconds * 1000, Double(Int32.max)))
+      // Fails only on a closed store, which has nothing left to wait for.
+      try? queue.inDatabase { db in try db.execute(sql: "PRAGMA busy_timeout = \(milliseconds)") }
+    }
+  }
+
   /// Closes the connection; the store cannot be used afterwards.
   public func close() throws {
     try queue.close()
@@ -649,7 +671,7 @@ public final class SQLiteStore: ObjectStore {
     if !readOnly {
       // Several processes may write one store: a write waits its turn (up to 30 s). GRDB begins
       // write transactions IMMEDIATE, so a read-then-write save cannot deadlock with another.
-      configuration.busyMode = .timeout(30)
+      configuration.busyMode = .timeout(defaultBusyTimeout)
     }
     configuration.prepareDatabase { db in
       // Core Data's derived-attribute triggers call these functions; writes to such stores need them.
@@ -816,6 +838,15 @@ public final class SQLiteStore: ObjectStore {
   private func writeError(_ error: any Error) -> any Error {
     switch error {
     case let error as StoreError: error.inFile(url.lastPathComponent)
+    case _ where StoreFailure.isInUse(error):
+      StoreError(
+        .inUse, file: url.lastPathComponent,
+        reason: "the store is in use: another connection or process holds its write lock (still after waiting "
+          + "\(busySeconds) s); nothing was written: save again once it lets go, or wait longer "
+          + "(ObjectContext.busyTimeout)", underlying: error)
+    case _ where StoreFailure.isDiskFull(error):
+      StoreError(
+        .noSpace, file: url.lastPathComponent, reason: "the disk is full; nothing was written", underlying: error)
     case let error as DatabaseError:
       StoreError(
         error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE ? .constraint : .sqlite, file: url.lastPathComponent,

@@ -11,17 +11,19 @@ import MigrunModel
 /// ```swift
 /// for finding in try StoreCheck.findings(of: url, bundle: bundle) { print(finding) }
 /// ```
-package enum StoreCheck {
-  package struct Finding: Sendable, Hashable, CustomStringConvertible {
+public enum StoreCheck {
+  /// One thing the check found: a kind to match on, and a message naming the store, entity and object.
+  public struct Finding: Sendable, Hashable, CustomStringConvertible {
     /// `sqlite-integrity`, `link-to-no-object`, `unknown-entity-number`, `primary-key-behind`,
     /// `external-file-missing`, `external-file-unreferenced`, `no-matching-version`,
     /// `cache-disagrees-with-metadata`, `index-missing`, `value-of-another-type`, `required-value-null`,
     /// `primary-key-exhausted`, `no-such-store` (a path `check` was given names no store file); notes
     /// (``isNote``): `index-older-form`.
     public let kind: String
+    /// What was found, in words.
     public let message: String
     /// What Core Data itself leaves so and a user may want to know, not damage: the store stays clean.
-    public var isNote: Bool = false
+    public package(set) var isNote: Bool = false
     /// For the `salvage` note: the figures its dry run gives (those salvage then writes).
     package var salvage: SalvageFigures? = nil
     public var description: String { "\(isNote ? "note: " : "")\(kind): \(message)" }

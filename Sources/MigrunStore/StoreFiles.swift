@@ -10,11 +10,11 @@ import GRDB
 /// given a `-shm` — until a complete replacement is swapped in by ``replace(_:with:keepBackup:expecting:)``.
 package enum StoreFiles {
   /// The sidecar suffixes SQLite writes beside a database.
-  public static let sidecarSuffixes = ["-wal", "-shm"]
+  package static let sidecarSuffixes = ["-wal", "-shm"]
 
   /// `Moody.sqlite` → `Moody~.sqlite`, `Store` → `Store~`: where the original goes after a migration
   /// (`number` 2, 3…: `Moody~2.sqlite`, for when that name is taken).
-  public static func backupURL(for url: URL, number: Int = 1) -> URL {
+  package static func backupURL(for url: URL, number: Int = 1) -> URL {
     let ext = url.pathExtension
     let base = url.deletingPathExtension().lastPathComponent + (number > 1 ? "~\(number)" : "~")
     return url.deletingLastPathComponent().appendingPathComponent(ext.isEmpty ? base : "\(base).\(ext)")
@@ -23,7 +23,7 @@ package enum StoreFiles {
   /// The first backup name for `url` that nothing uses — no file, no sidecar, no support folder —
   /// `Moody~.sqlite`, else `Moody~2.sqlite`, …: an earlier migration's backup (perhaps the only copy
   /// of the original) is never overwritten.
-  public static func freeBackupURL(for url: URL) -> URL {
+  package static func freeBackupURL(for url: URL) -> URL {
     var number = 1
     while true {
       let candidate = backupURL(for: url, number: number)
@@ -37,7 +37,7 @@ package enum StoreFiles {
   }
 
   /// Whether a file name's stem is a backup's (`NAME~`, `NAME~2`, …).
-  public static func isBackupStem(_ stem: String) -> Bool {
+  package static func isBackupStem(_ stem: String) -> Bool {
     guard let tilde = stem.lastIndex(of: "~") else { return false }
     return stem[stem.index(after: tilde)...].allSatisfy(\.isNumber)
   }
@@ -53,7 +53,7 @@ package enum StoreFiles {
   }
 
   /// The sidecars present beside `url`.
-  public static func sidecars(of url: URL) -> [URL] {
+  package static func sidecars(of url: URL) -> [URL] {
     sidecarSuffixes.map { URL(fileURLWithPath: url.path + $0) }.filter {
       FileManager.default.fileExists(atPath: $0.path)
     }
@@ -67,18 +67,18 @@ package enum StoreFiles {
   }
 
   /// Whether committed transactions may live in the store's `-wal` (it exists and is not empty).
-  public static func hasWALContent(_ url: URL) -> Bool {
+  package static func hasWALContent(_ url: URL) -> Bool {
     (fileSize(url.path + "-wal") ?? 0) > 0
   }
 
   /// The bytes a store occupies: its main file and its `-wal`.
-  public static func storeSize(_ url: URL) -> Int64 {
+  package static func storeSize(_ url: URL) -> Int64 {
     (fileSize(url.path) ?? 0) + (fileSize(url.path + "-wal") ?? 0)
   }
 
   /// Whether the store's header says WAL mode (file format bytes 18 and 19 are 2), as Core Data's
   /// stores are by default.
-  public static func isWALMode(_ url: URL) -> Bool { StoreLooks.probe(url).walMode }
+  package static func isWALMode(_ url: URL) -> Bool { StoreLooks.probe(url).walMode }
 
   /// What identifies the store's content on disk: device, inode, size and modification time of the
   /// main file and of the `-wal`. Equal states mean no process wrote to the store in between (the
@@ -87,16 +87,16 @@ package enum StoreFiles {
     let files: [[Int64]]
 
     /// One line: the numbers of each file, files separated by `;`.
-    public var text: String { files.map { $0.map(String.init).joined(separator: ",") }.joined(separator: ";") }
+    package var text: String { files.map { $0.map(String.init).joined(separator: ",") }.joined(separator: ";") }
 
-    public init?(text: Substring) {
+    package init?(text: Substring) {
       let parts = text.split(separator: ";", omittingEmptySubsequences: false)
       let files = parts.map { $0.split(separator: ",").compactMap { Int64($0) } }
       guard files.count == 2 else { return nil }
       self.files = files
     }
 
-    public init(of url: URL) {
+    package init(of url: URL) {
       files = [url.path, url.path + "-wal"].map { path in
         var info = stat()
         guard stat(path, &info) == 0 else { return [] }
@@ -111,7 +111,7 @@ package enum StoreFiles {
   /// Copies the store at `source` (its main file and, when it has content, its `-wal`) to
   /// `destination` and folds the copy's WAL into a single file in rollback-journal mode. The source is
   /// only read — opened for reading by the copy, never by SQLite.
-  public static func snapshot(_ source: URL, to destination: URL) throws {
+  package static func snapshot(_ source: URL, to destination: URL) throws {
     let manager = FileManager.default
     guard manager.fileExists(atPath: source.path) else {
       throw StoreError(.notFound, file: source.path, reason: "no such file")
@@ -149,7 +149,7 @@ package enum StoreFiles {
   /// Copies the file `source` to `destination` (which must not exist) without writing `source`: a
   /// reflink clone where the file system offers one (Btrfs, XFS, …: no bytes copied), else the
   /// kernel's `copy_file_range`, else plain reads and writes. The copy is not synced.
-  public static func cloneOrCopy(_ source: URL, to destination: URL) throws {
+  package static func cloneOrCopy(_ source: URL, to destination: URL) throws {
     func failure(_ what: String, _ file: URL) -> StoreError {
       StoreError(.io, file: file.path, reason: "cannot \(what) (\(String(cString: strerror(errno))))")
     }
@@ -213,7 +213,7 @@ package enum StoreFiles {
 
   /// Puts a migrun-made store (`url`, one file, no sidecars) in WAL mode, as Core Data writes them.
   /// Closing the last connection folds and removes the `-wal` again; the header keeps the mode.
-  public static func setWALMode(_ url: URL) throws {
+  package static func setWALMode(_ url: URL) throws {
     do {
       let queue = try DatabaseQueue(path: url.path, configuration: SQLiteStore.configuration(readOnly: false))
       try queue.writeWithoutTransaction { db in _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
@@ -242,7 +242,7 @@ package enum StoreFiles {
   ///
   /// Returns the backup's URL.
   @discardableResult
-  public static func replace(
+  package static func replace(
     _ original: URL, with replacement: URL, keepBackup: Bool, expecting: State? = nil
   ) throws -> URL? {
     try sync(replacement)
@@ -374,7 +374,7 @@ package enum StoreFiles {
 
   /// The replacement a crash left half swapped in (a valid swap journal beside `store` naming a file
   /// that is still there), if any. A journal migrun did not write is no sign of one.
-  public static func pendingSwap(of store: URL) -> URL? {
+  package static func pendingSwap(of store: URL) -> URL? {
     (try? readJournal(of: store))??.replacement
   }
 
@@ -384,7 +384,7 @@ package enum StoreFiles {
   /// store stays as that app left it. Returns whether a swap was completed. A journal migrun did not
   /// write is refused by name, and nothing is changed.
   @discardableResult
-  public static func completeInterruptedSwap(of store: URL) throws -> Bool {
+  package static func completeInterruptedSwap(of store: URL) throws -> Bool {
     guard let (found, recorded) = try readJournal(of: store) else { return false }
     let journal = swapJournal(for: store)
     guard let replacement = found else {
@@ -457,7 +457,7 @@ package enum StoreFiles {
   /// A URI that opens `url` as immutable: no locks, no side files, nothing written — and opened by
   /// the operating system for reading only (`mode=ro`: an `ATTACH` would otherwise open it with the
   /// connection's read-write, create flags, and create a file that is not there).
-  public static func immutableURI(_ url: URL) -> String { "file:\(encodedPath(url))?mode=ro&immutable=1" }
+  package static func immutableURI(_ url: URL) -> String { "file:\(encodedPath(url))?mode=ro&immutable=1" }
 
   /// `url`'s path for a `file:` URI (`?`, `#`, `%` and the like percent-encoded).
   static func encodedPath(_ url: URL) -> String {
@@ -467,14 +467,14 @@ package enum StoreFiles {
   }
 
   /// Free bytes for an unprivileged writer on the file system holding `folder`.
-  public static func freeBytes(in folder: URL) -> Int64? {
+  package static func freeBytes(in folder: URL) -> Int64? {
     var info = statvfs()
     guard statvfs(folder.path, &info) == 0 else { return nil }
     return Int64(info.f_bavail) * Int64(info.f_frsize)
   }
 
   /// `1.2 GiB`, `300 MiB`, `12 KiB`.
-  public static func formatBytes(_ bytes: Int64) -> String {
+  package static func formatBytes(_ bytes: Int64) -> String {
     let units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
     var value = Double(bytes)
     var unit = 0
@@ -487,13 +487,13 @@ package enum StoreFiles {
   }
 
   /// Removes a store and its sidecars (a working copy that failed).
-  public static func remove(_ url: URL) {
+  package static func remove(_ url: URL) {
     try? FileManager.default.removeItem(at: url)
     for suffix in sidecarSuffixes + ["-journal"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
   }
 
   /// fsync(2) on a file or folder.
-  public static func sync(_ url: URL) throws {
+  package static func sync(_ url: URL) throws {
     let descriptor = open(url.path, O_RDONLY)
     guard descriptor >= 0 else {
       throw StoreError(.io, file: url.path, reason: "cannot open to sync (\(String(cString: strerror(errno))))")

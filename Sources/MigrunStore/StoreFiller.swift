@@ -11,7 +11,7 @@ import PropertyList
 /// try StoreFiller.fill(store, with: objects)
 /// ```
 package enum StoreFiller {
-  public static func objects(for model: ObjectModel, perEntity count: Int, seed: UInt64) -> [StoredObject] {
+  package static func objects(for model: ObjectModel, perEntity count: Int, seed: UInt64) -> [StoredObject] {
     var filling = Filling(model: model, seed: seed)
     filling.makeObjects(perEntity: count)
     var done: Set<String> = []
@@ -172,7 +172,7 @@ package enum StoreFiller {
   }
 
   /// Inserts `objects` into `store` in one transaction, keys reserved.
-  public static func fill(_ store: SQLiteStore, with objects: [StoredObject]) throws {
+  package static func fill(_ store: SQLiteStore, with objects: [StoredObject]) throws {
     try store.write { writer in
       var highest: [String: Int64] = [:]
       for object in objects {

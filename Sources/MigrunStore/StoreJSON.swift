@@ -18,7 +18,7 @@ import PropertyList
 /// `Entity/pN`. A composite attribute is an object of its elements (`"author": {"person": "…"}`);
 /// import takes that form or its elements by key path (`"author.person"`).
 package enum StoreJSON {
-  public static let format = "migrun-store/1"
+  package static let format = "migrun-store/1"
 
   /// How an export writes dates.
   package enum Dates: String, Sendable, CaseIterable {
@@ -30,7 +30,7 @@ package enum StoreJSON {
   }
 
   /// Writes every object of `store` to `output`, one object at a time (memory stays flat).
-  public static func export(_ store: any ObjectStore, dates: Dates = .seconds, to output: (String) throws -> Void)
+  package static func export(_ store: any ObjectStore, dates: Dates = .seconds, to output: (String) throws -> Void)
     throws
   {
     let hashes = store.metadata.versionHashes.sorted { $0.key < $1.key }
@@ -52,7 +52,7 @@ package enum StoreJSON {
   }
 
   /// The JSON text of `store`.
-  public static func export(_ store: any ObjectStore) throws -> String {
+  package static func export(_ store: any ObjectStore) throws -> String {
     var text = ""
     try export(store) { text += $0 }
     return text
@@ -60,7 +60,7 @@ package enum StoreJSON {
 
   /// The entity version hashes an export records (`versionHashes`), nil when it records none or is
   /// no export: what finds the version an export was made with.
-  public static func versionHashes(of json: Data) -> [String: VersionHash]? {
+  package static func versionHashes(of json: Data) -> [String: VersionHash]? {
     guard case .object(let root)? = try? JSONDecoder().decode(JSONValue.self, from: json),
       case .object(let stored)? = root["versionHashes"]
     else { return nil }
@@ -69,7 +69,7 @@ package enum StoreJSON {
 
   /// Writes the objects of `json` into `store` (which must be empty and fit the export's hashes),
   /// in one transaction: rows first, then to-many members.
-  public static func importObjects(_ json: Data, into store: any ObjectStore) throws {
+  package static func importObjects(_ json: Data, into store: any ObjectStore) throws {
     let parsed: JSONValue
     do {
       parsed = try JSONDecoder().decode(JSONValue.self, from: json)

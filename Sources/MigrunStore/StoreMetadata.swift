@@ -130,10 +130,10 @@ package struct EntityDifference: Sendable, Hashable, CustomStringConvertible {
     case hashDiffers(store: VersionHash, model: VersionHash)
   }
 
-  public let entity: String
-  public let kind: Kind
+  package let entity: String
+  package let kind: Kind
 
-  public var description: String {
+  package var description: String {
     switch kind {
     case .onlyInStore: "\(entity): in the store, not in the model"
     case .onlyInModel: "\(entity): in the model, not in the store"

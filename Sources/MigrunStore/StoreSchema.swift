@@ -21,16 +21,16 @@ import MigrunModel
 package struct StoreSchema: Sendable {
   /// Where one entity lives.
   package struct EntityLayout: Sendable, Hashable {
-    public let name: String
-    public let number: Int
+    package let name: String
+    package let number: Int
     /// The parent's number, or 0.
-    public let superNumber: Int
+    package let superNumber: Int
     /// The table of the entity's root.
-    public let table: String
+    package let table: String
     /// The entity's number and those of all its subentities (the `Z_ENT` values of its objects).
-    public let kindNumbers: [Int]
+    package let kindNumbers: [Int]
     /// Stored property name → where it is stored (declared and inherited properties).
-    public let properties: [String: PropertyStorage]
+    package let properties: [String: PropertyStorage]
   }
 
   /// How a property is stored.
@@ -50,26 +50,26 @@ package struct StoreSchema: Sendable {
 
   /// Whether a layout property is the hidden to-one of a to-many without an inverse (Core Data names
   /// it `"<source entity number><relationship name>"`, which no model property can be called).
-  public static func isHiddenToOne(_ name: String) -> Bool {
+  package static func isHiddenToOne(_ name: String) -> Bool {
     name.first?.isNumber ?? false
   }
 
   package struct Column: Sendable, Hashable {
-    public let name: String
+    package let name: String
     /// INTEGER, FLOAT, TIMESTAMP, DECIMAL, VARCHAR or BLOB, as Core Data declares them.
-    public let type: String
+    package let type: String
   }
 
   package struct Index: Sendable, Hashable {
-    public let name: String
-    public let table: String
+    package let name: String
+    package let table: String
     /// Column expressions as written (`ZA`, or `ZA COLLATE BINARY ASC`).
-    public let columns: [String]
-    public let isUnique: Bool
+    package let columns: [String]
+    package let isUnique: Bool
     /// A partial index's condition (the rows it holds), as SQL.
-    public var condition: String? = nil
+    package var condition: String? = nil
 
-    public var createStatement: String {
+    package var createStatement: String {
       "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(name) ON \(table) (\(columns.joined(separator: ", ")))"
         + (condition.map { " WHERE \($0)" } ?? "")
     }
@@ -81,15 +81,15 @@ package struct StoreSchema: Sendable {
   /// `<name>_INSERT`, `<name>_UPDATE` and `<name>_DELETE` on the entity's table, and filled from the
   /// rows whose every indexed column is set.
   package struct RTreeIndex: Sendable, Hashable {
-    public let name: String
-    public let table: String
-    public let columns: [String]
+    package let name: String
+    package let table: String
+    package let columns: [String]
 
     var ranges: String { columns.map { "\($0)_MIN, \($0)_MAX" }.joined(separator: ", ") }
     var pairs: String { columns.map { "NEW.\($0), NEW.\($0)" }.joined(separator: ", ") }
 
     /// The virtual table and its triggers.
-    public var createStatements: [String] {
+    package var createStatements: [String] {
       [
         "CREATE VIRTUAL TABLE \(name) USING RTREE (Z_PK INTEGER PRIMARY KEY, \(ranges))",
         "CREATE TRIGGER \(name)_INSERT AFTER INSERT ON \(table) FOR EACH ROW BEGIN INSERT OR REPLACE INTO \(name) (Z_PK, \(ranges)) VALUES (NEW.Z_PK, \(pairs)) ; END",
@@ -99,12 +99,12 @@ package struct StoreSchema: Sendable {
     }
 
     /// Fills the index from the table's rows.
-    public var fillStatement: String {
+    package var fillStatement: String {
       "INSERT OR REPLACE INTO \(name) (Z_PK, \(ranges)) SELECT Z_PK, \(columns.map { "\($0), \($0)" }.joined(separator: ", ")) FROM \(table) WHERE \(columns.map { "\($0) NOT NULL" }.joined(separator: " AND "))"
     }
 
     /// The objects SQLite and Core Data make for it: the virtual table, its shadow tables and the triggers.
-    public var objectNames: Set<String> {
+    package var objectNames: Set<String> {
       Set(
         [name, "\(name)_node", "\(name)_parent", "\(name)_rowid", "\(name)_INSERT", "\(name)_UPDATE", "\(name)_DELETE"]
           .map { $0.uppercased() })
@@ -112,12 +112,12 @@ package struct StoreSchema: Sendable {
   }
 
   package struct Table: Sendable, Hashable {
-    public let name: String
-    public let columns: [Column]
+    package let name: String
+    package let columns: [Column]
     /// Declared primary key columns (join tables); entity tables use `Z_PK INTEGER PRIMARY KEY`.
-    public let primaryKey: [String]
+    package let primaryKey: [String]
 
-    public var createStatement: String {
+    package var createStatement: String {
       var parts = columns.map { column in
         column.name == "Z_PK" && primaryKey.isEmpty ? "Z_PK INTEGER PRIMARY KEY" : "\(column.name) \(column.type)"
       }
@@ -126,18 +126,18 @@ package struct StoreSchema: Sendable {
     }
   }
 
-  public let model: ObjectModel
+  package let model: ObjectModel
   /// The form of the legacy indexes among ``indexes``.
-  public let legacyIndexes: LegacyIndexForm
+  package let legacyIndexes: LegacyIndexForm
   /// Entities in number order.
-  public let entities: [EntityLayout]
-  public let tables: [Table]
-  public let indexes: [Index]
+  package let entities: [EntityLayout]
+  package let tables: [Table]
+  package let indexes: [Index]
   /// R-tree fetch indexes: virtual tables Core Data keeps current with triggers.
-  public let rtreeIndexes: [RTreeIndex]
+  package let rtreeIndexes: [RTreeIndex]
   /// What of the model a store cannot be written with as Core Data writes it, one line each
   /// (refused by ``SQLiteStore/create(at:model:metadata:)`` and by every step that writes a store).
-  public let unsupported: [String]
+  package let unsupported: [String]
 
   private let byName: [String: Int]
   /// Entity number → its position in ``entities`` (a configuration's store numbers its entities
@@ -163,14 +163,14 @@ package struct StoreSchema: Sendable {
     /// when the store does not say. Real stores show 754 writing the old form and 847 the new
     /// (`../shared/fixtures/facts/index-naming.json`); 847 is the first framework with fetch indexes
     /// (iOS 11). Guess: no framework between 755 and 846 is known to us, and they are taken as old.
-    public init(framework version: Int64?) {
+    package init(framework version: Int64?) {
       self = (version ?? StoreMetadata.frameworkVersionWritten) < 847 ? .tableAndColumns : .fetchIndexes
     }
   }
 
   /// The layout Core Data gives a new store of `model`: today's, or the one the framework numbered
   /// `framework` gave it (for comparing a store with what the framework that wrote it writes).
-  public init(model: ObjectModel, framework: Int64? = nil) {
+  package init(model: ObjectModel, framework: Int64? = nil) {
     self.init(model: model, legacyIndexes: LegacyIndexForm(framework: framework))
   }
 
@@ -184,7 +184,7 @@ package struct StoreSchema: Sendable {
   /// (see the type's notes), the store's own names are taken; anything still missing is left as the
   /// model implies, for ``mismatches(existing:)`` to report. Its indexes are those the framework
   /// numbered `framework` writes (today's when nil).
-  public init(model: ObjectModel, existing: [String: [String]], framework: Int64? = nil) {
+  package init(model: ObjectModel, existing: [String: [String]], framework: Int64? = nil) {
     self.init(
       model: model,
       builder: Builder(
@@ -209,11 +209,11 @@ package struct StoreSchema: Sendable {
     numbersByTable = numbers
   }
 
-  public func layout(of entity: String) -> EntityLayout? {
+  package func layout(of entity: String) -> EntityLayout? {
     byName[entity].map { entities[$0] }
   }
 
-  public func layout(number: Int) -> EntityLayout? {
+  package func layout(number: Int) -> EntityLayout? {
     byNumber[number].map { entities[$0] }
   }
 
@@ -221,7 +221,7 @@ package struct StoreSchema: Sendable {
   /// such an entity from its table with no `Z_ENT` condition, so every row of the table is one of
   /// its objects — a row an older app version left with another entity's number included — and a
   /// migration carries it with the right number.
-  public func soleEntity(ofTable table: String) -> EntityLayout? {
+  package func soleEntity(ofTable table: String) -> EntityLayout? {
     guard let stored = numbersByTable[table] ?? numbersByTable[table.uppercased()], stored.count == 1 else {
       return nil
     }
@@ -232,7 +232,7 @@ package struct StoreSchema: Sendable {
   /// as Core Data fetches them: nil when that is every row of the table (the entity is alone in it,
   /// or the kinds are all the table holds), else `Z_ENT IN (…)` on `alias` when given. Every path,
   /// count and rule check selects rows through it.
-  public func rowCondition(_ layout: EntityLayout, includingSubentities: Bool = true, alias: String? = nil)
+  package func rowCondition(_ layout: EntityLayout, includingSubentities: Bool = true, alias: String? = nil)
     -> String?
   {
     let kinds = includingSubentities ? layout.kindNumbers : [layout.number]
@@ -243,13 +243,13 @@ package struct StoreSchema: Sendable {
   }
 
   /// ``rowCondition(_:includingSubentities:alias:)`` as a `WHERE` clause body: `1` for every row.
-  public func rowPredicate(_ layout: EntityLayout, includingSubentities: Bool = true, alias: String? = nil) -> String {
+  package func rowPredicate(_ layout: EntityLayout, includingSubentities: Bool = true, alias: String? = nil) -> String {
     rowCondition(layout, includingSubentities: includingSubentities, alias: alias) ?? "1"
   }
 
   /// Tables and columns the model implies that `existing` (table name → column names) lacks, one
   /// line each, naming the table, the column, what it stores and what the table has instead.
-  public func mismatches(existing: [String: [String]]) -> [String] {
+  package func mismatches(existing: [String: [String]]) -> [String] {
     let found = Self.normalized(existing)
     var problems: [String] = []
     for table in tables {
@@ -271,7 +271,7 @@ package struct StoreSchema: Sendable {
   /// Columns the model's tables have in `existing` that the model does not imply, by table (in
   /// name order): a column added by hand with `ALTER TABLE`, which Core Data neither reads nor
   /// writes. Tables the model does not have are not looked at.
-  public func extraColumns(existing: [String: [String]]) -> [(table: String, columns: [String])] {
+  package func extraColumns(existing: [String: [String]]) -> [(table: String, columns: [String])] {
     let byName = Dictionary(existing.map { ($0.key.uppercased(), $0.value) }) { first, _ in first }
     return tables.sorted { $0.name < $1.name }.compactMap { table in
       let expected = Set(table.columns.map { $0.name.uppercased() })
@@ -293,7 +293,7 @@ package struct StoreSchema: Sendable {
   /// The indexes the model's legacy declarations (indexed attributes, compound indexes) got in the
   /// form before framework 847 and have under another name in this layout: what a store Core Data
   /// migrated in place keeps on a table the migration left alone, beside today's form.
-  public var olderFormIndexes: [Index] {
+  package var olderFormIndexes: [Index] {
     guard legacyIndexes == .fetchIndexes else { return [] }
     let current = Set(indexes.map { $0.name.uppercased() })
     return StoreSchema(model: model, legacyIndexes: .tableAndColumns).indexes.filter {
@@ -302,12 +302,12 @@ package struct StoreSchema: Sendable {
   }
 
   /// The SQL that creates the tables and indexes (not Core Data's own Z_PRIMARYKEY/Z_METADATA tables).
-  public var createStatements: [String] {
+  package var createStatements: [String] {
     tables.map(\.createStatement) + indexes.map(\.createStatement)
   }
 
   /// The SQLite column type Core Data declares for an attribute type.
-  public static func columnType(_ type: AttributeType) -> String {
+  package static func columnType(_ type: AttributeType) -> String {
     switch type {
     case .integer16, .integer32, .integer64, .boolean, .objectID: "INTEGER"
     case .double, .float: "FLOAT"

@@ -21,13 +21,13 @@ package enum StoreUse {
   /// A process holding a lock on a store.
   package struct Holder: Sendable, Hashable, CustomStringConvertible {
     /// The process id, when the lock tells it (POSIX locks do; open-file-description locks do not).
-    public let pid: Int32?
+    package let pid: Int32?
     /// The process's command name (`/proc/PID/comm`), when readable.
-    public let command: String?
+    package let command: String?
     /// What it holds: "a write lock", "a read transaction", "the store open".
-    public let what: String
+    package let what: String
 
-    public var description: String {
+    package var description: String {
       let process =
         pid.map { pid in "process \(pid)" + (command.map { " (\($0))" } ?? "") } ?? "another process"
       return "\(process) holds \(what)"
@@ -51,7 +51,7 @@ package enum StoreUse {
   /// The first holder found, most disruptive first (writers, then readers, then open connections);
   /// `nil` when no other process holds any lock on the store. In WAL mode every open connection also
   /// holds a read lock on the database file's shared range, so the `-shm` is asked first.
-  public static func holder(of store: URL) -> Holder? { probe(store).holder }
+  package static func holder(of store: URL) -> Holder? { probe(store).holder }
 
   /// ``holder(of:)``, and whether the file's header says WAL mode (bytes 18 and 19 equal 2) — read
   /// from the same open of the file.
@@ -121,14 +121,14 @@ package enum StoreUse {
 
   /// Returns when no other process holds the store, polling every 100 ms for up to `wait` seconds;
   /// else throws ``StoreError/Code/inUse`` naming the store and what holds it.
-  public static func waitUntilFree(_ store: URL, wait: Double = 0) throws {
+  package static func waitUntilFree(_ store: URL, wait: Double = 0) throws {
     let deadline = Date().addingTimeInterval(max(0, wait))
     while let holder = holder(of: store) {
       guard Date() < deadline else {
         let waited = wait > 0 ? " (still after waiting \(formatSeconds(wait)))" : ""
         throw StoreError(
           .inUse, file: store.path,
-          reason: "the store is in use: \(holder)\(waited); close it, or give --wait SECONDS to wait for it")
+          reason: "the store is in use: \(holder)\(waited); close it, or wait for it (StoreMigrator.Options.wait)")
       }
       usleep(100_000)
     }
@@ -141,7 +141,7 @@ package enum StoreUse {
     let waited = readWait > 0 ? " (still after waiting \(formatSeconds(readWait)))" : ""
     return StoreError(
       .inUse, file: store.path,
-      reason: "the store is in use\(holder)\(waited); close it, or give --wait SECONDS to wait for it",
+      reason: "the store is in use\(holder)\(waited); close it, or wait for it (StoreMigrator.Options.wait)",
       underlying: cause)
   }
 
@@ -186,7 +186,7 @@ package final class MigrationLock {
         throw StoreError(
           .inUse, file: store.path,
           reason: "the store is in use: another migrun (process \(holder ?? "?")) is migrating it"
-            + (wait > 0 ? " (still after waiting \(Int(wait)) s)" : "") + "; give --wait SECONDS to wait for it")
+            + (wait > 0 ? " (still after waiting \(Int(wait)) s)" : "") + "; wait for it (StoreMigrator.Options.wait)")
       }
       usleep(100_000)
     }

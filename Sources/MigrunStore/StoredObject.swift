@@ -56,6 +56,8 @@ package struct StoredRow: Sendable {
 /// What every store offers: the same behaviour over SQLite and in memory.
 package protocol ObjectStore: AnyObject {
   var model: ObjectModel { get }
+  /// Seconds a write waits for another connection's lock before failing as in use.
+  var busyTimeout: Double { get set }
   var metadata: StoreMetadata { get }
   /// Objects whose entity is exactly `entity` (or also its subentities).
   func count(of entity: String, includingSubentities: Bool) throws -> Int
@@ -142,18 +144,18 @@ package protocol StoreWriter {
 /// What one context save changed, for persistent history: the transaction's author and context
 /// name, the objects inserted, the properties each update wrote, and each deleted object as it was.
 package struct SavedChanges: Sendable {
-  public var author: String?
-  public var contextName: String?
-  public var inserted: [ObjectID] = []
-  public var updated: [(id: ObjectID, properties: Set<String>)] = []
-  public var deleted: [(id: ObjectID, row: StoredObject?)] = []
+  package var author: String?
+  package var contextName: String?
+  package var inserted: [ObjectID] = []
+  package var updated: [(id: ObjectID, properties: Set<String>)] = []
+  package var deleted: [(id: ObjectID, row: StoredObject?)] = []
 
-  public init(author: String? = nil, contextName: String? = nil) {
+  package init(author: String? = nil, contextName: String? = nil) {
     self.author = author
     self.contextName = contextName
   }
 
-  public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+  package var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
 }
 
 extension ObjectStore {
@@ -199,7 +201,7 @@ extension ObjectStore {
   }
 
   /// Every object of `entity` (and its subentities when asked), by primary key, streamed.
-  public func forEachObject(
+  package func forEachObject(
     of entity: String, includingSubentities: Bool, withToMany: Bool, _ body: (StoredObject) throws -> Void
   ) throws {
     try forEachObject(
@@ -207,7 +209,8 @@ extension ObjectStore {
   }
 
   /// Every object with its to-many members (see ``forEachObject(of:includingSubentities:withToMany:_:)``).
-  public func forEachObject(of entity: String, includingSubentities: Bool, _ body: (StoredObject) throws -> Void) throws
+  package func forEachObject(of entity: String, includingSubentities: Bool, _ body: (StoredObject) throws -> Void)
+    throws
   {
     try forEachObject(of: entity, includingSubentities: includingSubentities, withToMany: true, body)
   }
@@ -215,7 +218,7 @@ extension ObjectStore {
 
 extension StoreWriter {
   /// Writes the object as changed: `Z_OPT` becomes its version + 1.
-  public func update(_ object: StoredObject) throws {
+  package func update(_ object: StoredObject) throws {
     try update(object, bumpingVersion: true)
   }
 }

@@ -23,10 +23,10 @@ package struct ValueRule: @unchecked Sendable {
     case pattern(String)
   }
 
-  public let attribute: String
+  package let attribute: String
   /// The attribute's type (how its stored values read).
-  public let type: AttributeType
-  public let kind: Kind
+  package let type: AttributeType
+  package let kind: Kind
   /// A `pattern`'s expression, compiled once (checks run per stored value); nil when it does not compile.
   private let expression: NSRegularExpression?
 
@@ -42,7 +42,7 @@ package struct ValueRule: @unchecked Sendable {
   }
 
   /// The rules of `attribute` (none for a transient or derived one).
-  public static func rules(of attribute: Attribute) -> [ValueRule] {
+  package static func rules(of attribute: Attribute) -> [ValueRule] {
     guard !attribute.isTransient, attribute.derivation == nil else { return [] }
     let rules = attribute.validation
     var kinds: [Kind] = []
@@ -70,7 +70,7 @@ package struct ValueRule: @unchecked Sendable {
   }
 
   /// What is wrong with `value`, or nil when it keeps the rule (NULL always does).
-  public func problem(_ value: StoreValue) -> String? {
+  package func problem(_ value: StoreValue) -> String? {
     let shown = "'\(attribute)' \(value)"
     switch (kind, value) {
     case (_, .null):

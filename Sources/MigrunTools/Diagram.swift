@@ -18,7 +18,7 @@ package enum Diagram {
   static let font = "Helvetica"
 
   /// The model as DOT.
-  public static func model(_ model: ObjectModel, title: String) -> String {
+  package static func model(_ model: ObjectModel, title: String) -> String {
     var graph = Graph(title: title)
     for entity in model.entities.sorted(by: { $0.name < $1.name }) {
       graph.nodes.append(node(entity, in: model, id: entity.name, marks: [:]))
@@ -55,7 +55,7 @@ package enum Diagram {
   /// Two versions side by side, what the step (its `mapping`) adds, removes, renames and transforms
   /// marked: removed entities and properties in the source version, the others in the destination,
   /// and each entity mapping an arrow from its source entity to its destination entity.
-  public static func step(_ mapping: MappingModel, from: String, to: String, title: String) -> String {
+  package static func step(_ mapping: MappingModel, from: String, to: String, title: String) -> String {
     var graph = Graph(title: title)
     let (source, destination) = (mapping.source, mapping.destination)
     var sourceMarks: [String: [String: Mark]] = [:]
@@ -153,7 +153,7 @@ package enum Diagram {
 
   /// A store's planned path: every version of the model in order, the store's and the destination
   /// marked, each planned step an arrow labelled with its kind.
-  public static func plan(
+  package static func plan(
     _ plan: MigrationPlan, versions: [String], store: String, title: String
   ) -> String {
     var graph = Graph(title: title)
@@ -187,7 +187,7 @@ package enum Diagram {
   }
 
   /// How a step runs, as the plan says it.
-  public static func kind(of step: MigrationStep) -> String {
+  package static func kind(of step: MigrationStep) -> String {
     switch step.kind {
     case .inferred: return "inferred"
     case .scripted(let file):
@@ -200,7 +200,7 @@ package enum Diagram {
   }
 
   /// The SVG Graphviz's `dot` draws for `dot` (Debian: the `graphviz` package).
-  public static func svg(_ dot: String) throws -> Data {
+  package static func svg(_ dot: String) throws -> Data {
     let candidates = ["/usr/bin/dot", "/usr/local/bin/dot", "/opt/homebrew/bin/dot"]
     guard let tool = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
       throw DiagramError(
@@ -232,7 +232,7 @@ package enum Diagram {
   }
 
   package struct DiagramError: Error, CustomStringConvertible {
-    public let description: String
+    package let description: String
     init(_ description: String) { self.description = description }
   }
 

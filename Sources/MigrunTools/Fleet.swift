@@ -14,9 +14,9 @@ import PropertyList
 package enum Fleet {
   /// What the arguments name: the stores (folders searched), and the arguments that are not stores.
   package struct Found: Sendable {
-    public var stores: [URL] = []
+    package var stores: [URL] = []
     /// Arguments (not folder contents) that are not Core Data stores, with why.
-    public var refused: [(path: String, reason: String)] = []
+    package var refused: [(path: String, reason: String)] = []
     /// A store given as an argument, by its full path: the argument as typed.
     package var given: [String: String] = [:]
 
@@ -31,7 +31,7 @@ package enum Fleet {
   /// migrun's working files (`.NAME.migrun-…`), SQLite's sidecars, hidden support folders
   /// (`.NAME_SUPPORT`), and SQLite files of other kinds. A SQLite file that cannot be read is taken:
   /// its failure is reported, not hidden. Sorted by path.
-  public static func stores(in arguments: [String]) -> Found {
+  package static func stores(in arguments: [String]) -> Found {
     var found = Found()
     var seen = Set<String>()
     func add(_ url: URL) {
@@ -92,7 +92,7 @@ package enum Fleet {
   /// part its path's FNV-1a hash falls in, so the parts cover every store exactly once and a store
   /// stays in its part whatever else is in the list — N machines listing the same folder split it
   /// with no coordinator.
-  public static func shard(_ stores: [URL], index: Int, of count: Int) -> [URL] {
+  package static func shard(_ stores: [URL], index: Int, of count: Int) -> [URL] {
     guard count > 1 else { return stores }
     return stores.filter { Int(hash($0.path) % UInt64(count)) == index }
   }
@@ -108,7 +108,7 @@ package enum Fleet {
   }
 
   /// Reads a `--shard K/N` value.
-  public static func parseShard(_ text: String) -> (index: Int, count: Int)? {
+  package static func parseShard(_ text: String) -> (index: Int, count: Int)? {
     let parts = text.split(separator: "/", omittingEmptySubsequences: false)
     guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), count > 0, index >= 0,
       index < count
@@ -124,16 +124,16 @@ package enum Fleet {
       case needsMigrating = "needs-migrating"
     }
 
-    public var path: String
-    public var from: String?
-    public var to: String?
-    public var status: Status
+    package var path: String
+    package var from: String?
+    package var to: String?
+    package var status: Status
     /// Objects in the store after the migration (migrated), or in it (current).
-    public var objects: Int?
-    public var seconds: Double
-    public var error: String?
+    package var objects: Int?
+    package var seconds: Double
+    package var error: String?
 
-    public init(
+    package init(
       path: String, from: String? = nil, to: String? = nil, status: Status, objects: Int? = nil, seconds: Double = 0,
       error: String? = nil
     ) {
@@ -150,7 +150,7 @@ package enum Fleet {
   /// Runs `work` on every store, `jobs` at a time, each on a thread of its own; one store's failure
   /// is its own outcome (work reports it) and never stops the others. `done` hears each outcome as it
   /// comes (from the worker's thread). Outcomes come back in the stores' order.
-  public static func run(
+  package static func run(
     _ stores: [URL], jobs: Int, work: @escaping @Sendable (URL) -> Outcome,
     done: @escaping @Sendable (Outcome) -> Void = { _ in }
   ) -> [Outcome] {
@@ -199,13 +199,13 @@ package enum Fleet {
 
   /// The report of a run (`--report FILE.json`): counts by status and every store's outcome.
   package struct Report: Sendable, Codable, Equatable {
-    public var migrated = 0
-    public var current = 0
-    public var failed = 0
-    public var needsMigrating = 0
-    public var stores: [Outcome] = []
+    package var migrated = 0
+    package var current = 0
+    package var failed = 0
+    package var needsMigrating = 0
+    package var stores: [Outcome] = []
 
-    public init(_ outcomes: [Outcome] = []) {
+    package init(_ outcomes: [Outcome] = []) {
       for outcome in outcomes { add(outcome) }
     }
 
@@ -221,7 +221,7 @@ package enum Fleet {
 
     /// Several runs' reports (the shards of one fleet) as one, stores sorted by path; a store in
     /// more than one report keeps its last outcome.
-    public static func merged(_ reports: [Report]) -> Report {
+    package static func merged(_ reports: [Report]) -> Report {
       var latest: [String: Outcome] = [:]
       for report in reports {
         for outcome in report.stores { latest[outcome.path] = outcome }
@@ -231,12 +231,12 @@ package enum Fleet {
 
     enum CodingKeys: String, CodingKey { case migrated, current, failed, needsMigrating, stores }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
       let container = try decoder.container(keyedBy: CodingKeys.self)
       self.init(try container.decode([Outcome].self, forKey: .stores))
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
       var container = encoder.container(keyedBy: CodingKeys.self)
       try container.encode(migrated, forKey: .migrated)
       try container.encode(current, forKey: .current)
@@ -246,14 +246,14 @@ package enum Fleet {
     }
 
     /// The report as JSON (keys sorted, two-space indents).
-    public func json() throws -> Data {
+    package func json() throws -> Data {
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
       return try encoder.encode(self)
     }
 
     /// The report as JUnit XML: one test case per store (its path), failed with its error.
-    public func junit(suite: String) -> String {
+    package func junit(suite: String) -> String {
       func escaped(_ text: String) -> String { XMLText.escaped(text, controls: .spaces) }
       let time = stores.reduce(0) { $0 + $1.seconds }
       var xml = """

@@ -84,11 +84,13 @@ extension Fleet {
 
   /// An error as one line of a report.
   package static func message(_ error: any Error) -> String {
-    switch error {
-    case let error as ToolError: error.message
-    case let error as CustomStringConvertible: error.description
-    default: "\(error)"
-    }
+    let text =
+      switch error {
+      case let error as ToolError: error.message
+      case let error as CustomStringConvertible: error.description
+      default: "\(error)"
+      }
+    return CommandLineWords.flags(in: text)
   }
 }
 

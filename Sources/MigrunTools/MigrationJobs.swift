@@ -79,10 +79,18 @@ package struct MigrationJobs {
     let chosen = try Self.naming(setup.origins["configuration"]) {
       try ConfigurationChoice.bundle(bundle, configuration: setup.configuration, store: store)
     }
-    return try ScriptedStep.plan(
-      store: store, bundle: chosen, policyFolders: setup.policyFolders, chain: setup.chain,
-      destination: setup.destination, mappingModels: setup.mappingModels,
-      chainOrigin: setup.origins["chain"] ?? "--chain", destinationOrigin: setup.origins["to"])
+    return try scripts.plan(store: store, bundle: chosen, destination: setup.destination)
+  }
+
+  /// The scripting layer's door (the one `verify` takes too): the job's policy folders, chain,
+  /// mapping models, merge rules and limits, with where each came from for its errors.
+  var scripts: MigrationScripts {
+    var scripts = MigrationScripts(
+      policyFolders: setup.policyFolders, limits: ScriptLimits(setup.limits), mergeRules: setup.mergeRules,
+      chain: setup.chain, mappingModels: setup.mappingModels)
+    scripts.chainOrigin = setup.origins["chain"] ?? "--chain"
+    scripts.destinationOrigin = setup.origins["to"]
+    return scripts
   }
 
   /// Step files of the policy folders that the plan for `store` does not use, each with why.
@@ -93,10 +101,7 @@ package struct MigrationJobs {
   /// The migrator for `store` on `plan`, with the job's scripts, stages and merge rules: what the
   /// core asks of the scripting layer is handed to it here, up front.
   package func migrator(for store: URL, plan: MigrationPlan, options: StoreMigrator.Options) -> StoreMigrator {
-    let migrator = StoreMigrator(store: store, plan: plan, options: options)
-    migrator.scripts = LuaScripts(
-      policyFolders: setup.policyFolders, limits: setup.limits, mergeRules: setup.mergeRules)
-    return migrator
+    scripts.migrator(store: store, plan: plan, options: options)
   }
 
   /// Whether `store` needs migrating, and the path; a store with no path yet is one that needs

@@ -161,9 +161,8 @@ package struct VerifyJob {
     defer { ScratchFolder.remove(scratch) }
     let folders = policyFolders.map { URL(fileURLWithPath: $0) }
     try ScriptedStep.checkPolicyFolders(folders, bundle: bundle)
-    let outcomes = try Verify.run(
-      bundle: bundle, destination: to, policyFolders: folders,
-      objects: objects, seed: seed, scratch: scratch
+    let outcomes = try MigrationScripts(policyFolders: folders).verify(
+      bundle: bundle, destination: to, objectsPerEntity: objects, seed: seed, scratch: scratch
     ) { outcome in
       out.say(
         "\(outcome.passed ? "ok  " : "FAIL") \(outcome.version) (\(plural(outcome.objects, "object"))): \(outcome.detail)"

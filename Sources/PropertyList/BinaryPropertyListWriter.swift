@@ -1,6 +1,6 @@
 extension PropertyListValue {
   /// The value as a binary property list (`bplist00`), as Core Data writes `Z_METADATA.Z_PLIST`.
-  public func binaryEncoded() -> [UInt8] {
+  package func binaryEncoded() -> [UInt8] {
     var writer = BinaryPropertyListWriter()
     _ = writer.flatten(self)
     return writer.encode()

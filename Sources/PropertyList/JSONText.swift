@@ -5,7 +5,7 @@ import Foundation
 /// serialized formats.
 package enum JSONText {
   /// Appends `text` as a JSON string literal: quotes, backslashes and control characters escaped.
-  public static func appendQuoted(_ text: String, to output: inout String) {
+  package static func appendQuoted(_ text: String, to output: inout String) {
     output += "\""
     for scalar in text.unicodeScalars {
       switch scalar {
@@ -22,7 +22,7 @@ package enum JSONText {
   }
 
   /// `text` as a JSON string literal.
-  public static func quoted(_ text: String) -> String {
+  package static func quoted(_ text: String) -> String {
     var output = ""
     appendQuoted(text, to: &output)
     return output

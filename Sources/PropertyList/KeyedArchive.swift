@@ -34,12 +34,12 @@ package enum KeyedArchive {
   /// Fields named in `linkKeys` that point at another object are not followed: they decode as
   /// ``ArchivedValue/reference(_:)``. Use it for back-links in object graphs (an attribute's
   /// `NSEntity`), which would otherwise be expanded again and again.
-  public static func unarchive(_ bytes: [UInt8], linkKeys: Set<String> = []) throws(PropertyListError) -> ArchivedValue
+  package static func unarchive(_ bytes: [UInt8], linkKeys: Set<String> = []) throws(PropertyListError) -> ArchivedValue
   {
     try unarchive(PropertyListValue(decoding: bytes), linkKeys: linkKeys)
   }
 
-  public static func unarchive(_ archive: PropertyListValue, linkKeys: Set<String> = []) throws(PropertyListError)
+  package static func unarchive(_ archive: PropertyListValue, linkKeys: Set<String> = []) throws(PropertyListError)
     -> ArchivedValue
   {
     guard archive["$archiver"]?.stringValue == "NSKeyedArchiver", let objects = archive["$objects"]?.arrayValue,

@@ -14,17 +14,17 @@
 /// slot, refer to it, then ``fill(_:classes:fields:)`` it.
 package struct KeyedArchiver: Sendable {
   /// The archive's `$objects` so far.
-  public private(set) var objects: [PropertyListValue] = [.string("$null")]
+  package private(set) var objects: [PropertyListValue] = [.string("$null")]
   private var classReferences: [String: UInt64] = [:]
   private var stringReferences: [String: UInt64] = [:]
 
   /// The reference to `$null` (a nil object field).
-  public static let null = PropertyListValue.uid(0)
+  package static let null = PropertyListValue.uid(0)
 
-  public init() {}
+  package init() {}
 
   /// A string object (each distinct string is archived once); `nil` gives ``null``.
-  public mutating func string(_ text: String?) -> PropertyListValue {
+  package mutating func string(_ text: String?) -> PropertyListValue {
     guard let text else { return Self.null }
     if let known = stringReferences[text] { return .uid(known) }
     let reference = append(.string(text))
@@ -33,27 +33,27 @@ package struct KeyedArchiver: Sendable {
   }
 
   /// A plain value stored as an object of its own (an `NSNumber`'s integer, real or boolean).
-  public mutating func value(_ value: PropertyListValue) -> PropertyListValue { .uid(append(value)) }
+  package mutating func value(_ value: PropertyListValue) -> PropertyListValue { .uid(append(value)) }
 
   /// An object of `classes` (the class first, then its superclasses) with these fields.
-  public mutating func object(_ classes: [String], _ fields: [String: PropertyListValue]) -> PropertyListValue {
+  package mutating func object(_ classes: [String], _ fields: [String: PropertyListValue]) -> PropertyListValue {
     let slot = reserve()
     fill(slot, classes: classes, fields: fields)
     return .uid(slot)
   }
 
   /// A slot for an object that others refer to before its fields are known.
-  public mutating func reserve() -> UInt64 { append(.string("$null")) }
+  package mutating func reserve() -> UInt64 { append(.string("$null")) }
 
   /// Writes the object in a slot from ``reserve()``.
-  public mutating func fill(_ slot: UInt64, classes: [String], fields: [String: PropertyListValue]) {
+  package mutating func fill(_ slot: UInt64, classes: [String], fields: [String: PropertyListValue]) {
     var entries = fields
     entries["$class"] = classReference(classes)
     objects[Int(slot)] = .dictionary(entries)
   }
 
   /// An `NSArray` (or another class of the array family: `NSMutableArray`, `NSSet`, …) of objects.
-  public mutating func array(_ elements: [PropertyListValue], classes: [String] = ["NSArray", "NSObject"])
+  package mutating func array(_ elements: [PropertyListValue], classes: [String] = ["NSArray", "NSObject"])
     -> PropertyListValue
   {
     object(classes, ["NS.objects": .array(elements)])
@@ -61,18 +61,18 @@ package struct KeyedArchiver: Sendable {
 
   /// An `NSDictionary` (or `NSMutableDictionary`) whose keys and values are these objects, in this
   /// order.
-  public mutating func dictionary(
+  package mutating func dictionary(
     keys: [PropertyListValue], values: [PropertyListValue], classes: [String] = ["NSDictionary", "NSObject"]
   ) -> PropertyListValue {
     object(classes, ["NS.keys": .array(keys), "NS.objects": .array(values)])
   }
 
   /// The finished archive, with `root` as `$top.root`.
-  public func archive(root: PropertyListValue) -> PropertyListValue { archive(top: ["root": root]) }
+  package func archive(root: PropertyListValue) -> PropertyListValue { archive(top: ["root": root]) }
 
   /// The finished archive with these top-level keys (`encodeObject:forKey:` on the archiver itself:
   /// a binary store's `metadata` and `mapData`).
-  public func archive(top: [String: PropertyListValue]) -> PropertyListValue {
+  package func archive(top: [String: PropertyListValue]) -> PropertyListValue {
     .dictionary([
       "$archiver": .string("NSKeyedArchiver"), "$version": .integer(100_000), "$objects": .array(objects),
       "$top": .dictionary(top),
@@ -84,7 +84,7 @@ package struct KeyedArchiver: Sendable {
   /// merged with this archive's — and returns the reference to its copy: an archived value embedded
   /// whole (a binary store holds a transformable's value so), and taken out again by
   /// ``extract(_:from:)`` as the same objects.
-  public mutating func embed(_ reference: UInt64, from other: [PropertyListValue]) -> PropertyListValue {
+  package mutating func embed(_ reference: UInt64, from other: [PropertyListValue]) -> PropertyListValue {
     var reachable = Set<UInt64>()
     var pending = [reference]
     while let next = pending.popLast() {
@@ -103,7 +103,7 @@ package struct KeyedArchiver: Sendable {
 
   /// The object graph reachable from `reference` in an archive's `$objects`, as an archive of its
   /// own whose root is that object (the inverse of ``embed(_:from:)``).
-  public static func extract(_ reference: UInt64, from other: [PropertyListValue]) -> PropertyListValue {
+  package static func extract(_ reference: UInt64, from other: [PropertyListValue]) -> PropertyListValue {
     var archiver = KeyedArchiver()
     let root = archiver.embed(reference, from: other)
     return archiver.archive(root: root)

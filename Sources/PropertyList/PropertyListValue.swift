@@ -20,7 +20,7 @@ package enum PropertyListValue: Sendable, Hashable {
   case uid(UInt64)
 
   /// Reads a binary (`bplist00`) or XML property list.
-  public init(decoding bytes: [UInt8]) throws(PropertyListError) {
+  package init(decoding bytes: [UInt8]) throws(PropertyListError) {
     if bytes.starts(with: Array("bplist00".utf8)) {
       var reader = BinaryPropertyListReader(bytes: bytes)
       let value = try reader.read()
@@ -40,37 +40,37 @@ package enum PropertyListValue: Sendable, Hashable {
   }
 
   /// The value of `key` in a dictionary, or `nil`.
-  public subscript(key: String) -> PropertyListValue? {
+  package subscript(key: String) -> PropertyListValue? {
     if case .dictionary(let entries) = self { return entries[key] }
     return nil
   }
 
-  public var stringValue: String? {
+  package var stringValue: String? {
     if case .string(let text) = self { return text }
     return nil
   }
 
-  public var integerValue: Int64? {
+  package var integerValue: Int64? {
     if case .integer(let number) = self { return number }
     return nil
   }
 
-  public var dataValue: [UInt8]? {
+  package var dataValue: [UInt8]? {
     if case .data(let bytes) = self { return bytes }
     return nil
   }
 
-  public var arrayValue: [PropertyListValue]? {
+  package var arrayValue: [PropertyListValue]? {
     if case .array(let elements) = self { return elements }
     return nil
   }
 
-  public var dictionaryValue: [String: PropertyListValue]? {
+  package var dictionaryValue: [String: PropertyListValue]? {
     if case .dictionary(let entries) = self { return entries }
     return nil
   }
 
-  public var uidValue: UInt64? {
+  package var uidValue: UInt64? {
     if case .uid(let reference) = self { return reference }
     return nil
   }
@@ -79,7 +79,7 @@ package enum PropertyListValue: Sendable, Hashable {
   /// each time it is met), counting no further than `budget`; nil when it holds more, or nests
   /// deeper than `depth` levels. A property list read from a file can share one array many times
   /// over: walking it whole could take time far beyond its size.
-  public func size(upTo budget: Int, depth: Int) -> Int? {
+  package func size(upTo budget: Int, depth: Int) -> Int? {
     guard budget > 0, depth > 0 else { return nil }
     var used = 1
     func add(_ value: PropertyListValue) -> Bool {
@@ -99,7 +99,7 @@ package enum PropertyListValue: Sendable, Hashable {
 
   /// Calls `body` with every keyed-archive reference this value holds (inside arrays and
   /// dictionaries too).
-  public func forEachUID(_ body: (UInt64) -> Void) {
+  package func forEachUID(_ body: (UInt64) -> Void) {
     switch self {
     case .uid(let reference): body(reference)
     case .array(let elements): for element in elements { element.forEachUID(body) }
@@ -109,7 +109,7 @@ package enum PropertyListValue: Sendable, Hashable {
   }
 
   /// The value with every keyed-archive reference replaced by `map`'s answer.
-  public func mappingUIDs(_ map: (UInt64) -> UInt64) -> PropertyListValue {
+  package func mappingUIDs(_ map: (UInt64) -> UInt64) -> PropertyListValue {
     switch self {
     case .uid(let reference): .uid(map(reference))
     case .array(let elements): .array(elements.map { $0.mappingUIDs(map) })
@@ -121,7 +121,7 @@ package enum PropertyListValue: Sendable, Hashable {
 
 /// A property list that cannot be read or written.
 package struct PropertyListError: Error, Sendable, Hashable, CustomStringConvertible {
-  public let description: String
+  package let description: String
 
-  public init(_ description: String) { self.description = description }
+  package init(_ description: String) { self.description = description }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 extension PropertyListValue {
   /// The value as an XML property list.
-  public func xmlEncoded() -> [UInt8] {
+  package func xmlEncoded() -> [UInt8] {
     var text = """
       <?xml version="1.0" encoding="UTF-8"?>
       <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">

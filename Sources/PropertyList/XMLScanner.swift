@@ -16,17 +16,17 @@ package struct XMLScanner {
     func characters(_ text: String) throws
   }
 
-  public static let maximumDepth = 4096
+  package static let maximumDepth = 4096
 
   private let bytes: [UInt8]
   private var index = 0
 
-  public init(_ bytes: [UInt8]) {
+  package init(_ bytes: [UInt8]) {
     self.bytes = bytes
   }
 
   /// Scans the whole document, calling `delegate` for each event.
-  public mutating func scan(_ delegate: any Delegate) throws {
+  package mutating func scan(_ delegate: any Delegate) throws {
     if let invalid = Self.firstInvalidUTF8(bytes) {
       throw error("the document is not UTF-8 (invalid byte 0x\(String(bytes[invalid], radix: 16)))", at: invalid)
     }
@@ -319,9 +319,9 @@ package struct XMLScanner {
 
 /// Why a document is not well-formed XML, with where.
 package struct XMLScanError: Error, Sendable, Hashable, CustomStringConvertible {
-  public let line: Int
-  public let column: Int
-  public let message: String
+  package let line: Int
+  package let column: Int
+  package let message: String
 
-  public var description: String { "line \(line), column \(column): \(message)" }
+  package var description: String { "line \(line), column \(column): \(message)" }
 }

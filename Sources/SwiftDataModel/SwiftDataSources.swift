@@ -18,7 +18,7 @@ import SwiftSyntax
 /// ```
 package enum SwiftDataSources {
   /// Whether `url` is Swift source: a `.swift` file, or a folder (not a model package) holding one.
-  public static func isSwiftSource(_ url: URL) -> Bool {
+  package static func isSwiftSource(_ url: URL) -> Bool {
     if url.pathExtension == "swift" { return true }
     var isFolder: ObjCBool = false
     guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), isFolder.boolValue,
@@ -29,7 +29,7 @@ package enum SwiftDataSources {
 
   /// The model at `url`, whatever its form: Swift sources, else what ``ModelBundle/init(contentsOf:)``
   /// reads (`.xcdatamodeld`, `.xcdatamodel`, `.momd`, `.mom`, a store's own model).
-  public static func load(_ url: URL) throws(ModelError) -> ModelBundle {
+  package static func load(_ url: URL) throws(ModelError) -> ModelBundle {
     if isSwiftSource(url) { return try bundle(at: url) }
     return try ModelBundle(modelOrStoreAt: url)
   }
@@ -52,7 +52,7 @@ package enum SwiftDataSources {
   }
 
   /// The model the sources at `url` (a folder or one `.swift` file) declare, every version.
-  public static func bundle(at url: URL) throws(ModelError) -> ModelBundle {
+  package static func bundle(at url: URL) throws(ModelError) -> ModelBundle {
     let files = url.pathExtension == "swift" ? [url] : swiftFiles(in: url)
     let root = url.pathExtension == "swift" ? url.deletingLastPathComponent() : url
     guard !files.isEmpty else {
@@ -63,7 +63,7 @@ package enum SwiftDataSources {
   }
 
   /// The model of sources given as text (`files`: name → contents): for tests and tools.
-  public static func bundle(sources: [(file: String, text: String)], name: String) throws(ModelError) -> ModelBundle {
+  package static func bundle(sources: [(file: String, text: String)], name: String) throws(ModelError) -> ModelBundle {
     try made(name: name, url: URL(fileURLWithPath: name)) {
       var declarations = SourceDeclarations()
       for source in sources { try declarations.add(source: source.text, file: source.file) }

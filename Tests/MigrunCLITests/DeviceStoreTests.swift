@@ -153,32 +153,12 @@ import Testing
     #expect(result.stdout.contains("Done"))
   }
 
-  /// A tmpfs of `size` at `folder/name`, or `nil` (with the reason printed) where mounting is not
-  /// allowed; `unmount` undoes it.
+  /// A tmpfs of `size`, or `nil` where mounting is not allowed (``TinyFileSystem``).
   static func tinyFileSystem(_ size: String, in folder: TemporaryDirectory, test: String) throws -> URL? {
-    let mountPoint = try folder.folder("tiny")
-    let mount = Process()
-    mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-    mount.arguments = ["-t", "tmpfs", "-o", "size=\(size)", "migrun-test", mountPoint.path]
-    mount.standardError = FileHandle.nullDevice
-    try mount.run()
-    mount.waitUntilExit()
-    guard mount.terminationStatus == 0 else {
-      print(
-        "DeviceStoreTests: skipped \(test): mounting a tmpfs is not allowed here (mount exit \(mount.terminationStatus))"
-      )
-      return nil
-    }
-    return mountPoint
+    try TinyFileSystem.mount(size, in: folder, test: "DeviceStoreTests: \(test)")
   }
 
-  static func unmount(_ mountPoint: URL) {
-    let unmount = Process()
-    unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
-    unmount.arguments = [mountPoint.path]
-    try? unmount.run()
-    unmount.waitUntilExit()
-  }
+  static func unmount(_ mountPoint: URL) { TinyFileSystem.unmount(mountPoint) }
 
   /// A DDL step on a file system that clones files: the working copy is a clone the step then
   /// alters; the original (now the `~` backup) keeps every byte, and the result is the store the

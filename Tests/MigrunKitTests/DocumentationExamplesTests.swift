@@ -26,7 +26,9 @@ struct DocumentationExamplesTests {
   @Test func everyCodeBlockOfTheArticlesIsAnExampleHere() throws {
     let here = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
     let code = Set(here.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
-    let files = try FileManager.default.contentsOfDirectory(atPath: Self.articles.path).filter { $0.hasSuffix(".md") }
+    // The Lua article's examples need MigrunScripting: LuaFromSwiftTests (MigrunAPITests) holds them.
+    let files = try FileManager.default.contentsOfDirectory(atPath: Self.articles.path)
+      .filter { $0.hasSuffix(".md") && $0 != "UsingLuaFromSwift.md" }
     var blocks = 0
     for file in files {
       let text = try String(contentsOf: Self.articles.appendingPathComponent(file), encoding: .utf8)

@@ -91,7 +91,7 @@ enum HostLibraries {
 
 extension LuaValue {
   /// The value as `print` writes it (`2`, `1.5`, `NULL`, a string's text).
-  public var displayed: String { HostLibraries.display(self) }
+  package var displayed: String { HostLibraries.display(self) }
 }
 
 enum Hex {

@@ -1,0 +1,87 @@
+import Foundation
+import LuaHost
+import MigrunKit
+import MigrunModel
+import MigrunStore
+
+/// A migration through the user's own step files, as `migrun migrate --policies` runs it: Lua
+/// mapping files (`<From>-<To>.lua`) and Xcode mapping models found by name in the policy folders,
+/// the Lua policies they require, each step's custom stage (`<From>-<To>.stage.lua`), merge rules
+/// for uniqueness collisions, and the version order of a `chain` file (or ``chain``), walked one
+/// version at a time.
+///
+/// ```swift
+/// let scripts = MigrationScripts(policyFolders: [policies])
+/// let plan = try scripts.plan(store: storeURL, bundle: bundle)
+/// let report = try scripts.migrator(store: storeURL, plan: plan).run()
+/// ```
+public struct MigrationScripts: Sendable {
+  /// Folders of step files, mapping models, stages and the Lua modules they require.
+  public var policyFolders: [URL]
+  /// The limits of every Lua script the migration runs.
+  public var limits: ScriptLimits
+  /// A Lua merge-rule file for uniqueness collisions in every step (`migrun migrate --merge-rules`).
+  public var mergeRules: URL?
+  /// Versions to walk one at a time, oldest first; nil: a `chain` file in a policy folder, else the
+  /// model's declared order or Core Data's path.
+  public var chain: [String]?
+  /// Xcode mapping models given one by one, matched to the versions they were made for.
+  public var mappingModels: [URL]
+
+  public init(
+    policyFolders: [URL], limits: ScriptLimits = ScriptLimits(), mergeRules: URL? = nil, chain: [String]? = nil,
+    mappingModels: [URL] = []
+  ) {
+    self.policyFolders = policyFolders
+    self.limits = limits
+    self.mergeRules = mergeRules
+    self.chain = chain
+    self.mappingModels = mappingModels
+  }
+
+  /// The plan for the store at `store` to `destination` (the current version when nil), as `migrun
+  /// plan` makes it: each step scripted where a policy folder has its file, inferred otherwise.
+  /// Throws ``MigrationError/Code/unknownSourceVersion`` when no version has the store's hashes (and
+  /// it carries no model to start from), ``MigrationError/Code/unknownVersion`` for a destination
+  /// the model does not have, ``MigrationError/Code/badMapping`` for a policy folder holding a file
+  /// no step can use.
+  public func plan(store: URL, bundle: ModelBundle, destination: String? = nil) throws -> MigrationPlan {
+    try ScriptedStep.plan(
+      store: store, bundle: bundle, policyFolders: policyFolders, chain: chain, destination: destination,
+      mappingModels: mappingModels, chainOrigin: chainOrigin, destinationOrigin: destinationOrigin, limits: limits.lua)
+  }
+
+  /// The migrator for `plan` on `store`, running the steps' scripts, stages and merge rules.
+  public func migrator(store: URL, plan: MigrationPlan, options: StoreMigrator.Options = StoreMigrator.Options())
+    -> StoreMigrator
+  {
+    let migrator = StoreMigrator(store: store, plan: plan, options: options)
+    migrator.scripts = luaScripts
+    return migrator
+  }
+
+  /// Migrates the store at `store` to `destination` (the current version when nil): a swap an
+  /// earlier run left half done completed, the plan made (``plan(store:bundle:destination:)``) and
+  /// run. A store already at the destination is left alone (a report with no steps).
+  public func migrate(
+    store: URL, bundle: ModelBundle, destination: String? = nil,
+    options: StoreMigrator.Options = StoreMigrator.Options()
+  ) throws -> StoreMigrator.Report {
+    _ = try StoreMigrator.completeInterruptedSwap(of: store, wait: options.wait, dryRun: options.dryRun)
+    let plan = try plan(store: store, bundle: bundle, destination: destination)
+    guard plan.needsMigration else { return StoreMigrator.Report() }
+    return try migrator(store: store, plan: plan, options: options).run()
+  }
+
+  // MARK: - Non public
+
+  /// Where ``chain`` was given, in errors about it (the command line: `--chain`, or the project file's key).
+  package var chainOrigin = "MigrationScripts.chain"
+  /// Where a plan's destination was given, in errors about it (nil: an argument).
+  package var destinationOrigin: String?
+
+  /// What the migrator asks of the scripting layer, under these limits.
+  package var luaScripts: LuaScripts {
+    LuaScripts(policyFolders: policyFolders, limits: limits.lua, mergeRules: mergeRules)
+  }
+}
