@@ -721,9 +721,9 @@ public final class StoreMigrator {
 
 /// How a step ran (``StoreMigrator/Report/Step/method``).
 public enum StepMethod: String, Sendable, Hashable, CaseIterable {
-  /// DDL on a copy of the store: no row copied (``DDLStep``).
+  /// DDL on a copy of the store: no row copied (`DDLStep`).
   case ddl = "DDL"
-  /// Rows copied by `INSERT … SELECT` (or a row loop through a Lua transform) (``BulkCopy``).
+  /// Rows copied by `INSERT … SELECT` (or a row loop through a Lua transform) (`BulkCopy`).
   case copyRows = "copy rows"
   /// Object by object, with the policies' hooks.
   case objects = "object by object"

@@ -41,9 +41,9 @@ public struct MigrationScripts: Sendable {
 
   /// The plan for the store at `store` to `destination` (the current version when nil), as `migrun
   /// plan` makes it: each step scripted where a policy folder has its file, inferred otherwise.
-  /// Throws ``MigrationError/Code/unknownSourceVersion`` when no version has the store's hashes (and
-  /// it carries no model to start from), ``MigrationError/Code/unknownVersion`` for a destination
-  /// the model does not have, ``MigrationError/Code/badMapping`` for a policy folder holding a file
+  /// Throws `MigrationError.Code.unknownSourceVersion` when no version has the store's hashes (and
+  /// it carries no model to start from), `MigrationError.Code.unknownVersion` for a destination
+  /// the model does not have, `MigrationError.Code.badMapping` for a policy folder holding a file
   /// no step can use.
   public func plan(store: URL, bundle: ModelBundle, destination: String? = nil) throws -> MigrationPlan {
     try ScriptedStep.plan(

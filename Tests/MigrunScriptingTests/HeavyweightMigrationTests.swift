@@ -193,12 +193,13 @@ import Testing
     let policies = try Self.policies(in: folder, subfolder: "Migrations/V1toV2/")
 
     // GeoLocation is not in the mapping model: not inferred (no copies without a track), but
-    // dropped by name and count — so --no-drops refuses, and the store is unchanged.
+    // dropped by name and count — so refuseDrops (--no-drops) refuses, and the store is unchanged.
     let before = try Data(contentsOf: store)
     #expect {
       try Self.migrate(store, bundle: bundle, folders: [policies], refuseDrops: true)
     } throws: { error in
-      "\(error)".contains("GeoLocation (the entity) — 3 objects") && "\(error)".contains("--no-drops")
+      "\(error)".contains("GeoLocation (the entity) — 3 objects")
+        && "\(error)".contains("StoreMigrator.Options.refuseDrops")
     }
     #expect(try Data(contentsOf: store) == before)
 
