@@ -70,8 +70,9 @@ extension MigrationScripts {
     return outcomes
   }
 
-  /// A store of `version` in `folder`, filled with made-up objects that keep the version's rules.
-  private static func makeStore(of version: String, in folder: URL, bundle: ModelBundle, objects: Int, seed: UInt64)
+  /// A store of `version` in `folder`, filled with made-up objects that keep the version's rules
+  /// (`review` makes one of a model's oldest version too).
+  package static func makeStore(of version: String, in folder: URL, bundle: ModelBundle, objects: Int, seed: UInt64)
     throws -> (url: URL, objects: Int)
   {
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

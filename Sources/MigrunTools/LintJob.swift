@@ -95,7 +95,7 @@ package struct LintJob {
 
   /// The findings of `bundle`'s versions, steps the policy folders script or stage left to them, the
   /// ignored rules left out, and CloudKit's before the deployed version.
-  private func findings(of bundle: ModelBundle) throws -> [ModelLint.Finding] {
+  func findings(of bundle: ModelBundle) throws -> [ModelLint.Finding] {
     let folders = policyFolders.map { URL(fileURLWithPath: $0) }
     try ScriptedStep.checkPolicyFolders(folders, bundle: bundle)
     let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: folders, override: nil)?.names

@@ -108,6 +108,7 @@ import Testing
       (["status", store.path, "--model", Self.moody], ["status"]),
       (["status", fleet.path, "--model", Self.moody], ["status", "summary"]),
       (["plan", store.path, "--model", Self.moody], ["plan"]),
+      (["review", store.path, "--model", Self.moody], ["review"]),
       (["migrate", store.path, "--model", Self.moody, "--to", "Moody 2"], ["start", "progress", "result"]),
       (["migrate", store.path, "--model", Self.moody, "--to", "Moody 2"], ["start", "result"]),
       (["migrate", fleet.path, "--model", Self.moody], ["start", "result", "summary"]),

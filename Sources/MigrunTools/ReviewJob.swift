@@ -1,0 +1,240 @@
+import Foundation
+import MigrunKit
+import MigrunModel
+import MigrunScripting
+import MigrunStore
+
+/// `review`'s job: one page a reviewer reads — the path and why, each step's model changes with
+/// their version hashes, what it drops, what its step files do (and their test coverage), lint's
+/// findings beside the step that causes them, then the migration run on a copy of the store (objects
+/// per entity before and after each step, conservation, `check` before and after, time per step)
+/// and `verify`'s made-up stores of every old version. Built from the other jobs' reports
+/// (``PlanReport``, ``LintJob``, ``Verify``, `StoreCheck`, the migrator's report); the page itself is
+/// ``ReviewPage``'s, its `--json` twin ``Review`` encoded.
+package struct ReviewJob {
+  /// A store (run on a copy), or a folder: a model whose oldest version is made up as the store.
+  package var target: String
+  package var setup: MigrationSetup
+  /// An lcov tracefile `migrun test --coverage` wrote.
+  package var coverage: String?
+  /// Made-up objects per entity in `verify`'s stores (and a folder's store).
+  package var objects = 10
+  package var seed: UInt64 = 1
+
+  package init(target: String, setup: MigrationSetup, coverage: String?) {
+    self.target = target
+    self.setup = setup
+    self.coverage = coverage
+  }
+
+  package func run() throws -> Review {
+    let given = URL(fileURLWithPath: target)
+    var isFolder: ObjCBool = false
+    let exists = FileManager.default.fileExists(atPath: given.path, isDirectory: &isFolder)
+    guard exists else { throw ToolError(message: "\(target): no such store or folder") }
+    let jobs = try MigrationJobs(setup)
+    let scratch = try ScratchFolder.make("review")
+    defer { ScratchFolder.remove(scratch) }
+    let madeUp = isFolder.boolValue
+    let store =
+      madeUp
+      ? try Self.madeUpStore(jobs.bundle, in: scratch, objects: objects, seed: seed)
+      : try Self.copy(given, into: scratch)
+    let report = try jobs.planReport(for: store)
+    let plan = report.plan
+    let coverage = try self.coverage.map { try Self.readCoverage($0) } ?? [:]
+    let findings = try LintJob(
+      model: setup.model.path, policyFolders: setup.policyFolders.map(\.path), cloudkit: true, json: false, ignore: [],
+      baseline: nil, writeBaseline: nil, deployed: nil
+    ).findings(of: jobs.bundle)
+    var review = Review(
+      store: target, madeUp: madeUp, model: jobs.bundle.name, source: plan.sourceVersion,
+      destination: plan.destinationVersion, rule: plan.rule.name, why: plan.rule.description,
+      passedOver: report.unused.map { .init(file: $0.file.path, reason: $0.reason) }, objectsBefore: report.counts)
+    review.checkBefore = try Self.check(store, bundle: jobs.bundle, configuration: setup.configuration)
+    let objects = report.objects
+    for (index, step) in plan.steps.enumerated() {
+      var reviewed = try Self.step(step, index: index, report: report, objects: objects[index], setup: setup)
+      // A finding on the pair, or on the version the step arrives at: beside the change that causes it.
+      reviewed.lint = findings.filter { $0.versions == [step.from, step.to] || $0.versions == [step.to] }
+        .map(Review.Finding.init)
+      let files = [reviewed.script].compactMap { $0 } + reviewed.policies.map(\.file)
+      reviewed.coverage = Self.coverage(of: files, in: coverage)
+      review.steps.append(reviewed)
+      review.diagrams.append(Self.diagram(step, mapping: try Self.mapping(of: step, setup: setup)))
+    }
+    let stepPairs = Set(plan.steps.flatMap { [[$0.from, $0.to], [$0.to]] })
+    review.lint = findings.filter { !stepPairs.contains($0.versions) }.map(Review.Finding.init)
+    review.coverage = coverage.keys.sorted().compactMap { file in
+      coverage[file].map { Review.Coverage(file: file, lines: $0) }
+    }
+    if plan.needsMigration { try run(jobs, store: store, into: &review) }
+    review.verify = try jobs.scripts.verify(
+      bundle: jobs.bundle, destination: setup.destination, objectsPerEntity: self.objects, seed: seed,
+      scratch: scratch.appendingPathComponent("verify", isDirectory: true)
+    ).map(Review.VerifyStore.init)
+    return review
+  }
+
+  /// The migration run on the copy: each step's objects, mappings' reads and writes, drops and time,
+  /// then `check` of the result; a refusal is the review's `refused`.
+  private func run(_ jobs: MigrationJobs, store: URL, into review: inout Review) throws {
+    let clock = StepClock()
+    do {
+      let outcome = try jobs.migrate(store, options: .init(keepBackup: false), progress: { $0.step.map(clock.saw) })
+      clock.finish()
+      for (index, step) in (outcome.report?.steps ?? []).enumerated() where index < review.steps.count {
+        review.steps[index].run = Review.Run(
+          objectsAfter: step.counts, mappings: step.mappings.map(Review.Conserved.init),
+          dropped: step.drops.map(Review.Drop.init), merged: step.merged, seconds: clock.seconds[step.name])
+      }
+      review.migrated = true
+      review.checkAfter = try Self.check(store, bundle: jobs.bundle, configuration: nil)
+    } catch {
+      review.refused = Fleet.message(error)
+    }
+  }
+
+  static func step(
+    _ step: MigrationStep, index: Int, report: PlanReport, objects: [String: Int], setup: MigrationSetup
+  ) throws -> Review.Step {
+    var script: String?
+    var policies: [Review.Policy] = []
+    if case .scripted(let file) = step.kind {
+      script = file.path
+      let loaded = try ScriptedStep.load(step, file: file, policyFolders: setup.policyFolders)
+      for (mapping, policy) in loaded.policies.sorted(by: { $0.key < $1.key }) {
+        guard let summary = PolicySummary(policy) else { continue }
+        policies.append(
+          .init(
+            mapping: mapping, file: summary.file, hooks: summary.hooks, computed: summary.computed,
+            filters: summary.filters))
+      }
+    }
+    let (method, reason) = report.methods[index]
+    let mappings = report.mappings[index]
+    return Review.Step(
+      name: step.name, from: step.from, to: step.to, kind: script == nil ? "inferred" : "scripted", script: script,
+      method: method.rawValue, notDDLBecause: reason,
+      changes: ModelChanges.of(mappings, from: step.source, to: step.destination),
+      hashes: ModelChanges.hashes(from: step.source, to: step.destination),
+      mappings: mappings.map {
+        .init(
+          name: $0.name, kind: $0.kind.rawValue, source: $0.sourceEntity, destination: $0.destinationEntity,
+          objects: objects[$0.name], estimated: index > 0)
+      },
+      drops: report.drops[index].map(Review.Drop.init), policies: policies,
+      stage: report.stages[index].map { .init(file: $0.url.path, hooks: $0.hookNames) })
+  }
+
+  /// The step's mapping as `diagram` draws it.
+  static func mapping(of step: MigrationStep, setup: MigrationSetup) throws -> MappingModel {
+    try DiagramJob(
+      source: "", version: nil, from: nil, to: nil, model: nil, policyFolders: setup.policyFolders.map(\.path),
+      plan: false
+    ).mapping(of: step)
+  }
+
+  /// The step's picture as `diagram` draws it, as inline SVG (nil without Graphviz: the page says so).
+  static func diagram(_ step: MigrationStep, mapping: MappingModel) -> String? {
+    let dot = Diagram.step(mapping, from: step.from, to: step.to, title: "\(step.name) (\(Diagram.kind(of: step)))")
+    guard let data = try? Diagram.svg(dot) else { return nil }
+    let svg = String(decoding: data, as: UTF8.self)
+    // The <svg> element alone: Graphviz's XML declaration and doctype have no place inside HTML.
+    guard let start = svg.range(of: "<svg") else { return nil }
+    return String(svg[start.lowerBound...])
+  }
+
+  static func check(_ store: URL, bundle: ModelBundle, configuration: String?) throws -> [Review.Finding] {
+    let chosen = try ConfigurationChoice.bundle(bundle, configuration: configuration, store: store)
+    return try StoreCheck.findings(of: store, bundle: chosen).map {
+      Review.Finding(rule: $0.kind, message: $0.message, note: $0.isNote)
+    }
+  }
+
+  /// A copy of the store `url` (with its `-wal` folded in, and its external data) in `folder`, under
+  /// its own name: the review never writes the original.
+  static func copy(_ url: URL, into folder: URL) throws -> URL {
+    let copy = folder.appendingPathComponent(url.lastPathComponent)
+    if AtomicStoreInput.isAtomic(url) {
+      try StoreFiles.cloneOrCopy(url, to: copy)
+    } else {
+      try StoreFiles.snapshot(url, to: copy)
+    }
+    let support = ExternalData.supportFolder(of: url)
+    if FileManager.default.fileExists(atPath: support.path) {
+      try FileManager.default.copyItem(at: support, to: ExternalData.supportFolder(of: copy))
+    }
+    return copy
+  }
+
+  /// A folder given: a store of the model's oldest version, filled with made-up objects as `verify`'s are.
+  static func madeUpStore(_ bundle: ModelBundle, in folder: URL, objects: Int, seed: UInt64) throws -> URL {
+    guard let oldest = bundle.versionNames.first else { throw ToolError(message: "\(bundle.name) has no version") }
+    return try MigrationScripts.makeStore(
+      of: oldest, in: folder.appendingPathComponent("made-up", isDirectory: true), bundle: bundle, objects: objects,
+      seed: seed
+    ).url
+  }
+
+  /// An lcov tracefile's executable lines per file: (lines run, lines).
+  static func readCoverage(_ path: String) throws -> [String: (run: Int, lines: Int)] {
+    let text: String
+    do {
+      text = try String(contentsOfFile: path, encoding: .utf8)
+    } catch {
+      throw ToolError(message: "--coverage: cannot read \(path) (\(error.localizedDescription))", underlying: error)
+    }
+    var files: [String: (run: Int, lines: Int)] = [:]
+    var file: String?
+    for line in text.split(whereSeparator: \.isNewline) {
+      if line.hasPrefix("SF:") {
+        file = String(line.dropFirst(3))
+        if let file { files[file] = (0, 0) }
+      } else if line.hasPrefix("DA:"), let file, let count = line.split(separator: ",").last.flatMap({ Int($0) }) {
+        files[file, default: (0, 0)].lines += 1
+        if count > 0 { files[file, default: (0, 0)].run += 1 }
+      }
+    }
+    guard !files.isEmpty else {
+      throw ToolError(message: "--coverage: \(path) is no lcov tracefile (migrun test --coverage FILE writes one)")
+    }
+    return files
+  }
+
+  /// The coverage of `files` (paths or names), matched by path, else by file name.
+  static func coverage(of files: [String], in coverage: [String: (run: Int, lines: Int)]) -> [Review.Coverage] {
+    var seen = Set<String>()
+    var result: [Review.Coverage] = []
+    for file in files {
+      let name = URL(fileURLWithPath: file).lastPathComponent
+      let match =
+        coverage[file].map { (file, $0) }
+        ?? coverage.first { URL(fileURLWithPath: $0.key).lastPathComponent == name }.map { ($0.key, $0.value) }
+      guard let match, seen.insert(match.0).inserted else { continue }
+      result.append(Review.Coverage(file: match.0, lines: match.1))
+    }
+    return result
+  }
+}
+
+/// When each step of a run started, from the migrator's progress (the first report naming it).
+private final class StepClock {
+  private var starts: [(step: String, at: Date)] = []
+  private var end: Date?
+
+  func saw(_ step: String) {
+    if starts.last?.step != step { starts.append((step, Date())) }
+  }
+
+  func finish() { end = Date() }
+
+  var seconds: [String: Double] {
+    var result: [String: Double] = [:]
+    for (index, start) in starts.enumerated() {
+      let next = index + 1 < starts.count ? starts[index + 1].at : end ?? Date()
+      result[start.step] = next.timeIntervalSince(start.at)
+    }
+    return result
+  }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `migrun review`: one self-contained page per example, loaded in headless Chromium — each step
+/// and each entity count in the DOM, no console error, no request leaving the file, every internal
+/// link resolving — and its `--json` twin.
+@Suite struct ReviewCommandTests {
+  static let moody = "objcio-core-data-moody"
+  static let policies = Fixtures.repositoryRoot.appendingPathComponent("policies")
+
+  /// Writes the page and its JSON twin for `arguments`, loads the page in the browser and checks it
+  /// against the twin: returns both.
+  static func review(_ arguments: [String], in folder: TemporaryDirectory) throws -> (
+    page: BrowsedPage, json: [String: Any]
+  ) {
+    let html = folder.url.appendingPathComponent("review.html")
+    let written = try MigrunProcess.run(["review"] + arguments + ["--out", html.path])
+    #expect(written.status == 0, "\(written.stderr)")
+    let twin = try MigrunProcess.run(["review"] + arguments + ["--json"])
+    #expect(twin.status == 0, "\(twin.stderr)")
+    let json = try twin.jsonLine("review")
+    let page = try BrowsedPage.load(html)
+    #expect(page.console.isEmpty, "\(page.console)")
+    #expect(page.requests.isEmpty, "\(page.requests)")
+    #expect(page.brokenLinks.isEmpty, "\(page.brokenLinks)")
+    #expect(page.scripts == 0)
+    let steps = json["steps"] as? [[String: Any]] ?? []
+    for (index, step) in steps.enumerated() {
+      let name = step["name"] as? String ?? "?"
+      #expect(page.text.contains("Step \(index + 1): \(name)"), "step \(name) not on the page")
+      // Each entity's objects before and after the step, as a row of its table.
+      guard let run = step["run"] as? [String: Any], let after = run["objectsAfter"] as? [String: Int] else {
+        Issue.record("step \(name) did not run: \(json["refused"] ?? "")")
+        continue
+      }
+      let before =
+        index == 0
+        ? json["objectsBefore"] as? [String: Int] ?? [:]
+        : (steps[index - 1]["run"] as? [String: Any])?["objectsAfter"] as? [String: Int] ?? [:]
+      for entity in Set(before.keys).union(after.keys) {
+        let row = "\(entity)\t\(before[entity].map(String.init) ?? "—")\t\(after[entity].map(String.init) ?? "—")"
+        #expect(page.text.contains(row), "no row '\(row)' in step \(name)")
+      }
+    }
+    return (page, json)
+  }
+
+  /// Moody 1 → 6 with the bundled policies: five scripted steps, each run on a copy — the store
+  /// itself is not written — with its picture, and the made-up stores of every old version pass.
+  @Test(.enabled(if: Fixtures.areAvailable)) func moodyOneToSix() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture("\(Self.moody)/stores/Moody.moody.sqlite", into: folder)
+    let original = try Data(contentsOf: store)
+    let model = Fixtures.url("\(Self.moody)/models/Moody.xcdatamodeld").path
+    let (page, json) = try Self.review(
+      [store.path, "--model", model, "--policies", Self.policies.appendingPathComponent("examples/moody").path],
+      in: folder)
+    #expect(json["migrated"] as? Bool == true, "\(json["refused"] ?? "")")
+    #expect((json["steps"] as? [Any])?.count == 5)
+    #expect(page.dom.components(separatedBy: "<svg").count - 1 >= 5, "a diagram per step")
+    #expect((json["verify"] as? [[String: Any]])?.allSatisfy { $0["passed"] as? Bool == true } == true)
+    #expect(try Data(contentsOf: store) == original)
+    #expect(!FileManager.default.fileExists(atPath: store.deletingPathExtension().path + "~.sqlite"))
+    // On a phone: the page fits its width (wide tables and diagrams scroll in their own boxes).
+    let phone = try BrowsedPage.load(folder.url.appendingPathComponent("review.html"), width: 390, mobile: true)
+    #expect(phone.width <= 390, "the page is \(phone.width) px wide on a 390 px screen")
+  }
+
+  /// The recipe example: its store, its own policies and the library's.
+  @Test func recipes() throws {
+    let folder = try TemporaryDirectory()
+    let example = Self.policies.appendingPathComponent("examples/recipes")
+    let model = example.appendingPathComponent("Recipes.xcdatamodeld").path
+    let store = folder.url.appendingPathComponent("Recipes.sqlite")
+    let made = try MigrunProcess.run(["example-store", store.path, "200", model], program: "migrun-bench")
+    try #require(made.status == 0, "\(made.stderr)")
+    let (_, json) = try Self.review(
+      [
+        store.path, "--model", model, "--policies", example.appendingPathComponent("policies").path, "--policies",
+        Self.policies.path,
+      ], in: folder)
+    #expect(json["migrated"] as? Bool == true, "\(json["refused"] ?? "")")
+    let steps = json["steps"] as? [[String: Any]] ?? []
+    #expect(steps.count >= 2)
+    // A scripted step says what its file does.
+    let policies = steps.flatMap { $0["policies"] as? [[String: Any]] ?? [] }
+    #expect(!policies.isEmpty, "\(steps)")
+  }
+
+  /// A SwiftData project's sources, given as a folder: a store of its oldest version is made up.
+  @Test func swiftDataSourceFolder() throws {
+    let folder = try TemporaryDirectory()
+    let sources = folder.url.appendingPathComponent("Trips")
+    try SwiftDataSamples.write(SwiftDataSamples.trips, into: sources)
+    let (page, json) = try Self.review([sources.path], in: folder)
+    #expect(json["madeUp"] as? Bool == true)
+    #expect(json["source"] as? String == "1.0.0")
+    #expect(json["destination"] as? String == "2.0.0")
+    #expect(page.text.contains("Step 1: 1.0.0 → 2.0.0"))
+  }
+
+  /// Names from the user's files are text on the page, never markup: an entity named `<script>…`
+  /// runs nothing.
+  @Test func hostileNamesAreEscaped() throws {
+    let folder = try TemporaryDirectory()
+    let bundle = folder.url.appendingPathComponent("Evil.xcdatamodeld", isDirectory: true)
+    let hostile = "&lt;script&gt;console.error('ran')&lt;/script&gt;"
+    for (version, attribute) in [("Evil", "title"), ("Evil 2", "heading")] {
+      let contents = bundle.appendingPathComponent("\(version).xcdatamodel/contents")
+      try FileManager.default.createDirectory(
+        at: contents.deletingLastPathComponent(), withIntermediateDirectories: true)
+      try Data(
+        """
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+          <entity name="\(hostile)" representedClassName="Note" syncable="YES">
+            <attribute name="\(attribute)" optional="YES" attributeType="String"/>
+            <attribute name="b_img_src_x" optional="YES" attributeType="String"/>
+          </entity>
+        </model>
+        """.utf8
+      ).write(to: contents)
+    }
+    try Data(
+      """
+      <?xml version="1.0" encoding="UTF-8"?>
+      <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>Evil 2.xcdatamodel</string></dict></plist>
+      """.utf8
+    ).write(to: bundle.appendingPathComponent(".xccurrentversion"))
+    let (page, _) = try Self.review([bundle.path], in: folder)
+    #expect(page.scripts == 0)
+    #expect(page.text.contains("<script>console.error('ran')</script>"))
+    #expect(page.dom.contains("&lt;script&gt;console.error"))
+  }
+
+  /// A store that is not there is named, before the model is read.
+  @Test func aMissingStoreIsNamed() throws {
+    let folder = try TemporaryDirectory()
+    let missing = folder.url.appendingPathComponent("nothing.sqlite").path
+    let run = try MigrunProcess.run(["review", missing, "--model", folder.url.appendingPathComponent("M").path])
+    #expect(run.status != 0)
+    #expect(run.stderr.contains("nothing.sqlite"), "\(run.stderr)")
+  }
+}
