@@ -12,9 +12,9 @@ struct ReviewCommand: MigrunCommand {
       method, the model diff (entities and properties added, removed, renamed, changed, with version
       hashes), its entity mappings, what it drops, what its step files do (hooks, computed attributes;
       their test coverage with --coverage), lint's findings beside the change that causes them, and its
-      diagram; then the migration run on a copy of the store (the store itself is never written):
-      objects per entity before and after each step, conservation, check before and after, time per
-      step; and verify's made-up stores of every old version.
+      diagram; then the migration run on a copy of the store, never on the store itself (objects per
+      entity before and after each step, conservation, check before and after, time per step); and
+      verify's made-up stores of every old version.
       Given a folder instead of a store (a model, or SwiftData sources), a store of the model's oldest
       version is made up and reviewed. The page is one file: inline CSS and SVG, no script, nothing
       loaded from elsewhere; it reads on a phone and prints. --json writes its twin (docs/json.md).

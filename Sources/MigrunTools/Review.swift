@@ -232,12 +232,15 @@ package enum ModelChanges {
       changes += attributeChanges(mapping, from: (source, fromEntity), to: (destination, toEntity))
       changes += relationshipChanges(mapping, from: (source, fromEntity), to: (destination, toEntity))
     }
-    // Entities no mapping reads or writes: removed or added by the step all the same.
+    // Entities no mapping reads or writes (abstract ones have none) that the other version lacks:
+    // removed or added by the step all the same.
     let (read, written) = (Set(mappings.compactMap(\.sourceEntity)), Set(mappings.compactMap(\.destinationEntity)))
-    for entity in source.entities.map(\.name).sorted() where !read.contains(entity) {
+    for entity in source.entities.map(\.name).sorted()
+    where !read.contains(entity) && destination.entity(named: entity) == nil {
       changes.append(Change(kind: "entity", entity: entity, property: nil, change: "removed", detail: nil))
     }
-    for entity in destination.entities.map(\.name).sorted() where !written.contains(entity) {
+    for entity in destination.entities.map(\.name).sorted()
+    where !written.contains(entity) && source.entity(named: entity) == nil {
       changes.append(Change(kind: "entity", entity: entity, property: nil, change: "added", detail: nil))
     }
     return changes

@@ -49,8 +49,10 @@ package struct ReviewJob {
     ).findings(of: jobs.bundle)
     var review = Review(
       store: target, madeUp: madeUp, model: jobs.bundle.name, source: plan.sourceVersion,
-      destination: plan.destinationVersion, rule: plan.rule.name, why: plan.rule.description,
-      passedOver: report.unused.map { .init(file: $0.file.path, reason: $0.reason) }, objectsBefore: report.counts)
+      destination: plan.destinationVersion, rule: plan.rule.name,
+      why: plan.rule.description.replacingOccurrences(of: Self.here, with: ""),
+      passedOver: report.unused.map { .init(file: Self.shown($0.file), reason: $0.reason) },
+      objectsBefore: report.counts)
     review.checkBefore = try Self.check(store, bundle: jobs.bundle, configuration: setup.configuration)
     let objects = report.objects
     for (index, step) in plan.steps.enumerated() {
@@ -66,7 +68,7 @@ package struct ReviewJob {
     let stepPairs = Set(plan.steps.flatMap { [[$0.from, $0.to], [$0.to]] })
     review.lint = findings.filter { !stepPairs.contains($0.versions) }.map(Review.Finding.init)
     review.coverage = coverage.keys.sorted().compactMap { file in
-      coverage[file].map { Review.Coverage(file: file, lines: $0) }
+      coverage[file].map { Review.Coverage(file: Self.shown(URL(fileURLWithPath: file)), lines: $0) }
     }
     if plan.needsMigration { try run(jobs, store: store, into: &review) }
     review.verify = try jobs.scripts.verify(
@@ -101,7 +103,7 @@ package struct ReviewJob {
     var script: String?
     var policies: [Review.Policy] = []
     if case .scripted(let file) = step.kind {
-      script = file.path
+      script = shown(file)
       let loaded = try ScriptedStep.load(step, file: file, policyFolders: setup.policyFolders)
       for (mapping, policy) in loaded.policies.sorted(by: { $0.key < $1.key }) {
         guard let summary = PolicySummary(policy) else { continue }
@@ -124,7 +126,7 @@ package struct ReviewJob {
           objects: objects[$0.name], estimated: index > 0)
       },
       drops: report.drops[index].map(Review.Drop.init), policies: policies,
-      stage: report.stages[index].map { .init(file: $0.url.path, hooks: $0.hookNames) })
+      stage: report.stages[index].map { .init(file: shown($0.url), hooks: $0.hookNames) })
   }
 
   /// The step's mapping as `diagram` draws it.
@@ -150,6 +152,14 @@ package struct ReviewJob {
     return try StoreCheck.findings(of: store, bundle: chosen).map {
       Review.Finding(rule: $0.kind, message: $0.message, note: $0.isNote)
     }
+  }
+
+  /// The working folder, as the start of a path under it.
+  static var here: String { FileManager.default.currentDirectoryPath + "/" }
+
+  /// A file's path as a reader of the page gives it: relative to the working folder when under it.
+  static func shown(_ url: URL) -> String {
+    url.path.hasPrefix(here) ? String(url.path.dropFirst(here.count)) : url.path
   }
 
   /// A copy of the store `url` (with its `-wal` folded in, and its external data) in `folder`, under
@@ -212,7 +222,7 @@ package struct ReviewJob {
         coverage[file].map { (file, $0) }
         ?? coverage.first { URL(fileURLWithPath: $0.key).lastPathComponent == name }.map { ($0.key, $0.value) }
       guard let match, seen.insert(match.0).inserted else { continue }
-      result.append(Review.Coverage(file: match.0, lines: match.1))
+      result.append(Review.Coverage(file: shown(URL(fileURLWithPath: match.0)), lines: match.1))
     }
     return result
   }

@@ -349,7 +349,6 @@ package enum ReviewPage {
     caption { text-align: left; font-weight: 600; padding: .3rem 0; }
     th, td { border: 1px solid var(--line); padding: .3rem .6rem; text-align: left; vertical-align: top; }
     th { background: var(--soft); }
-    td:nth-child(n+2) { overflow-wrap: anywhere; }
     .good { color: var(--good); } .bad { color: var(--bad); } .muted { color: var(--muted); }
     .added { color: var(--good); } .removed { color: var(--bad); }
     .renamed { color: var(--renamed); } .changed { color: var(--changed); }
@@ -365,6 +364,8 @@ package enum ReviewPage {
       dl.summary { grid-template-columns: 1fr; }
       dl.summary dd { margin-bottom: .4rem; }
       nav ol { columns: 1; }
+      table { font-size: .85rem; }
+      th, td { padding: .25rem .4rem; }
       figure.diagram svg { max-width: none; width: 40rem; }
     }
     @media print {

@@ -75,10 +75,14 @@ import Testing
     let store = folder.url.appendingPathComponent("Recipes.sqlite")
     let made = try MigrunProcess.run(["example-store", store.path, "200", model], program: "migrun-bench")
     try #require(made.status == 0, "\(made.stderr)")
-    let (_, json) = try Self.review(
+    // The coverage `migrun test --coverage` writes is shown beside each step file.
+    let coverage = folder.url.appendingPathComponent("lcov.info")
+    let tested = try MigrunProcess.run(["test", example.path, "--coverage", coverage.path])
+    try #require(FileManager.default.fileExists(atPath: coverage.path), "\(tested.stdout)\(tested.stderr)")
+    let (page, json) = try Self.review(
       [
         store.path, "--model", model, "--policies", example.appendingPathComponent("policies").path, "--policies",
-        Self.policies.path,
+        Self.policies.path, "--coverage", coverage.path,
       ], in: folder)
     #expect(json["migrated"] as? Bool == true, "\(json["refused"] ?? "")")
     let steps = json["steps"] as? [[String: Any]] ?? []
@@ -86,6 +90,13 @@ import Testing
     // A scripted step says what its file does.
     let policies = steps.flatMap { $0["policies"] as? [[String: Any]] ?? [] }
     #expect(!policies.isEmpty, "\(steps)")
+    let scripted = steps.filter { $0["script"] is String }
+    #expect(!scripted.isEmpty)
+    for step in scripted {
+      let lines = (step["coverage"] as? [[String: Any]])?.first?["lines"] as? Int ?? 0
+      #expect(lines > 0, "no coverage for \(step["script"] ?? "")")
+    }
+    #expect(page.text.contains("Lines run"))
   }
 
   /// A SwiftData project's sources, given as a folder: a store of its oldest version is made up.
@@ -100,13 +111,14 @@ import Testing
     #expect(page.text.contains("Step 1: 1.0.0 → 2.0.0"))
   }
 
-  /// Names from the user's files are text on the page, never markup: an entity named `<script>…`
-  /// runs nothing.
+  /// Names from the user's files are text on the page, never markup: versions named
+  /// `<img onerror=…>` and `<svg onload=…>` run nothing and load nothing. (Entity names cannot carry
+  /// markup: a store's tables are named after them.)
   @Test func hostileNamesAreEscaped() throws {
     let folder = try TemporaryDirectory()
     let bundle = folder.url.appendingPathComponent("Evil.xcdatamodeld", isDirectory: true)
-    let hostile = "&lt;script&gt;console.error('ran')&lt;/script&gt;"
-    for (version, attribute) in [("Evil", "title"), ("Evil 2", "heading")] {
+    let versions = ["Evil 1 <img src=x onerror=console.error(1)>", "Evil 2 <svg onload=console.error(2)>"]
+    for (version, attribute) in zip(versions, ["title", "heading"]) {
       let contents = bundle.appendingPathComponent("\(version).xcdatamodel/contents")
       try FileManager.default.createDirectory(
         at: contents.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -114,9 +126,8 @@ import Testing
         """
         <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
         <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
-          <entity name="\(hostile)" representedClassName="Note" syncable="YES">
+          <entity name="Note" representedClassName="Note" syncable="YES">
             <attribute name="\(attribute)" optional="YES" attributeType="String"/>
-            <attribute name="b_img_src_x" optional="YES" attributeType="String"/>
           </entity>
         </model>
         """.utf8
@@ -125,13 +136,15 @@ import Testing
     try Data(
       """
       <?xml version="1.0" encoding="UTF-8"?>
-      <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>Evil 2.xcdatamodel</string></dict></plist>
+      <plist version="1.0"><dict><key>_XCCurrentVersionName</key>\
+      <string>Evil 2 &lt;svg onload=console.error(2)&gt;.xcdatamodel</string></dict></plist>
       """.utf8
     ).write(to: bundle.appendingPathComponent(".xccurrentversion"))
-    let (page, _) = try Self.review([bundle.path], in: folder)
-    #expect(page.scripts == 0)
-    #expect(page.text.contains("<script>console.error('ran')</script>"))
-    #expect(page.dom.contains("&lt;script&gt;console.error"))
+    let (page, json) = try Self.review([bundle.path], in: folder)
+    #expect(json["destination"] as? String == versions[1])
+    #expect(page.text.contains("Step 1: \(versions[0]) → \(versions[1])"))
+    #expect(!page.dom.contains("<img"))
+    #expect(!page.dom.contains("<svg onload"))
   }
 
   /// A store that is not there is named, before the model is read.
