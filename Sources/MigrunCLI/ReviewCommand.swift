@@ -33,13 +33,10 @@ struct ReviewCommand: MigrunCommand {
 
   func execute() throws {
     if let out { try OutputFile.check(out, option: "--out", force: force, inputs: [target]) }
-    var setup: MigrationSetup
-    do {
-      setup = try chain.setup()
-    } catch is ValidationError where isFolder(target) {
-      // A folder is its own model when neither --model nor the project file names another.
-      setup = MigrationSetup(model: URL(fileURLWithPath: target))
-    }
+    // A folder is its own model when neither --model nor the project file names another.
+    var options = chain
+    if options.model == nil, (try? ProjectConfig.current()?.model) == nil, isFolder(target) { options.model = target }
+    let setup = try options.setup()
     let review = try ReviewJob(target: target, setup: setup, coverage: coverage).run()
     let page =
       try json ? JSONLines.line("review", JSONLines.fields("review", review)) : Data(ReviewPage.html(review).utf8)

@@ -147,6 +147,28 @@ import Testing
     #expect(!page.dom.contains("<svg onload"))
   }
 
+  /// A step the run on the copy refuses: the page is still written (exit 0), says why, and shows
+  /// the steps it planned without their run.
+  @Test func aRefusedRunIsOnThePage() throws {
+    let folder = try TemporaryDirectory()
+    let bundle = try LintCommandTests.bundle(in: folder)
+    let policies = try folder.folder("policies")
+    try Data(
+      """
+      return { Note = { attributes = { heading = function(src) error("no heading for this note") end } } }
+      """.utf8
+    ).write(to: policies.appendingPathComponent("Notes-Notes 2.lua"))
+    let html = folder.url.appendingPathComponent("review.html")
+    let run = try MigrunProcess.run(["review", bundle.path, "--policies", policies.path, "--out", html.path])
+    #expect(run.status == 0, "\(run.stderr)")
+    let page = try BrowsedPage.load(html)
+    #expect(page.text.contains("refused"), "\(page.text)")
+    #expect(page.text.contains("no heading for this note"))
+    #expect(page.text.contains("Not run:"))
+    #expect(page.text.contains("After: not checked (the run did not finish)"))
+    #expect(page.console.isEmpty, "\(page.console)")
+  }
+
   /// A store that is not there is named, before the model is read.
   @Test func aMissingStoreIsNamed() throws {
     let folder = try TemporaryDirectory()
