@@ -65,6 +65,11 @@ import Testing
     // On a phone: the page fits its width (wide tables and diagrams scroll in their own boxes).
     let phone = try BrowsedPage.load(folder.url.appendingPathComponent("review.html"), width: 390, mobile: true)
     #expect(phone.width <= 390, "the page is \(phone.width) px wide on a 390 px screen")
+    // Printed: no navigation, the content all there.
+    let printed = try BrowsedPage.load(folder.url.appendingPathComponent("review.html"), print: true)
+    #expect(page.navShown)
+    #expect(!printed.navShown)
+    #expect(printed.text.contains("Step 5: Moody 5 → Moody 6"))
   }
 
   /// The recipe example: its store, its own policies and the library's.

@@ -16,16 +16,19 @@ public struct BrowsedPage: Sendable {
   public let scripts: Int
   /// The layout's width at the viewport asked for.
   public let width: Int
+  /// Whether a `<nav>` is displayed.
+  public let navShown: Bool
 
-  /// Loads `file` at a viewport `width` CSS pixels wide (a phone's with `mobile`), and — with
-  /// `screenshot` — writes a PNG of the whole page.
-  public static func load(_ file: URL, width: Int = 1200, mobile: Bool = false, screenshot: URL? = nil) throws
-    -> BrowsedPage
-  {
+  /// Loads `file` at a viewport `width` CSS pixels wide (a phone's with `mobile`; laid out for
+  /// printing with `print`), and — with `screenshot` — writes a PNG of the first screen.
+  public static func load(
+    _ file: URL, width: Int = 1200, mobile: Bool = false, print: Bool = false, screenshot: URL? = nil
+  ) throws -> BrowsedPage {
     var arguments = [
       Fixtures.repositoryRoot.appendingPathComponent("scripts/browse").path, file.path, "--width", "\(width)",
     ]
     if mobile { arguments.append("--mobile") }
+    if print { arguments.append("--print") }
     if let screenshot { arguments += ["--screenshot", screenshot.path] }
     let run = try MigrunProcess.run(arguments, program: "/usr/bin/python3")
     guard run.status == 0, let data = run.stdout.data(using: .utf8),
@@ -38,7 +41,7 @@ public struct BrowsedPage: Sendable {
       dom: object["dom"] as? String ?? "", text: object["text"] as? String ?? "",
       requests: object["requests"] as? [String] ?? [], console: console,
       brokenLinks: object["brokenLinks"] as? [String] ?? [], scripts: object["scripts"] as? Int ?? -1,
-      width: object["width"] as? Int ?? 0)
+      width: object["width"] as? Int ?? 0, navShown: object["navShown"] as? Bool ?? true)
   }
 
   public struct BrowseError: Error, CustomStringConvertible {
