@@ -4,7 +4,7 @@ import MigrunKit
 import MigrunStore
 import MigrunTools
 
-struct CheckCommand: MigrunCommand {
+struct CheckCommand: ProjectCommand {
   static let configuration = CommandConfiguration(
     commandName: "check",
     abstract: "Check stores the way Core Data would need them: exit 0 when clean, 1 on findings.",
@@ -41,9 +41,9 @@ struct CheckCommand: MigrunCommand {
 
   @OptionGroup var waiting: StoreWaitOption
 
-  func execute() throws {
-    waiting.apply()
-    try show(
-      CheckJob(stores: stores, model: model, configuration: configuration, json: json).run())
+  func execute(_ project: ProjectConfig?) throws {
+    var job = CheckJob(stores: stores, model: model, configuration: configuration, json: json).reading(project)
+    job.wait = waiting.wait
+    try show(job.run())
   }
 }

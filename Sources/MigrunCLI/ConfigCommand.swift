@@ -4,7 +4,7 @@ import MigrunTools
 
 /// `migrun config`: the options in force for the migration commands here, and where each comes
 /// from — a flag, the project file (`.migrun.yml`, found in this folder or above), or the default.
-struct ConfigCommand: MigrunCommand {
+struct ConfigCommand: ProjectCommand {
   static let configuration = CommandConfiguration(
     commandName: "config",
     abstract: "Show the options in force and where each comes from: a flag, .migrun.yml, or the default.",
@@ -25,12 +25,12 @@ struct ConfigCommand: MigrunCommand {
   )
   var json = false
 
-  func execute() throws {
+  func execute(_ project: ProjectConfig?) throws {
     try show(
       ConfigJob(
         model: chain.model, policyFolders: chain.policyFolders, chain: chain.chain, configuration: chain.configuration,
         to: chain.to, jobs: jobs, luaTime: lua.luaTime, luaMemory: lua.luaMemory, luaInstructions: lua.luaInstructions,
         json: json
-      ).run())
+      ).reading(project).run())
   }
 }

@@ -5,7 +5,7 @@ import MigrunScripting
 import MigrunStore
 import MigrunTools
 
-struct DiagramCommand: MigrunCommand {
+struct DiagramCommand: ProjectCommand {
   static let configuration = CommandConfiguration(
     commandName: "diagram",
     abstract: "Draw a model, a step between two versions, or a store's planned path (SVG or Graphviz DOT).",
@@ -44,10 +44,10 @@ struct DiagramCommand: MigrunCommand {
   @Option(help: "svg (default) or dot.") var format: Format = .svg
   @Option(help: ArgumentHelp("Write to this file (default: standard output).", valueName: "file")) var out: String?
 
-  func execute() throws {
+  func execute(_ project: ProjectConfig?) throws {
     let dot = try DiagramJob(
       source: source, version: version, from: from, to: to, model: model, policyFolders: policyFolders, plan: plan
-    ).drawing()
+    ).reading(project).drawing()
     let data: Data
     do {
       data = format == .dot ? Data(dot.utf8) : try Diagram.svg(dot)

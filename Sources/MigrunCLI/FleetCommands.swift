@@ -25,7 +25,6 @@ struct FleetOptions: ParsableArguments {
   /// folder not there or not writable, a link, a folder (it would be found only after every store
   /// was migrated, and the report lost). A report of a run before is replaced.
   func validate() throws {
-    try ProjectConfig.check()
     if let jobs, jobs < 1 { throw ValidationError("--jobs: give 1 or more") }
     if let shard, Fleet.parseShard(shard) == nil {
       throw ValidationError("--shard: give K/N with 0 ≤ K < N (e.g. 0/4), not '\(shard)'")
@@ -74,8 +73,9 @@ struct FleetOptions: ParsableArguments {
     }
   }
 
-  var jobCount: Int {
-    max(1, jobs ?? ((try? ProjectConfig.current()) ?? nil)?.jobs ?? ProcessInfo.processInfo.activeProcessorCount)
+  /// `--jobs`, else the project file's `jobs:`, else one per processor.
+  func jobCount(_ project: ProjectConfig?) -> Int {
+    max(1, jobs ?? project?.jobs ?? ProcessInfo.processInfo.activeProcessorCount)
   }
 
   func validateJobs() throws {
@@ -92,24 +92,28 @@ struct FleetOptions: ParsableArguments {
 /// `status` and `migrate` over many stores: the model is read once, the stores run `--jobs` at a
 /// time, each keeping every guarantee it has alone (``MigrationJobs``).
 enum FleetRun {
-  static func status(_ arguments: [String], chain: ChainOptions, fleet: FleetOptions, json: Bool) throws {
+  static func status(
+    _ arguments: [String], chain: ChainOptions, fleet: FleetOptions, json: Bool, readWait: Double,
+    project: ProjectConfig?
+  ) throws {
     try fleet.validateJobs()
-    let report = try chain.jobs().status(of: fleet.stores(arguments), jobs: fleet.jobCount)
+    let report = try chain.jobs(project, readWait: readWait).status(
+      of: fleet.stores(arguments), jobs: fleet.jobCount(project))
     let output = try report.statusOutput(json: json)
     try write(output)
     try fleet.write(report, suite: "migrun status")
     if output.status != 0 { throw ExitCode(output.status) }
   }
 
-  static func migrate(_ arguments: [String], command: MigrateCommand) throws {
+  static func migrate(_ arguments: [String], command: MigrateCommand, project: ProjectConfig?) throws {
     let fleet = command.fleet
     try fleet.validateJobs()
     let found = try fleet.stores(arguments)
     let json = command.json
     let progress = FleetProgress(total: found.stores.count, enabled: !json && isatty(STDERR_FILENO) != 0)
     let started = Date()
-    let report = try command.jobs().migrate(
-      found, jobs: fleet.jobCount, options: command.options,
+    let report = try command.jobs(project).migrate(
+      found, jobs: fleet.jobCount(project), options: command.options,
       started: { url in if json { try? JSONLines.emit("start", encoding: StartLine(store: found.name(of: url))) } },
       done: { outcome in
         progress.record(outcome)

@@ -5,7 +5,7 @@ import MigrunModel
 import MigrunTools
 import SwiftDataModel
 
-struct HashCommand: MigrunCommand {
+struct HashCommand: ProjectCommand {
   static let configuration = CommandConfiguration(
     commandName: "hash",
     abstract: "Print a model version's entity version hashes, as Core Data stores them.",
@@ -34,9 +34,12 @@ struct HashCommand: MigrunCommand {
   @Flag(help: "One JSON line (docs/json.md): a `hash` event {version, entities, digest, checksum}.")
   var json = false
 
-  func execute() throws {
+  func execute(_ project: ProjectConfig?) throws {
     try show(
-      HashJob(model: try modelPath(argument: modelArgument, option: model), modelVersion: modelVersion, json: json)
-        .run())
+      HashJob(
+        model: try modelPath(argument: modelArgument, option: model, project: project), modelVersion: modelVersion,
+        json: json
+      )
+      .run())
   }
 }

@@ -4,7 +4,7 @@ import MigrunKit
 import MigrunScripting
 import MigrunTools
 
-struct LintCommand: MigrunCommand {
+struct LintCommand: ProjectCommand {
   static let configuration = CommandConfiguration(
     commandName: "lint",
     abstract: "Find the model changes that lose data in practice, version by version. Exit 1 on findings.",
@@ -60,10 +60,11 @@ struct LintCommand: MigrunCommand {
     }
   }
 
-  func execute() throws {
+  func execute(_ project: ProjectConfig?) throws {
     try show(
       LintJob(
-        model: try modelPath(argument: modelArgument, option: model), policyFolders: policyFolders, cloudkit: cloudkit,
+        model: try modelPath(argument: modelArgument, option: model, project: project), policyFolders: policyFolders,
+        cloudkit: cloudkit,
         json: json, ignore: ignore, baseline: baseline, writeBaseline: writeBaseline, deployed: deployed
       ).run())
   }

@@ -16,7 +16,6 @@ struct LuaLimitOptions: ParsableArguments {
   var luaInstructions: Int64?
 
   func validate() throws {
-    try ProjectConfig.check()
     // The ranges of .migrun.yml's lua: keys, in the same words.
     if let problem = luaTime.flatMap(ProjectConfig.luaTimeProblem) { throw ValidationError("--lua-time \(problem)") }
     if let problem = luaMemory.flatMap(ProjectConfig.luaMemoryProblem) {
@@ -27,9 +26,8 @@ struct LuaLimitOptions: ParsableArguments {
     }
   }
 
-  /// The limits in force: the flags, else the project file's (``ProjectConfig``), else the defaults.
-  var limits: LuaLimits {
-    let project = (try? ProjectConfig.current()) ?? nil
+  /// The limits in force: the flags, else the project file's (`project`), else the defaults.
+  func limits(_ project: ProjectConfig?) -> LuaLimits {
     var limits = LuaLimits()
     if let seconds = luaTime ?? project?.luaTime { limits.seconds = seconds }
     if let mebibytes = luaMemory ?? project?.luaMemory { limits.memoryBytes = mebibytes << 20 }

@@ -38,20 +38,19 @@ struct ChainOptions: ParsableArguments {
   )
   var mappingModels: [String] = []
 
-  func validate() throws { try ProjectConfig.check() }
-
-  /// `--model`, else the project file's; neither is a usage error.
-  func modelPath() throws -> String {
+  /// `--model`, else the project file's (`project`, as the command read it); neither is a usage error.
+  func modelPath(_ project: ProjectConfig?) throws -> String {
     if let model { return model }
-    if let model = try ProjectConfig.current()?.model { return model }
+    if let model = project?.model { return model }
     throw ValidationError("give --model (or model: in \(ProjectConfig.fileName), found in this folder or above)")
   }
 
   /// What the migration jobs are given, from these options and the project file.
-  func setup(limits: LuaLimits = LuaLimits(), mergeRules: URL? = nil) throws -> MigrationSetup {
-    // Each option given, else the project file's (ProjectConfig, already checked by validate()).
-    let project = (try? ProjectConfig.current()) ?? nil
-    var setup = MigrationSetup(model: URL(fileURLWithPath: try modelPath()))
+  func setup(_ project: ProjectConfig?, limits: LuaLimits = LuaLimits(), mergeRules: URL? = nil, readWait: Double = 0)
+    throws -> MigrationSetup
+  {
+    // Each option given, else the project file's (read once by the command).
+    var setup = MigrationSetup(model: URL(fileURLWithPath: try modelPath(project)))
     setup.configuration = configuration ?? project?.configuration
     setup.destination = to ?? project?.to
     setup.chain = (chain ?? project?.chain).map {
@@ -73,16 +72,19 @@ struct ChainOptions: ParsableArguments {
     setup.mappingModels = mappingModels.map { URL(fileURLWithPath: $0) }
     setup.limits = limits
     setup.mergeRules = mergeRules
+    setup.readWait = readWait
     return setup
   }
 
   /// The jobs of these options (the model read once).
-  func jobs(limits: LuaLimits = LuaLimits(), mergeRules: URL? = nil) throws -> MigrationJobs {
-    try MigrationJobs(setup(limits: limits, mergeRules: mergeRules))
+  func jobs(_ project: ProjectConfig?, limits: LuaLimits = LuaLimits(), mergeRules: URL? = nil, readWait: Double = 0)
+    throws -> MigrationJobs
+  {
+    try MigrationJobs(setup(project, limits: limits, mergeRules: mergeRules, readWait: readWait))
   }
 }
 
-struct StatusCommand: MigrunCommand {
+struct StatusCommand: ProjectCommand {
   static let configuration = CommandConfiguration(
     commandName: "status",
     abstract: "Does a store need migrating? Exit 0 when it is at the destination version, 10 when it needs migrating.",
@@ -105,12 +107,14 @@ struct StatusCommand: MigrunCommand {
     guard !stores.isEmpty else { throw ValidationError("give a store (or several stores and folders)") }
   }
 
-  func execute() throws {
-    waiting.apply()
-    if fleet.isFleet(stores) { return try FleetRun.status(stores, chain: chain, fleet: fleet, json: json) }
+  func execute(_ project: ProjectConfig?) throws {
+    if fleet.isFleet(stores) {
+      return try FleetRun.status(
+        stores, chain: chain, fleet: fleet, json: json, readWait: waiting.wait, project: project)
+    }
     let report: StatusReport
     do {
-      report = try chain.jobs().status(of: URL(fileURLWithPath: store), as: store)
+      report = try chain.jobs(project, readWait: waiting.wait).status(of: URL(fileURLWithPath: store), as: store)
     } catch {
       // A store that cannot be read still gets its line, as in a fleet; the message and exit code stay.
       if json { try? JSONLines.emit("status", encoding: StatusReport.failed(store, error)) }
@@ -123,7 +127,7 @@ struct StatusCommand: MigrunCommand {
   }
 }
 
-struct PlanCommand: MigrunCommand {
+struct PlanCommand: ProjectCommand {
   static let configuration = CommandConfiguration(
     commandName: "plan",
     abstract: "Show the chain of steps that would migrate a store, with each step's entity mappings; runs nothing.")
@@ -132,14 +136,14 @@ struct PlanCommand: MigrunCommand {
   @OptionGroup var chain: ChainOptions
   @Flag(help: "One JSON line (docs/json.md): a `plan` event with the steps, paths, counts and drops.") var json = false
 
-  func execute() throws {
-    let report = try chain.jobs().planReport(for: URL(fileURLWithPath: store))
+  func execute(_ project: ProjectConfig?) throws {
+    let report = try chain.jobs(project).planReport(for: URL(fileURLWithPath: store))
     if json { return try JSONLines.emit("plan", encoding: report.json) }
     for line in report.lines { try StandardOutput.line(line) }
   }
 }
 
-struct DiffCommand: MigrunCommand {
+struct DiffCommand: ProjectCommand {
   static let configuration = CommandConfiguration(
     commandName: "diff",
     abstract: "Show the mapping Core Data would infer between two model versions, or why there is none.")
@@ -159,15 +163,16 @@ struct DiffCommand: MigrunCommand {
   @Option(help: ArgumentHelp("With --lua: the folder to write it in (default: the current folder).", valueName: "dir"))
   var out: String?
 
-  func execute() throws {
+  func execute(_ project: ProjectConfig?) throws {
     try show(
       DiffJob(
-        model: try modelPath(argument: modelArgument, option: model), from: from, to: to, json: json, lua: lua, out: out
+        model: try modelPath(argument: modelArgument, option: model, project: project), from: from, to: to, json: json,
+        lua: lua, out: out
       ).run())
   }
 }
 
-struct MigrateCommand: MigrunCommand {
+struct MigrateCommand: ProjectCommand {
   static let configuration = CommandConfiguration(
     commandName: "migrate",
     abstract: "Migrate a store to the destination version, step by step, with progress.",
@@ -248,20 +253,19 @@ struct MigrateCommand: MigrunCommand {
   }
 
   /// The jobs of this command: its model, scripts, limits and merge rules.
-  func jobs() throws -> MigrationJobs {
-    try chain.jobs(limits: lua.limits, mergeRules: mergeRules.map { URL(fileURLWithPath: $0) })
+  func jobs(_ project: ProjectConfig?) throws -> MigrationJobs {
+    try chain.jobs(
+      project, limits: lua.limits(project), mergeRules: mergeRules.map { URL(fileURLWithPath: $0) }, readWait: wait)
   }
 
-  func execute() throws {
-    // The reads before the migration's own wait (the plan) wait for a writer's commit as long.
-    storeWait.apply()
+  func execute(_ project: ProjectConfig?) throws {
     if let mergeRules, !FileManager.default.fileExists(atPath: mergeRules) {
       throw CLIError(message: "--merge-rules: no such file \(URL(fileURLWithPath: mergeRules).path)")
     }
-    if fleet.isFleet(stores) { return try FleetRun.migrate(stores, command: self) }
+    if fleet.isFleet(stores) { return try FleetRun.migrate(stores, command: self, project: project) }
     let url = URL(fileURLWithPath: store)
     do {
-      try migrate(url)
+      try migrate(url, project: project)
     } catch {
       // A gate reading --json sees the failure as a line too; the exit code and message stay.
       if json {
@@ -272,9 +276,9 @@ struct MigrateCommand: MigrunCommand {
   }
 
   /// The one store's migration, as `execute` runs it.
-  private func migrate(_ url: URL) throws {
+  private func migrate(_ url: URL, project: ProjectConfig?) throws {
     if json { try JSONLines.emit("start", encoding: StartLine(store: store)) }
-    let jobs = try jobs()
+    let jobs = try jobs(project)
     let bar = ProgressBar(enabled: !json && isatty(STDERR_FILENO) != 0)
     let outcome = try jobs.migrate(
       url, options: options,

@@ -85,11 +85,22 @@ protocol MigrunCommand: ParsableCommand {
   func execute() throws
 }
 
+/// A subcommand that falls back on the project file (`.migrun.yml`) for the options not given: the
+/// file is read once, before any work — a broken one is a failure (exit 1), never an option silently
+/// not in force — and handed down to the job.
+protocol ProjectCommand: MigrunCommand {
+  func execute(_ project: ProjectConfig?) throws
+}
+
+extension ProjectCommand {
+  func execute() throws { try execute(ProjectConfig.inWorkingFolder()) }
+}
+
 extension MigrunCommand {
   func run() throws {
     do {
-      // What the command reads of a store before working on it is read once (StoreLooks).
-      try StoreLooks.during { try execute() }
+      // What a job reads of a store before working on it is read once: its session (StoreSession).
+      try execute()
     } catch let error as ModelError {
       fail(error.description, status: ExitStatus.of(error))
     } catch let error as StoreError {
@@ -122,13 +133,6 @@ extension MigrunCommand {
 
 /// The command line's own failures are the tools layer's (`ToolError`): one type, one message form.
 typealias CLIError = ToolError
-
-extension ProjectConfig {
-  /// A failure (exit 1, no usage line: the file is at fault, not the command line) when the project
-  /// file in force cannot be read: every option group that falls back on it checks this first, so a
-  /// broken file is never an option silently not in force.
-  static func check() throws { _ = try current() }
-}
 
 /// Writes what a job printed: its lines or JSON lines, then its notes on standard error.
 func write(_ output: JobOutput) throws {

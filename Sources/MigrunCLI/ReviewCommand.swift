@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import MigrunTools
 
-struct ReviewCommand: MigrunCommand {
+struct ReviewCommand: ProjectCommand {
   static let configuration = CommandConfiguration(
     commandName: "review",
     abstract: "Write one HTML page a reviewer reads: the plan and why, each step's changes and picture, and the proof.",
@@ -31,12 +31,12 @@ struct ReviewCommand: MigrunCommand {
   @Flag(help: "Write the review as one JSON line (a `review` event, docs/json.md) instead of HTML.") var json = false
   @Flag(help: "Replace the --out file if it exists.") var force = false
 
-  func execute() throws {
+  func execute(_ project: ProjectConfig?) throws {
     if let out { try OutputFile.check(out, option: "--out", force: force, inputs: [target]) }
     // A folder is its own model when neither --model nor the project file names another.
     var options = chain
-    if options.model == nil, (try? ProjectConfig.current()?.model) == nil, isFolder(target) { options.model = target }
-    let setup = try options.setup()
+    if options.model == nil, project?.model == nil, isFolder(target) { options.model = target }
+    let setup = try options.setup(project)
     let review = try ReviewJob(target: target, setup: setup, coverage: coverage).run()
     let page =
       try json ? JSONLines.line("review", JSONLines.fields("review", review)) : Data(ReviewPage.html(review).utf8)

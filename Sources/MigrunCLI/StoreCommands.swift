@@ -6,7 +6,7 @@ import MigrunStore
 import MigrunTools
 import PropertyList
 
-struct InspectCommand: MigrunCommand {
+struct InspectCommand: ProjectCommand {
   static let configuration = CommandConfiguration(
     commandName: "inspect",
     abstract: "Describe a Core Data store: UUID, metadata, object counts and which model version it matches.",
@@ -29,14 +29,14 @@ struct InspectCommand: MigrunCommand {
 
   @OptionGroup var waiting: StoreWaitOption
 
-  func execute() throws {
-    waiting.apply()
-    try show(
-      InspectJob(store: store, model: model, configuration: configuration, json: json).run())
+  func execute(_ project: ProjectConfig?) throws {
+    var job = InspectJob(store: store, model: model, configuration: configuration, json: json).reading(project)
+    job.wait = waiting.wait
+    try show(job.run())
   }
 }
 
-struct CreateCommand: MigrunCommand {
+struct CreateCommand: ProjectCommand {
   static let configuration = CommandConfiguration(
     commandName: "create",
     abstract: "Create an empty store for a model version, laid out as Core Data lays it out.")
@@ -51,14 +51,15 @@ struct CreateCommand: MigrunCommand {
   var configuration: String?
   @Option(help: "The store type: sqlite (the default), xml or binary.") var type: String = "sqlite"
 
-  func execute() throws {
+  func execute(_ project: ProjectConfig?) throws {
     try show(
       CreateJob(store: store, model: model, modelVersion: modelVersion, configuration: configuration, type: type)
+        .reading(project)
         .run())
   }
 }
 
-struct ExportCommand: MigrunCommand {
+struct ExportCommand: ProjectCommand {
   static let configuration = CommandConfiguration(
     commandName: "export",
     abstract: "Write a store's objects as JSON (stable order, every value exact, relationships as Entity/pN).")
@@ -82,19 +83,20 @@ struct ExportCommand: MigrunCommand {
 
   @OptionGroup var waiting: StoreWaitOption
 
-  func execute() throws {
-    waiting.apply()
+  func execute(_ project: ProjectConfig?) throws {
     let output = StandardOutput.blocks()
-    try ExportJob(
+    var job = ExportJob(
       store: store, model: model, modelVersion: modelVersion, configuration: configuration, out: out, dates: dates,
       force: force
-    ).run(standardOutput: output.write)
+    ).reading(project)
+    job.wait = waiting.wait
+    try job.run(standardOutput: output.write)
     try output.flush()
   }
 
 }
 
-struct ImportCommand: MigrunCommand {
+struct ImportCommand: ProjectCommand {
   static let configuration = CommandConfiguration(
     commandName: "import",
     abstract: "Create a store from a JSON export.",
@@ -109,15 +111,15 @@ struct ImportCommand: MigrunCommand {
   @Option(help: "Create a store of this configuration: its entities' tables alone.") var configuration: String?
   @Option(help: "The store type: sqlite (the default), xml or binary.") var type: String = "sqlite"
 
-  func execute() throws {
+  func execute(_ project: ProjectConfig?) throws {
     try show(
       ImportJob(
         file: file, model: model, modelVersion: modelVersion, out: out, configuration: configuration, type: type
-      ).run())
+      ).reading(project).run())
   }
 }
 
-struct CopyCommand: MigrunCommand {
+struct CopyCommand: ProjectCommand {
   static let configuration = CommandConfiguration(
     commandName: "copy",
     abstract: "Write a store as a store of another type: SQLite, XML or binary.",
@@ -141,13 +143,14 @@ struct CopyCommand: MigrunCommand {
 
   @OptionGroup var waiting: StoreWaitOption
 
-  func execute() throws {
-    waiting.apply()
-    try show(CopyJob(store: store, out: out, type: type, model: model, drop: drop).run())
+  func execute(_ project: ProjectConfig?) throws {
+    var job = CopyJob(store: store, out: out, type: type, model: model, drop: drop).reading(project)
+    job.wait = waiting.wait
+    try show(job.run())
   }
 }
 
-struct SalvageCommand: MigrunCommand {
+struct SalvageCommand: ProjectCommand {
   static let configuration = CommandConfiguration(
     commandName: "salvage",
     abstract: "Write what a damaged store still holds as a new, clean store, with a report of what was saved.",
@@ -170,9 +173,11 @@ struct SalvageCommand: MigrunCommand {
 
   @OptionGroup var waiting: StoreWaitOption
 
-  func execute() throws {
-    waiting.apply()
-    try show(SalvageJob(store: store, out: out, model: model, json: json, keepDanglingKeys: keepDanglingKeys).run())
+  func execute(_ project: ProjectConfig?) throws {
+    var job = SalvageJob(store: store, out: out, model: model, json: json, keepDanglingKeys: keepDanglingKeys)
+      .reading(project)
+    job.wait = waiting.wait
+    try show(job.run())
   }
 }
 

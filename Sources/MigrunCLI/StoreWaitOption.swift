@@ -19,8 +19,6 @@ struct StoreWaitOption: ParsableArguments {
     }
   }
 
-  /// Makes the wait the process's (``StoreUse/readWait``), before any store is read.
-  func apply() {
-    if let seconds { StoreUse.readWait = seconds }
-  }
+  /// The wait in seconds (0: refuse at once), handed to the job that reads the stores.
+  var wait: Double { seconds ?? 0 }
 }

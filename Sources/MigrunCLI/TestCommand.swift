@@ -5,7 +5,7 @@ import MigrunKit
 import MigrunScripting
 import MigrunTools
 
-struct TestCommand: MigrunCommand {
+struct TestCommand: ProjectCommand {
   static let configuration = CommandConfiguration(
     commandName: "test",
     abstract: "Run the *_test.lua files of a policy library.",
@@ -50,11 +50,11 @@ struct TestCommand: MigrunCommand {
   @Flag(help: "Replace the --junit and --coverage files if they exist (never a test file).")
   var force = false
 
-  func execute() throws {
+  func execute(_ project: ProjectConfig?) throws {
     try show(
       PolicyTestJob(
         paths: paths, junit: junit, fixtures: fixtures, policyFolders: policyFolders, verbose: verbose,
-        limits: lua.limits, coverage: coverage, force: force
-      ).run())
+        limits: lua.limits(project), coverage: coverage, force: force
+      ).reading(project).run())
   }
 }

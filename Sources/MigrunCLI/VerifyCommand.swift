@@ -4,7 +4,7 @@ import MigrunKit
 import MigrunScripting
 import MigrunTools
 
-struct VerifyCommand: MigrunCommand {
+struct VerifyCommand: ProjectCommand {
   static let configuration = CommandConfiguration(
     commandName: "verify",
     abstract:
@@ -30,10 +30,11 @@ struct VerifyCommand: MigrunCommand {
   @Option(help: ArgumentHelp("Write one JUnit test case per version to this file.", valueName: "file")) var junit:
     String?
 
-  func execute() throws {
+  func execute(_ project: ProjectConfig?) throws {
     try show(
       VerifyJob(
-        model: try modelPath(argument: modelArgument, option: model), to: to, policyFolders: policyFolders,
+        model: try modelPath(argument: modelArgument, option: model, project: project), to: to,
+        policyFolders: policyFolders,
         objects: objects, seed: seed, junit: junit
       ).run())
   }

@@ -11,8 +11,9 @@ extension BulkCopy {
   /// of it is left in the destination.
   func run(from sourceURL: URL, into destination: SQLiteStore, progress: (MigrationProgress) -> Void) throws {
     try destination.withConnection { db in
-      // The migrator reads a snapshot whenever the store's -wal has content, so a direct path exists.
-      guard let path = SQLiteStore.readOnlyPath(sourceURL) else {
+      // The migrator reads a snapshot whenever the store's -wal has content, so a direct path exists;
+      // it reads the store only once its session found it free, else its own files: none is held.
+      guard let path = SQLiteStore.readOnlyPath(sourceURL, isHeld: false) else {
         throw StoreError(
           .io, file: sourceURL.path, reason: "the store's -wal has content and no -shm: migrate a snapshot of it")
       }

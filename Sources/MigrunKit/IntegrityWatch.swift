@@ -13,11 +13,12 @@ final class IntegrityWatch: @unchecked Sendable {
   private let finished = DispatchSemaphore(value: 0)
   private var outcome: Result<[String], any Error> = .success([])
 
-  init(checking file: URL, for store: URL) throws {
+  /// `file`: the store, found free, or migrun's own copy of it — no other process holds it.
+  init(checking file: URL, for store: URL, readWait: Double = 0) throws {
     self.store = store
     let queue: DatabaseQueue
     do {
-      queue = try StoreCheck.openForCheck(file)
+      queue = try StoreCheck.openForCheck(file, isHeld: false, readWait: readWait)
     } catch {
       throw MigrationError(
         .store, reason: "\(store.path): cannot be read as a SQLite database (\(error))", underlying: error)

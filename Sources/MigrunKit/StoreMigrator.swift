@@ -229,6 +229,8 @@ public final class StoreMigrator {
     var referencedBefore = Set<String>()
     /// Early fsyncs of a DDL step's copy (its pages reach the disk while the step edits it).
     var flushing: [BackgroundWork] = []
+    /// The job's look at the store: the first step reads the store through it.
+    let session: StoreSession
   }
 
   /// Runs the plan. Before any work: an interrupted swap of an earlier run is completed, its working
@@ -242,13 +244,34 @@ public final class StoreMigrator {
     // Another migrun's working files are not stale: its lock comes first.
     let lock = try MigrationLock(store: store, wait: options.wait)
     defer { lock.release() }
+    return try run(in: Self.prepare(store, options: options))
+  }
+
+  /// What a migration does first, holding the store's migration lock: an interrupted swap of an
+  /// earlier run completed (`swapCompleted` told; a dry run refuses a pending one) and its working
+  /// files removed, then the store checked not to be in use (waiting up to ``Options/wait``).
+  /// Returns the session that found it free: the one look at the store the plan and the run share.
+  package static func prepare(_ store: URL, options: Options, swapCompleted: () -> Void = {}) throws
+    -> StoreSession
+  {
     if options.dryRun {
-      _ = try Self.completeInterruptedSwap(of: store, dryRun: true)
+      _ = try completeInterruptedSwap(of: store, dryRun: true)
     } else {
-      try StoreFiles.completeInterruptedSwap(of: store)
-      for stale in Self.staleFiles(beside: store) { try? FileManager.default.removeItem(at: stale) }
+      if try StoreFiles.completeInterruptedSwap(of: store) { swapCompleted() }
+      for stale in staleFiles(beside: store) { try? FileManager.default.removeItem(at: stale) }
     }
-    try StoreUse.waitUntilFree(store, wait: options.wait)
+    let session = StoreSession(store, readWait: options.wait)
+    try session.free(wait: options.wait)
+    return session
+  }
+
+  /// Runs the plan on the store of `session` (``prepare(_:options:swapCompleted:)``), whose
+  /// migration lock the caller holds: the session's look at the store — free, its journal mode, its
+  /// connection — is the run's.
+  package func run(in session: StoreSession) throws -> Report {
+    guard session.url == store else {
+      throw MigrationError(.store, reason: "internal: the session is of \(session.url.path), not \(store.path)")
+    }
     // A crashed writer's journal would be left beside the migrated store and rolled back into it.
     if RollbackJournal.isHot(store) {
       throw StoreError(
@@ -259,9 +282,9 @@ public final class StoreMigrator {
     }
     willStart?()
     let state = StoreFiles.State(of: store)
-    let walMode = StoreFiles.isWALMode(store)
+    let walMode = session.walMode
     try checkSpace()
-    var run = Run(current: store, externalData: ExternalData(store: store))
+    var run = Run(current: store, externalData: ExternalData(store: store), session: session)
     defer { for file in run.created { StoreFiles.remove(file) } }
     if StoreFiles.hasWALContent(store) {
       let snapshot = try scratch("source")
@@ -272,7 +295,8 @@ public final class StoreMigrator {
     // SQLite's own check of the file, beside the steps: a damaged page is the user's store's
     // damage, named as such, and decided before the original is touched (IntegrityWatch).
     var syncing: BackgroundWork?
-    try IntegrityWatch(checking: run.current, for: store).judging {
+    // The file is the store (free, the session found) or migrun's own snapshot: no one else holds it.
+    try IntegrityWatch(checking: run.current, for: store, readWait: session.readWait).judging {
       for (index, step) in plan.steps.enumerated() {
         let working = try scratch("step\(index + 1)")
         let associations = try scratch("assoc\(index + 1)")
@@ -337,7 +361,8 @@ public final class StoreMigrator {
   /// The step's source, read-only, with the store's external files; for the first step, the files
   /// the original refers to are counted (those it never had are carried as references, reported).
   private func openSource(of step: MigrationStep, first: Bool, run: inout Run) throws -> SQLiteStore {
-    let source = try SQLiteStore(url: run.current, model: step.source, access: .readOnly)
+    let source = try SQLiteStore(
+      url: run.current, model: step.source, access: .readOnly, fastWrites: false, session: run.session)
     source.externalData = run.externalData
     if first {
       run.referencedBefore = Set(try source.externalReferences().map(\.file))
@@ -497,7 +522,8 @@ public final class StoreMigrator {
     mapping: MappingModel, numbers: [Int: Int]
   ) throws -> HistoryRewritten {
     var history = HistoryRewritten()
-    let path = SQLiteStore.readOnlyPath(current) ?? current.path
+    // The store, found free by the session, or migrun's own file: no other process holds it.
+    let path = SQLiteStore.readOnlyPath(current, isHeld: false) ?? current.path
     let rewrite = HistoryRewrite(mapping: mapping, source: source.schema, destination: destination.schema)
     try destination.withConnection { db in
       try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])

@@ -6,10 +6,20 @@ import MigrunKit
 /// scripted step's file loaded (a Lua mapping file, or an Xcode mapping model converted), the
 /// step's custom stage `<From>-<To>.stage.lua` in the policy folders, and the merge rules of a
 /// `--merge-rules` file for every step — each Lua VM under `limits`.
+///
+/// A step's file is loaded once per value: the plan that weighs a walk through the step files and
+/// the run that then runs them share one value (``MigrationJobs``), so both see the same mapping,
+/// loaded under the job's limits.
 package struct LuaScripts: StepScripts {
   package let policyFolders: [URL]
   package let limits: LuaLimits
   package let mergeRulesFile: URL?
+  private let loaded = LoadedSteps()
+
+  /// The step mappings loaded so far, by step and file. Not shared between threads: one job's.
+  private final class LoadedSteps {
+    var mappings: [String: StepMapping] = [:]
+  }
 
   package init(policyFolders: [URL], limits: LuaLimits = LuaLimits(), mergeRules: URL? = nil) {
     self.policyFolders = policyFolders
@@ -18,7 +28,11 @@ package struct LuaScripts: StepScripts {
   }
 
   package func mapping(for step: MigrationStep, file: URL) throws -> StepMapping {
-    try ScriptedStep.load(step, file: file, policyFolders: policyFolders, limits: limits)
+    let key = "\(step.name)\u{0}\(file.path)"
+    if let known = loaded.mappings[key] { return known }
+    let mapping = try ScriptedStep.load(step, file: file, policyFolders: policyFolders, limits: limits)
+    loaded.mappings[key] = mapping
+    return mapping
   }
 
   package func stage(for step: MigrationStep) throws -> (any MigrationStageHandlers)? {

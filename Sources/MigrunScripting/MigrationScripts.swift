@@ -46,31 +46,36 @@ public struct MigrationScripts: Sendable {
   /// the model does not have, `MigrationError.Code.badMapping` for a policy folder holding a file
   /// no step can use.
   public func plan(store: URL, bundle: ModelBundle, destination: String? = nil) throws -> MigrationPlan {
-    try ScriptedStep.plan(
-      store: store, bundle: bundle, policyFolders: policyFolders, chain: chain, destination: destination,
-      mappingModels: mappingModels, chainOrigin: chainOrigin, destinationOrigin: destinationOrigin, limits: limits.lua)
+    try plan(session: StoreSession(store), bundle: bundle, destination: destination, lua: luaScripts)
   }
 
   /// The migrator for `plan` on `store`, running the steps' scripts, stages and merge rules.
   public func migrator(store: URL, plan: MigrationPlan, options: StoreMigrator.Options = StoreMigrator.Options())
     -> StoreMigrator
   {
-    let migrator = StoreMigrator(store: store, plan: plan, options: options)
-    migrator.scripts = luaScripts
-    return migrator
+    migrator(store: store, plan: plan, options: options, lua: luaScripts)
   }
 
-  /// Migrates the store at `store` to `destination` (the current version when nil): a swap an
-  /// earlier run left half done completed, the plan made (``plan(store:bundle:destination:)``) and
-  /// run. A store already at the destination is left alone (a report with no steps).
+  /// Migrates the store at `store` to `destination` (the current version when nil) as one session:
+  /// the store's migration lock taken, a swap an earlier run left half done completed, the store
+  /// found free, then the plan made (``plan(store:bundle:destination:)``) and run, both reading the
+  /// store through that one look at it, each step file loaded once. A store already at the
+  /// destination is left alone (a report with no steps).
   public func migrate(
     store: URL, bundle: ModelBundle, destination: String? = nil,
     options: StoreMigrator.Options = StoreMigrator.Options()
   ) throws -> StoreMigrator.Report {
-    _ = try StoreMigrator.completeInterruptedSwap(of: store, wait: options.wait, dryRun: options.dryRun)
-    let plan = try plan(store: store, bundle: bundle, destination: destination)
+    guard FileManager.default.fileExists(atPath: store.path) else {
+      throw StoreError(.notFound, file: store.path, reason: "no such file")
+    }
+    let lock = try MigrationLock(store: store, wait: options.wait)
+    defer { lock.release() }
+    let session = try StoreMigrator.prepare(store, options: options)
+    defer { session.close() }
+    let lua = luaScripts
+    let plan = try plan(session: session, bundle: bundle, destination: destination, lua: lua)
     guard plan.needsMigration else { return StoreMigrator.Report() }
-    return try migrator(store: store, plan: plan, options: options).run()
+    return try migrator(store: store, plan: plan, options: options, lua: lua).run(in: session)
   }
 
   // MARK: - Non public
@@ -80,7 +85,28 @@ public struct MigrationScripts: Sendable {
   /// Where a plan's destination was given, in errors about it (nil: an argument).
   package var destinationOrigin: String?
 
-  /// What the migrator asks of the scripting layer, under these limits.
+  /// ``plan(store:bundle:destination:)`` from a job's look at the store (`session`), weighing walks
+  /// through the step files with `lua` — the value the run then gets, so each file loads once.
+  package func plan(session: StoreSession, bundle: ModelBundle, destination: String?, lua: LuaScripts) throws
+    -> MigrationPlan
+  {
+    try ScriptedStep.plan(
+      store: session.url, bundle: bundle, policyFolders: policyFolders, chain: chain, destination: destination,
+      mappingModels: mappingModels, chainOrigin: chainOrigin, destinationOrigin: destinationOrigin, session: session,
+      scripts: lua)
+  }
+
+  /// ``migrator(store:plan:options:)`` with the scripts the plan was made with (`lua`).
+  package func migrator(store: URL, plan: MigrationPlan, options: StoreMigrator.Options, lua: LuaScripts)
+    -> StoreMigrator
+  {
+    let migrator = StoreMigrator(store: store, plan: plan, options: options)
+    migrator.scripts = lua
+    return migrator
+  }
+
+  /// What the migrator asks of the scripting layer, under these limits (a new value each time: one
+  /// per migration, which keeps the step files it loaded).
   package var luaScripts: LuaScripts {
     LuaScripts(policyFolders: policyFolders, limits: limits.lua, mergeRules: mergeRules)
   }

@@ -87,12 +87,26 @@ package enum ScriptedStep {
     mappingModels: [URL] = [], chainOrigin: String = "--chain", destinationOrigin: String? = nil,
     limits: LuaLimits = LuaLimits()
   ) throws -> MigrationPlan {
+    try plan(
+      store: store, bundle: bundle, policyFolders: folders, chain: chain, destination: destination,
+      mappingModels: mappingModels, chainOrigin: chainOrigin, destinationOrigin: destinationOrigin,
+      session: StoreSession(store), scripts: LuaScripts(policyFolders: folders, limits: limits))
+  }
+
+  /// ``plan(store:bundle:policyFolders:chain:destination:mappingModels:chainOrigin:destinationOrigin:)``
+  /// from what the job's session read of the store, weighing walks with the job's `scripts` (each
+  /// step file loaded once, under the job's limits, for the plan and the run).
+  package static func plan(
+    store: URL, bundle: ModelBundle, policyFolders folders: [URL], chain: [String]?, destination: String?,
+    mappingModels: [URL], chainOrigin: String, destinationOrigin: String?, session: StoreSession,
+    scripts: LuaScripts
+  ) throws -> MigrationPlan {
     let order = try MigrationPlanner.explicitOrder(
       bundle, policyFolders: folders, override: chain, overrideOrigin: chainOrigin)
-    let metadata = try SQLiteStore.metadata(at: store)
+    let metadata = try session.metadata()
     let storeModel =
       bundle.version(matching: metadata.versionHashes) == nil
-      ? try? SQLiteStore.cachedModel(at: store)?.named(
+      ? try? session.cachedModel()?.named(
         "\(store.deletingPathExtension().lastPathComponent)'s own model") : nil
     var given: [String: URL] = [:]
     var givenModules = Set<String>()
@@ -124,7 +138,7 @@ package enum ScriptedStep {
       storeModel: storeModel,
       script: { from, to in
         given["\(from)\u{0}\(to)"] ?? find(from: from, to: to, in: folders) ?? byHashes["\(from)\u{0}\(to)"]
-      }, scripts: LuaScripts(policyFolders: folders, limits: limits))
+      }, scripts: scripts)
   }
 
   /// Checks that `folders` hold only what a migration of `bundle` can use, so that nothing in them

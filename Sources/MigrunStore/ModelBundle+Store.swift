@@ -14,23 +14,29 @@ extension ModelBundle {
   /// Nil when the store holds every table of its version (a whole-model store — today's Core Data
   /// writes every table whatever the configuration) or no single configuration fits.
   public func configuration(ofStoreAt url: URL) throws -> String? {
+    try configuration(ofStore: StoreSession(url))
+  }
+
+  /// ``configuration(ofStoreAt:)``, from what the session read of the store.
+  package func configuration(ofStore session: StoreSession) throws -> String? {
     // An XML or binary store has no tables to tell a configuration by.
-    if let type = StoreType.of(url), type != .sqlite { return nil }
-    guard let model = version(matching: try SQLiteStore.metadata(at: url).versionHashes) else { return nil }
-    return model.configuration(ofStoreTables: try SQLiteStore.tableNames(at: url))
+    if let type = session.type, type != .sqlite { return nil }
+    guard let model = version(matching: try session.metadata().versionHashes) else { return nil }
+    return model.configuration(ofStoreTables: try session.tableNames())
   }
 
   /// The model a store carries in `Z_MODELCACHE`, named `versionName`.
   static func cachedModel(ofStore url: URL, versionName: String) throws(ModelError) -> ObjectModel {
     let cached: ObjectModel?
+    let session = StoreSession(url)
     do {
-      _ = try SQLiteStore.metadata(at: url)
+      _ = try session.metadata()
     } catch {
       let why = (error as? StoreError)?.reason ?? "\(error)"
       throw ModelError(.notAModel, file: url.path, reason: "a SQLite database, but \(why); \(accepted)")
     }
     do {
-      cached = try SQLiteStore.cachedModel(at: url)
+      cached = try session.cachedModel()
     } catch {
       throw ModelError(
         .notAModel, file: url.path, reason: "a SQLite database whose model cannot be read (\(error)); \(accepted)")

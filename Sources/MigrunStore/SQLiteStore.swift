@@ -279,16 +279,23 @@ public final class SQLiteStore: ObjectStore {
     try self.init(url: url, model: model, access: access, fastWrites: false)
   }
 
-  package init(url: URL, model: ObjectModel?, access: Access, fastWrites: Bool) throws {
+  /// `session`: what the job read of the store already (its metadata, tables, model cache, its
+  /// connection — taken — and its read wait), for a read-only opening of `session.url`.
+  package init(
+    url: URL, model: ObjectModel?, access: Access, fastWrites: Bool, session given: StoreSession? = nil
+  ) throws {
     self.url = url
     externalData = ExternalData(store: url)
+    let session = access == .readOnly && !fastWrites && given?.url == url ? given : nil
+    // The session's reads first: its connection is then the one taken.
+    let known = try session.map { (metadata: try $0.metadata(), tables: try $0.tables()) }
     let (queue, immutable) =
-      try (access == .readOnly && !fastWrites ? StoreLooks.takeConnection(url).map { ($0, true) } : nil)
-      ?? Self.openConnection(url, access: access, fastWrites: fastWrites)
-    let look = StoreLooks.look(url)
-    let metadata = try look.metadata ?? Self.readMetadata(queue, file: url.path)
+      try session?.takeConnection().map { ($0, true) }
+      ?? Self.openConnection(url, access: access, fastWrites: fastWrites, session: session)
+    let metadata = try known?.metadata ?? Self.readMetadata(queue, file: url.path)
     let cachedModel = { () throws -> ObjectModel? in
-      try look.cachedModel ?? Self.readCachedModel(queue, file: url.path)
+      if let read = session?.cachedModelIfRead { return read }
+      return try Self.readCachedModel(queue, file: url.path)
     }
     var chosen: ObjectModel
     if let model {
@@ -318,11 +325,12 @@ public final class SQLiteStore: ObjectStore {
       modelIsFromCache = true
     }
     self.queue = queue
-    busySeconds = access == .readOnly ? StoreUse.readWait : Self.defaultBusyTimeout
+    // A read waits as long as its session says (`--wait`; 0 without one).
+    busySeconds = access == .readOnly ? session?.readWait ?? 0 : Self.defaultBusyTimeout
     self.metadata = metadata
     // The store's own names where Core Data's depend on an order migrun cannot know; then every
     // table and column the model implies must be there, before anything reads a row.
-    let existing = try look.tables ?? Self.readTables(queue, file: url.path)
+    let existing = try known?.tables ?? Self.readTables(queue, file: url.path)
     storedTables = existing
     isWorkingCopy = fastWrites
     readsWithoutTransaction = access == .readOnly && immutable
@@ -370,43 +378,17 @@ public final class SQLiteStore: ObjectStore {
   /// The store's metadata alone — no entity table is read. Answers "does this store need
   /// migrating?" cheaply.
   public static func metadata(at url: URL) throws -> StoreMetadata {
-    if let metadata = StoreLooks.look(url).metadata { return metadata }
-    return try lookAt(url).metadata ?? readMetadata(try openQueue(url, access: .readOnly), file: url.path)
+    try StoreSession(url).metadata()
   }
 
   /// The names of the store's tables.
   public static func tableNames(at url: URL) throws -> Set<String> {
-    if let tables = StoreLooks.look(url).tables { return Set(tables.keys) }
-    return Set(try lookAt(url).tables?.keys ?? readTables(try openQueue(url, access: .readOnly), file: url.path).keys)
+    try StoreSession(url).tableNames()
   }
 
   /// The model the store carries in `Z_MODELCACHE`, or `nil` when it has none.
   public static func cachedModel(at url: URL) throws -> ObjectModel? {
-    if let kept = StoreLooks.look(url).cachedModel { return kept }
-    let model = try readCachedModel(try openQueue(url, access: .readOnly), file: url.path)
-    StoreLooks.keep(url) { $0.cachedModel = .some(model) }
-    return model
-  }
-
-  /// The metadata and the tables, read in one open and kept (``StoreLooks``).
-  private static func lookAt(_ url: URL) throws -> StoreLooks.Look {
-    let (queue, immutable) = try openConnection(url, access: .readOnly)
-    var kept = false
-    defer { if !kept { try? queue.close() } }
-    let metadata = try readMetadata(queue, file: url.path)
-    // A store whose tables cannot be listed still answers for its metadata (the tables' own error
-    // comes from tableNames(at:), which reads again).
-    let tables = try? readTables(queue, file: url.path)
-    StoreLooks.keep(url) {
-      $0.metadata = metadata
-      $0.tables = tables
-      // Kept open for the store that opens next (an immutable connection holds no lock).
-      if immutable, $0.connection == nil {
-        $0.connection = queue
-        kept = true
-      }
-    }
-    return StoreLooks.Look(metadata: metadata, tables: tables)
+    try StoreSession(url).cachedModel()
   }
 
   /// Creates an empty store for `model` at `url` (which must not exist), with Core Data's tables,
@@ -655,19 +637,20 @@ public final class SQLiteStore: ObjectStore {
     } catch let error as StoreError {
       throw error.inFile(url.lastPathComponent)
     } catch {
-      if StoreFailure.isInUse(error) { throw StoreUse.inUseError(url, cause: error) }
+      if StoreFailure.isInUse(error) { throw StoreUse.inUseError(url, cause: error, waited: busySeconds) }
       throw StoreError(.sqlite, file: url.lastPathComponent, reason: StoreFailure.words(error), underlying: error)
     }
   }
 
   static func list(_ numbers: [Int]) -> String { numbers.map(String.init).joined(separator: ",") }
 
-  package static func configuration(readOnly: Bool, fastWrites: Bool = false) -> Configuration {
+  /// `readWait`: how long a read waits for another process's write lock (`--wait`), in seconds.
+  package static func configuration(readOnly: Bool, fastWrites: Bool = false, readWait: Double = 0) -> Configuration {
     var configuration = Configuration()
     configuration.readonly = readOnly
     configuration.label = "migrun"
     // A reader meeting a writer's commit waits as long as it was told to (--wait), then is refused.
-    if readOnly, StoreUse.readWait > 0 { configuration.busyMode = .timeout(StoreUse.readWait) }
+    if readOnly, readWait > 0 { configuration.busyMode = .timeout(readWait) }
     if !readOnly {
       // Several processes may write one store: a write waits its turn (up to 30 s). GRDB begins
       // write transactions IMMEDIATE, so a read-then-write save cannot deadlock with another.
@@ -699,18 +682,18 @@ public final class SQLiteStore: ObjectStore {
   }
 
   /// ``openQueue(_:access:fastWrites:)``, and whether the connection is immutable (reads the file
-  /// as it is, with no locks: it needs no read transaction).
-  static func openConnection(_ url: URL, access: Access, fastWrites: Bool = false) throws -> (
-    queue: DatabaseQueue, immutable: Bool
-  ) {
+  /// as it is, with no locks: it needs no read transaction). `session`: the job's look at the store
+  /// (whether another process holds it; how long a read waits).
+  static func openConnection(_ url: URL, access: Access, fastWrites: Bool = false, session: StoreSession? = nil)
+    throws -> (queue: DatabaseQueue, immutable: Bool)
+  {
     try checkOpenable(url)
     var copy: URL?
     defer { if let copy { ScratchFolder.remove(copy.deletingLastPathComponent()) } }
     let path: String
     if access == .readWrite {
-      StoreLooks.forget(url)
       path = url.path
-    } else if let direct = readOnlyPath(url) {
+    } else if let direct = readOnlyPath(url, isHeld: session?.isHeld) {
       path = direct
     } else {
       // Committed transactions in a -wal with no -shm, or a hot journal: SQLite cannot read them
@@ -728,12 +711,16 @@ public final class SQLiteStore: ObjectStore {
     }
     do {
       let queue = try DatabaseQueue(
-        path: path, configuration: configuration(readOnly: access == .readOnly, fastWrites: fastWrites))
+        path: path,
+        configuration: configuration(
+          readOnly: access == .readOnly, fastWrites: fastWrites, readWait: session?.readWait ?? 0))
       _ = try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
       return (queue, path.hasSuffix("immutable=1"))
     } catch {
       // A writer in the middle of its commit (SQLite's EXCLUSIVE lock): the store is in use, not damaged.
-      if StoreFailure.isInUse(error) { throw StoreUse.inUseError(url, cause: error) }
+      if StoreFailure.isInUse(error) {
+        throw StoreUse.inUseError(url, cause: error, waited: session?.readWait ?? 0)
+      }
       let detail = (error as? DatabaseError)?.message ?? "\(error)"
       if let type = StoreType.of(url), type != .sqlite {
         throw StoreError(
@@ -771,14 +758,17 @@ public final class SQLiteStore: ObjectStore {
   ///   any reader would, with or without a live writer, and no byte of the three files is written;
   /// - held by another process (rollback journal): read-only with SQLite's locks, which write nothing;
   /// - else immutable: no locks, no side files.
-  package static func readOnlyPath(_ url: URL) -> String? {
+  ///
+  /// `isHeld`: whether another process holds the store, when the caller knows (its session's look,
+  /// or its own file); nil: asked now (``StoreUse/holder(of:)``).
+  package static func readOnlyPath(_ url: URL, isHeld: Bool? = nil) -> String? {
     let encoded = StoreFiles.encodedPath(url)
     if RollbackJournal.isHot(url) { return nil }
     if FileManager.default.fileExists(atPath: url.path + "-shm") {
       return "file:\(encoded)?mode=ro&readonly_shm=1"
     }
     if StoreFiles.hasWALContent(url) { return nil }
-    return StoreLooks.probe(url).isHeld ? "file:\(encoded)?mode=ro" : StoreFiles.immutableURI(url)
+    return isHeld ?? (StoreUse.holder(of: url) != nil) ? "file:\(encoded)?mode=ro" : StoreFiles.immutableURI(url)
   }
 
   /// Creates the schema's indexes (a store made `withIndexes: false`).

@@ -39,25 +39,36 @@ public enum StoreCheck {
   /// SQLite's integrity check of the file at `url` (`quick_check`, or the full `integrity_check`):
   /// its complaints, empty when the file is sound.
   public static func sqliteProblems(of url: URL, full: Bool = false, limit: Int = 10) throws -> [String] {
-    // The connection a command's look of the store holds does (its functions are a superset).
-    if let queue = StoreLooks.connection(url) { return try sqliteProblems(queue, full: full, limit: limit) }
-    let queue = try openForCheck(url)
-    defer { try? queue.close() }
-    return try sqliteProblems(queue, full: full, limit: limit)
+    try sqliteProblems(of: StoreSession(url), full: full, limit: limit)
+  }
+
+  /// ``sqliteProblems(of:full:limit:)`` of the session's store, through the connection the session
+  /// holds when it holds one (its functions are a superset).
+  package static func sqliteProblems(of session: StoreSession, full: Bool = false, limit: Int = 10) throws
+    -> [String]
+  {
+    guard SQLiteStore.readOnlyPath(session.url, isHeld: session.isHeld) != nil else {
+      // Refused by name: only a copy could read it unchanged.
+      let queue = try openForCheck(session.url, isHeld: session.isHeld, readWait: session.readWait)
+      defer { try? queue.close() }
+      return try sqliteProblems(queue, full: full, limit: limit)
+    }
+    return try session.withConnection { try sqliteProblems($0, full: full, limit: limit) }
   }
 
   /// The file opened read-only for ``sqliteProblems(_:full:limit:)`` (its file held open from here on).
-  package static func openForCheck(_ url: URL) throws -> DatabaseQueue {
+  /// `isHeld`: whether another process holds it, when the caller knows (``SQLiteStore/readOnlyPath(_:isHeld:)``).
+  package static func openForCheck(_ url: URL, isHeld: Bool? = nil, readWait: Double = 0) throws -> DatabaseQueue {
     // A file only a copy can read unchanged (a -wal without its -shm, a hot journal) is never opened
     // in place: SQLite would write a -shm or roll the journal back beside the user's store.
-    guard let path = SQLiteStore.readOnlyPath(url) else {
+    guard let path = SQLiteStore.readOnlyPath(url, isHeld: isHeld) else {
       throw StoreError(
         .io, file: url.path,
         reason: "can be read unchanged only through a copy (its -wal has no -shm, or a hot journal)")
     }
     // SQLite's check computes expression indexes and derived values: the store's own configuration
     // has Core Data's functions (and the read's --wait).
-    return try DatabaseQueue(path: path, configuration: SQLiteStore.configuration(readOnly: true))
+    return try DatabaseQueue(path: path, configuration: SQLiteStore.configuration(readOnly: true, readWait: readWait))
   }
 
   package static func sqliteProblems(_ queue: DatabaseQueue, full: Bool = false, limit: Int = 10) throws -> [String] {
@@ -76,7 +87,13 @@ public enum StoreCheck {
 
   /// Every finding for the store at `url`; `bundle`: the model folder its version should be in.
   public static func findings(of url: URL, bundle: ModelBundle? = nil) throws -> [Finding] {
-    if let type = StoreType.of(url), type != .sqlite { return atomicFindings(of: url, bundle: bundle) }
+    try findings(of: StoreSession(url), bundle: bundle)
+  }
+
+  /// ``findings(of:bundle:)`` of the session's store, from what the session read of it already.
+  package static func findings(of session: StoreSession, bundle: ModelBundle? = nil) throws -> [Finding] {
+    let url = session.url
+    if let type = session.type, type != .sqlite { return atomicFindings(of: url, bundle: bundle) }
     // A store whose -wal holds transactions, or with a hot journal, is read through a snapshot (the
     // original's files are never written); its external data stays where it is.
     let hotJournal = RollbackJournal.isHot(url)
@@ -90,11 +107,13 @@ public enum StoreCheck {
         try StoreFiles.snapshot(url, to: snapshot)
       }
       let found = try naming(url, for: snapshot) {
-        try findings(of: snapshot, bundle: bundle, externalData: ExternalData(store: url))
+        try findings(
+          of: StoreSession(snapshot, readWait: session.readWait), bundle: bundle, externalData: ExternalData(store: url)
+        )
       }
       return hotJournal ? [hotJournalNote(url)] + found : found
     }
-    return try findings(of: url, bundle: bundle, externalData: ExternalData(store: url))
+    return try findings(of: session, bundle: bundle, externalData: ExternalData(store: url))
   }
 
   /// What `check` finds on a private copy of the store (`snapshot`) said of the user's file at
@@ -190,20 +209,23 @@ public enum StoreCheck {
     return found
   }
 
-  private static func findings(of url: URL, bundle: ModelBundle?, externalData: ExternalData) throws -> [Finding] {
+  private static func findings(of session: StoreSession, bundle: ModelBundle?, externalData: ExternalData) throws
+    -> [Finding]
+  {
+    let url = session.url
     var found: [Finding] = []
     let sqlite: [String]
     do {
-      sqlite = try sqliteProblems(of: url, full: true)
+      sqlite = try sqliteProblems(of: session, full: true)
     } catch {
       // Held by a writer in the middle of its commit: in use, not damage.
-      if StoreFailure.isInUse(error) { throw StoreUse.inUseError(url, cause: error) }
+      if StoreFailure.isInUse(error) { throw StoreUse.inUseError(url, cause: error, waited: session.readWait) }
       return [Finding(kind: "sqlite-integrity", message: "\(url.lastPathComponent): \(error)")]
         + [salvageNote(url, bundle: bundle)].compactMap { $0 }
     }
     found += sqlite.map { Finding(kind: "sqlite-integrity", message: $0) }
     guard sqlite.isEmpty else { return found + [salvageNote(url, bundle: bundle)].compactMap { $0 } }
-    let metadata = try SQLiteStore.metadata(at: url)
+    let metadata = try session.metadata()
     var model = bundle?.version(matching: metadata.versionHashes)
     if let bundle, model == nil {
       found.append(
@@ -211,12 +233,12 @@ public enum StoreCheck {
           kind: "no-matching-version",
           message: "the store's metadata hashes match no version of \(bundle.name); its own cached model is used"))
     }
-    if model == nil { model = try SQLiteStore.cachedModel(at: url) }
+    if model == nil { model = try session.cachedModel() }
     guard let model else {
       found.append(Finding(kind: "no-matching-version", message: "no model: give --model (the store has no cache)"))
       return found
     }
-    let store = try SQLiteStore(url: url, model: model)
+    let store = try SQLiteStore(url: url, model: model, access: .readOnly, fastWrites: false, session: session)
     store.externalData = externalData
     defer { try? store.close() }
     found += store.cacheDisagreement.map { cacheDisagreement($0, modelGiven: bundle != nil) }

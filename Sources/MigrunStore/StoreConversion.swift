@@ -78,17 +78,20 @@ package enum StoreConversion {
     transformer.map { $0.contains("UnarchiveFromData") } ?? true
   }
 
-  /// The metadata and every object of the store at `url` (any type), as `model` has them.
-  package static func read(_ url: URL, model: ObjectModel) throws -> (metadata: StoreMetadata, objects: [StoredObject])
-  {
-    guard let type = StoreType.of(url) else {
+  /// The metadata and every object of the store at `url` (any type), as `model` has them;
+  /// `session`: the job's look at the store, when it has one.
+  package static func read(_ url: URL, model: ObjectModel, session given: StoreSession? = nil) throws -> (
+    metadata: StoreMetadata, objects: [StoredObject]
+  ) {
+    let session = given ?? StoreSession(url)
+    guard let type = session.type else {
       throw StoreError(.notACoreDataStore, file: url.path, reason: "not a Core Data store (SQLite, XML or binary)")
     }
     if type != .sqlite {
       let store = try AtomicStore.open(url)
       return (store.metadata, try store.objects(of: model))
     }
-    let store = try SQLiteStore(url: url, model: model, access: .readOnly)
+    let store = try SQLiteStore(url: url, model: model, access: .readOnly, fastWrites: false, session: session)
     defer { try? store.close() }
     var objects: [StoredObject] = []
     for entity in model.entities {

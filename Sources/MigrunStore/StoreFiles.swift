@@ -78,7 +78,7 @@ package enum StoreFiles {
 
   /// Whether the store's header says WAL mode (file format bytes 18 and 19 are 2), as Core Data's
   /// stores are by default.
-  package static func isWALMode(_ url: URL) -> Bool { StoreLooks.probe(url).walMode }
+  package static func isWALMode(_ url: URL) -> Bool { StoreUse.probe(url).walMode }
 
   /// What identifies the store's content on disk: device, inode, size and modification time of the
   /// main file and of the `-wal`. Equal states mean no process wrote to the store in between (the

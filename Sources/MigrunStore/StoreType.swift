@@ -34,6 +34,11 @@ package enum StoreType: String, Sendable, CaseIterable {
       return nil
     }
     try? handle.close()
+    return of(head: Array(head))
+  }
+
+  /// The type told by a file's first bytes (up to 512 of them).
+  package static func of(head: [UInt8]) -> StoreType? {
     if head.starts(with: Array("SQLite format 3\0".utf8)) { return .sqlite }
     if BinaryStoreFile.looksLikeBinaryStore(head) { return .binary }
     if XMLStoreFile.looksLikeXMLStore(head) { return .xml }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -34,15 +33,6 @@ package enum StoreUse {
     }
   }
 
-  /// How long a read of a store waits for another process's write lock, in seconds (`--wait` of the
-  /// commands that read stores; 0: the in-use answer at once): one setting for the process, made by
-  /// the command line before it reads.
-  package static var readWait: Double {
-    get { readWaitSetting.withLock { $0 } }
-    set { readWaitSetting.withLock { $0 = newValue } }
-  }
-  private static let readWaitSetting = Mutex<Double>(0)
-
   static let pendingByte: Int64 = 0x4000_0000
   static let reservedByte = pendingByte + 1
   static let sharedFirst = pendingByte + 2
@@ -53,9 +43,22 @@ package enum StoreUse {
   /// holds a read lock on the database file's shared range, so the `-shm` is asked first.
   package static func holder(of store: URL) -> Holder? { probe(store).holder }
 
-  /// ``holder(of:)``, and whether the file's header says WAL mode (bytes 18 and 19 equal 2) — read
-  /// from the same open of the file.
-  package static func probe(_ store: URL) -> (holder: Holder?, walMode: Bool) {
+  /// What one look at a store's files tells: who holds it, and the first bytes of its main file.
+  package struct Probe: Sendable {
+    /// The first holder found (``holder(of:)``).
+    package let holder: Holder?
+    /// Up to the first 512 bytes of the main file (empty when it cannot be read).
+    package let head: [UInt8]
+
+    /// Whether the file's header says WAL mode (file format bytes 18 and 19 are 2).
+    package var walMode: Bool { head.count >= 20 && head[18] == 2 }
+    /// The store's type, told by its first bytes (``StoreType/of(head:)``).
+    package var type: StoreType? { StoreType.of(head: head) }
+  }
+
+  /// ``holder(of:)``, and the file's first bytes (its type, its journal mode) — read from the same
+  /// open of the file.
+  package static func probe(_ store: URL) -> Probe {
     let shm = store.path + "-shm"
     let probes: [(path: String, start: Int64, length: Int64, what: String)] = [
       (shm, 120, 1, "a write lock"),
@@ -72,18 +75,18 @@ package enum StoreUse {
     var descriptors: [String: Int32] = [:]
     for path in [shm, store.path] { descriptors[path] = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
     defer { for descriptor in descriptors.values where descriptor >= 0 { close(descriptor) } }
-    var header = [UInt8](repeating: 0, count: 20)
-    let headerRead = descriptors[store.path].map { $0 >= 0 ? pread($0, &header, 20, 0) : -1 } ?? -1
-    let walMode = headerRead == 20 && header[18] == 2
+    var head = [UInt8](repeating: 0, count: 512)
+    let headRead = descriptors[store.path].map { $0 >= 0 ? pread($0, &head, 512, 0) : -1 } ?? -1
+    head = Array(head.prefix(max(0, headRead)))
     for probe in probes {
       guard let descriptor = descriptors[probe.path], descriptor >= 0,
         let found = lock(on: descriptor, start: probe.start, length: probe.length)
       else { continue }
       // A write lock on the database's shared range is SQLite's EXCLUSIVE lock: a commit in progress.
       let what = probe.start == sharedFirst && found.writing ? "a write lock" : probe.what
-      return (Holder(pid: found.pid, command: found.pid.flatMap(command(of:)), what: what), walMode)
+      return Probe(holder: Holder(pid: found.pid, command: found.pid.flatMap(command(of:)), what: what), head: head)
     }
-    return (nil, walMode)
+    return Probe(holder: nil, head: head)
   }
 
   /// The process holding a write lock on the store's file (SQLite's RESERVED lock or more: a write
@@ -122,8 +125,15 @@ package enum StoreUse {
   /// Returns when no other process holds the store, polling every 100 ms for up to `wait` seconds;
   /// else throws ``StoreError/Code/inUse`` naming the store and what holds it.
   package static func waitUntilFree(_ store: URL, wait: Double = 0) throws {
+    _ = try free(store, wait: wait)
+  }
+
+  /// ``waitUntilFree(_:wait:)`` from a probe already made (`first`; nil: probed now); returns the
+  /// probe that found the store free.
+  package static func free(_ store: URL, wait: Double, first: Probe? = nil) throws -> Probe {
     let deadline = Date().addingTimeInterval(max(0, wait))
-    while let holder = holder(of: store) {
+    var probed = first ?? probe(store)
+    while let holder = probed.holder {
       guard Date() < deadline else {
         let waited = wait > 0 ? " (still after waiting \(formatSeconds(wait)))" : ""
         throw StoreError(
@@ -131,14 +141,16 @@ package enum StoreUse {
           reason: "the store is in use: \(holder)\(waited); close it, or wait for it (StoreMigrator.Options.wait)")
       }
       usleep(100_000)
+      probed = probe(store)
     }
+    return probed
   }
 
   /// The in-use answer for a read SQLite refused with `SQLITE_BUSY` (a writer holding its lock),
-  /// naming what holds the store.
-  package static func inUseError(_ store: URL, cause: any Error) -> StoreError {
+  /// naming what holds the store and how long the read waited (`waited` seconds).
+  package static func inUseError(_ store: URL, cause: any Error, waited wait: Double) -> StoreError {
     let holder = holder(of: store).map { ": \($0)" } ?? ": another process is writing it"
-    let waited = readWait > 0 ? " (still after waiting \(formatSeconds(readWait)))" : ""
+    let waited = wait > 0 ? " (still after waiting \(formatSeconds(wait)))" : ""
     return StoreError(
       .inUse, file: store.path,
       reason: "the store is in use\(holder)\(waited); close it, or wait for it (StoreMigrator.Options.wait)",

@@ -38,6 +38,12 @@ struct AtomicStoreInput {
     return type != .sqlite
   }
 
+  /// ``isAtomic(_:)`` of the session's store, from its one look at the file.
+  static func isAtomic(_ session: StoreSession) -> Bool {
+    guard let type = session.type else { return false }
+    return type != .sqlite
+  }
+
   /// The version, or an error saying `command` needs one.
   func requireVersion(for command: String) throws -> ObjectModel {
     if let version { return version }

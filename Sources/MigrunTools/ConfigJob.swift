@@ -5,7 +5,7 @@ import MigrunScripting
 import MigrunStore
 
 /// `config`'s job: what the command does, without its printing.
-package struct ConfigJob {
+package struct ConfigJob: ProjectJob {
   package var model: String?
   package var policyFolders: [String]
   package var chain: String?
@@ -16,6 +16,8 @@ package struct ConfigJob {
   package var luaMemory: Int?
   package var luaInstructions: Int64?
   package var json: Bool
+  /// The project file the command line read (`.migrun.yml`), for the options not given.
+  package var project: ProjectConfig?
 
   package init(
     model: String?, policyFolders: [String], chain: String?, configuration: String?, to: String?, jobs: Int?,
@@ -35,7 +37,6 @@ package struct ConfigJob {
 
   package func run() throws -> JobOutput {
     var out = JobOutput()
-    let project = try ProjectConfig.current()
     let rows = rows(project)
     if json {
       try out.emit(

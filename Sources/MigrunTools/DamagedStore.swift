@@ -13,12 +13,14 @@ package struct DamagedStore {
 
   /// The damage of the SQLite file at `store`, or nil when SQLite finds none — or cannot open it
   /// at all (not there, not SQLite: the command's own error says so, in its words).
-  package static func of(_ store: String) -> DamagedStore? {
+  /// `session`: the command's look at the store (its check reads through the session's connection).
+  package static func of(_ store: String, session given: StoreSession? = nil) -> DamagedStore? {
     let url = URL(fileURLWithPath: store)
+    let session = given ?? StoreSession(url)
     // A file only a copy can read unchanged (a -wal without its -shm, a hot journal) is left to the
     // command, which reads it through one.
-    guard StoreType.of(url) == .sqlite, SQLiteStore.readOnlyPath(url) != nil,
-      let problems = try? StoreCheck.sqliteProblems(of: url, limit: 3),
+    guard session.type == .sqlite, SQLiteStore.readOnlyPath(url, isHeld: session.isHeld) != nil,
+      let problems = try? StoreCheck.sqliteProblems(of: session, limit: 3),
       !problems.isEmpty
     else { return nil }
     return DamagedStore(store: store, problems: problems)

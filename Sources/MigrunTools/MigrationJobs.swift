@@ -23,6 +23,8 @@ package struct MigrationSetup: Sendable {
   package var limits = LuaLimits()
   /// Lua merge rules for uniqueness collisions in every step.
   package var mergeRules: URL?
+  /// How long a read of a store waits for another process's write lock, in seconds (`--wait`).
+  package var readWait: Double = 0
   /// Where an option's value came from when not from its flag — `model`, `to`, `chain`,
   /// `configuration` → "key: in /path/.migrun.yml" — so that a message about the value names it.
   package var origins: [String: String] = [:]
@@ -63,23 +65,26 @@ package struct MigrationJobs {
   /// folders and mapping models, the chain. An XML or binary store is planned as its SQLite working
   /// copy (``AtomicStoreWork``) is.
   package func plan(for store: URL) throws -> MigrationPlan {
-    try withSQLite(store, for: "plan") { try sqlitePlan(for: $0) }
+    try withSQLite(session(of: store), for: "plan") { try sqlitePlan(for: $0, lua: scripts.luaScripts) }
   }
 
-  /// `body` given a SQLite store to read for `store`: the store itself, or — for an XML or binary
-  /// store — a SQLite working copy of its objects, removed afterwards.
-  func withSQLite<T>(_ store: URL, for command: String, _ body: (URL) throws -> T) throws -> T {
-    guard AtomicStoreInput.isAtomic(store) else { return try body(store) }
-    let work = try AtomicStoreWork(store, bundle: bundle, for: command)
+  /// One look at `store` for a job (``StoreSession``), reads waiting as long as `--wait` says.
+  package func session(of store: URL) -> StoreSession { StoreSession(store, readWait: setup.readWait) }
+
+  /// `body` given a session of a SQLite store to read for the session's store: the store itself,
+  /// or — for an XML or binary store — a SQLite working copy of its objects, removed afterwards.
+  func withSQLite<T>(_ session: StoreSession, for command: String, _ body: (StoreSession) throws -> T) throws -> T {
+    guard AtomicStoreInput.isAtomic(session) else { return try body(session) }
+    let work = try AtomicStoreWork(session.url, bundle: bundle, for: command)
     defer { work.discard() }
-    return try body(work.sqlite)
+    return try body(StoreSession(work.sqlite))
   }
 
-  private func sqlitePlan(for store: URL) throws -> MigrationPlan {
+  func sqlitePlan(for session: StoreSession, lua: LuaScripts) throws -> MigrationPlan {
     let chosen = try Self.naming(setup.origins["configuration"]) {
-      try ConfigurationChoice.bundle(bundle, configuration: setup.configuration, store: store)
+      try ConfigurationChoice.bundle(bundle, configuration: setup.configuration, session: session)
     }
-    return try scripts.plan(store: store, bundle: chosen, destination: setup.destination)
+    return try self.scripts.plan(session: session, bundle: chosen, destination: setup.destination, lua: lua)
   }
 
   /// The scripting layer's door (the one `verify` takes too): the job's policy folders, chain,
@@ -100,8 +105,10 @@ package struct MigrationJobs {
 
   /// The migrator for `store` on `plan`, with the job's scripts, stages and merge rules: what the
   /// core asks of the scripting layer is handed to it here, up front.
-  package func migrator(for store: URL, plan: MigrationPlan, options: StoreMigrator.Options) -> StoreMigrator {
-    scripts.migrator(store: store, plan: plan, options: options)
+  package func migrator(
+    for store: URL, plan: MigrationPlan, options: StoreMigrator.Options, lua: LuaScripts? = nil
+  ) -> StoreMigrator {
+    scripts.migrator(store: store, plan: plan, options: options, lua: lua ?? scripts.luaScripts)
   }
 
   /// Whether `store` needs migrating, and the path; a store with no path yet is one that needs
@@ -126,25 +133,35 @@ package struct MigrationJobs {
     }
   }
 
-  /// One store's migration: an interrupted swap completed (`swapCompleted` told), the plan, and —
-  /// unless the store is current — the run, with `progress` and `willStart` (once the store is the
-  /// migration's, before any work).
+  /// One store's migration, as one session: the store's migration lock taken, an interrupted swap
+  /// completed (`swapCompleted` told) and the store found free (``StoreMigrator/prepare(_:options:swapCompleted:)``);
+  /// then the plan and — unless the store is current — the run, both reading the store through that
+  /// one look at it, with the step files loaded once; `progress` and `willStart` (once the store is
+  /// the migration's, before any work).
   package func migrate(
     _ store: URL, options: StoreMigrator.Options, swapCompleted: () -> Void = {},
     progress: ((MigrationProgress) -> Void)? = nil, willStart: ((MigrationPlan) -> Void)? = nil
   ) throws -> MigrationOutcome {
-    if try StoreMigrator.completeInterruptedSwap(of: store, wait: options.wait, dryRun: options.dryRun) {
-      swapCompleted()
+    guard FileManager.default.fileExists(atPath: store.path) else {
+      throw StoreError(.notFound, file: store.path, reason: "no such file")
     }
-    if AtomicStoreInput.isAtomic(store) {
+    // One migration of the store at a time; another migrun's working files are not stale.
+    let lock = try MigrationLock(store: store, wait: options.wait)
+    defer { lock.release() }
+    let session = try StoreMigrator.prepare(store, options: options, swapCompleted: swapCompleted)
+    defer { session.close() }
+    if AtomicStoreInput.isAtomic(session) {
       return try migrateAtomic(store, options: options, progress: progress, willStart: willStart)
     }
-    let plan = try plan(for: store)
+    // The step files loaded once, under the job's limits: the plan weighs a walk with the mappings
+    // the run then runs.
+    let lua = scripts.luaScripts
+    let plan = try sqlitePlan(for: session, lua: lua)
     guard plan.needsMigration else { return MigrationOutcome(plan: plan, report: nil) }
-    let migrator = migrator(for: store, plan: plan, options: options)
+    let migrator = migrator(for: store, plan: plan, options: options, lua: lua)
     migrator.progress = progress
     migrator.willStart = { willStart?(plan) }
-    return MigrationOutcome(plan: plan, report: try migrator.run())
+    return MigrationOutcome(plan: plan, report: try migrator.run(in: session))
   }
 
   /// An XML or binary store's migration: its objects in a SQLite working store (``AtomicStoreWork``)
@@ -155,18 +172,17 @@ package struct MigrationJobs {
     _ store: URL, options: StoreMigrator.Options, progress: ((MigrationProgress) -> Void)?,
     willStart: ((MigrationPlan) -> Void)?
   ) throws -> MigrationOutcome {
-    // One migration of the store at a time (the SQLite working copy's own lock is its alone).
-    let lock = try MigrationLock(store: store, wait: options.wait)
-    defer { lock.release() }
+    // The store's migration lock is the caller's (the SQLite working copy's own lock is its alone).
     let work = try AtomicStoreWork(store, bundle: bundle, for: "migrate")
     defer { work.discard() }
-    let plan = try sqlitePlan(for: work.sqlite)
+    let lua = scripts.luaScripts
+    let plan = try sqlitePlan(for: StoreSession(work.sqlite), lua: lua)
     guard plan.needsMigration, let destination = plan.steps.last?.destination else {
       return MigrationOutcome(plan: plan, report: nil)
     }
     var inner = options
     inner.keepBackup = false
-    let migrator = migrator(for: work.sqlite, plan: plan, options: inner)
+    let migrator = migrator(for: work.sqlite, plan: plan, options: inner, lua: lua)
     migrator.progress = progress
     migrator.willStart = { willStart?(plan) }
     var report = try migrator.run()

@@ -51,7 +51,7 @@ struct HashReport: Codable {
 }
 
 /// `diagram`'s drawing: a model version, a step's mapping, or a store's planned path, as Graphviz dot.
-package struct DiagramJob {
+package struct DiagramJob: ProjectJob {
   package var source: String
   package var version: String?
   package var from: String?
@@ -59,6 +59,8 @@ package struct DiagramJob {
   package var model: String?
   package var policyFolders: [String]
   package var plan: Bool
+  /// The project file the command line read (`.migrun.yml`), for the options not given.
+  package var project: ProjectConfig?
 
   package init(
     source: String, version: String?, from: String?, to: String?, model: String?, policyFolders: [String], plan: Bool
@@ -80,7 +82,7 @@ package struct DiagramJob {
     get throws {
       if let model { return model }
       guard (try? SQLiteStore.metadata(at: URL(fileURLWithPath: source))) != nil else { return nil }
-      return try ProjectConfig.current()?.model
+      return project?.model
     }
   }
 

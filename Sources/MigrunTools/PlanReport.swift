@@ -9,14 +9,17 @@ extension MigrationJobs {
   /// take, what each step drops, custom stages and unused step files. Every script and stage is loaded,
   /// so a broken file is found before anything runs.
   package func planReport(for store: URL) throws -> PlanReport {
-    try withSQLite(store, for: "plan") { sqlite in try planReport(for: sqlite, named: store) }
+    try withSQLite(session(of: store), for: "plan") { sqlite in try planReport(for: sqlite, named: store) }
   }
 
-  /// The report for the SQLite store `store` (a working copy of `url`'s objects, or `url` itself).
-  private func planReport(for store: URL, named url: URL) throws -> PlanReport {
-    let plan = try plan(for: store)
+  /// The report for the SQLite store of `session` (a working copy of `url`'s objects, or `url`
+  /// itself), read through the session; the step files are loaded once, for the plan and the report.
+  private func planReport(for session: StoreSession, named url: URL) throws -> PlanReport {
+    let lua = scripts.luaScripts
+    let plan = try sqlitePlan(for: session, lua: lua)
     let source = try SQLiteStore(
-      url: store, model: try plan.steps.first?.source ?? bundle.model(named: plan.sourceVersion))
+      url: session.url, model: try plan.steps.first?.source ?? bundle.model(named: plan.sourceVersion),
+      access: .readOnly, fastWrites: false, session: session)
     defer { try? source.close() }
     let counts = try source.entityCounts()
     // A scripted step shows its script's mapping; loading it also checks the file before anything runs.
@@ -24,11 +27,11 @@ extension MigrationJobs {
     var methods: [(method: StepMethod, reason: String?)] = []
     var drops: [[DroppedProperty]] = []
     // Custom stages: loaded, so a broken file is found before anything runs.
-    let stages = try plan.steps.map { try LuaStage.find(for: $0, in: setup.policyFolders) }
+    let stages = try plan.steps.map { try LuaStage.find(for: $0, in: setup.policyFolders, limits: setup.limits) }
     for (index, step) in plan.steps.enumerated() {
       let stepMapping: StepMapping
       if case .scripted(let file) = step.kind {
-        stepMapping = try ScriptedStep.load(step, file: file, policyFolders: setup.policyFolders)
+        stepMapping = try lua.mapping(for: step, file: file)
       } else {
         guard let inferred = step.inferredMapping else { throw ToolError(message: "\(step.name): no inferred mapping") }
         stepMapping = StepMapping(mapping: inferred)

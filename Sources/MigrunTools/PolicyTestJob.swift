@@ -6,7 +6,7 @@ import MigrunScripting
 import MigrunStore
 
 /// `test`'s job: what the command does, without its printing.
-package struct PolicyTestJob {
+package struct PolicyTestJob: ProjectJob {
   package var paths: [String]
   package var junit: String?
   package var fixtures: [String]
@@ -16,6 +16,8 @@ package struct PolicyTestJob {
   package var coverage: String?
   /// Whether files already at `junit` and `coverage` may be replaced (never a test file).
   package var force: Bool
+  /// The project file the command line read (`.migrun.yml`), for the options not given.
+  package var project: ProjectConfig?
 
   package init(
     paths: [String], junit: String?, fixtures: [String], policyFolders: [String], verbose: Bool, limits: LuaLimits,
@@ -41,7 +43,7 @@ package struct PolicyTestJob {
   package func run() throws -> JobOutput {
     var out = JobOutput()
     // Without paths: the project file's policy folders, else ./policies.
-    let projectPolicies = (try ProjectConfig.current())?.policies ?? []
+    let projectPolicies = project?.policies ?? []
     // Folders `require` searches beyond the tested one: --policies, else the project's.
     let extraPolicies = (policyFolders.isEmpty ? projectPolicies : policyFolders).map { URL(fileURLWithPath: $0) }
     let roots = (paths.isEmpty ? (projectPolicies.isEmpty ? ["policies"] : projectPolicies) : paths).map {

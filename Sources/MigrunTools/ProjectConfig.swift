@@ -44,26 +44,18 @@ package struct ProjectConfig: Sendable {
     }
   }
 
-  /// The project file in force for this run (from the working folder), read once.
-  package static func current() throws -> ProjectConfig? {
-    switch loaded {
-    case .success(let config): return config
-    case .failure(let error): throw error
+  /// The project file in force (from the working folder), read now: the command line reads it once
+  /// per command and hands it down (no copy is kept for the process).
+  package static func inWorkingFolder() throws -> ProjectConfig? {
+    guard let url = find(from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)) else { return nil }
+    do {
+      return try load(url)
+    } catch let error as ToolError {
+      throw error
+    } catch {
+      throw ToolError(message: "\(url.path): \(error)", underlying: error)
     }
   }
-
-  private static let loaded: Result<ProjectConfig?, ToolError> = {
-    guard let url = find(from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)) else {
-      return .success(nil)
-    }
-    do {
-      return .success(try load(url))
-    } catch let error as ToolError {
-      return .failure(error)
-    } catch {
-      return .failure(ToolError(message: "\(url.path): \(error)", underlying: error))
-    }
-  }()
 
   /// The file's YAML, parsed.
   private static func yaml(_ url: URL, fail: (String) -> ToolError) throws -> Any? {
@@ -235,4 +227,19 @@ extension ProjectConfig {
   }
   /// What is wrong with `count` as the Lua instruction limit, or nil.
   package static func luaInstructionsProblem(_ count: Int64) -> String? { count >= 1 ? nil : luaInstructionsRange }
+}
+
+/// A job that falls back on the project file for the options it was not given: the command line
+/// reads the file once and hands it to the job (``ProjectConfig/inWorkingFolder()``).
+package protocol ProjectJob {
+  var project: ProjectConfig? { get set }
+}
+
+extension ProjectJob {
+  /// The job with the project file the command line read.
+  package func reading(_ project: ProjectConfig?) -> Self {
+    var job = self
+    job.project = project
+    return job
+  }
 }

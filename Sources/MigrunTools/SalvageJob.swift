@@ -6,12 +6,16 @@ import MigrunStore
 /// of its model version that `check` calls clean, with a report of what was saved and what was
 /// lost (exit 1 when something was). The original's files are only read; `NEW` is written whole
 /// or not at all.
-package struct SalvageJob {
+package struct SalvageJob: ProjectJob {
   package var store: String
   package var out: String
   package var model: String?
   package var json: Bool
   package var options = Salvage.Options()
+  /// The project file the command line read (`.migrun.yml`), for the options not given.
+  package var project: ProjectConfig?
+  /// How long to wait for another process to let go of the store, in seconds (`--wait`).
+  package var wait: Double = 0
 
   package init(store: String, out: String, model: String?, json: Bool, keepDanglingKeys: Bool) {
     self.store = store
@@ -31,8 +35,8 @@ package struct SalvageJob {
     }
     // Salvage reads the file's pages as they lie on disk, past SQLite's locks: a process with the
     // store open could change them under it, and a writer's pages are not yet the store's.
-    try StoreUse.waitUntilFree(url, wait: StoreUse.readWait)
-    let bundle = try modelOrProject(model).map { try loadModel(URL(fileURLWithPath: $0)) }
+    try StoreUse.waitUntilFree(url, wait: wait)
+    let bundle = try modelOrProject(model, project).map { try loadModel(URL(fileURLWithPath: $0)) }
     let (version, read) = try Salvage.read(url, bundle: bundle)
     var written: SalvageReport?
     var support: URL?

@@ -6,11 +6,15 @@ import MigrunStore
 import PropertyList
 
 /// `inspect`'s job: what the command does, without its printing.
-package struct InspectJob {
+package struct InspectJob: ProjectJob {
   package var store: String
   package var model: String?
   package var configuration: String?
   package var json: Bool
+  /// How long a read of the store waits for another process's write lock, in seconds (`--wait`).
+  package var wait: Double = 0
+  /// The project file the command line read (`.migrun.yml`), for the options not given.
+  package var project: ProjectConfig?
 
   package init(store: String, model: String?, configuration: String?, json: Bool) {
     self.store = store
@@ -19,14 +23,17 @@ package struct InspectJob {
     self.json = json
   }
 
+  /// The store read once (``StoreSession``): its type, its check, its metadata, its counts.
   package func run() throws -> JobOutput {
     let url = URL(fileURLWithPath: store)
-    if AtomicStoreInput.isAtomic(url) { return try inspectAtomic(url) }
+    let session = StoreSession(url, readWait: wait)
+    defer { session.close() }
+    if AtomicStoreInput.isAtomic(session) { return try inspectAtomic(url) }
     // A damaged file is said to be so (exit 1): its counts, when it still gives them, may be short.
-    guard let damage = DamagedStore.of(store) else { return try inspectSQLite(url) }
+    guard let damage = DamagedStore.of(store, session: session) else { return try inspectSQLite(session) }
     var out: JobOutput
     do {
-      out = try inspectSQLite(url)
+      out = try inspectSQLite(session)
     } catch {
       throw damage.error
     }
@@ -36,20 +43,23 @@ package struct InspectJob {
     return out
   }
 
-  private func inspectSQLite(_ url: URL) throws -> JobOutput {
+  private func inspectSQLite(_ session: StoreSession) throws -> JobOutput {
+    let url = session.url
     var out = JobOutput()
-    let metadata = try SQLiteStore.metadata(at: url)
+    let metadata = try session.metadata()
     let resolution = try ModelResolution.resolve(
-      store: url, bundlePath: try modelOrProject(model), configuration: configuration)
+      session: session, bundlePath: modelOrProject(model, project), configuration: configuration)
     var counts: [String: Int]?
     var source = "--model"
     if let matched = resolution.model {
-      counts = try SQLiteStore(url: url, model: matched).entityCounts()
+      counts = try SQLiteStore(url: url, model: matched, access: .readOnly, fastWrites: false, session: session)
+        .entityCounts()
     } else {
       // The store's own model, as it opens without --model: the stored hashes name the version; the
       // cache only describes the tables (its hashes may differ from the stored ones). No cache: no counts.
       do {
-        counts = try SQLiteStore(url: url).entityCounts()
+        counts = try SQLiteStore(url: url, model: nil, access: .readOnly, fastWrites: false, session: session)
+          .entityCounts()
         source = "Z_MODELCACHE"
       } catch let error as StoreError where error.code == .noModel {}
     }
@@ -74,7 +84,7 @@ package struct InspectJob {
   /// entity names the file writes.
   private func inspectAtomic(_ url: URL) throws -> JobOutput {
     var out = JobOutput()
-    let input = try AtomicStoreInput(url, modelPath: try modelOrProject(model))
+    let input = try AtomicStoreInput(url, modelPath: modelOrProject(model, project))
     let metadata = input.metadata
     var resolution = ModelResolution(model: nil, versionName: nil, mismatch: [])
     var counts: [String: Int] = [:]
@@ -139,12 +149,14 @@ package struct InspectJob {
 }
 
 /// `create`'s job: what the command does, without its printing.
-package struct CreateJob {
+package struct CreateJob: ProjectJob {
   package var store: String
   package var model: String?
   package var modelVersion: String?
   package var configuration: String?
   package var type: String
+  /// The project file the command line read (`.migrun.yml`), for the options not given.
+  package var project: ProjectConfig?
 
   package init(store: String, model: String?, modelVersion: String?, configuration: String?, type: String = "sqlite") {
     self.store = store
@@ -159,7 +171,8 @@ package struct CreateJob {
     let storeType = try storeType(named: type)
     try OutputFile.check(store)
     let bundle = try ConfigurationChoice.bundle(
-      loadModel(URL(fileURLWithPath: try modelPath(argument: nil, option: model))), configuration: configuration,
+      loadModel(URL(fileURLWithPath: try modelPath(argument: nil, option: model, project: project))),
+      configuration: configuration,
       store: nil)
     let name = modelVersion ?? bundle.currentVersionName
     let objectModel = try bundle.model(named: name)
@@ -185,13 +198,17 @@ package struct CreateJob {
 /// object, value and link, the metadata carried (UUID, version hashes, other keys), the new file
 /// read back and compared object by object, written through a temporary file and renamed into
 /// place; the original only read. Keys change where the types number objects otherwise (said).
-package struct CopyJob {
+package struct CopyJob: ProjectJob {
   package var store: String
   package var out: String
   package var type: String
   package var model: String?
   /// Attributes (`Entity.attribute`) whose values are left out on purpose.
   package var drop: [String]
+  /// How long a read of the store waits for another process's write lock, in seconds (`--wait`).
+  package var wait: Double = 0
+  /// The project file the command line read (`.migrun.yml`), for the options not given.
+  package var project: ProjectConfig?
 
   package init(store: String, out: String, type: String, model: String?, drop: [String] = []) {
     self.store = store
@@ -207,17 +224,23 @@ package struct CopyJob {
     let target = try storeType(named: type)
     guard FileManager.default.fileExists(atPath: url.path) else { throw ToolError(message: "\(store): no such file") }
     try OutputFile.check(out, inputs: [store])
-    guard let source = StoreType.of(url) else {
+    // The store read once (``StoreSession``): its type, its version, its objects.
+    let session = StoreSession(url, readWait: wait)
+    defer { session.close() }
+    guard let source = session.type else {
       throw ToolError(message: "\(store): not a Core Data store (neither SQLite, XML nor binary)")
     }
     guard source != target else {
       throw ToolError(
         message: "\(store) is already a \(source.label) store: copy it as it is (cp), or migrate it")
     }
-    let version = try self.version(of: url, source)
+    let version = try self.version(of: session, source)
     // What a SQLite store holds beyond its model (history, CloudKit's tables, an app's, triggers)
     // an XML or binary store has no place for: refused by name unless dropped on purpose.
-    let foreign = source == .sqlite ? try SQLiteStore(url: url, model: version).foreignObjectNames() : []
+    let foreign =
+      source == .sqlite
+      ? try SQLiteStore(url: url, model: version, access: .readOnly, fastWrites: false, session: session)
+        .foreignObjectNames() : []
     let notDropped = foreign.filter { !drop.contains($0) }
     guard notDropped.isEmpty else {
       throw ToolError(
@@ -225,7 +248,7 @@ package struct CopyJob {
           + "\(notDropped.joined(separator: ", ")); "
           + notDropped.map { "--drop \($0)" }.joined(separator: " ") + " leaves it out on purpose")
     }
-    var (metadata, objects) = try StoreConversion.read(url, model: version)
+    var (metadata, objects) = try StoreConversion.read(url, model: version, session: session)
     let dropped = try StoreConversion.dropValues(
       of: drop.filter { !foreign.contains($0) }, from: &objects, model: version)
     let archivedForCustom = try Self.transformables(objects, version, from: source, to: target)
@@ -306,26 +329,28 @@ package struct CopyJob {
 
   /// The model version the store's hashes name: from `--model` (or the project), else — for a
   /// SQLite store — its own cached model.
-  private func version(of url: URL, _ type: StoreType) throws -> ObjectModel {
-    let path = try modelOrProject(model)
-    if type != .sqlite { return try AtomicStoreInput(url, modelPath: path).requireVersion(for: "copy") }
-    let resolution = try ModelResolution.resolve(store: url, bundlePath: path)
+  private func version(of session: StoreSession, _ type: StoreType) throws -> ObjectModel {
+    let path = modelOrProject(model, project)
+    if type != .sqlite { return try AtomicStoreInput(session.url, modelPath: path).requireVersion(for: "copy") }
+    let resolution = try ModelResolution.resolve(session: session, bundlePath: path)
     if let matched = resolution.model { return matched }
     if path != nil { throw ToolError(message: "\(store): " + resolution.mismatch.joined(separator: "\n  ")) }
-    guard let cached = try SQLiteStore.cachedModel(at: url) else {
+    guard let cached = try session.cachedModel() else {
       throw ToolError(message: "\(store): the store has no model cache: give --model")
     }
     return cached
   }
 }
 
-package struct ImportJob {
+package struct ImportJob: ProjectJob {
   package var file: String
   package var model: String?
   package var modelVersion: String?
   package var out: String
   package var configuration: String?
   package var type: String
+  /// The project file the command line read (`.migrun.yml`), for the options not given.
+  package var project: ProjectConfig?
 
   package init(
     file: String, model: String?, modelVersion: String?, out: String, configuration: String?, type: String = "sqlite"
@@ -343,7 +368,8 @@ package struct ImportJob {
     let storeType = try storeType(named: type)
     try OutputFile.check(out, option: "--out", inputs: [file])
     let bundle = try ConfigurationChoice.bundle(
-      loadModel(URL(fileURLWithPath: try modelPath(argument: nil, option: model))), configuration: configuration,
+      loadModel(URL(fileURLWithPath: try modelPath(argument: nil, option: model, project: project))),
+      configuration: configuration,
       store: nil)
     let objectModel = try bundle.model(named: modelVersion ?? bundle.currentVersionName)
     let data: Data
@@ -382,11 +408,15 @@ package struct ImportJob {
 }
 
 /// `check`'s job: what the command does, without its printing.
-package struct CheckJob {
+package struct CheckJob: ProjectJob {
   package var stores: [String]
   package var model: String?
   package var configuration: String?
   package var json: Bool
+  /// How long a read of a store waits for another process's write lock, in seconds (`--wait`).
+  package var wait: Double = 0
+  /// The project file the command line read (`.migrun.yml`), for the options not given.
+  package var project: ProjectConfig?
 
   package init(stores: [String], model: String?, configuration: String?, json: Bool) {
     self.stores = stores
@@ -397,7 +427,7 @@ package struct CheckJob {
 
   package func run() throws -> JobOutput {
     var out = JobOutput()
-    let bundle = try modelOrProject(model).map { try loadModel(URL(fileURLWithPath: $0)) }
+    let bundle = try modelOrProject(model, project).map { try loadModel(URL(fileURLWithPath: $0)) }
     var dirty = 0
     for path in stores {
       let url = URL(fileURLWithPath: path)
@@ -405,10 +435,14 @@ package struct CheckJob {
       // the others are still checked.
       let missing = Self.notAStore(url)
       if let missing { out.notes.append("migrun: error: \(path): \(missing.message)") }
+      // Each store read once (``StoreSession``): its configuration, its check and its findings.
+      let session = StoreSession(url, readWait: wait)
+      defer { session.close() }
       let findings =
         try missing.map { [$0] }
         ?? StoreCheck.findings(
-          of: url, bundle: bundle.map { try ConfigurationChoice.bundle($0, configuration: configuration, store: url) })
+          of: session,
+          bundle: bundle.map { try ConfigurationChoice.bundle($0, configuration: configuration, session: session) })
       let damage = findings.filter { !$0.isNote }
       if !damage.isEmpty { dirty += 1 }
       if missing != nil && !json { continue }
@@ -443,7 +477,7 @@ package struct CheckJob {
 }
 
 /// `export`'s job: a store's objects as JSON.
-package struct ExportJob {
+package struct ExportJob: ProjectJob {
   package var store: String
   package var model: String?
   package var modelVersion: String?
@@ -452,6 +486,10 @@ package struct ExportJob {
   package var dates: StoreJSON.Dates
   /// Whether a file already at `out` may be replaced (never the store itself).
   package var force: Bool
+  /// How long a read of the store waits for another process's write lock, in seconds (`--wait`).
+  package var wait: Double = 0
+  /// The project file the command line read (`.migrun.yml`), for the options not given.
+  package var project: ProjectConfig?
 
   package init(
     store: String, model: String?, modelVersion: String?, configuration: String?, out: String?, dates: StoreJSON.Dates,
@@ -470,18 +508,22 @@ package struct ExportJob {
   package func run(standardOutput: (String) throws -> Void) throws {
     if let out { try OutputFile.check(out, option: "--out", force: force, inputs: [store]) }
     // Not an export of what a damaged file happens to give, nor SQLite's error with its SQL.
-    if let damage = DamagedStore.of(store) { throw damage.error }
     let url = URL(fileURLWithPath: store)
+    let session = StoreSession(url, readWait: wait)
+    defer { session.close() }
+    if let damage = DamagedStore.of(store, session: session) { throw damage.error }
     let opened: any ObjectStore
-    if AtomicStoreInput.isAtomic(url) {
-      opened = try AtomicStoreInput(url, modelPath: try modelOrProject(model)).inMemory(for: "export")
+    if AtomicStoreInput.isAtomic(session) {
+      opened = try AtomicStoreInput(url, modelPath: modelOrProject(model, project)).inMemory(for: "export")
     } else {
       let resolution = try ModelResolution.resolve(
-        store: url, bundlePath: try modelOrProject(model), version: modelVersion, configuration: configuration)
+        session: session, bundlePath: modelOrProject(model, project), version: modelVersion,
+        configuration: configuration)
       if model != nil && resolution.model == nil {
         throw ToolError(message: "\(store): " + resolution.mismatch.joined(separator: "\n  "))
       }
-      opened = try SQLiteStore(url: url, model: resolution.model)
+      opened = try SQLiteStore(
+        url: url, model: resolution.model, access: .readOnly, fastWrites: false, session: session)
     }
     guard let out else {
       try StoreJSON.export(opened, dates: dates, to: standardOutput)
