@@ -45,13 +45,8 @@ let package = Package(
         .product(name: "GRDBSQLite", package: "GRDB.swift"),
       ]),
     .target(name: "MigrunContext", dependencies: ["MigrunModel", "MigrunStore"]),
-    .target(
-      name: "MigrunKit",
-      dependencies: [
-        "MigrunModel", "MigrunStore", "MigrunContext", "PropertyList",
-        .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
-      ]
-    ),
+    // Migration decides what to do and asks the store layer to do it: no SQLite of its own (no GRDB).
+    .target(name: "MigrunKit", dependencies: ["MigrunModel", "MigrunStore", "MigrunContext", "PropertyList"]),
     .target(
       name: "MigrunScripting",
       dependencies: ["MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit", "LuaHost", "SwiftDataModel"]),

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import MigrunModel
 import MigrunStore
 
@@ -145,7 +144,7 @@ extension BulkCopy {
     struct Columns {
       var names = ["Z_PK", "Z_ENT", "Z_OPT"]
       var values: [String]
-      var constants: [DatabaseValue] = []
+      var constants: [StoreValue] = []
       /// Columns a transform computes: (column, attribute).
       var computed: [(column: String, attribute: String)] = []
 
@@ -170,11 +169,9 @@ extension BulkCopy {
       copies.append(
         Copy(
           mapping: entry.mapping, sourceTable: entry.fromLayout.table, sourceRows: sourceRows,
-          insert: """
-            INSERT INTO main.\(entry.toLayout.table) (\(columns.names.joined(separator: ", ")))
-            SELECT \(columns.values.joined(separator: ", ")) FROM src.\(entry.fromLayout.table)
-            WHERE \(sourceRows) AND Z_PK > ? AND Z_PK <= ?
-            """,
+          insert: StoreEdit.copyStatement(
+            into: entry.toLayout.table, columns: columns.names, values: columns.values, from: entry.fromLayout.table,
+            where: sourceRows),
           constants: columns.constants, rows: rowLoop(for: entry, columns, sourceRows: sourceRows)))
     }
 
@@ -321,12 +318,9 @@ extension BulkCopy {
         destination.declaringEntity(ofRelationship: relationship.name, in: entry.to).flatMap {
           destinationSchema.layout(of: $0.name)
         } ?? entry.toLayout
-      return """
-        INSERT OR IGNORE INTO main.\(table) (\(joinColumns.joined(separator: ", ")))
-        SELECT \(joinValues.joined(separator: ", ")) FROM src.\(oldTable)
-        WHERE \(oldOwn) IN (SELECT Z_PK FROM main.\(ownerLayout.table) WHERE \(destinationSchema.rowPredicate(ownerLayout)))
-        AND \(oldOther) IN (SELECT Z_PK FROM main.\(targetLayout.table) WHERE \(destinationSchema.rowPredicate(targetLayout)))
-        """
+      return StoreEdit.joinCopyStatement(
+        into: table, columns: joinColumns, values: joinValues, from: oldTable, own: oldOwn, in: ownerLayout,
+        other: oldOther, in: targetLayout, of: destinationSchema)
     }
 
     /// The row loop of a mapping whose transform computes attributes: the transform's outputs in
@@ -338,14 +332,9 @@ extension BulkCopy {
       }
       let allColumns = columns.names + outputColumns
       return RowLoop(
-        select: """
-          SELECT \((columns.values + inputs.map(\.column)).joined(separator: ", ")) FROM \(entry.fromLayout.table)
-          WHERE \(sourceRows) ORDER BY Z_PK
-          """,
-        insert: """
-          INSERT INTO main.\(entry.toLayout.table) (\(allColumns.joined(separator: ", ")))
-          VALUES (\(allColumns.map { _ in "?" }.joined(separator: ", ")))
-          """,
+        select: StoreEdit.rowLoopSelect(
+          values: columns.values + inputs.map(\.column), from: entry.fromLayout.table, where: sourceRows),
+        insert: StoreEdit.rowLoopInsert(into: entry.toLayout.table, columns: allColumns),
         plainCount: columns.values.count, inputTypes: inputs.map(\.type), transform: transform)
     }
 

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import MigrunModel
 import MigrunStore
 
@@ -10,48 +9,41 @@ extension BulkCopy {
   /// then builds the indexes and checks the model's rules. One transaction: on any error nothing
   /// of it is left in the destination.
   func run(from sourceURL: URL, into destination: SQLiteStore, progress: (MigrationProgress) -> Void) throws {
-    try destination.withConnection { db in
-      // The migrator reads a snapshot whenever the store's -wal has content, so a direct path exists;
-      // it reads the store only once its session found it free, else its own files: none is held.
-      guard let path = SQLiteStore.readOnlyPath(sourceURL, isHeld: false) else {
-        throw StoreError(
-          .io, file: sourceURL.path, reason: "the store's -wal has content and no -shm: migrate a snapshot of it")
-      }
-      try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])
-      defer { try? db.execute(sql: "DETACH DATABASE src") }
-      try db.inTransaction {
+    // The migrator reads a snapshot whenever the store's -wal has content, so a direct path exists;
+    // it reads the store only once its session found it free, else its own files: none is held.
+    guard let path = SQLiteStore.readOnlyPath(sourceURL, isHeld: false) else {
+      throw StoreError(
+        .io, file: sourceURL.path, reason: "the store's -wal has content and no -shm: migrate a snapshot of it")
+    }
+    try destination.editing(attachingSourceAt: path) { store in
+      try store.inTransaction {
         for copy in copies {
-          let total =
-            try Int.fetchOne(
-              db, sql: "SELECT count(*) FROM src.\(copy.sourceTable) WHERE \(copy.sourceRows)") ?? 0
-          let last = try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM src.\(copy.sourceTable)") ?? 0
+          let total = try store.rowCount(of: copy.sourceTable, in: "src", where: copy.sourceRows)
+          let last = try store.largestKey(of: copy.sourceTable, in: "src")
           if let rows = copy.rows {
-            try run(rows, of: copy, total: total, reading: path, into: db, progress)
+            try store.rowLoop(readingFrom: path, select: rows.select, constants: copy.constants, insert: rows.insert) {
+              select, insert in
+              try run(rows, of: copy, total: total, select: select, insert: insert, progress)
+            }
             continue
           }
-          let statement = try db.makeStatement(sql: copy.insert)
+          let statement = try store.prepareCopy(copy.insert)
           var done = 0
           var low: Int64 = .min
           progress(MigrationProgress(stage: .instances, mapping: copy.mapping.name, done: 0, total: total))
           while low < last {
             let high = low == .min ? Self.chunk : low + Self.chunk
-            try statement.execute(
-              arguments: StatementArguments(copy.constants + [low.databaseValue, high.databaseValue]))
-            done += db.changesCount
+            done += try statement.run(copy.constants, keysAbove: low, upTo: high)
             low = high
             progress(MigrationProgress(stage: .instances, mapping: copy.mapping.name, done: done, total: total))
           }
         }
-        for join in joins { try db.execute(sql: join) }
+        for join in joins { try store.copyJoins(join) }
         for (root, table) in keyTables.sorted(by: { $0.key < $1.key }) {
           guard let layout = destination.schema.layout(of: root) else { continue }
-          try db.execute(
-            sql:
-              "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, (SELECT coalesce(max(Z_PK), 0) FROM src.\(table))) WHERE Z_ENT = ?",
-            arguments: [layout.number])
+          try store.keepKeys(of: layout, usedBy: table)
         }
-        try SQLiteStore.createIndexes(db, destination.schema)
-        return .commit
+        try store.createIndexes(of: destination.schema)
       }
     }
   }
@@ -59,31 +51,12 @@ extension BulkCopy {
   /// The row loop of a copy through a transform: read a source row, compute, insert — run by the
   /// transform itself where it can (``RowLoopTransform``: in C), row by row here otherwise and for
   /// the rows it hands back.
-  /// The source is read through a connection of its own (`sourcePath`): the loop may insert on
-  /// another thread, which then has the destination's connection to itself.
+  /// The source is read through a connection of its own: the loop may insert on another thread,
+  /// which then has the destination's connection to itself.
   private func run(
-    _ rows: RowLoop, of copy: Copy, total: Int, reading sourcePath: String, into db: Database,
+    _ rows: RowLoop, of copy: Copy, total: Int, select: RawStatement, insert: RawStatement,
     _ progress: (MigrationProgress) -> Void
   ) throws {
-    let sourceQueue = try DatabaseQueue(path: sourcePath, configuration: SQLiteStore.configuration(readOnly: true))
-    defer { try? sourceQueue.close() }
-    try sourceQueue.read { source in
-      try run(rows, of: copy, total: total, from: source, into: db, progress)
-    }
-  }
-
-  private func run(
-    _ rows: RowLoop, of copy: Copy, total: Int, from source: Database, into db: Database,
-    _ progress: (MigrationProgress) -> Void
-  ) throws {
-    let selectStatement = try source.makeStatement(sql: rows.select)
-    try selectStatement.setArguments(StatementArguments(copy.constants))
-    let insertStatement = try db.makeStatement(sql: rows.insert)
-    guard let sourceConnection = source.sqliteConnection, let connection = db.sqliteConnection else {
-      throw StoreError(.sqlite, reason: "the store is closed")
-    }
-    let select = RawStatement(handle: selectStatement.sqliteStatement, connection: sourceConnection)
-    let insert = RawStatement(handle: insertStatement.sqliteStatement, connection: connection)
     defer { select.reset() }
     let entity = copy.mapping.sourceEntity ?? ""
     let plainCount = Int32(rows.plainCount)

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import MigrunModel
 import MigrunStore
 
@@ -33,7 +32,7 @@ struct BulkCopy {
     let sourceRows: String
     /// `INSERT … SELECT … WHERE <source rows> AND Z_PK > ? AND Z_PK <= ?`, constants bound first.
     let insert: String
-    let constants: [DatabaseValue]
+    let constants: [StoreValue]
     /// Set where a transform computes attributes: the copy is a row loop instead.
     let rows: RowLoop?
   }

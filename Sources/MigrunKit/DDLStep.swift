@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import MigrunModel
 import MigrunStore
 
 /// A step done in place on a copy of the store, by DDL: no row is copied. The copy (a reflink
@@ -43,8 +43,8 @@ struct DDLStep {
   let createdTables: [StoreSchema.Table]
   /// New entities (numbered after the source's): rows for `Z_PRIMARYKEY`.
   let addedEntities: [StoreSchema.EntityLayout]
-  /// One `UPDATE … WHERE Z_ENT = n` per entity whose rows get new values, with its arguments.
-  let fills: [(mapping: String, sql: String, arguments: [DatabaseValue])]
+  /// Per entity whose rows get new values: its `COLUMN = expression` assignments and their arguments.
+  let fills: [(mapping: String, entity: StoreSchema.EntityLayout, assignments: [String], arguments: [StoreValue])]
   /// Destination table → source column → destination column, for comparing indexes.
   let columnNames: [String: [String: String]]
   /// Source table → destination table (entity tables keep their names).
@@ -136,17 +136,9 @@ struct DDLStep {
 
   /// The decision for the step `mapping` on the store `store` (its layout and file as they are).
   static func decide(mapping: MappingModel, store: SQLiteStore) throws -> Decision {
-    let others = try store.read { db in
-      try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type IN ('trigger', 'view') ORDER BY name")
-    }
-    let creates = try store.read { db in
-      try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL")
-    }
+    let others = try store.triggerAndViewNames()
     var constrained: [String: Set<String>] = [:]
-    for row in creates {
-      guard let name = try row.value(at: 0, as: String.self), let sql = try row.value(at: 1, as: String.self) else {
-        continue
-      }
+    for (name, sql) in try store.tableStatements() {
       constrained[name.uppercased()] = tableConstraintColumns(sql)
     }
     return decide(
@@ -184,7 +176,7 @@ struct DDLStep {
   var rewrittenTables: Set<String> { Set(droppedColumns.map { $0.table.uppercased() }) }
 
   /// The destination's tables (uppercased) the edit neither rewrites nor creates: they must come out
-  /// with the rows and key columns the source held — checked as the edit runs (``EditWatch``), so a
+  /// with the rows and key columns the source held — checked as the edit runs (`StoreEdit.KeptRows`), so a
   /// count after the step has nothing to find in them.
   var untouchedTables: Set<String> {
     Set(destination.tables.map { $0.name.uppercased() }).subtracting(rewrittenTables)
@@ -219,29 +211,23 @@ struct DDLStep {
   @discardableResult
   func run(
     on url: URL, metadata: StoreMetadata, progress: (MigrationProgress) -> Void,
-    whileEditing: ((Database) throws -> Void)? = nil
+    whileEditing: ((StoreEdit) throws -> Void)? = nil
   ) throws -> HistoryRewritten {
     let modelCache = try destination.model.modelCache()
-    let queue: DatabaseQueue
     do {
-      queue = try DatabaseQueue(
-        path: url.path, configuration: SQLiteStore.configuration(readOnly: false, fastWrites: true))
-    } catch {
-      throw StoreError(
-        .sqlite, file: url.lastPathComponent, reason: "cannot open the copy (\(error))", underlying: error)
-    }
-    defer { try? queue.close() }
-    var history = HistoryRewritten()
-    do {
-      try queue.writeWithoutTransaction { db in
-        let watch = EditWatch(untouched: untouchedTables, keys: keyColumns)
-        db.add(transactionObserver: watch, extent: .nextTransaction)
-        try db.inTransaction {
-          history = try edit(db, metadata: metadata, modelCache: modelCache, progress: progress)
-          try whileEditing?(db)
-          return .commit
-        }
+      return try StoreEdit.editFile(at: url, keeping: .init(untouched: untouchedTables, keys: keyColumns)) { store in
+        let history = try edit(store, metadata: metadata, modelCache: modelCache, progress: progress)
+        try whileEditing?(store)
+        return history
       }
+    } catch let error as StoreEdit.KeptRowsWritten {
+      throw MigrationError(
+        .validation,
+        reason:
+          "the step's DDL edit would change rows it must keep ("
+          + error.written.sorted { $0.key < $1.key }.map { "\($0.value) row\($0.value == 1 ? "" : "s") \($0.key)" }
+          .joined(separator: ", ")
+          + "): the step would lose objects or relationships; the store is unchanged")
     } catch let error as StoreError {
       throw error
     } catch let error as MigrationError {
@@ -250,150 +236,53 @@ struct DDLStep {
       throw StoreError(
         .sqlite, file: url.lastPathComponent, reason: "the DDL edit failed (\(error))", underlying: error)
     }
-    return history
   }
 
   /// The edit, inside its transaction: Core Data's derived-attribute triggers and R-tree indexes
   /// dropped, the tables and columns edited and filled, indexes, triggers and R-trees made the
   /// destination's, persistent history rewritten, the metadata and model cache written.
   private func edit(
-    _ db: Database, metadata: StoreMetadata, modelCache: [UInt8], progress: (MigrationProgress) -> Void
+    _ store: StoreEdit, metadata: StoreMetadata, modelCache: [UInt8], progress: (MigrationProgress) -> Void
   ) throws -> HistoryRewritten {
     // Core Data's derived-attribute triggers go first (they name columns the edits change)
     // and come back as the destination's at the end.
-    for name in try String.fetchAll(
-      db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'Z\\_DA\\_%' ESCAPE '\\'")
-    {
-      try db.execute(sql: "DROP TRIGGER \(name)")
-    }
+    try store.dropDerivedAttributeTriggers()
     // Core Data's R-tree indexes likewise: dropped, and built again from the edited rows.
-    for index in sourceRTrees {
-      for suffix in ["INSERT", "UPDATE", "DELETE"] {
-        try db.execute(sql: "DROP TRIGGER IF EXISTS \(index.name)_\(suffix)")
-      }
-      try db.execute(sql: "DROP TABLE IF EXISTS \(index.name)")
-    }
-    let kept = try editTables(db, progress: progress)
+    for index in sourceRTrees { try store.dropRTree(index) }
+    let kept = try editTables(store, progress: progress)
     for index in destination.indexes where !kept.contains(index.name.uppercased()) {
-      try db.execute(sql: index.createStatement)
+      try store.createIndex(index)
     }
-    try DerivedAttributes.install(db, destination)
-    try SQLiteStore.installRTrees(db, destination)
-    let history = try db.tableExists("ACHANGE") ? try self.history.apply(db) : HistoryRewritten()
-    try db.execute(
-      sql: "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?",
-      arguments: [metadata.uuid, Data(metadata.plist.binaryEncoded())])
-    // The cache describes the store's model, now the destination. A store of an older
-    // framework (before iOS 7 / OS X 10.9) has no cache table: it comes out in today's layout.
-    try db.execute(sql: "CREATE TABLE IF NOT EXISTS Z_MODELCACHE (Z_CONTENT BLOB)")
-    try db.execute(sql: "DELETE FROM Z_MODELCACHE")
-    try db.execute(sql: "INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", arguments: [Data(modelCache)])
+    try store.installDerivedAttributesAndRTrees(destination)
+    let history = try store.hasTable("ACHANGE") ? try self.history.apply(store) : HistoryRewritten()
+    try store.setMetadata(metadata)
+    // The cache describes the store's model, now the destination.
+    try store.setModelCache(modelCache)
     return history
   }
 
   /// Tables and columns dropped, renamed, added and created, new entities numbered, rows of an
   /// entity alone in its table given its number, new values filled. Returns the indexes kept.
-  private func editTables(_ db: Database, progress: (MigrationProgress) -> Void) throws -> Set<String> {
-    let kept = try dropChangedIndexes(db)
-    for table in droppedTables { try db.execute(sql: "DROP TABLE \(table)") }
-    try rename(renamedTables.map { (nil as String?, $0.from, $0.to) }, in: db)
-    for (table, column) in droppedColumns { try db.execute(sql: "ALTER TABLE \(table) DROP COLUMN \(column)") }
-    try rename(renamedColumns.map { ($0.table, $0.from, $0.to) }, in: db)
-    for (table, column) in addedColumns {
-      try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(column.name) \(column.type)")
-    }
-    for table in createdTables { try db.execute(sql: table.createStatement) }
-    for layout in addedEntities {
-      try db.execute(
-        sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
-        arguments: [layout.number, layout.name, layout.superNumber])
-    }
+  private func editTables(_ store: StoreEdit, progress: (MigrationProgress) -> Void) throws -> Set<String> {
+    let kept = try dropChangedIndexes(store)
+    for table in droppedTables { try store.dropTable(table) }
+    try store.renameTables(renamedTables)
+    for (table, column) in droppedColumns { try store.dropColumn(column, of: table) }
+    try store.renameColumns(renamedColumns)
+    for (table, column) in addedColumns { try store.addColumn(column, to: table) }
+    for table in createdTables { try store.createTable(table) }
+    for layout in addedEntities { try store.addEntityKey(layout) }
     // Rows an older app version left with another entity's number in a table its entity is
     // alone in are that entity's objects (Core Data fetches them): they get its number, as
     // the copy path writes them.
     for layout in destination.entities where destination.soleEntity(ofTable: layout.table) == layout {
-      try db.execute(
-        sql: "UPDATE \(layout.table) SET Z_ENT = \(layout.number) WHERE Z_ENT IS NOT \(layout.number)")
+      try store.claimRows(for: layout)
     }
     for fill in fills {
-      try db.execute(sql: fill.sql, arguments: StatementArguments(fill.arguments))
-      let rows = db.changesCount
+      let rows = try store.fill(fill.entity, of: destination, assignments: fill.assignments, arguments: fill.arguments)
       progress(MigrationProgress(stage: .instances, mapping: fill.mapping, done: rows, total: rows))
     }
     return kept
-  }
-
-  /// Watches the edit's own statements on the tables it must keep as they are (``untouchedTables``):
-  /// a row inserted or deleted there, or a key or join column written, fails the commit — the edit
-  /// is rolled back and the step refused, naming what was written. SQLite tells the observer only
-  /// of the statements that could do it (GRDB asks per statement), so the fills and `Z_ENT` fixes
-  /// of a large table cost nothing here.
-  final class EditWatch: TransactionObserver {
-    let untouched: Set<String>
-    let keys: [String: Set<String>]
-    private(set) var written: [String: Int] = [:]
-
-    init(untouched: Set<String>, keys: [String: Set<String>]) {
-      self.untouched = untouched
-      self.keys = keys
-    }
-
-    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool {
-      switch eventKind {
-      case .insert(let table), .delete(let table): untouched.contains(table.uppercased())
-      case .update(let table, let columns):
-        untouched.contains(table.uppercased())
-          && !(keys[table.uppercased()] ?? []).isDisjoint(with: columns.map { $0.uppercased() })
-      }
-    }
-
-    func databaseDidChange(with event: DatabaseEvent) {
-      let what =
-        switch event.kind {
-        case .insert: "inserted into \(event.tableName)"
-        case .delete: "deleted from \(event.tableName)"
-        case .update: "with key or join columns written in \(event.tableName)"
-        }
-      written[what, default: 0] += 1
-    }
-
-    func databaseWillCommit() throws {
-      guard !written.isEmpty else { return }
-      throw MigrationError(
-        .validation,
-        reason:
-          "the step's DDL edit would change rows it must keep ("
-          + written.sorted { $0.key < $1.key }.map { "\($0.value) row\($0.value == 1 ? "" : "s") \($0.key)" }
-          .joined(separator: ", ")
-          + "): the step would lose objects or relationships; the store is unchanged")
-    }
-
-    func databaseDidCommit(_ db: Database) {}
-    func databaseDidRollback(_ db: Database) {}
-  }
-
-  /// Renames tables (`table` nil) or columns, through temporary names where a new name is still
-  /// taken by one renamed later (a swap).
-  private func rename(_ renames: [(table: String?, from: String, to: String)], in db: Database) throws {
-    func statement(_ table: String?, _ from: String, _ to: String) -> String {
-      if let table {
-        "ALTER TABLE \(table) RENAME COLUMN \(from) TO \(to)"
-      } else {
-        "ALTER TABLE \(from) RENAME TO \(to)"
-      }
-    }
-    let sources = Set(renames.map { "\($0.table ?? "")/\($0.from.uppercased())" })
-    let clash = renames.contains { sources.contains("\($0.table ?? "")/\($0.to.uppercased())") }
-    guard clash else {
-      for (table, from, to) in renames { try db.execute(sql: statement(table, from, to)) }
-      return
-    }
-    for (index, (table, from, _)) in renames.enumerated() {
-      try db.execute(sql: statement(table, from, "Z_MIGRUN_RENAME_\(index)"))
-    }
-    for (index, (table, _, to)) in renames.enumerated() {
-      try db.execute(sql: statement(table, "Z_MIGRUN_RENAME_\(index)", to))
-    }
   }
 
   /// The destination's tables whose columns the edit leaves exactly as they are: the untouched ones
@@ -408,7 +297,7 @@ struct DDLStep {
   /// table the edit leaves alone, an index of the form before framework 847 that the destination's
   /// declarations still call for stays too, as Core Data keeps it beside today's form when it
   /// migrates a store in place (`../shared/fixtures/facts/index-naming.json`, framework 847).
-  private func dropChangedIndexes(_ db: Database) throws -> Set<String> {
+  private func dropChangedIndexes(_ store: StoreEdit) throws -> Set<String> {
     let leftAlone = tablesLeftAlone
     let older = destination.olderFormIndexes.filter { leftAlone.contains($0.table.uppercased()) }
     let wanted = Dictionary(
@@ -416,40 +305,29 @@ struct DDLStep {
         (index.name.uppercased(), Self.shape(table: index.table, unique: index.isUnique, columns: index.columns))
       }, uniquingKeysWith: { first, _ in first })
     var kept: Set<String> = []
-    let existing = try Row.fetchAll(
-      db, sql: "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
     let modelTables = Set(
       (Array(tableNames.keys) + droppedTables + destination.tables.map(\.name)).map { $0.uppercased() })
-    for row in existing {
-      let name = try row.required("name", as: String.self)
-      let sourceTable = try row.required("tbl_name", as: String.self)
+    for index in try store.indexes() {
       // Indexes of the store's own tables (persistent history's, an app's) stay as they are.
-      guard modelTables.contains(sourceTable.uppercased()) else { continue }
-      let table = tableNames[sourceTable.uppercased()] ?? sourceTable
+      guard modelTables.contains(index.table.uppercased()) else { continue }
+      let table = tableNames[index.table.uppercased()] ?? index.table
       let renames = columnNames[table.uppercased()] ?? [:]
-      let unique = try Row.fetchOne(
-        db, sql: "SELECT \"unique\", partial FROM pragma_index_list(?) WHERE name = ?",
-        arguments: [sourceTable, name])
-      let columns = try Row.fetchAll(
-        db, sql: "SELECT name, desc, coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno", arguments: [name])
       var described: [String] = []
       // A partial index's condition names columns too: such an index is rebuilt.
-      var complete = try unique?.value("partial", as: Int64.self) != 1
-      for column in columns {
+      var complete = !index.isPartial
+      for column in index.columns {
         // An expression column has no name: such an index is rebuilt.
-        guard let source = try column.value("name", as: String.self), let target = renames[source.uppercased()] else {
+        guard let source = column.name, let target = renames[source.uppercased()] else {
           complete = false
           break
         }
-        let descending = try column.value("desc", as: Int64.self) == 1
-        let collation = try column.value("coll", as: String.self) ?? "BINARY"
-        described.append("\(target.uppercased()) \(collation.uppercased()) \(descending ? "DESC" : "ASC")")
+        described.append(
+          "\(target.uppercased()) \(column.collation.uppercased()) \(column.descending ? "DESC" : "ASC")")
       }
-      let isUnique = try unique?.value("unique", as: Int64.self) == 1
-      if complete, wanted[name.uppercased()] == "\(table.uppercased()) \(isUnique) \(described)" {
-        kept.insert(name.uppercased())
+      if complete, wanted[index.name.uppercased()] == "\(table.uppercased()) \(index.isUnique) \(described)" {
+        kept.insert(index.name.uppercased())
       } else {
-        try db.execute(sql: "DROP INDEX \(name)")
+        try store.dropIndex(index.name)
       }
     }
     return kept
@@ -481,7 +359,7 @@ extension DDLStep {
     /// Destination join table (uppercased) → its source table, or nil for a new one.
     var joinOrigins: [String: String?] = [:]
     /// Per destination entity number: assignments and arguments of its fill.
-    var fills: [Int: (mapping: String, assignments: [String], arguments: [DatabaseValue])] = [:]
+    var fills: [Int: (mapping: String, assignments: [String], arguments: [StoreValue])] = [:]
 
     let constrained: [String: Set<String>]
 
@@ -558,7 +436,7 @@ extension DDLStep {
       _ entityMapping: EntityMapping, from: StoreSchema.EntityLayout, to: StoreSchema.EntityLayout
     ) -> String? {
       var assignments: [String] = []
-      var arguments: [DatabaseValue] = []
+      var arguments: [StoreValue] = []
       for (name, storage) in to.properties.sorted(by: { $0.key < $1.key }) {
         let refusal: String?
         switch storage {
@@ -585,7 +463,7 @@ extension DDLStep {
     /// An attribute's column: where it comes from, and what fills it over its old values.
     private mutating func mapAttribute(
       _ name: String, _ column: StoreSchema.Column, _ entityMapping: EntityMapping, from: StoreSchema.EntityLayout,
-      to: StoreSchema.EntityLayout, assignments: inout [String], arguments: inout [DatabaseValue]
+      to: StoreSchema.EntityLayout, assignments: inout [String], arguments: inout [StoreValue]
     ) -> String? {
       let table = to.table
       var old: String?
@@ -700,13 +578,10 @@ extension DDLStep {
           )
         }, uniquingKeysWith: { first, _ in first })
       guard edits.tablesAfter == wanted else { return .copyRows("the edits would not give the destination layout") }
-      let fillStatements = fills.keys.sorted().compactMap { number -> (String, String, [DatabaseValue])? in
+      let fillStatements = fills.keys.sorted().compactMap {
+        number -> (String, StoreSchema.EntityLayout, [String], [StoreValue])? in
         guard let fill = fills[number], let layout = destination.layout(number: number) else { return nil }
-        return (
-          fill.mapping,
-          "UPDATE \(layout.table) SET \(fill.assignments.joined(separator: ", ")) WHERE \(destination.rowPredicate(layout, includingSubentities: false))",
-          fill.arguments
-        )
+        return (fill.mapping, layout, fill.assignments, fill.arguments)
       }
       return .ddl(
         DDLStep(

@@ -1,4 +1,3 @@
-import GRDB
 import MigrunModel
 import MigrunStore
 
@@ -107,15 +106,11 @@ extension SQLiteStore {
     try drops.map { drop in
       var counted = drop
       guard let layout = schema.layout(of: drop.entity) else { return counted }
-      let own = schema.rowPredicate(layout, includingSubentities: false)
       switch drop.property.flatMap({ layout.properties[$0] }) {
       case nil where drop.property == nil:
         counted.values = try count(of: drop.entity, includingSubentities: false)
       case .attribute(let column)?:
-        counted.values = try read { db in
-          try Int.fetchOne(
-            db, sql: "SELECT count(*) FROM \(layout.table) WHERE \(own) AND \(column.name) IS NOT NULL") ?? 0
-        }
+        counted.values = try valueCount(of: drop.entity, column: column.name)
       default:
         counted.values = try drop.property.map { try edgeCount(of: drop.entity, $0) }
       }

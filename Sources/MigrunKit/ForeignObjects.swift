@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import MigrunStore
 
 /// What a store's file holds beyond its model's tables and Core Data's own (`Z_PRIMARYKEY`,
@@ -56,29 +55,19 @@ struct ForeignObjects {
 
   var tables: [Table] = []
   /// `Z_PRIMARYKEY` rows whose `Z_ENT` is not one of the model's entities.
-  var keyRows: [Row] = []
+  var keyRows: [StoreEdit.KeyRow] = []
   /// Triggers and views that are neither a foreign table's nor Core Data's derived-attribute triggers.
   var others: [(type: String, name: String)] = []
 
-  /// What `db`'s schema `main` holds beyond `schema`'s tables.
-  static func read(_ db: Database, schema: StoreSchema) throws -> ForeignObjects {
+  /// What `store`'s schema `main` holds beyond `schema`'s tables.
+  static func read(_ store: StoreEdit, schema: StoreSchema) throws -> ForeignObjects {
     var found = ForeignObjects()
     // Core Data's own R-tree tables (with SQLite's shadow tables) and their triggers are the
     // model's, rebuilt by every step.
     let rtrees = schema.rtreeIndexes.reduce(into: Set<String>()) { $0.formUnion($1.objectNames) }
     let own = Set(schema.tables.map { $0.name.uppercased() } + ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
       .union(rtrees)
-    // The schema of a damaged file is outside input too: every column is read without trusting it.
-    let objects = try Row.fetchAll(
-      db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE substr(name, 1, 7) <> 'sqlite_'"
-    ).map { row in
-      (
-        type: (try? row.value(at: 0, as: String.self)) ?? nil ?? "",
-        name: (try? row.value(at: 1, as: String.self)) ?? nil ?? "",
-        table: (try? row.value(at: 2, as: String.self)) ?? nil ?? "",
-        sql: (try? row.value(at: 3, as: String.self)) ?? nil
-      )
-    }
+    let objects = try store.schemaObjects()
     for object in objects where object.type == "table" {
       guard !own.contains(object.name.uppercased()), let sql = object.sql else { continue }
       let dependents = objects.filter {
@@ -94,8 +83,7 @@ struct ForeignObjects {
       found.others.append((object.type, object.name))
     }
     let numbers = Set(schema.entities.map(\.number))
-    found.keyRows = try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
-      .filter { row in ((try? row.value(at: 0, as: Int.self)) ?? nil).map { !numbers.contains($0) } ?? true }
+    found.keyRows = try store.keyRows().filter { row in row.number.map { !numbers.contains($0) } ?? true }
     return found
   }
 
@@ -111,25 +99,16 @@ struct ForeignObjects {
 
   /// How many rows of CloudKit's tables in `schema` (the source: `main`, or `src` when attached) a
   /// step renumbering by `numbers` changes or removes.
-  func cloudKitRenumbering(_ db: Database, numbers: [Int: Int], dropped: Set<String>) throws -> CloudKitRenumbering {
+  func cloudKitRenumbering(_ store: StoreEdit, numbers: [Int: Int], dropped: Set<String>) throws
+    -> CloudKitRenumbering
+  {
     var found = CloudKitRenumbering()
-    let changed = numbers.filter { $0.key != $0.value }.keys.map(String.init).joined(separator: ", ")
+    let changed = Array(numbers.filter { $0.key != $0.value }.keys)
     for table in cloudKitTables(dropped: dropped) {
-      if !changed.isEmpty {
-        found.renumbered +=
-          try Int.fetchOne(db, sql: "SELECT count(*) FROM \(quoted(table)) WHERE ZENTITYID IN (\(changed))") ?? 0
-      }
-      found.removed +=
-        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(quoted(table)) WHERE \(Self.removed("ZENTITYID", numbers))")
-        ?? 0
+      found.renumbered += try store.rowCount(of: table, naming: "ZENTITYID", anyOf: changed)
+      found.removed += try store.rowCount(of: table, naming: "ZENTITYID", noEntityOf: numbers)
     }
     return found
-  }
-
-  /// The condition that `column` names an entity the step removes (`numbers` has only the kept ones).
-  static func removed(_ column: String, _ numbers: [Int: Int]) -> String {
-    let kept = numbers.keys.sorted().map(String.init).joined(separator: ", ")
-    return "\(column) IS NOT NULL AND \(column) NOT IN (\(kept.isEmpty ? "-1" : kept))"
   }
 
   /// Why the step cannot carry these faithfully, or nil. `numbers` maps the source's entity numbers
@@ -137,7 +116,7 @@ struct ForeignObjects {
   /// drops on purpose.
   /// `partialHistory`: changes of removed entities' objects are to be deleted (as Core Data's
   /// `NSPersistentHistoryAllowPartialHistoryMigration`), not refused.
-  func refusal(_ db: Database, numbers: [Int: Int], dropped: Set<String>, partialHistory: Bool = false) throws
+  func refusal(_ store: StoreEdit, numbers: [Int: Int], dropped: Set<String>, partialHistory: Bool = false) throws
     -> String?
   {
     var lines: [String] = []
@@ -148,8 +127,7 @@ struct ForeignObjects {
           + " (give \(kept.map { "--drop \($0.name)" }.joined(separator: " ")) to drop on purpose)")
     }
     if tables.contains(where: { $0.name.uppercased() == "ACHANGE" }), !dropped.contains("ACHANGE"), !partialHistory {
-      let orphaned =
-        try Int.fetchOne(db, sql: "SELECT count(*) FROM ACHANGE WHERE \(Self.removed("ZENTITY", numbers))") ?? 0
+      let orphaned = try store.rowCount(of: "ACHANGE", naming: "ZENTITY", noEntityOf: numbers)
       if orphaned > 0 {
         let history = tables.map(\.name).filter { Self.historyTables.contains($0.uppercased()) }.sorted()
         lines.append(
@@ -167,15 +145,15 @@ struct ForeignObjects {
   /// `history`'s positions rewritten. Every table's rows are checked against the source's count.
   @discardableResult
   func carry(
-    _ db: Database, numbers: [Int: Int], dropped: Set<String>, history: HistoryRewrite? = nil,
+    _ store: StoreEdit, numbers: [Int: Int], dropped: Set<String>, history: HistoryRewrite? = nil,
     partialHistory: Bool = false
   ) throws -> HistoryRewritten {
     var rewritten = HistoryRewritten()
     for table in tables where !dropped.contains(table.name) {
-      try db.execute(sql: table.sql)
-      try db.execute(sql: "INSERT INTO main.\(quoted(table.name)) SELECT * FROM src.\(quoted(table.name))")
-      let written = try Int.fetchOne(db, sql: "SELECT count(*) FROM main.\(quoted(table.name))") ?? 0
-      let read = try Int.fetchOne(db, sql: "SELECT count(*) FROM src.\(quoted(table.name))") ?? 0
+      try store.recreate(table.sql)
+      try store.copyAllRows(of: table.name)
+      let written = try store.rowCount(of: table.name, in: "main")
+      let read = try store.rowCount(of: table.name, in: "src")
       guard written == read else {
         throw MigrationError(
           .store, reason: "table \(table.name): \(read) rows read, \(written) written; nothing is kept")
@@ -183,38 +161,25 @@ struct ForeignObjects {
       if table.name.uppercased() == "ACHANGE" {
         var removed = 0
         if partialHistory {
-          try db.execute(sql: "DELETE FROM main.ACHANGE WHERE \(Self.removed("ZENTITY", numbers))")
-          removed = db.changesCount
+          removed = try store.deleteRows(of: "ACHANGE", naming: "ZENTITY", noEntityOf: numbers)
         }
-        try renumber(db, table: "ACHANGE", column: "ZENTITY", numbers: numbers)
-        rewritten = try history?.apply(db) ?? HistoryRewritten()
+        try store.renumber("ACHANGE", column: "ZENTITY", numbers: numbers)
+        rewritten = try history?.apply(store) ?? HistoryRewritten()
         rewritten.removedChanges = removed
       }
       if Self.cloudKitEntityTables.contains(table.name.uppercased()) {
-        try db.execute(sql: "DELETE FROM main.\(quoted(table.name)) WHERE \(Self.removed("ZENTITYID", numbers))")
-        try renumber(db, table: table.name, column: "ZENTITYID", numbers: numbers)
+        _ = try store.deleteRows(of: table.name, naming: "ZENTITYID", noEntityOf: numbers)
+        try store.renumber(table.name, column: "ZENTITYID", numbers: numbers)
       }
-      for dependent in table.dependents { try db.execute(sql: dependent) }
+      for dependent in table.dependents { try store.recreate(dependent) }
     }
     // History's key rows go with its tables.
     let droppedKeys = Set(dropped.compactMap(Self.historyKeyName))
     for row in keyRows {
-      let name = (try? row.value(at: 1, as: String.self)) ?? nil ?? ""
-      if droppedKeys.contains(name.uppercased()) { continue }
-      try db.execute(
-        sql: "INSERT OR REPLACE INTO main.Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
-        arguments: [row[0], row[1], row[2], row[3]])
+      if droppedKeys.contains((row.name ?? "").uppercased()) { continue }
+      try store.insertKeyRow(row)
     }
     return rewritten
-  }
-
-  /// Rewrites `column` of `table` (in `main`) from source entity numbers to destination ones.
-  private func renumber(_ db: Database, table: String, column: String, numbers: [Int: Int]) throws {
-    let changes = numbers.filter { $0.key != $0.value }
-    guard !changes.isEmpty else { return }
-    let cases = changes.sorted { $0.key < $1.key }.map { "WHEN \($0.key) THEN \($0.value)" }.joined(separator: " ")
-    try db.execute(
-      sql: "UPDATE main.\(quoted(table)) SET \(column) = CASE \(column) \(cases) ELSE \(column) END")
   }
 
   /// The `Z_PRIMARYKEY` name persistent history keeps for its table `table` (`ACHANGE` → `CHANGE`),
@@ -225,17 +190,13 @@ struct ForeignObjects {
 
   /// Drops in place what `dropped` names — tables (with their history key rows), triggers and views —
   /// for a step that edits the file where it is and keeps the rest.
-  func drop(_ db: Database, _ dropped: Set<String>) throws {
+  func drop(_ store: StoreEdit, _ dropped: Set<String>) throws {
     let named = tables.map { ("TABLE", $0.name) } + others.map { ($0.type.uppercased(), $0.name) }
     for (type, name) in named where dropped.contains(name) {
-      try db.execute(sql: "DROP \(type) IF EXISTS \(quoted(name))")
-      if let key = Self.historyKeyName(name) {
-        try db.execute(sql: "DELETE FROM Z_PRIMARYKEY WHERE upper(Z_NAME) = ?", arguments: [key])
-      }
+      try store.dropObject(type, named: name)
+      if let key = Self.historyKeyName(name) { try store.deleteKeyRow(named: key) }
     }
   }
-
-  private func quoted(_ name: String) -> String { "\"\(name.replacingOccurrences(of: "\"", with: "\"\""))\"" }
 }
 
 extension SQLiteStore {
@@ -243,16 +204,16 @@ extension SQLiteStore {
   /// their row counts, `Z_PRIMARYKEY` rows that are not entities, and triggers or views on the
   /// model's tables that a new file cannot keep.
   public func ownObjectsSummary() throws -> [String] {
-    try read { db in
-      let found = try ForeignObjects.read(db, schema: schema)
+    try inspecting { store in
+      let found = try ForeignObjects.read(store, schema: schema)
       var lines = try found.tables.map { table -> String in
-        let rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM \"\(table.name)\"") ?? 0
+        let rows = try store.rowCount(of: table.name)
         return
           "table \(table.name) (\(rows) row\(rows == 1 ? "" : "s"), with \(table.dependents.count) of its indexes and triggers): carried"
       }
       if !found.keyRows.isEmpty {
         lines.append(
-          "Z_PRIMARYKEY rows \(found.keyRows.map { "\(((try? $0.value(at: 0, as: Int.self)) ?? nil).map(String.init) ?? "?") \(((try? $0.value(at: 1, as: String.self)) ?? nil) ?? "")" }.joined(separator: ", ")): carried"
+          "Z_PRIMARYKEY rows \(found.keyRows.map { "\($0.number.map(String.init) ?? "?") \($0.name ?? "")" }.joined(separator: ", ")): carried"
         )
       }
       lines += found.others.map {
@@ -268,11 +229,9 @@ extension SQLiteStore {
   /// app's) with rows, and triggers and views on the model's tables: what a store of another type
   /// (XML, binary) has no place for.
   package func foreignObjectNames() throws -> [String] {
-    try read { db in
-      let found = try ForeignObjects.read(db, schema: schema)
-      let tables = try found.tables.filter { table in
-        try (Int.fetchOne(db, sql: "SELECT count(*) FROM \"\(table.name)\"") ?? 0) > 0
-      }
+    try inspecting { store in
+      let found = try ForeignObjects.read(store, schema: schema)
+      let tables = try found.tables.filter { table in try store.rowCount(of: table.name) > 0 }
       return tables.map(\.name) + found.others.map(\.name)
     }
   }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import MigrunStore
 
 /// SQLite's integrity check of a migration's input, run beside the migration instead of before it:
@@ -16,16 +15,15 @@ final class IntegrityWatch: @unchecked Sendable {
   /// `file`: the store, found free, or migrun's own copy of it — no other process holds it.
   init(checking file: URL, for store: URL, readWait: Double = 0) throws {
     self.store = store
-    let queue: DatabaseQueue
+    let opened: StoreCheck.OpenedFile
     do {
-      queue = try StoreCheck.openForCheck(file, isHeld: false, readWait: readWait)
+      opened = try StoreCheck.openForCheck(file, isHeld: false, readWait: readWait)
     } catch {
       throw MigrationError(
         .store, reason: "\(store.path): cannot be read as a SQLite database (\(error))", underlying: error)
     }
     Thread.detachNewThread { [self] in
-      let result = Result { try StoreCheck.sqliteProblems(queue) }
-      try? queue.close()
+      let result = Result { try opened.problems() }
       lock.withLock { outcome = result }
       finished.signal()
     }

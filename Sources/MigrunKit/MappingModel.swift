@@ -1,4 +1,3 @@
-import GRDB
 import MigrunModel
 import MigrunStore
 
@@ -124,19 +123,19 @@ package enum AttributeSource: Sendable, Hashable, CustomStringConvertible {
   /// The value as an SQL expression over the source attribute's column (`column`, as the statement
   /// names it) and the constants it binds in order; nil where SQL cannot make it — a script computes
   /// it, or a conversion that can fail, whose values are checked object by object.
-  func sql(column: String?) -> (expression: String, constants: [DatabaseValue])? {
+  func sql(column: String?) -> (expression: String, constants: [StoreValue])? {
     switch self {
     case .property:
       column.map { ($0, []) }
     case .propertyOrDefault(_, let fallback):
-      column.map { ("coalesce(\($0), ?)", [StoreValueCoding.databaseValue(fallback)]) }
+      column.map { ("coalesce(\($0), ?)", [fallback]) }
     case .converted(_, let conversion, let fallback):
       column.flatMap(conversion.sql).map { converted in
         fallback == .null
-          ? (converted, []) : ("coalesce(\(converted), ?)", [StoreValueCoding.databaseValue(fallback)])
+          ? (converted, []) : ("coalesce(\(converted), ?)", [fallback])
       }
     case .constant(let value):
-      ("?", [StoreValueCoding.databaseValue(value)])
+      ("?", [value])
     case .computed:
       nil
     }

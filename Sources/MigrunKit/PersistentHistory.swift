@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import MigrunStore
 
 /// What a step did to persistent history (``HistoryRewrite``), for its report.
@@ -104,12 +103,10 @@ struct HistoryRewrite: Sendable {
   /// Rewrites `ACHANGE` in schema `schema` (`main`, or the store being edited). A history table
   /// without Core Data's columns (`ZENTITY`, `ZCHANGETYPE`, `ZCOLUMNS`) is refused by name when the
   /// step moves positions in it; a mask that is no blob, or too short, is kept and counted unreadable.
-  func apply(_ db: Database, schema: String = "main") throws -> HistoryRewritten {
+  func apply(_ edit: StoreEdit, schema: String = "main") throws -> HistoryRewritten {
     var outcome = HistoryRewritten()
     guard !remaps.isEmpty else { return outcome }
-    let table = "\(schema).ACHANGE"
-    let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('ACHANGE', '\(schema)')")
-      .map { $0.uppercased() }
+    let columns = try edit.historyChangeColumns(in: schema)
     if let missing = ["ZENTITY", "ZCHANGETYPE", "ZCOLUMNS"].first(where: { !columns.contains($0) }) {
       throw MigrationError(
         .wouldDrop,
@@ -118,30 +115,15 @@ struct HistoryRewrite: Sendable {
       )
     }
     let existing = columns.filter { $0.hasPrefix("ZTOMBSTONE") }.count
-    for index in existing..<max(existing, tombstoneColumns) {
-      try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN ZTOMBSTONE\(index) BLOB")
-    }
+    try edit.addTombstoneColumns(existing..<max(existing, tombstoneColumns), in: schema)
     let slotCount = max(existing, tombstoneColumns)
-    let writeMask = try db.makeStatement(sql: "UPDATE \(table) SET ZCOLUMNS = ? WHERE Z_PK = ?")
-    let writeSlots =
-      slotCount == 0
-      ? nil
-      : try db.makeStatement(
-        sql:
-          "UPDATE \(table) SET \((0..<slotCount).map { "ZTOMBSTONE\($0) = ?" }.joined(separator: ", ")) WHERE Z_PK = ?")
     for remap in remaps {
       if remap.bitsMove {
-        let rows = try Row.fetchAll(
-          db, sql: "SELECT Z_PK, ZCOLUMNS FROM \(table) WHERE ZENTITY = ? AND ZCHANGETYPE = 1 AND ZCOLUMNS IS NOT NULL",
-          arguments: [remap.number])
-        for row in rows {
-          guard let key = try? row.value(at: 0, as: Int64.self), let mask = try? row.value(at: 1, as: Data.self),
-            mask.count * 8 >= remap.sourceBits
-          else {
+        try edit.rewriteUpdateMasks(ofEntity: remap.number, in: schema) { mask in
+          guard let bytes = mask, bytes.count * 8 >= remap.sourceBits else {
             outcome.unreadable += 1
-            continue
+            return nil
           }
-          let bytes = [UInt8](mask)
           func isSet(_ bit: Int) -> Bool { bytes[bit >> 3] & (0x80 >> UInt8(bit & 7)) != 0 }
           var written = [UInt8](repeating: 0, count: (remap.bits.count + 7) / 8)
           var kept = 0
@@ -151,28 +133,16 @@ struct HistoryRewrite: Sendable {
             kept += 1
           }
           if kept < (0..<remap.sourceBits).filter(isSet).count { outcome.updatesLosingProperties += 1 }
-          try writeMask.execute(arguments: [Data(written), key])
           outcome.updates += 1
+          return written
         }
       }
-      let readable = min(remap.sourceTombstones, existing)
-      guard remap.tombstonesMove, readable > 0, let writeSlots else { continue }
-      let rows = try Row.fetchAll(
-        db,
-        sql:
-          "SELECT Z_PK, \((0..<readable).map { "ZTOMBSTONE\($0)" }.joined(separator: ", ")) FROM \(table) WHERE ZENTITY = ? AND ZCHANGETYPE = 2",
-        arguments: [remap.number])
+      guard remap.tombstonesMove else { continue }
       let moved = (0..<slotCount).map { slot in slot < remap.tombstones.count ? remap.tombstones[slot] : nil }
-      let used = Set(moved.compactMap { $0 })
-      for row in rows {
-        guard let key = try? row.value(at: 0, as: Int64.self) else { continue }
-        let values: [DatabaseValue] = (0..<readable).map { row[$0 + 1] }
-        let slots = moved.map { source in source.flatMap { $0 < readable ? values[$0] : nil } ?? .null }
-        outcome.tombstoneValuesCleared +=
-          values.indices.filter { !used.contains($0) && !values[$0].isNull }.count
-        try writeSlots.execute(arguments: StatementArguments(slots + [key.databaseValue]))
-        outcome.tombstones += 1
-      }
+      let tombstones = try edit.moveTombstones(
+        ofEntity: remap.number, readable: min(remap.sourceTombstones, existing), slots: moved, in: schema)
+      outcome.tombstones += tombstones.rows
+      outcome.tombstoneValuesCleared += tombstones.cleared
     }
     return outcome
   }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import MigrunContext
 import MigrunModel
 import MigrunStore
@@ -123,8 +122,8 @@ public final class StoreMigrator {
   /// a path's output on purpose and see ``Conservation`` catch it.
   var stepWritten: ((SQLiteStore, StepMethod) throws -> Void)?
   /// Called inside a DDL step's edit, before it commits — for tests that damage the edit itself and
-  /// see ``DDLStep/EditWatch`` refuse it.
-  var stepEditing: ((Database) throws -> Void)?
+  /// see the edit's watch on the rows it keeps (`StoreEdit.KeptRows`) refuse it.
+  var stepEditing: ((StoreEdit) throws -> Void)?
   /// Swift policies for an inferred step's entity mappings, by entity mapping name
   /// (`EntityMapping.name(source:destination:)`): each runs Core Data's seven hooks for its
   /// mapping, object by object, as an `NSEntityMigrationPolicy` subclass would.
@@ -404,7 +403,7 @@ public final class StoreMigrator {
     let source = try openSource(of: step, first: index == 0, run: &run)
     defer { try? source.close() }
     let stepMapping = try mapping(for: step)
-    let foreign = try source.read { db in try ForeignObjects.read(db, schema: source.schema) }
+    let foreign = try source.inspecting { store in try ForeignObjects.read(store, schema: source.schema) }
     if index == 0, foreign.syncsWithCloudKit, !options.allowCloudKitChanges {
       try Self.refuseCloudKitChanges(plan)
     }
@@ -525,13 +524,10 @@ public final class StoreMigrator {
     // The store, found free by the session, or migrun's own file: no other process holds it.
     let path = SQLiteStore.readOnlyPath(current, isHeld: false) ?? current.path
     let rewrite = HistoryRewrite(mapping: mapping, source: source.schema, destination: destination.schema)
-    try destination.withConnection { db in
-      try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [path])
-      defer { try? db.execute(sql: "DETACH DATABASE src") }
-      try db.inTransaction {
+    try destination.editing(attachingSourceAt: path) { store in
+      try store.inTransaction {
         history = try foreign.carry(
-          db, numbers: numbers, dropped: options.drop, history: rewrite, partialHistory: options.partialHistory)
-        return .commit
+          store, numbers: numbers, dropped: options.drop, history: rewrite, partialHistory: options.partialHistory)
       }
     }
     return history
@@ -545,14 +541,14 @@ public final class StoreMigrator {
     externalData: ExternalData, progress stepProgress: @escaping (MigrationProgress) -> Void
   ) throws -> Report.Step {
     let numbers = stepMapping.mapping.entityNumbers(from: source.schema)
-    if let refusal = try source.read({ db in
-      try foreign.refusal(db, numbers: numbers, dropped: options.drop, partialHistory: options.partialHistory)
+    if let refusal = try source.inspecting({ store in
+      try foreign.refusal(store, numbers: numbers, dropped: options.drop, partialHistory: options.partialHistory)
     }) {
       throw MigrationError(.wouldDrop, step: step.name, reason: refusal)
     }
     // CloudKit's objects renumbered: the store is marked as Core Data marks it (see ForeignObjects).
-    let cloudKit = try source.read { db in
-      try foreign.cloudKitRenumbering(db, numbers: numbers, dropped: options.drop)
+    let cloudKit = try source.inspecting { store in
+      try foreign.cloudKitRenumbering(store, numbers: numbers, dropped: options.drop)
     }
     var metadata = source.metadata.describing(step.destination)
     if !cloudKit.isEmpty { metadata.otherKeys[ForeignObjects.zoneFetchKey] = .boolean(true) }
@@ -668,7 +664,7 @@ public final class StoreMigrator {
     destination.externalData = externalData
     defer { try? destination.close() }
     if !options.drop.isEmpty {
-      try destination.withConnection { db in try foreign.drop(db, options.drop) }
+      try destination.editing { store in try foreign.drop(store, options.drop) }
     }
     try MigrationManager.checkRules(of: destination)
     progress(

@@ -450,9 +450,7 @@ final class SQLiteObjectWriter: StoreWriter {
   }
 
   func setMetadata(_ metadata: StoreMetadata) throws {
-    try db.execute(
-      sql: "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ? WHERE Z_VERSION = (SELECT min(Z_VERSION) FROM Z_METADATA)",
-      arguments: [metadata.uuid, Data(metadata.plist.binaryEncoded())])
+    try StoreEdit(db).setMetadata(metadata)
     newMetadata = metadata
   }
 

@@ -49,16 +49,34 @@ public enum StoreCheck {
   {
     guard SQLiteStore.readOnlyPath(session.url, isHeld: session.isHeld) != nil else {
       // Refused by name: only a copy could read it unchanged.
-      let queue = try openForCheck(session.url, isHeld: session.isHeld, readWait: session.readWait)
+      let queue = try openQueueForCheck(session.url, isHeld: session.isHeld, readWait: session.readWait)
       defer { try? queue.close() }
       return try sqliteProblems(queue, full: full, limit: limit)
     }
     return try session.withConnection { try sqliteProblems($0, full: full, limit: limit) }
   }
 
-  /// The file opened read-only for ``sqliteProblems(_:full:limit:)`` (its file held open from here on).
+  /// A store file held open read-only for a check run later (on another thread, while the file is
+  /// still there): opened by ``openForCheck(_:isHeld:readWait:)``, checked once by ``problems()``, then closed.
+  package final class OpenedFile: @unchecked Sendable {
+    private let queue: DatabaseQueue
+
+    fileprivate init(_ queue: DatabaseQueue) { self.queue = queue }
+
+    /// SQLite's quick check of the file (empty: no damage found), the file closed after it.
+    package func problems() throws -> [String] {
+      defer { try? queue.close() }
+      return try StoreCheck.sqliteProblems(queue)
+    }
+  }
+
+  /// The file opened read-only for a check (its file held open from here on).
   /// `isHeld`: whether another process holds it, when the caller knows (``SQLiteStore/readOnlyPath(_:isHeld:)``).
-  package static func openForCheck(_ url: URL, isHeld: Bool? = nil, readWait: Double = 0) throws -> DatabaseQueue {
+  package static func openForCheck(_ url: URL, isHeld: Bool? = nil, readWait: Double = 0) throws -> OpenedFile {
+    try OpenedFile(openQueueForCheck(url, isHeld: isHeld, readWait: readWait))
+  }
+
+  private static func openQueueForCheck(_ url: URL, isHeld: Bool?, readWait: Double) throws -> DatabaseQueue {
     // A file only a copy can read unchanged (a -wal without its -shm, a hot journal) is never opened
     // in place: SQLite would write a -shm or roll the journal back beside the user's store.
     guard let path = SQLiteStore.readOnlyPath(url, isHeld: isHeld) else {

@@ -99,7 +99,7 @@ import Testing
       ),
     ]
     // A DDL step's edit keeps the tables it does not rewrite as they were by construction: they are
-    // not counted again; its own statements are watched instead (DDLStep.EditWatch) — damaged here.
+    // not counted again; its own statements are watched instead (StoreEdit.KeptRows, watched by the DDL edit) — damaged here.
     let editDamages = [
       "1 row inserted into ZMOOD", "1 row deleted from ZMOOD", "1 row with key or join columns written in ZMOOD",
     ]
@@ -115,7 +115,7 @@ import Testing
         #expect(ran == method)
         if method != .ddl { try store.withConnection { db in try db.execute(sql: damage) } }
       }
-      migrator.stepEditing = { db in try db.execute(sql: damage) }
+      migrator.stepEditing = { edit in try edit.db.execute(sql: damage) }
       let error = try #require(throws: MigrationError.self) { try migrator.run() }
       #expect(error.code == .validation)
       #expect(error.description.contains(expected), "\(method): \(error)")

@@ -2,7 +2,6 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import MigrunModel
-import MigrunStore
 
 /// Which destination objects were made from which source objects, per entity mapping: Core Data's
 /// `associateSourceInstance(_:withDestinationInstance:for:)` record. Kept in a SQLite file beside
@@ -11,9 +10,9 @@ import MigrunStore
 /// Every object of a step is associated once and looked up a few times, so the table is driven
 /// through SQLite's C API with statements prepared once, entity and mapping names stored as small
 /// integers (a string compared per row, and GRDB's per-call work, cost more than the look-up).
-final class AssociationTable {
+package final class AssociationTable {
   private let queue: DatabaseQueue
-  let url: URL?
+  package let url: URL?
   private let connection: OpaquePointer
   /// Prepared statements by query: an array slot, not a dictionary keyed by the SQL text (hashing
   /// the text was a measurable part of every look-up).
@@ -22,7 +21,7 @@ final class AssociationTable {
   private var codes: [String: Int64] = [:]
   private var names: [String] = []
 
-  init(at url: URL?) throws {
+  package init(at url: URL?) throws {
     self.url = url
     var configuration = Configuration()
     // The table's one transaction spans every access (see below).
@@ -116,7 +115,7 @@ final class AssociationTable {
     StoreError(.sqlite, reason: "association table: \(String(cString: sqlite3_errmsg(connection)))")
   }
 
-  func add(mapping: String, source: ObjectID, destination: ObjectID) throws {
+  package func add(mapping: String, source: ObjectID, destination: ObjectID) throws {
     let insert = try statement(.insert)
     sqlite3_bind_int64(insert, 1, code(mapping))
     sqlite3_bind_int64(insert, 2, code(source.entity))
@@ -126,11 +125,11 @@ final class AssociationTable {
     guard sqlite3_step(insert) == SQLITE_DONE else { throw failure() }
   }
 
-  func destinations(of source: ObjectID, mapping: String?) throws -> [ObjectID] {
+  package func destinations(of source: ObjectID, mapping: String?) throws -> [ObjectID] {
     try lookUp(source, query: mapping == nil ? .destinations : .destinationsOfMapping, mapping: mapping)
   }
 
-  func sources(of destination: ObjectID, mapping: String?) throws -> [ObjectID] {
+  package func sources(of destination: ObjectID, mapping: String?) throws -> [ObjectID] {
     try lookUp(destination, query: mapping == nil ? .sources : .sourcesOfMapping, mapping: mapping)
   }
 
@@ -158,7 +157,7 @@ final class AssociationTable {
     }
   }
 
-  func destinationsPage(mapping: String, after: Int64, limit: Int) throws -> [(row: Int64, id: ObjectID)] {
+  package func destinationsPage(mapping: String, after: Int64, limit: Int) throws -> [(row: Int64, id: ObjectID)] {
     guard let mappingCode = codes[mapping] else { return [] }
     let select = try statement(.destinationsPage)
     sqlite3_bind_int64(select, 1, mappingCode)
@@ -181,7 +180,7 @@ final class AssociationTable {
     }
   }
 
-  func close() throws {
+  package func close() throws {
     for statement in statements { sqlite3_finalize(statement) }
     statements = statements.map { _ in nil }
     try queue.close()
