@@ -307,9 +307,10 @@ struct DDLStep {
     var kept: Set<String> = []
     let modelTables = Set(
       (Array(tableNames.keys) + droppedTables + destination.tables.map(\.name)).map { $0.uppercased() })
-    for index in try store.indexes() {
+    for (name, sourceTable) in try store.indexNames() {
       // Indexes of the store's own tables (persistent history's, an app's) stay as they are.
-      guard modelTables.contains(index.table.uppercased()) else { continue }
+      guard modelTables.contains(sourceTable.uppercased()) else { continue }
+      let index = try store.index(name, of: sourceTable)
       let table = tableNames[index.table.uppercased()] ?? index.table
       let renames = columnNames[table.uppercased()] ?? [:]
       var described: [String] = []

@@ -131,27 +131,27 @@ package struct StoreEdit {
     package let columns: [(name: String?, collation: String, descending: Bool)]
   }
 
-  /// The file's indexes made by `CREATE INDEX` (not those SQLite makes for constraints).
-  package func indexes() throws -> [StoredIndex] {
-    let existing = try Row.fetchAll(
-      db, sql: "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
-    return try existing.map { row in
-      let name = try row.required("name", as: String.self)
-      let table = try row.required("tbl_name", as: String.self)
-      let flags = try Row.fetchOne(
-        db, sql: "SELECT \"unique\", partial FROM pragma_index_list(?) WHERE name = ?", arguments: [table, name])
-      let columns = try Row.fetchAll(
-        db, sql: "SELECT name, desc, coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno", arguments: [name])
-      return StoredIndex(
-        name: name, table: table, isUnique: try flags?.value("unique", as: Int64.self) == 1,
-        isPartial: try flags?.value("partial", as: Int64.self) == 1,
-        columns: try columns.map { column in
-          (
-            try column.value("name", as: String.self), try column.value("coll", as: String.self) ?? "BINARY",
-            try column.value("desc", as: Int64.self) == 1
-          )
-        })
-    }
+  /// The file's indexes made by `CREATE INDEX` (not those SQLite makes for constraints): name and table.
+  package func indexNames() throws -> [(name: String, table: String)] {
+    try Row.fetchAll(db, sql: "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+      .map { row in (try row.required("name", as: String.self), try row.required("tbl_name", as: String.self)) }
+  }
+
+  /// How SQLite describes the index `name` of `table`.
+  package func index(_ name: String, of table: String) throws -> StoredIndex {
+    let flags = try Row.fetchOne(
+      db, sql: "SELECT \"unique\", partial FROM pragma_index_list(?) WHERE name = ?", arguments: [table, name])
+    let columns = try Row.fetchAll(
+      db, sql: "SELECT name, desc, coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno", arguments: [name])
+    return StoredIndex(
+      name: name, table: table, isUnique: try flags?.value("unique", as: Int64.self) == 1,
+      isPartial: try flags?.value("partial", as: Int64.self) == 1,
+      columns: try columns.map { column in
+        (
+          try column.value("name", as: String.self), try column.value("coll", as: String.self) ?? "BINARY",
+          try column.value("desc", as: Int64.self) == 1
+        )
+      })
   }
 
   package func createIndex(_ index: StoreSchema.Index) throws { try db.execute(sql: index.createStatement) }
