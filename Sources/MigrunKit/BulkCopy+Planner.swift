@@ -273,15 +273,12 @@ extension BulkCopy {
         else { return nil }
         return (number, mapped)
       }
-      let oldEntity = oldEntityColumn?.name ?? "\(targetLayout.number)"
-      let whens = fitting.map { "WHEN \($0.0) THEN \($0.1)" }.joined(separator: " ")
-      let mappedEntity = fitting.isEmpty ? "NULL" : "CASE \(oldEntity) \(whens) END"
       let isIdentity = fitting.count == targetLayout.kindNumbers.count && fitting.allSatisfy { $0.0 == $0.1 }
-      columns.add(
-        key.name, isIdentity ? oldKey.name : "CASE WHEN \(mappedEntity) IS NULL THEN NULL ELSE \(oldKey.name) END")
-      if let entityColumn {
-        columns.add(entityColumn.name, isIdentity && oldEntityColumn != nil ? oldEntity : mappedEntity)
-      }
+      let made = StoreEdit.toOneCopy(
+        key: oldKey.name, entity: oldEntityColumn?.name, soleNumber: targetLayout.number, numbers: fitting,
+        unchanged: isIdentity)
+      columns.add(key.name, made.key)
+      if let entityColumn { columns.add(entityColumn.name, made.entity) }
     }
 
     /// A join table's `INSERT … SELECT`: pairs whose both ends were migrated (the rows are in place

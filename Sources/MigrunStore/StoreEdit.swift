@@ -623,3 +623,25 @@ extension StoreEdit {
     """
   }
 }
+
+extension StoreEdit {
+  /// A to-one's key and entity columns in a bulk copy, as SQL over the source row: `key` and
+  /// `entity` are the source's columns (`entity` nil: its target is one entity, numbered
+  /// `soleNumber`). `numbers` maps the target's source entity numbers to destination ones; any
+  /// other becomes NULL, and the key with it. `unchanged`: `numbers` maps every kind to itself.
+  package static func toOneCopy(
+    key: String, entity: String?, soleNumber: Int, numbers: [(Int, Int)], unchanged: Bool
+  ) -> (key: String, entity: String) {
+    let oldEntity = entity ?? "\(soleNumber)"
+    let mappedEntity = mapped(oldEntity, numbers)
+    return (
+      unchanged ? key : "CASE WHEN \(mappedEntity) IS NULL THEN NULL ELSE \(key) END",
+      unchanged && entity != nil ? oldEntity : mappedEntity
+    )
+  }
+
+  private static func mapped(_ entity: String, _ numbers: [(Int, Int)]) -> String {
+    numbers.isEmpty
+      ? "NULL" : "CASE \(entity) \(numbers.map { "WHEN \($0.0) THEN \($0.1)" }.joined(separator: " ")) END"
+  }
+}
