@@ -249,14 +249,14 @@ struct MigrateCommand: ProjectCommand {
     }
     if fleet.settings().isFleet(stores) {
       let status = try jobs(project).migrate(
-        stores, fleet: fleet.settings(project), options: options, json: json, progress: nil)
+        stores, fleet: fleet.settings(project), options: options, json: json, progress: TerminalLine.unless(json))
       if status != 0 { throw ExitCode(status) }
       return
     }
     let url = URL(fileURLWithPath: store)
     do {
       if json { try JSONLines.emit("start", encoding: StartLine(store: store)) }
-      try jobs(project).migrate(url, named: store, options: options, json: json, progress: nil)
+      try jobs(project).migrate(url, named: store, options: options, json: json, progress: TerminalLine.unless(json))
     } catch {
       // A gate reading --json sees the failure as a line too; the exit code and message stay.
       if json {
@@ -264,5 +264,22 @@ struct MigrateCommand: ProjectCommand {
       }
       throw error
     }
+  }
+}
+
+/// A job's progress line on standard error, redrawn in place — on a terminal, never under --json;
+/// shown from one thread at a time (a fleet's tally holds its lock while it shows).
+final class TerminalLine: ProgressLine, @unchecked Sendable {
+  private var drawn = false
+
+  static func unless(_ json: Bool) -> TerminalLine? { !json && isatty(STDERR_FILENO) != 0 ? TerminalLine() : nil }
+
+  func show(_ line: String) {
+    StandardError.write("\r\u{1B}[K\(line)")
+    drawn = true
+  }
+
+  func finish() {
+    if drawn { StandardError.write("\r\u{1B}[K") }
   }
 }

@@ -81,21 +81,23 @@ extension MigrationJobs {
     return output.status
   }
 
+  /// `progress`: where the run's line goes as each store ends (nil: nowhere).
   package func migrate(
-    _ arguments: [String], fleet: FleetSettings, options: StoreMigrator.Options, json: Bool
+    _ arguments: [String], fleet: FleetSettings, options: StoreMigrator.Options, json: Bool,
+    progress: (any ProgressLine)?
   ) throws -> Int32 {
     try fleet.validateJobs()
     let found = try fleet.stores(arguments)
-    let progress = FleetProgress(total: found.stores.count, enabled: !json && isatty(STDERR_FILENO) != 0)
+    let tally = FleetTally(total: found.stores.count)
     let started = Date()
     let report = try migrate(
       found, jobs: fleet.jobCount, options: options,
       started: { url in if json { try? JSONLines.emit("start", encoding: StartLine(store: found.name(of: url))) } },
       done: { outcome in
-        progress.record(outcome)
+        tally.record(outcome, on: progress)
         if json { try? JSONLines.emit("result", encoding: Fleet.ResultLine(outcome)) }
       })
-    progress.finish()
+    progress?.finish()
     let output = try report.migrateOutput(
       json: json, seconds: Date().timeIntervalSince(started), dryRun: options.dryRun)
     try output.write()
@@ -107,9 +109,10 @@ extension MigrationJobs {
 extension MigrationJobs {
   /// `migrate` of one store, `store` as the command line named it, shown as it goes: JSON lines
   /// (`progress`, then `result`), or the lines said during the run (a swap completed, the path,
-  /// unused step files) with a progress bar on a terminal, then the outcome's lines.
-  package func migrate(_ url: URL, named store: String, options: StoreMigrator.Options, json: Bool) throws {
-    let bar = ProgressBar(enabled: !json && isatty(STDERR_FILENO) != 0)
+  /// unused step files) with each progress line shown on `progress`, then the outcome's lines.
+  package func migrate(
+    _ url: URL, named store: String, options: StoreMigrator.Options, json: Bool, progress line: (any ProgressLine)?
+  ) throws {
     let outcome = try migrate(
       url, options: options,
       swapCompleted: {
@@ -127,7 +130,7 @@ extension MigrationJobs {
               "mapping": progress.mapping, "done": progress.done, "total": progress.total,
             ])
         } else {
-          bar.show(progress)
+          line?.show(progress.line)
         }
       },
       // Said once the store is the migration's: a store in use is refused (or waited for) first.
@@ -140,7 +143,7 @@ extension MigrationJobs {
           try? StandardOutput.line("Unused    \(file.file.path): \(file.reason)")
         }
       })
-    bar.finish()
+    line?.finish()
     let dryRun = options.dryRun
     if json { return try JSONLines.emit("result", encoding: outcome.result(store: store, dryRun: dryRun)) }
     for line in outcome.lines(store: store, dryRun: dryRun) { try StandardOutput.line(line) }
