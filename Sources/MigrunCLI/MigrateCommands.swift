@@ -97,18 +97,8 @@ struct StatusCommand: ProjectCommand {
       if status != 0 { throw ExitCode(status) }
       return
     }
-    let report: StatusReport
-    do {
-      report = try chain.jobs(project, readWait: waiting.wait).status(of: URL(fileURLWithPath: store), as: store)
-    } catch {
-      // A store that cannot be read still gets its line, as in a fleet; the message and exit code stay.
-      if json { try? JSONLines.emit("status", encoding: StatusReport.failed(store, error)) }
-      throw error
-    }
-    if json { try JSONLines.emit("status", encoding: report) } else { try StandardOutput.line(report.line) }
-    // Newer than the model: nothing to migrate to, and no migration should open it (exit 1).
-    if report.isNewer { throw ExitCode(1) }
-    if report.needsMigration { throw ExitCode(10) }
+    let status = try MigrationJobs.status(of: store, json: json) { try chain.jobs(project, readWait: waiting.wait) }
+    if status != 0 { throw ExitCode(status) }
   }
 }
 
@@ -253,16 +243,8 @@ struct MigrateCommand: ProjectCommand {
       if status != 0 { throw ExitCode(status) }
       return
     }
-    let url = URL(fileURLWithPath: store)
-    do {
-      if json { try JSONLines.emit("start", encoding: StartLine(store: store)) }
-      try jobs(project).migrate(url, named: store, options: options, json: json, progress: TerminalLine.unless(json))
-    } catch {
-      // A gate reading --json sees the failure as a line too; the exit code and message stay.
-      if json {
-        try? JSONLines.emit("result", encoding: FailedLine(store: store, error: Fleet.message(error)))
-      }
-      throw error
+    try MigrationJobs.migrate(store, options: options, json: json, progress: TerminalLine.unless(json)) {
+      try jobs(project)
     }
   }
 }

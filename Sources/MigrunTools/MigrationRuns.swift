@@ -107,6 +107,38 @@ extension MigrationJobs {
 }
 
 extension MigrationJobs {
+  /// `status` of one store, `store` as the command line named it, with the jobs `jobs` makes: its
+  /// line, or its JSON line — a store that cannot be read (or a model that cannot) still gets one, as
+  /// in a fleet, and the error is thrown on; the status the command ends with (1: newer than the
+  /// model, nothing to migrate to and no migration should open it; 10: it needs migrating).
+  package static func status(of store: String, json: Bool, jobs: () throws -> MigrationJobs) throws -> Int32 {
+    let report: StatusReport
+    do {
+      report = try jobs().status(of: URL(fileURLWithPath: store), as: store)
+    } catch {
+      if json { try? JSONLines.emit("status", encoding: StatusReport.failed(store, error)) }
+      throw error
+    }
+    if json { try JSONLines.emit("status", encoding: report) } else { try StandardOutput.line(report.line) }
+    return report.isNewer ? 1 : report.needsMigration ? 10 : 0
+  }
+
+  /// `migrate` of one store, `store` as the command line named it, with the jobs `jobs` makes: under
+  /// --json a `start` line first, and a gate reading JSON sees a failure as a `result` line too (the
+  /// error is thrown on, its message and exit status unchanged).
+  package static func migrate(
+    _ store: String, options: StoreMigrator.Options, json: Bool, progress: (any ProgressLine)?,
+    jobs: () throws -> MigrationJobs
+  ) throws {
+    do {
+      if json { try JSONLines.emit("start", encoding: StartLine(store: store)) }
+      try jobs().migrate(URL(fileURLWithPath: store), named: store, options: options, json: json, progress: progress)
+    } catch {
+      if json { try? JSONLines.emit("result", encoding: FailedLine(store: store, error: Fleet.message(error))) }
+      throw error
+    }
+  }
+
   /// `migrate` of one store, `store` as the command line named it, shown as it goes: JSON lines
   /// (`progress`, then `result`), or the lines said during the run (a swap completed, the path,
   /// unused step files) with each progress line shown on `progress`, then the outcome's lines.
