@@ -1,5 +1,5 @@
 # migrun in a container: a build stage with the Swift toolchain runs the install script (a release
-# build with the Swift runtime linked in, man pages, completions, the commit stamp); the runtime stage
+# build with the Swift runtime linked in, man pages, completions; the commit is built in); the runtime stage
 # has no toolchain, only Debian's Lua 5.4, SQLite and zlib.
 #
 #   docker build -t migrun . && docker run --rm -v "$PWD:/work" -w /work migrun migrate Store.sqlite --model Model.xcdatamodeld

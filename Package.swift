@@ -55,7 +55,9 @@ let package = Package(
       name: "MigrunTools",
       dependencies: [
         "MigrunScripting", "LuaHost", "SwiftDataModel", "PropertyList", .product(name: "Yams", package: "Yams"),
-      ]),
+      ], plugins: ["BuildCommit"]),
+    // The commit of the checkout built, for `migrun --version` (read by `git` at build time, no network).
+    .plugin(name: "BuildCommit", capability: .buildTool()),
     // A target of its own, so that the core does not wait on swift-syntax's build.
     .target(
       name: "SwiftDataModel",
@@ -111,6 +113,12 @@ let package = Package(
         "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
       ]),
     .testTarget(name: "PropertyListTests", dependencies: ["PropertyList", "TestSupport"]),
+    // The tools layer's jobs as values (exit statuses, the project file, reports), without the command line.
+    .testTarget(
+      name: "MigrunToolsTests",
+      dependencies: [
+        "MigrunTools", "MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit", "LuaHost", "TestSupport",
+      ]),
     .testTarget(
       name: "SwiftDataModelTests",
       dependencies: ["SwiftDataModel", "MigrunModel", "MigrunStore", "MigrunKit", "TestSupport"]),

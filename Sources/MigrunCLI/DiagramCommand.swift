@@ -45,19 +45,8 @@ struct DiagramCommand: ProjectCommand {
   @Option(help: ArgumentHelp("Write to this file (default: standard output).", valueName: "file")) var out: String?
 
   func execute(_ project: ProjectConfig?) throws {
-    let dot = try DiagramJob(
+    try DiagramJob(
       source: source, version: version, from: from, to: to, model: model, policyFolders: policyFolders, plan: plan
-    ).reading(project).drawing()
-    let data: Data
-    do {
-      data = format == .dot ? Data(dot.utf8) : try Diagram.svg(dot)
-    } catch let error as Diagram.DiagramError {
-      throw CLIError(message: error.description)
-    }
-    if let out {
-      try writeAtomically(to: out) { try $0.write(data) }
-    } else {
-      try StandardOutput.write(data)
-    }
+    ).reading(project).write(svg: format == .svg, to: out)
   }
 }

@@ -47,16 +47,9 @@ struct LintCommand: ProjectCommand {
       valueName: "version"))
   var deployed: String?
 
-  static let rules = [
-    "probable-rename", "unchanged-hashes", "required-without-default", "cardinality-change", "uniqueness-added",
-    "composite-changed", "cloudkit-required",
-    "cloudkit-unique", "cloudkit-inverse", "cloudkit-optional", "cloudkit-deny", "cloudkit-ordered", "cloudkit-removed",
-    "cloudkit-renamed",
-  ]
-
   func validate() throws {
-    for rule in ignore where !Self.rules.contains(rule) {
-      throw ValidationError("--ignore: no rule '\(rule)' (rules: \(Self.rules.joined(separator: ", ")))")
+    for rule in ignore where !LintJob.rules.contains(rule) {
+      throw ValidationError("--ignore: no rule '\(rule)' (rules: \(LintJob.rules.joined(separator: ", ")))")
     }
   }
 

@@ -28,10 +28,6 @@ struct LuaLimitOptions: ParsableArguments {
 
   /// The limits in force: the flags, else the project file's (`project`), else the defaults.
   func limits(_ project: ProjectConfig?) -> LuaLimits {
-    var limits = LuaLimits()
-    if let seconds = luaTime ?? project?.luaTime { limits.seconds = seconds }
-    if let mebibytes = luaMemory ?? project?.luaMemory { limits.memoryBytes = mebibytes << 20 }
-    if let count = luaInstructions ?? project?.luaInstructions { limits.instructions = count }
-    return limits
+    ProjectConfig.luaLimits(seconds: luaTime, mebibytes: luaMemory, instructions: luaInstructions, project: project)
   }
 }

@@ -50,26 +50,9 @@ struct ChainOptions: ParsableArguments {
     throws -> MigrationSetup
   {
     // Each option given, else the project file's (read once by the command).
-    var setup = MigrationSetup(model: URL(fileURLWithPath: try modelPath(project)))
-    setup.configuration = configuration ?? project?.configuration
-    setup.destination = to ?? project?.to
-    setup.chain = (chain ?? project?.chain).map {
-      $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
-    }
-    // A value the project file gave is named by its key and file in messages about it.
-    if let project {
-      let given = [
-        ("model", model, project.model), ("to", to, project.to), ("chain", chain, project.chain),
-        ("configuration", configuration, project.configuration),
-      ]
-      for (key, flag, value) in given where flag == nil && value != nil {
-        setup.origins[key] = "\(key): in \(project.file.path)"
-      }
-    }
-    setup.policyFolders = (policyFolders.isEmpty ? project?.policies ?? [] : policyFolders).map {
-      URL(fileURLWithPath: $0)
-    }
-    setup.mappingModels = mappingModels.map { URL(fileURLWithPath: $0) }
+    var setup = MigrationSetup(
+      model: try modelPath(project), flags: (model, configuration, to, chain), policyFolders: policyFolders,
+      mappingModels: mappingModels, project: project)
     setup.limits = limits
     setup.mergeRules = mergeRules
     setup.readWait = readWait
@@ -108,22 +91,14 @@ struct StatusCommand: ProjectCommand {
   }
 
   func execute(_ project: ProjectConfig?) throws {
-    if fleet.isFleet(stores) {
-      return try FleetRun.status(
-        stores, chain: chain, fleet: fleet, json: json, readWait: waiting.wait, project: project)
+    if fleet.settings().isFleet(stores) {
+      let status = try chain.jobs(project, readWait: waiting.wait).status(
+        of: stores, fleet: fleet.settings(project), json: json)
+      if status != 0 { throw ExitCode(status) }
+      return
     }
-    let report: StatusReport
-    do {
-      report = try chain.jobs(project, readWait: waiting.wait).status(of: URL(fileURLWithPath: store), as: store)
-    } catch {
-      // A store that cannot be read still gets its line, as in a fleet; the message and exit code stay.
-      if json { try? JSONLines.emit("status", encoding: StatusReport.failed(store, error)) }
-      throw error
-    }
-    if json { try JSONLines.emit("status", encoding: report) } else { try StandardOutput.line(report.line) }
-    // Newer than the model: nothing to migrate to, and no migration should open it (exit 1).
-    if report.isNewer { throw ExitCode(1) }
-    if report.needsMigration { throw ExitCode(10) }
+    let status = try MigrationJobs.status(of: store, json: json) { try chain.jobs(project, readWait: waiting.wait) }
+    if status != 0 { throw ExitCode(status) }
   }
 }
 
@@ -262,74 +237,26 @@ struct MigrateCommand: ProjectCommand {
     if let mergeRules, !FileManager.default.fileExists(atPath: mergeRules) {
       throw CLIError(message: "--merge-rules: no such file \(URL(fileURLWithPath: mergeRules).path)")
     }
-    if fleet.isFleet(stores) { return try FleetRun.migrate(stores, command: self, project: project) }
-    let url = URL(fileURLWithPath: store)
-    do {
-      try migrate(url, project: project)
-    } catch {
-      // A gate reading --json sees the failure as a line too; the exit code and message stay.
-      if json {
-        try? JSONLines.emit("result", encoding: FailedLine(store: store, error: Fleet.message(error)))
-      }
-      throw error
+    if fleet.settings().isFleet(stores) {
+      let status = try jobs(project).migrate(
+        stores, fleet: fleet.settings(project), options: options, json: json, progress: TerminalLine.unless(json))
+      if status != 0 { throw ExitCode(status) }
+      return
     }
-  }
-
-  /// The one store's migration, as `execute` runs it.
-  private func migrate(_ url: URL, project: ProjectConfig?) throws {
-    if json { try JSONLines.emit("start", encoding: StartLine(store: store)) }
-    let jobs = try jobs(project)
-    let bar = ProgressBar(enabled: !json && isatty(STDERR_FILENO) != 0)
-    let outcome = try jobs.migrate(
-      url, options: options,
-      swapCompleted: {
-        guard !json else { return }
-        // Lines said during the run cannot throw here; a standard output that fails fails the outcome's lines too.
-        try? StandardOutput.line(
-          "\(store): completed the swap of a migration that was interrupted while putting the new store in place")
-      },
-      progress: { progress in
-        if json {
-          try? JSONLines.emit(
-            "progress",
-            [
-              "store": store, "step": progress.step ?? "", "stage": progress.stage.rawValue,
-              "mapping": progress.mapping, "done": progress.done, "total": progress.total,
-            ])
-        } else {
-          bar.show(progress)
-        }
-      },
-      // Said once the store is the migration's: a store in use is refused (or waited for) first.
-      willStart: { plan in
-        guard !json else { return }
-        try? StandardOutput.line(
-          "Migrating \(url.lastPathComponent): \(([plan.sourceVersion] + plan.steps.map(\.to)).joined(separator: " → "))"
-        )
-        for file in jobs.unusedStepFiles(of: plan) {
-          try? StandardOutput.line("Unused    \(file.file.path): \(file.reason)")
-        }
-      })
-    bar.finish()
-    if json { return try JSONLines.emit("result", encoding: outcome.result(store: store, dryRun: dryRun)) }
-    for line in outcome.lines(store: store, dryRun: dryRun) { try StandardOutput.line(line) }
+    try MigrationJobs.migrate(store, options: options, json: json, progress: TerminalLine.unless(json)) {
+      try jobs(project)
+    }
   }
 }
 
-/// A one-line progress bar on standard error, redrawn in place.
-final class ProgressBar {
-  let enabled: Bool
+/// A job's progress line on standard error, redrawn in place — on a terminal, never under --json;
+/// shown from one thread at a time (a fleet's tally holds its lock while it shows).
+final class TerminalLine: ProgressLine, @unchecked Sendable {
   private var drawn = false
 
-  init(enabled: Bool) { self.enabled = enabled }
+  static func unless(_ json: Bool) -> TerminalLine? { !json && isatty(STDERR_FILENO) != 0 ? TerminalLine() : nil }
 
-  func show(_ progress: MigrationProgress) {
-    guard enabled else { return }
-    let width = 24
-    let filled = progress.total > 0 ? width * progress.done / progress.total : width
-    let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-    let line =
-      "  \(progress.step ?? "") \(progress.stage.rawValue) \(progress.mapping) [\(bar)] \(progress.done)/\(progress.total)"
+  func show(_ line: String) {
     StandardError.write("\r\u{1B}[K\(line)")
     drawn = true
   }

@@ -101,27 +101,21 @@ extension MigrunCommand {
     do {
       // What a job reads of a store before working on it is read once: its session (StoreSession).
       try execute()
-    } catch let error as ModelError {
-      fail(error.description, status: ExitStatus.of(error))
-    } catch let error as StoreError {
-      fail(error.description, status: ExitStatus.of(error))
-    } catch let error as MigrationError {
-      fail(error.description, status: ExitStatus.of(error))
-    } catch let error as CLIError {
-      fail(error.message, status: ExitStatus.of(error))
     } catch let error as ValidationError {
       // Found while running (a --model neither given nor in .migrun.yml): this command's help is
       // named, not the top-level usage ArgumentParser would print for an error outside parsing.
       fail("\(error.message); migrun \(Self._commandName) --help lists the options", status: 64)
-    } catch let error where StoreFailure.isDiskFull(error) {
-      // A full disk under an error no layer worded (SQLite's own, Foundation's): exit 12, said plainly.
-      fail("no space left on the disk (\(error)); free some space and run it again", status: ExitStatus.of(error))
+    } catch let error where error is ExitCode || error is CleanExit {
+      throw error
+    } catch {
+      let failure = ExitStatus.failure(error)
+      fail(failure.message, status: failure.status)
     }
   }
 
   /// Writes what a job printed and ends with its status.
   func show(_ output: JobOutput) throws {
-    try write(output)
+    try output.write()
     if output.status != 0 { throw ExitCode(output.status) }
   }
 
@@ -133,10 +127,3 @@ extension MigrunCommand {
 
 /// The command line's own failures are the tools layer's (`ToolError`): one type, one message form.
 typealias CLIError = ToolError
-
-/// Writes what a job printed: its lines or JSON lines, then its notes on standard error.
-func write(_ output: JobOutput) throws {
-  if !output.lines.isEmpty { try StandardOutput.write(Data(output.lines.map { $0 + "\n" }.joined().utf8)) }
-  for (event, fields) in output.events { try JSONLines.emit(event, fields) }
-  for note in output.notes { StandardError.write("\(note)\n") }
-}

@@ -35,20 +35,8 @@ struct ReviewCommand: ProjectCommand {
     if let out { try OutputFile.check(out, option: "--out", force: force, inputs: [target]) }
     // A folder is its own model when neither --model nor the project file names another.
     var options = chain
-    if options.model == nil, project?.model == nil, isFolder(target) { options.model = target }
+    if options.model == nil, project?.model == nil, ReviewJob.isFolder(target) { options.model = target }
     let setup = try options.setup(project)
-    let review = try ReviewJob(target: target, setup: setup, coverage: coverage).run()
-    let page =
-      try json ? JSONLines.line("review", JSONLines.fields("review", review)) : Data(ReviewPage.html(review).utf8)
-    if let out {
-      try writeAtomically(to: out, inputs: [target]) { try $0.write(page) }
-    } else {
-      try StandardOutput.write(page)
-    }
-  }
-
-  private func isFolder(_ path: String) -> Bool {
-    var folder: ObjCBool = false
-    return FileManager.default.fileExists(atPath: path, isDirectory: &folder) && folder.boolValue
+    try ReviewJob(target: target, setup: setup, coverage: coverage).write(json: json, to: out)
   }
 }

@@ -11,7 +11,7 @@ import MigrunStore
 /// ```
 public struct ContextError: Error, Sendable, CustomStringConvertible, CarriesCause {
   /// The kind of failure, to match on.
-  public enum Code: String, Sendable, Hashable {
+  public enum Code: String, Sendable, Hashable, CaseIterable {
     /// Optimistic locking or uniqueness conflicts the merge policy did not resolve.
     case conflicts
     /// A delete rule `deny` blocks the delete.

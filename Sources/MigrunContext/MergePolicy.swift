@@ -47,8 +47,8 @@ public enum MergePolicy {
 
 /// A user's merge rule: given a conflict, the state that is saved.
 ///
-/// Return the object's state to save (its `MigrunStore/StoredObject/attributes`, ``MigrunStore/StoredObject/toOne`` and
-/// `MigrunStore/StoredObject/toMany`; the version is the store's), `nil` for "no object" (it is deleted, or
+/// Return the object's state to save (its ``StoredObject/attributes``, ``StoredObject/toOne`` and
+/// ``StoredObject/toMany``; the version is the store's), `nil` for "no object" (it is deleted, or
 /// stays deleted), or throw to fail the save. ``MergeConflict/resolved(by:)`` gives a standard
 /// policy's answer to start from. A rule without an answer for the entity returns
 /// ``MergeDecision/unhandled`` and the save fails as under ``MergePolicy/error``.

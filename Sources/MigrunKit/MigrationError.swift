@@ -7,7 +7,7 @@ import MigrunModel
 /// ```
 public struct MigrationError: Error, Sendable, Hashable, CustomStringConvertible, CarriesCause {
   /// The kind of failure, to match on (the command line maps each to its exit code).
-  public enum Code: String, Sendable, Hashable {
+  public enum Code: String, Sendable, Hashable, CaseIterable {
     /// No model version has the store's entity hashes.
     case unknownSourceVersion
     case unknownVersion

@@ -38,6 +38,8 @@ public final class StoreMigrator {
     /// Delete persistent history's changes of objects whose entity a step removes (Core Data's
     /// `NSPersistentHistoryAllowPartialHistoryMigration`) instead of refusing the step.
     public var partialHistory = false
+    /// A look into each step between its work and its checks (``MigrationProbe``): tests only.
+    package var probe: (any MigrationProbe)?
 
     public init(
       keepBackup: Bool = true, dryRun: Bool = false, bulkCopy: Bool = true, ddl: Bool = true, wait: Double = 0
@@ -118,12 +120,6 @@ public final class StoreMigrator {
   public var progress: ((MigrationProgress) -> Void)?
   /// Called once the store is the migration's — locked, free of other processes — before any work.
   public var willStart: (() -> Void)?
-  /// Called with each step's written file before its counts are checked — for tests that damage
-  /// a path's output on purpose and see ``Conservation`` catch it.
-  var stepWritten: ((SQLiteStore, StepMethod) throws -> Void)?
-  /// Called inside a DDL step's edit, before it commits — for tests that damage the edit itself and
-  /// see the edit's watch on the rows it keeps (`StoreEdit.KeptRows`) refuse it.
-  var stepEditing: ((StoreEdit) throws -> Void)?
   /// Swift policies for an inferred step's entity mappings, by entity mapping name
   /// (`EntityMapping.name(source:destination:)`): each runs Core Data's seven hooks for its
   /// mapping, object by object, as an `NSEntityMigrationPolicy` subclass would.
@@ -574,7 +570,7 @@ public final class StoreMigrator {
     done.merged = manager.mergedCount
     done.cloudKit = cloudKit
     done.history = history
-    try stepWritten?(destination, method)
+    try options.probe?.stepWritten(destination, by: method)
     let carriedFiles = try destination.checkExternalReferences()
     done.mappings = try Conservation.check(
       mapping, before: before, destination: destination, policies: Set(policies.keys), merged: manager.mergedCount)
@@ -659,7 +655,8 @@ public final class StoreMigrator {
     progress: @escaping (MigrationProgress) -> Void
   ) throws -> Report.Step {
     let history = try edit.run(
-      on: working, metadata: metadata.describing(step.destination), progress: progress, whileEditing: stepEditing)
+      on: working, metadata: metadata.describing(step.destination), progress: progress,
+      whileEditing: options.probe?.stepEditing)
     let destination = try SQLiteStore(url: working, model: step.destination, access: .readWrite, fastWrites: true)
     destination.externalData = externalData
     defer { try? destination.close() }
@@ -669,7 +666,7 @@ public final class StoreMigrator {
     try MigrationManager.checkRules(of: destination)
     progress(
       MigrationProgress(step: step.name, stage: .validation, mapping: "model rules", done: 1, total: 1))
-    try stepWritten?(destination, .ddl)
+    try options.probe?.stepWritten(destination, by: .ddl)
     let carriedFiles = try destination.checkExternalReferences()
     var done = Report.Step(name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: .ddl)
     done.history = history

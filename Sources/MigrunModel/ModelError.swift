@@ -14,7 +14,7 @@
 /// ```
 public struct ModelError: Error, Sendable, Hashable, CustomStringConvertible, CarriesCause {
   /// What went wrong.
-  public enum Code: String, Sendable, Hashable {
+  public enum Code: String, Sendable, Hashable, CaseIterable {
     /// The file or folder could not be read.
     case unreadable
     /// The XML is not well formed (truncated, not XML).

@@ -10,7 +10,7 @@ import MigrunModel
 /// ```
 public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible, CarriesCause {
   /// The kind of failure, to match on.
-  public enum Code: String, Sendable, Hashable {
+  public enum Code: String, Sendable, Hashable, CaseIterable {
     case notFound
     case notSQLite
     /// A SQLite file without Core Data's tables (`Z_METADATA`, `Z_PRIMARYKEY`).

@@ -96,3 +96,12 @@ package enum JSONField: Encodable, Sendable {
     }
   }
 }
+
+extension JobOutput {
+  /// Writes what a job printed: its lines or JSON lines, then its notes on standard error.
+  package func write() throws {
+    if !lines.isEmpty { try StandardOutput.write(Data(lines.map { $0 + "\n" }.joined().utf8)) }
+    for (event, fields) in events { try JSONLines.emit(event, fields) }
+    for note in notes { StandardError.write("\(note)\n") }
+  }
+}

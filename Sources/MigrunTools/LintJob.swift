@@ -6,6 +6,14 @@ import MigrunStore
 
 /// `lint`'s job: what the command does, without its printing.
 package struct LintJob {
+  /// The rules `--ignore` may name (`ModelLint`'s findings).
+  package static let rules = [
+    "probable-rename", "unchanged-hashes", "required-without-default", "cardinality-change", "uniqueness-added",
+    "composite-changed", "cloudkit-required",
+    "cloudkit-unique", "cloudkit-inverse", "cloudkit-optional", "cloudkit-deny", "cloudkit-ordered", "cloudkit-removed",
+    "cloudkit-renamed",
+  ]
+
   package var model: String
   package var policyFolders: [String]
   package var cloudkit: Bool

@@ -271,3 +271,33 @@ package struct MigrationOutcome {
       to: plan.destinationVersion, report: report)
   }
 }
+
+extension MigrationSetup {
+  /// The setup of a migration command: each option its flag gave (`model` already resolved, from
+  /// its flag or the project file), else the project file's (`project`); a value the file gave is
+  /// named by its key and file in messages about it (``origins``).
+  package init(
+    model: String, flags: (model: String?, configuration: String?, to: String?, chain: String?),
+    policyFolders: [String], mappingModels: [String], project: ProjectConfig?
+  ) {
+    self.init(model: URL(fileURLWithPath: model))
+    configuration = flags.configuration ?? project?.configuration
+    destination = flags.to ?? project?.to
+    chain = (flags.chain ?? project?.chain).map {
+      $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+    }
+    if let project {
+      let given = [
+        ("model", flags.model, project.model), ("to", flags.to, project.to), ("chain", flags.chain, project.chain),
+        ("configuration", flags.configuration, project.configuration),
+      ]
+      for (key, flag, value) in given where flag == nil && value != nil {
+        origins[key] = "\(key): in \(project.file.path)"
+      }
+    }
+    self.policyFolders = (policyFolders.isEmpty ? project?.policies ?? [] : policyFolders).map {
+      URL(fileURLWithPath: $0)
+    }
+    self.mappingModels = mappingModels.map { URL(fileURLWithPath: $0) }
+  }
+}

@@ -86,6 +86,23 @@ package struct DiagramJob: ProjectJob {
     }
   }
 
+  /// The drawing as SVG (drawn by Graphviz's dot) or as the DOT itself, written to `out`, else to
+  /// standard output.
+  package func write(svg: Bool, to out: String?) throws {
+    let dot = try drawing()
+    let data: Data
+    do {
+      data = svg ? try Diagram.svg(dot) : Data(dot.utf8)
+    } catch let error as Diagram.DiagramError {
+      throw ToolError(message: error.description)
+    }
+    if let out {
+      try writeAtomically(to: out) { try $0.write(data) }
+    } else {
+      try StandardOutput.write(data)
+    }
+  }
+
   package func drawing() throws -> String {
     if let model = try storeModel {
       // The argument is a store.

@@ -1,4 +1,5 @@
 import Foundation
+import LuaHost
 import Yams
 
 /// A project's `.migrun.yml`, found in the working folder or the nearest folder above it: the
@@ -225,6 +226,18 @@ extension ProjectConfig {
   package static func luaMemoryProblem(_ mebibytes: Int) -> String? {
     (1...(1 << 20)).contains(mebibytes) ? nil : luaMemoryRange
   }
+  /// The Lua limits in force: the flags' values given, else the project file's (`project`), else the
+  /// defaults.
+  package static func luaLimits(seconds: Double?, mebibytes: Int?, instructions: Int64?, project: ProjectConfig?)
+    -> LuaLimits
+  {
+    var limits = LuaLimits()
+    if let seconds = seconds ?? project?.luaTime { limits.seconds = seconds }
+    if let mebibytes = mebibytes ?? project?.luaMemory { limits.memoryBytes = mebibytes << 20 }
+    if let count = instructions ?? project?.luaInstructions { limits.instructions = count }
+    return limits
+  }
+
   /// What is wrong with `count` as the Lua instruction limit, or nil.
   package static func luaInstructionsProblem(_ count: Int64) -> String? { count >= 1 ? nil : luaInstructionsRange }
 }

@@ -21,6 +21,25 @@ package struct ReviewJob {
   package var objects = 10
   package var seed: UInt64 = 1
 
+  /// The page (its HTML, or its `review` JSON line), written to `out` (never over the target), else
+  /// to standard output.
+  package func write(json: Bool, to out: String?) throws {
+    let review = try run()
+    let page =
+      try json ? JSONLines.line("review", JSONLines.fields("review", review)) : Data(ReviewPage.html(review).utf8)
+    if let out {
+      try writeAtomically(to: out, inputs: [target]) { try $0.write(page) }
+    } else {
+      try StandardOutput.write(page)
+    }
+  }
+
+  /// Whether `path` is a folder (a folder reviewed is a model, when nothing else names one).
+  package static func isFolder(_ path: String) -> Bool {
+    var folder: ObjCBool = false
+    return FileManager.default.fileExists(atPath: path, isDirectory: &folder) && folder.boolValue
+  }
+
   package init(target: String, setup: MigrationSetup, coverage: String?) {
     self.target = target
     self.setup = setup

@@ -7,12 +7,16 @@ import TestSupport
 import Testing
 
 /// Every example of the library's DocC articles (Sources/MigrunKit/MigrunKit.docc), compiled and run
-/// here against Moody's real stores — and each article's code blocks held to be the code below,
-/// word for word, so an article cannot drift from what compiles.
+/// against Moody's real stores (Documentation/*Examples.swift) — each article's code blocks held to be
+/// a region of a test file word for word, and its `import` lines to be that file's own, so an article
+/// cannot drift from what compiles, imports included.
 @Suite(.enabled(if: Fixtures.areAvailable))
 struct DocumentationExamplesTests {
   static let moody = "objcio-core-data-moody"
   static let articles = Fixtures.repositoryRoot.appendingPathComponent("Sources/MigrunKit/MigrunKit.docc")
+  static let tests = Fixtures.repositoryRoot.appendingPathComponent("Tests")
+  /// Imports a test file has that an example's program would not.
+  static let testImports: Set<String> = ["Testing", "TestSupport"]
 
   /// A copy of a Moody store of `version` ("Moody 5") in `folder`.
   static func moodyStore(_ version: String, in folder: TemporaryDirectory) throws -> URL {
@@ -23,125 +27,106 @@ struct DocumentationExamplesTests {
 
   static var modelURL: URL { Fixtures.url("\(moody)/models/Moody.xcdatamodeld") }
 
-  @Test func everyCodeBlockOfTheArticlesIsAnExampleHere() throws {
-    let here = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-    let code = Set(here.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
-    // The Lua article's examples need MigrunScripting: LuaFromSwiftTests (MigrunAPITests) holds them.
-    let files = try FileManager.default.contentsOfDirectory(atPath: Self.articles.path)
+  /// A Swift file's lines, its code's common indentation removed, and the modules it imports.
+  struct SourceFile {
+    let path: String
+    let lines: [String]
+    let imports: Set<String>
+
+    init(path: String, text: String) {
+      self.path = path
+      lines = text.components(separatedBy: "\n")
+      imports = Set(lines.compactMap { line in line.hasPrefix("import ") ? String(line.dropFirst(7)) : nil })
+    }
+
+    /// Whether `block` (lines of code, indented as in an article) is lines of this file, in a row,
+    /// indented alike.
+    func holds(_ block: [String]) -> Bool {
+      guard let head = block.first?.trimmingCharacters(in: .whitespaces), !head.isEmpty else { return false }
+      let dedented = SourceFile.dedent(block)
+      for (index, line) in lines.enumerated() where line.trimmingCharacters(in: .whitespaces) == head {
+        guard index + block.count <= lines.count else { continue }
+        if SourceFile.dedent(Array(lines[index..<index + block.count])) == dedented { return true }
+      }
+      return false
+    }
+
+    static func dedent(_ lines: [String]) -> [String] {
+      let indent = lines.filter { !$0.isEmpty }.map { $0.prefix { $0 == " " }.count }.min() ?? 0
+      return lines.map { $0.isEmpty ? $0 : String($0.dropFirst(indent)) }
+    }
+  }
+
+  static func testFiles() throws -> [SourceFile] {
+    guard let walk = FileManager.default.enumerator(at: tests, includingPropertiesForKeys: nil) else { return [] }
+    return try walk.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }.map { url in
+      SourceFile(path: url.lastPathComponent, text: try String(contentsOf: url, encoding: .utf8))
+    }
+  }
+
+  /// Each article's ```swift blocks: its `import` lines, then code. The Lua article's examples are
+  /// LuaFromSwiftTests' (MigrunAPITests), which holds them to its code word for word; its imports are
+  /// one block of their own.
+  static func codeBlocks() throws -> [(article: String, imports: Set<String>, code: [String])] {
+    let files = try FileManager.default.contentsOfDirectory(atPath: articles.path)
       .filter { $0.hasSuffix(".md") && $0 != "UsingLuaFromSwift.md" }
-    var blocks = 0
-    for file in files {
-      let text = try String(contentsOf: Self.articles.appendingPathComponent(file), encoding: .utf8)
-      for block in text.components(separatedBy: "```swift\n").dropFirst() {
-        let lines = block.components(separatedBy: "\n```")[0].split(separator: "\n")
-        for line in lines.map({ $0.trimmingCharacters(in: .whitespaces) }) where !line.isEmpty {
-          #expect(code.contains(line), "\(file): '\(line)' is not in DocumentationExamplesTests")
-        }
-        blocks += 1
+    return try files.sorted().flatMap { file in
+      let text = try String(contentsOf: articles.appendingPathComponent(file), encoding: .utf8)
+      return text.components(separatedBy: "```swift\n").dropFirst().map { block in
+        var lines = block.components(separatedBy: "\n```")[0].components(separatedBy: "\n")
+        let imports = lines.prefix { $0.hasPrefix("import ") }.map { String($0.dropFirst(7)) }
+        lines.removeFirst(imports.count)
+        while lines.first?.isEmpty == true { lines.removeFirst() }
+        return (file, Set(imports), lines)
       }
     }
-    #expect(blocks >= 8)
   }
 
-  @Test func openingAndCheckingAStore() throws {
-    let folder = try TemporaryDirectory()
-    let storeURL = try Self.moodyStore("Moody 5", in: folder)
-    let modelURL = Self.modelURL
-    let bundle = try ModelBundle(modelOrStoreAt: modelURL)
-    let metadata = try SQLiteStore.metadata(at: storeURL)
-    guard let version = bundle.version(matching: metadata.versionHashes) else {
-      throw StoreError(.incompatibleModel, file: storeURL.path, reason: "no version of \(bundle.name) fits")
+  @Test func everyCodeBlockOfTheArticlesIsATestsCodeWithItsImports() throws {
+    let files = try Self.testFiles()
+    let blocks = try Self.codeBlocks()
+    for block in blocks {
+      #expect(!block.imports.isEmpty, "\(block.article): a block without import lines: \(block.code.first ?? "")")
+      let holders = files.filter { $0.holds(block.code) }
+      #expect(
+        !holders.isEmpty,
+        "\(block.article): a block that is no test's code, word for word and in a row: \(block.code.first ?? "")")
+      // The file that runs it imports what the block does, and nothing else of migrun's: the block's
+      // imports are the ones a program needs.
+      #expect(
+        holders.isEmpty || holders.contains { $0.imports.subtracting(Self.testImports) == block.imports },
+        """
+        \(block.article): '\(block.code.first ?? "")' imports \(block.imports.sorted()); the tests holding it \
+        import \(holders.map { "\($0.path): \($0.imports.subtracting(Self.testImports).sorted())" })
+        """)
     }
-    print("\(storeURL.lastPathComponent) is at \(version.versionName ?? "?")")
-    #expect(version.versionName == "Moody 5")
-
-    let store = try SQLiteStore(url: storeURL, model: version)
-    defer { try? store.close() }
-    for (entity, count) in try store.entityCounts().sorted(by: { $0.key < $1.key }) {
-      print("\(entity): \(count)")
-    }
-    let broken = try store.ruleViolations(limit: 10)
-    print(broken.isEmpty ? "every object keeps the model's rules" : broken.joined(separator: "\n"))
-    #expect(try store.entityCounts()["Mood"] ?? 0 > 0)
+    #expect(blocks.count >= 13)
   }
 
-  @Test func contextsAndMergePolicies() throws {
-    let folder = try TemporaryDirectory()
-    let storeURL = try Self.moodyStore("Moody 5", in: folder)
-    let model = try ModelBundle(modelOrStoreAt: Self.modelURL).model(named: "Moody 5")
-    let store = try SQLiteStore(url: storeURL, model: model, access: .readWrite)
-    let coordinator = StoreCoordinator(store: store)
-    let context = coordinator.newContext()
-    let recent = try FormatPredicate("date > %@", arguments: [.date(0)])
-    let moods = try context.fetch("Mood", matching: recent, sortedBy: [.descending("date")], limit: 3)
-    for mood in moods {
-      try mood.set("creatorID", .string("migrun"))
+  /// ErrorCodes.md lists every code of every error type, read from the types themselves (each
+  /// `Code` is `CaseIterable`), and no code that is not there.
+  @Test func theErrorCodesArticleListsEveryCode() throws {
+    let text = try String(contentsOf: Self.articles.appendingPathComponent("ErrorCodes.md"), encoding: .utf8)
+    let codes: [(type: String, codes: [String])] = [
+      ("ModelError", ModelError.Code.allCases.map(\.rawValue)),
+      ("StoreError", StoreError.Code.allCases.map(\.rawValue)),
+      ("ContextError", ContextError.Code.allCases.map(\.rawValue)),
+      ("MigrationError", MigrationError.Code.allCases.map(\.rawValue)),
+    ]
+    let sections = text.components(separatedBy: "\n### ").dropFirst()
+    for (type, cases) in codes {
+      let section = try #require(sections.first { $0.hasPrefix(type + "\n") }, "ErrorCodes.md: no '### \(type)'")
+      let listed = section.components(separatedBy: "\n").compactMap { line -> String? in
+        guard line.hasPrefix("| `.") else { return nil }
+        return String(line.dropFirst(4).prefix { $0 != "`" })
+      }
+      #expect(
+        Set(cases).subtracting(listed).isEmpty, "ErrorCodes.md, \(type): not listed \(Set(cases).subtracting(listed))")
+      #expect(
+        Set(listed).subtracting(cases).isEmpty, "ErrorCodes.md, \(type): no such code \(Set(listed).subtracting(cases))"
+      )
+      #expect(listed.count == Set(listed).count, "ErrorCodes.md, \(type): a code listed twice")
     }
-    let saved = try context.save()
-    print("\(saved.updated.count) moods saved")
-    #expect(saved.updated.count == moods.count && !moods.isEmpty)
-
-    let left = coordinator.newContext()
-    let right = coordinator.newContext(mergePolicy: .mergeByPropertyObjectTrump)
-    let first = try left.fetch("Mood", matching: nil, limit: 1)[0]
-    let same = try right.object(with: first.id)
-    try first.set("creatorID", .string("left"))
-    try same.set("latitude", .double(48.85))
-    _ = try left.save()
-    _ = try right.save()  // merged: the store now holds both changes
-
-    let after = try coordinator.newContext().object(with: first.id)
-    #expect(try after.value("creatorID") == .string("left"))
-    #expect(try after.value("latitude") == .double(48.85))
-    try bigEntities(coordinator.newContext(), recent)
-    try store.close()
-  }
-
-  func bigEntities(_ context: ObjectContext, _ recent: FormatPredicate) throws {
-    let faults = try context.fetch("Mood", matching: nil, includesPropertyValues: false)
-    print("\(faults.count) moods, \(faults.filter(\.isFault).count) not read yet")
-    var walked = 0
-    try context.forEach("Mood", matching: recent, sortedBy: [.ascending("date")], batchSize: 100) { batch in
-      walked += batch.count  // each batch let go after this closure, unless kept or changed
-    }
-    let counted = try context.count("Mood", matching: recent)  // in SQL: no object made
-    #expect(!faults.isEmpty && faults.allSatisfy { $0.isFault })
-    #expect(walked == counted && counted > 0)
-  }
-
-  @Test func migratingFromSwift() throws {
-    let folder = try TemporaryDirectory()
-    let storeURL = try Self.moodyStore("Moody 4", in: folder)
-    let modelURL = Self.modelURL
-    let bundle = try ModelBundle(modelOrStoreAt: modelURL)
-    let plan = try MigrationPlanner.plan(store: storeURL, bundle: bundle)
-    print(plan.needsMigration ? plan.steps.map(\.name).joined(separator: ", ") : "current")
-    #expect(plan.needsMigration && plan.destinationVersion == "Moody 6")
-
-    let migrator = StoreMigrator(store: storeURL, plan: plan, options: .init(keepBackup: true))
-    migrator.progress = { progress in
-      print("\(progress.step ?? "") \(progress.mapping): \(progress.done)/\(progress.total)")
-    }
-    let report = try migrator.run()
-    print("done; the original is kept as \(report.backup?.lastPathComponent ?? "nothing")")
-    #expect(report.backup?.lastPathComponent == "Moody 4~.sqlite")
-    #expect(bundle.version(matching: try SQLiteStore.metadata(at: storeURL).versionHashes)?.versionName == "Moody 6")
-  }
-
-  @Test func writingAPolicyInSwift() throws {
-    let folder = try TemporaryDirectory()
-    let storeURL = try Self.moodyStore("Moody 5", in: folder)
-    let bundle = try ModelBundle(modelOrStoreAt: Self.modelURL)
-    let plan = try MigrationPlanner.plan(store: storeURL, bundle: bundle)
-    let migrator = StoreMigrator(store: storeURL, plan: plan, options: .init(keepBackup: false))
-    migrator.policies = { _ in [EntityMapping.name(source: "Mood", destination: "Mood"): UppercasedCreators()] }
-    let before = try Self.creators(storeURL, try bundle.model(named: "Moody 5"))
-    _ = try migrator.run()
-
-    // Every mood's creator, upper-cased by the policy (the store's are not).
-    let after = try Self.creators(storeURL, try bundle.model(named: "Moody 6"))
-    #expect(!before.isEmpty && before.values.allSatisfy { $0 != $0.uppercased() })
-    #expect(after == before.mapValues { $0.uppercased() })
   }
 
   static func creators(_ url: URL, _ model: ObjectModel) throws -> [Int64: String] {
@@ -153,16 +138,10 @@ struct DocumentationExamplesTests {
     }
     return creators
   }
-}
 
-final class UppercasedCreators: EntityMigrationPolicy {
-  func createDestinationInstances(for source: StoredObject, _ mapping: EntityMapping, _ manager: MigrationManager)
-    throws
-  {
-    guard case .string(let creator)? = source.attributes["creatorID"] else {
-      try manager.createDefaultDestination(for: source, mapping)
-      return
-    }
-    try manager.createDefaultDestination(for: source, mapping, overriding: ["creatorID": .string(creator.uppercased())])
+  static func rating(of id: ObjectID, in url: URL, _ model: ObjectModel) throws -> StoreValue {
+    let store = try SQLiteStore(url: url, model: model)
+    defer { try? store.close() }
+    return try StoreCoordinator(store: store).newContext().object(with: id).value("rating")
   }
 }

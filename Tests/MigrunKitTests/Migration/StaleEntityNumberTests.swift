@@ -108,14 +108,9 @@ import Testing
       let folder = try TemporaryDirectory()
       let url = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody.moody.sqlite", into: folder)
       let bytes = try Data(contentsOf: url)
-      let migrator = StoreMigrator(
-        store: url, plan: try Migrations.plan(v1, v2),
-        options: .init(bulkCopy: method != .objects, ddl: method == .ddl))
-      migrator.stepWritten = { store, ran in
-        #expect(ran == method)
-        if method != .ddl { try store.withConnection { db in try db.execute(sql: damage) } }
-      }
-      migrator.stepEditing = { edit in try edit.db.execute(sql: damage) }
+      var options = StoreMigrator.Options(bulkCopy: method != .objects, ddl: method == .ddl)
+      options.probe = Damage(sql: damage, method: method, inEdit: true)
+      let migrator = StoreMigrator(store: url, plan: try Migrations.plan(v1, v2), options: options)
       let error = try #require(throws: MigrationError.self) { try migrator.run() }
       #expect(error.code == .validation)
       #expect(error.description.contains(expected), "\(method): \(error)")
@@ -143,11 +138,9 @@ import Testing
     }
     try store.close()
     let bytes = try Data(contentsOf: url)
-    let migrator = StoreMigrator(store: url, plan: try Migrations.plan(v1, v2))
-    migrator.stepWritten = { store, ran in
-      #expect(ran == .ddl)
-      try store.withConnection { db in try db.execute(sql: "DELETE FROM ZITEM WHERE Z_PK = 2") }
-    }
+    var options = StoreMigrator.Options()
+    options.probe = Damage(sql: "DELETE FROM ZITEM WHERE Z_PK = 2", method: .ddl, inEdit: false)
+    let migrator = StoreMigrator(store: url, plan: try Migrations.plan(v1, v2), options: options)
     let error = try #require(throws: MigrationError.self) { try migrator.run() }
     #expect(error.description.contains("entity mapping ItemToItem read 3 objects and wrote 2"), "\(error)")
     #expect(try Data(contentsOf: url) == bytes)
@@ -164,5 +157,23 @@ import Testing
       Self.moody.path, "--json",
     ])
     #expect(json.stdout.contains(#""mapping":"MoodToMood""#) || json.stdout.contains(#""mapping" : "MoodToMood""#))
+  }
+}
+
+/// Damage done on purpose to a step's work (`MigrationProbe`), to see the checks after it catch it:
+/// `sql` run on the written file of a step that ran by `method` — inside the edit itself, for a DDL
+/// step, when `inEdit` (its written file is then left alone).
+private struct Damage: MigrationProbe {
+  let sql: String
+  let method: StepMethod
+  let inEdit: Bool
+
+  func stepWritten(_ destination: SQLiteStore, by ran: StepMethod) throws {
+    #expect(ran == method)
+    if ran != .ddl || !inEdit { try destination.withConnection { db in try db.execute(sql: sql) } }
+  }
+
+  func stepEditing(_ edit: StoreEdit) throws {
+    if inEdit { try edit.db.execute(sql: sql) }
   }
 }
