@@ -335,7 +335,8 @@ public final class StoreMigrator {
   /// The migrated file in the store's journal mode, its fsync started on a thread of its own.
   private func prepareSwap(_ migrated: URL, walMode: Bool) throws -> BackgroundWork {
     if walMode { try StoreFiles.setWALMode(migrated) }
-    return BackgroundWork { try StoreFiles.sync(migrated) }
+    let sync = try StoreFiles.syncLater(migrated)
+    return BackgroundWork { try sync() }
   }
 
   /// Runs a part of putting the migrated file in the store's place (the original kept as the
@@ -382,7 +383,8 @@ public final class StoreMigrator {
   private func ddlTarget(copying: BackgroundWork?, working: URL, run: inout Run) throws -> URL {
     guard let copying else { return run.current }
     try copying.wait()
-    run.flushing.append(BackgroundWork { try StoreFiles.sync(working) })
+    let sync = try StoreFiles.syncLater(working)
+    run.flushing.append(BackgroundWork { try sync() })
     return working
   }
 

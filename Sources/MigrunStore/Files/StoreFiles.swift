@@ -493,14 +493,22 @@ package enum StoreFiles {
   }
 
   /// fsync(2) on a file or folder.
-  package static func sync(_ url: URL) throws {
+  package static func sync(_ url: URL) throws { try syncLater(url)() }
+
+  /// fsync(2) of `url`, its file opened now and synced when the returned work runs (on a thread of
+  /// its own, beside other work): the name may be removed or replaced meanwhile — an earlier step's
+  /// file a later step made moot — and the sync still reaches the file it was started for, never
+  /// failing on a name gone (under load the thread may start after the next step removed it).
+  package static func syncLater(_ url: URL) throws -> @Sendable () throws -> Void {
     let descriptor = open(url.path, O_RDONLY)
     guard descriptor >= 0 else {
       throw StoreError(.io, file: url.path, reason: "cannot open to sync (\(String(cString: strerror(errno))))")
     }
-    defer { close(descriptor) }
-    guard fsync(descriptor) == 0 else {
-      throw StoreError(.io, file: url.path, reason: "cannot sync (\(String(cString: strerror(errno))))")
+    return {
+      defer { close(descriptor) }
+      guard fsync(descriptor) == 0 else {
+        throw StoreError(.io, file: url.path, reason: "cannot sync (\(String(cString: strerror(errno))))")
+      }
     }
   }
 }
