@@ -54,6 +54,11 @@ struct DDLStep {
   let history: HistoryRewrite
   /// The source's R-tree fetch indexes, dropped before the edit (the destination's are built after).
   let sourceRTrees: [StoreSchema.RTreeIndex]
+  /// Of ``soleEntityTables``, those (uppercased) the source was seen to hold rows with another
+  /// entity's number in — found by reading the source beside the copy (``StoreMigrator``), so the
+  /// edit rewrites only these instead of reading every row of every such table inside its
+  /// transaction. Nil: not looked at, every such table is fixed as it is read.
+  var staleEntityTables: Set<String>?
 
   /// Whether `mapping` can run as DDL on a store laid out as `schema` whose file holds `tables`
   /// (name → columns) and the triggers and views named in `otherObjects`.
@@ -175,6 +180,12 @@ struct DDLStep {
   /// counts only these again).
   var rewrittenTables: Set<String> { Set(droppedColumns.map { $0.table.uppercased() }) }
 
+  /// The tables an entity has alone (as the destination lays them out), with its number: rows
+  /// there with another number are given it by the edit.
+  var soleEntityTables: [(table: String, number: Int)] {
+    destination.entities.filter { destination.soleEntity(ofTable: $0.table) == $0 }.map { ($0.table, $0.number) }
+  }
+
   /// The destination's tables (uppercased) the edit neither rewrites nor creates: they must come out
   /// with the rows and key columns the source held — checked as the edit runs (`StoreEdit.KeptRows`), so a
   /// count after the step has nothing to find in them.
@@ -274,8 +285,10 @@ struct DDLStep {
     for layout in addedEntities { try store.addEntityKey(layout) }
     // Rows an older app version left with another entity's number in a table its entity is
     // alone in are that entity's objects (Core Data fetches them): they get its number, as
-    // the copy path writes them.
+    // the copy path writes them. A table the source was read to have none of is left alone (the
+    // copy holds the source's rows: the statement would change nothing).
     for layout in destination.entities where destination.soleEntity(ofTable: layout.table) == layout {
+      guard staleEntityTables?.contains(layout.table.uppercased()) ?? true else { continue }
       try store.claimRows(for: layout)
     }
     for fill in fills {

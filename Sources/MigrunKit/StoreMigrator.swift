@@ -420,7 +420,11 @@ public final class StoreMigrator {
     let drops = try drops(of: stepMapping, in: source, step: step)
     var done: Report.Step
     var result = working
-    if case .ddl(let edit) = decision {
+    if case .ddl(var edit) = decision {
+      // Read here, while the copy is made, not inside the edit's transaction after it.
+      edit.staleEntityTables = try Set(
+        edit.soleEntityTables.filter { try source.holdsRows(in: $0.table, ofAnotherEntityThan: $0.number) }
+          .map { $0.table.uppercased() })
       try source.close()
       result = try ddlTarget(copying: copying, working: working, run: &run)
       done = try runDDL(

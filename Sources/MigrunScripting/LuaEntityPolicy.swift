@@ -70,14 +70,16 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
       if let filter, try !isTruthy(callLua(filter, mapping, view)) { return }
       bridge.associationsMade = 0
       if let hook = hooks["createDestinationInstances"] {
-        bridge.defaultAction = { [unowned self] object in
+        bridge.defaultAction = { [unowned self] object, values in
           guard (try? MigrationBridge.objectID(object)) == source.id, object["__side"].stringValue == "src" else {
             throw HostError("m:default(src): give the source object the hook was called with (\(source.id))")
           }
-          // The attribute functions are Lua: the prelude runs them on the object made (a host
-          // function may not call back into its VM).
+          // The attribute functions are Lua: the prelude runs them before calling here (a host
+          // function may not call back into its VM) and hands their results over, so the object is
+          // inserted once with them — not inserted, then read and updated once per function.
+          let overrides = try self.computedValues(values)
           self.bridge.associationsMade += 1
-          let made = try manager.createDefaultDestination(for: source, mapping)
+          let made = try manager.createDefaultDestination(for: source, mapping, overriding: overrides)
           return made.map { MigrationBridge.descriptor($0, side: "dst") } ?? .null
         }
         defer { bridge.defaultAction = nil }
@@ -102,6 +104,19 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
       for (index, output) in computed.enumerated() { values[output.attribute.name] = computedValues[index] }
     }
     return try manager.createDefaultDestination(for: source, mapping, overriding: values)
+  }
+
+  /// The attribute functions' results `m:default(src)` computed (a table by attribute name), as
+  /// stored: every computed attribute is written, one whose function gave nil as NULL (as
+  /// `made.name = nil` wrote it). Nil or not a table: none computed.
+  private func computedValues(_ values: LuaValue) throws -> [String: StoreValue] {
+    guard let table = values.tableValue else { return [:] }
+    var stored: [String: StoreValue] = [:]
+    for (attribute, _) in computed {
+      stored[attribute.name] = try MigrationBridge.store(
+        table[attribute.name] ?? .nil, for: attribute, entity: destinationEntity)
+    }
+    return stored
   }
 
   /// The attribute functions as one row function over every stored attribute of the source
@@ -170,7 +185,7 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
     bridge.writtenRelationships[destination] = nil
     if let hook = hooks["createRelationships"] {
       var defaulted = false
-      bridge.defaultAction = { [unowned self] object in
+      bridge.defaultAction = { [unowned self] object, _ in
         guard (try? MigrationBridge.objectID(object)) == destination, object["__side"].stringValue == "dst" else {
           throw HostError("m:default(dst): give the destination object the hook was called with (\(destination))")
         }

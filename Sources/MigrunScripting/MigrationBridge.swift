@@ -14,9 +14,10 @@ final class MigrationBridge {
   var writtenRelationships: [ObjectID: Set<String>] = [:]
   /// Associations made since the counter was last read (did a hook create anything?).
   var associationsMade = 0
-  /// What `m:default(object)` runs: the default of the hook being called (its `super`), set by the
-  /// policy around a per-object hook only.
-  var defaultAction: ((LuaValue) throws -> LuaValue)?
+  /// What `m:default(object [, values])` runs: the default of the hook being called (its `super`),
+  /// set by the policy around a per-object hook only. `values`: the attribute functions' results by
+  /// name, computed by the prelude before the object is made (it is then written once), or nil.
+  var defaultAction: ((_ object: LuaValue, _ values: LuaValue) throws -> LuaValue)?
   /// The prelude's maker of bulk-copy row functions.
   var rows: LuaFunction?
   private var cachedSource: StoredObject?
@@ -170,7 +171,7 @@ final class MigrationBridge {
           "m:default(object) runs the default of createDestinationInstances (give src) or createRelationships (give dst), from those hooks only"
         )
       }
-      return [try action(arguments.first ?? .nil)]
+      return [try action(arguments.first ?? .nil, arguments.count > 1 ? arguments[1] : .nil)]
     }
     vm.register("properties", in: "__migrun") { [unowned self] arguments in [try self.properties(arguments)] }
     vm.register("uri", in: "__migrun") { [unowned self] arguments in

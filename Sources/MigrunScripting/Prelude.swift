@@ -192,12 +192,15 @@ enum Prelude {
     -- Core Data's `super`: in createDestinationInstances, `m:default(src)` makes (and returns) the
     -- object the entity mapping would make; in createRelationships, `m:default(dst)` fills its
     -- relationships as the mapping would. The hook then adjusts what the default made.
+    -- The attribute functions run here, before the object is made, and their results go to the
+    -- host with it: the object is inserted once with its values (as the row path makes it), not
+    -- written again per function.
     function Manager:default(object)
-      local made = wrap(host.default(unwrap(object)))
-      if rawget(object, "__side") == "src" and made ~= NULL then
-        for name, compute in pairs(rawget(self, "__computed") or {}) do made[name] = compute(object, self) end
-      end
-      return made
+      local computed = type(object) == "table" and rawget(object, "__side") == "src" and rawget(self, "__computed")
+      if not computed or next(computed) == nil then return wrap(host.default(unwrap(object))) end
+      local values = {}
+      for name, compute in pairs(computed) do values[name] = unwrap(compute(object, self)) end
+      return wrap(host.default(unwrap(object), values))
     end
     function Manager:find(entity, values)
       local found = host.find(entity, unwrap(values))

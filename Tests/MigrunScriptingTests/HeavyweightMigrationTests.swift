@@ -317,6 +317,97 @@ import Testing
     #expect(note?.attributes["entity"] == .string("my entity"))
   }
 
+  /// A Note store at V1 (`name`, `size`) with `notes` (key → name), in a bundle whose V2 adds
+  /// `title` (String) and `rank` (Integer 16); the policy `policy` as the V1 → V2 step file.
+  static func noteStore(in folder: TemporaryDirectory, notes: [Int64: String], policy: String) throws -> (
+    store: URL, bundle: ModelBundle
+  ) {
+    let v1 =
+      #"<attribute name="name" optional="YES" attributeType="String"/>"#
+      + #"<attribute name="size" optional="YES" attributeType="Integer 64"/>"#
+    let v2 =
+      v1 + #"<attribute name="title" optional="YES" attributeType="String"/>"#
+      + #"<attribute name="rank" optional="YES" attributeType="Integer 16"/>"#
+    for (version, attributes) in [("V1", v1), ("V2", v2)] {
+      try folder.write(
+        Self.head + #"<entity name="Note" representedClassName="Note">\#(attributes)</entity></model>"#,
+        to: "Notes.xcdatamodeld/\(version).xcdatamodel/contents")
+    }
+    let bundle = try ModelBundle(modelOrStoreAt: folder.url.appendingPathComponent("Notes.xcdatamodeld"))
+    let store = folder.url.appendingPathComponent("notes.sqlite")
+    let created = try SQLiteStore.create(at: store, model: try bundle.model(named: "V1"))
+    try created.write { writer in
+      for (key, name) in notes {
+        try writer.insert(
+          StoredObject(
+            id: ObjectID(entity: "Note", primaryKey: key),
+            attributes: ["name": .string(name), "size": .integer(key * 10)]
+          ))
+      }
+    }
+    try created.close()
+    try folder.write(policy, to: "policies/V1-V2.lua")
+    return (store, bundle)
+  }
+
+  /// `m:default(src)` makes the object with the attribute functions' values in it (computed before
+  /// it is made, handed over with it): the hook reads them on the object it gets back, a function
+  /// that gives nil writes NULL over the mapping's value, and what the hook sets after stays.
+  @Test func defaultMakesTheObjectWithItsComputedValues() throws {
+    let folder = try TemporaryDirectory()
+    let (store, bundle) = try Self.noteStore(
+      in: folder, notes: [1: "soup", 2: "bread"],
+      policy: """
+        return {
+          Note = {
+            attributes = {
+              title = function(src) return src.name:upper() end,
+              name = function(src) return nil end,
+              rank = function(src) return src.size // 10 end,
+            },
+            createDestinationInstances = function(src, m)
+              local dst = m:default(src)
+              assert(dst.title == src.name:upper() and dst.rank == src.size // 10, "computed values on the object")
+              assert(dst.name == NULL, "nil written as NULL over the copied name")
+              dst.size = src.size + 1
+            end,
+          },
+        }
+        """)
+    _ = try Self.migrate(store, bundle: bundle, folders: [folder.url.appendingPathComponent("policies")])
+    let after = try SQLiteStore(url: store, model: try bundle.model(named: "V2"))
+    defer { try? after.close() }
+    let notes = try [1, 2].compactMap { try after.object(ObjectID(entity: "Note", primaryKey: $0)) }
+    #expect(notes.map { $0.attributes["title"] } == [.string("SOUP"), .string("BREAD")])
+    #expect(notes.map { $0.attributes["name"] } == [.null, .null])
+    #expect(notes.map { $0.attributes["rank"] } == [.integer(1), .integer(2)])
+    #expect(notes.map { $0.attributes["size"] } == [.integer(11), .integer(21)])
+  }
+
+  /// A computed value the attribute cannot hold fails the step naming the attribute (as setting it
+  /// on the object did), and the store is left as it was.
+  @Test func defaultRefusesAComputedValueItsAttributeCannotHold() throws {
+    let folder = try TemporaryDirectory()
+    let (store, bundle) = try Self.noteStore(
+      in: folder, notes: [1: "soup"],
+      policy: """
+        return {
+          Note = {
+            attributes = { rank = function(src) return 70000 end },
+            createDestinationInstances = function(src, m) m:default(src) end,
+          },
+        }
+        """)
+    #expect {
+      try Self.migrate(store, bundle: bundle, folders: [folder.url.appendingPathComponent("policies")])
+    } throws: { error in
+      "\(error)".contains("Note.rank") && "\(error)".contains("70000")
+    }
+    let kept = try SQLiteStore(url: store, model: try bundle.model(named: "V1"), access: .readOnly)
+    defer { try? kept.close() }
+    #expect(try kept.object(ObjectID(entity: "Note", primaryKey: 1))?.attributes["name"] == .string("soup"))
+  }
+
   /// The entity mapping's and the mapping file's user info reach the policy.
   @Test func userInfoReachesThePolicy() throws {
     let folder = try TemporaryDirectory()

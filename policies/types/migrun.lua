@@ -97,7 +97,8 @@ function Manager:sources(mapping, objects) end
 function Manager:find(entity, values) end
 
 ---Core Data's `super`: in `createDestinationInstances`, `m:default(src)` makes (and returns) the
----object the entity mapping would make, associated with `src`; in `createRelationships`,
+---object the entity mapping would make, with the attribute functions' values, associated with
+---`src`; in `createRelationships`,
 ---`m:default(dst)` fills `dst`'s relationships as the mapping would. The hook then adjusts it.
 ---@param object MigrunObject
 ---@return MigrunObject?

@@ -609,6 +609,17 @@ public final class SQLiteStore: ObjectStore {
   }
 
   /// Object counts per entity (exactly that entity's `Z_ENT`), for every entity of the model.
+  /// Whether `table` holds a row whose `Z_ENT` is not `number` — in a table one entity has alone,
+  /// a row an older app version left with another entity's number. False for a table the file
+  /// does not have. Reads every row of the table (no index holds `Z_ENT`).
+  package func holdsRows(in table: String, ofAnotherEntityThan number: Int) throws -> Bool {
+    guard storedTables.keys.contains(where: { $0.uppercased() == table.uppercased() }) else { return false }
+    return try read { db in
+      try Bool.fetchOne(
+        db, sql: "SELECT EXISTS (SELECT 1 FROM \(table) WHERE Z_ENT IS NOT ?)", arguments: [number]) ?? false
+    }
+  }
+
   public func entityCounts() throws -> [String: Int] {
     var counts: [String: Int] = [:]
     for layout in schema.entities {
