@@ -124,7 +124,7 @@ struct ForeignObjects {
     if !kept.isEmpty {
       lines.append(
         "the store has \(kept.map { "\($0.type) \($0.name)" }.joined(separator: ", ")) on the model's tables, which a new file cannot keep faithfully"
-          + " (give \(kept.map { "--drop \($0.name)" }.joined(separator: " ")) to drop on purpose)")
+          + " (\(OptionWords.dropping(kept.map(\.name))) to drop on purpose)")
     }
     if tables.contains(where: { $0.name.uppercased() == "ACHANGE" }), !dropped.contains("ACHANGE"), !partialHistory {
       let orphaned = try store.rowCount(of: "ACHANGE", naming: "ZENTITY", noEntityOf: numbers)
@@ -132,7 +132,7 @@ struct ForeignObjects {
         let history = tables.map(\.name).filter { Self.historyTables.contains($0.uppercased()) }.sorted()
         lines.append(
           "persistent history (ACHANGE) holds \(orphaned) change\(orphaned == 1 ? "" : "s") of objects whose entity this step removes, which the history of the new store cannot refer to"
-            + " (give --partial-history to delete just those changes, as Core Data's NSPersistentHistoryAllowPartialHistoryMigration does, or \(history.map { "--drop \($0)" }.joined(separator: " ")) to drop the history on purpose)"
+            + " (set StoreMigrator.Options.partialHistory to delete just those changes, as Core Data's NSPersistentHistoryAllowPartialHistoryMigration does, or \(OptionWords.dropping(history)) to drop the history on purpose)"
         )
       }
     }
@@ -217,7 +217,7 @@ extension SQLiteStore {
         )
       }
       lines += found.others.map {
-        "\($0.type) \($0.name) on the model's tables: kept by a DDL step, refused by a step that writes a new file (--drop \($0.name))"
+        "\($0.type) \($0.name) on the model's tables: kept by a DDL step, refused by a step that writes a new file (\(OptionWords.dropping([$0.name])))"
       }
       return lines
     }

@@ -61,3 +61,14 @@ public struct MigrationError: Error, Sendable, Hashable, CustomStringConvertible
       : self
   }
 }
+
+/// How a migration's message names an option its caller sets: the API's name
+/// (`StoreMigrator.Options.drop`), which the command line says as its flag (`--drop`,
+/// MigrunTools' `CommandLineWords`). One wording per option, so the two never drift apart.
+package enum OptionWords {
+  /// Names to drop on purpose: `add A, B to StoreMigrator.Options.drop` (the command line: `give
+  /// --drop A --drop B`).
+  package static func dropping(_ names: [String]) -> String {
+    "add " + names.joined(separator: ", ") + " to StoreMigrator.Options.drop"
+  }
+}

@@ -212,7 +212,7 @@ public final class MigrationManager {
         reason:
           "\(try pair()) both become the \(entity) with \(values) "
           + "(uniqueness constraint (\(existing.constraint.joined(separator: ", ")))); give a merge rule for \(entity) "
-          + "(the mapping file's `merge` table, or migrun migrate --merge-rules FILE)")
+          + "(the mapping file's `merge` table, or MigrationScripts.mergeRules)")
     }
     guard var survivor = try writer.object(existing.id) else { return existing.id }
     let incoming = StoredObject(id: ObjectID(entity: entity, primaryKey: 0), attributes: attributes)

@@ -111,7 +111,7 @@ struct HistoryRewrite: Sendable {
       throw MigrationError(
         .wouldDrop,
         reason:
-          "persistent history's ACHANGE has no \(missing) column, a layout migrun does not know, and the step moves the properties it records (give --drop ACHANGE --drop ATRANSACTION --drop ATRANSACTIONSTRING to drop the history on purpose)"
+          "persistent history's ACHANGE has no \(missing) column, a layout migrun does not know, and the step moves the properties it records (\(OptionWords.dropping(["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"])) to drop the history on purpose)"
       )
     }
     let existing = columns.filter { $0.hasPrefix("ZTOMBSTONE") }.count

@@ -177,7 +177,7 @@ public final class StoreMigrator {
         throw StoreError(
           .io, file: store.path,
           reason: "a migration was interrupted while putting the new store in place; a dry run changes nothing — "
-            + "run `migrun migrate` without --dry-run to complete it")
+            + "run the migration without StoreMigrator.Options.dryRun to complete it")
       }
       return false
     }

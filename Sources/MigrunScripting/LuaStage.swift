@@ -163,8 +163,9 @@ package final class LuaStage: MigrationStageHandlers {
   static func hint(for error: any Error) -> String {
     switch (error as? LuaError)?.kind {
     case .instructionLimit?:
-      " (a handler's whole run, every walk in it, is one call: raise --lua-instructions for a big store)"
-    case .deadline?: " (a handler's whole run, every walk in it, is one call: raise --lua-time for a big store)"
+      " (a handler's whole run, every walk in it, is one call: raise ScriptLimits.instructions for a big store)"
+    case .deadline?:
+      " (a handler's whole run, every walk in it, is one call: raise ScriptLimits.seconds for a big store)"
     default: ""
     }
   }
@@ -279,7 +280,8 @@ private struct StageHost {
     guard state.objects.count < state.maximumObjects else {
       throw HostError(
         "the stage holds \(state.objects.count) objects, as many as its memory limit allows: ctx:save() and "
-          + "ctx:reset() in batches to let go of what is saved, or raise --lua-memory (256 bytes of it per object)")
+          + "ctx:reset() in batches to let go of what is saved, or raise ScriptLimits.memoryBytes (256 bytes of it per object)"
+      )
     }
     state.lastHandle += 1
     state.objects[state.lastHandle] = object
@@ -458,7 +460,8 @@ private struct StageHost {
       throw HostError(
         "memory limit of \(vm.limits.memoryBytes) bytes exceeded: the \(ids.count) keys of this selection "
           + "(\(Self.bytes(ofKeys: ids.count)) bytes, held by migrun for the script) would pass it with what the "
-          + "stage holds; keep fewer batched lists at once (ctx:each lets go of its own), or raise --lua-memory")
+          + "stage holds; keep fewer batched lists at once (ctx:each lets go of its own), or raise ScriptLimits.memoryBytes"
+      )
     }
     state.lastList += 1
     state.lists[state.lastList] = (ids, [])

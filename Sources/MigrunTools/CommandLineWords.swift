@@ -7,10 +7,22 @@ package enum CommandLineWords {
     ("StoreMigrator.Options.wait", "--wait SECONDS"),
     ("StoreMigrator.Options.allowCloudKitChanges", "--allow-cloudkit-changes"),
     ("StoreMigrator.Options.refuseDrops", "--no-drops"),
+    ("set StoreMigrator.Options.partialHistory", "give --partial-history"),
+    ("run the migration without StoreMigrator.Options.dryRun", "run `migrun migrate` without --dry-run"),
+    ("MigrationScripts.mergeRules", "migrun migrate --merge-rules FILE"),
+    ("ScriptLimits.instructions", "--lua-instructions"),
+    ("ScriptLimits.seconds", "--lua-time"),
+    ("ScriptLimits.memoryBytes", "--lua-memory"),
   ]
 
-  /// `message` with every API option it names said as the command line's flag.
+  /// `message` with every API option it names said as the command line's flag; names to drop
+  /// (MigrunKit's `OptionWords.dropping`) as one `--drop` each.
   package static func flags(in message: String) -> String {
-    flags.reduce(message) { text, pair in text.replacingOccurrences(of: pair.option, with: pair.flag) }
+    let said = flags.reduce(message) { text, pair in text.replacingOccurrences(of: pair.option, with: pair.flag) }
+    guard let dropping = try? Regex(#"add ([^()]+?) to StoreMigrator\.Options\.drop"#) else { return said }
+    return said.replacing(dropping) { match in
+      let names = match.output[1].substring.map(String.init) ?? ""
+      return "give " + names.components(separatedBy: ", ").map { "--drop \($0)" }.joined(separator: " ")
+    }
   }
 }

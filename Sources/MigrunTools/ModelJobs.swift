@@ -184,7 +184,7 @@ package struct VerifyJob {
       bundle: bundle, destination: to, objectsPerEntity: objects, seed: seed, scratch: scratch
     ) { outcome in
       out.say(
-        "\(outcome.passed ? "ok  " : "FAIL") \(outcome.version) (\(plural(outcome.objects, "object"))): \(outcome.detail)"
+        "\(outcome.passed ? "ok  " : "FAIL") \(outcome.version) (\(plural(outcome.objects, "object"))): \(CommandLineWords.flags(in: outcome.detail))"
       )
       // Values the path leaves behind, by name: passing is not the same as keeping everything.
       for drop in outcome.drops { out.say("       drops \(drop)") }

@@ -136,7 +136,7 @@ import Testing
     #expect(error.code == .validation)
     #expect(
       error.description
-        == "step People → People 2: entity 'Person': Person/p1 and Person/p3 both become the Person with email = \"ada@example.org\" (uniqueness constraint (email)); give a merge rule for Person (the mapping file's `merge` table, or migrun migrate --merge-rules FILE)"
+        == "step People → People 2: entity 'Person': Person/p1 and Person/p3 both become the Person with email = \"ada@example.org\" (uniqueness constraint (email)); give a merge rule for Person (the mapping file's `merge` table, or MigrationScripts.mergeRules)"
     )
     #expect(try Data(contentsOf: store) == before, "the original store is byte-identical")
     #expect(StoreMigrator.staleFiles(beside: store).isEmpty, "no working files left")

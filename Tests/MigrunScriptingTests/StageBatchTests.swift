@@ -107,7 +107,7 @@ import Testing
 
   /// A handler has one budget of instructions and time for its whole run (issue 55): a batch lets go
   /// of the objects before it, never renews the limits — a stage that keeps starting walks was never
-  /// stopped. A walk the budget holds runs; a bigger one needs --lua-instructions, as the error says.
+  /// stopped. A walk the budget holds runs; a bigger one needs more ScriptLimits.instructions, as the error says.
   @Test func aHandlerHasOneBudgetHoweverManyWalksItStarts() throws {
     let folder = try TemporaryDirectory()
     let store = try Self.store(folder)
@@ -122,7 +122,7 @@ import Testing
       """
     #expect {
       _ = try Self.run(busy, on: store, folder, limits: limits)
-    } throws: { "\($0)".contains("instruction limit") && "\($0)".contains("raise --lua-instructions") }
+    } throws: { "\($0)".contains("instruction limit") && "\($0)".contains("raise ScriptLimits.instructions") }
     #expect {
       _ = try Self.run(
         "while true do ctx:each(\"Employee\", nil, function(e) end, { batch = 1 }) end", on: store, folder,

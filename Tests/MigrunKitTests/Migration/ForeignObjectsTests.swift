@@ -126,7 +126,7 @@ import Testing
     #expect(
       error.description.contains(
         "persistent history (ACHANGE) holds 444 changes of objects whose entity this step removes"))
-    #expect(error.description.contains("--drop ACHANGE --drop ATRANSACTION --drop ATRANSACTIONSTRING"))
+    #expect(error.description.contains("add ACHANGE, ATRANSACTION, ATRANSACTIONSTRING to StoreMigrator.Options.drop"))
     #expect(try Data(contentsOf: url) == bytes)
     var options = StoreMigrator.Options()
     options.drop = ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"]
@@ -172,7 +172,7 @@ import Testing
     }
     #expect(error.code == .wouldDrop)
     #expect(error.description.contains("trigger app_audit"))
-    #expect(error.description.contains("--drop app_audit"))
+    #expect(error.description.contains("add app_audit to StoreMigrator.Options.drop"))
     #expect(try Data(contentsOf: url) == bytes)
     var options = StoreMigrator.Options()
     options.drop = ["app_audit"]

@@ -166,7 +166,7 @@ import Testing
     #expect {
       try StoreMigrator(store: url, plan: plan, options: .init(keepBackup: false)).run()
     } throws: { error in
-      "\(error)".contains("--partial-history") && "\(error)".contains("444 changes")
+      "\(error)".contains("set StoreMigrator.Options.partialHistory") && "\(error)".contains("444 changes")
     }
     var options = StoreMigrator.Options(keepBackup: false)
     options.partialHistory = true
