@@ -264,7 +264,8 @@ public enum MigrationPlanner {
           reason:
             "\(directError.reason); no mapping file \(sourceName)-\(target).lua (or mapping model "
             + "\(sourceName)-\(target).xcmappingmodel or .cdm) in the policy folders, and no path through other "
-            + "versions by mapping files and inferable steps (or give the order: --chain or a chain file)")
+            + "versions by mapping files and inferable steps (or give the order: MigrationScripts.chain or a chain file)"
+        )
       }
       return MigrationPlan(sourceVersion: sourceName, destinationVersion: target, steps: steps, rule: .shortestPath)
     }
@@ -382,8 +383,8 @@ private struct PathFinder {
     // What to do about it: the order is a file to add the version to, or the --chain list.
     func missing(_ what: String, _ name: String) -> MigrationError {
       let fix =
-        order.origin == "--chain"
-        ? "add it to --chain" : "add a line '\(name)' to \(order.origin) where it belongs, oldest first"
+        order.origin == "--chain" || order.origin == "MigrationScripts.chain"
+        ? "add it to \(order.origin)" : "add a line '\(name)' to \(order.origin) where it belongs, oldest first"
       return MigrationError(
         .unknownVersion,
         reason:

@@ -63,7 +63,7 @@ package enum ScriptedStep {
           throw MigrationError(
             .badMapping,
             reason:
-              "two step files named \(name) below --policies \(folder.path): \(first.path) and \(file.path); "
+              "two step files named \(name) below MigrationScripts.policyFolders \(folder.path): \(first.path) and \(file.path); "
               + "which one runs would be a guess: remove or rename one")
         }
         seen[name] = file
@@ -121,7 +121,8 @@ package enum ScriptedStep {
     }
     for url in mappingModels {
       guard isMappingModel(url) else {
-        throw MigrationError(.badMapping, reason: "--mapping \(url.path): give an .xcmappingmodel or a .cdm")
+        throw MigrationError(
+          .badMapping, reason: "MigrationScripts.mappingModels \(url.path): give an .xcmappingmodel or a .cdm")
       }
       do {
         try take(url, versions: bundle.models)
@@ -155,7 +156,7 @@ package enum ScriptedStep {
     for folder in folders {
       var isFolder: ObjCBool = false
       guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
-        throw MigrationError(.badMapping, reason: "--policies \(folder.path): no such folder")
+        throw MigrationError(.badMapping, reason: "MigrationScripts.policyFolders \(folder.path): no such folder")
       }
     }
     try refuseAmbiguousStepFiles(in: folders)
@@ -165,7 +166,7 @@ package enum ScriptedStep {
         .badMapping,
         reason:
           "two mapping models in the policy folders fit the same step: \(first.path) and \(second.path); which one "
-          + "runs would be a guess: remove one, or name the one to run with --mapping")
+          + "runs would be a guess: remove one, or name the one to run with MigrationScripts.mappingModels")
     }
     if let (url, reason) = found.unmatched.first {
       throw MigrationError(
