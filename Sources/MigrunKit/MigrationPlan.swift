@@ -290,7 +290,8 @@ public enum MigrationPlanner {
       reason:
         "the store is at '\(sourceName)', newer than \(bundle.name)'s current version '\(target)' (an app built with an "
         + "older model: Core Data refuses to open such a store); give the model with '\(sourceName)' as its current "
-        + "version, or --to \(target) to migrate the store back on purpose")
+        + "version, or the destination \(target) (MigrationScripts.plan's destination) to migrate the store back on "
+        + "purpose")
   }
 
   /// A version name without the number Xcode puts after it (`Moody 6` → `Moody`, `Model_v2` → `Model`).

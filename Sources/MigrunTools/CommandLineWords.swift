@@ -11,6 +11,8 @@ package enum CommandLineWords {
     ("run the migration without StoreMigrator.Options.dryRun", "run `migrun migrate` without --dry-run"),
     ("MigrationScripts.mergeRules", "migrun migrate --merge-rules FILE"),
     ("MigrationScripts.policyFolders", "--policies"),
+    ("give StoreCheck a model bundle", "give --model"),
+    ("(StoreCheck's bundle)", "(--model)"),
     ("MigrationScripts.mappingModels", "--mapping"),
     ("MigrationScripts.chain", "--chain"),
     ("ScriptLimits.instructions", "--lua-instructions"),
@@ -22,10 +24,13 @@ package enum CommandLineWords {
   /// (MigrunKit's `OptionWords.dropping`) as one `--drop` each.
   package static func flags(in message: String) -> String {
     let said = flags.reduce(message) { text, pair in text.replacingOccurrences(of: pair.option, with: pair.flag) }
-    guard let dropping = try? Regex(#"add ([^()]+?) to StoreMigrator\.Options\.drop"#) else { return said }
+    guard let dropping = try? Regex(#"add ([^()]+?) to StoreMigrator\.Options\.drop"#),
+      let destination = try? Regex(#"the destination ([^()]+?) \(MigrationScripts\.plan's destination\)"#)
+    else { return said }
     return said.replacing(dropping) { match in
       let names = match.output[1].substring.map(String.init) ?? ""
       return "give " + names.components(separatedBy: ", ").map { "--drop \($0)" }.joined(separator: " ")
     }
+    .replacing(destination) { match in "--to " + (match.output[1].substring.map(String.init) ?? "") }
   }
 }

@@ -442,7 +442,12 @@ package struct CheckJob: ProjectJob {
         try missing.map { [$0] }
         ?? StoreCheck.findings(
           of: session,
-          bundle: bundle.map { try ConfigurationChoice.bundle($0, configuration: configuration, session: session) })
+          bundle: bundle.map { try ConfigurationChoice.bundle($0, configuration: configuration, session: session) }
+        )
+        .map {
+          StoreCheck.Finding(
+            kind: $0.kind, message: CommandLineWords.flags(in: $0.message), isNote: $0.isNote, salvage: $0.salvage)
+        }
       let damage = findings.filter { !$0.isNote }
       if !damage.isEmpty { dirty += 1 }
       if missing != nil && !json { continue }

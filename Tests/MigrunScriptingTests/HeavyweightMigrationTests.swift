@@ -257,6 +257,7 @@ import Testing
     let migrated = try MigrunProcess.run(["migrate", store.path, "--model", bundleURL.path])
     #expect(migrated.status == 1)
     #expect(migrated.stderr.contains("'V2', newer than Tracks's current version 'V1'"), "\(migrated.stderr)")
+    #expect(migrated.stderr.contains("or --to V1 to migrate the store back on purpose"), "\(migrated.stderr)")
     #expect(try Data(contentsOf: store) == before)
     let status = try MigrunProcess.run(["status", store.path, "--model", bundleURL.path])
     #expect(status.status == 1)

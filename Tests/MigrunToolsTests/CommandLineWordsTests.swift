@@ -21,4 +21,10 @@ import Testing
       CommandLineWords.flags(in: "(\(OptionWords.dropping(["ACHANGE"]))); and (\(OptionWords.dropping(["x"]))).")
         == "(give --drop ACHANGE); and (give --drop x).")
   }
+
+  @Test func aDestinationIsSaidAsTo() {
+    #expect(
+      CommandLineWords.flags(in: "or the destination Moody 5 (MigrationScripts.plan's destination) to migrate back")
+        == "or --to Moody 5 to migrate back")
+  }
 }

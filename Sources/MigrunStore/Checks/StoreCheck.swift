@@ -211,7 +211,9 @@ public enum StoreCheck {
     }
     guard let bundle else {
       found.append(
-        Finding(kind: "no-matching-version", message: "no model: give --model (XML and binary stores hold none)"))
+        Finding(
+          kind: "no-matching-version",
+          message: "no model: give StoreCheck a model bundle (XML and binary stores hold none)"))
       return found
     }
     guard let model = bundle.version(matching: store.metadata.versionHashes) else {
@@ -253,7 +255,9 @@ public enum StoreCheck {
     }
     if model == nil { model = try session.cachedModel() }
     guard let model else {
-      found.append(Finding(kind: "no-matching-version", message: "no model: give --model (the store has no cache)"))
+      found.append(
+        Finding(
+          kind: "no-matching-version", message: "no model: give StoreCheck a model bundle (the store has no cache)"))
       return found
     }
     let store = try SQLiteStore(url: url, model: model, access: .readOnly, fastWrites: false, session: session)
@@ -286,7 +290,8 @@ public enum StoreCheck {
       message: "\(difference.entity): the hash migrun computes from the store's cached model (\(cached.base64)) is "
         + "not the one in its metadata (\(stored.base64)). Core Data opens a store by its metadata's hashes, so the "
         + "app whose model wrote it opens it; the cache holds a property migrun hashes otherwise, or was written by "
-        + "another build of the model" + (modelGiven ? "" : ". Give the app's model (--model) to check against it"))
+        + "another build of the model"
+        + (modelGiven ? "" : ". Give the app's model (StoreCheck's bundle) to check against it"))
   }
 
   /// Values kept outside the store whose file is missing, and files no value names.

@@ -136,7 +136,7 @@ import Testing
     #expect(
       finding.message.contains(
         "is not the one in its metadata (\(metadata)). Core Data opens a store by its metadata's hashes"))
-    #expect(finding.message.hasSuffix("Give the app's model (--model) to check against it"))
+    #expect(finding.message.hasSuffix("Give the app's model (StoreCheck's bundle) to check against it"))
   }
 
   // MARK: - Archives as Core Data writes them
