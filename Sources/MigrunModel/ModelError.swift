@@ -28,6 +28,9 @@ public struct ModelError: Error, Sendable, Hashable, CustomStringConvertible, Ca
     case unknownAttributeType
     case duplicateEntity
     case duplicateProperty
+    /// An entity or property name of other characters than letters, digits and `_` (what Xcode's
+    /// model editor accepts): Core Data's store writes it unquoted into its SQL.
+    case invalidName
     case missingParentEntity
     case inheritanceCycle
     case missingDestinationEntity

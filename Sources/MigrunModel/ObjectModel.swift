@@ -227,11 +227,32 @@ public struct ObjectModel: Sendable, Hashable {
 
   private func validate() throws(ModelError) {
     for entity in entities {
+      try Self.requireStorableName(entity.name, entity: entity.name, property: nil)
+      for name in entity.attributes.map(\.name) + entity.relationships.map(\.name) {
+        try Self.requireStorableName(name, entity: entity.name, property: name)
+      }
+    }
+    for entity in entities {
       try validateInheritance(of: entity)
     }
     for entity in entities {
       try validateProperties(of: entity)
     }
+  }
+
+  /// A name Core Data's SQL store can hold the way it writes one (`Z` + the name, unquoted, in its
+  /// tables and columns): letters, digits and `_` — what Xcode's model editor accepts (letters of
+  /// any script). Anything else (`a b`, `x"y`, `<script>`) would be SQL of its own: refused by name
+  /// when the model is read, not met as a syntax error when a store is made.
+  private static func requireStorableName(_ name: String, entity: String, property: String?) throws(ModelError) {
+    let storable =
+      !name.isEmpty
+      && name.unicodeScalars.allSatisfy { $0 == "_" || $0.properties.isAlphabetic || $0.properties.numericType != nil }
+    guard !storable else { return }
+    throw ModelError(
+      .invalidName, entity: entity, property: property,
+      reason: "\(property == nil ? "entity" : "property") name '\(name)' holds characters other than letters, digits "
+        + "and '_': Core Data's store could not hold it (Xcode refuses such a name)")
   }
 
   private func validateInheritance(of entity: Entity) throws(ModelError) {

@@ -176,6 +176,11 @@ import Testing
     #expect(error?.description.contains("unknown attribute type 'Integer 128'") == true)
   }
 
+  /// Letters of any script are names Xcode accepts and SQLite holds unquoted.
+  @Test func lettersOfAnyScriptAreNames() throws {
+    #expect(Self.error(#"<entity name="Café_2"><attribute name="größe" attributeType="String"/></entity>"#) == nil)
+  }
+
   @Test func otherModelsCoreDataCouldNotLoadAreRefused() {
     let cases: [(String, ModelError.Code)] = [
       (
@@ -193,6 +198,10 @@ import Testing
         .unknownConstraintProperty
       ),
       (#"<entity name="A"><relationship name="b" maxCount="many" destinationEntity="A"/></entity>"#, .invalidValue),
+      // Names Core Data's store writes unquoted into its SQL: letters, digits and `_` only.
+      (#"<entity name="A (x INTEGER); DROP TABLE Z_METADATA; --"/>"#, .invalidName),
+      (#"<entity name="A"><attribute name="x&quot;y" attributeType="String"/></entity>"#, .invalidName),
+      (#"<entity name="A"><relationship name="to b" destinationEntity="A"/></entity>"#, .invalidName),
       (
         #"<entity name="A"><relationship name="b" destinationEntity="A" deletionRule="Explode"/></entity>"#,
         .invalidValue
