@@ -24,7 +24,7 @@ package enum CommandLineWords {
   /// (MigrunKit's `OptionWords.dropping`) as one `--drop` each.
   package static func flags(in message: String) -> String {
     let said = flags.reduce(message) { text, pair in text.replacingOccurrences(of: pair.option, with: pair.flag) }
-    guard let dropping = try? Regex(#"add ([^()]+?) to StoreMigrator\.Options\.drop"#),
+    guard let dropping = try? Regex(#"\badd ([^()]+?) to StoreMigrator\.Options\.drop"#),
       let destination = try? Regex(#"the destination ([^()]+?) \(MigrationScripts\.plan's destination\)"#)
     else { return said }
     return said.replacing(dropping) { match in
