@@ -77,7 +77,7 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
           // The attribute functions are Lua: the prelude runs them before calling here (a host
           // function may not call back into its VM) and hands their results over, so the object is
           // inserted once with them — not inserted, then read and updated once per function.
-          let overrides = try self.computedValues(values)
+          let overrides = try self.computedValues(values, object: source.id)
           self.bridge.associationsMade += 1
           let made = try manager.createDefaultDestination(for: source, mapping, overriding: overrides)
           return made.map { MigrationBridge.descriptor($0, side: "dst") } ?? .null
@@ -109,12 +109,11 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
   /// The attribute functions' results `m:default(src)` computed (a table by attribute name), as
   /// stored: every computed attribute is written, one whose function gave nil as NULL (as
   /// `made.name = nil` wrote it). Nil or not a table: none computed.
-  private func computedValues(_ values: LuaValue) throws -> [String: StoreValue] {
+  private func computedValues(_ values: LuaValue, object id: ObjectID) throws -> [String: StoreValue] {
     guard let table = values.tableValue else { return [:] }
     var stored: [String: StoreValue] = [:]
     for (attribute, _) in computed {
-      stored[attribute.name] = try MigrationBridge.store(
-        table[attribute.name] ?? .nil, for: attribute, entity: destinationEntity)
+      stored[attribute.name] = try self.stored(table[attribute.name] ?? .nil, for: attribute, object: id)
     }
     return stored
   }

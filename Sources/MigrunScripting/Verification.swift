@@ -47,8 +47,14 @@ extension MigrationScripts {
       let start = Date()
       let folder = scratch.appendingPathComponent("v\(offset)", isDirectory: true)
       var count = 0
+      var made = false
       let outcome: VerificationOutcome
       do {
+        // A folder of its own, made here: one already under the name (or a link) is not written
+        // into, nor removed after.
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        made = true
         let store = try Self.makeStore(
           of: version, in: folder, bundle: bundle, objects: objectsPerEntity, seed: seed &+ UInt64(offset))
         count = store.objects
@@ -63,7 +69,7 @@ extension MigrationScripts {
         outcome = VerificationOutcome(
           version: version, passed: false, objects: count, detail: "\(error)", seconds: Date().timeIntervalSince(start))
       }
-      try? FileManager.default.removeItem(at: folder)
+      if made { try? FileManager.default.removeItem(at: folder) }
       outcomes.append(outcome)
       done(outcome)
     }

@@ -28,7 +28,10 @@ package enum ScratchFolder {
     // Made under a name the sweep does not read, locked, then given its name: no other process can
     // take it for abandoned between the folder's making and its lock.
     let making = temporary.appendingPathComponent("." + name)
-    try FileManager.default.createDirectory(at: making, withIntermediateDirectories: true)
+    // Private (0700: the copies of the user's store in it are no one else's), and new: a name
+    // already there is not taken over.
+    try FileManager.default.createDirectory(
+      at: making, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
     let descriptor = open(
       making.appendingPathComponent(ownerName).path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
     guard descriptor >= 0, flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {

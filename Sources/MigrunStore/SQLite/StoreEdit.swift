@@ -156,14 +156,15 @@ package struct StoreEdit {
 
   package func createIndex(_ index: StoreSchema.Index) throws { try db.execute(sql: index.createStatement) }
 
-  package func dropIndex(_ name: String) throws { try db.execute(sql: "DROP INDEX \(name)") }
+  package func dropIndex(_ name: String) throws { try db.execute(sql: "DROP INDEX \(Self.quoted(name))") }
 
   /// Drops Core Data's derived-attribute triggers (`Z_DA_…`).
   package func dropDerivedAttributeTriggers() throws {
     for name in try String.fetchAll(
       db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'Z\\_DA\\_%' ESCAPE '\\'")
     {
-      try db.execute(sql: "DROP TRIGGER \(name)")
+      // A name read from the file: quoted, never SQL of its own.
+      try db.execute(sql: "DROP TRIGGER \(Self.quoted(name))")
     }
   }
 

@@ -166,10 +166,6 @@ package enum Salvage {
   ) throws -> SalvageReport {
     var report = SalvageReport(version: model.versionName ?? SalvageReport.ownModel)
     report.unreadablePages = read.unreadablePages
-    for table in read.tables.values {
-      let losses = table.losses
-      if !losses.keys.isEmpty { report.keysLost[table.name] = losses.keys.count }
-    }
     report.badCells = read.tables.values.reduce(0) { $0 + $1.badCells }
     report.unassignedRows = read.unassignedRows
     report.schemaFound = read.schemaFound
@@ -464,6 +460,7 @@ extension Salvage {
     for table in read.tables.values {
       let layouts = schema.entities.filter { $0.table.uppercased() == table.name.uppercased() }
       let losses = table.losses
+      if !losses.keys.isEmpty { report.keysLost[table.name] = losses.keys.count }
       guard let root = layouts.first(where: { $0.superNumber == 0 }) ?? layouts.first else {
         if !losses.keys.isEmpty { report.otherRowsLost[table.name] = losses.keys.count }
         if losses.uncountedRanges > 0 { report.otherPagesLostUncounted[table.name] = losses.uncountedRanges }
