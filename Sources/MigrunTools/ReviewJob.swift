@@ -104,15 +104,21 @@ package struct ReviewJob {
     do {
       let outcome = try jobs.migrate(store, options: .init(keepBackup: false), progress: { $0.step.map(clock.saw) })
       clock.finish()
-      for (index, step) in (outcome.report?.steps ?? []).enumerated() where index < review.steps.count {
+      for step in outcome.report?.steps ?? [] {
+        guard let index = review.steps.firstIndex(where: { $0.name == step.name }) else {
+          throw ToolError(message: "the run took step \(step.name), which the plan reviewed does not have")
+        }
         review.steps[index].run = Review.Run(
           objectsAfter: step.counts, mappings: step.mappings.map(Review.Conserved.init),
           dropped: step.drops.map(Review.Drop.init), merged: step.merged, seconds: clock.seconds[step.name])
       }
       review.migrated = true
-      review.checkAfter = try Self.check(store, bundle: jobs.bundle, configuration: nil)
     } catch {
       review.refused = Fleet.message(error)
+    }
+    // Outside the run: a check that fails is the review's error, not a refusal of the migration.
+    if review.migrated {
+      review.checkAfter = try Self.check(store, bundle: jobs.bundle, configuration: setup.configuration)
     }
   }
 
@@ -190,10 +196,14 @@ package struct ReviewJob {
     } else {
       try StoreFiles.snapshot(url, to: copy)
     }
-    let support = ExternalData.supportFolder(of: url)
-    if FileManager.default.fileExists(atPath: support.path) {
-      try FileManager.default.copyItem(at: support, to: ExternalData.supportFolder(of: copy))
+    // As migrate reads it: never through a link (a link copied as a link would lead the copy's
+    // writes into the original's folder); plain files kept file by file, as a backup keeps them.
+    if let link = ExternalData(store: url).linkOnTheWay(to: nil) {
+      throw ToolError(
+        message: "\(link.path) is a symbolic link: migrun reads values kept outside the store only from plain files "
+          + "in the store's own support folder (migrate refuses it too); the store is unchanged")
     }
+    try StoreFiles.keepSupportFolder(of: url, as: copy)
     return copy
   }
 
@@ -220,7 +230,12 @@ package struct ReviewJob {
       if line.hasPrefix("SF:") {
         file = String(line.dropFirst(3))
         if let file { files[file] = (0, 0) }
-      } else if line.hasPrefix("DA:"), let file, let count = line.split(separator: ",").last.flatMap({ Int($0) }) {
+      } else if line.hasPrefix("DA:"), let file {
+        // `DA:<line>,<count>[,<checksum>]`: the count is the second field.
+        let fields = line.dropFirst(3).split(separator: ",", omittingEmptySubsequences: false)
+        guard fields.count >= 2, Int(fields[0]) != nil, let count = Int(fields[1]) else {
+          throw ToolError(message: "--coverage: \(path): '\(line)' is no lcov DA record (DA:LINE,COUNT)")
+        }
         files[file, default: (0, 0)].lines += 1
         if count > 0 { files[file, default: (0, 0)].run += 1 }
       }
@@ -231,17 +246,18 @@ package struct ReviewJob {
     return files
   }
 
-  /// The coverage of `files` (paths or names), matched by path, else by file name.
+  /// The coverage of `files` (paths as shown), matched by the file's whole path; by its name only
+  /// where one file of the tracefile has that name (two `Item.lua` of two folders: neither is taken).
   static func coverage(of files: [String], in coverage: [String: (run: Int, lines: Int)]) -> [Review.Coverage] {
     var seen = Set<String>()
     var result: [Review.Coverage] = []
     for file in files {
-      let name = URL(fileURLWithPath: file).lastPathComponent
-      let match =
-        coverage[file].map { (file, $0) }
-        ?? coverage.first { URL(fileURLWithPath: $0.key).lastPathComponent == name }.map { ($0.key, $0.value) }
-      guard let match, seen.insert(match.0).inserted else { continue }
-      result.append(Review.Coverage(file: shown(URL(fileURLWithPath: match.0)), lines: match.1))
+      let url = URL(fileURLWithPath: file).standardizedFileURL
+      let samePath = coverage.filter { URL(fileURLWithPath: $0.key).standardizedFileURL.path == url.path }
+      let sameName = coverage.filter { URL(fileURLWithPath: $0.key).lastPathComponent == url.lastPathComponent }
+      let match = (samePath.count == 1 ? samePath.first : nil) ?? (sameName.count == 1 ? sameName.first : nil)
+      guard let match, seen.insert(match.key).inserted else { continue }
+      result.append(Review.Coverage(file: shown(URL(fileURLWithPath: match.key)), lines: match.value))
     }
     return result
   }
