@@ -92,7 +92,12 @@ enum Conservation {
 
   /// `policies`: entity mappings with a policy of their own — their links are not held equal, so
   /// they are not counted (their objects are, for the report).
+  /// Each count is read once: an edge is often the same query from both of its ends.
   static func before(_ mapping: MappingModel, source: SQLiteStore, policies: Set<String> = []) throws -> Before {
+    try source.rememberingCounts { try counting(mapping, source: source, policies: policies) }
+  }
+
+  private static func counting(_ mapping: MappingModel, source: SQLiteStore, policies: Set<String>) throws -> Before {
     var taken = Before()
     taken.disagreeing = try source.oneToOneDisagreements()
     taken.cacheDisagreement = source.cacheDisagreement

@@ -674,7 +674,17 @@ public final class StoreMigrator {
       MigrationProgress(step: step.name, stage: .validation, mapping: "model rules", done: 1, total: 1))
     try options.probe?.stepWritten(destination, by: .ddl)
     let carriedFiles = try destination.checkExternalReferences()
-    var done = Report.Step(name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: .ddl)
+    // The tables the edit did not touch hold the objects their source counted: not counted again.
+    var known: [String: Int] = [:]
+    for entityMapping in conserving.mapping.entityMappings {
+      guard let entity = entityMapping.destinationEntity, entityMapping.sourceEntity == entity,
+        let table = destination.schema.layout(of: entity)?.table, edit.untouchedTables.contains(table.uppercased()),
+        let read = conserving.before.objects[entityMapping.name]
+      else { continue }
+      known[entity] = read
+    }
+    var done = Report.Step(
+      name: step.name, kind: step.kind, counts: try destination.entityCounts(known: known), method: .ddl)
     done.history = history
     done.mappings = try Conservation.check(
       conserving.mapping, before: conserving.before, destination: destination, policies: [], merged: 0, inPlace: true,

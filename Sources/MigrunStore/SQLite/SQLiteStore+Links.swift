@@ -97,6 +97,6 @@ extension SQLiteStore {
     default:
       return 0
     }
-    return try read { db in try Int.fetchOne(db, sql: sql) ?? 0 }
+    return try countRows(sql)
   }
 }

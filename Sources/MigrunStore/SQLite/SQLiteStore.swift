@@ -40,6 +40,8 @@ public final class SQLiteStore: ObjectStore {
   /// `fastWrites`): it may get temporary look-up indexes (``noteLookUp(_:columns:in:)``).
   let isWorkingCopy: Bool
   private var lookUps: [String: Int] = [:]
+  /// Counts taken inside ``rememberingCounts(_:)`` (nil outside it).
+  private var rememberedCounts: [String: Int]?
   private(set) var lookUpIndexes: [String] = []
 
   /// Look-ups by the same columns (`find` in a script: find-or-create) after which a working copy
@@ -482,10 +484,26 @@ public final class SQLiteStore: ObjectStore {
     // When the table holds only these kinds, no Z_ENT test — as Core Data's own SQL for an entity
     // alone in its table: SQLite then counts the smallest index instead of reading every row.
     let condition = schema.rowCondition(layout, includingSubentities: includingSubentities)
-    return try read { db in
-      try Int.fetchOne(db, sql: "SELECT count(*) FROM \(layout.table)" + (condition.map { " WHERE \($0)" } ?? ""))
-        ?? 0
-    }
+    return try countRows("SELECT count(*) FROM \(layout.table)" + (condition.map { " WHERE \($0)" } ?? ""))
+  }
+
+  /// Runs `body` with its counts remembered: a `count(*)` query asked again inside it (an edge
+  /// counted from both of its ends, an entity counted for two reports) is answered from the first
+  /// time, not read again. For a look at a store that does not change meanwhile — a migration's
+  /// source, read once per step.
+  package func rememberingCounts<T>(_ body: () throws -> T) rethrows -> T {
+    let outermost = rememberedCounts == nil
+    if outermost { rememberedCounts = [:] }
+    defer { if outermost { rememberedCounts = nil } }
+    return try body()
+  }
+
+  /// The `SELECT count(*) …` query `sql`, once per query inside ``rememberingCounts(_:)``.
+  func countRows(_ sql: String) throws -> Int {
+    if let known = rememberedCounts?[sql] { return known }
+    let counted = try read { db in try Int.fetchOne(db, sql: sql) ?? 0 }
+    rememberedCounts?[sql] = counted
+    return counted
   }
 
   /// Counted in SQL: `SELECT count(*)` with the filter, no object read; nil when the store cannot
@@ -620,10 +638,14 @@ public final class SQLiteStore: ObjectStore {
     }
   }
 
-  public func entityCounts() throws -> [String: Int] {
+  public func entityCounts() throws -> [String: Int] { try entityCounts(known: [:]) }
+
+  /// Objects per entity, those in `known` taken from it instead of counted (an in-place step's
+  /// tables it did not touch hold what its source held, counted there).
+  package func entityCounts(known: [String: Int]) throws -> [String: Int] {
     var counts: [String: Int] = [:]
     for layout in schema.entities {
-      counts[layout.name] = try count(of: layout.name, includingSubentities: false)
+      counts[layout.name] = try known[layout.name] ?? count(of: layout.name, includingSubentities: false)
     }
     return counts
   }
