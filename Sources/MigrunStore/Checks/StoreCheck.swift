@@ -60,20 +60,71 @@ public enum StoreCheck {
   /// still there): opened by ``openForCheck(_:isHeld:readWait:)``, checked once by ``problems()``, then closed.
   package final class OpenedFile: @unchecked Sendable {
     private let queue: DatabaseQueue
+    /// The file itself, held from the start too: the structure pass maps it.
+    private let descriptor: Int32
 
-    fileprivate init(_ queue: DatabaseQueue) { self.queue = queue }
+    fileprivate init(_ queue: DatabaseQueue, path: String) {
+      self.queue = queue
+      descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    }
 
-    /// SQLite's quick check of the file (empty: no damage found), the file closed after it.
+    /// The file's damage as SQLite's quick check finds it (empty: none), the file closed after it.
+    /// The structure pass (`BTreeStructure`) answers first, in one read of the mapped file; only
+    /// where it is not sure does SQLite's own check run, and its verdict decides — so a store is
+    /// refused only on SQLite's word.
     package func problems() throws -> [String] {
-      defer { try? queue.close() }
+      defer {
+        try? queue.close()
+        if descriptor >= 0 { close(descriptor) }
+      }
+      if (try? isSound()) == true { return [] }
       return try StoreCheck.sqliteProblems(queue)
     }
+
+    /// Whether the structure pass finds the file sound and SQLite's quick check passes the tables
+    /// with `NOT NULL` columns or `STRICT` types (the row tests that pass leaves out) — inside one
+    /// read transaction, so no writer changes the file meanwhile.
+    private func isSound() throws -> Bool {
+      guard descriptor >= 0 else { return false }
+      return try queue.read { db in
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_size >= 512, let size = Int(exactly: info.st_size) else {
+          return false
+        }
+        guard let mapped = mmap(nil, size, PROT_READ, MAP_SHARED, descriptor, 0), mapped != MAP_FAILED else {
+          return false
+        }
+        defer { munmap(mapped, size) }
+        return try StoreCheck.isSound(db, file: UnsafeRawBufferPointer(start: mapped, count: size))
+      }
+    }
+  }
+
+  /// Whether the file `bytes` that `db` reads (in a read transaction, the whole main file) passes
+  /// the structure pass (`BTreeStructure`) and SQLite's quick check of the tables with `NOT NULL`
+  /// columns or `STRICT` types — the row tests the structure pass leaves out. False: not sure.
+  package static func isSound(_ db: Database, file bytes: UnsafeRawBufferPointer) throws -> Bool {
+    let schema = try Row.fetchAll(db, sql: "SELECT type, name, rootpage, sql FROM sqlite_master").map { row in
+      (
+        type: (row["type"] as String?) ?? "", name: (row["name"] as String?) ?? "",
+        rootPage: (row["rootpage"] as Int?) ?? 0, sql: row["sql"] as String?
+      )
+    }
+    let trees = BTreeStructure.trees(ofSchema: schema.map { ($0.type, $0.rootPage, $0.sql) })
+    guard BTreeStructure.check(bytes, trees: trees) == nil else { return false }
+    for table in schema where table.type == "table" {
+      let sql = table.sql?.uppercased() ?? ""
+      guard sql.contains("NOT NULL") || sql.contains("STRICT") else { continue }
+      let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
+      guard try String.fetchAll(db, sql: "PRAGMA quick_check(\(literal))") == ["ok"] else { return false }
+    }
+    return true
   }
 
   /// The file opened read-only for a check (its file held open from here on).
   /// `isHeld`: whether another process holds it, when the caller knows (``SQLiteStore/readOnlyPath(_:isHeld:)``).
   package static func openForCheck(_ url: URL, isHeld: Bool? = nil, readWait: Double = 0) throws -> OpenedFile {
-    try OpenedFile(openQueueForCheck(url, isHeld: isHeld, readWait: readWait))
+    try OpenedFile(openQueueForCheck(url, isHeld: isHeld, readWait: readWait), path: url.path)
   }
 
   private static func openQueueForCheck(_ url: URL, isHeld: Bool?, readWait: Double) throws -> DatabaseQueue {
