@@ -210,7 +210,7 @@ public enum Corpus {
       return try xmlStoreSeeds()
     case .binaryStore:
       return try binaryStoreSeeds()
-    case .salvage:
+    case .salvage, .structure:
       // Small stores whole, larger ones cut to their first pages (the fuzzer works on small inputs).
       return try stores.map { (name(of: $0, in: fixtures), Data(try Data(contentsOf: $0).prefix(64 * 1024))) }
     case .importJSON:

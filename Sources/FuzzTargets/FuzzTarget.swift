@@ -55,6 +55,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// A damaged SQLite file as `migrun salvage` reads it without SQLite: header, pages, b-trees,
   /// records, overflow chains, the freelist (with a `-wal` of the input's second half).
   case salvage = "salvage"
+  /// A SQLite file as a migration's integrity watch reads it (`StoreCheck.openForCheck`): the
+  /// structure pass over the mapped file, SQLite's quick check where it is not sure — and the pass
+  /// alone with made-up roots (pages 2 to 9, table and index trees), past SQLite's schema.
+  case structure = "structure"
   /// Bytes handed to the host helpers a script can call: `json.decode`, `plist.decode`,
   /// `plist.unarchive`, `base64.decode`, `hex.decode`, `date.parse`, and the results encoded back.
   case luaHelpers = "lua-helpers"
@@ -82,6 +86,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case .xmlStore: Self.runXMLStore(data, bytes)
     case .binaryStore: Self.runBinaryStore(data, bytes)
     case .salvage: Self.runSalvage(data, bytes)
+    case .structure: Self.runStructure(data, bytes)
     }
   }
 
@@ -176,6 +181,14 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     let image = SQLiteFileImage(bytes: bytes, wal: Array(bytes.suffix(bytes.count / 2)))
     let read = SalvageRead(image: image, model: Corpus.model)
     _ = read.rowCount + read.tables.values.reduce(0) { $0 + $1.losses.keys.count }
+  }
+
+  private static func runStructure(_ data: Data, _ bytes: [UInt8]) {
+    let trees = (2...9).map { BTreeStructure.Tree(root: $0, hasIntegerKeys: $0 % 2 == 0) }
+    _ = bytes.withUnsafeBytes { BTreeStructure.check($0, trees: trees) }
+    Scratch.withFile(named: "structure.sqlite", data) { file in
+      _ = try? StoreCheck.openForCheck(file).problems()
+    }
   }
 
   private static func runImportJSON(_ data: Data, _ bytes: [UInt8]) {

@@ -84,6 +84,8 @@ package enum BTreeStructure {
     /// Pages one pointer-map page covers (itself included); nil when the file has no pointer map.
     let perMapPage: Int?
     var used: [Bool]
+    /// A page's cells and freeblocks, the buffer kept from page to page.
+    var spans: [(start: Int, end: Int)] = []
 
     /// What a pointer-map entry says a page is (SQLite's codes).
     enum Role: Int {
@@ -130,8 +132,17 @@ package enum BTreeStructure {
     func u16(_ page: Int, _ at: Int) -> Int { u8(page, at) << 8 | u8(page, at + 1) }
     func u32(_ page: Int, _ at: Int) -> Int { Self.read32(bytes, (page - 1) * pageSize + at) }
 
-    /// The varint at `at` of `page`, and the offset after it; throws past `end`.
+    /// The varint at `at` of `page`, and the offset after it; throws past `end`. (Most are one
+    /// byte: read here, the rest by ``longVarint(_:_:end:)``.)
+    @inline(__always)
     func varint(_ page: Int, _ at: Int, end: Int) throws -> (value: Int64, next: Int) {
+      guard at < end else { throw NotSure("page \(page): a varint runs off its cell") }
+      let first = bytes[(page - 1) * pageSize + at]
+      if first < 0x80 { return (Int64(first), at + 1) }
+      return try longVarint(page, at, end: end)
+    }
+
+    func longVarint(_ page: Int, _ at: Int, end: Int) throws -> (value: Int64, next: Int) {
       var value: UInt64 = 0
       var offset = at
       for index in 0..<9 {
@@ -203,7 +214,8 @@ package enum BTreeStructure {
       }
       // Every byte from the content start on: a cell, a freeblock or a counted fragment.
       var ranges: [(start: Int, end: Int)] = []
-      ranges.reserveCapacity(cells + 4)
+      swap(&ranges, &spans)
+      ranges.removeAll(keepingCapacity: true)
       var previousKey = bounds.0
       var children: [(page: Int, bounds: (Int64?, Int64?))] = []
       for index in 0..<cells {
@@ -266,6 +278,7 @@ package enum BTreeStructure {
         reached = range.end
       }
       fragments += usable - reached
+      swap(&ranges, &spans)
       guard reached <= usable, fragments == u8(number, header + 7) else {
         throw NotSure("page \(number): \(fragments) fragment bytes, the header says \(u8(number, header + 7))")
       }
