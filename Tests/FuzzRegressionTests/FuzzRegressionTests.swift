@@ -46,7 +46,7 @@ import Testing
   @Test func aThousandMutatedModelsEachGiveAModelOrAnError() throws {
     let models = try Self.fixtureModels()
     #expect(!models.isEmpty)
-    var random = SplitMix(seed: 20_261_122)
+    var random = SeededRandom(seed: 20_261_122)
     var (read, refused) = (0, 0)
     for round in 0..<1000 {
       var bytes = [UInt8](models[round % models.count])
@@ -77,7 +77,7 @@ import Testing
   static func mutations(
     of seed: [UInt8], seed number: UInt64, headerBytes: Int = 0, _ read: ([UInt8]) throws -> Void
   ) -> (read: Int, refused: Int) {
-    var generator = SplitMix(seed: number)
+    var generator = SeededRandom(seed: number)
     var counts = (read: 0, refused: 0)
     for _ in 0..<1000 {
       var bytes = seed
@@ -234,4 +234,3 @@ import Testing
       .sorted { $0.path < $1.path }.map { try Data(contentsOf: $0) }
   }
 }
-

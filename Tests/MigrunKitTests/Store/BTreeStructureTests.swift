@@ -108,7 +108,7 @@ import Testing
     let intact = try [UInt8](Data(contentsOf: store))
     let pageSize = 4096
     let pages = intact.count / pageSize
-    var random = SplitMix(seed: autoVacuum ? 61 : 60)
+    var random = SeededRandom(seed: autoVacuum ? 61 : 60)
     var damagedBySQLite = 0
     var missed: [String] = []
     for round in 0..<600 {
