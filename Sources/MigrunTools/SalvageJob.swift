@@ -204,6 +204,12 @@ extension SalvageJob {
     if links > 0 { lost.append("\(links) links to objects not recovered (per entity above)") }
     let unplaced = report.unplacedTables.values.reduce(0, +)
     if unplaced > 0 { lost.append("\(unplaced) rows kept aside, not as objects: their columns are not proven") }
+    if report.rowsOfNoTable > 0 {
+      lost.append("\(report.rowsOfNoTable) rows kept aside in MIGRUN_SALVAGED_ROWS: their table is not known")
+    }
+    for (table, count) in report.setAside.sorted(by: { $0.key < $1.key }) {
+      lost.append("\(count) rows of \(table) kept aside in MIGRUN_SALVAGED_\(table), not as objects")
+    }
     if !report.metadataFromStore { lost.append("the metadata") }
     for (name, why) in report.notCarried.sorted(by: { $0.key < $1.key }) { lost.append("\(name): \(why)") }
     for (place, count) in report.valuesLeft.sorted(by: { $0.key < $1.key }) {

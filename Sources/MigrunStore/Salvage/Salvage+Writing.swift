@@ -127,12 +127,14 @@ package struct SalvageReport: Sendable, Encodable {
     return ranges
   }
 
-  /// Whether anything the damaged file held is known not to be in the new store.
+  /// Whether anything the damaged file held is known not to be in the new store as it was: lost,
+  /// or kept only aside (rows of no table, of no entity, or whose columns are not proven).
   package var lost: Bool {
     unreadablePages > 0 || badCells > 0 || unassignedRows > 0 || pagesCutOff > 0 || !metadataFromStore
       || !valuesLeft.isEmpty
       || !notCarried.isEmpty
       || entities.values.contains { $0.missing > 0 || $0.setAside > 0 } || !unplacedTables.isEmpty
+      || rowsOfNoTable > 0 || !setAside.isEmpty
   }
 }
 

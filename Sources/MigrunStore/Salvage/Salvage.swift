@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import MigrunModel
 import PropertyList
 
@@ -13,6 +14,12 @@ package struct SalvageRead: Sendable {
     package var columns: [String]
     /// The `CREATE TABLE` statement the schema holds (nil when the schema was lost).
     package var sql: String?
+    /// Each column's `DEFAULT`, as SQLite gives it (nil where none): what SQLite reads for the
+    /// columns a row was written without (`ALTER TABLE … ADD COLUMN` leaves older rows shorter).
+    package var defaults: [SQLiteFileImage.Value?] = []
+    /// Each column's declared SQL type (upper-cased; empty where none): the statement's, or — the
+    /// schema lost — the model's.
+    package var types: [String] = []
     /// The tree's readable leaves: its rows are read from them again when written (a big table's
     /// rows are never all held at once).
     package var leaves: [Int] = []
@@ -108,17 +115,18 @@ package struct SalvageRead: Sendable {
   /// Rows read in every table.
   package var rowCount: Int { tables.values.reduce(0) { $0 + $1.rowids.count } }
 
-  /// Every row of `table`, in key order (the tree's leaves read again, then the adopted rows).
+  /// Every row of `table`, in key order (the tree's leaves read again, then the adopted rows); a
+  /// row shorter than the table has its missing columns' defaults, as SQLite reads it.
   package func forEachRow(of table: Table, _ body: (Int64, [SQLiteFileImage.Value]) throws -> Void) rethrows {
     var overflow = Set<Int>()
     var seen = Set<Int64>()
     for page in table.leaves {
       for row in image.leafRows(page, overflow: &overflow)?.rows ?? [] where seen.insert(row.rowid).inserted {
-        try body(row.rowid, row.values)
+        try body(row.rowid, table.completed(row.values))
       }
     }
     for (rowid, values) in table.adopted.sorted(by: { $0.key < $1.key }) where !seen.contains(rowid) {
-      try body(rowid, values)
+      try body(rowid, table.completed(values))
     }
   }
 
@@ -133,6 +141,26 @@ package struct SalvageRead: Sendable {
   /// Whether anything the file held is known not to have been read.
   package var lostSomething: Bool {
     unreadablePages > 0 || unassignedRows > 0 || pagesCutOff > 0 || tables.values.contains { $0.badCells > 0 }
+  }
+}
+
+extension SalvageRead.Table {
+  /// `values` with the columns a short row lacks given their defaults (nil where the table has none).
+  func completed(_ values: [SQLiteFileImage.Value]) -> [SQLiteFileImage.Value] {
+    guard values.count < columns.count, defaults.count == columns.count else { return values }
+    return values + defaults[values.count...].map { $0 ?? .null }
+  }
+}
+
+extension SQLiteFileImage.Value {
+  init(_ value: DatabaseValue) {
+    switch value.storage {
+    case .null: self = .null
+    case .int64(let number): self = .integer(number)
+    case .double(let number): self = .real(number)
+    case .string(let text): self = .text(text)
+    case .blob(let data): self = .blob(Array(data))
+    }
   }
 }
 
@@ -167,6 +195,7 @@ extension SalvageRead {
     if !schemaFound {
       for table in model.map({ StoreSchema(model: $0).tables }) ?? [] {
         tables[table.name] = Table(name: table.name, columns: table.columns.map(\.name), sql: nil)
+        tables[table.name]?.types = table.columns.map(\.type)
       }
       // Core Data's own tables are always there: their rows are known by their content.
       for (name, columns) in Self.coreDataTables { tables[name] = Table(name: name, columns: columns, sql: nil) }
@@ -224,9 +253,42 @@ extension SalvageRead {
         continue
       }
       tables[name] = Table(name: name, columns: Self.columns(of: sql), sql: sql)
+      tables[name]?.defaults = Self.defaults(of: sql, columns: Self.columns(of: sql))
+      tables[name]?.types = Self.declaredTypes(of: sql)
       roots[name] = Int(root)
     }
     return roots
+  }
+
+  /// Each column's `DEFAULT` in a `CREATE TABLE` statement, as SQLite evaluates it: the table made
+  /// in a database in memory, its `pragma_table_info` defaults selected. A statement SQLite does not
+  /// take gives none.
+  static func defaults(of sql: String, columns: [String]) -> [SQLiteFileImage.Value?] {
+    guard sql.uppercased().contains("DEFAULT"), let memory = try? DatabaseQueue() else {
+      return columns.map { _ in nil }
+    }
+    let found: [String: SQLiteFileImage.Value] =
+      (try? memory.write { db in
+        try db.execute(sql: sql)
+        guard
+          let table = try String.fetchOne(
+            db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        else {
+          return [:]
+        }
+        var found: [String: SQLiteFileImage.Value] = [:]
+        for row in try Row.fetchAll(
+          db, sql: "SELECT name, dflt_value FROM pragma_table_info(?) WHERE dflt_value IS NOT NULL",
+          arguments: [table])
+        {
+          let name: String = row[0]
+          let expression: String = row[1]
+          guard let value = try DatabaseValue.fetchOne(db, sql: "SELECT \(expression)") else { continue }
+          found[name.uppercased()] = SQLiteFileImage.Value(value)
+        }
+        return found
+      }) ?? [:]
+    return columns.map { found[$0.uppercased()] }
   }
 
   /// With the schema lost, each model table's rows are placed by proof (``SalvagePlacement``): the
@@ -324,8 +386,30 @@ extension SalvageRead {
     {
       return table
     }
-    let fitting = tables.values.filter { $0.columns.count == values.count && $0.columns.dropFirst().first != "Z_ENT" }
+    // Else the one table of no entity with as many columns whose types the values fit. Core Data's
+    // own tables are known by their content alone (above): with the schema lost, a row of a table
+    // the model does not name (history's `ATRANSACTIONSTRING`: four values) is no `Z_PRIMARYKEY` row.
+    let fitting = tables.values.filter { table in
+      table.columns.count == values.count && table.columns.dropFirst().first != "Z_ENT"
+        && (schemaFound || Self.coreDataTables[table.name] == nil) && fits(values, table)
+    }
     return fitting.count == 1 ? fitting.first?.name : nil
+  }
+
+  /// Whether `values` fit `table`'s columns' types: with the schema lost, the model's (a join
+  /// table's keys are integers); with it found, what its statement declares, as far as Core Data's
+  /// column types say (an undeclared or other type admits any value).
+  private func fits(_ values: [SQLiteFileImage.Value], _ table: Table) -> Bool {
+    guard table.types.count == table.columns.count else { return true }
+    return zip(values, table.types).allSatisfy { value, type in
+      ["INTEGER", "FLOAT", "DECIMAL", "TIMESTAMP", "VARCHAR", "BLOB"].contains(type) ? Self.fits(value, type) : true
+    }
+  }
+
+  /// The declared type of each column of a `CREATE TABLE` statement (its second word, upper-cased;
+  /// empty where none).
+  static func declaredTypes(of sql: String) -> [String] {
+    columnDefinitions(of: sql).filter { !$0.isConstraint }.map(\.type)
   }
 
   /// Core Data's own table a row is known by its content to belong to, with the schema lost:
@@ -353,6 +437,12 @@ extension SalvageRead {
 
   /// The column names of a `CREATE TABLE` statement (constraints left out).
   package static func columns(of sql: String) -> [String] {
+    columnDefinitions(of: sql).filter { !$0.isConstraint }.map(\.name)
+  }
+
+  /// The parts of a `CREATE TABLE` statement's list: each column's name and declared type (its
+  /// second word), and whether the part is a table constraint.
+  private static func columnDefinitions(of sql: String) -> [(name: String, type: String, isConstraint: Bool)] {
     guard let open = sql.firstIndex(of: "("), let close = sql.lastIndex(of: ")"), open < close else { return [] }
     var parts: [String] = []
     var depth = 0
@@ -369,11 +459,12 @@ extension SalvageRead {
     }
     parts.append(current)
     let constraints = ["PRIMARY", "UNIQUE", "CHECK", "FOREIGN", "CONSTRAINT"]
-    return parts.compactMap { part -> String? in
-      let trimmed = part.trimmingCharacters(in: .whitespacesAndNewlines)
-      guard let first = trimmed.split(whereSeparator: \.isWhitespace).first else { return nil }
+    return parts.compactMap { part in
+      let words = part.trimmingCharacters(in: .whitespacesAndNewlines).split(whereSeparator: \.isWhitespace)
+      guard let first = words.first else { return nil }
       let name = first.trimmingCharacters(in: CharacterSet(charactersIn: "\"'`[]"))
-      return constraints.contains(name.uppercased()) ? nil : name
+      let type = words.dropFirst().first.map { $0.uppercased() } ?? ""
+      return (name, type, constraints.contains(name.uppercased()))
     }
   }
 

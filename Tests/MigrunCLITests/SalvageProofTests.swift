@@ -1,0 +1,150 @@
+import Foundation
+import GRDB
+import MigrunStore
+import TestSupport
+import Testing
+
+/// Salvage reads only what SQLite would read as the store, and places a value only where it is
+/// proven: crashed writers' leftovers and pages past the database's end are never taken for rows,
+/// a row's missing values are its columns' defaults, and a row set aside is never "nothing lost".
+@Suite struct SalvageProofTests {
+  static let sampleStore = SalvageCommandTests.sampleStore
+
+  /// What SQLite reads of `store` (with its `-wal` or hot `-journal`), on a copy: `sql`'s integers.
+  static func sqliteReads(_ store: URL, _ sql: String, in folder: TemporaryDirectory) throws -> [Int] {
+    let copy = try folder.folder(UUID().uuidString).appendingPathComponent(store.lastPathComponent)
+    for suffix in ["", "-wal", "-journal"] where FileManager.default.fileExists(atPath: store.path + suffix) {
+      try FileManager.default.copyItem(atPath: store.path + suffix, toPath: copy.path + suffix)
+    }
+    let queue = try DatabaseQueue(path: copy.path)
+    defer { try? queue.close() }
+    return try queue.read { db in try Int.fetchAll(db, sql: sql) }
+  }
+
+  static func salvaged(_ store: URL, in folder: TemporaryDirectory, _ more: [String] = []) throws -> (
+    URL, MigrunProcess.Result
+  ) {
+    let out = folder.url.appendingPathComponent(UUID().uuidString + ".sqlite")
+    return (out, try MigrunProcess.run(["salvage", store.path, "--out", out.path] + more))
+  }
+
+  /// A writer in WAL mode deleted most pages (secure delete off, as on a device) and vacuumed the
+  /// store smaller, then was killed before a checkpoint: the last commit frame says the store is
+  /// 159 pages; the main file's pages past that still hold the deleted rows. SQLite reads the
+  /// 1,000 rows left; so does salvage (it took the leftover leaves for orphans: 2,779 "written",
+  /// deleted objects back, "Nothing lost").
+  @Test func pagesPastTheLastCommitsSizeAreNotTheStores() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture(Self.sampleStore, into: folder)
+    try SQLiteShell.commitIntoWAL(
+      store,
+      """
+      PRAGMA secure_delete = OFF;
+      DROP TRIGGER Z_DA_ZPAGE_Book_pagesCount_PARAMETER_DELETE;
+      DELETE FROM ZPAGE WHERE Z_PK > 1000;
+      UPDATE ZBOOK SET ZPAGESCOUNT = (SELECT count(*) FROM ZPAGE WHERE ZPAGE.ZBOOK = ZBOOK.Z_PK);
+      PRAGMA incremental_vacuum;
+      """)
+    let size = try FileManager.default.attributesOfItem(atPath: store.path)[.size] as? Int ?? 0
+    let sqlite = try Self.sqliteReads(
+      store, "SELECT count(*) FROM ZPAGE UNION ALL SELECT * FROM pragma_page_count", in: folder)
+    #expect(sqlite.count == 2 && sqlite[0] == 1000 && sqlite[1] * 4096 < size, "the premise: \(sqlite), \(size) bytes")
+    let (out, result) = try Self.salvaged(store, in: folder)
+    #expect(
+      result.status == 0 && result.stdout.contains("Page:          1000 written"), "\(result.stdout)\(result.stderr)")
+    let saved = try DatabaseQueue(path: out.path).read { db in
+      try Int.fetchAll(db, sql: "SELECT count(*) FROM ZPAGE UNION ALL SELECT ifnull(max(Z_PK), 0) FROM ZPAGE")
+    }
+    #expect(saved == [1000, 1000], "the deleted pages' rows stay deleted: \(saved)")
+    let exports = try [store, out].map { try MigrunProcess.run(["export", $0.path]).stdout }
+    #expect(!exports[0].isEmpty && exports[0] == exports[1], "the salvaged store is what SQLite reads")
+  }
+}
+
+extension SalvageProofTests {
+  /// `ALTER TABLE … ADD COLUMN … DEFAULT` leaves the older rows shorter than the table: SQLite reads
+  /// their missing column as the default. Salvage wrote NULL there ("Nothing lost", a value changed).
+  @Test func aShortRowsMissingColumnsAreItsDefaults() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture(Self.sampleStore, into: folder)
+    let queue = try DatabaseQueue(path: store.path)
+    try queue.writeWithoutTransaction { db in
+      try db.execute(
+        sql: """
+          CREATE TABLE ZW2 (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZAGE INTEGER, ZALIAS VARCHAR);
+          INSERT INTO ZW2 SELECT Z_PK, Z_ENT, Z_OPT, ZAGE, ZALIAS FROM ZWRITER;
+          DROP TABLE ZWRITER;
+          ALTER TABLE ZW2 RENAME TO ZWRITER;
+          CREATE INDEX ZWRITER_Z_ENT_INDEX ON ZWRITER (Z_ENT);
+          CREATE UNIQUE INDEX Z_Author_UNIQUE_alias ON ZWRITER (ZALIAS COLLATE BINARY ASC);
+          ALTER TABLE ZWRITER ADD COLUMN ZSITEURL VARCHAR DEFAULT 'https://example.org';
+          """)
+    }
+    try queue.close()
+    let expected = try Self.sqliteReads(
+      store, "SELECT count(*) FROM ZWRITER WHERE ZSITEURL = 'https://example.org'", in: folder)
+    #expect(expected == [2], "the premise: SQLite reads the default \(expected)")
+    let (out, result) = try Self.salvaged(store, in: folder)
+    #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    let urls = try DatabaseQueue(path: out.path).read { db in
+      try String?.fetchAll(db, sql: "SELECT ZSITEURL FROM ZWRITER ORDER BY Z_PK")
+    }
+    #expect(urls == ["https://example.org", "https://example.org"], "\(urls)")
+  }
+}
+
+extension SalvageProofTests {
+  /// `path` with each of `pages` overwritten with bytes no page has.
+  static func overwrite(_ pages: [Int], of store: URL, pageSize: Int = 4096) throws {
+    let handle = try FileHandle(forWritingTo: store)
+    for page in pages {
+      try handle.seek(toOffset: UInt64((page - 1) * pageSize))
+      try handle.write(contentsOf: Data((0..<pageSize).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 13) }))
+    }
+    try handle.close()
+  }
+
+  /// The schema lost (every page of `sqlite_master` overwritten): persistent history's rows have no
+  /// table the model names. A string row (`ATRANSACTIONSTRING`: NULL, 16003, NULL, text — four values,
+  /// as `Z_PRIMARYKEY` has) was taken for a `Z_PRIMARYKEY` row by its count of values: the two whose
+  /// keys a real entity's row had were dropped unsaid, a third written as an entity numbered 20000
+  /// named "16003"; and "Nothing lost" with 5,469 rows kept aside. Now every history row is kept
+  /// aside, `Z_PRIMARYKEY` is the store's own, and the report says what was kept aside.
+  @Test func aRowOfATableTheModelDoesNotNameIsNeverPlacedByItsCountOfValues() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture(Self.sampleStore, into: folder)
+    let queue = try DatabaseQueue(path: store.path)
+    let (schemaPages, keys, history) = try queue.write { db in
+      try db.execute(sql: "INSERT INTO ATRANSACTIONSTRING (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (20000, 16003, 1, 'x')")
+      return (
+        try Int.fetchAll(db, sql: "SELECT pageno FROM dbstat WHERE name = 'sqlite_schema'"),
+        try Row.fetchAll(db, sql: "SELECT * FROM Z_PRIMARYKEY ORDER BY Z_ENT"),
+        try Int.fetchOne(
+          db,
+          sql: "SELECT (SELECT count(*) FROM ACHANGE) + (SELECT count(*) FROM ATRANSACTION) + "
+            + "(SELECT count(*) FROM ATRANSACTIONSTRING)") ?? 0
+      )
+    }
+    try queue.close()
+    try Self.overwrite(schemaPages, of: store)
+    let (out, result) = try Self.salvaged(store, in: folder)
+    #expect(result.stdout.contains("schema lost"), "the premise: \(result.stdout)\(result.stderr)")
+    #expect(result.status == 1 && !result.stdout.contains("Nothing lost"), "\(result.stdout)")
+    #expect(
+      result.stdout.contains("\(history) rows kept aside in MIGRUN_SALVAGED_ROWS: their table is not known"),
+      "every history row kept aside and said: \(result.stdout)")
+    let (written, aside) = try DatabaseQueue(path: out.path).read { db in
+      (
+        try Row.fetchAll(db, sql: "SELECT * FROM Z_PRIMARYKEY ORDER BY Z_ENT"),
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM MIGRUN_SALVAGED_ROWS") ?? 0
+      )
+    }
+    #expect(written == keys, "Z_PRIMARYKEY is the store's own: \(written)")
+    #expect(aside == history, "\(aside) of \(history) history rows kept aside")
+    let json = try MigrunProcess.run([
+      "salvage", store.path, "--out", folder.url.appendingPathComponent("json.sqlite").path, "--json",
+    ]).jsonLine("salvage")
+    #expect(json["lost"] as? Bool == true, "\(json)")
+    #expect((json["report"] as? [String: Any])?["rowsOfNoTable"] as? Int == history, "\(json)")
+  }
+}
