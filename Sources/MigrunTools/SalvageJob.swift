@@ -143,6 +143,15 @@ extension SalvageJob {
       read.append(
         "the -wal's last transaction was never committed: \(report.walFramesLeftOut) frames left out, as SQLite would")
     }
+    if report.walFramesUnread > 0 {
+      read.append(
+        "the -wal's header does not check: its \(report.walFramesUnread) frames not read (SQLite reads none of them)")
+    }
+    if report.deletedRowsLeftOut > 0 {
+      read.append(
+        "\(report.deletedRowsLeftOut) rows on pages no table leads to left out: their table's own pages hold "
+          + "their keys' place without them — deleted rows on a freed page (as SQLite reads the store)")
+    }
     if report.journalPagesRolledBack > 0 {
       read.append(
         "hot -journal rolled back: \(report.journalPagesRolledBack) pages a crashed writer changed but never committed "
@@ -191,6 +200,9 @@ extension SalvageJob {
     }
     for (table, ranges) in report.otherPagesLostUncounted.sorted(by: { $0.key < $1.key }) {
       lost.append("the rows of \(table) on \(ranges) unreadable pages (their keys not known)")
+    }
+    if report.walFramesUnread > 0 {
+      lost.append("what the -wal's \(report.walFramesUnread) frames committed (its header does not check)")
     }
     if report.pagesCutOff > 0 {
       lost.append("the file is cut short: what \(report.pagesCutOff) pages its header counts held (uncounted)")

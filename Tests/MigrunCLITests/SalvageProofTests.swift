@@ -148,3 +148,76 @@ extension SalvageProofTests {
     #expect((json["report"] as? [String: Any])?["rowsOfNoTable"] as? Int == history, "\(json)")
   }
 }
+
+extension SalvageProofTests {
+  /// 1,001 pages deleted (secure delete off, as on a device), then the freelist's trunk page
+  /// overwritten: the freed leaves, still holding the deleted rows, are named by no tree and no
+  /// freelist. SQLite reads the 3,969 pages left — their keys' places are on the table's own
+  /// readable leaves. Salvage took the freed leaves for orphans (4,934 "written", "Nothing lost").
+  @Test func aFreedPageTheFreelistNoLongerNamesKeepsItsRowsDeleted() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture(Self.sampleStore, into: folder)
+    let queue = try DatabaseQueue(path: store.path)
+    let trunk = try queue.writeWithoutTransaction { db in
+      try db.execute(
+        sql: """
+          PRAGMA secure_delete = OFF;
+          DROP TRIGGER Z_DA_ZPAGE_Book_pagesCount_PARAMETER_DELETE;
+          DELETE FROM ZPAGE WHERE Z_PK BETWEEN 2000 AND 3000;
+          UPDATE ZBOOK SET ZPAGESCOUNT = (SELECT count(*) FROM ZPAGE WHERE ZPAGE.ZBOOK = ZBOOK.Z_PK);
+          """)
+      return try Int.fetchOne(db, sql: "SELECT count(*) FROM ZPAGE") == 3969 ? 1 : 0
+    }
+    try queue.close()
+    #expect(trunk == 1, "the premise: 3969 pages left")
+    let header = try Data(contentsOf: store).prefix(100)
+    let first = header[32...35].reduce(0) { $0 << 8 | Int($1) }
+    #expect(first > 1, "the premise: a freelist")
+    let intact = try folder.folder("intact").appendingPathComponent("intact.sqlite")
+    try FileManager.default.copyItem(at: store, to: intact)
+    try Self.overwrite([first], of: store)
+    let sqlite = try Self.sqliteReads(store, "SELECT count(*) FROM ZPAGE", in: folder)
+    #expect(sqlite == [3969], "the premise: SQLite reads \(sqlite)")
+    let (out, result) = try Self.salvaged(store, in: folder)
+    #expect(result.stdout.contains("Page:          3969 written"), "\(result.stdout)\(result.stderr)")
+    #expect(result.stdout.contains("rows on pages no table leads to left out"), "named: \(result.stdout)")
+    let keys = try DatabaseQueue(path: out.path).read { db in
+      try Int.fetchOne(db, sql: "SELECT count(*) FROM ZPAGE WHERE Z_PK BETWEEN 2000 AND 3000")
+    }
+    #expect(keys == 0, "the deleted pages stay deleted: \(String(describing: keys))")
+    let exports = try [intact, out].map { try MigrunProcess.run(["export", $0.path]).stdout }
+    #expect(!exports[0].isEmpty && exports[0] == exports[1], "the salvaged store is the store before the damage")
+  }
+}
+
+extension SalvageProofTests {
+  /// A `-wal` holding a committed transaction whose header's checksum fails: SQLite reads none of
+  /// its frames, and neither does salvage — which said nothing of them ("Nothing lost", exit 0).
+  /// Now the frames are named, and what they committed is said lost.
+  @Test func aWALWhoseHeaderDoesNotCheckIsNamedUnread() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture(Self.sampleStore, into: folder)
+    try SQLiteShell.commitIntoWAL(store, "UPDATE ZPAGE SET ZNUMBER = -7 WHERE Z_PK < 100;")
+    let wal = URL(fileURLWithPath: store.path + "-wal")
+    var bytes = try Data(contentsOf: wal)
+    #expect(bytes.count > 32 + 4120, "the premise: frames in the -wal")
+    bytes[25] ^= 0xFF
+    try bytes.write(to: wal)
+    let frames = (bytes.count - 32) / (24 + 4096)
+    let sqlite = try Self.sqliteReads(store, "SELECT count(*) FROM ZPAGE WHERE ZNUMBER = -7", in: folder)
+    #expect(sqlite == [0], "the premise: SQLite reads none of the log: \(sqlite)")
+    let (out, result) = try Self.salvaged(store, in: folder, ["--json"])
+    let line = try result.jsonLine("salvage")
+    #expect(line["lost"] as? Bool == true, "\(result.stdout)\(result.stderr)")
+    #expect((line["report"] as? [String: Any])?["walFramesUnread"] as? Int == frames, "\(result.stdout)")
+    let saved = try DatabaseQueue(path: out.path).read { db in
+      try Int.fetchOne(db, sql: "SELECT count(*) FROM ZPAGE WHERE ZNUMBER = -7")
+    }
+    #expect(saved == 0, "as SQLite reads it: \(String(describing: saved))")
+    let (_, text) = try Self.salvaged(store, in: folder)
+    #expect(
+      text.status == 1 && text.stdout.contains("the -wal's header does not check: its \(frames) frames not read"),
+      "\(text.stdout)")
+    #expect(!text.stdout.contains("Nothing lost"), "\(text.stdout)")
+  }
+}

@@ -17,6 +17,9 @@ extension SQLiteFileImage {
     /// The rowid ranges the unreadable pages held, as their parents' cells bound them (lower bound
     /// exclusive, upper inclusive; nil where the parent gives none): where the lost rows were.
     package var lostRanges: [(after: Int64?, upTo: Int64?)] = []
+    /// The rowid ranges the readable leaves hold, as their parents bound them: a key inside one that
+    /// the leaf does not hold is no row of the table (a row of it found elsewhere was deleted).
+    package var readRanges: [(after: Int64?, upTo: Int64?)] = []
   }
 
   /// Every row of the table b-tree whose root is `root` handed to `row` (none kept: a big table is
@@ -58,6 +61,7 @@ extension SQLiteFileImage {
           continue
         }
         scan.leaves.append(number)
+        scan.readRanges.append((after, upTo))
         rows.forEach(row)
         scan.badCells += bad
       default: unreadable()

@@ -49,6 +49,9 @@ package struct SQLiteFileImage: Sendable {
   /// frames after the last commit frame, a frame whose checksum fails (torn) and those after it,
   /// and a frame cut short by the file's end (frames of an earlier log, other salts, not counted).
   package let walFramesLeftOut: Int
+  /// Frames of a `-wal` whose header does not check (no log magic, another page size, a checksum
+  /// that fails): not read, as SQLite does not read them — what they committed is lost.
+  package let walFramesUnread: Int
   /// Pages the header counts that the file (with its `-wal`) does not hold: the file cut short.
   package let pagesCutOff: Int
   /// Pages of a hot rollback journal put back (a crashed writer's uncommitted pages undone, as
@@ -105,7 +108,7 @@ package struct SQLiteFileImage: Sendable {
     let reserved = declared != nil && header.count > 20 ? Int(header[header.startIndex + 20]) : 0
     usableSize = max(480, size - reserved)
     let log = Self.committedFrames(wal, pageSize: size)
-    (walFramesApplied, walFramesLeftOut) = (log.applied, log.leftOut)
+    (walFramesApplied, walFramesLeftOut, walFramesUnread) = (log.applied, log.leftOut, log.unread)
     let filePages = bytes.count / size
     journalPages = journal?.originals.filter { $0.key <= (journal?.originalPageCount ?? 0) } ?? [:]
     let kept = journal.map { min(filePages, $0.originalPageCount) } ?? filePages
@@ -203,6 +206,9 @@ package struct SQLiteFileImage: Sendable {
     var leftOut = 0
     /// The database's size in pages after the last commit applied (its commit frame's field).
     var databasePages: Int?
+    /// Frames of a log whose header is not this file's log header (no log magic, another page size,
+    /// a checksum that fails): none read, as SQLite reads none.
+    var unread = 0
   }
 
   /// The write-ahead log's committed frames: frames are read while their salts match the header's
@@ -212,11 +218,14 @@ package struct SQLiteFileImage: Sendable {
   static func committedFrames(_ wal: [UInt8], pageSize: Int) -> CommittedLog {
     var log = CommittedLog()
     guard wal.count >= 32 else { return log }
+    // A log whose header is not one of this file's is not read (SQLite resets it): its frames, named.
+    log.unread = (wal.count - 32) / (24 + pageSize)
     let magic = UInt32(bigEndian(wal, 0, 4))
     guard magic == 0x377f_0682 || magic == 0x377f_0683, Int(bigEndian(wal, 8, 4)) == pageSize else { return log }
     let bigEndianSums = magic == 0x377f_0683
     var sums = checksum(wal[0..<24], bigEndian: bigEndianSums, start: (0, 0))
     guard sums.0 == UInt32(bigEndian(wal, 24, 4)), sums.1 == UInt32(bigEndian(wal, 28, 4)) else { return log }
+    log.unread = 0
     let salts = (bigEndian(wal, 16, 4), bigEndian(wal, 20, 4))
     var pending: [Int: [UInt8]] = [:]
     var frames = 0

@@ -38,6 +38,8 @@ package struct SalvageRead: Sendable {
     package var fromOrphanLeaves = 0
     /// Key ranges of the unreadable pages, as their parents bound them.
     package var lostRanges: [(after: Int64?, upTo: Int64?)] = []
+    /// Key ranges of the tree's readable leaves, as their parents bound them.
+    package var readRanges: [(after: Int64?, upTo: Int64?)] = []
     /// Rows found with the schema lost whose columns no proof placed (``SalvagePlacement``): kept
     /// whole, written to a table of their own, never into the entity's columns.
     package var setAside: [Int64: [SQLiteFileImage.Value]] = [:]
@@ -85,6 +87,9 @@ package struct SalvageRead: Sendable {
   package var unassignedRows = 0
   /// Rows on leaves no walk reached that fit no table: kept, set aside in `MIGRUN_SALVAGED_ROWS`.
   package var unassigned: [SQLiteFileImage.Row] = []
+  /// Rows on leaves no walk reached whose keys their table's readable leaves cover without them:
+  /// deleted rows (a freed page the freelist no longer names), left out as SQLite leaves them out.
+  package var deletedRowsLeftOut = 0
   /// Pages of the file that no tree, overflow chain or the freelist claims and that are no leaf
   /// (overwritten pages, among them).
   package var pageCount = 0
@@ -92,6 +97,8 @@ package struct SalvageRead: Sendable {
   package var walFramesApplied = 0
   /// The -wal's frames of a transaction never committed, left out as SQLite leaves them out.
   package var walFramesLeftOut: Int { image.walFramesLeftOut }
+  /// The -wal's frames not read: its header does not check, as SQLite reads none of them.
+  package var walFramesUnread: Int { image.walFramesUnread }
   /// Pages the header counts that the file does not hold (cut short): what they held is lost.
   package var pagesCutOff: Int { image.pagesCutOff }
   /// Pages a hot `-journal` put back: a crashed writer's uncommitted changes undone.
@@ -145,6 +152,11 @@ package struct SalvageRead: Sendable {
 }
 
 extension SalvageRead.Table {
+  /// Whether one of the tree's readable leaves is where `rowid` lives (its parent's keys bound it).
+  func keepsPlace(of rowid: Int64) -> Bool {
+    readRanges.contains { ($0.after.map { rowid > $0 } ?? true) && ($0.upTo.map { rowid <= $0 } ?? true) }
+  }
+
   /// `values` with the columns a short row lacks given their defaults (nil where the table has none).
   func completed(_ values: [SQLiteFileImage.Value]) -> [SQLiteFileImage.Value] {
     guard values.count < columns.count, defaults.count == columns.count else { return values }
@@ -216,6 +228,7 @@ extension SalvageRead {
       table.unreadablePages = scan.unreadable.subtracting(free).count
       table.badCells = scan.badCells
       table.lostRanges = scan.lostRanges
+      table.readRanges = scan.readRanges
       tables[name] = table
     }
     // Freed pages keep their rows: with the header lost, the freelist is found by its trunk pages.
@@ -358,6 +371,12 @@ extension SalvageRead {
       for row in rows where !Self.isSchemaRow(row) {
         guard let table = home(of: row.values, entityTables: entityTables) else {
           unassigned.append(row)
+          continue
+        }
+        // The table's own readable leaf is where the key lives: a copy elsewhere is a deleted row
+        // (a freed page the freelist no longer names), as SQLite — which reads the tree — has it.
+        if tables[table]?.keepsPlace(of: row.rowid) == true {
+          deletedRowsLeftOut += 1
           continue
         }
         if tables[table]?.rowids.insert(row.rowid).inserted == true {
