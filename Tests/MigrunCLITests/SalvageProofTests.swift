@@ -221,3 +221,22 @@ extension SalvageProofTests {
     #expect(!text.stdout.contains("Nothing lost"), "\(text.stdout)")
   }
 }
+
+extension SalvageProofTests {
+  /// A table's defaults are read by running the file's own `CREATE TABLE` in a database in memory:
+  /// only that one statement (SQL after it never runs — an `ATTACH` would make a file), no query
+  /// (`AS SELECT` may never end), no default past a megabyte (the others still read).
+  @Test func aSchemaStatementRunsAloneAndItsDefaultsAreBounded() {
+    let attached = FileManager.default.temporaryDirectory.appendingPathComponent("migrun-\(UUID().uuidString)").path
+    let columns = ["Z_PK", "ZY", "ZZ", "ZW"]
+    let plain = "CREATE TABLE ZX (Z_PK INTEGER PRIMARY KEY, ZY VARCHAR DEFAULT 'a', ZZ INTEGER DEFAULT -3, ZW)"
+    #expect(SalvageRead.defaults(of: plain, columns: columns) == [nil, .text("a"), .integer(-3), nil])
+    let after = "CREATE TABLE ZX (Z_PK INTEGER PRIMARY KEY, ZY DEFAULT 7); ATTACH DATABASE '\(attached)' AS y"
+    #expect(SalvageRead.defaults(of: after, columns: columns) == [nil, nil, nil, nil])
+    #expect(!FileManager.default.fileExists(atPath: attached), "nothing after the statement ran")
+    let query = "CREATE TABLE ZX AS WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT n FROM c"
+    #expect(SalvageRead.defaults(of: query, columns: ["n"]) == [nil])
+    let big = "CREATE TABLE ZX (Z_PK INTEGER PRIMARY KEY, ZY DEFAULT (zeroblob(100000000)), ZZ DEFAULT 'z', ZW)"
+    #expect(SalvageRead.defaults(of: big, columns: columns) == [nil, nil, .text("z"), nil])
+  }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import MigrunModel
 import PropertyList
 
@@ -275,14 +276,19 @@ extension SalvageRead {
 
   /// Each column's `DEFAULT` in a `CREATE TABLE` statement, as SQLite evaluates it: the table made
   /// in a database in memory, its `pragma_table_info` defaults selected. A statement SQLite does not
-  /// take gives none.
-  static func defaults(of sql: String, columns: [String]) -> [SQLiteFileImage.Value?] {
-    guard sql.uppercased().contains("DEFAULT"), let memory = try? DatabaseQueue() else {
-      return columns.map { _ in nil }
-    }
+  /// take, that is no table's definition, holds a query or is more than one statement gives none.
+  package static func defaults(of sql: String, columns: [String]) -> [SQLiteFileImage.Value?] {
+    // Only a table's definition is run: no query in it (`CREATE TABLE … AS SELECT` may never end).
+    let words = sql.uppercased().split { !$0.isLetter && !$0.isNumber && $0 != "_" }
+    guard words.starts(with: ["CREATE", "TABLE"]), words.contains("DEFAULT"), !words.contains("SELECT"),
+      let memory = try? DatabaseQueue()
+    else { return columns.map { _ in nil } }
     let found: [String: SQLiteFileImage.Value] =
       (try? memory.write { db in
-        try db.execute(sql: sql)
+        // The statement is the file's: one statement only (never SQL of its own after it), and no
+        // default longer than a megabyte (a constant expression can make a blob of any size).
+        if let connection = db.sqliteConnection { sqlite3_limit(connection, SQLITE_LIMIT_LENGTH, 1 << 20) }
+        try db.makeStatement(sql: sql).execute()
         guard
           let table = try String.fetchOne(
             db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
@@ -296,7 +302,7 @@ extension SalvageRead {
         {
           let name: String = row[0]
           let expression: String = row[1]
-          guard let value = try DatabaseValue.fetchOne(db, sql: "SELECT \(expression)") else { continue }
+          guard let value = try? DatabaseValue.fetchOne(db, sql: "SELECT \(expression)") else { continue }
           found[name.uppercased()] = SQLiteFileImage.Value(value)
         }
         return found
