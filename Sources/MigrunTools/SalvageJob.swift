@@ -210,7 +210,11 @@ extension SalvageJob {
     if lost.isEmpty && report.unreadablePages > 0 {
       lost.append("the rows of \(report.unreadablePages) unreadable pages (their keys not known)")
     }
-    if report.badCells > 0 { lost.append("\(report.badCells) damaged rows on pages otherwise read (keys unreadable)") }
+    if report.badCells > 0 {
+      lost.append(
+        "\(report.badCells) damaged rows on pages otherwise read (a record or overflow chain broken: "
+          + "their objects counted above where their keys read)")
+    }
     if report.unassignedRows > 0 { lost.append("\(report.unassignedRows) damaged rows on pages no table leads to") }
     let links = report.entities.values.reduce(0) { $0 + $1.linksLost.values.reduce(0, +) }
     if links > 0 { lost.append("\(links) links to objects not recovered (per entity above)") }

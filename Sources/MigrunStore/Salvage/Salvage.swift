@@ -35,6 +35,8 @@ package struct SalvageRead: Sendable {
     package var unreadablePages = 0
     /// Cells on its readable pages that did not parse.
     package var badCells = 0
+    /// Their keys, where the key itself reads.
+    package var badKeys: Set<Int64> = []
     /// Rows found on leaves no walk reached.
     package var fromOrphanLeaves = 0
     /// Key ranges of the unreadable pages, as their parents bound them.
@@ -46,7 +48,7 @@ package struct SalvageRead: Sendable {
     package var setAside: [Int64: [SQLiteFileImage.Value]] = [:]
 
     /// What the unreadable pages' ranges lost, worked out once: the keys they hold that no row was
-    /// recovered for (rows known to have existed, in order; rows set aside are not lost), and how
+    /// recovered for, with the keys of cells that did not parse (rows known to have existed, in order; rows set aside are not lost), and how
     /// many ranges lost rows that are not counted — open at either end (no neighbour bounds their
     /// keys) or past the 1,000,000 keys looked at per table. A range is never passed over unsaid.
     package var losses: (keys: [Int64], uncountedRanges: Int) {
@@ -66,6 +68,8 @@ package struct SalvageRead: Sendable {
         budget -= upTo - after
         lost.formUnion((after + 1...upTo).lazy.filter { !rowids.contains($0) && setAside[$0] == nil })
       }
+      // The rows whose cells did not parse (a record or overflow chain damaged), by their keys.
+      lost.formUnion(badKeys.filter { !rowids.contains($0) && setAside[$0] == nil })
       return (lost.sorted(), uncounted)
     }
   }
@@ -228,6 +232,7 @@ extension SalvageRead {
       table.leaves = scan.leaves
       table.unreadablePages = scan.unreadable.subtracting(free).count
       table.badCells = scan.badCells
+      table.badKeys = Set(scan.badKeys)
       table.lostRanges = scan.lostRanges
       table.readRanges = scan.readRanges
       tables[name] = table
