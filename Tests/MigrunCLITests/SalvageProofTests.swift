@@ -299,3 +299,29 @@ extension SalvageProofTests {
     #expect(!exports[0].isEmpty && exports[0] == exports[1], "the salvaged store is the committed one")
   }
 }
+
+extension SalvageProofTests {
+  /// A log checkpointed and restarted: its header's new salts, one new transaction's frame, then the
+  /// frames of the transaction before (older salts, already in the main file) — killed before a
+  /// checkpoint. SQLite reads the new frame and none of the older ones; so does salvage.
+  @Test func framesOfAnOlderLogAreNotRead() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture(Self.sampleStore, into: folder)
+    try SQLiteShell.commitIntoWAL(
+      store,
+      """
+      UPDATE ZPAGE SET ZNUMBER = -1 WHERE Z_PK % 3 = 0;
+      PRAGMA wal_checkpoint(PASSIVE);
+      UPDATE ZPAGE SET ZNUMBER = -2 WHERE Z_PK = 5;
+      """)
+    let sql = "SELECT count(*) FROM ZPAGE WHERE ZNUMBER = -1 UNION ALL SELECT ZNUMBER FROM ZPAGE WHERE Z_PK IN (5, 6)"
+    let sqlite = try Self.sqliteReads(store, sql, in: folder)
+    #expect(sqlite == [1656, -2, -1], "the premise: \(sqlite)")
+    let (out, result) = try Self.salvaged(store, in: folder)
+    #expect(
+      result.status == 0 && result.stdout.contains("1 committed frames of the -wal applied"),
+      "\(result.stdout)\(result.stderr)")
+    let saved = try DatabaseQueue(path: out.path).read { db in try Int.fetchAll(db, sql: sql) }
+    #expect(saved == sqlite, "\(saved)")
+  }
+}
