@@ -143,6 +143,15 @@ extension SalvageJob {
       read.append(
         "the -wal's last transaction was never committed: \(report.walFramesLeftOut) frames left out, as SQLite would")
     }
+    if report.walFramesUnread > 0 {
+      read.append(
+        "the -wal's header does not check: its \(report.walFramesUnread) frames not read (SQLite reads none of them)")
+    }
+    if report.deletedRowsLeftOut > 0 {
+      read.append(
+        "\(report.deletedRowsLeftOut) rows on pages no table leads to left out: their table's own pages hold "
+          + "their keys' place without them — deleted rows on a freed page (as SQLite reads the store)")
+    }
     if report.journalPagesRolledBack > 0 {
       read.append(
         "hot -journal rolled back: \(report.journalPagesRolledBack) pages a crashed writer changed but never committed "
@@ -192,18 +201,31 @@ extension SalvageJob {
     for (table, ranges) in report.otherPagesLostUncounted.sorted(by: { $0.key < $1.key }) {
       lost.append("the rows of \(table) on \(ranges) unreadable pages (their keys not known)")
     }
+    if report.walFramesUnread > 0 {
+      lost.append("what the -wal's \(report.walFramesUnread) frames committed (its header does not check)")
+    }
     if report.pagesCutOff > 0 {
       lost.append("the file is cut short: what \(report.pagesCutOff) pages its header counts held (uncounted)")
     }
     if lost.isEmpty && report.unreadablePages > 0 {
       lost.append("the rows of \(report.unreadablePages) unreadable pages (their keys not known)")
     }
-    if report.badCells > 0 { lost.append("\(report.badCells) damaged rows on pages otherwise read (keys unreadable)") }
+    if report.badCells > 0 {
+      lost.append(
+        "\(report.badCells) damaged rows on pages otherwise read (a record or overflow chain broken: "
+          + "their objects counted above where their keys read)")
+    }
     if report.unassignedRows > 0 { lost.append("\(report.unassignedRows) damaged rows on pages no table leads to") }
     let links = report.entities.values.reduce(0) { $0 + $1.linksLost.values.reduce(0, +) }
     if links > 0 { lost.append("\(links) links to objects not recovered (per entity above)") }
     let unplaced = report.unplacedTables.values.reduce(0, +)
     if unplaced > 0 { lost.append("\(unplaced) rows kept aside, not as objects: their columns are not proven") }
+    if report.rowsOfNoTable > 0 {
+      lost.append("\(report.rowsOfNoTable) rows kept aside in MIGRUN_SALVAGED_ROWS: their table is not known")
+    }
+    for (table, count) in report.setAside.sorted(by: { $0.key < $1.key }) {
+      lost.append("\(count) rows of \(table) kept aside in MIGRUN_SALVAGED_\(table), not as objects")
+    }
     if !report.metadataFromStore { lost.append("the metadata") }
     for (name, why) in report.notCarried.sorted(by: { $0.key < $1.key }) { lost.append("\(name): \(why)") }
     for (place, count) in report.valuesLeft.sorted(by: { $0.key < $1.key }) {

@@ -14,9 +14,14 @@ extension SQLiteFileImage {
     package var unreadable: Set<Int> = []
     /// Cells on readable pages that did not parse (a damaged record, an overflow chain broken).
     package var badCells = 0
+    /// The keys of those cells, where the cell's key itself reads: rows known lost.
+    package var badKeys: [Int64] = []
     /// The rowid ranges the unreadable pages held, as their parents' cells bound them (lower bound
     /// exclusive, upper inclusive; nil where the parent gives none): where the lost rows were.
     package var lostRanges: [(after: Int64?, upTo: Int64?)] = []
+    /// The rowid ranges the readable leaves hold, as their parents bound them: a key inside one that
+    /// the leaf does not hold is no row of the table (a row of it found elsewhere was deleted).
+    package var readRanges: [(after: Int64?, upTo: Int64?)] = []
   }
 
   /// Every row of the table b-tree whose root is `root` handed to `row` (none kept: a big table is
@@ -58,8 +63,10 @@ extension SQLiteFileImage {
           continue
         }
         scan.leaves.append(number)
+        scan.readRanges.append((after, upTo))
         rows.forEach(row)
         scan.badCells += bad
+        if bad > 0 { scan.badKeys += badCellKeys(number) }
       default: unreadable()
       }
     }
@@ -120,6 +127,20 @@ extension SQLiteFileImage {
       rows.append(row)
     }
     return (rows, bad)
+  }
+
+  /// The keys of a table leaf page's cells that do not parse as rows (their record or overflow chain
+  /// damaged) whose key itself reads: a cell's payload size and rowid come first.
+  func badCellKeys(_ number: Int) -> [Int64] {
+    guard let page = page(number), let offsets = cellOffsets(page, number: number, headerSize: 8) else { return [] }
+    let content = Array(page.prefix(usableSize))
+    var ignored = Set<Int>()
+    return offsets.compactMap { offset in
+      guard cell(at: offset, in: content, page: number, overflow: &ignored) == nil else { return nil }
+      var at = offset
+      guard let size = Self.varint(content, &at), size >= 0, let rowid = Self.varint(content, &at) else { return nil }
+      return rowid
+    }
   }
 
   /// The row of the table leaf cell at `offset`: its rowid and record, its payload's overflow

@@ -42,12 +42,16 @@ package struct SQLiteFileImage: Sendable {
   /// How the page size was found: from the header, or guessed from the pages (a damaged header).
   package let headerIntact: Bool
   /// Frames of the write-ahead log applied (its committed frames up to the first that does not
-  /// check: a torn last frame is left out, as SQLite leaves it out).
+  /// check: a torn last frame is left out, as SQLite leaves it out). Frames of pages past the last
+  /// commit's database size are not read.
   package let walFramesApplied: Int
   /// Frames of the write-ahead log's last transaction, left out because it was never committed:
   /// frames after the last commit frame, a frame whose checksum fails (torn) and those after it,
   /// and a frame cut short by the file's end (frames of an earlier log, other salts, not counted).
   package let walFramesLeftOut: Int
+  /// Frames of a `-wal` whose header does not check (no log magic, another page size, a checksum
+  /// that fails): not read, as SQLite does not read them — what they committed is lost.
+  package let walFramesUnread: Int
   /// Pages the header counts that the file (with its `-wal`) does not hold: the file cut short.
   package let pagesCutOff: Int
   /// Pages of a hot rollback journal put back (a crashed writer's uncommitted pages undone, as
@@ -61,8 +65,13 @@ package struct SQLiteFileImage: Sendable {
   /// The hot journal's pages (page number → the page before the unfinished transaction).
   private let journalPages: [Int: [UInt8]]
   /// The main file's pages that count: its own, or as many as it had before a hot journal's
-  /// transaction grew it.
+  /// transaction grew it — none past the database's size.
   let mainPageCount: Int
+  /// The database's size in pages, as SQLite takes it (sqlite.org/fileformat2.html, "in-header
+  /// database size"): the header's count where it holds, else the last commit's in the `-wal`,
+  /// else the file's. Pages past it are not the database's (a vacuum's leftovers: deleted rows),
+  /// never read.
+  let databasePages: Int
 
   package var pageCount: Int {
     max(mainPageCount, walPages.keys.max() ?? 0)
@@ -98,14 +107,24 @@ package struct SQLiteFileImage: Sendable {
     let header = journal?.originals[1].map { Data($0) } ?? bytes
     let reserved = declared != nil && header.count > 20 ? Int(header[header.startIndex + 20]) : 0
     usableSize = max(480, size - reserved)
-    (walPages, walFramesApplied, walFramesLeftOut) = Self.committedFrames(wal, pageSize: size)
+    let log = Self.committedFrames(wal, pageSize: size)
+    (walFramesApplied, walFramesLeftOut, walFramesUnread) = (log.applied, log.leftOut, log.unread)
     let filePages = bytes.count / size
     journalPages = journal?.originals.filter { $0.key <= (journal?.originalPageCount ?? 0) } ?? [:]
-    mainPageCount = journal.map { min(filePages, $0.originalPageCount) } ?? filePages
-    journalPagesRolledBack = journalPages.count + max(0, filePages - mainPageCount)
-    let counted = declared == nil ? nil : Self.pagesCounted(walPages[1].map { Data($0) } ?? header)
-    let held = max(mainPageCount, walPages.keys.max() ?? 0)
-    pagesCutOff = counted.map { max(0, $0 - held) } ?? 0
+    let kept = journal.map { min(filePages, $0.originalPageCount) } ?? filePages
+    journalPagesRolledBack = journalPages.count + max(0, filePages - kept)
+    // The database's size as SQLite takes it: the last commit's in the -wal (a transaction that
+    // shrank the store — a vacuum — leaves the main file's pages past it as they were: deleted rows),
+    // else the file's; the header's own count where it holds and is not more (then the file is cut).
+    let held = log.databasePages ?? max(kept, log.pages.keys.max() ?? 0)
+    let counted = declared == nil ? nil : Self.pagesCounted(log.pages[1].map { Data($0) } ?? header)
+    let pages = counted.map { min($0, held) } ?? held
+    databasePages = pages
+    walPages = log.pages.filter { $0.key <= pages }
+    let inFile = min(kept, pages)
+    mainPageCount = inFile
+    let walLast = log.pages.keys.filter { $0 <= pages }.max() ?? 0
+    pagesCutOff = counted.map { max(0, $0 - max(inFile, walLast)) } ?? 0
   }
 
   /// The pages the header counts (its in-header database size), when SQLite's rule says it holds:
@@ -118,6 +137,7 @@ package struct SQLiteFileImage: Sendable {
 
   /// The bytes of page `number` (1-based), or nil when the file does not hold it whole.
   package func page(_ number: Int) -> ArraySlice<UInt8>? {
+    guard number <= databasePages else { return nil }
     if let page = walPages[number] ?? journalPages[number] { return page[...] }
     guard number >= 1, number <= mainPageCount else { return nil }
     let start = (number - 1) * pageSize
@@ -128,6 +148,7 @@ package struct SQLiteFileImage: Sendable {
   /// The kind of page `number` by its b-tree header byte; nil for any other page.
   package func kind(of number: Int) -> PageKind? {
     let offset = number == 1 ? 100 : 0
+    guard number <= databasePages else { return nil }
     if let page = walPages[number] ?? journalPages[number] { return PageKind(rawValue: page[offset]) }
     let start = (number - 1) * pageSize
     guard number >= 1, number <= mainPageCount, start + pageSize <= bytes.count else { return nil }
@@ -175,46 +196,62 @@ package struct SQLiteFileImage: Sendable {
     return ratios.first { $0.ratio >= best * 0.75 && $0.ratio > 0 }?.size ?? 4096
   }
 
-  /// The write-ahead log's committed frames (page number → newest committed bytes): frames are
-  /// read while their salts match the header's and their cumulative checksums check; those after
-  /// the last commit frame among them are left out, and counted (the third figure) with the
-  /// frames of this log's salts after a failing checksum and a frame cut short.
-  static func committedFrames(_ wal: [UInt8], pageSize: Int) -> ([Int: [UInt8]], Int, Int) {
-    guard wal.count >= 32 else { return ([:], 0, 0) }
+  /// What the write-ahead log's committed frames hold.
+  struct CommittedLog {
+    /// Page number → its newest committed bytes.
+    var pages: [Int: [UInt8]] = [:]
+    /// Frames applied (up to the last commit frame that checks).
+    var applied = 0
+    /// Frames of this log's salts after it: a transaction never committed, torn, or cut short.
+    var leftOut = 0
+    /// The database's size in pages after the last commit applied (its commit frame's field).
+    var databasePages: Int?
+    /// Frames of a log whose header is not this file's log header (no log magic, another page size,
+    /// a checksum that fails): none read, as SQLite reads none.
+    var unread = 0
+  }
+
+  /// The write-ahead log's committed frames: frames are read while their salts match the header's
+  /// and their cumulative checksums check; those after the last commit frame among them are left
+  /// out, and counted with the frames of this log's salts after a failing checksum and a frame cut
+  /// short.
+  static func committedFrames(_ wal: [UInt8], pageSize: Int) -> CommittedLog {
+    var log = CommittedLog()
+    guard wal.count >= 32 else { return log }
+    // A log whose header is not one of this file's is not read (SQLite resets it): its frames, named.
+    log.unread = (wal.count - 32) / (24 + pageSize)
     let magic = UInt32(bigEndian(wal, 0, 4))
-    guard magic == 0x377f_0682 || magic == 0x377f_0683, Int(bigEndian(wal, 8, 4)) == pageSize else {
-      return ([:], 0, 0)
-    }
+    guard magic == 0x377f_0682 || magic == 0x377f_0683, Int(bigEndian(wal, 8, 4)) == pageSize else { return log }
     let bigEndianSums = magic == 0x377f_0683
     var sums = checksum(wal[0..<24], bigEndian: bigEndianSums, start: (0, 0))
-    guard sums.0 == UInt32(bigEndian(wal, 24, 4)), sums.1 == UInt32(bigEndian(wal, 28, 4)) else {
-      return ([:], 0, 0)
-    }
+    guard sums.0 == UInt32(bigEndian(wal, 24, 4)), sums.1 == UInt32(bigEndian(wal, 28, 4)) else { return log }
+    log.unread = 0
     let salts = (bigEndian(wal, 16, 4), bigEndian(wal, 20, 4))
     var pending: [Int: [UInt8]] = [:]
-    var committed: [Int: [UInt8]] = [:]
     var frames = 0
-    var applied = 0
     var offset = 32
     while offset + 24 + pageSize <= wal.count {
       guard bigEndian(wal, offset + 8, 4) == salts.0, bigEndian(wal, offset + 12, 4) == salts.1 else { break }
       sums = checksum(wal[offset..<offset + 8], bigEndian: bigEndianSums, start: sums)
       sums = checksum(wal[offset + 24..<offset + 24 + pageSize], bigEndian: bigEndianSums, start: sums)
       guard sums.0 == UInt32(bigEndian(wal, offset + 16, 4)), sums.1 == UInt32(bigEndian(wal, offset + 20, 4)) else {
-        return (committed, applied, frames - applied + framesOfLog(wal, from: offset, pageSize: pageSize, salts: salts))
+        break
       }
       let number = Int(bigEndian(wal, offset, 4))
       guard number >= 1 else { break }  // SQLite reads a frame of page 0 as the end of the log
       pending[number] = Array(wal[offset + 24..<offset + 24 + pageSize])
       frames += 1
-      if bigEndian(wal, offset + 4, 4) != 0 {
-        committed.merge(pending) { _, newer in newer }
+      let commit = Int(bigEndian(wal, offset + 4, 4))
+      if commit != 0 {
+        log.pages.merge(pending) { _, newer in newer }
         pending = [:]
-        applied = frames
+        log.applied = frames
+        log.databasePages = commit
       }
       offset += 24 + pageSize
     }
-    return (committed, applied, frames - applied + framesOfLog(wal, from: offset, pageSize: pageSize, salts: salts))
+    log.leftOut = frames - log.applied + framesOfLog(wal, from: offset, pageSize: pageSize, salts: salts)
+    return log
   }
 
   /// Frames of this log (its salts) from `offset` on, a frame the file's end cuts short counted too.

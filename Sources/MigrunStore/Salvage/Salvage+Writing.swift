@@ -77,6 +77,12 @@ package struct SalvageReport: Sendable, Encodable {
   package var walFramesApplied = 0
   /// Frames of the -wal's last transaction, never committed (or torn), left out as SQLite would.
   package var walFramesLeftOut = 0
+  /// Rows on pages no tree leads to whose keys their table's readable pages cover without them:
+  /// deleted rows on a freed page, left out as SQLite leaves them out.
+  package var deletedRowsLeftOut = 0
+  /// Frames of a `-wal` whose header does not check, not read (as SQLite reads none): what they
+  /// committed is lost.
+  package var walFramesUnread = 0
   /// Pages the header counts that the file does not hold (cut short): what they held is lost, uncounted.
   package var pagesCutOff = 0
   /// Pages a hot `-journal` put back (``SQLiteFileImage/journalPagesRolledBack``): the store as
@@ -127,12 +133,14 @@ package struct SalvageReport: Sendable, Encodable {
     return ranges
   }
 
-  /// Whether anything the damaged file held is known not to be in the new store.
+  /// Whether anything the damaged file held is known not to be in the new store as it was: lost,
+  /// or kept only aside (rows of no table, of no entity, or whose columns are not proven).
   package var lost: Bool {
     unreadablePages > 0 || badCells > 0 || unassignedRows > 0 || pagesCutOff > 0 || !metadataFromStore
       || !valuesLeft.isEmpty
       || !notCarried.isEmpty
       || entities.values.contains { $0.missing > 0 || $0.setAside > 0 } || !unplacedTables.isEmpty
+      || rowsOfNoTable > 0 || !setAside.isEmpty || walFramesUnread > 0
   }
 }
 
@@ -172,6 +180,8 @@ package enum Salvage {
     report.headerIntact = read.headerIntact
     report.walFramesApplied = read.walFramesApplied
     report.walFramesLeftOut = read.walFramesLeftOut
+    report.deletedRowsLeftOut = read.deletedRowsLeftOut
+    report.walFramesUnread = read.walFramesUnread
     report.pagesCutOff = read.pagesCutOff
     report.journalPagesRolledBack = read.journalPagesRolledBack
     let metadata = keptMetadata(read.metadata, model: model, report: &report)

@@ -1,4 +1,6 @@
 import Foundation
+import GRDB
+import GRDBSQLite
 import MigrunModel
 import PropertyList
 
@@ -13,6 +15,12 @@ package struct SalvageRead: Sendable {
     package var columns: [String]
     /// The `CREATE TABLE` statement the schema holds (nil when the schema was lost).
     package var sql: String?
+    /// Each column's `DEFAULT`, as SQLite gives it (nil where none): what SQLite reads for the
+    /// columns a row was written without (`ALTER TABLE … ADD COLUMN` leaves older rows shorter).
+    package var defaults: [SQLiteFileImage.Value?] = []
+    /// Each column's declared SQL type (upper-cased; empty where none): the statement's, or — the
+    /// schema lost — the model's.
+    package var types: [String] = []
     /// The tree's readable leaves: its rows are read from them again when written (a big table's
     /// rows are never all held at once).
     package var leaves: [Int] = []
@@ -27,16 +35,20 @@ package struct SalvageRead: Sendable {
     package var unreadablePages = 0
     /// Cells on its readable pages that did not parse.
     package var badCells = 0
+    /// Their keys, where the key itself reads.
+    package var badKeys: Set<Int64> = []
     /// Rows found on leaves no walk reached.
     package var fromOrphanLeaves = 0
     /// Key ranges of the unreadable pages, as their parents bound them.
     package var lostRanges: [(after: Int64?, upTo: Int64?)] = []
+    /// Key ranges of the tree's readable leaves, as their parents bound them.
+    package var readRanges: [(after: Int64?, upTo: Int64?)] = []
     /// Rows found with the schema lost whose columns no proof placed (``SalvagePlacement``): kept
     /// whole, written to a table of their own, never into the entity's columns.
     package var setAside: [Int64: [SQLiteFileImage.Value]] = [:]
 
     /// What the unreadable pages' ranges lost, worked out once: the keys they hold that no row was
-    /// recovered for (rows known to have existed, in order; rows set aside are not lost), and how
+    /// recovered for, with the keys of cells that did not parse (rows known to have existed, in order; rows set aside are not lost), and how
     /// many ranges lost rows that are not counted — open at either end (no neighbour bounds their
     /// keys) or past the 1,000,000 keys looked at per table. A range is never passed over unsaid.
     package var losses: (keys: [Int64], uncountedRanges: Int) {
@@ -56,6 +68,8 @@ package struct SalvageRead: Sendable {
         budget -= upTo - after
         lost.formUnion((after + 1...upTo).lazy.filter { !rowids.contains($0) && setAside[$0] == nil })
       }
+      // The rows whose cells did not parse (a record or overflow chain damaged), by their keys.
+      lost.formUnion(badKeys.filter { !rowids.contains($0) && setAside[$0] == nil })
       return (lost.sorted(), uncounted)
     }
   }
@@ -78,6 +92,9 @@ package struct SalvageRead: Sendable {
   package var unassignedRows = 0
   /// Rows on leaves no walk reached that fit no table: kept, set aside in `MIGRUN_SALVAGED_ROWS`.
   package var unassigned: [SQLiteFileImage.Row] = []
+  /// Rows on leaves no walk reached whose keys their table's readable leaves cover without them:
+  /// deleted rows (a freed page the freelist no longer names), left out as SQLite leaves them out.
+  package var deletedRowsLeftOut = 0
   /// Pages of the file that no tree, overflow chain or the freelist claims and that are no leaf
   /// (overwritten pages, among them).
   package var pageCount = 0
@@ -85,6 +102,8 @@ package struct SalvageRead: Sendable {
   package var walFramesApplied = 0
   /// The -wal's frames of a transaction never committed, left out as SQLite leaves them out.
   package var walFramesLeftOut: Int { image.walFramesLeftOut }
+  /// The -wal's frames not read: its header does not check, as SQLite reads none of them.
+  package var walFramesUnread: Int { image.walFramesUnread }
   /// Pages the header counts that the file does not hold (cut short): what they held is lost.
   package var pagesCutOff: Int { image.pagesCutOff }
   /// Pages a hot `-journal` put back: a crashed writer's uncommitted changes undone.
@@ -108,17 +127,18 @@ package struct SalvageRead: Sendable {
   /// Rows read in every table.
   package var rowCount: Int { tables.values.reduce(0) { $0 + $1.rowids.count } }
 
-  /// Every row of `table`, in key order (the tree's leaves read again, then the adopted rows).
+  /// Every row of `table`, in key order (the tree's leaves read again, then the adopted rows); a
+  /// row shorter than the table has its missing columns' defaults, as SQLite reads it.
   package func forEachRow(of table: Table, _ body: (Int64, [SQLiteFileImage.Value]) throws -> Void) rethrows {
     var overflow = Set<Int>()
     var seen = Set<Int64>()
     for page in table.leaves {
       for row in image.leafRows(page, overflow: &overflow)?.rows ?? [] where seen.insert(row.rowid).inserted {
-        try body(row.rowid, row.values)
+        try body(row.rowid, table.completed(row.values))
       }
     }
     for (rowid, values) in table.adopted.sorted(by: { $0.key < $1.key }) where !seen.contains(rowid) {
-      try body(rowid, values)
+      try body(rowid, table.completed(values))
     }
   }
 
@@ -133,6 +153,31 @@ package struct SalvageRead: Sendable {
   /// Whether anything the file held is known not to have been read.
   package var lostSomething: Bool {
     unreadablePages > 0 || unassignedRows > 0 || pagesCutOff > 0 || tables.values.contains { $0.badCells > 0 }
+  }
+}
+
+extension SalvageRead.Table {
+  /// Whether one of the tree's readable leaves is where `rowid` lives (its parent's keys bound it).
+  func keepsPlace(of rowid: Int64) -> Bool {
+    readRanges.contains { ($0.after.map { rowid > $0 } ?? true) && ($0.upTo.map { rowid <= $0 } ?? true) }
+  }
+
+  /// `values` with the columns a short row lacks given their defaults (nil where the table has none).
+  func completed(_ values: [SQLiteFileImage.Value]) -> [SQLiteFileImage.Value] {
+    guard values.count < columns.count, defaults.count == columns.count else { return values }
+    return values + defaults[values.count...].map { $0 ?? .null }
+  }
+}
+
+extension SQLiteFileImage.Value {
+  init(_ value: DatabaseValue) {
+    switch value.storage {
+    case .null: self = .null
+    case .int64(let number): self = .integer(number)
+    case .double(let number): self = .real(number)
+    case .string(let text): self = .text(text)
+    case .blob(let data): self = .blob(Array(data))
+    }
   }
 }
 
@@ -167,6 +212,7 @@ extension SalvageRead {
     if !schemaFound {
       for table in model.map({ StoreSchema(model: $0).tables }) ?? [] {
         tables[table.name] = Table(name: table.name, columns: table.columns.map(\.name), sql: nil)
+        tables[table.name]?.types = table.columns.map(\.type)
       }
       // Core Data's own tables are always there: their rows are known by their content.
       for (name, columns) in Self.coreDataTables { tables[name] = Table(name: name, columns: columns, sql: nil) }
@@ -186,7 +232,9 @@ extension SalvageRead {
       table.leaves = scan.leaves
       table.unreadablePages = scan.unreadable.subtracting(free).count
       table.badCells = scan.badCells
+      table.badKeys = Set(scan.badKeys)
       table.lostRanges = scan.lostRanges
+      table.readRanges = scan.readRanges
       tables[name] = table
     }
     // Freed pages keep their rows: with the header lost, the freelist is found by its trunk pages.
@@ -224,9 +272,47 @@ extension SalvageRead {
         continue
       }
       tables[name] = Table(name: name, columns: Self.columns(of: sql), sql: sql)
+      tables[name]?.defaults = Self.defaults(of: sql, columns: Self.columns(of: sql))
+      tables[name]?.types = Self.declaredTypes(of: sql)
       roots[name] = Int(root)
     }
     return roots
+  }
+
+  /// Each column's `DEFAULT` in a `CREATE TABLE` statement, as SQLite evaluates it: the table made
+  /// in a database in memory, its `pragma_table_info` defaults selected. A statement SQLite does not
+  /// take, that is no table's definition, holds a query or is more than one statement gives none.
+  package static func defaults(of sql: String, columns: [String]) -> [SQLiteFileImage.Value?] {
+    // Only a table's definition is run: no query in it (`CREATE TABLE … AS SELECT` may never end).
+    let words = sql.uppercased().split { !$0.isLetter && !$0.isNumber && $0 != "_" }
+    guard words.starts(with: ["CREATE", "TABLE"]), words.contains("DEFAULT"), !words.contains("SELECT"),
+      let memory = try? DatabaseQueue()
+    else { return columns.map { _ in nil } }
+    let found: [String: SQLiteFileImage.Value] =
+      (try? memory.write { db in
+        // The statement is the file's: one statement only (never SQL of its own after it), and no
+        // default longer than a megabyte (a constant expression can make a blob of any size).
+        if let connection = db.sqliteConnection { sqlite3_limit(connection, SQLITE_LIMIT_LENGTH, 1 << 20) }
+        try db.makeStatement(sql: sql).execute()
+        guard
+          let table = try String.fetchOne(
+            db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        else {
+          return [:]
+        }
+        var found: [String: SQLiteFileImage.Value] = [:]
+        for row in try Row.fetchAll(
+          db, sql: "SELECT name, dflt_value FROM pragma_table_info(?) WHERE dflt_value IS NOT NULL",
+          arguments: [table])
+        {
+          let name: String = row[0]
+          let expression: String = row[1]
+          guard let value = try? DatabaseValue.fetchOne(db, sql: "SELECT \(expression)") else { continue }
+          found[name.uppercased()] = SQLiteFileImage.Value(value)
+        }
+        return found
+      }) ?? [:]
+    return columns.map { found[$0.uppercased()] }
   }
 
   /// With the schema lost, each model table's rows are placed by proof (``SalvagePlacement``): the
@@ -298,6 +384,12 @@ extension SalvageRead {
           unassigned.append(row)
           continue
         }
+        // The table's own readable leaf is where the key lives: a copy elsewhere is a deleted row
+        // (a freed page the freelist no longer names), as SQLite — which reads the tree — has it.
+        if tables[table]?.keepsPlace(of: row.rowid) == true {
+          deletedRowsLeftOut += 1
+          continue
+        }
         if tables[table]?.rowids.insert(row.rowid).inserted == true {
           tables[table]?.adopted[row.rowid] = row.values
           tables[table]?.fromOrphanLeaves += 1
@@ -324,8 +416,30 @@ extension SalvageRead {
     {
       return table
     }
-    let fitting = tables.values.filter { $0.columns.count == values.count && $0.columns.dropFirst().first != "Z_ENT" }
+    // Else the one table of no entity with as many columns whose types the values fit. Core Data's
+    // own tables are known by their content alone (above): with the schema lost, a row of a table
+    // the model does not name (history's `ATRANSACTIONSTRING`: four values) is no `Z_PRIMARYKEY` row.
+    let fitting = tables.values.filter { table in
+      table.columns.count == values.count && table.columns.dropFirst().first != "Z_ENT"
+        && (schemaFound || Self.coreDataTables[table.name] == nil) && fits(values, table)
+    }
     return fitting.count == 1 ? fitting.first?.name : nil
+  }
+
+  /// Whether `values` fit `table`'s columns' types: with the schema lost, the model's (a join
+  /// table's keys are integers); with it found, what its statement declares, as far as Core Data's
+  /// column types say (an undeclared or other type admits any value).
+  private func fits(_ values: [SQLiteFileImage.Value], _ table: Table) -> Bool {
+    guard table.types.count == table.columns.count else { return true }
+    return zip(values, table.types).allSatisfy { value, type in
+      ["INTEGER", "FLOAT", "DECIMAL", "TIMESTAMP", "VARCHAR", "BLOB"].contains(type) ? Self.fits(value, type) : true
+    }
+  }
+
+  /// The declared type of each column of a `CREATE TABLE` statement (its second word, upper-cased;
+  /// empty where none).
+  static func declaredTypes(of sql: String) -> [String] {
+    columnDefinitions(of: sql).filter { !$0.isConstraint }.map(\.type)
   }
 
   /// Core Data's own table a row is known by its content to belong to, with the schema lost:
@@ -353,6 +467,12 @@ extension SalvageRead {
 
   /// The column names of a `CREATE TABLE` statement (constraints left out).
   package static func columns(of sql: String) -> [String] {
+    columnDefinitions(of: sql).filter { !$0.isConstraint }.map(\.name)
+  }
+
+  /// The parts of a `CREATE TABLE` statement's list: each column's name and declared type (its
+  /// second word), and whether the part is a table constraint.
+  private static func columnDefinitions(of sql: String) -> [(name: String, type: String, isConstraint: Bool)] {
     guard let open = sql.firstIndex(of: "("), let close = sql.lastIndex(of: ")"), open < close else { return [] }
     var parts: [String] = []
     var depth = 0
@@ -369,11 +489,12 @@ extension SalvageRead {
     }
     parts.append(current)
     let constraints = ["PRIMARY", "UNIQUE", "CHECK", "FOREIGN", "CONSTRAINT"]
-    return parts.compactMap { part -> String? in
-      let trimmed = part.trimmingCharacters(in: .whitespacesAndNewlines)
-      guard let first = trimmed.split(whereSeparator: \.isWhitespace).first else { return nil }
+    return parts.compactMap { part in
+      let words = part.trimmingCharacters(in: .whitespacesAndNewlines).split(whereSeparator: \.isWhitespace)
+      guard let first = words.first else { return nil }
       let name = first.trimmingCharacters(in: CharacterSet(charactersIn: "\"'`[]"))
-      return constraints.contains(name.uppercased()) ? nil : name
+      let type = words.dropFirst().first.map { $0.uppercased() } ?? ""
+      return (name, type, constraints.contains(name.uppercased()))
     }
   }
 
