@@ -87,3 +87,26 @@ final class BackgroundWork: @unchecked Sendable {
     if let failure = lock.withLock({ failure }) { throw failure }
   }
 }
+
+/// The store copied on a thread of its own, its pages handed to the disk as they are copied and the
+/// copy's fsync started there the moment it is whole: they go to the disk while the step still reads
+/// the source, not from when the step first needs the copy.
+final class StoreCopy: @unchecked Sendable {
+  private let lock = NSLock()
+  private var flushing: BackgroundWork?
+  private var copying: BackgroundWork?
+
+  init(_ source: URL, to copy: URL) {
+    copying = BackgroundWork { [self] in
+      try StoreFiles.cloneOrCopy(source, to: copy, writingBack: true)
+      let sync = try StoreFiles.syncLater(copy)
+      lock.withLock { flushing = BackgroundWork { try sync() } }
+    }
+  }
+
+  /// Waits for the copy (its fsync may still run) and rethrows its error.
+  func wait() throws { try lock.withLock { copying }?.wait() }
+
+  /// The copy's fsync, once the copy is whole (``wait()`` first): the swap waits for it.
+  var flush: BackgroundWork? { lock.withLock { flushing } }
+}

@@ -380,11 +380,10 @@ public final class StoreMigrator {
   /// the copy of the store, once made — its pages go to the disk now, beside the edit, so the
   /// swap's fsync has only the edited pages left to write — or migrun's own file (a snapshot or an
   /// earlier step's result), where it is.
-  private func ddlTarget(copying: BackgroundWork?, working: URL, run: inout Run) throws -> URL {
+  private func ddlTarget(copying: StoreCopy?, working: URL, run: inout Run) throws -> URL {
     guard let copying else { return run.current }
     try copying.wait()
-    let sync = try StoreFiles.syncLater(working)
-    run.flushing.append(BackgroundWork { try sync() })
+    if let flush = copying.flush { run.flushing.append(flush) }
     return working
   }
 
@@ -408,10 +407,10 @@ public final class StoreMigrator {
     // A DDL step on the store itself starts from a copy: made while the source is counted
     // (the copy is I/O, the counts CPU — two cores do both at once).
     let decision = try Self.ddlDecision(stepMapping, store: source, options: options)
-    var copying: BackgroundWork?
+    var copying: StoreCopy?
     if case .ddl = decision, run.current == store {
       let (from, to) = (store, working)
-      copying = BackgroundWork { try StoreFiles.cloneOrCopy(from, to: to) }
+      copying = StoreCopy(from, to: to)
     }
     // Never leave the copy running past this step, whatever fails (its file is ours to remove).
     defer { try? copying?.wait() }

@@ -91,7 +91,8 @@ public enum StoreCheck {
         guard fstat(descriptor, &info) == 0, info.st_size >= 512, let size = Int(exactly: info.st_size) else {
           return false
         }
-        guard let mapped = mmap(nil, size, PROT_READ, MAP_SHARED, descriptor, 0), mapped != MAP_FAILED else {
+        guard let mapped = mmap(nil, size, PROT_READ, MAP_SHARED | MAP_POPULATE, descriptor, 0), mapped != MAP_FAILED
+        else {
           return false
         }
         defer { munmap(mapped, size) }

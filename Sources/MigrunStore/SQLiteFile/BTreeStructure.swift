@@ -48,6 +48,7 @@ package enum BTreeStructure {
     case .success(let made): walk = made
     case .failure(let why): return why.text
     }
+    defer { walk.copy.deallocate() }
     do {
       try walk.pointerMap(roots: trees.map(\.root))
       for tree in [Tree(root: 1, hasIntegerKeys: true)] + trees {
@@ -84,6 +85,10 @@ package enum BTreeStructure {
     /// Pages one pointer-map page covers (itself included); nil when the file has no pointer map.
     let perMapPage: Int?
     var used: [Bool]
+    /// The b-tree page being read (``current``), copied out of the map in one sweep: the processor
+    /// streams a copy, where reading cell after cell in the map waits on memory for each.
+    let copy: UnsafeMutableRawBufferPointer
+    var current = 0
     /// A page's cells and freeblocks, the buffer kept from page to page.
     var spans: [(start: Int, end: Int)] = []
 
@@ -121,14 +126,16 @@ package enum BTreeStructure {
       return .success(
         Walk(
           bytes: bytes, pageSize: pageSize, usable: usable, pageCount: counted, lockPage: lockPage,
-          perMapPage: autoVacuum ? usable / 5 + 1 : nil, used: [Bool](repeating: false, count: counted + 1)))
+          perMapPage: autoVacuum ? usable / 5 + 1 : nil, used: [Bool](repeating: false, count: counted + 1),
+          copy: UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)))
     }
 
     static func read32(_ bytes: UnsafeRawBufferPointer, _ at: Int) -> Int {
       Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
     }
 
-    func u8(_ page: Int, _ at: Int) -> Int { Int(bytes[(page - 1) * pageSize + at]) }
+    @inline(__always)
+    func u8(_ page: Int, _ at: Int) -> Int { Int(page == current ? copy[at] : bytes[(page - 1) * pageSize + at]) }
     func u16(_ page: Int, _ at: Int) -> Int { u8(page, at) << 8 | u8(page, at + 1) }
     func u32(_ page: Int, _ at: Int) -> Int { Self.read32(bytes, (page - 1) * pageSize + at) }
 
@@ -137,7 +144,7 @@ package enum BTreeStructure {
     @inline(__always)
     func varint(_ page: Int, _ at: Int, end: Int) throws -> (value: Int64, next: Int) {
       guard at < end else { throw NotSure("page \(page): a varint runs off its cell") }
-      let first = bytes[(page - 1) * pageSize + at]
+      let first = u8(page, at)
       if first < 0x80 { return (Int64(first), at + 1) }
       return try longVarint(page, at, end: end)
     }
@@ -194,6 +201,9 @@ package enum BTreeStructure {
     ) throws {
       guard depth < BTreeStructure.deepest else { throw NotSure("a b-tree deeper than \(BTreeStructure.deepest)") }
       try take(number, as: "a b-tree")
+      let start = (number - 1) * pageSize
+      copy.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[start..<start + pageSize]))
+      current = number
       let header = number == 1 ? 100 : 0
       let kind = u8(number, header)
       let isLeaf: Bool
