@@ -272,6 +272,75 @@ import Testing
     #expect(!(run.stdout + run.stderr).contains("the secret outside"))
   }
 
+  /// A `-wal`, `-shm` or `-journal` beside the store that is a link (to a file outside, to another
+  /// store), a folder or a FIFO: SQLite would read it as the store's own. Every command that reads
+  /// the store refuses it by name — no hang on a FIFO, nothing read through a link, no `-wal` made
+  /// beside the store, no "damage" reported — and the folder keeps every entry as it was.
+  @Test(arguments: ["-wal", "-shm", "-journal"])
+  func aSidecarThatIsNoPlainFileIsRefusedByEveryReader(suffix: String) throws {
+    let kinds: [PlantedKind] = [.linkOutside, .linkToSibling, .folder, .fifo]
+    for kind in kinds {
+      let scene = try Scene()
+      var generator = SeededRandom(seed: 62)
+      try kind.plant(at: scene.url("Moody.moody.sqlite" + suffix), in: scene, using: &generator)
+      let before = try scene.entries()
+      let store = scene.store.path
+      let out = scene.root.url.appendingPathComponent("out").path
+      for arguments in [
+        ["status", store, "--model", Self.moody], ["inspect", store], ["check", store], ["export", store],
+        ["plan", store, "--model", Self.moody], ["salvage", store, "--out", out + ".sqlite"],
+        ["migrate", store, "--model", Self.moody, "--dry-run"], ["migrate", store, "--model", Self.moody],
+      ] {
+        let run = try scene.migrun(arguments)
+        let said = "Moody.moody.sqlite\(suffix) beside the store \(kind == .folder ? "is a folder" : "is")"
+        #expect(run.status == 1, "\(kind) \(arguments[0]): \(run.status) \(run.stdout)\(run.stderr)")
+        #expect(run.stderr.contains(said), "\(kind) \(arguments[0]): \(run.stdout)\(run.stderr)")
+        #expect(try scene.entries() == before, "\(kind) \(arguments[0]): nothing made, changed or removed")
+        #expect(!FileManager.default.fileExists(atPath: out + ".sqlite"), "\(kind) \(arguments[0])")
+      }
+    }
+  }
+
+  /// A `-wal` (or `-shm`, `-journal`) already at the name of a store to be made — left by a store
+  /// that was deleted without it: SQLite would read it as the new store's own, and the new store
+  /// would open as the other store's tables. `create`, `import`, `copy` and `salvage` refuse by
+  /// name and write nothing; the file is left as it was.
+  @Test(arguments: ["-wal", "-shm", "-journal"])
+  func aNewStoreIsNeverMadeBesideAnotherStoresSidecar(suffix: String) throws {
+    let scene = try Scene()
+    let export = try scene.migrun([
+      "export", scene.store.path, "--out", scene.root.url.appendingPathComponent("e.json").path,
+    ])
+    #expect(export.status == 0, "\(export.stderr)")
+    // Another store's transactions, still in its -wal.
+    let other = scene.root.url.appendingPathComponent("other.sqlite")
+    let writer = try DatabaseQueue(path: other.path)
+    try writer.writeWithoutTransaction { db in
+      try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0")
+      try db.execute(sql: "CREATE TABLE EVIL (a); INSERT INTO EVIL VALUES ('planted')")
+    }
+    let stale = try Data(contentsOf: URL(fileURLWithPath: other.path + "-wal"))
+    try writer.close()
+    #expect(!stale.isEmpty)
+    let target = scene.root.url.appendingPathComponent("new.sqlite").path
+    try stale.write(to: URL(fileURLWithPath: target + suffix))
+    for arguments in [
+      ["create", target, "--model", Self.moody],
+      [
+        "import", scene.root.url.appendingPathComponent("e.json").path, "--model", Self.moody, "--model-version",
+        "Moody", "--out", target,
+      ],
+      ["copy", scene.store.path, target, "--type", "xml", "--model", Self.moody],
+      ["salvage", scene.store.path, "--out", target],
+    ] {
+      let run = try scene.migrun(arguments)
+      #expect(run.status == 1, "\(arguments[0]): \(run.stdout)\(run.stderr)")
+      #expect(run.stderr.contains("new.sqlite\(suffix) is already there"), "\(arguments[0]): \(run.stderr)")
+      #expect(!FileManager.default.fileExists(atPath: target), "\(arguments[0]): no store made")
+      #expect(try Data(contentsOf: URL(fileURLWithPath: target + suffix)) == stale, "\(arguments[0])")
+    }
+  }
+
   static let plantedNames = [
     ".Moody.moody.sqlite.migrun-swap", ".Moody.moody.sqlite.migrun-lock", "Moody.moody~.sqlite",
     "Moody.moody~.sqlite-wal", ".Moody.moody~_SUPPORT", ".Moody.moody.sqlite.migrun-4242-step1",

@@ -52,6 +52,29 @@ package enum StoreFiles {
       + "(`migrun hash \(url.lastPathComponent)` describes the model itself)"
   }
 
+  /// Throws unless each file SQLite keeps beside the store — `-wal`, `-shm`, `-journal` — is absent or
+  /// a plain file. SQLite reads them as the store's own (a `-wal`'s frames, a hot journal's pages),
+  /// so one that is a symbolic link would read another file into the store, and a FIFO or device
+  /// would hold every read forever; a folder is no sidecar at all. Such an entry is refused by name,
+  /// before anything opens the store — never followed, read, moved or removed.
+  package static func checkSidecars(of url: URL) throws {
+    for suffix in sidecarSuffixes + ["-journal"] {
+      let path = url.path + suffix
+      let reason: String
+      switch WorkingFiles.entry(at: path) {
+      case .none, .file: continue
+      case .symlink: reason = "is a symbolic link"
+      case .folder: reason = "is a folder"
+      case .other: reason = "is not a regular file (a FIFO, socket or device)"
+      }
+      throw StoreError(
+        .foreignFile, file: url.path,
+        reason: "\(url.lastPathComponent)\(suffix) beside the store \(reason): SQLite would take it for the store's "
+          + "own \(suffix) file, and migrun does not follow, read, change or remove it — look at it, and move it away "
+          + "if it is not the store's. Nothing was done")
+    }
+  }
+
   /// The sidecars present beside `url`.
   package static func sidecars(of url: URL) -> [URL] {
     sidecarSuffixes.map { URL(fileURLWithPath: url.path + $0) }.filter {
