@@ -223,18 +223,10 @@ enum FixtureMigration {
     let scratch = try ScratchFolder.make("test")
     defer { ScratchFolder.remove(scratch) }
     let copy = scratch.appendingPathComponent(original.lastPathComponent)
-    try FileManager.default.copyItem(at: original, to: copy)
-    for suffix in ["-wal", "-shm"] {
-      let sidecar = URL(fileURLWithPath: original.path + suffix)
-      if FileManager.default.fileExists(atPath: sidecar.path) {
-        try FileManager.default.copyItem(at: sidecar, to: URL(fileURLWithPath: copy.path + suffix))
-      }
-    }
-    // Values kept outside the store (external binary storage) come with it.
-    let support = ExternalData.supportFolder(of: original)
-    if FileManager.default.fileExists(atPath: support.path) {
-      try FileManager.default.copyItem(at: support, to: ExternalData.supportFolder(of: copy))
-    }
+    // Its -wal folded in, values kept outside the store with it — never a sidecar or support folder
+    // that is a link (copied as links they led outside the places a test may read) or a FIFO (the
+    // copy never ended).
+    try StoreFiles.privateCopy(of: original, to: copy)
     let folders = [testFile.deletingLastPathComponent(), root] + places.policies
     let plan = try ScriptedStep.plan(
       store: copy, bundle: bundle, policyFolders: folders, destination: options["to"]?.stringValue)

@@ -52,8 +52,10 @@ import Testing
     }
 
     func migrun(_ arguments: [String]) throws -> MigrunProcess.Result {
-      // Bounded: a hang is a failure of its own (exit 124), never a stuck suite.
-      try MigrunProcess.run(["120", MigrunProcess.executable.path] + arguments, program: "/usr/bin/timeout")
+      // Bounded: a hang is a failure of its own (exit 124; 137 when TERM did not end it — a process
+      // blocked opening a FIFO, with TERM masked as the test runner spawns it), never a stuck suite.
+      try MigrunProcess.run(
+        ["--kill-after=5", "120", MigrunProcess.executable.path] + arguments, program: "/usr/bin/timeout")
     }
 
     func migrate(_ more: [String] = []) throws -> MigrunProcess.Result {
@@ -338,6 +340,31 @@ import Testing
       #expect(run.stderr.contains("new.sqlite\(suffix) is already there"), "\(arguments[0]): \(run.stderr)")
       #expect(!FileManager.default.fileExists(atPath: target), "\(arguments[0]): no store made")
       #expect(try Data(contentsOf: URL(fileURLWithPath: target + suffix)) == stale, "\(arguments[0])")
+    }
+  }
+
+  /// A policy test's `migrate{ store = … }` whose store has a `-wal` that is a FIFO or a link to a
+  /// file outside the places a test may read: the copy is never made through it (a FIFO held
+  /// `migrun test` forever; a link was copied as a link and read) — the test fails naming it.
+  @Test func aTestStoresSidecarIsNeverCopiedThroughALinkOrAFIFO() throws {
+    for kind in [PlantedKind.fifo, .linkOutside] {
+      let scene = try Scene()
+      try scene.root.write(
+        """
+        test("migrates", function()
+          local out = migrate { store = "place/Moody.moody.sqlite", model = "Moody.xcdatamodeld" }
+          expect(#out.Mood):equals(4)
+        end)
+        """, to: "s_test.lua")
+      var generator = SeededRandom(seed: 7)
+      try kind.plant(at: scene.url("Moody.moody.sqlite-wal"), in: scene, using: &generator)
+      let before = try scene.entries()
+      let models = URL(fileURLWithPath: Self.moody).deletingLastPathComponent().path
+      let run = try scene.migrun(["test", scene.root.url.path, "--fixtures", models])
+      #expect(run.status == 1, "\(kind): \(run.status) \(run.stdout)\(run.stderr)")
+      #expect(
+        run.stdout.contains("Moody.moody.sqlite-wal beside the store is"), "\(kind): \(run.stdout)\(run.stderr)")
+      #expect(try scene.entries() == before, "\(kind)")
     }
   }
 

@@ -327,6 +327,35 @@ package enum StoreFiles {
     }
   }
 
+  /// A private copy of the SQLite store `url` at `copy`, to work on where the original must never be
+  /// written (a review, a policy test's `migrate{…}`): its sidecars checked first
+  /// (``checkSidecars(of:)``), its `-wal` folded in (``snapshot(_:to:)``) or a hot journal rolled
+  /// back (``RollbackJournal/rolledBackCopy(of:to:)``), as SQLite would read it; its external data
+  /// kept file by file (``copySupportFolder(of:as:)``).
+  package static func privateCopy(of url: URL, to copy: URL) throws {
+    try checkSidecars(of: url)
+    if RollbackJournal.isHot(url) {
+      try RollbackJournal.rolledBackCopy(of: url, to: copy)
+    } else {
+      try snapshot(url, to: copy)
+    }
+    try copySupportFolder(of: url, as: copy)
+  }
+
+  /// The support folder of `original` kept for its copy `target` as migrate reads it: never through a
+  /// link (a link copied as a link would lead the copy's writes into the original's folder, or
+  /// outside it) — one on the way is refused by name — plain files kept file by file
+  /// (``keepSupportFolder(of:as:)``).
+  package static func copySupportFolder(of original: URL, as target: URL) throws {
+    if let link = ExternalData(store: original).linkOnTheWay(to: nil) {
+      throw StoreError(
+        .foreignFile, file: original.path,
+        reason: "\(link.path) is a symbolic link: migrun reads values kept outside the store only from plain files "
+          + "in the store's own support folder (migrate refuses it too); the store is unchanged")
+    }
+    try keepSupportFolder(of: original, as: target)
+  }
+
   /// The support folder beside `original` (`.NAME_SUPPORT`: external binary data), kept for the
   /// backup `target` as `.NAME~_SUPPORT`, file by file with ``keep(_:as:)``; an earlier run's is
   /// replaced whole.
