@@ -4,6 +4,7 @@ import MigrunKit
 import MigrunModel
 import MigrunStore
 import SwiftDataModel
+import Synchronization
 
 /// `migrun test`: runs the `*_test.lua` files of a policy library, each in its own sandboxed VM
 /// (the limits of a migration), with the assertion API of ``TestPrelude`` and the `migrate{…}`
@@ -16,6 +17,8 @@ package enum PolicyTests {
     package let passed: Bool
     /// Why it failed: `file:line: message` and the diff.
     package let message: String?
+    /// Whether a `migrate{…}` of the test met a full disk: a failure that says nothing of the policies.
+    package var diskFull = false
   }
 
   /// The `*_test.lua` files under `paths` (files or folders), each with the folder `require`
@@ -53,13 +56,19 @@ package enum PolicyTests {
     let shown = displayName(file, root: root)
     do {
       let vm = try LuaVM(limits: limits, modulePaths: [root] + policies)
+      let diskFull = DiskFull()
       vm.register("migrate") { arguments in
-        [
-          try FixtureMigration.run(
-            arguments.first ?? .nil,
-            places: FixtureMigration.Places(root: root, testFile: file, fixtures: fixtures, policies: policies),
-            limits: limits)
-        ]
+        do {
+          return [
+            try FixtureMigration.run(
+              arguments.first ?? .nil,
+              places: FixtureMigration.Places(root: root, testFile: file, fixtures: fixtures, policies: policies),
+              limits: limits)
+          ]
+        } catch {
+          if StoreFailure.isDiskFull(error) { diskFull.met.withLock { $0 = true } }
+          throw error
+        }
       }
       let text: String
       do {
@@ -80,17 +89,25 @@ package enum PolicyTests {
         return [Result(file: shown, name: "(load)", passed: false, message: "\(shown) declares no test(...)")]
       }
       return names.indices.map { index in
+        var result: Result
         do {
           let outcome = try vm.call(runner, [.integer(Int64(index + 1))])
           let passed = outcome.count > 1 && outcome[1] == .boolean(true)
-          return Result(
+          result = Result(
             file: shown, name: names[index], passed: passed,
             message: passed ? nil : outcome.dropFirst(2).first?.stringValue)
         } catch let error as LuaError {
-          return Result(file: shown, name: names[index], passed: false, message: "\(error.attributed(to: shown))")
+          result = Result(file: shown, name: names[index], passed: false, message: "\(error.attributed(to: shown))")
         } catch {
-          return Result(file: shown, name: names[index], passed: false, message: "\(error)")
+          result = Result(file: shown, name: names[index], passed: false, message: "\(error)")
         }
+        // Asked after every test, so that one a test caught (pcall) is not the next one's.
+        let met = diskFull.met.withLock { met in
+          defer { met = false }
+          return met
+        }
+        result.diskFull = met && !result.passed
+        return result
       }
     } catch {
       return [Result(file: shown, name: "(load)", passed: false, message: "\(error)")]
@@ -137,6 +154,11 @@ package enum PolicyTests {
       xml += "  </testsuite>\n"
     }
     return xml + "</testsuites>\n"
+  }
+
+  /// Whether a `migrate{…}` met a full disk since the last test asked.
+  private final class DiskFull: Sendable {
+    let met = Mutex(false)
   }
 
   static func displayName(_ file: URL, root: URL) -> String {

@@ -55,10 +55,15 @@ package struct ReviewJob {
     let scratch = try ScratchFolder.make("review")
     defer { ScratchFolder.remove(scratch) }
     let madeUp = isFolder.boolValue
-    let store =
-      madeUp
-      ? try Self.madeUpStore(jobs.bundle, in: scratch, objects: objects, seed: seed)
-      : try Self.copy(given, into: scratch)
+    let store: URL
+    do {
+      store =
+        madeUp
+        ? try Self.madeUpStore(jobs.bundle, in: scratch, objects: objects, seed: seed)
+        : try Self.copy(given, into: scratch)
+    } catch {
+      throw OutputFile.explainTemporary(error)
+    }
     let report = try jobs.planReport(for: store)
     let plan = report.plan
     let coverage = try self.coverage.map { try Self.readCoverage($0) } ?? [:]

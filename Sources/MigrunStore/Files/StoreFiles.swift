@@ -173,8 +173,13 @@ package enum StoreFiles {
   /// reflink clone where the file system offers one (Btrfs, XFS, …: no bytes copied), else the
   /// kernel's `copy_file_range`, else plain reads and writes. The copy is not synced.
   package static func cloneOrCopy(_ source: URL, to destination: URL) throws {
+    // The system's error kept under it: a full disk is `noSpace` (exit 12), not a failure of the store.
     func failure(_ what: String, _ file: URL) -> StoreError {
-      StoreError(.io, file: file.path, reason: "cannot \(what) (\(String(cString: strerror(errno))))")
+      let number = errno
+      return StoreError(
+        number == ENOSPC || number == EDQUOT ? .noSpace : .io, file: file.path,
+        reason: "cannot \(what) (\(String(cString: strerror(number))))",
+        underlying: POSIXError(POSIXErrorCode(rawValue: number) ?? .EIO))
     }
     let input = open(source.path, O_RDONLY | O_CLOEXEC)
     guard input >= 0 else { throw failure("open the store to copy it", source) }
