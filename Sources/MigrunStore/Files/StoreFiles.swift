@@ -337,8 +337,16 @@ package enum StoreFiles {
   /// (``checkSidecars(of:)``), its `-wal` folded in (``snapshot(_:to:)``) or a hot journal rolled
   /// back (``RollbackJournal/rolledBackCopy(of:to:)``), as SQLite would read it; its external data
   /// kept file by file (``copySupportFolder(of:as:)``).
+  /// A process writing the store is waited for by no one here: its transaction may be part way in
+  /// the files (a rollback-journal commit writes the main file in place), so the copy is refused
+  /// (``StoreError/Code/inUse``) rather than made of half of it.
   package static func privateCopy(of url: URL, to copy: URL) throws {
     try checkSidecars(of: url)
+    if let holder = StoreUse.probe(url).holder, holder.what == StoreUse.writeLock {
+      throw StoreError(
+        .inUse, file: url.path,
+        reason: "the store is in use: \(holder); a copy now could hold part of that write — close it, then run again")
+    }
     if RollbackJournal.isHot(url) {
       try RollbackJournal.rolledBackCopy(of: url, to: copy)
     } else {
