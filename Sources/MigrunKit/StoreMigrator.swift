@@ -244,7 +244,8 @@ public final class StoreMigrator {
 
   /// What a migration does first, holding the store's migration lock: an interrupted swap of an
   /// earlier run completed (`swapCompleted` told; a dry run refuses a pending one) and its working
-  /// files removed, then the store checked not to be in use (waiting up to ``Options/wait``).
+  /// files removed, its sidecars checked (``StoreFiles/checkSidecars(of:)``), then the store checked
+  /// not to be in use (waiting up to ``Options/wait``).
   /// Returns the session that found it free: the one look at the store the plan and the run share.
   package static func prepare(_ store: URL, options: Options, swapCompleted: () -> Void = {}) throws
     -> StoreSession
@@ -255,6 +256,8 @@ public final class StoreMigrator {
       if try StoreFiles.completeInterruptedSwap(of: store) { swapCompleted() }
       for stale in staleFiles(beside: store) { try? FileManager.default.removeItem(at: stale) }
     }
+    // A -wal, -shm or -journal that is a link, a folder or a FIFO: refused before anything reads it.
+    try StoreFiles.checkSidecars(of: store)
     let session = StoreSession(store, readWait: options.wait)
     try session.free(wait: options.wait)
     return session

@@ -4,6 +4,7 @@ import MigrunKit
 import MigrunModel
 import MigrunStore
 import SwiftDataModel
+import Synchronization
 
 /// `migrun test`: runs the `*_test.lua` files of a policy library, each in its own sandboxed VM
 /// (the limits of a migration), with the assertion API of ``TestPrelude`` and the `migrate{…}`
@@ -16,6 +17,8 @@ package enum PolicyTests {
     package let passed: Bool
     /// Why it failed: `file:line: message` and the diff.
     package let message: String?
+    /// Whether a `migrate{…}` of the test met a full disk: a failure that says nothing of the policies.
+    package var diskFull = false
   }
 
   /// The `*_test.lua` files under `paths` (files or folders), each with the folder `require`
@@ -53,13 +56,19 @@ package enum PolicyTests {
     let shown = displayName(file, root: root)
     do {
       let vm = try LuaVM(limits: limits, modulePaths: [root] + policies)
+      let diskFull = DiskFull()
       vm.register("migrate") { arguments in
-        [
-          try FixtureMigration.run(
-            arguments.first ?? .nil,
-            places: FixtureMigration.Places(root: root, testFile: file, fixtures: fixtures, policies: policies),
-            limits: limits)
-        ]
+        do {
+          return [
+            try FixtureMigration.run(
+              arguments.first ?? .nil,
+              places: FixtureMigration.Places(root: root, testFile: file, fixtures: fixtures, policies: policies),
+              limits: limits)
+          ]
+        } catch {
+          if StoreFailure.isDiskFull(error) { diskFull.met.withLock { $0 = true } }
+          throw error
+        }
       }
       let text: String
       do {
@@ -80,17 +89,25 @@ package enum PolicyTests {
         return [Result(file: shown, name: "(load)", passed: false, message: "\(shown) declares no test(...)")]
       }
       return names.indices.map { index in
+        var result: Result
         do {
           let outcome = try vm.call(runner, [.integer(Int64(index + 1))])
           let passed = outcome.count > 1 && outcome[1] == .boolean(true)
-          return Result(
+          result = Result(
             file: shown, name: names[index], passed: passed,
             message: passed ? nil : outcome.dropFirst(2).first?.stringValue)
         } catch let error as LuaError {
-          return Result(file: shown, name: names[index], passed: false, message: "\(error.attributed(to: shown))")
+          result = Result(file: shown, name: names[index], passed: false, message: "\(error.attributed(to: shown))")
         } catch {
-          return Result(file: shown, name: names[index], passed: false, message: "\(error)")
+          result = Result(file: shown, name: names[index], passed: false, message: "\(error)")
         }
+        // Asked after every test, so that one a test caught (pcall) is not the next one's.
+        let met = diskFull.met.withLock { met in
+          defer { met = false }
+          return met
+        }
+        result.diskFull = met && !result.passed
+        return result
       }
     } catch {
       return [Result(file: shown, name: "(load)", passed: false, message: "\(error)")]
@@ -137,6 +154,11 @@ package enum PolicyTests {
       xml += "  </testsuite>\n"
     }
     return xml + "</testsuites>\n"
+  }
+
+  /// Whether a `migrate{…}` met a full disk since the last test asked.
+  private final class DiskFull: Sendable {
+    let met = Mutex(false)
   }
 
   static func displayName(_ file: URL, root: URL) -> String {
@@ -223,18 +245,10 @@ enum FixtureMigration {
     let scratch = try ScratchFolder.make("test")
     defer { ScratchFolder.remove(scratch) }
     let copy = scratch.appendingPathComponent(original.lastPathComponent)
-    try FileManager.default.copyItem(at: original, to: copy)
-    for suffix in ["-wal", "-shm"] {
-      let sidecar = URL(fileURLWithPath: original.path + suffix)
-      if FileManager.default.fileExists(atPath: sidecar.path) {
-        try FileManager.default.copyItem(at: sidecar, to: URL(fileURLWithPath: copy.path + suffix))
-      }
-    }
-    // Values kept outside the store (external binary storage) come with it.
-    let support = ExternalData.supportFolder(of: original)
-    if FileManager.default.fileExists(atPath: support.path) {
-      try FileManager.default.copyItem(at: support, to: ExternalData.supportFolder(of: copy))
-    }
+    // Its -wal folded in, values kept outside the store with it — never a sidecar or support folder
+    // that is a link (copied as links they led outside the places a test may read) or a FIFO (the
+    // copy never ended).
+    try StoreFiles.privateCopy(of: original, to: copy)
     let folders = [testFile.deletingLastPathComponent(), root] + places.policies
     let plan = try ScriptedStep.plan(
       store: copy, bundle: bundle, policyFolders: folders, destination: options["to"]?.stringValue)

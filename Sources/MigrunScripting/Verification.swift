@@ -27,7 +27,8 @@ extension MigrationScripts {
   /// objects per entity (valid under its rules, the same for the same `seed`) is migrated as
   /// ``migrate(store:bundle:destination:options:)`` would — these scripts, with the migration's own
   /// checks — in a folder of its own under `scratch`, removed afterwards. `done` is told each
-  /// outcome as it is known. Throws only when `destination` is not a version of `bundle`.
+  /// outcome as it is known. Throws when `destination` is not a version of `bundle`, and when the disk
+  /// of `scratch` is full (`StoreError.Code.noSpace`: no version is reported failed for it).
   ///
   /// ```swift
   /// for outcome in try scripts.verify(bundle: bundle, scratch: folder) where !outcome.passed {
@@ -66,6 +67,11 @@ extension MigrationScripts {
         passed.drops = report.steps.flatMap(\.drops)
         outcome = passed
       } catch {
+        // A full disk says nothing of the migrations: the run stops with it, no version failed.
+        if StoreFailure.isDiskFull(error) {
+          if made { try? FileManager.default.removeItem(at: folder) }
+          throw error
+        }
         outcome = VerificationOutcome(
           version: version, passed: false, objects: count, detail: "\(error)", seconds: Date().timeIntervalSince(start))
       }

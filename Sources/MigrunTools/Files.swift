@@ -42,7 +42,8 @@ package func writeAtomically(to path: String, inputs: [String] = [], text: Strin
   try writeAtomically(to: path, inputs: inputs) { try $0.write(text) }
 }
 
-/// Makes a new store at `path` — which must not exist: migrun never overwrites a file — by `body`
+/// Makes a new store at `path` — which must not exist, nor its `-wal`, `-shm` or `-journal`: migrun
+/// never overwrites a file, and SQLite would read another store's sidecar as the new one's — by `body`
 /// writing it to a hidden working file beside it (`.NAME.migrun-<label>`), synced and renamed into
 /// place once `body` returns; on any failure the working file is removed and nothing is at `path`
 /// (a full disk: exit 12, said so).
@@ -51,6 +52,14 @@ package func writeNewStore(at path: String, label: String, inputs: [String] = []
 {
   try OutputFile.check(path, inputs: inputs)
   let target = URL(fileURLWithPath: path)
+  // A -wal, -shm or -journal already there — a deleted store's, typically: SQLite would read it as
+  // the new store's own, and the new store would open as that other store's transactions.
+  for suffix in StoreFiles.sidecarSuffixes + ["-journal"] where WorkingFiles.entry(at: path + suffix) != .none {
+    throw ToolError(
+      message: "\(path)\(suffix) is already there, beside the new store's name: SQLite would take it for the new "
+        + "store's own \(suffix) file and read another store's pages into it; move it away (it may be left from a "
+        + "store that was deleted), or give another name. Nothing was written")
+  }
   let working = target.deletingLastPathComponent().appendingPathComponent(
     ".\(target.lastPathComponent).migrun-\(label)")
   // A killed run's working file is replaced; anything else under its name is refused, never removed.

@@ -180,14 +180,19 @@ package struct VerifyJob {
     defer { ScratchFolder.remove(scratch) }
     let folders = policyFolders.map { URL(fileURLWithPath: $0) }
     try ScriptedStep.checkPolicyFolders(folders, bundle: bundle)
-    let outcomes = try MigrationScripts(policyFolders: folders).verify(
-      bundle: bundle, destination: to, objectsPerEntity: objects, seed: seed, scratch: scratch
-    ) { outcome in
-      out.say(
-        "\(outcome.passed ? "ok  " : "FAIL") \(outcome.version) (\(plural(outcome.objects, "object"))): \(CommandLineWords.flags(in: outcome.detail))"
-      )
-      // Values the path leaves behind, by name: passing is not the same as keeping everything.
-      for drop in outcome.drops { out.say("       drops \(drop)") }
+    let outcomes: [VerificationOutcome]
+    do {
+      outcomes = try MigrationScripts(policyFolders: folders).verify(
+        bundle: bundle, destination: to, objectsPerEntity: objects, seed: seed, scratch: scratch
+      ) { outcome in
+        out.say(
+          "\(outcome.passed ? "ok  " : "FAIL") \(outcome.version) (\(plural(outcome.objects, "object"))): \(CommandLineWords.flags(in: outcome.detail))"
+        )
+        // Values the path leaves behind, by name: passing is not the same as keeping everything.
+        for drop in outcome.drops { out.say("       drops \(drop)") }
+      }
+    } catch {
+      throw OutputFile.explainTemporary(error)
     }
     let failed = outcomes.filter { !$0.passed }.count
     let destination = to ?? bundle.currentVersionName

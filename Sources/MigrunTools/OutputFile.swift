@@ -54,6 +54,16 @@ package enum OutputFile {
     return error
   }
 
+  /// A full disk met while working in the temporary folder (`verify`'s made-up stores, `review`'s
+  /// copy), said as that — exit 12, the folder named, `TMPDIR` to move it; any other error as it is.
+  package static func explainTemporary(_ error: any Error) -> any Error {
+    guard StoreFailure.isDiskFull(error) else { return error }
+    return ToolError(
+      message: "not enough free space in the temporary folder \(FileManager.default.temporaryDirectory.path) for "
+        + "migrun's working copies (\(error)); free some space, or set TMPDIR to a folder with room",
+      underlying: error)
+  }
+
   /// What went wrong underneath a write, in a few words: "no space left on the disk", "permission
   /// denied", "read-only file system", "is a folder", else the system's own words.
   package static func reason(_ error: any Error) -> String {

@@ -83,6 +83,14 @@ package struct PolicyTestJob: ProjectJob {
       try writeAtomically(to: junit, text: PolicyTests.junit(results))
     }
     if failed > 0 { out.status = 1 }
+    // A store a test migrates is copied to the temporary folder: a full disk there is no finding.
+    let full = results.filter(\.diskFull).count
+    if full > 0 {
+      out.say(
+        "\(plural(full, "test")) met a full disk (the store copies of migrate{…} go to the temporary folder, "
+          + "TMPDIR): that says nothing of the policies — free some space, or set TMPDIR, and run them again")
+      out.status = 12
+    }
     return out
   }
 

@@ -55,10 +55,15 @@ package struct ReviewJob {
     let scratch = try ScratchFolder.make("review")
     defer { ScratchFolder.remove(scratch) }
     let madeUp = isFolder.boolValue
-    let store =
-      madeUp
-      ? try Self.madeUpStore(jobs.bundle, in: scratch, objects: objects, seed: seed)
-      : try Self.copy(given, into: scratch)
+    let store: URL
+    do {
+      store =
+        madeUp
+        ? try Self.madeUpStore(jobs.bundle, in: scratch, objects: objects, seed: seed)
+        : try Self.copy(given, into: scratch)
+    } catch {
+      throw OutputFile.explainTemporary(error)
+    }
     let report = try jobs.planReport(for: store)
     let plan = report.plan
     let coverage = try self.coverage.map { try Self.readCoverage($0) } ?? [:]
@@ -188,22 +193,15 @@ package struct ReviewJob {
   }
 
   /// A copy of the store `url` (with its `-wal` folded in, and its external data) in `folder`, under
-  /// its own name: the review never writes the original.
+  /// its own name: the review never writes the original (``StoreFiles/privateCopy(of:to:)``).
   static func copy(_ url: URL, into folder: URL) throws -> URL {
     let copy = folder.appendingPathComponent(url.lastPathComponent)
     if AtomicStoreInput.isAtomic(url) {
       try StoreFiles.cloneOrCopy(url, to: copy)
+      try StoreFiles.copySupportFolder(of: url, as: copy)
     } else {
-      try StoreFiles.snapshot(url, to: copy)
+      try StoreFiles.privateCopy(of: url, to: copy)
     }
-    // As migrate reads it: never through a link (a link copied as a link would lead the copy's
-    // writes into the original's folder); plain files kept file by file, as a backup keeps them.
-    if let link = ExternalData(store: url).linkOnTheWay(to: nil) {
-      throw ToolError(
-        message: "\(link.path) is a symbolic link: migrun reads values kept outside the store only from plain files "
-          + "in the store's own support folder (migrate refuses it too); the store is unchanged")
-    }
-    try StoreFiles.keepSupportFolder(of: url, as: copy)
     return copy
   }
 

@@ -97,4 +97,22 @@ import Testing
     let check = try MigrunProcess.run(["check", "--wait", "120", store.path])
     #expect(check.status == 0 && check.stdout.contains("clean"), "waited: \(check.stdout)\(check.stderr)")
   }
+
+  /// `review` (and a policy test's `migrate{…}`) copies the store's file: under a writer's
+  /// EXCLUSIVE lock (a rollback-journal commit writing the file in place) the copy could hold half of
+  /// it, so the store is in use (exit 11, the holder named) — it was reviewed from the copy, exit 0.
+  @Test func aReviewIsNeverMadeFromACopyOfHalfACommit() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody 4.moody.sqlite", into: folder)
+    let model = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path
+    let review = ["review", store.path, "--model", model, "--out", folder.url.appendingPathComponent("r.html").path]
+    let shell = try SQLiteShell(store, "PRAGMA journal_mode = DELETE;\nBEGIN EXCLUSIVE;")
+    let held = try MigrunProcess.run(review)
+    #expect(held.status == 11, "\(held.stdout)\(held.stderr)")
+    #expect(held.stderr.contains("in use") && held.stderr.contains("process \(shell.pid) (sqlite3)"), "\(held.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: folder.url.appendingPathComponent("r.html").path))
+    shell.close()
+    let free = try MigrunProcess.run(review)
+    #expect(free.status == 0, "once the writer is gone: \(free.stdout)\(free.stderr)")
+  }
 }

@@ -93,6 +93,41 @@ import Testing
       ], in: tiny)
   }
 
+  /// The temporary folder full (TMPDIR on a full disk): `verify`'s made-up stores, `review`'s copy
+  /// and a policy test's `migrate{ store = … }` copy cannot be written — exit 12 saying so, never a
+  /// version, a review or a test reported failed for it (verify said "0 of 5 versions reach").
+  @Test func aFullTemporaryFolderIsExit12AndNoFinding() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture(Self.moodyStore, into: folder)
+    try folder.write(
+      """
+      test("migrates", function()
+        local out = migrate { store = "\(store.lastPathComponent)", model = "Moody.xcdatamodeld" }
+        expect(#out.Mood):equals(4)
+      end)
+      """, to: "lib/store_test.lua")
+    try FileManager.default.copyItem(at: store, to: folder.url.appendingPathComponent("lib/" + store.lastPathComponent))
+    guard let tiny = try DeviceStoreTests.tinyFileSystem("1m", in: folder, test: "a full temporary folder") else {
+      return
+    }
+    defer { DeviceStoreTests.unmount(tiny) }
+    try Self.fill(tiny)
+    let models = URL(fileURLWithPath: Self.moody).deletingLastPathComponent().path
+    for arguments in [
+      ["verify", Self.moody],
+      ["review", store.path, "--model", Self.moody, "--out", folder.url.appendingPathComponent("r.html").path],
+      ["test", folder.url.appendingPathComponent("lib").path, "--fixtures", models],
+    ] {
+      let result = try MigrunProcess.run(arguments, environment: ["TMPDIR": tiny.path])
+      #expect(result.status == 12, "\(arguments[0]): \(result.status) \(result.stdout)\(result.stderr)")
+      #expect(
+        (result.stdout + result.stderr).contains(arguments[0] == "test" ? "met a full disk" : "temporary folder"),
+        "\(arguments[0]): \(result.stdout)\(result.stderr)")
+      #expect(!result.stdout.contains("0 of"), "\(arguments[0]): \(result.stdout)")
+      #expect(try FileManager.default.contentsOfDirectory(atPath: tiny.path) == ["filler"], "\(arguments[0])")
+    }
+  }
+
   static func expectFull(_ runs: [[String]], in tiny: URL) throws {
     for arguments in runs {
       let result = try MigrunProcess.run(arguments)

@@ -52,8 +52,10 @@ import Testing
     }
 
     func migrun(_ arguments: [String]) throws -> MigrunProcess.Result {
-      // Bounded: a hang is a failure of its own (exit 124), never a stuck suite.
-      try MigrunProcess.run(["120", MigrunProcess.executable.path] + arguments, program: "/usr/bin/timeout")
+      // Bounded: a hang is a failure of its own (exit 124; 137 when TERM did not end it — a process
+      // blocked opening a FIFO, with TERM masked as the test runner spawns it), never a stuck suite.
+      try MigrunProcess.run(
+        ["--kill-after=5", "120", MigrunProcess.executable.path] + arguments, program: "/usr/bin/timeout")
     }
 
     func migrate(_ more: [String] = []) throws -> MigrunProcess.Result {
@@ -270,6 +272,100 @@ import Testing
     #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
     #expect((run.stdout + run.stderr).contains("is a symbolic link leading out of its policy folder"), "\(run.stdout)")
     #expect(!(run.stdout + run.stderr).contains("the secret outside"))
+  }
+
+  /// A `-wal`, `-shm` or `-journal` beside the store that is a link (to a file outside, to another
+  /// store), a folder or a FIFO: SQLite would read it as the store's own. Every command that reads
+  /// the store refuses it by name — no hang on a FIFO, nothing read through a link, no `-wal` made
+  /// beside the store, no "damage" reported — and the folder keeps every entry as it was.
+  @Test(arguments: ["-wal", "-shm", "-journal"])
+  func aSidecarThatIsNoPlainFileIsRefusedByEveryReader(suffix: String) throws {
+    let kinds: [PlantedKind] = [.linkOutside, .linkToSibling, .folder, .fifo]
+    for kind in kinds {
+      let scene = try Scene()
+      var generator = SeededRandom(seed: 62)
+      try kind.plant(at: scene.url("Moody.moody.sqlite" + suffix), in: scene, using: &generator)
+      let before = try scene.entries()
+      let store = scene.store.path
+      let out = scene.root.url.appendingPathComponent("out").path
+      for arguments in [
+        ["status", store, "--model", Self.moody], ["inspect", store], ["check", store], ["export", store],
+        ["plan", store, "--model", Self.moody], ["salvage", store, "--out", out + ".sqlite"],
+        ["migrate", store, "--model", Self.moody, "--dry-run"], ["migrate", store, "--model", Self.moody],
+      ] {
+        let run = try scene.migrun(arguments)
+        let said = "Moody.moody.sqlite\(suffix) beside the store \(kind == .folder ? "is a folder" : "is")"
+        #expect(run.status == 1, "\(kind) \(arguments[0]): \(run.status) \(run.stdout)\(run.stderr)")
+        #expect(run.stderr.contains(said), "\(kind) \(arguments[0]): \(run.stdout)\(run.stderr)")
+        #expect(try scene.entries() == before, "\(kind) \(arguments[0]): nothing made, changed or removed")
+        #expect(!FileManager.default.fileExists(atPath: out + ".sqlite"), "\(kind) \(arguments[0])")
+      }
+    }
+  }
+
+  /// A `-wal` (or `-shm`, `-journal`) already at the name of a store to be made — left by a store
+  /// that was deleted without it: SQLite would read it as the new store's own, and the new store
+  /// would open as the other store's tables. `create`, `import`, `copy` and `salvage` refuse by
+  /// name and write nothing; the file is left as it was.
+  @Test(arguments: ["-wal", "-shm", "-journal"])
+  func aNewStoreIsNeverMadeBesideAnotherStoresSidecar(suffix: String) throws {
+    let scene = try Scene()
+    let export = try scene.migrun([
+      "export", scene.store.path, "--out", scene.root.url.appendingPathComponent("e.json").path,
+    ])
+    #expect(export.status == 0, "\(export.stderr)")
+    // Another store's transactions, still in its -wal.
+    let other = scene.root.url.appendingPathComponent("other.sqlite")
+    let writer = try DatabaseQueue(path: other.path)
+    try writer.writeWithoutTransaction { db in
+      try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0")
+      try db.execute(sql: "CREATE TABLE EVIL (a); INSERT INTO EVIL VALUES ('planted')")
+    }
+    let stale = try Data(contentsOf: URL(fileURLWithPath: other.path + "-wal"))
+    try writer.close()
+    #expect(!stale.isEmpty)
+    let target = scene.root.url.appendingPathComponent("new.sqlite").path
+    try stale.write(to: URL(fileURLWithPath: target + suffix))
+    for arguments in [
+      ["create", target, "--model", Self.moody],
+      [
+        "import", scene.root.url.appendingPathComponent("e.json").path, "--model", Self.moody, "--model-version",
+        "Moody", "--out", target,
+      ],
+      ["copy", scene.store.path, target, "--type", "xml", "--model", Self.moody],
+      ["salvage", scene.store.path, "--out", target],
+    ] {
+      let run = try scene.migrun(arguments)
+      #expect(run.status == 1, "\(arguments[0]): \(run.stdout)\(run.stderr)")
+      #expect(run.stderr.contains("new.sqlite\(suffix) is already there"), "\(arguments[0]): \(run.stderr)")
+      #expect(!FileManager.default.fileExists(atPath: target), "\(arguments[0]): no store made")
+      #expect(try Data(contentsOf: URL(fileURLWithPath: target + suffix)) == stale, "\(arguments[0])")
+    }
+  }
+
+  /// A policy test's `migrate{ store = … }` whose store has a `-wal` that is a FIFO or a link to a
+  /// file outside the places a test may read: the copy is never made through it (a FIFO held
+  /// `migrun test` forever; a link was copied as a link and read) — the test fails naming it.
+  @Test func aTestStoresSidecarIsNeverCopiedThroughALinkOrAFIFO() throws {
+    for kind in [PlantedKind.fifo, .linkOutside] {
+      let scene = try Scene()
+      try scene.root.write(
+        """
+        test("migrates", function()
+          local out = migrate { store = "place/Moody.moody.sqlite", model = "Moody.xcdatamodeld" }
+          expect(#out.Mood):equals(4)
+        end)
+        """, to: "s_test.lua")
+      var generator = SeededRandom(seed: 7)
+      try kind.plant(at: scene.url("Moody.moody.sqlite-wal"), in: scene, using: &generator)
+      let before = try scene.entries()
+      let models = URL(fileURLWithPath: Self.moody).deletingLastPathComponent().path
+      let run = try scene.migrun(["test", scene.root.url.path, "--fixtures", models])
+      #expect(run.status == 1, "\(kind): \(run.status) \(run.stdout)\(run.stderr)")
+      #expect(
+        run.stdout.contains("Moody.moody.sqlite-wal beside the store is"), "\(kind): \(run.stdout)\(run.stderr)")
+      #expect(try scene.entries() == before, "\(kind)")
+    }
   }
 
   static let plantedNames = [

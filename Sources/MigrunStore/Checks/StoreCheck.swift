@@ -164,6 +164,7 @@ public enum StoreCheck {
   package static func findings(of session: StoreSession, bundle: ModelBundle? = nil) throws -> [Finding] {
     let url = session.url
     if let type = session.type, type != .sqlite { return atomicFindings(of: url, bundle: bundle) }
+    try StoreFiles.checkSidecars(of: url)
     // A store whose -wal holds transactions, or with a hot journal, is read through a snapshot (the
     // original's files are never written); its external data stays where it is.
     let hotJournal = RollbackJournal.isHot(url)

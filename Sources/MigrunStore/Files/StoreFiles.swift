@@ -52,6 +52,29 @@ package enum StoreFiles {
       + "(`migrun hash \(url.lastPathComponent)` describes the model itself)"
   }
 
+  /// Throws unless each file SQLite keeps beside the store — `-wal`, `-shm`, `-journal` — is absent or
+  /// a plain file. SQLite reads them as the store's own (a `-wal`'s frames, a hot journal's pages),
+  /// so one that is a symbolic link would read another file into the store, and a FIFO or device
+  /// would hold every read forever; a folder is no sidecar at all. Such an entry is refused by name,
+  /// before anything opens the store — never followed, read, moved or removed.
+  package static func checkSidecars(of url: URL) throws {
+    for suffix in sidecarSuffixes + ["-journal"] {
+      let path = url.path + suffix
+      let reason: String
+      switch WorkingFiles.entry(at: path) {
+      case .none, .file: continue
+      case .symlink: reason = "is a symbolic link"
+      case .folder: reason = "is a folder"
+      case .other: reason = "is not a regular file (a FIFO, socket or device)"
+      }
+      throw StoreError(
+        .foreignFile, file: url.path,
+        reason: "\(url.lastPathComponent)\(suffix) beside the store \(reason): SQLite would take it for the store's "
+          + "own \(suffix) file, and migrun does not follow, read, change or remove it — look at it, and move it away "
+          + "if it is not the store's. Nothing was done")
+    }
+  }
+
   /// The sidecars present beside `url`.
   package static func sidecars(of url: URL) -> [URL] {
     sidecarSuffixes.map { URL(fileURLWithPath: url.path + $0) }.filter {
@@ -158,8 +181,13 @@ package enum StoreFiles {
   /// each 64 MiB copied is handed to the disk at once (`sync_file_range`, which starts the writes
   /// and does not wait), so the fsync that follows has only the last part left to wait for.
   package static func cloneOrCopy(_ source: URL, to destination: URL, writingBack: Bool = false) throws {
+    // The system's error kept under it: a full disk is `noSpace` (exit 12), not a failure of the store.
     func failure(_ what: String, _ file: URL) -> StoreError {
-      StoreError(.io, file: file.path, reason: "cannot \(what) (\(String(cString: strerror(errno))))")
+      let number = errno
+      return StoreError(
+        number == ENOSPC || number == EDQUOT ? .noSpace : .io, file: file.path,
+        reason: "cannot \(what) (\(String(cString: strerror(number))))",
+        underlying: POSIXError(POSIXErrorCode(rawValue: number) ?? .EIO))
     }
     let input = open(source.path, O_RDONLY | O_CLOEXEC)
     guard input >= 0 else { throw failure("open the store to copy it", source) }
@@ -316,6 +344,43 @@ package enum StoreFiles {
           .io, file: target, reason: "cannot keep the original as a backup (\(error.localizedDescription))")
       }
     }
+  }
+
+  /// A private copy of the SQLite store `url` at `copy`, to work on where the original must never be
+  /// written (a review, a policy test's `migrate{…}`): its sidecars checked first
+  /// (``checkSidecars(of:)``), its `-wal` folded in (``snapshot(_:to:)``) or a hot journal rolled
+  /// back (``RollbackJournal/rolledBackCopy(of:to:)``), as SQLite would read it; its external data
+  /// kept file by file (``copySupportFolder(of:as:)``).
+  /// A process writing the store is waited for by no one here: its transaction may be part way in
+  /// the files (a rollback-journal commit writes the main file in place), so the copy is refused
+  /// (``StoreError/Code/inUse``) rather than made of half of it.
+  package static func privateCopy(of url: URL, to copy: URL) throws {
+    try checkSidecars(of: url)
+    if let holder = StoreUse.probe(url).holder, holder.what == StoreUse.writeLock {
+      throw StoreError(
+        .inUse, file: url.path,
+        reason: "the store is in use: \(holder); a copy now could hold part of that write — close it, then run again")
+    }
+    if RollbackJournal.isHot(url) {
+      try RollbackJournal.rolledBackCopy(of: url, to: copy)
+    } else {
+      try snapshot(url, to: copy)
+    }
+    try copySupportFolder(of: url, as: copy)
+  }
+
+  /// The support folder of `original` kept for its copy `target` as migrate reads it: never through a
+  /// link (a link copied as a link would lead the copy's writes into the original's folder, or
+  /// outside it) — one on the way is refused by name — plain files kept file by file
+  /// (``keepSupportFolder(of:as:)``).
+  package static func copySupportFolder(of original: URL, as target: URL) throws {
+    if let link = ExternalData(store: original).linkOnTheWay(to: nil) {
+      throw StoreError(
+        .foreignFile, file: original.path,
+        reason: "\(link.path) is a symbolic link: migrun reads values kept outside the store only from plain files "
+          + "in the store's own support folder (migrate refuses it too); the store is unchanged")
+    }
+    try keepSupportFolder(of: original, as: target)
   }
 
   /// The support folder beside `original` (`.NAME_SUPPORT`: external binary data), kept for the

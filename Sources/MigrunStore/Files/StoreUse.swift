@@ -33,6 +33,8 @@ package enum StoreUse {
     }
   }
 
+  /// What a ``Holder`` holds when it is writing the store.
+  package static let writeLock = "a write lock"
   static let pendingByte: Int64 = 0x4000_0000
   static let reservedByte = pendingByte + 1
   static let sharedFirst = pendingByte + 2
@@ -61,9 +63,9 @@ package enum StoreUse {
   package static func probe(_ store: URL) -> Probe {
     let shm = store.path + "-shm"
     let probes: [(path: String, start: Int64, length: Int64, what: String)] = [
-      (shm, 120, 1, "a write lock"),
-      (store.path, reservedByte, 1, "a write lock"),
-      (store.path, pendingByte, 1, "a write lock"),
+      (shm, 120, 1, writeLock),
+      (store.path, reservedByte, 1, writeLock),
+      (store.path, pendingByte, 1, writeLock),
       (shm, 121, 1, "a checkpoint in progress"),
       (shm, 122, 1, "a recovery in progress"),
       (shm, 123, 5, "a read transaction"),
@@ -83,7 +85,7 @@ package enum StoreUse {
         let found = lock(on: descriptor, start: probe.start, length: probe.length)
       else { continue }
       // A write lock on the database's shared range is SQLite's EXCLUSIVE lock: a commit in progress.
-      let what = probe.start == sharedFirst && found.writing ? "a write lock" : probe.what
+      let what = probe.start == sharedFirst && found.writing ? writeLock : probe.what
       return Probe(holder: Holder(pid: found.pid, command: found.pid.flatMap(command(of:)), what: what), head: head)
     }
     return Probe(holder: nil, head: head)
@@ -97,7 +99,7 @@ package enum StoreUse {
     guard descriptor >= 0 else { return nil }
     defer { close(descriptor) }
     guard let found = lock(on: descriptor, start: reservedByte, length: 1) else { return nil }
-    return Holder(pid: found.pid, command: found.pid.flatMap(command(of:)), what: "a write lock")
+    return Holder(pid: found.pid, command: found.pid.flatMap(command(of:)), what: writeLock)
   }
 
   private struct Found {

@@ -766,7 +766,8 @@ public final class SQLiteStore: ObjectStore {
     }
   }
 
-  /// A store file is there (not a folder) and no interrupted swap left the old file in its place.
+  /// A store file is there (not a folder), its sidecars are plain files or absent
+  /// (``StoreFiles/checkSidecars(of:)``), and no interrupted swap left the old file in its place.
   private static func checkOpenable(_ url: URL) throws {
     var isFolder: ObjCBool = false
     guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {
@@ -775,6 +776,7 @@ public final class SQLiteStore: ObjectStore {
     guard !isFolder.boolValue else {
       throw StoreError(.notSQLite, file: url.path, reason: StoreFiles.folderGivenAsStore(url))
     }
+    try StoreFiles.checkSidecars(of: url)
     // Between a crash and the next `migrate`, the main file is the old store without its -wal.
     if StoreFiles.pendingSwap(of: url) != nil {
       throw StoreError(

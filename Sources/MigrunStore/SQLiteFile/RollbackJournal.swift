@@ -31,9 +31,13 @@ package struct RollbackJournal: Sendable {
 
   /// Whether `store` has a hot journal: one SQLite would roll back before reading the store.
   package static func isHot(_ store: URL) -> Bool {
-    let descriptor = open(url(of: store).path, O_RDONLY | O_CLOEXEC)
+    // Never through a link, never blocked by a FIFO: only a plain file is a journal
+    // (``StoreFiles/checkSidecars(of:)`` refuses anything else by name).
+    let descriptor = open(url(of: store).path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
     guard descriptor >= 0 else { return false }
     defer { close(descriptor) }
+    var info = stat()
+    guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
     var header = [UInt8](repeating: 0, count: magic.count)
     guard pread(descriptor, &header, magic.count, 0) == magic.count, header == magic else { return false }
     // A writer holding its lock is still writing: its journal is live, not hot.

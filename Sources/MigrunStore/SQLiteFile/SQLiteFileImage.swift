@@ -82,6 +82,7 @@ package struct SQLiteFileImage: Sendable {
 
   /// Reads the database at `url` (and its hot `-journal` and its `-wal`, when there are) — only read.
   package init(url: URL) throws {
+    try StoreFiles.checkSidecars(of: url)
     let main: Data
     do {
       main = try Data(contentsOf: url, options: .alwaysMapped)
