@@ -32,6 +32,8 @@ let package = Package(
     .target(name: "PropertyList"),
     .target(name: "LuaHost", dependencies: ["CLuaShim", "PropertyList"]),
     .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+    // SQLite's process-wide settings (sqlite3_config, which Swift cannot call): the store layer's.
+    .target(name: "CSQLiteSetup", linkerSettings: [.linkedLibrary("sqlite3")]),
     // The layers, each knowing only those below it (docs/design.md): the object model (entities,
     // hashes, model files and archives) knows no store; the store (SQLite layout, reading, writing,
     // files, checks) knows no context or migration; contexts, then migration, sit above it.
@@ -41,7 +43,7 @@ let package = Package(
     .target(
       name: "MigrunStore",
       dependencies: [
-        "MigrunModel", "PropertyList", .product(name: "GRDB", package: "GRDB.swift"),
+        "MigrunModel", "PropertyList", "CSQLiteSetup", .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "GRDBSQLite", package: "GRDB.swift"),
       ]),
     .target(name: "MigrunContext", dependencies: ["MigrunModel", "MigrunStore"]),

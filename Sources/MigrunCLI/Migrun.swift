@@ -31,6 +31,8 @@ struct Migrun: ParsableCommand {
   /// Runs the command line; a first word that names no command, but nearly names one, is a usage
   /// error that says which (exit 64), not ArgumentParser's "unexpected arguments".
   static func main() {
+    // Before any connection: no global mutex per SQLite allocation (see SQLiteProcess).
+    SQLiteProcess.turnOffMemoryStatistics()
     let arguments = Array(CommandLine.arguments.dropFirst())
     let names = configuration.subcommands.compactMap { $0.configuration.commandName } + ["help"]
     // Here, not as ArgumentParser's `version:`, which lists --version in every command's help,

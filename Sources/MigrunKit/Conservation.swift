@@ -140,9 +140,23 @@ enum Conservation {
   ///
   /// `untouched`: tables (uppercased) whose rows and key columns an in-place step did not write, by
   /// construction (``DDLStep/rewrittenTables``): they hold what they held, and are not counted again.
+  /// Each count is read once here too: the step has written the destination, nothing changes it
+  /// while it is checked, and a link is counted from its to-one (no link to nothing) and from its
+  /// to-many (links written) by the same query.
   static func check(
     _ mapping: MappingModel, before: Before, destination: SQLiteStore, policies: Set<String>, merged: Int,
     inPlace: Bool = false, untouched: Set<String> = []
+  ) throws -> [MappingCount] {
+    try destination.rememberingCounts {
+      try checking(
+        mapping, before: before, destination: destination, policies: policies, merged: merged, inPlace: inPlace,
+        untouched: untouched)
+    }
+  }
+
+  private static func checking(
+    _ mapping: MappingModel, before: Before, destination: SQLiteStore, policies: Set<String>, merged: Int,
+    inPlace: Bool, untouched: Set<String>
   ) throws -> [MappingCount] {
     var writers: [String: [EntityMapping]] = [:]
     for entityMapping in mapping.entityMappings where before.objects[entityMapping.name] != nil {

@@ -101,16 +101,29 @@ extension MappingModel {
 }
 
 extension SQLiteStore {
-  /// `drops` with the values this store (a step's source) holds for each.
+  /// `drops` with the values this store (a step's source) holds for each. An entity's attributes
+  /// are counted together, in one pass over its table.
   package func counting(_ drops: [DroppedProperty]) throws -> [DroppedProperty] {
-    try drops.map { drop in
+    var attributeColumns: [String: [String]] = [:]
+    for drop in drops {
+      guard let property = drop.property,
+        case .attribute(let column)? = schema.layout(of: drop.entity)?.properties[property]
+      else { continue }
+      attributeColumns[drop.entity, default: []].append(column.name)
+    }
+    var valueCounts: [String: [String: Int]] = [:]
+    for (entity, columns) in attributeColumns {
+      valueCounts[entity] = Dictionary(
+        zip(columns, try self.valueCounts(of: entity, columns: columns)), uniquingKeysWith: { first, _ in first })
+    }
+    return try drops.map { drop in
       var counted = drop
       guard let layout = schema.layout(of: drop.entity) else { return counted }
       switch drop.property.flatMap({ layout.properties[$0] }) {
       case nil where drop.property == nil:
         counted.values = try count(of: drop.entity, includingSubentities: false)
       case .attribute(let column)?:
-        counted.values = try valueCount(of: drop.entity, column: column.name)
+        counted.values = valueCounts[drop.entity]?[column.name] ?? 0
       default:
         counted.values = try drop.property.map { try edgeCount(of: drop.entity, $0) }
       }

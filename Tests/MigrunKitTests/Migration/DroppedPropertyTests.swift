@@ -1,6 +1,8 @@
 import Foundation
 import MigrunKit
 import MigrunModel
+import MigrunStore
+import TestSupport
 import Testing
 
 /// What a step leaves behind, as `plan` and `migrate` report it.
@@ -52,6 +54,51 @@ import Testing
     #expect(
       mapping.drops(scripted: ["ItemToItem"]).map(\.description) == [
         "Item.count (the mapping's script computes count in its place and may read it)"
+      ])
+  }
+
+  /// Each dropped attribute counts the values its entity's own objects hold (a subentity's in the
+  /// same table are not its own), the entity's attributes counted together in one pass.
+  @Test func eachDroppedAttributeCountsItsOwnObjectsSetValues() throws {
+    let attributes = [
+      Attribute(name: "name", type: .string, isOptional: true),
+      Attribute(name: "count", type: .integer64, isOptional: true),
+      Attribute(name: "note", type: .string, isOptional: true),
+    ]
+    let v1 = try ObjectModel(
+      entities: [Entity(name: "Item", attributes: attributes), Entity(name: "Special", parentName: "Item")],
+      versionName: "V1")
+    let v2 = try ObjectModel(
+      entities: [
+        Entity(name: "Item", attributes: [attributes[0]]), Entity(name: "Special", parentName: "Item"),
+      ], versionName: "V2")
+    let folder = try TemporaryDirectory()
+    let store = try SQLiteStore.create(at: folder.url.appendingPathComponent("drops.sqlite"), model: v1)
+    // Items 1…5: count set on 1…3, note on 5; one Special with both set, in the same table.
+    let items = (1...5).map { key -> [String: StoreValue] in
+      [
+        "name": .string("item \(key)"), "count": key <= 3 ? .integer(Int64(key)) : .null,
+        "note": key == 5 ? .string("kept") : .null,
+      ]
+    }
+    let objects =
+      items.enumerated().map { StoredObject(id: ObjectID(entity: "Item", primaryKey: Int64($0 + 1)), attributes: $1) }
+      + [
+        StoredObject(
+          id: ObjectID(entity: "Special", primaryKey: 6),
+          attributes: ["name": .string("special"), "count": .integer(6), "note": .string("its own")])
+      ]
+    try store.write { writer in try objects.forEach(writer.insert) }
+    let mapping = MappingModel(
+      source: v1, destination: v2,
+      entityMappings: ["Item", "Special"].map { entity in
+        EntityMapping(
+          name: "\(entity)To\(entity)", kind: .copy, sourceEntity: entity, destinationEntity: entity,
+          attributes: ["name": .property("name")])
+      })
+    #expect(
+      try store.counting(mapping.drops()).map(\.description) == [
+        "Item.count — 3 values", "Item.note — 1 value", "Special.count — 1 value", "Special.note — 1 value",
       ])
   }
 }
