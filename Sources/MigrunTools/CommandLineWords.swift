@@ -18,6 +18,10 @@ package enum CommandLineWords {
     ("ScriptLimits.instructions", "--lua-instructions"),
     ("ScriptLimits.seconds", "--lua-time"),
     ("ScriptLimits.memoryBytes", "--lua-memory"),
+    (
+      "SQLiteStore reads SQLite stores (convert it to StoreType.sqlite first)",
+      "this command takes SQLite stores (`migrun copy --type sqlite` makes one)"
+    ),
   ]
 
   /// `message` with every API option it names said as the command line's flag; names to drop
@@ -28,6 +32,7 @@ package enum CommandLineWords {
         "give " + match.output.1.components(separatedBy: ", ").map { "--drop \($0)" }.joined(separator: " ")
       }
       .replacing(destination) { match in "--to \(match.output.1)" }
+      .replacing(salvage) { match in "`migrun salvage \(match.output.1) --out NEW`" }
   }
 
   // Checked when migrun is built (literals), lowered once, on first use. `Regex` is not declared
@@ -37,4 +42,6 @@ package enum CommandLineWords {
   nonisolated(unsafe) static let dropping = #/\badd ([^()]+?) to StoreMigrator\.Options\.drop/#
   /// "the destination V (MigrationScripts.plan's destination)": the version `--to` names.
   nonisolated(unsafe) static let destination = #/the destination ([^()]+?) \(MigrationScripts\.plan's destination\)/#
+  /// "Salvage of `STORE` into a new store" (`StoreCheck`'s note on a damaged file): the store.
+  nonisolated(unsafe) static let salvage = #/Salvage of `([^`]+)` into a new store/#
 }

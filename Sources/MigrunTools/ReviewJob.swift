@@ -166,7 +166,7 @@ package struct ReviewJob {
   static func check(_ store: URL, bundle: ModelBundle, configuration: String?) throws -> [Review.Finding] {
     let chosen = try ConfigurationChoice.bundle(bundle, configuration: configuration, store: store)
     return try StoreCheck.findings(of: store, bundle: chosen).map {
-      Review.Finding(rule: $0.kind, message: $0.message, note: $0.isNote)
+      Review.Finding(rule: $0.kind, message: CommandLineWords.flags(in: $0.message), note: $0.isNote)
     }
   }
 

@@ -36,6 +36,10 @@ import Testing
     let check = try MigrunProcess.run(["check", store.path])
     #expect(check.status == 1 && check.stdout.contains("sqlite-integrity"), "\(check.stdout)")
     #expect(check.stdout.contains("note: salvage: `migrun salvage"), "check points at salvage: \(check.stdout)")
+    // The library's check says salvage in its own words, no command of the command line's.
+    let note = try StoreCheck.findings(of: store).first { $0.kind == "salvage" }
+    #expect(note?.message.hasPrefix("Salvage of `\(store.lastPathComponent)` into a new store would write ") == true)
+    #expect(note?.message.contains("migrun") == false, "\(note?.message ?? "")")
     let out = folder.url.appendingPathComponent("saved.sqlite")
     let result = try MigrunProcess.run(["salvage", store.path, "--out", out.path])
     #expect(result.status == 1, "something was lost: \(result.stdout)\(result.stderr)")

@@ -759,7 +759,7 @@ public final class SQLiteStore: ObjectStore {
         throw StoreError(
           .notSQLite, file: url.path,
           reason:
-            "a Core Data \(type.label) store, not SQLite: this command takes SQLite stores (`migrun copy --type sqlite` makes one)",
+            "a Core Data \(type.label) store, not SQLite: SQLiteStore reads SQLite stores (convert it to StoreType.sqlite first)",
           underlying: error)
       }
       throw StoreError(.notSQLite, file: url.path, reason: "not a SQLite database (\(detail))", underlying: error)
