@@ -163,7 +163,8 @@ extension SalvageJob {
         : "metadata lost: new metadata (a new UUID) for the model")
     read.append(
       report.modelCacheFromStore
-        ? "its own model cache kept as it was" : "model cache lost: written from the model version \(report.version)")
+        ? "its own model cache kept as it was" + report.modelCacheNotes.map { " (\($0))" }.joined()
+        : "model cache lost: written from the model version \(report.version)")
     return read
   }
 

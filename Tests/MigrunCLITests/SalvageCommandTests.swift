@@ -208,6 +208,55 @@ import Testing
     #expect(hashes[0] != nil && hashes[0] == hashes[1], "\(hashes)")
   }
 
+  /// A store whose model cache is another version's than its metadata's (a store of A whose hashes
+  /// say B, a version that differs from A only in its hash modifier): salvage writes B and keeps the
+  /// cache's bytes beside the store's metadata, as the store had them — and says so, in text and JSON.
+  @Test func aModelCacheOfAnotherVersionIsKeptAndSaid() throws {
+    let folder = try TemporaryDirectory()
+    let model = folder.url.appendingPathComponent("M.xcdatamodeld")
+    for (version, modifier) in [("A", ""), ("B", #" versionHashModifier="b""#)] {
+      let contents = model.appendingPathComponent("\(version).xcdatamodel/contents")
+      try FileManager.default.createDirectory(
+        at: contents.deletingLastPathComponent(), withIntermediateDirectories: true)
+      try Data(
+        """
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+          <entity name="Note" representedClassName="Note"\(modifier)>
+            <attribute name="title" optional="YES" attributeType="String"/>
+          </entity>
+        </model>
+        """.utf8
+      ).write(to: contents)
+    }
+    let store = folder.url.appendingPathComponent("s.sqlite")
+    let created = try MigrunProcess.run(["create", store.path, "--model", model.path, "--model-version", "A"])
+    #expect(created.status == 0, "\(created.stderr)")
+    let hash = try MigrunProcess.run(["hash", model.path, "--model-version", "B", "--json"]).jsonLine("hash")
+    let note = try #require(Data(base64Encoded: (hash["entities"] as? [String: String])?["Note"] ?? ""))
+    try DatabaseQueue(path: store.path).write { db in
+      let bytes = try #require(try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA"))
+      guard case .dictionary(var entries) = try PropertyListValue(decoding: Array(bytes)),
+        case .dictionary(var hashes)? = entries["NSStoreModelVersionHashes"]
+      else { throw CocoaError(.propertyListReadCorrupt) }
+      hashes["Note"] = .data(Array(note))
+      entries["NSStoreModelVersionHashes"] = .dictionary(hashes)
+      try db.execute(
+        sql: "UPDATE Z_METADATA SET Z_PLIST = ?",
+        arguments: [Data(PropertyListValue.dictionary(entries).binaryEncoded())])
+    }
+    let out = folder.url.appendingPathComponent("saved.sqlite")
+    let text = try MigrunProcess.run(["salvage", store.path, "--out", out.path, "--model", model.path])
+    let words = "its hashes are not those of B, the version written: kept as the store had it"
+    #expect(text.stdout.contains("its own model cache kept as it was (\(words))"), "\(text.stdout)\(text.stderr)")
+    try FileManager.default.removeItem(at: out)
+    let json = try MigrunProcess.run(["salvage", store.path, "--out", out.path, "--model", model.path, "--json"])
+    let report = try json.jsonLine("salvage")["report"] as? [String: Any]
+    #expect(report?["version"] as? String == "B", "\(json.stdout)")
+    #expect(report?["modelCacheFromStore"] as? Bool == true, "\(json.stdout)")
+    #expect(report?["modelCacheNotes"] as? [String] == [words], "\(json.stdout)")
+  }
+
   /// A `-wal` whose last transaction was torn — its commit frame cut short, or a byte of its first
   /// frame changed (the checksum fails) — : that transaction is left out as SQLite leaves it out, and
   /// the report names it with its frames; the one before is applied.
