@@ -124,19 +124,10 @@ import Testing
     let bundle = folder.url.appendingPathComponent("Evil.xcdatamodeld", isDirectory: true)
     let versions = ["Evil 1 <img src=x onerror=console.error(1)>", "Evil 2 <svg onload=console.error(2)>"]
     for (version, attribute) in zip(versions, ["title", "heading"]) {
-      let contents = bundle.appendingPathComponent("\(version).xcdatamodel/contents")
-      try FileManager.default.createDirectory(
-        at: contents.deletingLastPathComponent(), withIntermediateDirectories: true)
-      try Data(
-        """
-        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
-          <entity name="Note" representedClassName="Note" syncable="YES">
-            <attribute name="\(attribute)" optional="YES" attributeType="String"/>
-          </entity>
-        </model>
-        """.utf8
-      ).write(to: contents)
+      try writeModelVersion(
+        version, of: bundle,
+        entities: #"<entity name="Note" representedClassName="Note" syncable="YES">"#
+          + #"<attribute name="\#(attribute)" optional="YES" attributeType="String"/></entity>"#)
     }
     try Data(
       """

@@ -215,19 +215,10 @@ import Testing
     let folder = try TemporaryDirectory()
     let model = folder.url.appendingPathComponent("M.xcdatamodeld")
     for (version, modifier) in [("A", ""), ("B", #" versionHashModifier="b""#)] {
-      let contents = model.appendingPathComponent("\(version).xcdatamodel/contents")
-      try FileManager.default.createDirectory(
-        at: contents.deletingLastPathComponent(), withIntermediateDirectories: true)
-      try Data(
-        """
-        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
-          <entity name="Note" representedClassName="Note"\(modifier)>
-            <attribute name="title" optional="YES" attributeType="String"/>
-          </entity>
-        </model>
-        """.utf8
-      ).write(to: contents)
+      try writeModelVersion(
+        version, of: model,
+        entities: #"<entity name="Note" representedClassName="Note"\#(modifier)>"#
+          + #"<attribute name="title" optional="YES" attributeType="String"/></entity>"#)
     }
     let store = folder.url.appendingPathComponent("s.sqlite")
     let created = try MigrunProcess.run(["create", store.path, "--model", model.path, "--model-version", "A"])

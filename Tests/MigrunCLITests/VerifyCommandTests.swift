@@ -72,19 +72,11 @@ import Testing
   @Test func aStepFileIsLoadedOncePerStoreForThePlanAndTheRun() throws {
     let folder = try TemporaryDirectory()
     let bundle = try LintCommandTests.bundle(in: folder)
-    let third = bundle.appendingPathComponent("Notes 3.xcdatamodel/contents")
-    try FileManager.default.createDirectory(at: third.deletingLastPathComponent(), withIntermediateDirectories: true)
-    try Data(
-      """
-      <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-      <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
-        <entity name="Note" representedClassName="Note" syncable="YES">
-          <attribute name="heading" optional="YES" attributeType="String"/>
-          <attribute name="size" optional="YES" attributeType="Integer 64"/>
-        </entity>
-      </model>
-      """.utf8
-    ).write(to: third)
+    try writeModelVersion(
+      "Notes 3", of: bundle,
+      entities: #"<entity name="Note" representedClassName="Note" syncable="YES">"#
+        + #"<attribute name="heading" optional="YES" attributeType="String"/>"#
+        + #"<attribute name="size" optional="YES" attributeType="Integer 64"/></entity>"#)
     let current = bundle.appendingPathComponent(".xccurrentversion")
     try Data(
       try String(contentsOf: current, encoding: .utf8).replacingOccurrences(
