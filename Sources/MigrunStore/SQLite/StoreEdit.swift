@@ -335,13 +335,24 @@ extension SQLiteStore {
     try withConnection { db in try body(StoreEdit(db)) }
   }
 
-  /// Runs `body` with an edit of this store that sees the file at `sourcePath` attached read-only
-  /// as schema `src` (a step's source, beside its new file), detached after.
-  package func editing<T>(attachingSourceAt sourcePath: String, _ body: (StoreEdit) throws -> T) throws -> T {
+  /// Runs `body` with an edit of this store that sees the store `source` — the file at
+  /// `sourcePath`, its URI for reading — attached read-only as schema `src` (a step's source,
+  /// beside its new file), detached after. While it is attached, a lock the connection meets is
+  /// the source's (this store is the step's own new file): waited for `readWait` seconds, as a read
+  /// of the source is (the job's `--wait`), then said as the source in use.
+  package func editing<T>(
+    attaching source: URL, at sourcePath: String, readWait: Double, _ body: (StoreEdit) throws -> T
+  ) throws -> T {
     try withConnection { db in
-      try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [sourcePath])
-      defer { try? db.execute(sql: "DETACH DATABASE src") }
-      return try body(StoreEdit(db))
+      try db.execute(sql: "PRAGMA busy_timeout = \(Self.milliseconds(readWait))")
+      defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Self.milliseconds(busyTimeout))") }
+      do {
+        try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [sourcePath])
+        defer { try? db.execute(sql: "DETACH DATABASE src") }
+        return try body(StoreEdit(db))
+      } catch let error where StoreFailure.isInUse(error) {
+        throw StoreUse.inUseError(source, cause: error, waited: readWait)
+      }
     }
   }
 
