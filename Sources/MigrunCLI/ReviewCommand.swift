@@ -30,13 +30,14 @@ struct ReviewCommand: ProjectCommand {
   var out: String?
   @Flag(help: "Write the review as one JSON line (a `review` event, docs/json.md) instead of HTML.") var json = false
   @Flag(help: "Replace the --out file if it exists.") var force = false
+  @OptionGroup(title: "Lua limits") var lua: LuaLimitOptions
 
   func execute(_ project: ProjectConfig?) throws {
     if let out { try OutputFile.check(out, option: "--out", force: force, inputs: [target]) }
     // A folder is its own model when neither --model nor the project file names another.
     var options = chain
     if options.model == nil, project?.model == nil, ReviewJob.isFolder(target) { options.model = target }
-    let setup = try options.setup(project)
+    let setup = try options.setup(project, limits: lua.limits(project))
     try ReviewJob(target: target, setup: setup, coverage: coverage).write(json: json, to: out)
   }
 }

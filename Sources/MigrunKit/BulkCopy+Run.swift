@@ -7,15 +7,20 @@ import MigrunStore
 extension BulkCopy {
   /// Copies the source store at `sourceURL` into `destination` (created empty, without indexes),
   /// then builds the indexes and checks the model's rules. One transaction: on any error nothing
-  /// of it is left in the destination.
-  func run(from sourceURL: URL, into destination: SQLiteStore, progress: (MigrationProgress) -> Void) throws {
-    // The migrator reads a snapshot whenever the store's -wal has content, so a direct path exists;
-    // it reads the store only once its session found it free, else its own files: none is held.
-    guard let path = SQLiteStore.readOnlyPath(sourceURL, isHeld: false) else {
+  /// of it is left in the destination. `isHeld`: whether the source is read with SQLite's locks
+  /// (the store itself, which an app may open at any time) or, where nothing else can hold it, as
+  /// immutable (``SQLiteStore/readOnlyPath(_:isHeld:)``); a lock met on it is waited for
+  /// `readWait` seconds.
+  func run(
+    from sourceURL: URL, isHeld: Bool, readWait: Double, into destination: SQLiteStore,
+    progress: (MigrationProgress) -> Void
+  ) throws {
+    // The migrator reads a snapshot whenever the store's -wal has content, so a direct path exists.
+    guard let path = SQLiteStore.readOnlyPath(sourceURL, isHeld: isHeld) else {
       throw StoreError(
         .io, file: sourceURL.path, reason: "the store's -wal has content and no -shm: migrate a snapshot of it")
     }
-    try destination.editing(attachingSourceAt: path) { store in
+    try destination.editing(attaching: sourceURL, at: path, readWait: readWait) { store in
       try store.inTransaction {
         for copy in copies {
           let total = try store.rowCount(of: copy.sourceTable, in: "src", where: copy.sourceRows)

@@ -434,8 +434,9 @@ public final class StoreMigrator {
         conserving: (stepMapping.mapping, before), progress: stepProgress)
     } else {
       done = try writeNewFile(
-        step, from: source, at: run.current, into: working, associations: associations, mapping: stepMapping,
-        foreign: foreign, before: before, externalData: run.externalData, progress: stepProgress)
+        step, from: source, at: run.current, withLocks: readsWithLocks(run.current, run.session), into: working,
+        associations: associations, mapping: stepMapping, foreign: foreign, before: before,
+        externalData: run.externalData, progress: stepProgress)
     }
     done.drops = drops
     if case .copyRows(let why) = decision { done.reason = why }
@@ -518,17 +519,25 @@ public final class StoreMigrator {
     return drops
   }
 
+  /// Whether a read that opens `file` now takes SQLite's locks (its `readOnlyPath`'s `isHeld`): the
+  /// store in rollback-journal mode, always — an app may have opened it since the session found it
+  /// free, which no change of its files shows, and SQLite's locks answer that at every read (no look
+  /// of migrun's, no open more); a WAL store is read with its `-shm`, there whenever a process has
+  /// it open, else as immutable (a read-only connection would make one beside it). Migrun's own
+  /// files (a snapshot, a step's result) no other process holds.
+  private func readsWithLocks(_ file: URL, _ session: StoreSession) -> Bool { file == store && !session.walMode }
+
   /// What the store holds beyond its model (CloudKit's tables, persistent history, its own tables),
   /// carried into the destination, renumbered where the step renumbers entities.
   private func carryForeign(
-    _ foreign: ForeignObjects, from current: URL, source: SQLiteStore, into destination: SQLiteStore,
+    _ foreign: ForeignObjects, from current: URL, withLocks locks: Bool, source: SQLiteStore,
+    into destination: SQLiteStore,
     mapping: MappingModel, numbers: [Int: Int]
   ) throws -> HistoryRewritten {
     var history = HistoryRewritten()
-    // The store, found free by the session, or migrun's own file: no other process holds it.
-    let path = SQLiteStore.readOnlyPath(current, isHeld: false) ?? current.path
+    let path = SQLiteStore.readOnlyPath(current, isHeld: locks) ?? current.path
     let rewrite = HistoryRewrite(mapping: mapping, source: source.schema, destination: destination.schema)
-    try destination.editing(attachingSourceAt: path) { store in
+    try destination.editing(attaching: current, at: path, readWait: options.wait) { store in
       try store.inTransaction {
         history = try foreign.carry(
           store, numbers: numbers, dropped: options.drop, history: rewrite, partialHistory: options.partialHistory)
@@ -540,7 +549,8 @@ public final class StoreMigrator {
   /// A step that writes a new file: what the store holds beyond its model carried (or refused
   /// now, by name), the objects moved as rows, as objects or both, then every count checked.
   private func writeNewFile(
-    _ step: MigrationStep, from source: SQLiteStore, at current: URL, into working: URL, associations: URL,
+    _ step: MigrationStep, from source: SQLiteStore, at current: URL, withLocks locks: Bool, into working: URL,
+    associations: URL,
     mapping stepMapping: StepMapping, foreign: ForeignObjects, before: Conservation.Before,
     externalData: ExternalData, progress stepProgress: @escaping (MigrationProgress) -> Void
   ) throws -> Report.Step {
@@ -567,11 +577,13 @@ public final class StoreMigrator {
     manager.progress = stepProgress
     manager.mergeRules = try stepMapping.mergeRules + (scripts?.mergeRules(for: step) ?? [])
     let method = try moveObjects(
-      from: current, schema: source.schema, into: destination, manager: manager, progress: stepProgress)
+      from: current, withLocks: locks, schema: source.schema, into: destination, manager: manager,
+      progress: stepProgress)
     let history =
       foreign.isEmpty
       ? HistoryRewritten()
-      : try carryForeign(foreign, from: current, source: source, into: destination, mapping: mapping, numbers: numbers)
+      : try carryForeign(
+        foreign, from: current, withLocks: locks, source: source, into: destination, mapping: mapping, numbers: numbers)
     try destination.installDerivedAttributes()
     var done = Report.Step(
       name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: method)
@@ -591,7 +603,8 @@ public final class StoreMigrator {
   /// Rows copied where the mappings allow it — all of them, or (mixed) some, the object path doing
   /// the rest after them — else object by object. Returns how the step ran.
   private func moveObjects(
-    from current: URL, schema: StoreSchema, into destination: SQLiteStore, manager: MigrationManager,
+    from current: URL, withLocks locks: Bool, schema: StoreSchema, into destination: SQLiteStore,
+    manager: MigrationManager,
     progress stepProgress: @escaping (MigrationProgress) -> Void
   ) throws -> StepMethod {
     let mapping = manager.mapping
@@ -603,11 +616,13 @@ public final class StoreMigrator {
       ).copy
       : nil
     if let bulk, bulk.objectMappings.isEmpty {
-      try bulk.run(from: current, into: destination, progress: stepProgress)
+      try bulk.run(
+        from: current, isHeld: locks, readWait: options.wait, into: destination, progress: stepProgress)
       try manager.validate()
       return .copyRows
     } else if let bulk {
-      try bulk.run(from: current, into: destination, progress: stepProgress)
+      try bulk.run(
+        from: current, isHeld: locks, readWait: options.wait, into: destination, progress: stepProgress)
       manager.copiedMappings = mapping.entityMappings.filter { mapping in
         bulk.copies.contains { $0.mapping.name == mapping.name }
       }

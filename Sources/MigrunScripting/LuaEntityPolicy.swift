@@ -70,10 +70,9 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
       if let filter, try !isTruthy(callLua(filter, mapping, view)) { return }
       bridge.associationsMade = 0
       if let hook = hooks["createDestinationInstances"] {
-        bridge.defaultAction = { [unowned self] object, values in
-          guard (try? MigrationBridge.objectID(object)) == source.id, object["__side"].stringValue == "src" else {
-            throw HostError("m:default(src): give the source object the hook was called with (\(source.id))")
-          }
+        bridge.defaultAction = DefaultAction(
+          object: source.id, side: "src", makesObject: mapping.destinationEntity != nil
+        ) { [unowned self] values in
           // The attribute functions are Lua: the prelude runs them before calling here (a host
           // function may not call back into its VM) and hands their results over, so the object is
           // inserted once with them — not inserted, then read and updated once per function.
@@ -184,14 +183,11 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
     bridge.writtenRelationships[destination] = nil
     if let hook = hooks["createRelationships"] {
       var defaulted = false
-      bridge.defaultAction = { [unowned self] object, _ in
-        guard (try? MigrationBridge.objectID(object)) == destination, object["__side"].stringValue == "dst" else {
-          throw HostError("m:default(dst): give the destination object the hook was called with (\(destination))")
-        }
+      bridge.defaultAction = DefaultAction(object: destination, side: "dst") { [unowned self] _ in
         defaulted = true
         try manager.createDefaultRelationships(
           for: destination, mapping, skipping: self.bridge.writtenRelationships[destination] ?? [])
-        return object
+        return MigrationBridge.descriptor(destination, side: "dst")
       }
       defer { bridge.defaultAction = nil }
       let result = try callLua(hook, mapping, MigrationBridge.destinationTable(destination))

@@ -15,9 +15,8 @@ final class MigrationBridge {
   /// Associations made since the counter was last read (did a hook create anything?).
   var associationsMade = 0
   /// What `m:default(object [, values])` runs: the default of the hook being called (its `super`),
-  /// set by the policy around a per-object hook only. `values`: the attribute functions' results by
-  /// name, computed by the prelude before the object is made (it is then written once), or nil.
-  var defaultAction: ((_ object: LuaValue, _ values: LuaValue) throws -> LuaValue)?
+  /// set by the policy around a per-object hook only.
+  var defaultAction: DefaultAction?
   /// The prelude's maker of bulk-copy row functions.
   var rows: LuaFunction?
   private var cachedSource: StoredObject?
@@ -166,12 +165,12 @@ final class MigrationBridge {
     }
     vm.register("find", in: "__migrun") { [unowned self] arguments in [try self.find(arguments)] }
     vm.register("default", in: "__migrun") { [unowned self] arguments in
-      guard let action = self.defaultAction else {
-        throw HostError(
-          "m:default(object) runs the default of createDestinationInstances (give src) or createRelationships (give dst), from those hooks only"
-        )
-      }
-      return [try action(arguments.first ?? .nil, arguments.count > 1 ? arguments[1] : .nil)]
+      [try self.defaultAction(taking: arguments.first ?? .nil).run(arguments.count > 1 ? arguments[1] : .nil)]
+    }
+    // The object checked before the prelude runs any attribute function for it: whether the
+    // default makes an object (the functions' values have one to go to).
+    vm.register("defaultMakes", in: "__migrun") { [unowned self] arguments in
+      [.boolean(try self.defaultAction(taking: arguments.first ?? .nil).makesObject)]
     }
     vm.register("properties", in: "__migrun") { [unowned self] arguments in [try self.properties(arguments)] }
     vm.register("uri", in: "__migrun") { [unowned self] arguments in
@@ -183,6 +182,22 @@ final class MigrationBridge {
       LuaStage.say("\(file): \((arguments.first ?? .nil).displayed)")
       return []
     }
+  }
+
+  /// The hook's default when `object` is the object it was called with, on its side; else the
+  /// error saying which object to give (or that no hook being run has a default).
+  private func defaultAction(taking object: LuaValue) throws -> DefaultAction {
+    guard let action = defaultAction else {
+      throw HostError(
+        "m:default(object) runs the default of createDestinationInstances (give src) or createRelationships (give dst), from those hooks only"
+      )
+    }
+    guard (try? Self.objectID(object)) == action.object, object["__side"].stringValue == action.side else {
+      throw HostError(
+        "m:default(\(action.side)): give the \(action.side == "src" ? "source" : "destination") object the hook was "
+          + "called with (\(action.object))")
+    }
+    return action
   }
 
   /// `values(side, entity, pk)`: an object's attribute values as a table.
@@ -412,4 +427,17 @@ final class MigrationBridge {
     }
     return id
   }
+}
+
+/// The default `m:default(object [, values])` runs in the hook being called (its `super`): the one
+/// object it takes — the hook's own, on its side (`src` or `dst`) — checked before anything runs.
+struct DefaultAction {
+  let object: ObjectID
+  let side: String
+  /// Whether the default makes an object (a mapping with a destination entity): only then do the
+  /// attribute functions run for it.
+  var makesObject = false
+  /// The default: `values` are the attribute functions' results by name, computed by the prelude
+  /// before the object is made (it is then written once), or nil.
+  let run: (_ values: LuaValue) throws -> LuaValue
 }

@@ -194,10 +194,13 @@ enum Prelude {
     -- relationships as the mapping would. The hook then adjusts what the default made.
     -- The attribute functions run here, before the object is made, and their results go to the
     -- host with it: the object is inserted once with its values (as the row path makes it), not
-    -- written again per function.
+    -- written again per function. The host checks the object first: none runs for an object that
+    -- is not the hook's own, outside the hooks that have a default, or when no object is made.
     function Manager:default(object)
       local computed = type(object) == "table" and rawget(object, "__side") == "src" and rawget(self, "__computed")
-      if not computed or next(computed) == nil then return wrap(host.default(unwrap(object))) end
+      if not computed or next(computed) == nil or not host.defaultMakes(unwrap(object)) then
+        return wrap(host.default(unwrap(object)))
+      end
       local values = {}
       for name, compute in pairs(computed) do values[name] = unwrap(compute(object, self)) end
       return wrap(host.default(unwrap(object), values))

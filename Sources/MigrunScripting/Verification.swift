@@ -59,8 +59,10 @@ extension MigrationScripts {
         let store = try Self.makeStore(
           of: version, in: folder, bundle: bundle, objects: objectsPerEntity, seed: seed &+ UInt64(offset))
         count = store.objects
-        let plan = try plan(store: store.url, bundle: bundle, destination: target)
-        let report = try migrator(store: store.url, plan: plan, options: .init(keepBackup: false)).run()
+        // The step files loaded once, for the plan and the run (as migrate loads them).
+        let lua = luaScripts
+        let plan = try plan(session: StoreSession(store.url), bundle: bundle, destination: target, lua: lua)
+        let report = try migrator(store: store.url, plan: plan, options: .init(keepBackup: false), lua: lua).run()
         let path = ([plan.sourceVersion] + plan.steps.map(\.to)).joined(separator: " → ")
         var passed = VerificationOutcome(
           version: version, passed: true, objects: count, detail: path, seconds: Date().timeIntervalSince(start))

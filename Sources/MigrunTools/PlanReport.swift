@@ -23,7 +23,7 @@ extension MigrationJobs {
     defer { try? source.close() }
     let counts = try source.entityCounts()
     // A scripted step shows its script's mapping; loading it also checks the file before anything runs.
-    var mappings: [[EntityMapping]] = []
+    var loaded: [StepMapping] = []
     var methods: [(method: StepMethod, reason: String?)] = []
     var drops: [[DroppedProperty]] = []
     // Custom stages: loaded, so a broken file is found before anything runs.
@@ -36,7 +36,7 @@ extension MigrationJobs {
         guard let inferred = step.inferredMapping else { throw ToolError(message: "\(step.name): no inferred mapping") }
         stepMapping = StepMapping(mapping: inferred)
       }
-      mappings.append(stepMapping.mapping.entityMappings)
+      loaded.append(stepMapping)
       // What the step leaves behind: counted in the store for the first step; later steps' sources
       // do not exist yet, so every property they drop is listed.
       let stepDrops = stepMapping.mapping.drops(scripted: Set(stepMapping.policies.keys))
@@ -45,7 +45,7 @@ extension MigrationJobs {
         try StoreMigrator.method(of: step, mapping: stepMapping, store: index == 0 ? source : nil))
     }
     return PlanReport(
-      store: url, plan: plan, counts: counts, mappings: mappings, methods: methods, drops: drops, stages: stages,
+      store: url, plan: plan, counts: counts, stepMappings: loaded, methods: methods, drops: drops, stages: stages,
       unused: unusedStepFiles(of: plan), own: try source.ownObjectsSummary())
   }
 }
@@ -55,7 +55,9 @@ package struct PlanReport {
   let store: URL
   let plan: MigrationPlan
   let counts: [String: Int]
-  let mappings: [[EntityMapping]]
+  /// Each step's mapping and policies, as loaded for the plan (step files under the job's limits):
+  /// what `review` shows of a step is read from these, never loaded again.
+  let stepMappings: [StepMapping]
   let methods: [(method: StepMethod, reason: String?)]
   let drops: [[DroppedProperty]]
   let stages: [LuaStage?]
@@ -63,6 +65,7 @@ package struct PlanReport {
   /// The store's own tables, triggers and views (``SQLiteStore/ownObjectsSummary()``).
   let own: [String]
 
+  var mappings: [[EntityMapping]] { stepMappings.map(\.mapping.entityMappings) }
   var objects: [[String: Int]] { Self.objectCounts(mappings, store: counts) }
 
   /// The `plan` event (docs/json.md), encoded.

@@ -80,14 +80,14 @@ package struct ReviewJob {
     review.checkBefore = try Self.check(store, bundle: jobs.bundle, configuration: setup.configuration)
     let objects = report.objects
     for (index, step) in plan.steps.enumerated() {
-      var reviewed = try Self.step(step, index: index, report: report, objects: objects[index], setup: setup)
+      var reviewed = Self.step(step, index: index, report: report, objects: objects[index])
       // A finding on the pair, or on the version the step arrives at: beside the change that causes it.
       reviewed.lint = findings.filter { $0.versions == [step.from, step.to] || $0.versions == [step.to] }
         .map(Review.Finding.init)
       let files = [reviewed.script].compactMap { $0 } + reviewed.policies.map(\.file)
       reviewed.coverage = Self.coverage(of: files, in: coverage)
       review.steps.append(reviewed)
-      review.diagrams.append(Self.diagram(step, mapping: try Self.mapping(of: step, setup: setup)))
+      review.diagrams.append(Self.diagram(step, mapping: report.stepMappings[index].mapping))
     }
     let stepPairs = Set(plan.steps.flatMap { [[$0.from, $0.to], [$0.to]] })
     review.lint = findings.filter { !stepPairs.contains($0.versions) }.map(Review.Finding.init)
@@ -127,15 +127,14 @@ package struct ReviewJob {
     }
   }
 
-  static func step(
-    _ step: MigrationStep, index: Int, report: PlanReport, objects: [String: Int], setup: MigrationSetup
-  ) throws -> Review.Step {
+  /// The step as the plan report has it: its step file's mapping and policies as loaded for the
+  /// plan, under the job's Lua limits (not loaded again).
+  static func step(_ step: MigrationStep, index: Int, report: PlanReport, objects: [String: Int]) -> Review.Step {
     var script: String?
     var policies: [Review.Policy] = []
     if case .scripted(let file) = step.kind {
       script = shown(file)
-      let loaded = try ScriptedStep.load(step, file: file, policyFolders: setup.policyFolders)
-      for (mapping, policy) in loaded.policies.sorted(by: { $0.key < $1.key }) {
+      for (mapping, policy) in report.stepMappings[index].policies.sorted(by: { $0.key < $1.key }) {
         guard let summary = PolicySummary(policy) else { continue }
         policies.append(
           .init(
@@ -159,14 +158,6 @@ package struct ReviewJob {
       stage: report.stages[index].map { .init(file: shown($0.url), hooks: $0.hookNames) })
   }
 
-  /// The step's mapping as `diagram` draws it.
-  static func mapping(of step: MigrationStep, setup: MigrationSetup) throws -> MappingModel {
-    try DiagramJob(
-      source: "", version: nil, from: nil, to: nil, model: nil, policyFolders: setup.policyFolders.map(\.path),
-      plan: false
-    ).mapping(of: step)
-  }
-
   /// The step's picture as `diagram` draws it, as inline SVG (nil without Graphviz: the page says so).
   static func diagram(_ step: MigrationStep, mapping: MappingModel) -> String? {
     let dot = Diagram.step(mapping, from: step.from, to: step.to, title: "\(step.name) (\(Diagram.kind(of: step)))")
@@ -180,7 +171,7 @@ package struct ReviewJob {
   static func check(_ store: URL, bundle: ModelBundle, configuration: String?) throws -> [Review.Finding] {
     let chosen = try ConfigurationChoice.bundle(bundle, configuration: configuration, store: store)
     return try StoreCheck.findings(of: store, bundle: chosen).map {
-      Review.Finding(rule: $0.kind, message: $0.message, note: $0.isNote)
+      Review.Finding(rule: $0.kind, message: CommandLineWords.flags(in: $0.message), note: $0.isNote)
     }
   }
 

@@ -49,7 +49,9 @@ package struct SalvageJob: ProjectJob {
       if let support { try? FileManager.default.removeItem(at: support) }
       throw error
     }
-    guard let report = written else { return output }
+    guard var report = written else { return output }
+    // What check still finds, in the command line's words (its flags for the API's options).
+    report.remaining = report.remaining.map(CommandLineWords.flags(in:))
     // The working file's support folder (external data, linked) follows it to its name.
     if let support, FileManager.default.fileExists(atPath: support.path) {
       let final = ExternalData.supportFolder(of: URL(fileURLWithPath: out))
@@ -163,7 +165,8 @@ extension SalvageJob {
         : "metadata lost: new metadata (a new UUID) for the model")
     read.append(
       report.modelCacheFromStore
-        ? "its own model cache kept as it was" : "model cache lost: written from the model version \(report.version)")
+        ? "its own model cache kept as it was" + report.modelCacheNotes.map { " (\($0))" }.joined()
+        : "model cache lost: written from the model version \(report.version)")
     return read
   }
 

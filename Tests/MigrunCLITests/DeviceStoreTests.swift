@@ -113,6 +113,34 @@ import Testing
     #expect(try Self.names(in: place) == files, "no working file was made")
   }
 
+  /// An app that opens the store after the migration's session found it free — between `prepare`
+  /// and the run, here taking SQLite's exclusive lock for its writes — is asked about again where the
+  /// run reads the store (the bulk copy's read of it): read with SQLite's locks, never as an immutable file
+  /// under the app's writes, the run (a dry run: no swap to refuse it at) is refused as the store
+  /// in use, naming the app, at once (`wait` 0), and nothing is written.
+  @Test func anAppThatOpensTheStoreAfterPrepareIsMetWhereTheRunReadsIt() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture(Self.moodyStore, into: folder)
+    try DatabaseQueue(path: store.path).writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = DELETE") }
+    let bundle = try ModelBundle(modelOrStoreAt: URL(fileURLWithPath: Self.moody))
+    let plan = try MigrationPlanner.plan(store: store, bundle: bundle, destination: "Moody 2")
+    var options = StoreMigrator.Options()
+    options.dryRun = true
+    options.ddl = false
+    let session = try StoreMigrator.prepare(store, options: options)
+    defer { session.close() }
+    let shell = try SQLiteShell(store, "BEGIN EXCLUSIVE;")
+    defer { shell.close() }
+    let before = storeFileBytes(store)
+    #expect {
+      try StoreMigrator(store: store, plan: plan, options: options).run(in: session)
+    } throws: { error in
+      StoreFailure.isInUse(error)
+        && "\(error)".contains("\(store.path): the store is in use: process \(shell.pid) (sqlite3) holds a write lock")
+    }
+    #expect(storeFileBytes(store) == before, "nothing of the store was written")
+  }
+
   @Test func aSecondMigrationOfTheSameStoreWaitsForTheFirstOrIsRefused() throws {
     let folder = try TemporaryDirectory()
     let store = try writableCopyOfFixture(Self.moodyStore, into: folder)

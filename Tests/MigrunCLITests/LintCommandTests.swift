@@ -8,19 +8,10 @@ import Testing
   static func bundle(in folder: TemporaryDirectory) throws -> URL {
     let bundle = folder.url.appendingPathComponent("Notes.xcdatamodeld", isDirectory: true)
     for (version, attribute) in [("Notes", "title"), ("Notes 2", "heading")] {
-      let contents = bundle.appendingPathComponent("\(version).xcdatamodel/contents")
-      try FileManager.default.createDirectory(
-        at: contents.deletingLastPathComponent(), withIntermediateDirectories: true)
-      try Data(
-        """
-        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
-          <entity name="Note" representedClassName="Note" syncable="YES">
-            <attribute name="\(attribute)" optional="YES" attributeType="String"/>
-          </entity>
-        </model>
-        """.utf8
-      ).write(to: contents)
+      try writeModelVersion(
+        version, of: bundle,
+        entities: #"<entity name="Note" representedClassName="Note" syncable="YES">"#
+          + #"<attribute name="\#(attribute)" optional="YES" attributeType="String"/></entity>"#)
     }
     try Data(
       """

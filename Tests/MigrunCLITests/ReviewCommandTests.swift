@@ -124,19 +124,10 @@ import Testing
     let bundle = folder.url.appendingPathComponent("Evil.xcdatamodeld", isDirectory: true)
     let versions = ["Evil 1 <img src=x onerror=console.error(1)>", "Evil 2 <svg onload=console.error(2)>"]
     for (version, attribute) in zip(versions, ["title", "heading"]) {
-      let contents = bundle.appendingPathComponent("\(version).xcdatamodel/contents")
-      try FileManager.default.createDirectory(
-        at: contents.deletingLastPathComponent(), withIntermediateDirectories: true)
-      try Data(
-        """
-        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
-          <entity name="Note" representedClassName="Note" syncable="YES">
-            <attribute name="\(attribute)" optional="YES" attributeType="String"/>
-          </entity>
-        </model>
-        """.utf8
-      ).write(to: contents)
+      try writeModelVersion(
+        version, of: bundle,
+        entities: #"<entity name="Note" representedClassName="Note" syncable="YES">"#
+          + #"<attribute name="\#(attribute)" optional="YES" attributeType="String"/></entity>"#)
     }
     try Data(
       """
@@ -172,6 +163,57 @@ import Testing
     #expect(page.text.contains("Not run:"))
     #expect(page.text.contains("After: not checked (the run did not finish)"))
     #expect(page.console.isEmpty, "\(page.console)")
+  }
+
+  /// A Notes store at its first version, with `step` as the Lua mapping file of its one step.
+  static func notesStore(step: String, in folder: TemporaryDirectory) throws -> (
+    store: URL, model: URL, policies: URL
+  ) {
+    let model = try LintCommandTests.bundle(in: folder)
+    let policies = try folder.folder("policies")
+    try Data(step.utf8).write(to: policies.appendingPathComponent("Notes-Notes 2.lua"))
+    let store = folder.url.appendingPathComponent("notes.sqlite")
+    let created = try MigrunProcess.run(["create", store.path, "--model", model.path, "--model-version", "Notes"])
+    #expect(created.status == 0, "\(created.stderr)")
+    return (store, model, policies)
+  }
+
+  /// The Lua limits are the job's, as migrate's (`--lua-instructions`): a step file past them is
+  /// refused in migrate's words.
+  @Test func aStepFilePastTheInstructionLimitIsRefusedAsMigrateRefusesIt() throws {
+    let folder = try TemporaryDirectory()
+    let (store, model, policies) = try Self.notesStore(
+      step: """
+        local n = 0
+        for i = 1, 3000000 do n = n + i end
+        return { Note = { attributes = { heading = function(src) return src.title end } } }
+        """, in: folder)
+    let arguments = [store.path, "--model", model.path, "--policies", policies.path, "--lua-instructions", "1000000"]
+    let review = try MigrunProcess.run(["review"] + arguments + ["--json"])
+    let migrate = try MigrunProcess.run(["migrate"] + arguments)
+    let words = "Notes-Notes 2.lua:2: instruction limit of 1000000 exceeded"
+    #expect(migrate.status == 1 && migrate.stderr.contains(words), "\(migrate.stderr)")
+    #expect(review.status == 1 && review.stderr.contains(words), "\(review.stderr)")
+  }
+
+  /// A step file that needs more than the default Lua memory reviews under a raised `--lua-memory`:
+  /// every look at the step file (its policies, its picture) is the plan's load, under the job's
+  /// limits, never a second load under the defaults.
+  @Test func aStepFileNeedingMoreMemoryReviewsUnderTheJobsLimit() throws {
+    let folder = try TemporaryDirectory()
+    let (store, model, policies) = try Self.notesStore(
+      step: """
+        local big = string.rep("x", 80 * 1024 * 1024)
+        return { Note = { attributes = { heading = function(src) return src.title end } } }
+        """, in: folder)
+    let review = try MigrunProcess.run([
+      "review", store.path, "--model", model.path, "--policies", policies.path, "--lua-memory", "256", "--json",
+    ])
+    #expect(review.status == 0, "\(review.stderr)")
+    let json = try review.jsonLine("review")
+    #expect(json["migrated"] as? Bool == true, "\(json["refused"] ?? "")")
+    let steps = json["steps"] as? [[String: Any]] ?? []
+    #expect((steps.first?["policies"] as? [[String: Any]])?.first?["computed"] as? [String] == ["heading"])
   }
 
   /// A store that is not there is named, before the model is read.

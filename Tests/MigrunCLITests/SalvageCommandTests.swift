@@ -36,6 +36,10 @@ import Testing
     let check = try MigrunProcess.run(["check", store.path])
     #expect(check.status == 1 && check.stdout.contains("sqlite-integrity"), "\(check.stdout)")
     #expect(check.stdout.contains("note: salvage: `migrun salvage"), "check points at salvage: \(check.stdout)")
+    // The library's check says salvage in its own words, no command of the command line's.
+    let note = try StoreCheck.findings(of: store).first { $0.kind == "salvage" }
+    #expect(note?.message.hasPrefix("Salvage of `\(store.lastPathComponent)` into a new store would write ") == true)
+    #expect(note?.message.contains("migrun") == false, "\(note?.message ?? "")")
     let out = folder.url.appendingPathComponent("saved.sqlite")
     let result = try MigrunProcess.run(["salvage", store.path, "--out", out.path])
     #expect(result.status == 1, "something was lost: \(result.stdout)\(result.stderr)")
@@ -202,6 +206,49 @@ import Testing
       return (metadata as? [String: Any])?["NSStoreModelVersionHashes"] as? NSDictionary
     }
     #expect(hashes[0] != nil && hashes[0] == hashes[1], "\(hashes)")
+  }
+
+  /// A store whose model cache is another version's than its metadata's (a store of A whose hashes
+  /// say B, a version that differs from A only in its hash modifier): salvage writes B and keeps the
+  /// cache's bytes beside the store's metadata, as the store had them — and says so, in text and JSON.
+  @Test func aModelCacheOfAnotherVersionIsKeptAndSaid() throws {
+    let folder = try TemporaryDirectory()
+    let model = folder.url.appendingPathComponent("M.xcdatamodeld")
+    for (version, modifier) in [("A", ""), ("B", #" versionHashModifier="b""#)] {
+      try writeModelVersion(
+        version, of: model,
+        entities: #"<entity name="Note" representedClassName="Note"\#(modifier)>"#
+          + #"<attribute name="title" optional="YES" attributeType="String"/></entity>"#)
+    }
+    let store = folder.url.appendingPathComponent("s.sqlite")
+    let created = try MigrunProcess.run(["create", store.path, "--model", model.path, "--model-version", "A"])
+    #expect(created.status == 0, "\(created.stderr)")
+    let hash = try MigrunProcess.run(["hash", model.path, "--model-version", "B", "--json"]).jsonLine("hash")
+    let note = try #require(Data(base64Encoded: (hash["entities"] as? [String: String])?["Note"] ?? ""))
+    try DatabaseQueue(path: store.path).write { db in
+      let bytes = try #require(try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA"))
+      guard case .dictionary(var entries) = try PropertyListValue(decoding: Array(bytes)),
+        case .dictionary(var hashes)? = entries["NSStoreModelVersionHashes"]
+      else { throw CocoaError(.propertyListReadCorrupt) }
+      hashes["Note"] = .data(Array(note))
+      entries["NSStoreModelVersionHashes"] = .dictionary(hashes)
+      try db.execute(
+        sql: "UPDATE Z_METADATA SET Z_PLIST = ?",
+        arguments: [Data(PropertyListValue.dictionary(entries).binaryEncoded())])
+    }
+    let out = folder.url.appendingPathComponent("saved.sqlite")
+    let text = try MigrunProcess.run(["salvage", store.path, "--out", out.path, "--model", model.path])
+    let words = "its hashes are not those of B, the version written: kept as the store had it"
+    #expect(text.stdout.contains("its own model cache kept as it was (\(words))"), "\(text.stdout)\(text.stderr)")
+    // What check still finds (the cache against the metadata) names the command line's flag.
+    #expect(text.stdout.contains("check still finds: cache-disagrees-with-metadata"), "\(text.stdout)")
+    #expect(text.stdout.contains("(--model)") && !text.stdout.contains("StoreCheck"), "\(text.stdout)")
+    try FileManager.default.removeItem(at: out)
+    let json = try MigrunProcess.run(["salvage", store.path, "--out", out.path, "--model", model.path, "--json"])
+    let report = try json.jsonLine("salvage")["report"] as? [String: Any]
+    #expect(report?["version"] as? String == "B", "\(json.stdout)")
+    #expect(report?["modelCacheFromStore"] as? Bool == true, "\(json.stdout)")
+    #expect(report?["modelCacheNotes"] as? [String] == [words], "\(json.stdout)")
   }
 
   /// A `-wal` whose last transaction was torn — its commit frame cut short, or a byte of its first

@@ -65,4 +65,35 @@ import Testing
     #expect(lines.contains { $0.hasPrefix("ok   Moody 5 ") })
     #expect(lines.last == "1 of 5 versions reach Moody 6")
   }
+
+  /// A step file the plan weighs a walk with (the direct step is inferred and drops what the walk
+  /// through the file's step keeps) is loaded once per made-up store, for the plan and the run — its
+  /// top level, which prints, runs once: Notes walks through the file's step, Notes 2 takes it.
+  @Test func aStepFileIsLoadedOncePerStoreForThePlanAndTheRun() throws {
+    let folder = try TemporaryDirectory()
+    let bundle = try LintCommandTests.bundle(in: folder)
+    try writeModelVersion(
+      "Notes 3", of: bundle,
+      entities: #"<entity name="Note" representedClassName="Note" syncable="YES">"#
+        + #"<attribute name="heading" optional="YES" attributeType="String"/>"#
+        + #"<attribute name="size" optional="YES" attributeType="Integer 64"/></entity>"#)
+    let current = bundle.appendingPathComponent(".xccurrentversion")
+    try Data(
+      try String(contentsOf: current, encoding: .utf8).replacingOccurrences(
+        of: "Notes 2.xcdatamodel", with: "Notes 3.xcdatamodel"
+      )
+      .utf8
+    ).write(to: current)
+    let policies = try folder.folder("policies")
+    try Data(
+      """
+      print("step file loaded")
+      return { Note = { createDestinationInstances = function(src, m) m:default(src) end } }
+      """.utf8
+    ).write(to: policies.appendingPathComponent("Notes 2-Notes 3.lua"))
+    let run = try MigrunProcess.run(["verify", bundle.path, "--policies", policies.path, "--objects", "3"])
+    #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+    #expect(run.stdout.contains("ok   Notes (3 objects): Notes → Notes 2 → Notes 3"), "\(run.stdout)")
+    #expect(run.stderr.components(separatedBy: "step file loaded").count - 1 == 2, "\(run.stderr)")
+  }
 }

@@ -161,6 +161,12 @@ import Testing
     #expect(status.status == 0 && status.stdout.contains("no migration needed"), "\(status.stdout)\(status.stderr)")
     let error = try #require(throws: StoreError.self) { try SQLiteStore(url: store) }
     #expect(error.reason.contains("a Core Data XML (NSXMLStoreType) store, not SQLite"), "\(error)")
+    // The library says it in its own words; the command line names its command.
+    #expect(!error.reason.contains("migrun") && error.reason.contains("StoreType.sqlite"), "\(error)")
+    let diagram = try MigrunProcess.run(["diagram", store.path, "--model", model.path, "--plan"])
+    #expect(
+      diagram.stderr.contains("this command takes SQLite stores (`migrun copy --type sqlite` makes one)"),
+      "\(diagram.stderr)")
   }
 
   @Test func copyWritesEveryObjectValueAndLinkAsASQLiteStore() throws {

@@ -409,6 +409,48 @@ import Testing
     #expect(try kept.object(ObjectID(entity: "Note", primaryKey: 1))?.attributes["name"] == .string("soup"))
   }
 
+  /// `m:default(other)` — an object that is not the hook's own, or from a hook without a default —
+  /// is refused before any attribute function runs for it: the function, which fails for any
+  /// object but the hook's own, never runs, and the store is left as it was.
+  @Test(arguments: [
+    (
+      "createDestinationInstances = function(src, m) current = src; if first == nil then first = src; m:default(src) else m:default(first) end end",
+      "m:default(src): give the source object the hook was called with"
+    ),
+    (
+      "createDestinationInstances = function(src, m) current = src; first = first or src end, "
+        + "endInstanceCreation = function(m) current = nil; m:default(first) end",
+      "m:default(object) runs the default of createDestinationInstances"
+    ),
+  ])
+  func defaultOfAnotherObjectIsRefusedBeforeItsAttributeFunctionsRun(hooks: String, refusal: String) throws {
+    let folder = try TemporaryDirectory()
+    let (store, bundle) = try Self.noteStore(
+      in: folder, notes: [1: "soup", 2: "bread"],
+      policy: """
+        local first, current
+        return {
+          Note = {
+            attributes = {
+              title = function(src)
+                if src ~= current then error("an attribute function ran for " .. tostring(src)) end
+                return src.name
+              end,
+            },
+            \(hooks),
+          },
+        }
+        """)
+    #expect {
+      try Self.migrate(store, bundle: bundle, folders: [folder.url.appendingPathComponent("policies")])
+    } throws: { error in
+      "\(error)".contains(refusal) && !"\(error)".contains("an attribute function ran")
+    }
+    let kept = try SQLiteStore(url: store, model: try bundle.model(named: "V1"), access: .readOnly)
+    defer { try? kept.close() }
+    #expect(try kept.object(ObjectID(entity: "Note", primaryKey: 2))?.attributes["name"] == .string("bread"))
+  }
+
   /// The entity mapping's and the mapping file's user info reach the policy.
   @Test func userInfoReachesThePolicy() throws {
     let folder = try TemporaryDirectory()

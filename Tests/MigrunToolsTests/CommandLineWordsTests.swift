@@ -27,4 +27,10 @@ import Testing
       CommandLineWords.flags(in: "or the destination Moody 5 (MigrationScripts.plan's destination) to migrate back")
         == "or --to Moody 5 to migrate back")
   }
+
+  @Test func aSalvageIsSaidAsTheCommand() {
+    #expect(
+      CommandLineWords.flags(in: "Salvage of `My Store.sqlite` into a new store would write 3 objects of 1 entity")
+        == "`migrun salvage My Store.sqlite --out NEW` would write 3 objects of 1 entity")
+  }
 }

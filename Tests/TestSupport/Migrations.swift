@@ -70,3 +70,18 @@ public enum Migrations {
     try XcdatamodelReader.parse(Data(xml.utf8), file: "\(version).xcdatamodel/contents", versionName: version)
   }
 }
+
+/// Writes the version `version` of the model `bundle` (an `.xcdatamodeld` folder, made when need be)
+/// as Xcode writes its `contents`: `entities` are its `<entity>` elements.
+public func writeModelVersion(_ version: String, of bundle: URL, entities: String) throws {
+  let contents = bundle.appendingPathComponent("\(version).xcdatamodel/contents")
+  try FileManager.default.createDirectory(at: contents.deletingLastPathComponent(), withIntermediateDirectories: true)
+  try Data(
+    """
+    <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+    <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+    \(entities)
+    </model>
+    """.utf8
+  ).write(to: contents)
+}

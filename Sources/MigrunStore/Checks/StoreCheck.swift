@@ -225,7 +225,7 @@ public enum StoreCheck {
       // Said as it is: the version salvage could not settle on, never a guess at why.
       return Finding(
         kind: "salvage",
-        message: "`migrun salvage \(url.lastPathComponent) --out NEW` cannot run as it is: \(error)", isNote: true)
+        message: "\(salvaging(url)) cannot run as it is: \(error)", isNote: true)
     }
     // The dry run writes a whole store: in a scratch folder a killed check leaves to the next sweep.
     let report: SalvageReport
@@ -236,13 +236,17 @@ public enum StoreCheck {
     } catch {
       return Finding(
         kind: "salvage",
-        message: "`migrun salvage \(url.lastPathComponent) --out NEW` would read \(read.rowCount) rows; its dry run "
+        message: "\(salvaging(url)) would read \(read.rowCount) rows; its dry run "
           + "could not write them (\(error))", isNote: true)
     }
     return Finding(
-      kind: "salvage", message: "`migrun salvage \(url.lastPathComponent) --out NEW` would write " + report.summary,
+      kind: "salvage", message: "\(salvaging(url)) would write " + report.summary,
       isNote: true, salvage: report.figures)
   }
+
+  /// Salvage of the store at `url`, in the library's words (the command line says its command,
+  /// `CommandLineWords`).
+  static func salvaging(_ url: URL) -> String { "Salvage of `\(url.lastPathComponent)` into a new store" }
 
   /// An XML or binary store's damage: a file Core Data could not load (cut short, an object or link
   /// it cannot read — named), no version matching its hashes, a next key behind the largest key.

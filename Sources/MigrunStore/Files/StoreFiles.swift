@@ -105,7 +105,8 @@ package enum StoreFiles {
 
   /// What identifies the store's content on disk: device, inode, size and modification time of the
   /// main file and of the `-wal`. Equal states mean no process wrote to the store in between (the
-  /// `-shm` is left out: readers write their marks there).
+  /// `-shm` is left out: readers write their marks there). The one `stat` of a store's files: a
+  /// swap's record of the original, and a session's look (``StoreSession``, its `-journal` too).
   package struct State: Equatable, Sendable {
     let files: [[Int64]]
 
@@ -119,14 +120,21 @@ package enum StoreFiles {
       self.files = files
     }
 
-    package init(of url: URL) {
-      files = [url.path, url.path + "-wal"].map { path in
+    /// The main file and its `-wal` (a swap's record: its text keeps these numbers).
+    package init(of url: URL) { self.init(of: url, sideFiles: ["-wal"], changeTimes: false) }
+
+    /// The main file and its `sideFiles` (`-wal`, `-journal`): each one's device, inode, size and
+    /// modification time — and, with `changeTimes`, its change time (its mode or links changed) —
+    /// or nothing for a file that is not there.
+    package init(of url: URL, sideFiles: [String], changeTimes: Bool) {
+      files = ([""] + sideFiles).map { suffix in
         var info = stat()
-        guard stat(path, &info) == 0 else { return [] }
-        return [
+        guard stat(url.path + suffix, &info) == 0 else { return [] }
+        let numbers = [
           Int64(info.st_dev), Int64(info.st_ino), Int64(info.st_size), Int64(info.st_mtim.tv_sec),
           Int64(info.st_mtim.tv_nsec),
         ]
+        return changeTimes ? numbers + [Int64(info.st_ctim.tv_sec), Int64(info.st_ctim.tv_nsec)] : numbers
       }
     }
   }

@@ -579,11 +579,15 @@ public final class SQLiteStore: ObjectStore {
     get { busySeconds }
     set {
       busySeconds = max(0, newValue)
-      let milliseconds = Int32(min(busySeconds * 1000, Double(Int32.max)))
       // Fails only on a closed store, which has nothing left to wait for.
-      try? queue.inDatabase { db in try db.execute(sql: "PRAGMA busy_timeout = \(milliseconds)") }
+      try? queue.inDatabase { db in
+        try db.execute(sql: "PRAGMA busy_timeout = \(Self.milliseconds(busySeconds))")
+      }
     }
   }
+
+  /// `seconds` as SQLite's `busy_timeout` takes them.
+  static func milliseconds(_ seconds: Double) -> Int32 { Int32(min(max(0, seconds) * 1000, Double(Int32.max))) }
 
   /// Closes the connection; the store cannot be used afterwards.
   public func close() throws {
@@ -759,7 +763,7 @@ public final class SQLiteStore: ObjectStore {
         throw StoreError(
           .notSQLite, file: url.path,
           reason:
-            "a Core Data \(type.label) store, not SQLite: this command takes SQLite stores (`migrun copy --type sqlite` makes one)",
+            "a Core Data \(type.label) store, not SQLite: SQLiteStore reads SQLite stores (convert it to StoreType.sqlite first)",
           underlying: error)
       }
       throw StoreError(.notSQLite, file: url.path, reason: "not a SQLite database (\(detail))", underlying: error)

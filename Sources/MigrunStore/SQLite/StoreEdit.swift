@@ -133,8 +133,7 @@ package struct StoreEdit {
 
   /// The file's indexes made by `CREATE INDEX` (not those SQLite makes for constraints): name and table.
   package func indexNames() throws -> [(name: String, table: String)] {
-    try Row.fetchAll(db, sql: "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
-      .map { row in (try row.required("name", as: String.self), try row.required("tbl_name", as: String.self)) }
+    try schemaObjects().filter { $0.type == "index" && $0.sql != nil }.map { ($0.name, $0.table) }
   }
 
   /// How SQLite describes the index `name` of `table`.
@@ -160,11 +159,10 @@ package struct StoreEdit {
 
   /// Drops Core Data's derived-attribute triggers (`Z_DA_…`).
   package func dropDerivedAttributeTriggers() throws {
-    for name in try String.fetchAll(
-      db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'Z\\_DA\\_%' ESCAPE '\\'")
-    {
+    // `Z_DA_` in any case of its ASCII letters, as SQLite's LIKE read it.
+    for object in try schemaObjects() where object.type == "trigger" && object.name.uppercased().hasPrefix("Z_DA_") {
       // A name read from the file: quoted, never SQL of its own.
-      try db.execute(sql: "DROP TRIGGER \(Self.quoted(name))")
+      try db.execute(sql: "DROP TRIGGER \(Self.quoted(object.name))")
     }
   }
 
@@ -337,13 +335,24 @@ extension SQLiteStore {
     try withConnection { db in try body(StoreEdit(db)) }
   }
 
-  /// Runs `body` with an edit of this store that sees the file at `sourcePath` attached read-only
-  /// as schema `src` (a step's source, beside its new file), detached after.
-  package func editing<T>(attachingSourceAt sourcePath: String, _ body: (StoreEdit) throws -> T) throws -> T {
+  /// Runs `body` with an edit of this store that sees the store `source` — the file at
+  /// `sourcePath`, its URI for reading — attached read-only as schema `src` (a step's source,
+  /// beside its new file), detached after. While it is attached, a lock the connection meets is
+  /// the source's (this store is the step's own new file): waited for `readWait` seconds, as a read
+  /// of the source is (the job's `--wait`), then said as the source in use.
+  package func editing<T>(
+    attaching source: URL, at sourcePath: String, readWait: Double, _ body: (StoreEdit) throws -> T
+  ) throws -> T {
     try withConnection { db in
-      try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [sourcePath])
-      defer { try? db.execute(sql: "DETACH DATABASE src") }
-      return try body(StoreEdit(db))
+      try db.execute(sql: "PRAGMA busy_timeout = \(Self.milliseconds(readWait))")
+      defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Self.milliseconds(busyTimeout))") }
+      do {
+        try db.execute(sql: "ATTACH DATABASE ? AS src", arguments: [sourcePath])
+        defer { try? db.execute(sql: "DETACH DATABASE src") }
+        return try body(StoreEdit(db))
+      } catch let error where StoreFailure.isInUse(error) {
+        throw StoreUse.inUseError(source, cause: error, waited: readWait)
+      }
     }
   }
 
@@ -354,20 +363,15 @@ extension SQLiteStore {
 
   /// The names of the file's triggers and views, sorted.
   package func triggerAndViewNames() throws -> [String] {
-    try read { db in
-      try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type IN ('trigger', 'view') ORDER BY name")
-    }
+    try inspecting { try $0.schemaObjects() }.filter { $0.type == "trigger" || $0.type == "view" }.map(\.name)
+      .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }  // SQLite's BINARY order
   }
 
   /// Each table of the file with the `CREATE TABLE` statement SQLite keeps for it.
   package func tableStatements() throws -> [(name: String, sql: String)] {
-    try read { db in
-      try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL")
-        .compactMap { row in
-          guard let name = try row.value(at: 0, as: String.self), let sql = try row.value(at: 1, as: String.self)
-          else { return nil }
-          return (name, sql)
-        }
+    try inspecting { try $0.schemaObjects() }.compactMap { object in
+      guard object.type == "table", let sql = object.sql else { return nil }
+      return (object.name, sql)
     }
   }
 
@@ -411,16 +415,26 @@ extension StoreEdit {
     package var name: String? { String.fromDatabaseValue(values[1]) }
   }
 
-  /// The objects of schema `main` (tables, indexes, triggers, views), SQLite's own aside.
+  /// The objects of schema `main` (tables, indexes, triggers, views), SQLite's own aside: the one
+  /// reader of the file's `sqlite_master`. A type, name or table that is not text (a schema written
+  /// around SQLite) is an error naming the row and what it holds, never read as an empty name.
   package func schemaObjects() throws -> [SchemaObject] {
     try Row.fetchAll(
-      db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE substr(name, 1, 7) <> 'sqlite_'"
+      db, sql: "SELECT rowid, type, name, tbl_name, sql FROM sqlite_master WHERE substr(name, 1, 7) <> 'sqlite_'"
     ).map { row in
-      SchemaObject(
-        type: (try? row.value(at: 0, as: String.self)) ?? nil ?? "",
-        name: (try? row.value(at: 1, as: String.self)) ?? nil ?? "",
-        table: (try? row.value(at: 2, as: String.self)) ?? nil ?? "",
-        sql: (try? row.value(at: 3, as: String.self)) ?? nil)
+      func text(_ column: String) throws -> String {
+        let value: DatabaseValue = row[column]
+        if case .string(let text) = value.storage { return text }
+        throw StoreError(
+          .badValue,
+          reason: "the file's schema (sqlite_master, row \(row["rowid"] as DatabaseValue)) holds a \(column) "
+            + "that is not text (\(value)): an object SQLite's own statements did not write; "
+            + "migrun reads no object by a guess at its name")
+      }
+      let sql: DatabaseValue = row["sql"]
+      return SchemaObject(
+        type: try text("type"), name: try text("name"), table: try text("tbl_name"),
+        sql: sql.isNull ? nil : try text("sql"))  // none: SQLite's automatic indexes
     }
   }
 

@@ -2,10 +2,6 @@ import Foundation
 import GRDB
 import MigrunModel
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 /// One job's reading of one store: what it asks of the store before working on it — its type, who
 /// holds it and its journal mode (one look at its files, ``StoreUse/probe(_:)``), its metadata, its
 /// tables and the model it carries (one read-only connection) — read once, as a value the job
@@ -23,7 +19,7 @@ package final class StoreSession {
   /// How long a read of the store waits for another process's write lock, in seconds (`--wait`;
   /// 0: the in-use answer at once).
   package let readWait: Double
-  private var stamp: [Int64]
+  private var stamp: StoreFiles.State
   private var probed: StoreUse.Probe?
   private var metadataRead: StoreMetadata?
   private var tablesRead: [String: [String]]?
@@ -165,14 +161,9 @@ package final class StoreSession {
     close()
   }
 
-  private static func stamp(_ url: URL) -> [Int64] {
-    [url.path, url.path + "-wal", url.path + "-journal"].flatMap { path -> [Int64] in
-      var info = stat()
-      guard stat(path, &info) == 0 else { return [-1] }
-      return [
-        Int64(info.st_dev), Int64(info.st_ino), Int64(info.st_size), Int64(info.st_mtim.tv_sec),
-        Int64(info.st_mtim.tv_nsec), Int64(info.st_ctim.tv_sec), Int64(info.st_ctim.tv_nsec),
-      ]
-    }
+  /// The session's look at the store's files: the main file, its `-wal` and its `-journal`, with
+  /// their change times (``StoreFiles/State``).
+  private static func stamp(_ url: URL) -> StoreFiles.State {
+    StoreFiles.State(of: url, sideFiles: ["-wal", "-journal"], changeTimes: true)
   }
 }

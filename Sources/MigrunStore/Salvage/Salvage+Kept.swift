@@ -31,7 +31,8 @@ extension Salvage {
   }
 
   /// The store's own model cache, as its bytes were, where it survived and is a model — beside the
-  /// store's own metadata, or the version written (else the one written from the model stays).
+  /// store's own metadata, or the version written (else the one written from the model stays). A
+  /// cache kept that is not the version written is named in the report.
   static func keepModelCache(
     _ read: SalvageRead, model: ObjectModel, db: Database, report: inout SalvageReport
   ) throws {
@@ -40,6 +41,11 @@ extension Salvage {
     else { return }
     try db.execute(sql: "UPDATE Z_MODELCACHE SET Z_CONTENT = ?", arguments: [Data(bytes)])
     report.modelCacheFromStore = true
+    // Kept beside the store's metadata though it is another model than the version written: said.
+    if read.cachedModel?.entityVersionHashes != model.entityVersionHashes {
+      report.modelCacheNotes.append(
+        "its hashes are not those of \(report.version), the version written: kept as the store had it")
+    }
   }
 
   /// Rows whose columns no proof placed, each entity's in `MIGRUN_SETASIDE_<ENTITY>`, the table's

@@ -46,6 +46,8 @@ package struct SalvageReport: Sendable, Encodable {
   package var metadataNotes: [String] = []
   /// Whether `Z_MODELCACHE` holds the store's own bytes (else written from the model: the store's was lost).
   package var modelCacheFromStore = false
+  /// What a reader of the kept model cache should know (empty: the version written's, nothing to say).
+  package var modelCacheNotes: [String] = []
   /// `Z_PRIMARYKEY` rows of the store's own beyond the model's entities (persistent history's), carried.
   package var primaryKeysCarried = 0
   /// Triggers and views of the store's own made again in the new store.
