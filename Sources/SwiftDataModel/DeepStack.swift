@@ -1,7 +1,5 @@
 #if canImport(Glibc)
   import Glibc
-#elseif canImport(Darwin)
-  import Darwin
 #endif
 
 /// Runs work that recurses once per level of its input — swift-syntax's parser, and every walk of
