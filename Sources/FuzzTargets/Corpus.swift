@@ -3,6 +3,7 @@ import GRDB
 import MigrunKit
 import MigrunModel
 import MigrunStore
+import MigrunTools
 import PropertyList
 
 /// The fixed model some targets read into, and the seed inputs of every target: taken from the
@@ -58,6 +59,14 @@ public enum Corpus {
   /// ``model`` again as the version `Fuzz 2`: the destination of the mapping-model target.
   public static let model2: ObjectModel? = try? XcdatamodelReader.parse(
     Data(modelXML.utf8), file: "Fuzz 2.xcdatamodel/contents", versionName: "Fuzz 2")
+
+  /// ``model`` and ``model2`` as the two versions of one bundle (the chain-file target's).
+  public static let bundle: ModelBundle? = {
+    guard let model, let model2 else { return nil }
+    return try? ModelBundle(
+      name: "Fuzz", url: URL(fileURLWithPath: "Fuzz.xcdatamodeld"), versions: [("Fuzz", model), ("Fuzz 2", model2)],
+      current: "Fuzz 2", isOrderGuessed: false)
+  }()
 
   /// A few objects of ``model`` with every kind of value.
   static func sampleStore() throws -> InMemoryStore? {
@@ -238,6 +247,18 @@ public enum Corpus {
       return try storeFileSeeds(fixtures: fixtures, stores: stores)
     case .projectConfig:
       return configSeeds.enumerated().map { ("seed\($0.offset).yml", Data($0.element.utf8)) }
+    case .lcov:
+      let tracefile = "TN:\nSF:/p/Item.lua\nDA:1,3\nDA:2,0,abc\nLF:2\nLH:1\nend_of_record\nSF:x.lua\nDA:4,1\n"
+      return [("two-files.info", Data(tracefile.utf8))]
+    case .fleetReport:
+      let report = Fleet.Report([
+        .init(path: "/s/a.sqlite", from: "Fuzz", to: "Fuzz 2", status: .migrated, objects: 3, seconds: 0.5),
+        .init(path: "/s/b.sqlite", status: .failed, error: "a <failure> & \"quotes\""),
+        .init(path: "/s/c.sqlite", from: "Fuzz 2", status: .current, objects: 0),
+      ])
+      return [("report.json", try report.json())]
+    case .chainFile:
+      return [("chain", Data("# oldest first\nFuzz\n\nFuzz 2\n".utf8)), ("backwards", Data("Fuzz 2\nFuzz\n".utf8))]
     }
   }
 

@@ -64,6 +64,14 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   case luaHelpers = "lua-helpers"
   /// A project file (`.migrun.yml`) as YAML: parsed within its limits of size and alias expansion.
   case projectConfig = "project-config"
+  /// An lcov tracefile as `migrun review --coverage` reads it, matched to policy files.
+  case lcov
+  /// A fleet report (`--report FILE.json`) as `migrun merge-reports` reads it: merged with itself,
+  /// written as JSON and JUnit.
+  case fleetReport = "fleet-report"
+  /// A chain file (one version per line) in a policy folder, read for ``Corpus/model``'s bundle
+  /// and walked.
+  case chainFile = "chain-file"
 
   /// Runs the target on `data`. Errors are the expected outcome for most inputs and are ignored.
   public func run(_ data: Data) {
@@ -87,6 +95,35 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case .binaryStore: Self.runBinaryStore(data, bytes)
     case .salvage: Self.runSalvage(data, bytes)
     case .structure: Self.runStructure(data, bytes)
+    case .lcov: Self.runLcov(data, bytes)
+    case .fleetReport: Self.runFleetReport(data, bytes)
+    case .chainFile: Self.runChainFile(data, bytes)
+    }
+  }
+
+  private static func runLcov(_ data: Data, _ bytes: [UInt8]) {
+    guard let coverage = try? ReviewJob.coverage(lcov: String(decoding: data, as: UTF8.self), path: "fuzz.info")
+    else { return }
+    _ = ReviewJob.coverage(of: ["/p/Item.lua", "Fuzz-Fuzz 2.lua", "x.lua"] + coverage.keys.prefix(4), in: coverage)
+  }
+
+  private static func runFleetReport(_ data: Data, _ bytes: [UInt8]) {
+    guard let report = try? Fleet.Report.read(data) else { return }
+    let merged = Fleet.Report.merged([report, report])
+    _ = try? merged.json()
+    _ = merged.junit(suite: "fuzz")
+  }
+
+  private static func runChainFile(_ data: Data, _ bytes: [UInt8]) {
+    guard let bundle = Corpus.bundle else { return }
+    let folder = Scratch.folder.appendingPathComponent("chain-policies")
+    try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    Scratch.withFile(named: "chain-policies/chain", data) { _ in
+      // `try?` flattens the optional order: nil when the file is refused or names no order.
+      guard let order = try? MigrationPlanner.explicitOrder(bundle, policyFolders: [folder], override: nil),
+        let hashes = try? bundle.model(named: "Fuzz").entityVersionHashes
+      else { return }
+      _ = try? MigrationPlanner.plan(bundle: bundle, storeHashes: hashes, destination: "Fuzz 2", order: order)
     }
   }
 

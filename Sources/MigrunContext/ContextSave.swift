@@ -340,7 +340,7 @@ struct SaveTransaction {
       case .update(let state, let toMany)?:
         var row = resolved(state)
         try writer.update(row, bumpingVersion: true)
-        row.version += 1
+        row.version = StoredObject.version(after: row.version)
         for name in toMany.sorted() { toManyWrites.append((row.id, name, row.toMany[name] ?? [])) }
         changes.updated.append(row.id)
         record(id, row)

@@ -37,7 +37,10 @@ extension BulkCopy {
           var low: Int64 = .min
           progress(MigrationProgress(stage: .instances, mapping: copy.mapping.name, done: 0, total: total))
           while low < last {
-            let high = low == .min ? Self.chunk : low + Self.chunk
+            // A range of `chunk` rows, whatever the keys: ranges of `chunk` keys took one statement
+            // per 50,000 keys between the smallest and the largest — forever for a file whose keys
+            // are 1 and Int64.max (and `low + chunk` then overflowed).
+            let high = try store.key(after: low, rows: Self.chunk, of: copy.sourceTable, in: "src") ?? last
             done += try statement.run(copy.constants, keysAbove: low, upTo: high)
             low = high
             progress(MigrationProgress(stage: .instances, mapping: copy.mapping.name, done: done, total: total))

@@ -154,15 +154,27 @@ struct DDLStep {
   /// The columns (uppercased) named by the table constraints (`UNIQUE (…)`, `PRIMARY KEY (…)`,
   /// `CHECK (…)`) of a `CREATE TABLE` statement.
   static func tableConstraintColumns(_ sql: String) -> Set<String> {
+    // In bytes, each part of the statement read once: the statement is the file's (outside input),
+    // and one of a megabyte repeating `CHECK (` in a string literal took a search per keyword to
+    // the end of the text (hours).
+    let upper = Array(sql.uppercased().utf8)
     var columns: Set<String> = []
-    let upper = sql.uppercased()
-    for keyword in ["UNIQUE", "PRIMARY KEY", "CHECK"] {
-      var rest = upper[...]
-      while let found = rest.range(of: keyword) {
-        rest = rest[found.upperBound...]
-        let trimmed = rest.drop { $0 == " " || $0 == "\t" || $0 == "\n" }
-        guard trimmed.first == "(", let close = trimmed.firstIndex(of: ")") else { continue }
-        let inside = trimmed[trimmed.index(after: trimmed.startIndex)..<close]
+    for keyword in ["UNIQUE", "PRIMARY KEY", "CHECK"].map({ Array($0.utf8) }) {
+      var index = 0
+      // Where the last list read closed: a keyword inside it names a part of the same list.
+      var readTo = 0
+      while index + keyword.count <= upper.count {
+        guard upper[index..<index + keyword.count].elementsEqual(keyword) else {
+          index += 1
+          continue
+        }
+        index += keyword.count
+        var open = index
+        while open < upper.count, [0x20, 0x09, 0x0A].contains(upper[open]) { open += 1 }
+        guard open < upper.count, upper[open] == UInt8(ascii: "("), open >= readTo else { continue }
+        guard let close = upper[open...].firstIndex(of: UInt8(ascii: ")")) else { break }
+        readTo = close
+        let inside = String(decoding: upper[(open + 1)..<close], as: UTF8.self)
         for part in inside.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "_") }) {
           columns.insert(String(part))
         }

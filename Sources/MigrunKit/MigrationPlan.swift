@@ -307,12 +307,21 @@ public enum MigrationPlanner {
   }
 
   private static func check(_ names: [String], in bundle: ModelBundle, origin: String) throws(MigrationError) {
-    for name in names where !bundle.versionNames.contains(name) {
-      throw MigrationError(
-        .unknownVersion,
-        reason:
-          "\(origin) names version '\(name)', which \(bundle.name) does not have (versions: \(bundle.versionNames.joined(separator: ", ")))"
-      )
+    var seen = Set<String>()
+    for name in names {
+      guard bundle.versionNames.contains(name) else {
+        throw MigrationError(
+          .unknownVersion,
+          reason:
+            "\(origin) names version '\(name)', which \(bundle.name) does not have (versions: \(bundle.versionNames.joined(separator: ", ")))"
+        )
+      }
+      // A version twice walks back to it (a chain file of a million lines 'V1' then 'V2' was a
+      // million steps V1 → V1).
+      guard seen.insert(name).inserted else {
+        throw MigrationError(
+          .backwards, reason: "\(origin) names version '\(name)' twice: a chain lists each version once, oldest first")
+      }
     }
   }
 }

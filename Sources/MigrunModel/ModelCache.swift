@@ -25,6 +25,9 @@ package enum ModelCache {
     return try model(from: archive)
   }
 
+  /// The most an inflated cache may hold (a few kilobytes of DEFLATE data can inflate to gigabytes).
+  static let maximumInflated = 256 << 20
+
   /// Inflates raw DEFLATE data (no zlib or gzip header) with the system zlib.
   static func inflate(_ bytes: [UInt8]) throws(ModelCacheError) -> [UInt8] {
     var stream = z_stream()
@@ -46,7 +49,11 @@ package enum ModelCache {
           status = CZlib.inflate(&stream, Z_NO_FLUSH)
           output.append(contentsOf: chunkBuffer.prefix(chunkBuffer.count - Int(stream.avail_out)))
         }
-      } while status == Z_OK && output.count < 256 << 20
+      } while status == Z_OK && output.count < maximumInflated
+    }
+    guard status != Z_OK else {
+      throw ModelCacheError(
+        reason: "Z_MODELCACHE inflates to more than \(maximumInflated >> 20) MB: no model's cache is that large")
     }
     guard status == Z_STREAM_END else {
       throw ModelCacheError(reason: "Z_MODELCACHE is not valid DEFLATE data (zlib status \(status))")

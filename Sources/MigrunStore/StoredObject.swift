@@ -22,6 +22,10 @@ public struct StoredObject: Sendable, Hashable {
     self.toOne = toOne
     self.toMany = toMany
   }
+
+  /// `Z_OPT` after an update of a row at `version`: one more, wrapping past Int64's largest (a store
+  /// file's `Z_OPT` is outside input, and versions are only ever compared for equality).
+  package static func version(after version: Int64) -> Int64 { version &+ 1 }
 }
 
 /// One object's attributes and to-ones as a store reads them for a context: values in the order of

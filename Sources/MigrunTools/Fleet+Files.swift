@@ -9,6 +9,13 @@ extension Fleet.Report {
   }
 }
 
+extension Fleet.Report {
+  /// A report as `--report FILE.json` wrote it (`merge-reports`' input).
+  package static func read(_ data: Data) throws -> Fleet.Report {
+    try JSONDecoder().decode(Fleet.Report.self, from: data)
+  }
+}
+
 extension Fleet {
   /// `merge-reports`: the reports read and merged, written where asked (`out`, `junit`); without
   /// `out` the caller writes the merged report itself. The output says what it holds (exit 1 when a
@@ -23,7 +30,7 @@ extension Fleet {
     var read: [Report] = []
     for path in reports {
       do {
-        read.append(try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: path))))
+        read.append(try Report.read(Data(contentsOf: URL(fileURLWithPath: path))))
       } catch {
         throw ToolError(message: "\(path): not a migrun report (\(error.localizedDescription))", underlying: error)
       }

@@ -213,6 +213,11 @@ package struct ReviewJob {
     } catch {
       throw ToolError(message: "--coverage: cannot read \(path) (\(error.localizedDescription))", underlying: error)
     }
+    return try coverage(lcov: text, path: path)
+  }
+
+  /// The tracefile `text` (read from `path`, which errors name): executable lines per file.
+  package static func coverage(lcov text: String, path: String) throws -> [String: (run: Int, lines: Int)] {
     var files: [String: (run: Int, lines: Int)] = [:]
     var file: String?
     for line in text.split(whereSeparator: \.isNewline) {
@@ -237,16 +242,26 @@ package struct ReviewJob {
 
   /// The coverage of `files` (paths as shown), matched by the file's whole path; by its name only
   /// where one file of the tracefile has that name (two `Item.lua` of two folders: neither is taken).
-  static func coverage(of files: [String], in coverage: [String: (run: Int, lines: Int)]) -> [Review.Coverage] {
+  package static func coverage(of files: [String], in coverage: [String: (run: Int, lines: Int)])
+    -> [Review.Coverage]
+  {
+    // Each tracefile path read as a URL once (a tracefile is outside input: 100,000 of them, once per file).
+    var byPath: [String: [String]] = [:]
+    var byName: [String: [String]] = [:]
+    for key in coverage.keys {
+      let url = URL(fileURLWithPath: key)
+      byPath[url.standardizedFileURL.path, default: []].append(key)
+      byName[url.lastPathComponent, default: []].append(key)
+    }
     var seen = Set<String>()
     var result: [Review.Coverage] = []
     for file in files {
       let url = URL(fileURLWithPath: file).standardizedFileURL
-      let samePath = coverage.filter { URL(fileURLWithPath: $0.key).standardizedFileURL.path == url.path }
-      let sameName = coverage.filter { URL(fileURLWithPath: $0.key).lastPathComponent == url.lastPathComponent }
-      let match = (samePath.count == 1 ? samePath.first : nil) ?? (sameName.count == 1 ? sameName.first : nil)
-      guard let match, seen.insert(match.key).inserted else { continue }
-      result.append(Review.Coverage(file: shown(URL(fileURLWithPath: match.key)), lines: match.value))
+      let samePath = byPath[url.path] ?? []
+      let sameName = byName[url.lastPathComponent] ?? []
+      let key = (samePath.count == 1 ? samePath.first : nil) ?? (sameName.count == 1 ? sameName.first : nil)
+      guard let key, let lines = coverage[key], seen.insert(key).inserted else { continue }
+      result.append(Review.Coverage(file: shown(URL(fileURLWithPath: key)), lines: lines))
     }
     return result
   }

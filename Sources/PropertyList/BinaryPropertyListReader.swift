@@ -12,9 +12,6 @@ struct BinaryPropertyListReader {
   /// containers point twice at the next would otherwise take time exponential in its size).
   private var cache: [Int: PropertyListValue] = [:]
 
-  /// Containers inside containers, at most (the reader recurses once per level).
-  static let maximumDepth = 512
-
   init(bytes: [UInt8]) {
     self.bytes = bytes
   }
@@ -81,8 +78,8 @@ struct BinaryPropertyListReader {
     guard visiting.insert(reference).inserted else {
       throw PropertyListError("binary property list contains a cycle")
     }
-    guard visiting.count <= Self.maximumDepth else {
-      throw PropertyListError("binary property list is nested deeper than \(Self.maximumDepth)")
+    guard visiting.count <= PropertyListValue.maximumDepth else {
+      throw PropertyListError("binary property list is nested deeper than \(PropertyListValue.maximumDepth)")
     }
     defer { visiting.remove(reference) }
     let position = offsets[reference]

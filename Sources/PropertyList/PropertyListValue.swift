@@ -19,6 +19,11 @@ package enum PropertyListValue: Sendable, Hashable {
   /// A keyed archive's object reference (`CF$UID`).
   case uid(UInt64)
 
+  /// Arrays and dictionaries inside one another, at most, in a property list read from bytes
+  /// (binary or XML): every walk of a value (writing it, converting it, comparing it) recurses once
+  /// per level, so a deeper one would overflow the stack of whatever reads it next.
+  package static let maximumDepth = 512
+
   /// Reads a binary (`bplist00`) or XML property list.
   package init(decoding bytes: [UInt8]) throws(PropertyListError) {
     if bytes.starts(with: Array("bplist00".utf8)) {
@@ -28,7 +33,7 @@ package enum PropertyListValue: Sendable, Hashable {
       // file whose arrays hold the next one twice, 45 deep, is 2^45 values to a walk. A file's own
       // references take a byte each, so a value several times the file's size shares containers.
       let budget = max(16 * bytes.count, 1 << 16)
-      guard value.size(upTo: budget, depth: BinaryPropertyListReader.maximumDepth + 1) != nil else {
+      guard value.size(upTo: budget, depth: Self.maximumDepth + 1) != nil else {
         throw PropertyListError(
           "the result would hold more than \(budget) values: the \(bytes.count)-byte binary property list's "
             + "arrays and dictionaries share their contents over and over")

@@ -76,11 +76,11 @@ enum XMLPropertyListReader {
 
     func startElement(_ element: String, attributes: [String: String]) throws {
       text = ""
-      switch element {
-      case "dict": containers.append((true, [], []))
-      case "array": containers.append((false, [], []))
-      default: break
+      guard element == "dict" || element == "array" else { return }
+      guard containers.count < PropertyListValue.maximumDepth else {
+        throw fail("<\(element)> nested deeper than \(PropertyListValue.maximumDepth)")
       }
+      containers.append((element == "dict", [], []))
     }
 
     func characters(_ string: String) throws { text += string }

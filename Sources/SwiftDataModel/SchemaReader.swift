@@ -473,8 +473,20 @@ struct SchemaReader {
           throw SourceError(
             spot: spot, reason: "deleteRule \(argument.expression.trimmedDescription) is not one of SwiftData's")
         }
-      case "minimumModelCount": relationship.minCount = Int32(try integer(argument.expression, spot: spot))
-      case "maximumModelCount": relationship.maxCount = Int32(try integer(argument.expression, spot: spot))
+      case "minimumModelCount", "maximumModelCount":
+        let count = try integer(argument.expression, spot: spot)
+        guard let fitting = Int32(exactly: count), fitting >= 0 else {
+          throw SourceError(
+            spot: spot,
+            reason:
+              "\(owner.name).\(property.name): \(argument.label?.text ?? "") \(count) is no count Core Data holds (0 to \(Int32.max))"
+          )
+        }
+        if argument.label?.text == "minimumModelCount" {
+          relationship.minCount = fitting
+        } else {
+          relationship.maxCount = fitting
+        }
       case "originalName": relationship.renamingIdentifier = try string(argument.expression, spot: spot)
       case "hashModifier": relationship.versionHashModifier = try string(argument.expression, spot: spot)
       case "inverse":

@@ -82,25 +82,7 @@ struct SourceDeclarations {
 
   /// Adds one file's declarations (`file` names it in errors).
   mutating func add(source: String, file: String) throws {
-    // swift-syntax's parser takes time exponential in how deep `[` nest (array types and literals
-    // are told apart by looking ahead: depth 20 takes half a second, each level doubles it), so
-    // a file nesting them deeper than any model does is refused before it is parsed.
-    var depth = 0
-    var line = 1
-    for byte in source.utf8 {
-      switch byte {
-      case UInt8(ascii: "["):
-        depth += 1
-        if depth > Self.maximumBracketDepth {
-          throw SourceError(
-            spot: SourceSpot(file: file, line: line),
-            reason: "'[' nested more than \(Self.maximumBracketDepth) deep (or left open): not a model migrun reads")
-        }
-      case UInt8(ascii: "]"): depth = max(0, depth - 1)
-      case UInt8(ascii: "\n"): line += 1
-      default: break
-      }
-    }
+    try Self.checkShape(of: source, file: file)
     let tree = Parser.parse(source: source)
     let visitor = Collector(file: file, tree: tree)
     visitor.walk(tree)
@@ -108,7 +90,67 @@ struct SourceDeclarations {
     aliases += visitor.aliases
   }
 
+  /// The most of a source file migrun parses: the parser and every walk of its tree recurse once
+  /// per level of a chain (`a!!!…`, `try try …`, `else if …`), so a file's size bounds how deep they
+  /// go — within the stack they run on (`DeepStack`).
+  static let maximumFileBytes = 512 << 10
+
+  /// The deepest `[` nest: swift-syntax tells array types and literals apart by looking ahead, in
+  /// time doubling with each level (depth 20 takes half a second).
   static let maximumBracketDepth = 12
+  /// The deepest `(`, `{` or `\(` nest: each level of string interpolation costs swift-syntax's
+  /// lexer memory for every level below it (3,000 levels: 450 MB).
+  static let maximumParenthesisDepth = 256
+  /// The deepest `<` nest (generic arguments): swift-syntax's time is quadratic in it, and it does
+  /// not count these levels against its own nesting limit. A `<` that compares is counted too, up
+  /// to the next `{`, `}`, `;`, `=` or `"`, where no generic argument list goes on.
+  static let maximumAngleDepth = 64
+
+  /// Refuses, before parsing, a file no model is written as that would take swift-syntax more
+  /// time, memory or stack than any model does: too large, or nested too deep.
+  static func checkShape(of source: String, file: String) throws {
+    let size = source.utf8.count
+    guard size <= maximumFileBytes else {
+      throw SourceError(
+        spot: SourceSpot(file: file, line: 0),
+        reason:
+          "\(size) bytes, more than the \(maximumFileBytes >> 10) KiB a source file migrun reads may be: "
+          + "give --model the folder of the model's own sources")
+    }
+    var (brackets, parentheses, angles) = (0, 0, 0)
+    var line = 1
+    var previous: UInt8 = 0
+    func tooDeep(_ what: String, _ limit: Int) -> SourceError {
+      SourceError(
+        spot: SourceSpot(file: file, line: line),
+        reason: "'\(what)' nested more than \(limit) deep (or left open): not a model migrun reads")
+    }
+    for byte in source.utf8 {
+      switch byte {
+      case UInt8(ascii: "["):
+        brackets += 1
+        guard brackets <= maximumBracketDepth else { throw tooDeep("[", maximumBracketDepth) }
+      case UInt8(ascii: "]"): brackets = max(0, brackets - 1)
+      case UInt8(ascii: "("), UInt8(ascii: "{"):
+        parentheses += 1
+        guard parentheses <= maximumParenthesisDepth else {
+          throw tooDeep(byte == UInt8(ascii: "(") ? "(" : "{", maximumParenthesisDepth)
+        }
+      case UInt8(ascii: ")"), UInt8(ascii: "}"): parentheses = max(0, parentheses - 1)
+      case UInt8(ascii: "<"):
+        angles += 1
+        guard angles <= maximumAngleDepth else { throw tooDeep("<", maximumAngleDepth) }
+      case UInt8(ascii: ">") where previous != UInt8(ascii: "-"): angles = max(0, angles - 1)
+      case UInt8(ascii: "\n"): line += 1
+      default: break
+      }
+      if [UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: "\"")].contains(byte)
+      {
+        angles = 0
+      }
+      previous = byte
+    }
+  }
 
   /// Merges each extension into the type it extends (an extension of a type the sources do not
   /// declare — `Schema.Version`, say — is left out).

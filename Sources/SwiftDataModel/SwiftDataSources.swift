@@ -73,7 +73,16 @@ package enum SwiftDataSources {
   }
 
   /// The bundle of the declarations `read` gives; a source error is a model error at its file and line.
+  /// Parsing and reading run on a stack deep enough for any file within the size migrun reads.
   private static func made(name: String, url: URL, _ read: () throws -> SourceDeclarations) throws(ModelError)
+    -> ModelBundle
+  {
+    try DeepStack.run { () -> Result<ModelBundle, ModelError> in
+      Result { () throws(ModelError) -> ModelBundle in try reading(name: name, url: url, read) }
+    }.get()
+  }
+
+  private static func reading(name: String, url: URL, _ read: () throws -> SourceDeclarations) throws(ModelError)
     -> ModelBundle
   {
     do {

@@ -215,4 +215,21 @@ import Testing
     }
     #expect(throws: Never.self) { try PropertyListValue(decoding: Self.bplist(objects: rebased, referenceSize: 2)) }
   }
+
+  /// An XML property list is held to the binary one's depth: 4,000 nested arrays (within the XML
+  /// scanner's limit) overflowed the stack of the writers that walk the value next.
+  @Test func xmlNestingDeeperThanTheLimitIsAnError() throws {
+    func nested(_ depth: Int) -> [UInt8] {
+      Array(
+        ("<plist>" + String(repeating: "<array>", count: depth) + String(repeating: "</array>", count: depth)
+          + "</plist>").utf8)
+    }
+    let error = try #require(throws: PropertyListError.self) {
+      try PropertyListValue(decoding: nested(PropertyListValue.maximumDepth + 1))
+    }
+    #expect(error.description.contains("<array> nested deeper than 512"))
+    let fits = try PropertyListValue(decoding: nested(PropertyListValue.maximumDepth))
+    #expect(try PropertyListValue(decoding: fits.xmlEncoded()) == fits)
+    #expect(try PropertyListValue(decoding: fits.binaryEncoded()) == fits)
+  }
 }

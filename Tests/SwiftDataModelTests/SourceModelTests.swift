@@ -156,6 +156,26 @@ import Testing
         "M.swift:2: '[' nested more than 12 deep"
       ),
       ("@Model class A {\n  #Unique<A>([\\.nope])\n  var name: String\n}", "M.swift:1: entity 'A', property 'nope'"),
+      // Int32(…) of the literal trapped.
+      (
+        "@Model class A {\n  @Relationship(maximumModelCount: 99999999999) var b: [B] = []\n}\n@Model class B { var a: A? }",
+        "M.swift:2: A.b: maximumModelCount 99999999999 is no count Core Data holds (0 to 2147483647)"
+      ),
+      (
+        "@Model class A {\n  @Relationship(minimumModelCount: -1) var b: [B] = []\n}\n@Model class B { var a: A? }",
+        "M.swift:2: A.b: minimumModelCount -1 is no count"
+      ),
+      // Generic arguments: swift-syntax's time is quadratic in their depth and its stack overflowed at
+      // a few thousand; string interpolations: its memory quadratic.
+      (
+        "@Model class A {\n  var x: " + String(repeating: "Optional<", count: 65) + "Int",
+        "M.swift:2: '<' nested more than 64 deep"
+      ),
+      (
+        "let s = \"" + String(repeating: "\\(\"", count: 300),
+        "M.swift:1: '(' nested more than 256 deep"
+      ),
+      (String(repeating: "// a comment\n", count: 50_000), "M.swift:0: 650000 bytes, more than the 512 KiB"),
     ]
     for (text, expected) in cases {
       #expect(throws: ModelError.self) { try SwiftDataSources.bundle(sources: [("M.swift", text)], name: "M") }

@@ -184,7 +184,7 @@ final class InMemoryWriter: StoreWriter {
         .unknownEntity, entity: object.id.entity, primaryKey: object.id.primaryKey, reason: "no such object")
     }
     try checkUniqueness(object)
-    row.version = bumpingVersion ? object.version + 1 : object.version
+    row.version = bumpingVersion ? StoredObject.version(after: object.version) : object.version
     row.attributes = try storedAttributes(object)
     let previous = row.toOne
     store.state.rows[object.id] = row

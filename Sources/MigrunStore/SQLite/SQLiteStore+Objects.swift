@@ -238,7 +238,9 @@ final class SQLiteObjectWriter: StoreWriter {
 
   func update(_ object: StoredObject, bumpingVersion: Bool) throws {
     let plan = try store.rowPlan(for: object.id.entity)
-    var values: [DatabaseValue] = [(bumpingVersion ? object.version + 1 : object.version).databaseValue]
+    var values: [DatabaseValue] = [
+      (bumpingVersion ? StoredObject.version(after: object.version) : object.version).databaseValue
+    ]
     appendValues(of: object, plan, to: &values)
     values.append(object.id.primaryKey.databaseValue)
     var previous: [String: ObjectID] = [:]

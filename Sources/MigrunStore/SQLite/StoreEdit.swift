@@ -561,6 +561,14 @@ extension StoreEdit {
     try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM \(schema).\(table)") ?? 0
   }
 
+  /// The `rows`-th `Z_PK` of `table` in `schema` above `low`, in key order; nil when fewer rows
+  /// follow `low`. A range of keys up to it holds `rows` rows however sparse the keys are.
+  package func key(after low: Int64, rows: Int64, of table: String, in schema: String) throws -> Int64? {
+    try Int64.fetchOne(
+      db, sql: "SELECT Z_PK FROM \(schema).\(table) WHERE Z_PK > ? ORDER BY Z_PK LIMIT 1 OFFSET ?",
+      arguments: [low, max(0, rows - 1)])
+  }
+
   /// Raises `layout`'s `Z_PRIMARYKEY.Z_MAX` to the largest key of `table` in the attached source,
   /// so no key the source used is handed out again.
   package func keepKeys(of layout: StoreSchema.EntityLayout, usedBy table: String) throws {

@@ -201,16 +201,18 @@ package enum StoreFiller {
     var value = plain(attribute.type, index: index, unique: unique, &random)
     for rule in rules where rule.problem(value) != nil {
       switch (rule.kind, value) {
-      case (.minimumValue(let low), .integer): value = .integer(Int64(low.rounded(.up)))
-      case (.maximumValue(let high), .integer): value = .integer(Int64(high.rounded(.down)))
+      case (.minimumValue(let low), .integer): value = .integer(Self.integer(low.rounded(.up)))
+      case (.maximumValue(let high), .integer): value = .integer(Self.integer(high.rounded(.down)))
       case (.minimumValue(let low), .double): value = .double(low)
       case (.maximumValue(let high), .double): value = .double(high)
       case (.minimumValue(let low), .date): value = .date(low)
       case (.maximumValue(let high), .date): value = .date(high)
-      case (.minimumLength(let length), .string(let text)):
+      // A length no made-up value can reach (a model's rule is outside input) leaves the value
+      // breaking the rule: the default or NULL stands in below, as for any rule it cannot keep.
+      case (.minimumLength(let length), .string(let text)) where length <= Self.longestMadeUp:
         value = .string(text + String(repeating: "x", count: max(0, length - text.utf16.count)))
       case (.maximumLength(let length), .string(let text)): value = .string(String(text.prefix(max(length, 0))))
-      case (.minimumLength(let length), .data(let bytes)):
+      case (.minimumLength(let length), .data(let bytes)) where length <= Self.longestMadeUp:
         value = .data(bytes + Array(repeating: 0, count: max(0, length - bytes.count)))
       case (.maximumLength(let length), .data(let bytes)): value = .data(Array(bytes.prefix(max(length, 0))))
       default: break
@@ -222,6 +224,18 @@ package enum StoreFiller {
       if attribute.isOptional { return .null }
     }
     return value
+  }
+
+  /// The longest string or data a made-up value is padded to, to keep a minimum length.
+  static let longestMadeUp = 1 << 16
+
+  /// `number` (a whole number) as the nearest integer a store holds: a model's bound beyond Int64's
+  /// range (a rule is outside input) is no value to trap on.
+  static func integer(_ number: Double) -> Int64 {
+    if number.isNaN { return 0 }
+    if number >= 9.223_372_036_854_775_808e18 { return .max }
+    if number < -9.223_372_036_854_775_808e18 { return .min }
+    return Int64(number)
   }
 
   static func plain(_ type: AttributeType, index: Int, unique: Bool, _ random: inout SplitMix) -> StoreValue {

@@ -33,6 +33,24 @@ import Testing
     #expect(error.description == "entity 'Employee': entity 'Employee' has no property 'nickname'")
   }
 
+  /// `Z_OPT` is read from the file (outside input): an object at Int64's largest version, changed
+  /// and saved, trapped on `version + 1`. It wraps; the version still differs from the one read.
+  @Test func aChangeToAnObjectAtTheLargestVersionWraps() throws {
+    let folder = try TemporaryDirectory()
+    let store = try CompanyScenario.seededStore(folder)
+    let bob = try CompanyScenario.employee("Bob", StoreCoordinator(store: store).newContext()).id
+    var stored = try #require(try store.object(bob))
+    stored.version = .max
+    try store.write { try $0.update(stored, bumpingVersion: false) }
+    let context = StoreCoordinator(store: store).newContext()
+    try CompanyScenario.employee("Bob", context).set("salary", .double(9500))
+    try context.save()
+    #expect(try store.object(bob)?.version == .min)
+    try CompanyScenario.employee("Bob", context).set("salary", .double(9600))
+    try context.save()
+    #expect(try store.object(bob)?.version == .min + 1)
+  }
+
   @Test func oneObjectPerIDAndRelatedObjectsFaultInOnAccess() throws {
     let folder = try TemporaryDirectory()
     let store = try CompanyScenario.seededStore(folder)

@@ -113,6 +113,35 @@ import Testing
     #expect(exports[0] == exports[1])
   }
 
+  /// Keys at both ends of Int64 (a store file is outside input): the copy stepped through key ranges
+  /// of 50,000 from the smallest to the largest key — 10^14 statements, a hang — and `low + chunk`
+  /// would have overflowed at the end. Ranges of rows now: every object copied, keys kept.
+  @Test func keysAsSparseAsInt64AllowsAreCopiedInRangesOfRows() throws {
+    let folder = try TemporaryDirectory()
+    let v1 = try SampleModels.galleryModel()
+    let v2 = try XcdatamodelReader.parse(
+      Data(Self.gallery2.utf8), file: "Gallery 2.xcdatamodel/contents", versionName: "Gallery 2")
+    let step = MigrationStep(
+      from: "Gallery", to: "Gallery 2", kind: .inferred, inferredMapping: try MappingModel.inferred(from: v1, to: v2),
+      source: v1, destination: v2)
+    let plan = MigrationPlan(
+      sourceVersion: "Gallery", destinationVersion: "Gallery 2", steps: [step], rule: .directInferred)
+    let url = folder.url.appendingPathComponent("sparse.sqlite")
+    try Self.makeStore(at: url, model: v1)
+    let store = try SQLiteStore(url: url, model: v1, access: .readWrite)
+    let far: [Int64] = [.max, .max - 1, .min + 1, -7]
+    try store.write { writer in
+      for key in far { try writer.insert(StoredObject(id: Self.id("Person", key))) }
+    }
+    try store.close()
+    let report = try StoreMigrator(store: url, plan: plan, options: .init(keepBackup: false, bulkCopy: true)).run()
+    #expect(report.steps.first?.bulkCopy == true)
+    let migrated = try SQLiteStore(url: url, model: v2)
+    #expect(try migrated.count(of: "Person", includingSubentities: true) == 3 + far.count)
+    for key in far { #expect(try migrated.object(Self.id("Person", key)) != nil, "Person \(key)") }
+    try migrated.close()
+  }
+
   /// Changes stored differently on the two sides (to-one ↔ to-many) take the object path.
   @Test func aToOneBecomingToManyTakesTheObjectPath() throws {
     let v1 = try SampleModels.galleryModel()

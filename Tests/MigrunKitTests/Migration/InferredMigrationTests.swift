@@ -264,6 +264,19 @@ import Testing
         order: fromFile)
     }
     #expect(backwards.code == .backwards)
+    // A chain file is outside input: a million lines 'Moody' then 'Moody 3' were a million steps
+    // Moody → Moody. A version named twice is refused by name.
+    try folder.write(String(repeating: "Moody\n", count: 100_000) + "Moody 3\n", to: "twice/chain")
+    let twice = try #require(throws: MigrationError.self) {
+      try MigrationPlanner.explicitOrder(
+        bundle, policyFolders: [folder.url.appendingPathComponent("twice")], override: nil)
+    }
+    #expect(twice.code == .backwards)
+    #expect(twice.description.contains("chain names version 'Moody' twice"), "\(twice)")
+    let back = try #require(throws: MigrationError.self) {
+      try MigrationPlanner.explicitOrder(bundle, policyFolders: [], override: ["Moody", "Moody 2", "Moody"])
+    }
+    #expect(back.description.contains("--chain names version 'Moody' twice"), "\(back)")
   }
 
   @Test func inferenceRulesRefuseTypeChangesAndRequiredValuesWithoutDefaults() throws {

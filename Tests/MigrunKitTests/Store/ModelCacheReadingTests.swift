@@ -46,6 +46,15 @@ import Testing
 
   /// Two properties of a class migrun does not know: the error names the first in name order (the
   /// archive's dictionary order changed from run to run).
+  /// 270 kB of DEFLATE data inflating to 300 MB (a store file is outside input): stopped at the
+  /// limit and named as too large, not as damaged data.
+  @Test func aCacheInflatingPastTheLimitIsNamedAsTooLarge() throws {
+    let bomb = try ModelCacheArchive.deflate([UInt8](repeating: 0, count: 300 << 20))
+    #expect(bomb.count < 1 << 20)
+    let error = try #require(throws: ModelCacheError.self) { try ObjectModel.decodingModelCache(compressed: bomb) }
+    #expect(error.reason.contains("inflates to more than 256 MB"), "\(error)")
+  }
+
   @Test func anUnknownPropertyIsNamedInNameOrder() throws {
     let blob = try #require(
       try SQLiteStore.rawModelCache(
