@@ -91,12 +91,12 @@ public enum StoreCheck {
         guard fstat(descriptor, &info) == 0, info.st_size >= 512, let size = Int(exactly: info.st_size) else {
           return false
         }
-        guard let mapped = mmap(nil, size, PROT_READ, MAP_SHARED | MAP_POPULATE, descriptor, 0), mapped != MAP_FAILED
+        guard let mapped = mmap(nil, size, PROT_READ, MAP_SHARED, descriptor, 0), mapped != MAP_FAILED
         else {
           return false
         }
         defer { munmap(mapped, size) }
-        return try StoreCheck.isSound(db, file: UnsafeRawBufferPointer(start: mapped, count: size))
+        return try StoreCheck.isSound(db, file: UnsafeRawBufferPointer(start: mapped, count: size), mapped: true)
       }
     }
   }
@@ -104,7 +104,8 @@ public enum StoreCheck {
   /// Whether the file `bytes` that `db` reads (in a read transaction, the whole main file) passes
   /// the structure pass (`BTreeStructure`) and SQLite's quick check of the tables with `NOT NULL`
   /// columns or `STRICT` types — the row tests the structure pass leaves out. False: not sure.
-  package static func isSound(_ db: Database, file bytes: UnsafeRawBufferPointer) throws -> Bool {
+  /// `mapped`: `bytes` is a read-only map of the file, which the pass lets go of as it goes.
+  package static func isSound(_ db: Database, file bytes: UnsafeRawBufferPointer, mapped: Bool = false) throws -> Bool {
     let schema = try Row.fetchAll(db, sql: "SELECT type, name, rootpage, sql FROM sqlite_master").map { row in
       (
         type: (row["type"] as String?) ?? "", name: (row["name"] as String?) ?? "",
@@ -112,7 +113,7 @@ public enum StoreCheck {
       )
     }
     let trees = BTreeStructure.trees(ofSchema: schema.map { ($0.type, $0.rootPage, $0.sql) })
-    guard BTreeStructure.check(bytes, trees: trees) == nil else { return false }
+    guard BTreeStructure.check(bytes, trees: trees, mapped: mapped) == nil else { return false }
     for table in schema where table.type == "table" {
       let sql = table.sql?.uppercased() ?? ""
       guard sql.contains("NOT NULL") || sql.contains("STRICT") else { continue }

@@ -41,13 +41,17 @@ package enum BTreeStructure {
   }
 
   /// Whether the file `bytes` (the whole main file; no `-wal` content, no hot journal) is sound:
-  /// nil when it is, else why this pass is not sure (SQLite's check then decides).
-  package static func check(_ bytes: UnsafeRawBufferPointer, trees: [Tree]) -> String? {
+  /// nil when it is, else why this pass is not sure (SQLite's check then decides). `mapped`: `bytes`
+  /// is a shared, read-only map of the file — every few thousand pages its pages are let go
+  /// (`MADV_DONTNEED`; the file's pages stay in the page cache), so the process holds a window of the
+  /// file, not the whole of it.
+  package static func check(_ bytes: UnsafeRawBufferPointer, trees: [Tree], mapped: Bool = false) -> String? {
     var walk: Walk
     switch Walk.make(bytes) {
     case .success(let made): walk = made
     case .failure(let why): return why.text
     }
+    walk.mapped = mapped
     defer { walk.copy.deallocate() }
     do {
       try walk.pointerMap(roots: trees.map(\.root))
@@ -72,6 +76,9 @@ package enum BTreeStructure {
     init(_ text: String) { self.text = text }
   }
 
+  /// Pages walked between two lettings-go of a mapped file (32 MiB of 4 KiB pages).
+  static let window = 8192
+
   /// The deepest b-tree taken as real (SQLite's own limit is 20 levels).
   static let deepest = 40
 
@@ -89,6 +96,9 @@ package enum BTreeStructure {
     /// streams a copy, where reading cell after cell in the map waits on memory for each.
     let copy: UnsafeMutableRawBufferPointer
     var current = 0
+    /// Whether ``bytes`` is a map of the file that may be let go of (see ``check(_:trees:mapped:)``).
+    var mapped = false
+    var taken = 0
     /// A page's cells and freeblocks, the buffer kept from page to page.
     var spans: [(start: Int, end: Int)] = []
 
@@ -170,6 +180,10 @@ package enum BTreeStructure {
       }
       guard !used[page] else { throw NotSure("page \(page) is used twice (\(what))") }
       used[page] = true
+      taken += 1
+      if mapped, taken % BTreeStructure.window == 0, let start = bytes.baseAddress {
+        madvise(UnsafeMutableRawPointer(mutating: start), bytes.count, MADV_DONTNEED)
+      }
     }
 
     /// The pointer-map page that holds `page`'s entry.
