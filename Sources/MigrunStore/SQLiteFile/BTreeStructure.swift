@@ -218,6 +218,49 @@ package enum BTreeStructure {
       let start = (number - 1) * pageSize
       copy.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[start..<start + pageSize]))
       current = number
+      let layout = try self.layout(of: number, table: table)
+      if layout.isLeaf {
+        if let known = leafDepth, known != depth { throw NotSure("page \(number): leaves at two depths") }
+        leafDepth = depth
+      }
+      var ranges: [(start: Int, end: Int)] = []
+      swap(&ranges, &spans)
+      ranges.removeAll(keepingCapacity: true)
+      var previousKey = bounds.0
+      var children: [(page: Int, bounds: (Int64?, Int64?))] = []
+      for index in 0..<layout.cells {
+        let (span, key, child) = try cell(index, of: layout)
+        if let key {
+          if let lower = previousKey, layout.isLeaf ? key <= lower : key < lower {
+            throw NotSure("page \(number): rowid \(key) out of order")
+          }
+          if let upper = bounds.1, key > upper { throw NotSure("page \(number): rowid \(key) past its parent's") }
+        }
+        if let child { children.append((child, table ? (previousKey, key) : (nil, nil))) }
+        if let key { previousKey = key }
+        ranges.append(span)
+      }
+      try coverage(of: layout, cells: &ranges)
+      swap(&ranges, &spans)
+      guard !layout.isLeaf else { return }
+      children.append((u32(number, layout.header + 8), (previousKey, bounds.1)))
+      for child in children {
+        try expect(child.page, .child, parent: number)
+        try page(child.page, table: table, depth: depth + 1, leafDepth: &leafDepth, bounds: child.bounds)
+      }
+    }
+
+    /// A b-tree page's header as read: its kind, its cells and where their content starts.
+    struct Layout {
+      var number: Int
+      var header: Int
+      var table: Bool
+      var isLeaf: Bool
+      var cells: Int
+      var contentStart: Int
+    }
+
+    func layout(of number: Int, table: Bool) throws -> Layout {
       let header = number == 1 ? 100 : 0
       let kind = u8(number, header)
       let isLeaf: Bool
@@ -232,59 +275,51 @@ package enum BTreeStructure {
       guard cells <= (pageSize - 8) / 6, firstCell <= usable, contentStart >= firstCell, contentStart <= usable else {
         throw NotSure("page \(number): header out of range")
       }
-      if isLeaf {
-        if let known = leafDepth, known != depth { throw NotSure("page \(number): leaves at two depths") }
-        leafDepth = depth
+      return Layout(
+        number: number, header: header, table: table, isLeaf: isLeaf, cells: cells, contentStart: contentStart)
+    }
+
+    /// Cell `index` of a page: the bytes it takes, its rowid (table trees), its child (interior
+    /// pages); its record and overflow chain checked.
+    mutating func cell(_ index: Int, of layout: Layout) throws -> (
+      span: (start: Int, end: Int), key: Int64?, child: Int?
+    ) {
+      let number = layout.number
+      let start = u16(number, layout.header + (layout.isLeaf ? 8 : 12) + 2 * index)
+      guard start >= layout.contentStart, start <= usable - 4 else {
+        throw NotSure("page \(number): cell \(index) at \(start), outside \(layout.contentStart)..\(usable - 4)")
       }
-      // Every byte from the content start on: a cell, a freeblock or a counted fragment.
-      var ranges: [(start: Int, end: Int)] = []
-      swap(&ranges, &spans)
-      ranges.removeAll(keepingCapacity: true)
-      var previousKey = bounds.0
-      var children: [(page: Int, bounds: (Int64?, Int64?))] = []
-      for index in 0..<cells {
-        let start = u16(number, header + (isLeaf ? 8 : 12) + 2 * index)
-        guard start >= contentStart, start <= usable - 4 else {
-          throw NotSure("page \(number): cell \(index) at \(start), outside \(contentStart)..\(usable - 4)")
-        }
-        var at = start
-        var child: Int?
-        if !isLeaf {
-          child = u32(number, at)
-          at += 4
-        }
-        var payload: Int64 = 0
-        if !(table && !isLeaf) {
-          (payload, at) = try varint(number, at, end: usable)
-        }
-        if table {
-          let key: Int64
-          (key, at) = try varint(number, at, end: usable)
-          if let lower = previousKey, isLeaf ? key <= lower : key < lower {
-            throw NotSure("page \(number): rowid \(key) out of order")
-          }
-          if let upper = bounds.1, key > upper { throw NotSure("page \(number): rowid \(key) past its parent's") }
-          if let child { children.append((child, (previousKey, key))) }
-          previousKey = key
-        } else if let child {
-          children.append((child, (nil, nil)))
-        }
-        var end = at
-        if !(table && !isLeaf) {
-          guard payload >= 0, payload <= Int64(Int32.max) else { throw NotSure("page \(number): payload size") }
-          let (local, overflowPages) = spill(Int(payload), tableLeaf: table)
-          end = at + local + (overflowPages > 0 ? 4 : 0)
-          guard end <= usable else { throw NotSure("page \(number): cell \(index) runs off the page") }
-          try record(number, at: at, local: local, payload: Int(payload))
-          if overflowPages > 0 { try overflow(from: u32(number, at + local), pages: overflowPages, of: number) }
-        }
-        ranges.append((start, max(end, start + 4)))
+      var at = start
+      var child: Int?
+      if !layout.isLeaf {
+        child = u32(number, at)
+        at += 4
       }
-      // Freeblocks: in increasing order, inside the content area.
-      var free = u16(number, header + 1)
+      let hasPayload = !(layout.table && !layout.isLeaf)
+      var payload: Int64 = 0
+      if hasPayload { (payload, at) = try varint(number, at, end: usable) }
+      var key: Int64?
+      if layout.table { (key, at) = try varint(number, at, end: usable) }
+      var end = at
+      if hasPayload {
+        guard payload >= 0, payload <= Int64(Int32.max) else { throw NotSure("page \(number): payload size") }
+        let (local, overflowPages) = spill(Int(payload), tableLeaf: layout.table)
+        end = at + local + (overflowPages > 0 ? 4 : 0)
+        guard end <= usable else { throw NotSure("page \(number): cell \(index) runs off the page") }
+        try record(number, at: at, local: local, payload: Int(payload))
+        if overflowPages > 0 { try overflow(from: u32(number, at + local), pages: overflowPages, of: number) }
+      }
+      return ((start, max(end, start + 4)), key, child)
+    }
+
+    /// Every byte of a page from its content start on is a cell, a freeblock (in increasing order,
+    /// inside the content area) or one of the fragment bytes its header counts — none twice.
+    func coverage(of layout: Layout, cells ranges: inout [(start: Int, end: Int)]) throws {
+      let number = layout.number
+      var free = u16(number, layout.header + 1)
       var lastFree = 0
       while free != 0 {
-        guard free > lastFree, free >= contentStart, free <= usable - 4 else {
+        guard free > lastFree, free >= layout.contentStart, free <= usable - 4 else {
           throw NotSure("page \(number): freeblock at \(free) out of place")
         }
         let size = u16(number, free + 2)
@@ -294,7 +329,7 @@ package enum BTreeStructure {
         free = u16(number, free)
       }
       ranges.sort { $0.start < $1.start }
-      var reached = contentStart
+      var reached = layout.contentStart
       var fragments = 0
       for range in ranges {
         guard range.start >= reached else { throw NotSure("page \(number): bytes used twice at \(range.start)") }
@@ -302,15 +337,8 @@ package enum BTreeStructure {
         reached = range.end
       }
       fragments += usable - reached
-      swap(&ranges, &spans)
-      guard reached <= usable, fragments == u8(number, header + 7) else {
-        throw NotSure("page \(number): \(fragments) fragment bytes, the header says \(u8(number, header + 7))")
-      }
-      guard !isLeaf else { return }
-      children.append((u32(number, header + 8), (previousKey, bounds.1)))
-      for child in children {
-        try expect(child.page, .child, parent: number)
-        try page(child.page, table: table, depth: depth + 1, leafDepth: &leafDepth, bounds: child.bounds)
+      guard reached <= usable, fragments == u8(number, layout.header + 7) else {
+        throw NotSure("page \(number): \(fragments) fragment bytes, the header says \(u8(number, layout.header + 7))")
       }
     }
 
