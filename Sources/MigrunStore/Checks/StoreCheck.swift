@@ -60,12 +60,14 @@ public enum StoreCheck {
   /// still there): opened by ``openForCheck(_:isHeld:readWait:)``, checked once by ``problems()``, then closed.
   package final class OpenedFile: @unchecked Sendable {
     private let queue: DatabaseQueue
-    /// The file itself, held from the start too: the structure pass maps it.
+    /// The file itself, held from the start too: the structure pass maps it (never through a link).
     private let descriptor: Int32
+    private let path: String
 
     fileprivate init(_ queue: DatabaseQueue, path: String) {
       self.queue = queue
-      descriptor = open(path, O_RDONLY | O_CLOEXEC)
+      self.path = path
+      descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
     }
 
     /// The file's damage as SQLite's quick check finds it (empty: none), the file closed after it.
@@ -81,16 +83,17 @@ public enum StoreCheck {
       return try StoreCheck.sqliteProblems(queue)
     }
 
-    /// Whether the structure pass finds the file sound and SQLite's quick check passes the tables
-    /// with `NOT NULL` columns or `STRICT` types (the row tests that pass leaves out) — inside one
-    /// read transaction, so no writer changes the file meanwhile.
+    /// Whether the structure pass finds the file sound (``StoreCheck/isSound(_:file:mapped:)``) —
+    /// inside one read transaction, so no writer changes the file meanwhile, and only while the
+    /// file it maps is still the one at the path SQLite opened (else SQLite's check decides).
     private func isSound() throws -> Bool {
       guard descriptor >= 0 else { return false }
       return try queue.read { db in
         var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_size >= 512, let size = Int(exactly: info.st_size) else {
-          return false
-        }
+        var named = stat()
+        guard fstat(descriptor, &info) == 0, lstat(path, &named) == 0, info.st_dev == named.st_dev,
+          info.st_ino == named.st_ino, info.st_size >= 512, let size = Int(exactly: info.st_size)
+        else { return false }
         guard let mapped = mmap(nil, size, PROT_READ, MAP_SHARED, descriptor, 0), mapped != MAP_FAILED
         else {
           return false
@@ -103,7 +106,8 @@ public enum StoreCheck {
 
   /// Whether the file `bytes` that `db` reads (in a read transaction, the whole main file) passes
   /// the structure pass (`BTreeStructure`) and SQLite's quick check of the tables with `NOT NULL`
-  /// columns or `STRICT` types — the row tests the structure pass leaves out. False: not sure.
+  /// columns, `STRICT` types or `CHECK` constraints — the row tests the structure pass leaves out.
+  /// False: not sure.
   /// `mapped`: `bytes` is a read-only map of the file, which the pass lets go of as it goes.
   package static func isSound(_ db: Database, file bytes: UnsafeRawBufferPointer, mapped: Bool = false) throws -> Bool {
     let schema = try Row.fetchAll(db, sql: "SELECT type, name, rootpage, sql FROM sqlite_master").map { row in
@@ -115,8 +119,17 @@ public enum StoreCheck {
     let trees = BTreeStructure.trees(ofSchema: schema.map { ($0.type, $0.rootPage, $0.sql) })
     guard BTreeStructure.check(bytes, trees: trees, mapped: mapped) == nil else { return false }
     for table in schema where table.type == "table" {
-      let sql = table.sql?.uppercased() ?? ""
-      guard sql.contains("NOT NULL") || sql.contains("STRICT") else { continue }
+      // Asked of SQLite, not read off the statement (`NOT` and `NULL` may stand apart, a comment
+      // between them); `CHECK` anywhere in it, as a word or not, is taken to be one.
+      let testsRows =
+        try Bool.fetchOne(
+          db, sql: #"SELECT EXISTS (SELECT 1 FROM pragma_table_info(?) WHERE "notnull")"#, arguments: [table.name])
+        == true
+        || Bool.fetchOne(
+          db, sql: "SELECT EXISTS (SELECT 1 FROM pragma_table_list WHERE schema = 'main' AND name = ? AND strict)",
+          arguments: [table.name]) == true
+        || (table.sql?.uppercased().contains("CHECK") ?? false)
+      guard testsRows else { continue }
       let literal = "'" + table.name.replacingOccurrences(of: "'", with: "''") + "'"
       guard try String.fetchAll(db, sql: "PRAGMA quick_check(\(literal))") == ["ok"] else { return false }
     }

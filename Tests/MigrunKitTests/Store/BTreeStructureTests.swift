@@ -98,6 +98,25 @@ import Testing
     #expect(bytes.withUnsafeBytes { BTreeStructure.check($0, trees: BTreeStructure.trees(ofSchema: trees)) } == nil)
   }
 
+  /// A row breaking a `NOT NULL` column is SQLite's to find: the column is asked of SQLite, not read
+  /// off the statement, where `NOT` and `NULL` may stand apart with a comment between them.
+  @Test func aNullInANotNullColumnWrittenApartIsNotSound() throws {
+    let folder = try TemporaryDirectory()
+    let store = folder.url.appendingPathComponent("notnull.sqlite")
+    let queue = try DatabaseQueue(path: store.path)
+    try queue.writeWithoutTransaction { db in
+      try db.execute(sql: "CREATE TABLE ZTAG (Z_PK INTEGER PRIMARY KEY, ZTITLE VARCHAR)")
+      try db.execute(sql: "INSERT INTO ZTAG VALUES (1, NULL)")
+      try db.execute(sql: "PRAGMA writable_schema = ON")
+      try db.execute(
+        sql: "UPDATE sqlite_master SET sql = ? WHERE name = 'ZTAG'",
+        arguments: ["CREATE TABLE ZTAG (Z_PK INTEGER PRIMARY KEY, ZTITLE VARCHAR NOT /* apart */ NULL)"])
+    }
+    try queue.close()
+    #expect(Self.sqliteFindings(store) != [])
+    #expect(!Self.isSound(store))
+  }
+
   /// A file past the pass's window (8,192 pages) read through a map it lets go of as it walks: the
   /// pages it reads after letting go are the file's again, and it is still sound.
   @Test func aMappedFileLetGoOfAsItIsWalkedIsStillSound() throws {
