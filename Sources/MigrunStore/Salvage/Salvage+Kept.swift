@@ -71,9 +71,11 @@ extension Salvage {
         let aside = "MIGRUN_SETASIDE_\(owner.uppercased())"
         let width = rows.map(\.1.count).max() ?? 0
         let columns = ["Z_ROWID"] + (0..<width).map { "C\($0)" }
-        try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(aside) (\(columns.joined(separator: ", ")))")
+        // The owner may be a table name read from the file: quoted, never SQL of its own.
+        try db.execute(
+          sql: "CREATE TABLE IF NOT EXISTS \(StoreEdit.quoted(aside)) (\(columns.joined(separator: ", ")))")
         let insert = try db.cachedStatement(
-          sql: "INSERT INTO \(aside) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))")
+          sql: "INSERT INTO \(StoreEdit.quoted(aside)) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))")
         for (rowid, values) in rows {
           let padded = (0..<width).map { $0 < values.count ? databaseValue(values[$0]) : .null }
           try insert.execute(arguments: StatementArguments([rowid.databaseValue] + padded))

@@ -384,6 +384,12 @@ extension SalvageRead {
           unassigned.append(row)
           continue
         }
+        // A key whose own cell did not parse: this copy may be the row or an older one (a freed
+        // page) — kept whole and set aside, never placed as the row, never called deleted.
+        if tables[table]?.badKeys.contains(row.rowid) == true {
+          if tables[table]?.setAside[row.rowid] == nil { tables[table]?.setAside[row.rowid] = row.values }
+          continue
+        }
         // The table's own readable leaf is where the key lives: a copy elsewhere is a deleted row
         // (a freed page the freelist no longer names), as SQLite — which reads the tree — has it.
         if tables[table]?.keepsPlace(of: row.rowid) == true {
