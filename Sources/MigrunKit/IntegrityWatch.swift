@@ -12,12 +12,14 @@ final class IntegrityWatch: @unchecked Sendable {
   private let finished = DispatchSemaphore(value: 0)
   private var outcome: Result<[String], any Error> = .success([])
 
-  /// `file`: the store, found free, or migrun's own copy of it — no other process holds it.
-  init(checking file: URL, for store: URL, readWait: Double = 0) throws {
+  /// `file`: the store, or migrun's own copy of it; `withLocks`: read with SQLite's locks (the
+  /// store itself in rollback-journal mode, which an app may open after it was found free), else
+  /// as a file no other process holds.
+  init(checking file: URL, for store: URL, withLocks: Bool, readWait: Double = 0) throws {
     self.store = store
     let opened: StoreCheck.OpenedFile
     do {
-      opened = try StoreCheck.openForCheck(file, isHeld: false, readWait: readWait)
+      opened = try StoreCheck.openForCheck(file, isHeld: withLocks, readWait: readWait)
     } catch {
       throw MigrationError(
         .store, reason: "\(store.path): cannot be read as a SQLite database (\(error))", underlying: error)

@@ -244,9 +244,10 @@ public final class StoreMigrator {
 
   /// What a migration does first, holding the store's migration lock: an interrupted swap of an
   /// earlier run completed (`swapCompleted` told; a dry run refuses a pending one) and its working
-  /// files removed, its sidecars checked (``StoreFiles/checkSidecars(of:)``), then the store checked
-  /// not to be in use (waiting up to ``Options/wait``).
-  /// Returns the session that found it free: the one look at the store the plan and the run share.
+  /// files removed, its sidecars checked (``StoreFiles/checkSidecars(of:)``). Returns the session:
+  /// the one look at the store the plan and the run share (the run checks the store is not in use,
+  /// waiting up to ``Options/wait``, before any work — a store already current is reported so even
+  /// while its app has it open).
   package static func prepare(_ store: URL, options: Options, swapCompleted: () -> Void = {}) throws
     -> StoreSession
   {
@@ -258,18 +259,18 @@ public final class StoreMigrator {
     }
     // A -wal, -shm or -journal that is a link, a folder or a FIFO: refused before anything reads it.
     try StoreFiles.checkSidecars(of: store)
-    let session = StoreSession(store, readWait: options.wait)
-    try session.free(wait: options.wait)
-    return session
+    return StoreSession(store, readWait: options.wait)
   }
 
   /// Runs the plan on the store of `session` (``prepare(_:options:swapCompleted:)``), whose
-  /// migration lock the caller holds: the session's look at the store — free, its journal mode, its
-  /// connection — is the run's.
+  /// migration lock the caller holds: first the store is found free (waiting up to ``Options/wait``);
+  /// the session's look at the store — its journal mode, its connection — is the run's.
   package func run(in session: StoreSession) throws -> Report {
     guard session.url == store else {
       throw MigrationError(.store, reason: "internal: the session is of \(session.url.path), not \(store.path)")
     }
+    // Found free only when there is work: a store already current is reported so while its app runs.
+    try session.free(wait: options.wait)
     // A crashed writer's journal would be left beside the migrated store and rolled back into it.
     if RollbackJournal.isHot(store) {
       throw StoreError(
@@ -293,8 +294,9 @@ public final class StoreMigrator {
     // SQLite's own check of the file, beside the steps: a damaged page is the user's store's
     // damage, named as such, and decided before the original is touched (IntegrityWatch).
     var syncing: BackgroundWork?
-    // The file is the store (free, the session found) or migrun's own snapshot: no one else holds it.
-    try IntegrityWatch(checking: run.current, for: store, readWait: session.readWait).judging {
+    try IntegrityWatch(
+      checking: run.current, for: store, withLocks: readsWithLocks(run.current, session), readWait: session.readWait
+    ).judging {
       for (index, step) in plan.steps.enumerated() {
         let working = try scratch("step\(index + 1)")
         let associations = try scratch("assoc\(index + 1)")

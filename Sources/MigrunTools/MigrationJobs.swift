@@ -151,6 +151,7 @@ package struct MigrationJobs {
     let session = try StoreMigrator.prepare(store, options: options, swapCompleted: swapCompleted)
     defer { session.close() }
     if AtomicStoreInput.isAtomic(session) {
+      try session.free(wait: options.wait)
       return try migrateAtomic(store, options: options, progress: progress, willStart: willStart)
     }
     // The step files loaded once, under the job's limits: the plan weighs a walk with the mappings

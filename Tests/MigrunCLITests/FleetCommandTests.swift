@@ -228,6 +228,23 @@ extension FleetCommandTests {
       #expect(allowed.stdout.contains("0 stores"), "\(allowed.stdout)")
     }
   }
+
+  /// A store already at the destination is reported current while its app writes it: there is no
+  /// work, so nothing waits for it or refuses it; the same store behind would be in use.
+  @Test func aCurrentStoreItsAppHoldsIsCurrentNotInUse() throws {
+    let folder = try TemporaryDirectory()
+    let store = folder.url.appendingPathComponent("live.sqlite")
+    try FileManager.default.copyItem(at: Fixtures.url("\(Self.stores)/Moody 5.moody.sqlite"), to: store)
+    let migrated = try MigrunProcess.run(["migrate", store.path, "--model", Self.moody, "--no-backup"])
+    #expect(migrated.status == 0, "\(migrated.stderr)")
+    // A write begun and not committed (a RESERVED lock): readers still read the file.
+    let shell = try SQLiteShell(store, "PRAGMA journal_mode = DELETE;\nBEGIN IMMEDIATE;")
+    defer { shell.close() }
+    let bytes = try Data(contentsOf: store)
+    let again = try MigrunProcess.run(["migrate", store.path, "--model", Self.moody])
+    #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+    #expect(try Data(contentsOf: store) == bytes)
+  }
 }
 
 extension FleetCommandTests {

@@ -48,10 +48,9 @@ public enum StoreCheck {
     -> [String]
   {
     guard SQLiteStore.readOnlyPath(session.url, isHeld: session.isHeld) != nil else {
-      // Refused by name: only a copy could read it unchanged.
-      let queue = try openQueueForCheck(session.url, isHeld: session.isHeld, readWait: session.readWait)
-      defer { try? queue.close() }
-      return try sqliteProblems(queue, full: full, limit: limit)
+      // Refused by name (this throws): only a copy could read it unchanged.
+      _ = try openQueueForCheck(session.url, isHeld: session.isHeld, readWait: session.readWait)
+      return []
     }
     return try session.withConnection { try sqliteProblems($0, full: full, limit: limit) }
   }
@@ -64,10 +63,17 @@ public enum StoreCheck {
     private let descriptor: Int32
     private let path: String
 
-    fileprivate init(_ queue: DatabaseQueue, path: String) {
-      self.queue = queue
+    /// The file opened first, SQLite's connection after it: the file at the path when SQLite opens
+    /// it is the one mapped, or the pass is not sure.
+    fileprivate init(path: String, connecting: () throws -> DatabaseQueue) throws {
       self.path = path
       descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+      do {
+        queue = try connecting()
+      } catch {
+        if descriptor >= 0 { close(descriptor) }
+        throw error
+      }
     }
 
     /// The file's damage as SQLite's quick check finds it (empty: none), the file closed after it.
@@ -139,7 +145,7 @@ public enum StoreCheck {
   /// The file opened read-only for a check (its file held open from here on).
   /// `isHeld`: whether another process holds it, when the caller knows (``SQLiteStore/readOnlyPath(_:isHeld:)``).
   package static func openForCheck(_ url: URL, isHeld: Bool? = nil, readWait: Double = 0) throws -> OpenedFile {
-    try OpenedFile(openQueueForCheck(url, isHeld: isHeld, readWait: readWait), path: url.path)
+    try OpenedFile(path: url.path) { try openQueueForCheck(url, isHeld: isHeld, readWait: readWait) }
   }
 
   private static func openQueueForCheck(_ url: URL, isHeld: Bool?, readWait: Double) throws -> DatabaseQueue {

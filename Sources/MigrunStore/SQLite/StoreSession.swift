@@ -138,6 +138,7 @@ package final class StoreSession {
 
   /// The session's connection, or a new one (kept when immutable: it holds no lock).
   private func open() throws -> DatabaseQueue {
+    current()
     if let connection { return connection }
     let (queue, immutable) = try SQLiteStore.openConnection(url, access: .readOnly, session: self)
     if immutable { connection = queue }
