@@ -26,8 +26,9 @@ extension BulkCopy {
           let total = try store.rowCount(of: copy.sourceTable, in: "src", where: copy.sourceRows)
           let last = try store.largestKey(of: copy.sourceTable, in: "src")
           if let rows = copy.rows {
-            try store.rowLoop(readingFrom: path, select: rows.select, constants: copy.constants, insert: rows.insert) {
-              select, insert in
+            try store.rowLoop(
+              readingFrom: path, readWait: readWait, select: rows.select, constants: copy.constants, insert: rows.insert
+            ) { select, insert in
               try run(rows, of: copy, total: total, select: select, insert: insert, progress)
             }
             continue

@@ -122,11 +122,12 @@ package struct MigrationJobs {
         steps: plan.steps.count)
     } catch let error as MigrationError where error.code == .notInferable {
       return StatusReport(
-        store: name, version: nil, destination: setup.destination, path: [], steps: 0, reason: "\(error)")
+        store: name, version: nil, destination: setup.destination, path: [], steps: 0, reason: Fleet.message(error))
     } catch let error as MigrationError where error.code == .backwards && setup.destination == nil {
       // Newer than the model's current version: no path, and none to take without --to.
       var report = StatusReport(
-        store: name, version: nil, destination: bundle.currentVersionName, path: [], steps: 0, reason: "\(error)")
+        store: name, version: nil, destination: bundle.currentVersionName, path: [], steps: 0,
+        reason: Fleet.message(error))
       report.isNewer = true
       report.needsMigration = false
       return report

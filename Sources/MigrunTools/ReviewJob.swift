@@ -106,21 +106,24 @@ package struct ReviewJob {
   /// then `check` of the result; a refusal is the review's `refused`.
   private func run(_ jobs: MigrationJobs, store: URL, into review: inout Review) throws {
     let clock = StepClock()
+    let outcome: MigrationOutcome
     do {
-      let outcome = try jobs.migrate(store, options: .init(keepBackup: false), progress: { $0.step.map(clock.saw) })
+      outcome = try jobs.migrate(store, options: .init(keepBackup: false), progress: { $0.step.map(clock.saw) })
       clock.finish()
-      for step in outcome.report?.steps ?? [] {
-        guard let index = review.steps.firstIndex(where: { $0.name == step.name }) else {
-          throw ToolError(message: "the run took step \(step.name), which the plan reviewed does not have")
-        }
-        review.steps[index].run = Review.Run(
-          objectsAfter: step.counts, mappings: step.mappings.map(Review.Conserved.init),
-          dropped: step.drops.map(Review.Drop.init), merged: step.merged, seconds: clock.seconds[step.name])
-      }
-      review.migrated = true
     } catch {
       review.refused = Fleet.message(error)
+      return
     }
+    // Outside the run's catch: a run that disagrees with the plan is the review's error, not a refusal.
+    for step in outcome.report?.steps ?? [] {
+      guard let index = review.steps.firstIndex(where: { $0.name == step.name }) else {
+        throw ToolError(message: "the run took step \(step.name), which the plan reviewed does not have")
+      }
+      review.steps[index].run = Review.Run(
+        objectsAfter: step.counts, mappings: step.mappings.map(Review.Conserved.init),
+        dropped: step.drops.map(Review.Drop.init), merged: step.merged, seconds: clock.seconds[step.name])
+    }
+    review.migrated = true
     // Outside the run: a check that fails is the review's error, not a refusal of the migration.
     if review.migrated {
       review.checkAfter = try Self.check(store, bundle: jobs.bundle, configuration: setup.configuration)

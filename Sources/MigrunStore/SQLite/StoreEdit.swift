@@ -583,12 +583,14 @@ extension StoreEdit {
 
   /// Runs `body` with a row loop's two statements: `select` prepared on a read-only connection of
   /// its own to the file at `sourcePath` (`constants` bound), `insert` on this edit's connection —
-  /// driven through SQLite's C API by the caller (or by C, `RawStatement.handle`).
+  /// driven through SQLite's C API by the caller (or by C, `RawStatement.handle`). `readWait`: how
+  /// long a read of a store another process holds waits, as the attached source's does.
   package func rowLoop<T>(
-    readingFrom sourcePath: String, select: String, constants: [StoreValue], insert: String,
+    readingFrom sourcePath: String, readWait: Double, select: String, constants: [StoreValue], insert: String,
     _ body: (_ select: RawStatement, _ insert: RawStatement) throws -> T
   ) throws -> T {
-    let sourceQueue = try DatabaseQueue(path: sourcePath, configuration: SQLiteStore.configuration(readOnly: true))
+    let sourceQueue = try DatabaseQueue(
+      path: sourcePath, configuration: SQLiteStore.configuration(readOnly: true, readWait: readWait))
     defer { try? sourceQueue.close() }
     return try sourceQueue.read { source in
       let selectStatement = try source.makeStatement(sql: select)
