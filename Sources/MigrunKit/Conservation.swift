@@ -142,11 +142,13 @@ enum Conservation {
   /// construction (``DDLStep/rewrittenTables``): they hold what they held, and are not counted again.
   /// Each count is read once here too: the step has written the destination, nothing changes it
   /// while it is checked, and a link is counted from its to-one (no link to nothing) and from its
-  /// to-many (links written) by the same query.
+  /// to-many (links written) by the same query. Returns the counts per mapping, and the objects each
+  /// destination entity was found to hold (counted, or — a table an in-place step did not touch —
+  /// the source's), which the step's report takes instead of counting again.
   static func check(
     _ mapping: MappingModel, before: Before, destination: SQLiteStore, policies: Set<String>, merged: Int,
     inPlace: Bool = false, untouched: Set<String> = []
-  ) throws -> [MappingCount] {
+  ) throws -> (mappings: [MappingCount], objects: [String: Int]) {
     try destination.rememberingCounts {
       try checking(
         mapping, before: before, destination: destination, policies: policies, merged: merged, inPlace: inPlace,
@@ -157,7 +159,7 @@ enum Conservation {
   private static func checking(
     _ mapping: MappingModel, before: Before, destination: SQLiteStore, policies: Set<String>, merged: Int,
     inPlace: Bool, untouched: Set<String>
-  ) throws -> [MappingCount] {
+  ) throws -> (mappings: [MappingCount], objects: [String: Int]) {
     var writers: [String: [EntityMapping]] = [:]
     for entityMapping in mapping.entityMappings where before.objects[entityMapping.name] != nil {
       if let target = entityMapping.destinationEntity { writers[target, default: []].append(entityMapping) }
@@ -193,7 +195,7 @@ enum Conservation {
     }
     if !inPlace { try checkNoLinksToNothing(mapping, before: before, destination: destination, policies: policies) }
     if !inPlace { try checkOneToOnes(before: before, destination: destination) }
-    return counts(mapping, before: before, written: written)
+    return (counts(mapping, before: before, written: written), written.mapValues(\.objects))
   }
 
   /// The links each relationship of `target` holds after the step, held equal to what `group` read

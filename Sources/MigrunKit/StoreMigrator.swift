@@ -587,15 +587,16 @@ public final class StoreMigrator {
       : try carryForeign(
         foreign, from: current, withLocks: locks, source: source, into: destination, mapping: mapping, numbers: numbers)
     try destination.installDerivedAttributes()
+    try options.probe?.stepWritten(destination, by: method)
+    let carriedFiles = try destination.checkExternalReferences()
+    let conserved = try Conservation.check(
+      mapping, before: before, destination: destination, policies: Set(policies.keys), merged: manager.mergedCount)
     var done = Report.Step(
-      name: step.name, kind: step.kind, counts: try destination.entityCounts(), method: method)
+      name: step.name, kind: step.kind, counts: try destination.entityCounts(known: conserved.objects), method: method)
+    done.mappings = conserved.mappings
     done.merged = manager.mergedCount
     done.cloudKit = cloudKit
     done.history = history
-    try options.probe?.stepWritten(destination, by: method)
-    let carriedFiles = try destination.checkExternalReferences()
-    done.mappings = try Conservation.check(
-      mapping, before: before, destination: destination, policies: Set(policies.keys), merged: manager.mergedCount)
     done.damage = try Conservation.damage(
       mapping, before: before, destination: destination, carriedFiles: carriedFiles)
     try destination.close()
@@ -693,21 +694,15 @@ public final class StoreMigrator {
       MigrationProgress(step: step.name, stage: .validation, mapping: "model rules", done: 1, total: 1))
     try options.probe?.stepWritten(destination, by: .ddl)
     let carriedFiles = try destination.checkExternalReferences()
-    // The tables the edit did not touch hold the objects their source counted: not counted again.
-    var known: [String: Int] = [:]
-    for entityMapping in conserving.mapping.entityMappings {
-      guard let entity = entityMapping.destinationEntity, entityMapping.sourceEntity == entity,
-        let table = destination.schema.layout(of: entity)?.table, edit.untouchedTables.contains(table.uppercased()),
-        let read = conserving.before.objects[entityMapping.name]
-      else { continue }
-      known[entity] = read
-    }
-    var done = Report.Step(
-      name: step.name, kind: step.kind, counts: try destination.entityCounts(known: known), method: .ddl)
-    done.history = history
-    done.mappings = try Conservation.check(
+    // The objects conservation established (the tables the edit did not touch hold what their
+    // source counted) are the report's: not counted again.
+    let conserved = try Conservation.check(
       conserving.mapping, before: conserving.before, destination: destination, policies: [], merged: 0, inPlace: true,
       untouched: edit.untouchedTables)
+    var done = Report.Step(
+      name: step.name, kind: step.kind, counts: try destination.entityCounts(known: conserved.objects), method: .ddl)
+    done.history = history
+    done.mappings = conserved.mappings
     done.damage = try Conservation.damage(
       conserving.mapping, before: conserving.before, destination: destination, carriedFiles: carriedFiles,
       inPlace: true)

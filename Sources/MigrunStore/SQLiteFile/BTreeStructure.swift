@@ -117,7 +117,7 @@ package enum BTreeStructure {
       }
       let declared = Int(bytes[16]) << 8 | Int(bytes[17])
       let pageSize = declared == 1 ? 65536 : declared
-      guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else {
+      guard SQLiteFileImage.validPageSize(pageSize) else {
         return .failure(NotSure("page size \(declared)"))
       }
       let usable = pageSize - Int(bytes[20])
@@ -372,12 +372,8 @@ package enum BTreeStructure {
     /// How much of a payload stays on its page (SQLite's rule, by the usable size) and how many
     /// overflow pages hold the rest.
     func spill(_ payload: Int, tableLeaf: Bool) -> (local: Int, pages: Int) {
-      let most = tableLeaf ? usable - 35 : (usable - 12) * 64 / 255 - 23
-      guard payload > most else { return (payload, 0) }
-      let least = (usable - 12) * 32 / 255 - 23
-      let spilled = least + (payload - least) % (usable - 4)
-      let local = spilled <= most ? spilled : least
-      return (local, (payload - local + usable - 5) / (usable - 4))
+      let local = SQLiteFileImage.localPayload(payload, usable: usable, tableLeaf: tableLeaf)
+      return (local, local == payload ? 0 : (payload - local + usable - 5) / (usable - 4))
     }
 
     /// An overflow chain of a cell on `page`: `pages` pages from `first`, each naming the next, the

@@ -173,11 +173,15 @@ extension SQLiteFileImage {
   }
 
   /// How much of a table leaf cell's payload of `total` bytes is on the page itself.
-  private func localPayloadSize(_ total: Int) -> Int {
-    let maxLocal = usableSize - 35
+  private func localPayloadSize(_ total: Int) -> Int { Self.localPayload(total, usable: usableSize, tableLeaf: true) }
+
+  /// How much of a cell's payload of `total` bytes stays on its page (SQLite's rule: the rest is on
+  /// overflow pages), for pages of `usable` bytes — a table leaf's, or an index cell's.
+  static func localPayload(_ total: Int, usable: Int, tableLeaf: Bool) -> Int {
+    let maxLocal = tableLeaf ? usable - 35 : (usable - 12) * 64 / 255 - 23
     guard total > maxLocal else { return total }
-    let minLocal = (usableSize - 12) * 32 / 255 - 23
-    let spill = minLocal + (total - minLocal) % (usableSize - 4)
+    let minLocal = (usable - 12) * 32 / 255 - 23
+    let spill = minLocal + (total - minLocal) % (usable - 4)
     return spill <= maxLocal ? spill : minLocal
   }
 
