@@ -54,6 +54,8 @@ extension StoreSchema {
     private var numbers: [String: Int] = [:]
     private var tableOfRoot: [String: String] = [:]
     private var columnsOfRoot: [String: [Column]] = [:]
+    /// Root → column name → its rank in the table's statement (``StoreSchema/SQLType/rank``).
+    private var ranksOfRoot: [String: [String: Int]] = [:]
     private var generators: [String: NameGenerator] = [:]
     /// Declaring entity → property → storage.
     private var declared: [String: [String: PropertyStorage]] = [:]
@@ -80,22 +82,39 @@ extension StoreSchema {
       pairRelationships()
       for root in roots {
         guard let table = tableOfRoot[root.name] else { continue }
-        tables.append(Table(name: table, columns: columnsOfRoot[root.name] ?? [], primaryKey: []))
+        tables.append(Table(name: table, columns: statementOrder(of: root), primaryKey: []))
         addLayoutsAndIndexes(of: root, table: table)
       }
       tables += joinTables
       layouts.sort { $0.number < $1.number }
     }
 
-    /// Every entity in Core Data's numbering order: each root in name order, its subentities under it.
+    /// Every entity in Core Data's numbering order: each root in name order, its subentities under
+    /// it, names compared as Core Data compares them there (``StoreSchema/numberingPrecedes(_:_:)``).
     static func numberingOrder(of model: ObjectModel) -> [Entity] {
       var order: [Entity] = []
+      func sorted(_ entities: [Entity]) -> [Entity] {
+        entities.sorted { StoreSchema.numberingPrecedes($0.name, $1.name) }
+      }
       func visit(_ entity: Entity) {
         order.append(entity)
-        for child in model.subentities(of: entity) { visit(child) }
+        for child in sorted(model.subentities(of: entity)) { visit(child) }
       }
-      for root in model.entities where root.parentName == nil { visit(root) }
+      for root in sorted(model.entities.filter { $0.parentName == nil }) { visit(root) }
       return order
+    }
+
+    /// The root's columns as Core Data's `CREATE TABLE` lists them: the order the hierarchy added
+    /// them in, stably sorted by ``StoreSchema/SQLType/rank`` (`Z_PK`, `Z_ENT`, `Z_OPT` first).
+    private func statementOrder(of root: Entity) -> [Column] {
+      let columns = columnsOfRoot[root.name] ?? []
+      let ranks = ranksOfRoot[root.name] ?? [:]
+      let fixed = ["Z_PK": 0, "Z_ENT": 1, "Z_OPT": 2]
+      return columns.enumerated().sorted { first, second in
+        let a = fixed[first.element.name] ?? ranks[first.element.name] ?? SQLType.integer.rank
+        let b = fixed[second.element.name] ?? ranks[second.element.name] ?? SQLType.integer.rank
+        return (a, first.offset) < (b, second.offset)
+      }.map(\.element)
     }
 
     // MARK: - Step 2: each root's columns
@@ -116,8 +135,7 @@ extension StoreSchema {
         // order within each type follows exactly this sequence.
         for attribute in entity.attributes.sorted(by: { $0.name < $1.name }).flatMap(\.leaves)
         where !attribute.isTransient {
-          let column = addColumn(
-            "Z" + attribute.columnStem.uppercased(), StoreSchema.columnType(attribute.type), root)
+          let column = addColumn("Z" + attribute.columnStem.uppercased(), SQLType(attribute), root)
           storage[attribute.name] = .attribute(column)
           if attribute.isIndexed, legacyIndexes == .tableAndColumns {
             indexes.append(
@@ -127,13 +145,13 @@ extension StoreSchema {
         for relationship in entity.relationships.sorted(by: { $0.name < $1.name })
         where !relationship.isTransient && !relationship.isToMany {
           let upper = relationship.name.uppercased()
-          let key = addColumn("Z" + upper, "INTEGER", root)
+          let key = addColumn("Z" + upper, .integer, root)
           indexes.append(Index(name: "\(table)_\(key.name)_INDEX", table: table, columns: [key.name], isUnique: false))
           var entityColumn: Column?
           if let destination = model.entity(named: relationship.destinationEntity),
             !model.subentities(of: destination).isEmpty
           {
-            entityColumn = addColumn("Z\(number(destination.name))_\(upper)", "INTEGER", root)
+            entityColumn = addColumn("Z\(number(destination.name))_\(upper)", .integer, root)
           }
           storage[relationship.name] = .toOne(key: key, entity: entityColumn, order: nil)
         }
@@ -224,7 +242,7 @@ extension StoreSchema {
     private mutating func addOrderColumn(_ relationship: Relationship, of owner: Entity) {
       guard case .toOne(let key, let entityColumn, _)? = declared[owner.name]?[relationship.name] else { return }
       let root = model.root(of: owner)
-      let order = addColumn("Z_FOK_" + relationship.name.uppercased(), "INTEGER", root)
+      let order = addColumn("Z_FOK_" + relationship.name.uppercased(), .integer, root)
       declared[owner.name]?[relationship.name] = .toOne(key: key, entity: entityColumn, order: order)
     }
 
@@ -234,13 +252,13 @@ extension StoreSchema {
       let root = model.root(of: destination)
       let hiddenName = "\(number(owner.name))\(relationship.name)"
       let upper = hiddenName.uppercased()
-      let key = addColumn("Z" + upper, "INTEGER", root)
+      let key = addColumn("Z" + upper, .integer, root)
       if let table = tableOfRoot[root.name] {
         indexes.append(Index(name: "\(table)_\(key.name)_INDEX", table: table, columns: [key.name], isUnique: false))
       }
       let entityColumn =
-        model.subentities(of: owner).isEmpty ? nil : addColumn("Z\(number(owner.name))_\(upper)", "INTEGER", root)
-      let order = relationship.isOrdered ? addColumn("Z_FOK_" + upper, "INTEGER", root) : nil
+        model.subentities(of: owner).isEmpty ? nil : addColumn("Z\(number(owner.name))_\(upper)", .integer, root)
+      let order = relationship.isOrdered ? addColumn("Z_FOK_" + upper, .integer, root) : nil
       hidden[destination.name, default: [:]][hiddenName] = .toOne(key: key, entity: entityColumn, order: order)
       declared[owner.name]?[relationship.name] = .toManyThroughInverse(
         destination: destination.name, inverse: hiddenName)
@@ -492,10 +510,11 @@ extension StoreSchema {
       [number(entity.name)] + model.subentities(of: entity).flatMap { kindNumbers(of: $0) }
     }
 
-    /// A column of the root's table named from `base` by the root's generator.
-    private mutating func addColumn(_ base: String, _ type: String, _ root: Entity) -> Column {
-      let column = addColumn(base, type, root, in: tableOfRoot[root.name] ?? "")
+    /// A column of the root's table holding `type`, named from `base` by the root's generator.
+    private mutating func addColumn(_ base: String, _ type: SQLType, _ root: Entity) -> Column {
+      let column = addColumn(base, type.declaration, root, in: tableOfRoot[root.name] ?? "")
       columnsOfRoot[root.name, default: []].append(column)
+      ranksOfRoot[root.name, default: [:]][column.name] = type.rank
       return column
     }
 

@@ -305,18 +305,6 @@ package struct StoreSchema: Sendable {
   package var createStatements: [String] {
     tables.map(\.createStatement) + indexes.map(\.createStatement)
   }
-
-  /// The SQLite column type Core Data declares for an attribute type.
-  package static func columnType(_ type: AttributeType) -> String {
-    switch type {
-    case .integer16, .integer32, .integer64, .boolean, .objectID: "INTEGER"
-    case .double, .float: "FLOAT"
-    case .date: "TIMESTAMP"
-    case .decimal: "DECIMAL"
-    case .string, .uri: "VARCHAR"
-    case .binary, .transformable, .uuid, .undefined, .composite: "BLOB"
-    }
-  }
 }
 
 extension ObjectModel {
