@@ -336,8 +336,10 @@ public final class SQLiteStore: ObjectStore {
     storedTables = existing
     isWorkingCopy = fastWrites
     readsWithoutTransaction = access == .readOnly && immutable
-    // Its indexes are those of the framework that wrote it (``StoreSchema/LegacyIndexForm``).
-    var built = StoreSchema(model: chosen, existing: existing, framework: metadata.frameworkVersion)
+    // Its indexes are those of the framework that wrote it (``StoreSchema/LegacyIndexForm``), its
+    // entity numbers its own (``StoreSchema/init(model:existing:framework:numbers:)``).
+    let numbers = Self.readNumbers(queue)
+    var built = StoreSchema(model: chosen, existing: existing, framework: metadata.frameworkVersion, numbers: numbers)
     var problems = built.mismatches(existing: existing)
     // A store written for one configuration holds that configuration's tables alone (Core Data
     // before today's ignored no configuration): read with the model of that configuration.
@@ -346,7 +348,8 @@ public final class SQLiteStore: ObjectStore {
       let restricted = try? chosen.restricted(toConfiguration: configuration)
     {
       chosen = restricted
-      built = StoreSchema(model: restricted, existing: existing, framework: metadata.frameworkVersion)
+      built = StoreSchema(
+        model: restricted, existing: existing, framework: metadata.frameworkVersion, numbers: numbers)
       problems = built.mismatches(existing: existing)
     }
     self.model = chosen
@@ -375,6 +378,20 @@ public final class SQLiteStore: ObjectStore {
     } catch {
       throw StoreError(.sqlite, file: file, reason: "cannot read the store's tables (\(error))", underlying: error)
     }
+  }
+
+  /// The store's own entity numbers (`Z_PRIMARYKEY`: name → `Z_ENT`); none when the table cannot
+  /// be read, and the layout then numbers as Core Data does (`check` names a broken table).
+  static func readNumbers(_ queue: DatabaseQueue) -> [String: Int] {
+    let rows = try? queue.read { db in
+      try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE typeof(Z_NAME) = 'text'")
+    }
+    var numbers: [String: Int] = [:]
+    for row in rows ?? [] {
+      guard let number = row["Z_ENT"] as Int?, let name = row["Z_NAME"] as String? else { continue }
+      numbers[name] = number
+    }
+    return numbers
   }
 
   /// The store's metadata alone — no entity table is read. Answers "does this store need

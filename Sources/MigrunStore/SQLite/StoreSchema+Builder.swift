@@ -62,11 +62,20 @@ extension StoreSchema {
     /// Destination entity → hidden to-ones of to-manys without an inverse.
     private var hidden: [String: [String: PropertyStorage]] = [:]
     private var joinTables: [StoreSchema.Table] = []
+    /// Table → the uniqueness constraints its statement declares (frameworks before 847).
+    private var uniqueConstraints: [String: [[String]]] = [:]
 
-    init(model: ObjectModel, existing: [String: Set<String>]?, legacyIndexes: StoreSchema.LegacyIndexForm) {
+    /// An existing store's own entity numbers (`Z_PRIMARYKEY`), taken where they fit.
+    let storeNumbers: [String: Int]
+
+    init(
+      model: ObjectModel, existing: [String: Set<String>]?, legacyIndexes: StoreSchema.LegacyIndexForm,
+      storeNumbers: [String: Int] = [:]
+    ) {
       self.model = model
       self.existing = existing
       self.legacyIndexes = legacyIndexes
+      self.storeNumbers = storeNumbers
     }
 
     mutating func build() {
@@ -76,14 +85,18 @@ extension StoreSchema {
       for (index, entity) in Self.numberingOrder(of: model.wholeModel?.model ?? model).enumerated() {
         numbers[entity.name] = index + 1
       }
+      takeStoreNumbers()
 
       let roots = order.filter { $0.parentName == nil }
       for root in roots { addColumns(of: root) }
       pairRelationships()
       for root in roots {
         guard let table = tableOfRoot[root.name] else { continue }
-        tables.append(Table(name: table, columns: statementOrder(of: root), primaryKey: []))
         addLayoutsAndIndexes(of: root, table: table)
+        tables.append(
+          Table(
+            name: table, columns: statementOrder(of: root), primaryKey: [],
+            uniqueConstraints: uniqueConstraints[table] ?? []))
       }
       tables += joinTables
       layouts.sort { $0.number < $1.number }
@@ -115,6 +128,17 @@ extension StoreSchema {
         let b = fixed[second.element.name] ?? ranks[second.element.name] ?? SQLType.integer.rank
         return (a, first.offset) < (b, second.offset)
       }.map(\.element)
+    }
+
+    /// The store's own numbers for the entities it names, unless two entities would then share one.
+    private mutating func takeStoreNumbers() {
+      guard !storeNumbers.isEmpty else { return }
+      var taken = numbers
+      for name in numbers.keys {
+        if let number = storeNumbers[name] { taken[name] = number }
+      }
+      guard Set(taken.values).count == taken.count, taken != numbers else { return }
+      numbers = taken
     }
 
     // MARK: - Step 2: each root's columns
@@ -346,6 +370,12 @@ extension StoreSchema {
         for constraint in entity.uniquenessConstraints {
           let names = constraint.compactMap(column)
           guard names.count == constraint.count else { continue }
+          // Before framework 847 a uniqueness constraint is part of the table's statement
+          // (``StoreSchema/Table/uniqueConstraints``; Moody's stores at 637), from 847 an index.
+          if legacyIndexes == .tableAndColumns {
+            uniqueConstraints[table, default: []].append(names)
+            continue
+          }
           indexes.append(
             Index(
               name: "Z_\(entity.name)_UNIQUE_" + constraint.joined(separator: "_"), table: table,

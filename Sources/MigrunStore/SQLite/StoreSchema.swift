@@ -116,12 +116,28 @@ package struct StoreSchema: Sendable {
     package let columns: [Column]
     /// Declared primary key columns (join tables); entity tables use `Z_PK INTEGER PRIMARY KEY`.
     package let primaryKey: [String]
+    /// Uniqueness constraints written in the statement, each its columns: frameworks before 847
+    /// wrote `CONSTRAINT ZA_ZB UNIQUE (ZA, ZB)` where later ones write a `Z_<Entity>_UNIQUE_…`
+    /// index (Moody's stores at framework 637; SampleModel's at 1044). Guess: the constraint's
+    /// name is its columns joined by `_` for one column too; no store shows one.
+    package var uniqueConstraints: [[String]] = []
+
+    package init(name: String, columns: [Column], primaryKey: [String], uniqueConstraints: [[String]] = []) {
+      self.name = name
+      self.columns = columns
+      self.primaryKey = primaryKey
+      self.uniqueConstraints = uniqueConstraints
+    }
 
     package var createStatement: String {
       var parts = columns.map { column in
         column.name == "Z_PK" && primaryKey.isEmpty ? "Z_PK INTEGER PRIMARY KEY" : "\(column.name) \(column.type)"
       }
       if !primaryKey.isEmpty { parts.append("PRIMARY KEY (\(primaryKey.joined(separator: ", ")))") }
+      for constraint in uniqueConstraints {
+        parts.append(
+          "CONSTRAINT \(constraint.joined(separator: "_")) UNIQUE (\(constraint.joined(separator: ", ")))")
+      }
       return "CREATE TABLE \(name) ( \(parts.joined(separator: ", ")) )"
     }
   }
@@ -184,11 +200,20 @@ package struct StoreSchema: Sendable {
   /// (see the type's notes), the store's own names are taken; anything still missing is left as the
   /// model implies, for ``mismatches(existing:)`` to report. Its indexes are those the framework
   /// numbered `framework` writes (today's when nil).
-  package init(model: ObjectModel, existing: [String: [String]], framework: Int64? = nil) {
+  ///
+  /// Its entities carry the store's own numbers, `numbers` (`Z_PRIMARYKEY`: name → `Z_ENT`), for
+  /// every entity the store names, when that leaves no two entities of the model on one number: a
+  /// store numbered otherwise than Core Data numbers today (one migrun numbered in byte order
+  /// before it knew Core Data's order) is read as it is, never renumbered. An entity the store
+  /// does not name (renamed since) takes Core Data's number.
+  package init(
+    model: ObjectModel, existing: [String: [String]], framework: Int64? = nil, numbers: [String: Int] = [:]
+  ) {
     self.init(
       model: model,
       builder: Builder(
-        model: model, existing: Self.normalized(existing), legacyIndexes: LegacyIndexForm(framework: framework)))
+        model: model, existing: Self.normalized(existing), legacyIndexes: LegacyIndexForm(framework: framework),
+        storeNumbers: numbers))
   }
 
   private init(model: ObjectModel, builder: Builder) {
