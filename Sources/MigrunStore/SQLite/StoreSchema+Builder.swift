@@ -96,7 +96,8 @@ extension StoreSchema {
         tables.append(
           Table(
             name: table, columns: statementOrder(of: root), primaryKey: [],
-            uniqueConstraints: uniqueConstraints[table] ?? []))
+            uniqueConstraints: uniqueConstraints[table] ?? [],
+            columnsAsAdded: (columnsOfRoot[root.name] ?? []).map(\.name)))
       }
       tables += joinTables
       layouts.sort { $0.number < $1.number }

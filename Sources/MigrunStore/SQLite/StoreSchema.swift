@@ -121,12 +121,20 @@ package struct StoreSchema: Sendable {
     /// index (Moody's stores at framework 637; SampleModel's at 1044). Guess: the constraint's
     /// name is its columns joined by `_` for one column too; no store shows one.
     package var uniqueConstraints: [[String]] = []
+    /// An entity table's columns in the order the hierarchy adds them, before Core Data's statement
+    /// sorts them by type: the order migrun wrote tables in before it wrote Core Data's (salvage
+    /// weighs it for a store whose schema is lost). Empty for a join table.
+    package var columnsAsAdded: [String] = []
 
-    package init(name: String, columns: [Column], primaryKey: [String], uniqueConstraints: [[String]] = []) {
+    package init(
+      name: String, columns: [Column], primaryKey: [String], uniqueConstraints: [[String]] = [],
+      columnsAsAdded: [String] = []
+    ) {
       self.name = name
       self.columns = columns
       self.primaryKey = primaryKey
       self.uniqueConstraints = uniqueConstraints
+      self.columnsAsAdded = columnsAsAdded
     }
 
     package var createStatement: String {

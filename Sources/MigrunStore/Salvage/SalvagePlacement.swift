@@ -1,11 +1,10 @@
 import MigrunModel
 
 /// Where a row's values go when the schema that named its table's columns is lost: never by a
-/// guess. A table of the model has a few possible column orders — Core Data's (the root entity's
-/// columns sorted by SQL type, `-[NSSQLiteAdapter newCreateTableStatementForEntity:]` with
-/// `sortColumnsByType`; within a type the order the entity hierarchy adds them: Z_PK, Z_ENT, Z_OPT,
-/// then each entity's attributes, then its relationships, the root first, then its subentities
-/// depth-first) and migrun's own (by name). An order is refuted by any row a value of which its
+/// guess. A table of the model has two possible column orders, both from the one home of Core
+/// Data's layout (``StoreSchema``): Core Data's statement (``StoreSchema/Table/columns``) and the
+/// order migrun wrote before it knew that statement's order (``StoreSchema/Table/columnsAsAdded``,
+/// the order the hierarchy adds its columns). An order is refuted by any row a value of which its
 /// column's rules do not admit (a Boolean holds 0 or 1, an Integer 16 fits 16 bits, a date is a
 /// number, text is no number, a UUID is 16 bytes, a non-optional attribute has a value, `Z_ENT` is
 /// one of the table's entities); a row is placed only when every order left puts its values in the
@@ -62,7 +61,7 @@ package struct SalvagePlacement: Sendable {
       rules[column.name]?.entityNumbers = column.numbers
     }
     self.rules = rules
-    let orders = [Self.coreDataOrder(of: table, layouts: layouts, schema: schema), table.columns.map(\.name)]
+    let orders = [table.columns.map(\.name), table.columnsAsAdded].filter { !$0.isEmpty }
     candidates = orders.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
   }
 
@@ -124,52 +123,6 @@ extension SalvagePlacement {
     case (.binary, .blob), (.transformable, .blob), (.composite, _), (.undefined, _): return true
     default: return false
     }
-  }
-
-  /// Core Data's column order for `table`: Z_PK, Z_ENT, Z_OPT, then the hierarchy's columns as its
-  /// entities add them (each entity's attributes by name, then its relationships' columns by name:
-  /// key, entity, order), stably sorted by SQL type.
-  static func coreDataOrder(
-    of table: StoreSchema.Table, layouts: [StoreSchema.EntityLayout], schema: StoreSchema
-  ) -> [String] {
-    guard !layouts.isEmpty else { return table.columns.map(\.name) }
-    let types = Dictionary(table.columns.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first })
-    var added: [String] = ["Z_PK", "Z_ENT", "Z_OPT"].filter { types[$0] != nil }
-    for layout in layouts {
-      for column in columnsAdded(by: layout, schema: schema) where !added.contains(column) { added.append(column) }
-    }
-    added += table.columns.map(\.name).filter { !added.contains($0) }
-    // Dates and floating-point numbers sort alike (Moody's ZMOOD: DATE, LATITUDE, LONGITUDE,
-    // MARKEDFORDELETIONDATE); decimals after them (SampleModel2's ZBOOK).
-    let rank = ["INTEGER": 0, "TIMESTAMP": 1, "FLOAT": 1, "DECIMAL": 2, "VARCHAR": 3, "BLOB": 4]
-    let fixed = added.prefix { ["Z_PK", "Z_ENT", "Z_OPT"].contains($0) }
-    let rest = added.dropFirst(fixed.count).enumerated().sorted {
-      (rank[types[$0.element] ?? ""] ?? 6, $0.offset) < (rank[types[$1.element] ?? ""] ?? 6, $1.offset)
-    }
-    return Array(fixed) + rest.map(\.element)
-  }
-
-  /// The columns an entity adds, in the order it adds them: its attributes by name (transformable
-  /// ones after the others: SampleModel2's ZBOOK has UNIQUEID before COVER), then its to-ones' keys
-  /// (those of to-manys without an inverse after the others), their entity columns, their order
-  /// columns (Bookmarks' ZBOOKMARKENTITY: FAVORITEFOLDER, PARENT, Z_FOK_FAVORITEFOLDER, Z_FOK_PARENT).
-  private static func columnsAdded(by layout: StoreSchema.EntityLayout, schema: StoreSchema) -> [String] {
-    let attributes = schema.model.entity(named: layout.name).map { schema.model.attributes(of: $0) } ?? []
-    let transformable = Set(attributes.filter { $0.type == .transformable }.map(\.name))
-    var columns: [(attribute: Bool, late: Bool, name: String, column: String)] = []
-    var toOnes: [(hidden: Bool, name: String, key: String, entity: String?, order: String?)] = []
-    for (name, storage) in layout.properties {
-      switch storage {
-      case .attribute(let column): columns.append((true, transformable.contains(name), name, column.name))
-      case .toOne(let key, let entity, let order):
-        toOnes.append((StoreSchema.isHiddenToOne(name), name, key.name, entity?.name, order?.name))
-      default: continue
-      }
-    }
-    let sortedAttributes = columns.sorted { ($0.late ? 1 : 0, $0.name) < ($1.late ? 1 : 0, $1.name) }.map(\.column)
-    let sortedToOnes = toOnes.sorted { ($0.hidden ? 1 : 0, $0.name) < ($1.hidden ? 1 : 0, $1.name) }
-    return sortedAttributes + sortedToOnes.map(\.key) + sortedToOnes.compactMap(\.entity)
-      + sortedToOnes.compactMap(\.order)
   }
 
   /// The entity columns of to-ones (`Z<ent>_<NAME>`): the numbers of the destination's kinds.
