@@ -23,6 +23,82 @@ import Testing
     }
   }
 
+  /// Core Data's own layout is never damage: the team-chat app's store (framework 1145) numbers its
+  /// 46 entities in case-insensitive name order (`ScheduledMemberTag` 26, `SContact` 27, …,
+  /// `SMessage` 34) and lists its columns grouped by type. With rows in it, `check` calls it clean;
+  /// a row under a number no entity of its table has is still found.
+  @Test func theTeamChatStoreWithRowsIsClean() throws {
+    let folder = try TemporaryDirectory()
+    let store = try copyOfFixture("production-schemas/teams-josh_ios15_ffs-SkypeSpacesDogfood.sqlite", into: folder)
+    let queue = try DatabaseQueue(path: store.path)
+    try queue.write { db in
+      try db.execute(
+        sql: """
+          WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 81)
+          INSERT INTO ZSMESSAGE (Z_PK, Z_ENT, Z_OPT, ZISLOCAL, ZTHREADID, ZTSID) SELECT i, 34, 1, 0, '19:t', i FROM n;
+          WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10)
+          INSERT INTO ZSCONTACT (Z_PK, Z_ENT, Z_OPT) SELECT i, 27, 1 FROM n;
+          UPDATE Z_PRIMARYKEY SET Z_MAX = 81 WHERE Z_NAME = 'SMessage';
+          UPDATE Z_PRIMARYKEY SET Z_MAX = 10 WHERE Z_NAME = 'SContact';
+          """)
+    }
+    try queue.close()
+    let clean = try MigrunProcess.run(["check", store.path])
+    #expect(clean.status == 0, "\(clean.stdout) \(clean.stderr)")
+    #expect(clean.stdout.hasSuffix(": clean\n"), "\(clean.stdout)")
+
+    let damaged = try DatabaseQueue(path: store.path)
+    try damaged.write { try $0.execute(sql: "UPDATE ZSMESSAGE SET Z_ENT = 33 WHERE Z_PK = 1") }
+    try damaged.close()
+    let found = try MigrunProcess.run(["check", store.path])
+    #expect(found.status == 1)
+    #expect(found.stdout.contains("unknown-entity-number: ZSMESSAGE: 1 row with Z_ENT 33"), "\(found.stdout)")
+  }
+
+  /// A store numbered otherwise than Core Data numbers today — migrun numbered entities in byte
+  /// order before it knew Core Data's case-insensitive order (`Bird` 1, `ant` 2, where Core Data
+  /// has `ant` 1, `Bird` 2) — is read by its own `Z_PRIMARYKEY`: clean, every object under its
+  /// own entity, its numbers kept.
+  @Test func aStoreNumberedInByteOrderIsReadByItsOwnNumbers() throws {
+    let folder = try TemporaryDirectory()
+    let bundle = folder.url.appendingPathComponent("Zoo.xcdatamodeld")
+    try writeModelVersion(
+      "Zoo", of: bundle,
+      entities: """
+        <entity name="ant"><attribute name="legs" attributeType="Integer 16" defaultValueString="6"/></entity>
+        <entity name="Bird"><attribute name="name" optional="YES" attributeType="String"/></entity>
+        """)
+    let store = folder.url.appendingPathComponent("zoo.sqlite")
+    let created = try MigrunProcess.run(["create", store.path, "--model", bundle.path])
+    #expect(created.status == 0, "\(created.stderr)")
+    let queue = try DatabaseQueue(path: store.path)
+    try queue.write { db in
+      let numbered = try String.fetchAll(db, sql: "SELECT Z_NAME FROM Z_PRIMARYKEY ORDER BY Z_ENT")
+      #expect(numbered == ["ant", "Bird"])
+      try db.execute(
+        sql: """
+          UPDATE Z_PRIMARYKEY SET Z_ENT = Z_ENT + 10;
+          UPDATE Z_PRIMARYKEY SET Z_ENT = 13 - Z_ENT;
+          INSERT INTO ZBIRD (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (1, 1, 1, 'robin');
+          INSERT INTO ZANT (Z_PK, Z_ENT, Z_OPT, ZLEGS) VALUES (1, 2, 1, 6), (2, 2, 1, 6);
+          UPDATE Z_PRIMARYKEY SET Z_MAX = 1 WHERE Z_NAME = 'Bird';
+          UPDATE Z_PRIMARYKEY SET Z_MAX = 2 WHERE Z_NAME = 'ant';
+          """)
+    }
+    try queue.close()
+    let checked = try MigrunProcess.run(["check", store.path, "--model", bundle.path])
+    #expect(checked.status == 0, "\(checked.stdout) \(checked.stderr)")
+    let exported = try MigrunProcess.run(["export", store.path, "--model", bundle.path])
+    #expect(exported.status == 0, "\(exported.stderr)")
+    #expect(exported.stdout.contains("robin"), "\(exported.stdout)")
+    let reread = try DatabaseQueue(path: store.path)
+    let kept = try reread.read { db in
+      try String.fetchAll(db, sql: "SELECT Z_NAME FROM Z_PRIMARYKEY ORDER BY Z_ENT")
+    }
+    #expect(kept == ["Bird", "ant"])
+    try reread.close()
+  }
+
   /// An index the model calls for that the store lacks is a finding, named as the framework that
   /// wrote the store names it; an index of the form before framework 847 that a migration in place
   /// left on a table it did not change is a note, and the store stays clean.

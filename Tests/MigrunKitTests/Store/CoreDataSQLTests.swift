@@ -41,28 +41,25 @@ import Testing
       let model = try Self.model(of: url, store: store)
       let created = folder.url.appendingPathComponent("created-\(index).sqlite")
       try SQLiteStore.create(at: created, model: model, metadata: try SQLiteStore.metadata(at: url))
-      var apple = try Self.statements(of: url)
-      let ours = try Self.statements(of: created)
+      var apple = try SchemaStatements(of: url)
+      let ours = try SchemaStatements(of: created)
       // Core Data adds persistent history's tables (ACHANGE, ATRANSACTION, ATRANSACTIONSTRING, their
       // indexes; Z_ENT 16001–16003) to a store whose coordinator tracks history: a new store has
       // none, and a migration carries them as they are.
-      apple = apple.filter { !Self.isHistory($0.key) }
+      apple.statements = apple.statements.filter { !Self.isHistory($0.key) }
       // Frameworks before iOS 7 wrote no model cache.
-      if apple[Key(type: "table", name: "Z_MODELCACHE")] == nil {
-        apple[Key(type: "table", name: "Z_MODELCACHE")] = ours[Key(type: "table", name: "Z_MODELCACHE")]
-      }
+      if apple["table", "Z_MODELCACHE"] == nil { apple["table", "Z_MODELCACHE"] = ours["table", "Z_MODELCACHE"] }
       if let moved = Self.migratedInPlace[store] {
-        let key = Key(type: "table", name: moved.table)
-        let expected = ours[key].map { Self.moving(moved.appended, toTheEndOf: $0) }
-        #expect(apple[key] == expected, "\(store): \(moved.table) is not the new statement with columns appended")
-        apple[key] = ours[key]
+        let expected = ours["table", moved.table].map { Self.moving(moved.appended, toTheEndOf: $0) }
+        #expect(
+          apple["table", moved.table] == expected,
+          "\(store): \(moved.table) is not the new statement with columns appended")
+        apple["table", moved.table] = ours["table", moved.table]
       }
-      for key in Set(apple.keys).union(ours.keys).sorted() where apple[key] != ours[key] {
-        Issue.record(
-          "\(store): \(key.type) \(key.name)\n  Core Data: \(apple[key] ?? "none")\n  migrun:    \(ours[key] ?? "none")"
-        )
+      for difference in apple.differences(from: ours, ("Core Data", "migrun")) {
+        Issue.record("\(store): \(difference)")
       }
-      tables += apple.keys.filter { $0.type == "table" }.count
+      tables += apple.statements.keys.filter { $0.type == "table" }.count
       let renamed = Self.staleNames[store] ?? [:]
       let appleNumbers = try Self.numbering(of: url).filter { $0.number < 16_000 }.map {
         Numbered(number: $0.number, name: renamed[$0.name] ?? $0.name, superNumber: $0.superNumber)
@@ -87,20 +84,7 @@ import Testing
 
   // MARK: - Reading the fixtures
 
-  struct Key: Hashable, Comparable {
-    let type: String
-    let name: String
-    /// The table an index or trigger is on (the table itself for a table).
-    var table: String = ""
-    static func < (a: Key, b: Key) -> Bool { (a.type, a.name) < (b.type, b.name) }
-    static func == (a: Key, b: Key) -> Bool { a.type == b.type && a.name == b.name }
-    func hash(into hasher: inout Hasher) {
-      hasher.combine(type)
-      hasher.combine(name)
-    }
-  }
-
-  static func isHistory(_ key: Key) -> Bool {
+  static func isHistory(_ key: SchemaStatements.Key) -> Bool {
     ["ACHANGE", "ATRANSACTION", "ATRANSACTIONSTRING"].contains(key.table)
   }
 
@@ -134,22 +118,6 @@ import Testing
     return try bundle.model(named: version)
   }
 
-  /// `sqlite_master`'s statements by type and name (uppercased), whitespace aside; SQLite's own
-  /// objects left out.
-  static func statements(of url: URL) throws -> [Key: String] {
-    try read(url) { db in
-      var found: [Key: String] = [:]
-      for row in try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL")
-      {
-        let name: String = row["name"]
-        let table: String = row["tbl_name"]
-        guard !name.hasPrefix("sqlite_") else { continue }
-        found[Key(type: row["type"], name: name.uppercased(), table: table.uppercased())] = normalized(row["sql"])
-      }
-      return found
-    }
-  }
-
   static func numbering(of url: URL) throws -> [Numbered] {
     try read(url) { db in
       try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY ORDER BY Z_ENT").map {
@@ -163,15 +131,6 @@ import Testing
     configuration.readonly = true
     let path = "file:\(url.path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? url.path)?immutable=1"
     return try DatabaseQueue(path: path, configuration: configuration).read(body)
-  }
-
-  /// Whitespace aside: runs of it are one space, and none is kept beside `(`, `)` and `,`.
-  static func normalized(_ sql: String) -> String {
-    var text = sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-    for mark in ["(", ")", ","] {
-      text = text.replacingOccurrences(of: " \(mark)", with: mark).replacingOccurrences(of: "\(mark) ", with: mark)
-    }
-    return text
   }
 
   /// `statement` (normalized) with the definitions of `columns` taken out and appended, in that order.
