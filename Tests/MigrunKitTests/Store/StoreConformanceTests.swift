@@ -127,8 +127,8 @@ extension FrameworkEra {
 }
 
 /// What older Core Data frameworks wrote differently from today's, in one place: a store of that era
-/// is compared with a new store leaving these out. Column order is never compared (snapshots are
-/// sets), since frameworks before iOS 9 ordered columns by type.
+/// is compared with a new store leaving these out. Snapshots are sets; `CoreDataSQLTests` compares
+/// the statements themselves (column order included), as the store's own framework writes them.
 struct FrameworkEra {
   /// `NSPersistenceFrameworkVersion`, 0 when the store does not say.
   let version: Int
