@@ -96,6 +96,17 @@ import Testing
       try String.fetchAll(db, sql: "SELECT Z_NAME FROM Z_PRIMARYKEY ORDER BY Z_ENT")
     }
     #expect(kept == ["Bird", "ant"])
+
+    // Salvage keeps the numbering: its rows keep their Z_ENT, and the new store names them alike.
+    let salvaged = folder.url.appendingPathComponent("salvaged.sqlite")
+    let salvage = try MigrunProcess.run(["salvage", store.path, "--out", salvaged.path, "--model", bundle.path])
+    #expect(salvage.status == 0, "\(salvage.stdout) \(salvage.stderr)")
+    let salvagedCheck = try MigrunProcess.run(["check", salvaged.path, "--model", bundle.path])
+    #expect(salvagedCheck.status == 0, "\(salvagedCheck.stdout)")
+    let salvagedNumbers = try DatabaseQueue(path: salvaged.path).read { db in
+      try String.fetchAll(db, sql: "SELECT Z_NAME FROM Z_PRIMARYKEY ORDER BY Z_ENT")
+    }
+    #expect(salvagedNumbers == ["Bird", "ant"])
     try reread.close()
   }
 

@@ -422,9 +422,10 @@ public final class SQLiteStore: ObjectStore {
   /// `withIndexes: false` leaves the indexes out (a bulk copy builds them after the rows).
   /// `withTriggers: false` leaves the derived attributes' triggers out (a migration step installs
   /// them after its rows, ``installDerivedAttributes()``).
+  /// `numbers`: the entity numbers of the store this one replaces, kept where they fit (salvage).
   package static func create(
     at url: URL, model: ObjectModel, metadata: StoreMetadata?, fastWrites: Bool, withIndexes: Bool = true,
-    withTriggers: Bool = true
+    withTriggers: Bool = true, numbers: [String: Int] = [:]
   ) throws -> SQLiteStore {
     guard !FileManager.default.fileExists(atPath: url.path) else {
       throw StoreError(.io, file: url.path, reason: "a file is already there; migrun does not overwrite it")
@@ -432,7 +433,7 @@ public final class SQLiteStore: ObjectStore {
     let storeMetadata = metadata ?? StoreMetadata(model: model)
     // The layout of the framework the metadata names (its indexes' form): the one a check of the
     // store judges it by.
-    let schema = StoreSchema(model: model, framework: storeMetadata.frameworkVersion)
+    let schema = StoreSchema(model: model, framework: storeMetadata.frameworkVersion, numbers: numbers)
     // A derivation migrun cannot keep current, or an index it cannot write, is refused before the
     // file exists.
     let triggers = try DerivedAttributes.triggers(of: schema)

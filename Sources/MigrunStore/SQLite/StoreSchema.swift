@@ -194,8 +194,13 @@ package struct StoreSchema: Sendable {
 
   /// The layout Core Data gives a new store of `model`: today's, or the one the framework numbered
   /// `framework` gave it (for comparing a store with what the framework that wrote it writes).
-  package init(model: ObjectModel, framework: Int64? = nil) {
-    self.init(model: model, legacyIndexes: LegacyIndexForm(framework: framework))
+  /// `numbers`: a store's own entity numbers, taken as ``init(model:existing:framework:numbers:)``
+  /// takes them (a store salvaged or rewritten keeps its numbering).
+  package init(model: ObjectModel, framework: Int64? = nil, numbers: [String: Int] = [:]) {
+    self.init(
+      model: model,
+      builder: Builder(
+        model: model, existing: nil, legacyIndexes: LegacyIndexForm(framework: framework), storeNumbers: numbers))
   }
 
   /// The layout of a new store of `model` with its legacy indexes in `legacyIndexes`' form.

@@ -190,8 +190,10 @@ package enum Salvage {
     report.metadataFromStore = metadata != nil
     let written = metadata ?? StoreMetadata(model: model)
     let layout = layoutModel(read, model: model)
-    try SQLiteStore.create(at: target, model: layout, metadata: written).close()
-    let schema = StoreSchema(model: layout, framework: written.frameworkVersion)
+    // The store's own entity numbers where its Z_PRIMARYKEY names them: its rows keep their Z_ENT.
+    let numbers = read.storeNumbers
+    try SQLiteStore.create(at: target, model: layout, metadata: written, fastWrites: false, numbers: numbers).close()
+    let schema = StoreSchema(model: layout, framework: written.frameworkVersion, numbers: numbers)
     let queue = try DatabaseQueue(path: target.path, configuration: SQLiteStore.configuration(readOnly: false))
     try queue.write { db in
       try keepModelCache(read, model: model, db: db, report: &report)

@@ -320,7 +320,7 @@ extension SalvageRead {
   /// column order, any other set aside whole (``Table/setAside``) — never written into the entity's
   /// columns.
   private mutating func placeBySchemaLost(_ model: ObjectModel) {
-    let schema = StoreSchema(model: model)
+    let schema = StoreSchema(model: model, numbers: storeNumbers)
     for table in schema.tables {
       guard var read = tables[table.name], !read.adopted.isEmpty else { continue }
       let placement = SalvagePlacement(table: table, schema: schema)
@@ -374,7 +374,11 @@ extension SalvageRead {
       }
     }
     if let model {
-      for layout in StoreSchema(model: model).entities { entityTables[Int64(layout.number)] = layout.table }
+      // The store's own numbering where its Z_PRIMARYKEY still names the entities: a row's Z_ENT is
+      // one of the store's numbers, never Core Data's for another entity.
+      for layout in StoreSchema(model: model, numbers: storeNumbers).entities {
+        entityTables[Int64(layout.number)] = layout.table
+      }
     }
     for number in orphans {
       guard let (rows, bad) = image.leafRows(number, overflow: &overflow) else { continue }
@@ -405,6 +409,11 @@ extension SalvageRead {
   }
 
   /// `Z_PRIMARYKEY`'s entity names by number.
+  /// The store's own entity numbers (name → `Z_ENT`) as its recovered `Z_PRIMARYKEY` has them.
+  package var storeNumbers: [String: Int] {
+    Dictionary(entityNames().map { ($0.value, Int($0.key)) }, uniquingKeysWith: { first, _ in first })
+  }
+
   private func entityNames() -> [Int64: String] {
     guard let table = tables["Z_PRIMARYKEY"], let name = table.columns.firstIndex(of: "Z_NAME") else { return [:] }
     var names: [Int64: String] = [:]
