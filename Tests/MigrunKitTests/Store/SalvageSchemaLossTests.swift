@@ -122,6 +122,44 @@ import Testing
     #expect(kinds.count == 4, "\(kinds)")
   }
 
+  /// The production schemas (real phones' stores, frameworks 1145–1340, every row deleted) filled
+  /// with made-up objects of every attribute type — text columns side by side, hierarchies whose
+  /// subentities share an attribute name — then their schema lost each way and salvaged with their
+  /// own model: every value written is the intact store's in its own column; every object not
+  /// written is said, by entity.
+  @Test func filledProductionSchemasPutNoValueInAnotherColumn() throws {
+    let folder = try TemporaryDirectory()
+    var written = 0
+    var stores = 0
+    let names = try FileManager.default.contentsOfDirectory(atPath: Fixtures.url("production-schemas").path)
+    for name in names.sorted() where name.hasSuffix(".sqlite") {
+      let url = try copyOfFixture("production-schemas/" + name, into: folder)
+      let source = try SQLiteStore(url: url, model: nil, access: .readWrite)
+      let model = source.model
+      try StoreFiller.fill(source, with: StoreFiller.objects(for: model, perEntity: 6, seed: 11))
+      let intact = try Self.objects(of: source)
+      try source.close()
+      try DatabaseQueue(path: url.path).writeWithoutTransaction { db in
+        try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        try db.execute(sql: "PRAGMA journal_mode = DELETE")
+      }
+      stores += 1
+      let bundle = try ModelBundle(
+        name: "Fixture", url: url, versions: [(model.versionName ?? "Fixture", model)],
+        current: model.versionName ?? "Fixture", isOrderGuessed: false)
+      for loss in try Self.schemaLosses(of: url) {
+        let label = "\(name), \(loss.name)"
+        guard let salvaged = try Self.salvage(loss.bytes, given: bundle, in: folder, label: label) else { continue }
+        let counts = Self.compare(
+          intact, salvaged.objects, report: salvaged.report, rowsLost: loss.cut, exact: true, model: model, label: label)
+        written += counts.written
+      }
+    }
+    print("filled production schemas, schema lost: \(written) objects written with the intact values")
+    #expect(stores == 15)
+    #expect(written > 1_000)
+  }
+
   /// The damaged bytes salvaged as `salvage` does; nil when (no model given) the damaged file holds
   /// no model cache and salvage refuses it, naming --model — as expected.
   static func salvage(
@@ -169,9 +207,25 @@ import Testing
       }
       let missing = objects.count - (kept.count - revived.count)
       let said = (report.entities[entity]?.setAside ?? 0) + (report.entities[entity]?.lost ?? 0)
+      // A key the file lost has no row to tell its entity: the report counts it under the root of
+      // its hierarchy, so a hierarchy's root is compared with the whole hierarchy's missing objects
+      // (the file cut short: never more said than lost, the rest under the cut the report names).
+      let hierarchy = model.entity(named: entity).map { root in
+        model.entities.filter { model.root(of: $0).name == root.name }.map(\.name)
+      } ?? [entity]
+      let hierarchyMissing = hierarchy.reduce(0) { total, name in
+        let all = intact[name] ?? [:]
+        let back = (salvaged[name] ?? [:]).keys.filter { all[$0] != nil }.count
+        return total + all.count - back
+      }
+      let hierarchySaid = hierarchy.reduce(0) {
+        $0 + (report.entities[$1]?.setAside ?? 0) + (report.entities[$1]?.lost ?? 0)
+      }
+      let isRoot = model.entity(named: entity)?.parentName == nil && hierarchy.count > 1
       #expect(
-        !exact || missing == said || (missing > said && report.pagesCutOff > 0),
-        "\(label): \(entity) lost \(missing), \(said) said")
+        !exact || missing == said || (missing > said && report.pagesCutOff > 0)
+          || (isRoot && report.pagesCutOff > 0 && hierarchySaid <= hierarchyMissing),
+        "\(label): \(entity) lost \(missing), \(said) said (its hierarchy \(hierarchyMissing), \(hierarchySaid) said)")
       counts.written += kept.count
       counts.unwritten += missing
       counts.said += said
