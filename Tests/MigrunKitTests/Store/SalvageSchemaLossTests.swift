@@ -151,7 +151,8 @@ import Testing
         let label = "\(name), \(loss.name)"
         guard let salvaged = try Self.salvage(loss.bytes, given: bundle, in: folder, label: label) else { continue }
         let counts = Self.compare(
-          intact, salvaged.objects, report: salvaged.report, rowsLost: loss.cut, exact: true, model: model, label: label)
+          intact, salvaged.objects, report: salvaged.report, rowsLost: loss.cut, exact: true, model: model, label: label
+        )
         written += counts.written
       }
     }
@@ -210,9 +211,10 @@ import Testing
       // A key the file lost has no row to tell its entity: the report counts it under the root of
       // its hierarchy, so a hierarchy's root is compared with the whole hierarchy's missing objects
       // (the file cut short: never more said than lost, the rest under the cut the report names).
-      let hierarchy = model.entity(named: entity).map { root in
-        model.entities.filter { model.root(of: $0).name == root.name }.map(\.name)
-      } ?? [entity]
+      let hierarchy =
+        model.entity(named: entity).map { root in
+          model.entities.filter { model.root(of: $0).name == root.name }.map(\.name)
+        } ?? [entity]
       let hierarchyMissing = hierarchy.reduce(0) { total, name in
         let all = intact[name] ?? [:]
         let back = (salvaged[name] ?? [:]).keys.filter { all[$0] != nil }.count
