@@ -76,6 +76,15 @@ struct DDLStep {
       guard let kept = destination.layout(of: layout.name), kept.number == layout.number,
         kept.superNumber == layout.superNumber, kept.table == layout.table
       else {
+        // A store numbered otherwise than Core Data numbers (one migrun wrote in byte order) is
+        // said as such: its rows are written under Core Data's numbers for the destination.
+        if let kept = destination.layout(of: layout.name), kept.table == layout.table,
+          StoreSchema(model: mapping.source).layout(of: layout.name)?.number != layout.number
+        {
+          return .copyRows(
+            "the store numbers entity \(layout.name) \(layout.number), where Core Data numbers it \(kept.number): "
+              + "its rows are written under Core Data's numbers")
+        }
         return .copyRows(
           "entity \(layout.name) is removed, renamed, renumbered or moved in the hierarchy: its rows move")
       }

@@ -107,6 +107,29 @@ import Testing
       try String.fetchAll(db, sql: "SELECT Z_NAME FROM Z_PRIMARYKEY ORDER BY Z_ENT")
     }
     #expect(salvagedNumbers == ["Bird", "ant"])
+
+    // A migration writes the destination under Core Data's numbers, and says so before it runs.
+    try writeModelVersion(
+      "Zoo 2", of: bundle,
+      entities: """
+        <entity name="ant"><attribute name="legs" attributeType="Integer 16" defaultValueString="6"/>\
+        <attribute name="colour" optional="YES" attributeType="String"/></entity>
+        <entity name="Bird"><attribute name="name" optional="YES" attributeType="String"/></entity>
+        """)
+    let plan = try MigrunProcess.run(["plan", store.path, "--model", bundle.path, "--to", "Zoo 2"])
+    #expect(
+      plan.stdout.contains("the store numbers entity Bird 1, where Core Data numbers it 2"),
+      "\(plan.stdout) \(plan.stderr)")
+    let migrated = try MigrunProcess.run(["migrate", store.path, "--model", bundle.path, "--to", "Zoo 2"])
+    #expect(migrated.status == 0, "\(migrated.stdout) \(migrated.stderr)")
+    let after = try DatabaseQueue(path: store.path).read { db in
+      (
+        try String.fetchAll(db, sql: "SELECT Z_NAME FROM Z_PRIMARYKEY ORDER BY Z_ENT"),
+        try String.fetchAll(db, sql: "SELECT ZNAME FROM ZBIRD WHERE Z_ENT = 2")
+      )
+    }
+    #expect(after.0 == ["ant", "Bird"])
+    #expect(after.1 == ["robin"])
     try reread.close()
   }
 
