@@ -424,21 +424,39 @@ extension SalvageRead {
   }
 
   /// The table a row found on an unclaimed leaf belongs to.
+  ///
+  /// An entity table's row is known by its shape first: its `Z_PK` is the table's rowid, which
+  /// SQLite stores in the record as NULL. A join table's row (two keys and maybe their order) holds
+  /// its first key in the record — its second number is the other object's key, never a `Z_ENT`,
+  /// and it is never taken for an entity's row.
   private func home(of values: [SQLiteFileImage.Value], entityTables: [Int64: String]) -> String? {
     if !schemaFound, let own = Self.coreDataTable(holding: values) { return own }
-    if values.count > 2, case .integer(let entity) = values[1], let table = entityTables[entity],
+    if values.count > 2, values[0] == .null, case .integer(let entity) = values[1],
+      let table = entityTables[entity],
       tables[table]?.columns.count ?? 0 >= values.count, tables[table]?.columns.dropFirst().first == "Z_ENT"
     {
       return table
     }
-    // Else the one table of no entity with as many columns whose types the values fit. Core Data's
-    // own tables are known by their content alone (above): with the schema lost, a row of a table
-    // the model does not name (history's `ATRANSACTIONSTRING`: four values) is no `Z_PRIMARYKEY` row.
+    // Else the one table of no entity with as many columns whose types the values fit, the rowid
+    // where the table keeps it. Core Data's own tables are known by their content alone (above):
+    // with the schema lost, a row of a table the model does not name (history's
+    // `ATRANSACTIONSTRING`: four values) is no `Z_PRIMARYKEY` row.
     let fitting = tables.values.filter { table in
       table.columns.count == values.count && table.columns.dropFirst().first != "Z_ENT"
         && (schemaFound || Self.coreDataTables[table.name] == nil) && fits(values, table)
+        && (values.first == .null) == Self.storesRowidAsNull(table)
     }
     return fitting.count == 1 ? fitting.first?.name : nil
+  }
+
+  /// Whether the table's first column is its rowid (`INTEGER PRIMARY KEY`), stored in each record
+  /// as NULL: as its statement declares, or (the schema lost) a table of Core Data's that begins
+  /// with `Z_PK` or is one of its own keyed by the rowid.
+  static func storesRowidAsNull(_ table: Table) -> Bool {
+    if let sql = table.sql, let first = columnDefinitions(of: sql).first(where: { !$0.isConstraint }) {
+      return first.definition.uppercased().contains("INTEGER PRIMARY KEY")
+    }
+    return table.columns.first == "Z_PK" || ["Z_PRIMARYKEY", "Z_METADATA"].contains(table.name)
   }
 
   /// Whether `values` fit `table`'s columns' types: with the schema lost, the model's (a join
@@ -487,7 +505,9 @@ extension SalvageRead {
 
   /// The parts of a `CREATE TABLE` statement's list: each column's name and declared type (its
   /// second word), and whether the part is a table constraint.
-  private static func columnDefinitions(of sql: String) -> [(name: String, type: String, isConstraint: Bool)] {
+  private static func columnDefinitions(of sql: String) -> [(
+    name: String, type: String, isConstraint: Bool, definition: String
+  )] {
     guard let open = sql.firstIndex(of: "("), let close = sql.lastIndex(of: ")"), open < close else { return [] }
     var parts: [String] = []
     var depth = 0
@@ -509,7 +529,7 @@ extension SalvageRead {
       guard let first = words.first else { return nil }
       let name = first.trimmingCharacters(in: CharacterSet(charactersIn: "\"'`[]"))
       let type = words.dropFirst().first.map { $0.uppercased() } ?? ""
-      return (name, type, constraints.contains(name.uppercased()))
+      return (name, type, constraints.contains(name.uppercased()), part)
     }
   }
 
