@@ -176,9 +176,6 @@ extension SalvageJob {
     if report.danglingKeysCleared > 0 { repairs.append("\(report.danglingKeysCleared) keys naming no object cleared") }
     if report.danglingKeysKept > 0 { repairs.append("\(report.danglingKeysKept) keys naming no object kept") }
     if report.joinRowsRemoved > 0 { repairs.append("\(report.joinRowsRemoved) join rows whose ends are gone removed") }
-    if report.orderPositionsRenumbered > 0 {
-      repairs.append("\(report.orderPositionsRenumbered) positions in ordered to-manys renumbered past gaps")
-    }
     if report.maxKeysRaised > 0 { repairs.append("Z_MAX raised for \(report.maxKeysRaised) entities") }
     if !report.othersMade.isEmpty { repairs.append("made again: \(report.othersMade.joined(separator: ", "))") }
     if report.primaryKeysCarried > 0 {

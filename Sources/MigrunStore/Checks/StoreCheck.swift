@@ -349,7 +349,7 @@ public enum StoreCheck {
       try store.unknownEntityNumbers() + store.primaryKeysBehind() + store.indexFindings()
       + store.valuesOfAnotherType()
     found += try externalFileFindings(store)
-    return found + store.columnsNotInModel()
+    return try found + store.columnsNotInModel() + store.rowsSetAside()
   }
 
   /// An entity whose hash from the store's own cached model is not the one in its metadata. Core
@@ -567,6 +567,18 @@ extension SQLiteStore {
         message: "\(named): \(columns.count == 1 ? "a column" : "columns") \(version) does not have (added by hand?); "
           + "Core Data neither reads nor writes \(columns.count == 1 ? "it" : "them")",
         isNote: true)
+    }
+  }
+
+  /// Rows a salvage could not place by proof (`MIGRUN_SETASIDE_<ENTITY>`: the rowid, then the
+  /// values as read): a finding, never a clean bill — Core Data reads none of them as objects.
+  func rowsSetAside() throws -> [StoreCheck.Finding] {
+    try storedTables.keys.filter { $0.uppercased().hasPrefix("MIGRUN_SETASIDE_") }.sorted().map { table in
+      let count = try countRows("SELECT count(*) FROM \(StoreEdit.quoted(table))")
+      return StoreCheck.Finding(
+        kind: "rows-set-aside",
+        message: "\(table): \(count) row\(count == 1 ? "" : "s") salvage could not place by proof, kept as read "
+          + "(rowid, then C0, C1, …); Core Data reads none of them")
     }
   }
 

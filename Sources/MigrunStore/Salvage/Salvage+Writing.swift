@@ -69,8 +69,6 @@ package struct SalvageReport: Sendable, Encodable {
   package var danglingKeysCleared = 0
   package var danglingKeysKept = 0
   package var joinRowsRemoved = 0
-  /// Positions in ordered to-manys renumbered 1, 2, … where lost members left gaps.
-  package var orderPositionsRenumbered = 0
   package var maxKeysRaised = 0
   /// Where the metadata came from: the store's own, or — lost — new for the model (a new UUID).
   package var metadataFromStore = true
@@ -405,7 +403,6 @@ extension Salvage {
         }
       }
     }
-    report.orderPositionsRenumbered = try renumberOrders(schema, db: db)
     try raiseMaxKeys(schema, recorded: read.maxKeys, db: db, report: &report)
     countLost(schema, read: read, named: named, report: &report)
   }
@@ -509,36 +506,6 @@ extension Salvage {
         try Int.fetchOne(db, sql: "SELECT count(*) FROM \(layout.table) WHERE Z_ENT = ?", arguments: [layout.number])
         ?? 0
     }
-  }
-
-  /// Ordered to-manys' positions made 1, 2, … per owner again, in their order, where lost members
-  /// left gaps (Core Data orders by the value, so the order is the same; migrun writes positions so).
-  /// Returns the rows whose position changed.
-  private static func renumberOrders(_ schema: StoreSchema, db: Database) throws -> Int {
-    var changed = 0
-    var done = Set<String>()
-    for layout in schema.entities {
-      for storage in layout.properties.values {
-        let (table, owner, position, tieBreak, row): (String, String, String, String, String)
-        switch storage {
-        case .toOne(let key, _, let order?):
-          (table, owner, position, tieBreak, row) = (layout.table, key.name, order.name, "Z_PK", "Z_PK")
-        case .manyToMany(let join, let own, let other, let order?):
-          (table, owner, position, tieBreak, row) = (join, own, order, other, "rowid")
-        default: continue
-        }
-        guard done.insert("\(table).\(position)").inserted else { continue }
-        try db.execute(
-          sql: """
-            UPDATE \(table) SET \(position) = r.n FROM (SELECT \(row) AS id, ROW_NUMBER() OVER \
-            (PARTITION BY \(owner) ORDER BY \(position), \(tieBreak)) AS n FROM \(table) \
-            WHERE \(owner) IS NOT NULL AND \(position) IS NOT NULL) AS r \
-            WHERE \(table).\(row) = r.id AND \(table).\(position) != r.n
-            """)
-        changed += db.changesCount
-      }
-    }
-    return changed
   }
 
   /// The entity a to-one or many-to-many of `layout` leads to: the model's relationship's

@@ -131,6 +131,7 @@ import Testing
     let folder = try TemporaryDirectory()
     var written = 0
     var stores = 0
+    var checkNamed = 0
     let names = try FileManager.default.contentsOfDirectory(atPath: Fixtures.url("production-schemas").path)
     for name in names.sorted() where name.hasSuffix(".sqlite") {
       let url = try copyOfFixture("production-schemas/" + name, into: folder)
@@ -154,10 +155,13 @@ import Testing
           intact, salvaged.objects, report: salvaged.report, rowsLost: loss.cut, exact: true, model: model, label: label
         )
         written += counts.written
+        checkNamed += salvaged.report.remaining.count
       }
     }
     print("filled production schemas, schema lost: \(written) objects written with the intact values")
     #expect(stores == 15)
+    // Rows no proof placed are kept aside, and check on the new store names each table of them.
+    #expect(checkNamed > 0)
     #expect(written > 1_000)
   }
 
@@ -177,7 +181,11 @@ import Testing
     }
     let out = work.appendingPathComponent("salvaged.sqlite")
     let report = try Salvage.write(read, model: version, to: out)
-    #expect(report.remaining.isEmpty, "\(label): \(report.remaining)")
+    // What check still finds is the rows no proof placed, table by table: nothing else.
+    #expect(
+      report.remaining.allSatisfy { $0.hasPrefix("rows-set-aside: MIGRUN_SETASIDE_") }
+        && report.remaining.count == report.unplacedTables.count,
+      "\(label): \(report.remaining)")
     let saved = try SQLiteStore(url: out, model: version)
     defer { try? saved.close() }
     return (try objects(of: saved), report)
