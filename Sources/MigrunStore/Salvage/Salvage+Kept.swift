@@ -87,8 +87,13 @@ extension Salvage {
   }
 
   /// `Z_PRIMARYKEY`'s rows for entities the model does not number (persistent history's
-  /// `CHANGE`, `TRANSACTION`, `TRANSACTIONSTRING`, 16001–16003), with their `Z_MAX`, as they were.
-  static func carryPrimaryKeys(_ read: SalvageRead, db: Database, report: inout SalvageReport) throws {
+  /// `CHANGE`, `TRANSACTION`, `TRANSACTIONSTRING`, 16001–16003), with their `Z_MAX`, as they were;
+  /// and a name Core Data left on an entity's number after a rename (SampleModel's
+  /// `ExpensiveSportCar` for `LuxuryCar`), kept as the store has it: no entity of the model has that
+  /// name, and the number is the one the model's entity has in this store.
+  static func carryPrimaryKeys(
+    _ read: SalvageRead, model: ObjectModel, db: Database, report: inout SalvageReport
+  ) throws {
     guard let table = read.tables["Z_PRIMARYKEY"] else { return }
     let column = { (name: String) in table.columns.firstIndex(of: name) }
     for (rowid, values) in read.rows(of: table) {
@@ -101,6 +106,11 @@ extension Salvage {
         sql: "INSERT OR IGNORE INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
         arguments: [number, value("Z_NAME"), value("Z_SUPER"), value("Z_MAX")])
       report.primaryKeysCarried += db.changesCount
+      if let stale = String.fromDatabaseValue(value("Z_NAME")), model.entity(named: stale) == nil {
+        try db.execute(
+          sql: "UPDATE Z_PRIMARYKEY SET Z_NAME = ? WHERE Z_ENT = ? AND Z_NAME != ?",
+          arguments: [stale, number, stale])
+      }
     }
   }
 }

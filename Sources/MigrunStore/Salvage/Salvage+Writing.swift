@@ -199,7 +199,7 @@ package enum Salvage {
       try setAside(read.unassigned, db: db)
       report.rowsOfNoTable = read.unassigned.count
       try writeUnplaced(read, schema: schema, db: db, report: &report)
-      try carryPrimaryKeys(read, db: db, report: &report)
+      try carryPrimaryKeys(read, model: layout, db: db, report: &report)
       try repair(schema, read: read, db: db, options: options, report: &report)
       // Last: the store's own triggers are the store's, not salvage's — none fires on its repairs
       // (one on Z_PRIMARYKEY that never ends would hold salvage forever).

@@ -259,7 +259,8 @@ import Testing
   }
 
   /// Every intact store of `../shared` salvaged gives the same export (objects, keys, versions,
-  /// values, links, UUID and hashes) and a report that nothing was lost.
+  /// values, links, UUID and hashes), the same `Z_PRIMARYKEY` (numbers, names — a stale name Core
+  /// Data left after a rename included — supers and `Z_MAX`) and a report that nothing was lost.
   @Test func everyIntactFixtureStoreComesThroughWhole() throws {
     let folder = try TemporaryDirectory()
     var stores = 0
@@ -274,6 +275,13 @@ import Testing
       let after = try StoreJSON.export(try SQLiteStore(url: out, model: model))
       let differing = zip(before.split(separator: "\n"), after.split(separator: "\n")).filter { $0 != $1 }.prefix(2)
       #expect(after == before, "\(store): \(differing)")
+      let numbering = { (url: URL) in
+        try DatabaseQueue(path: url.path).read { db in
+          try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
+            .map { "\($0[0] as Int64) \($0[1] as String) \($0[2] as Int64) \($0[3] as Int64)" }
+        }
+      }
+      #expect(try numbering(out) == (try numbering(url)), "\(store): Z_PRIMARYKEY")
       stores += 1
     }
     #expect(stores > 20)
