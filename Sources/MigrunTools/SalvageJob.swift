@@ -159,6 +159,11 @@ extension SalvageJob {
         "hot -journal rolled back: \(report.journalPagesRolledBack) pages a crashed writer changed but never committed "
           + "put back as its last commit left them (as SQLite would)")
     }
+    if !report.columnsKept.isEmpty {
+      read.append(
+        "columns the model does not have kept as the store declared them: "
+          + report.columnsKept.joined(separator: ", "))
+    }
     read.append(
       report.metadataFromStore
         ? "the store's own metadata kept as it was" + report.metadataNotes.map { " (\($0))" }.joined()

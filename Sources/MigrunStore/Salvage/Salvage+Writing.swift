@@ -40,6 +40,9 @@ package struct SalvageReport: Sendable, Encodable {
   /// Values in columns the model version's tables lack (a store laid out otherwise), by
   /// `TABLE.COLUMN`: not written, counted as lost.
   package var valuesLeft: [String: Int] = [:]
+  /// Columns of the model's tables the model does not have (an app's `ALTER TABLE … ADD COLUMN`),
+  /// `TABLE.COLUMN`: added to the new store's table as the store declared them, their values kept.
+  package var columnsKept: [String] = []
   /// Tables of rows set aside whole, their columns not proven (the schema lost), by table.
   package var unplacedTables: [String: Int] = [:]
   /// What a reader of the kept metadata should know (empty: the store's own, nothing to say).
@@ -277,7 +280,11 @@ package enum Salvage {
       let name = table.name.uppercased()
       if SalvageRead.coreDataTables[name] != nil { continue }
       if let target = modelTables[name] {
-        let wanted = Set(target.columns.map(\.name))
+        var wanted = Set(target.columns.map(\.name))
+        for added in try keepColumns(of: table, beyond: wanted, in: target.name, db: db) {
+          wanted.insert(added)
+          report.columnsKept.append("\(target.name).\(added)")
+        }
         try insert(table, of: read, into: target.name, columns: wanted, db: db) { values in
           guard let kindsOfTable = kinds[target.name] else { return true }
           guard let entity = values["Z_ENT"], case .integer(let number) = entity, kindsOfTable.contains(number) else {
@@ -304,6 +311,28 @@ package enum Salvage {
         }
       }
     }
+  }
+
+  /// The columns the store's own statement gives `table` beyond `columns` (the model's), added to
+  /// `target` in the new store as the store declared them (`ALTER TABLE … ADD COLUMN`), so their
+  /// values are kept; a definition SQLite will not add (a key, a constraint) is left out, and its
+  /// values are said lost. Returns the columns added.
+  private static func keepColumns(
+    of table: SalvageRead.Table, beyond columns: Set<String>, in target: String, db: Database
+  ) throws -> [String] {
+    guard let sql = table.sql else { return [] }
+    let known = Set(columns.map { $0.uppercased() })
+    var added: [String] = []
+    for column in SalvageRead.columnDefinitions(of: sql) where !column.isConstraint {
+      guard !known.contains(column.name.uppercased()), column.name != table.rowidColumn else { continue }
+      do {
+        try db.execute(sql: "ALTER TABLE \(StoreEdit.quoted(target)) ADD COLUMN \(column.definition)")
+        added.append(column.name)
+      } catch {
+        continue
+      }
+    }
+    return added
   }
 
   /// Inserts `table`'s rows into `target`'s `columns`; rows `accept` refuses go to

@@ -505,7 +505,7 @@ extension SalvageRead {
 
   /// The parts of a `CREATE TABLE` statement's list: each column's name and declared type (its
   /// second word), and whether the part is a table constraint.
-  private static func columnDefinitions(of sql: String) -> [(
+  static func columnDefinitions(of sql: String) -> [(
     name: String, type: String, isConstraint: Bool, definition: String
   )] {
     guard let open = sql.firstIndex(of: "("), let close = sql.lastIndex(of: ")"), open < close else { return [] }

@@ -366,15 +366,33 @@ import Testing
     return (try Salvage.write(try SalvageRead(url: url, model: model), model: model, to: out), out)
   }
 
-  /// A column the model version's table lacks (added behind Core Data's back): its values cannot be
-  /// written, and the report counts them as lost instead of passing over them.
-  @Test func valuesOfAColumnTheVersionLacksAreCountedLost() throws {
+  /// A column the model version's table lacks (an app's `ALTER TABLE`, behind Core Data's back) is
+  /// kept as the store declared it, with its values: nothing lost, the column named in the report.
+  /// One SQLite will not add to a table (`UNIQUE`) is left out, and its values are counted lost.
+  @Test func aColumnTheVersionLacksIsKeptWithItsValues() throws {
     let folder = try TemporaryDirectory()
-    let (report, _) = try Self.salvageSample(in: folder) { db in
-      try db.execute(sql: "ALTER TABLE ZBOOK ADD COLUMN ZEXTRA VARCHAR")
-      try db.execute(sql: "UPDATE ZBOOK SET ZEXTRA = 'kept?' WHERE Z_PK <= 2")
+    let (report, out) = try Self.salvageSample(in: folder) { db in
+      try db.execute(sql: "ALTER TABLE ZBOOK ADD COLUMN ZEXTRA VARCHAR DEFAULT 'none'")
+      try db.execute(sql: "UPDATE ZBOOK SET ZEXTRA = 'kept ' || Z_PK WHERE Z_PK <= 2")
     }
-    #expect(report.valuesLeft == ["ZBOOK.ZEXTRA": 2] && report.lost, "\(report.valuesLeft)")
+    #expect(report.columnsKept == ["ZBOOK.ZEXTRA"] && report.valuesLeft.isEmpty && !report.lost, "\(report)")
+    let kept = try DatabaseQueue(path: out.path).read { db in
+      try String.fetchAll(db, sql: "SELECT ZEXTRA FROM ZBOOK ORDER BY Z_PK")
+    }
+    #expect(kept.prefix(2) == ["kept 1", "kept 2"] && kept.dropFirst(2).allSatisfy { $0 == "none" }, "\(kept)")
+
+    let other = try TemporaryDirectory()
+    let (refused, _) = try Self.salvageSample(in: other) { db in
+      // A column SQLite cannot add by ALTER TABLE: the table made again with it, by hand.
+      try db.execute(sql: "ALTER TABLE ZBOOK RENAME TO OLDBOOK")
+      let statement = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'OLDBOOK'") ?? ""
+      try db.execute(
+        sql: statement.replacingOccurrences(of: "OLDBOOK", with: "ZBOOK")
+          .replacingOccurrences(of: "ZCOVER BLOB", with: "ZCOVER BLOB, ZCODE VARCHAR UNIQUE"))
+      try db.execute(sql: "INSERT INTO ZBOOK SELECT *, 'c' || Z_PK FROM OLDBOOK")
+      try db.execute(sql: "DROP TABLE OLDBOOK")
+    }
+    #expect(refused.columnsKept.isEmpty && refused.valuesLeft["ZBOOK.ZCODE"] ?? 0 > 0 && refused.lost, "\(refused)")
   }
 
   /// The store's own trigger and view on the model's tables are made again from their statements;
