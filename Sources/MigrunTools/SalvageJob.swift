@@ -181,6 +181,9 @@ extension SalvageJob {
     if report.danglingKeysCleared > 0 { repairs.append("\(report.danglingKeysCleared) keys naming no object cleared") }
     if report.danglingKeysKept > 0 { repairs.append("\(report.danglingKeysKept) keys naming no object kept") }
     if report.joinRowsRemoved > 0 { repairs.append("\(report.joinRowsRemoved) join rows whose ends are gone removed") }
+    if report.linksSetAside > 0 {
+      repairs.append("\(report.linksSetAside) links to rows set aside kept aside with them")
+    }
     if report.maxKeysRaised > 0 { repairs.append("Z_MAX raised for \(report.maxKeysRaised) entities") }
     if !report.othersMade.isEmpty { repairs.append("made again: \(report.othersMade.joined(separator: ", "))") }
     if report.primaryKeysCarried > 0 {

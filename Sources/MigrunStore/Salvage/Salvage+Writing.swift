@@ -72,6 +72,9 @@ package struct SalvageReport: Sendable, Encodable {
   package var danglingKeysCleared = 0
   package var danglingKeysKept = 0
   package var joinRowsRemoved = 0
+  /// Links to rows set aside (their columns not proven), kept aside with them as they were:
+  /// to-ones in `MIGRUN_SETASIDE_LINKS`, join rows in `MIGRUN_SETASIDE_<JOIN TABLE>`.
+  package var linksSetAside = 0
   package var maxKeysRaised = 0
   /// Where the metadata came from: the store's own, or — lost — new for the model (a new UUID).
   package var metadataFromStore = true
@@ -411,6 +414,7 @@ extension Salvage {
   ) throws {
     var named: [String: Set<Int64>] = [:]
     var done = Set<String>()
+    try noteSetAsideKeys(read, db: db)
     for layout in schema.entities {
       for (name, storage) in layout.properties.sorted(by: { $0.key < $1.key }) {
         guard let destination = destination(of: name, in: layout, schema: schema) else { continue }
@@ -436,6 +440,39 @@ extension Salvage {
     countLost(schema, read: read, named: named, report: &report)
   }
 
+  /// The keys of the rows set aside (their columns not proven), by table, in `temp.migrun_aside`:
+  /// a link to one of them is kept aside with it, never called lost.
+  private static func noteSetAsideKeys(_ read: SalvageRead, db: Database) throws {
+    try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS migrun_aside (tbl TEXT, key INTEGER, PRIMARY KEY (tbl, key))")
+    let insert = try db.cachedStatement(sql: "INSERT OR IGNORE INTO temp.migrun_aside (tbl, key) VALUES (?, ?)")
+    for table in read.tables.values where !table.setAside.isEmpty {
+      for key in table.setAside.keys { try insert.execute(arguments: [table.name.uppercased(), key]) }
+    }
+  }
+
+  /// SQL true where `column` holds the key of a row of `table` set aside.
+  private static func setAside(_ column: String, of table: String) -> String {
+    "\(column) IN (SELECT key FROM temp.migrun_aside WHERE tbl = '\(table.uppercased())')"
+  }
+
+  /// The links (`columns` of `table`'s rows where `condition` holds) kept aside, as they were, in
+  /// `MIGRUN_SETASIDE_LINKS` (table, the row's key, column, value) before the row's own are cleared.
+  private static func keepLinksAside(
+    _ table: String, columns: [StoreSchema.Column], where condition: String, db: Database
+  ) throws -> Int {
+    try db.execute(
+      sql: "CREATE TABLE IF NOT EXISTS MIGRUN_SETASIDE_LINKS (Z_TABLE VARCHAR, Z_PK INTEGER, Z_COLUMN VARCHAR, Z_VALUE)"
+    )
+    var rows = 0
+    for (index, column) in columns.enumerated() {
+      try db.execute(
+        sql: "INSERT INTO MIGRUN_SETASIDE_LINKS SELECT '\(table)', Z_PK, '\(column.name)', \(column.name) "
+          + "FROM \(table) WHERE \(condition)")
+      if index == 0 { rows = db.changesCount }
+    }
+    return rows
+  }
+
   /// The rows of the entity its table's key named: the query of the keys that exist.
   private static func existing(_ entity: String, _ schema: StoreSchema) -> String? {
     schema.layout(of: entity).map { "SELECT Z_PK FROM \($0.table) WHERE \(schema.rowPredicate($0))" }
@@ -447,20 +484,33 @@ extension Salvage {
     _ layout: StoreSchema.EntityLayout, _ name: String, columns: [StoreSchema.Column], destination: String,
     schema: StoreSchema, db: Database, options: Options, report: inout SalvageReport
   ) throws -> [Int64] {
-    guard let key = columns.first, let targets = existing(destination, schema) else { return [] }
+    guard let key = columns.first, let targets = existing(destination, schema),
+      let targetTable = schema.layout(of: destination)?.table
+    else { return [] }
     let condition = "\(key.name) IS NOT NULL AND \(key.name) NOT IN (\(targets))"
-    let keys = try Int64.fetchAll(db, sql: "SELECT DISTINCT \(key.name) FROM \(layout.table) WHERE \(condition)")
-    guard !keys.isEmpty else { return [] }
+    let keys = try Int64.fetchAll(
+      db,
+      sql:
+        "SELECT DISTINCT \(key.name) FROM \(layout.table) WHERE \(condition) AND NOT \(setAside(key.name, of: targetTable))"
+    )
+    let toSetAside = "\(condition) AND \(setAside(key.name, of: targetTable))"
+    let asideCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(layout.table) WHERE \(toSetAside)") ?? 0
+    guard !keys.isEmpty || asideCount > 0 else { return [] }
     report.entities[destination, default: .init()].missing += keys.count
     if options.keepDanglingKeys {
       report.danglingKeysKept +=
         try Int.fetchOne(db, sql: "SELECT count(*) FROM \(layout.table) WHERE \(condition)") ?? 0
       return keys
     }
+    // A link to a row set aside goes aside with it (as it was), not lost; then the row's is cleared.
+    if asideCount > 0 {
+      report.linksSetAside += try keepLinksAside(layout.table, columns: columns, where: toSetAside, db: db)
+    }
     let cleared = columns.map { "\($0.name) = NULL" }.joined(separator: ", ")
     try db.execute(sql: "UPDATE \(layout.table) SET \(cleared) WHERE \(condition)")
     report.danglingKeysCleared += db.changesCount
-    report.entities[layout.name, default: .init()].linksLost[name, default: 0] += db.changesCount
+    let lostLinks = db.changesCount - asideCount
+    if lostLinks > 0 { report.entities[layout.name, default: .init()].linksLost[name, default: 0] += lostLinks }
     return keys
   }
 
@@ -474,16 +524,27 @@ extension Salvage {
       return ([], [])
     }
     let (table, own, other) = join
+    let ownerAside = schema.layout(of: layout.name).map { setAside(own, of: $0.table) } ?? "0"
+    let targetAside = schema.layout(of: destination).map { setAside(other, of: $0.table) } ?? "0"
     let missingOwners = try Int64.fetchAll(
-      db, sql: "SELECT DISTINCT \(own) FROM \(table) WHERE \(own) NOT IN (\(owners))")
+      db, sql: "SELECT DISTINCT \(own) FROM \(table) WHERE \(own) NOT IN (\(owners)) AND NOT \(ownerAside)")
     let missingTargets = try Int64.fetchAll(
-      db, sql: "SELECT DISTINCT \(other) FROM \(table) WHERE \(other) NOT IN (\(targets))")
+      db, sql: "SELECT DISTINCT \(other) FROM \(table) WHERE \(other) NOT IN (\(targets)) AND NOT \(targetAside)")
     report.entities[layout.name, default: .init()].missing += missingOwners.count
     report.entities[destination, default: .init()].missing += missingTargets.count
-    try db.execute(sql: "DELETE FROM \(table) WHERE \(own) NOT IN (\(owners)) OR \(other) NOT IN (\(targets))")
+    let removed = "\(own) NOT IN (\(owners)) OR \(other) NOT IN (\(targets))"
+    // A join row one of whose ends is set aside goes aside with it, as it was (its order too).
+    let aside = "MIGRUN_SETASIDE_\(table.uppercased())"
+    try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(aside) AS SELECT * FROM \(table) WHERE 0")
+    try db.execute(
+      sql: "INSERT INTO \(aside) SELECT * FROM \(table) WHERE (\(removed)) AND (\(ownerAside) OR \(targetAside))")
+    let keptAside = db.changesCount
+    report.linksSetAside += keptAside
+    if keptAside == 0 { try db.execute(sql: "DROP TABLE \(aside)") }
+    try db.execute(sql: "DELETE FROM \(table) WHERE \(removed)")
     report.joinRowsRemoved += db.changesCount
-    if db.changesCount > 0 {
-      report.entities[layout.name, default: .init()].linksLost[name, default: 0] += db.changesCount
+    if db.changesCount > keptAside {
+      report.entities[layout.name, default: .init()].linksLost[name, default: 0] += db.changesCount - keptAside
     }
     return (missingOwners, missingTargets)
   }
