@@ -171,7 +171,10 @@ extension SalvageJob {
     read.append(
       report.modelCacheFromStore
         ? "its own model cache kept as it was" + report.modelCacheNotes.map { " (\($0))" }.joined()
-        : "model cache lost: written from the model version \(report.version)")
+        : report.storeHadNoModelCache
+          ? "no model cache: the store never had one (written before Core Data kept its model in the store); written from the model "
+            + "version \(report.version)"
+          : "model cache lost: written from the model version \(report.version)")
     return read
   }
 

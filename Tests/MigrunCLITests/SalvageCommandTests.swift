@@ -86,6 +86,21 @@ import Testing
 
   /// A to-one key naming no object (a row deleted behind Core Data's back): cleared and counted, or
   /// kept with --keep-dangling-keys (and then still found by check).
+  /// A store from before Core Data kept its model in the store (the 2011 store, framework 386) is
+  /// said to have had no model cache — not to have lost one.
+  @Test func aStoreFromBeforeModelCachesIsNotSaidToHaveLostOne() throws {
+    let folder = try TemporaryDirectory()
+    let base = "ebf-ctdatastoremanager/CTDataStoreManager/CTDataStoreManagerTests/CoreDataTests/MigrationTest"
+    let store = try copyOfFixture(base + "/TestMigrationStore_version_1.sqlite", into: folder)
+    let out = folder.url.appendingPathComponent("saved.sqlite")
+    let result = try MigrunProcess.run([
+      "salvage", store.path, "--out", out.path, "--model", Fixtures.url(base + "/TestMigrationStore.xcdatamodeld").path,
+    ])
+    #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+    #expect(result.stdout.contains("no model cache: the store never had one"), "\(result.stdout)")
+    #expect(!result.stdout.contains("model cache lost"), "\(result.stdout)")
+  }
+
   @Test func keysNamingNoObjectAreClearedOrKept() throws {
     let folder = try TemporaryDirectory()
     let store = try copyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)

@@ -49,6 +49,9 @@ package struct SalvageReport: Sendable, Encodable {
   package var metadataNotes: [String] = []
   /// Whether `Z_MODELCACHE` holds the store's own bytes (else written from the model: the store's was lost).
   package var modelCacheFromStore = false
+  /// The store never had a model cache: its schema survived without `Z_MODELCACHE` (Core Data wrote
+  /// none in its first frameworks: the 2011 store at framework 386) — nothing lost.
+  package var storeHadNoModelCache = false
   /// What a reader of the kept model cache should know (empty: the version written's, nothing to say).
   package var modelCacheNotes: [String] = []
   /// `Z_PRIMARYKEY` rows of the store's own beyond the model's entities (persistent history's), carried.
@@ -199,6 +202,7 @@ package enum Salvage {
     try SQLiteStore.create(at: target, model: layout, metadata: written, fastWrites: false, numbers: numbers).close()
     let schema = StoreSchema(model: layout, framework: written.frameworkVersion, numbers: numbers)
     let queue = try DatabaseQueue(path: target.path, configuration: SQLiteStore.configuration(readOnly: false))
+    report.storeHadNoModelCache = read.schemaFound && read.tables["Z_MODELCACHE"] == nil
     try queue.write { db in
       try keepModelCache(read, model: model, db: db, report: &report)
       try insertRows(read, schema: schema, db: db, report: &report)
