@@ -123,6 +123,7 @@ extension SalvageJob {
     if counts.setAside > 0 { parts.append("\(counts.setAside) set aside (columns not proven)") }
     let links = counts.linksLost.sorted { $0.key < $1.key }.map { "\(entity).\($0.key) \($0.value)" }
     if !links.isEmpty { parts.append("links lost: " + links.joined(separator: ", ")) }
+    if let placement = counts.placement { parts.append(placement) }
     return parts.joined(separator: ", ")
   }
 

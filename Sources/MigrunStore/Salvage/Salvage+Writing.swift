@@ -29,6 +29,9 @@ package struct SalvageReport: Sendable, Encodable {
     /// Unreadable pages of the entity's table whose keys no neighbour bounds: their objects are
     /// lost, and not counted in ``lost``.
     package var pagesLostUncounted = 0
+    /// With the schema lost, how the rows of the entity's table were placed (nil: by the store's
+    /// own statement, the schema found).
+    package var placement: String? = nil
   }
 
   package var version: String
@@ -206,6 +209,11 @@ package enum Salvage {
     try queue.write { db in
       try keepModelCache(read, model: model, db: db, report: &report)
       try insertRows(read, schema: schema, db: db, report: &report)
+      for (table, placement) in read.placements {
+        for layout in schema.entities where layout.table == table {
+          report.entities[layout.name, default: .init()].placement = placement
+        }
+      }
       try setAside(read.unassigned, db: db)
       report.rowsOfNoTable = read.unassigned.count
       try writeUnplaced(read, schema: schema, db: db, report: &report)

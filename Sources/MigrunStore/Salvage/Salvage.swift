@@ -88,6 +88,9 @@ package struct SalvageRead: Sendable {
   package var cachedModelBytes: [UInt8]?
   /// Whether `sqlite_master` was read (else tables and columns come from the model).
   package var schemaFound = false
+  /// With the schema lost, how each model table's rows were placed (``SalvagePlacement/describe``),
+  /// by table.
+  package var placements: [String: String] = [:]
   /// Cells on leaves no walk reached that did not parse.
   package var unassignedRows = 0
   /// Rows on leaves no walk reached that fit no table: kept, set aside in `MIGRUN_SALVAGED_ROWS`.
@@ -240,8 +243,9 @@ extension SalvageRead {
     // Freed pages keep their rows: with the header lost, the freelist is found by its trunk pages.
     claimed.formUnion(image.freelistPagesByContent(excluding: claimed))
     adoptOrphans(image, claimed: claimed, model: model)
-    if !schemaFound, let model { placeBySchemaLost(model) }
+    // The metadata first: its framework names the column order the placement proves.
     metadata = metadata(in: tables["Z_METADATA"])
+    if !schemaFound, let model { placeBySchemaLost(model) }
     (cachedModel, cachedModelBytes) = cachedModel(in: tables["Z_MODELCACHE"])
   }
 
@@ -325,6 +329,7 @@ extension SalvageRead {
       guard var read = tables[table.name], !read.adopted.isEmpty else { continue }
       let placement = SalvagePlacement(table: table, schema: schema)
       let orders = placement.orders(admitting: read.adopted.values)
+      placements[table.name] = placement.describe(orders, framework: metadata?.frameworkVersion)
       read.columns = table.columns.map(\.name)
       for (rowid, values) in read.adopted {
         if let named = placement.place(values, orders: orders) {

@@ -74,6 +74,22 @@ package struct SalvagePlacement: Sendable {
     return left
   }
 
+  /// How the rows were placed under `orders` (those no row refuted), in words for the report:
+  /// by Core Data's order (for the store's framework, when its metadata says), by migrun's earlier
+  /// order, where both agree, or — none left — set aside.
+  package func describe(_ orders: [[String]], framework: Int64?) -> String {
+    let coreData = "Core Data's column order" + (framework.map { " for framework \($0)" } ?? "")
+    guard let first = candidates.first else { return "set aside: the table has no column order" }
+    switch orders.count {
+    case 0: return "set aside: every column order is refuted by a row (the order is not proven)"
+    case 1 where orders[0] == first: return "placed by \(coreData), the one order no row refutes"
+    case 1: return "placed by the column order migrun wrote before it wrote Core Data's, the one order no row refutes"
+    default:
+      return "placed where \(coreData) and migrun's earlier order agree; rows they place otherwise set aside "
+        + "(the order is not proven)"
+    }
+  }
+
   /// The row's values by column name when every order left places them alike; nil when none is
   /// left, or two place a value differently (the row is then set aside).
   package func place(_ values: [SQLiteFileImage.Value], orders: [[String]]) -> [String: SQLiteFileImage.Value]? {

@@ -132,6 +132,7 @@ import Testing
     var written = 0
     var stores = 0
     var checkNamed = 0
+    var placements = Set<String>()
     let names = try FileManager.default.contentsOfDirectory(atPath: Fixtures.url("production-schemas").path)
     for name in names.sorted() where name.hasSuffix(".sqlite") {
       let url = try copyOfFixture("production-schemas/" + name, into: folder)
@@ -156,12 +157,21 @@ import Testing
         )
         written += counts.written
         checkNamed += salvaged.report.remaining.count
+        // The schema lost, the report says per entity how its rows were placed (or why they were
+        // set aside); found (on a page other than 1), they were placed by the store's own statement.
+        let unsaid = salvaged.report.entities.filter {
+          $0.value.written + $0.value.setAside > 0 && $0.value.placement == nil
+        }
+        #expect(
+          salvaged.report.schemaFound || unsaid.isEmpty, "\(label): no placement said for \(unsaid.keys.sorted())")
+        placements.formUnion(salvaged.report.entities.values.compactMap(\.placement))
       }
     }
     print("filled production schemas, schema lost: \(written) objects written with the intact values")
     #expect(stores == 15)
     // Rows no proof placed are kept aside, and check on the new store names each table of them.
     #expect(checkNamed > 0)
+    #expect(placements.contains { $0.hasPrefix("placed by Core Data's column order for framework 1") }, "\(placements)")
     #expect(written > 1_000)
   }
 
