@@ -23,6 +23,21 @@ import Testing
     }
   }
 
+  /// Every production schema (real phones' stores, read with their own model cache) is clean:
+  /// Core Data's numbering, column order and the columns Notes appended in place are its layout.
+  @Test func everyProductionSchemaIsClean() throws {
+    let folder = try TemporaryDirectory()
+    let names = try FileManager.default.contentsOfDirectory(atPath: Fixtures.url("production-schemas").path)
+    var checked = 0
+    for name in names.sorted() where name.hasSuffix(".sqlite") {
+      let store = try copyOfFixture("production-schemas/" + name, into: folder)
+      let result = try MigrunProcess.run(["check", store.path])
+      #expect(result.status == 0 && result.stdout.hasSuffix(": clean\n"), "\(name): \(result.stdout) \(result.stderr)")
+      checked += 1
+    }
+    #expect(checked == 15)
+  }
+
   /// Core Data's own layout is never damage: the team-chat app's store (framework 1145) numbers its
   /// 46 entities in case-insensitive name order (`ScheduledMemberTag` 26, `SContact` 27, …,
   /// `SMessage` 34) and lists its columns grouped by type. With rows in it, `check` calls it clean;
