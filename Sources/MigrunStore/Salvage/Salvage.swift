@@ -91,6 +91,8 @@ package struct SalvageRead: Sendable {
   /// With the schema lost, how each model table's rows were placed (``SalvagePlacement/describe``),
   /// by table.
   package var placements: [String: String] = [:]
+  /// Model tables whose definition the surviving schema lacks, laid out from the model.
+  package var laidOutFromModel: Set<String> = []
   /// Cells on leaves no walk reached that did not parse.
   package var unassignedRows = 0
   /// Rows on leaves no walk reached that fit no table: kept, set aside in `MIGRUN_SALVAGED_ROWS`.
@@ -219,6 +221,17 @@ extension SalvageRead {
       }
       // Core Data's own tables are always there: their rows are known by their content.
       for (name, columns) in Self.coreDataTables { tables[name] = Table(name: name, columns: columns, sql: nil) }
+    } else if let model {
+      // The schema partly lost (a page of sqlite_master cut off or overwritten): a model table whose
+      // definition is gone is laid out from the model, and its rows — on leaves no tree reaches —
+      // are placed by proof, as with the whole schema lost.
+      let found = Set(tables.keys.map { $0.uppercased() })
+      for table in StoreSchema(model: model, numbers: storeNumbers).tables
+      where !found.contains(table.name.uppercased()) {
+        tables[table.name] = Table(name: table.name, columns: table.columns.map(\.name), sql: nil)
+        tables[table.name]?.types = table.columns.map(\.type)
+        laidOutFromModel.insert(table.name)
+      }
     }
     // Each table's tree.
     for (name, root) in roots.sorted(by: { $0.value < $1.value }) {
@@ -245,7 +258,9 @@ extension SalvageRead {
     adoptOrphans(image, claimed: claimed, model: model)
     // The metadata first: its framework names the column order the placement proves.
     metadata = metadata(in: tables["Z_METADATA"])
-    if !schemaFound, let model { placeBySchemaLost(model) }
+    if let model, !schemaFound || !laidOutFromModel.isEmpty {
+      placeBySchemaLost(model, only: schemaFound ? laidOutFromModel : nil)
+    }
     (cachedModel, cachedModelBytes) = cachedModel(in: tables["Z_MODELCACHE"])
   }
 
@@ -323,9 +338,9 @@ extension SalvageRead {
   /// column orders no row refutes; a row the orders left place alike is rewritten in the model's
   /// column order, any other set aside whole (``Table/setAside``) — never written into the entity's
   /// columns.
-  private mutating func placeBySchemaLost(_ model: ObjectModel) {
+  private mutating func placeBySchemaLost(_ model: ObjectModel, only: Set<String>? = nil) {
     let schema = StoreSchema(model: model, numbers: storeNumbers)
-    for table in schema.tables {
+    for table in schema.tables where only?.contains(table.name) ?? true {
       guard var read = tables[table.name], !read.adopted.isEmpty else { continue }
       let placement = SalvagePlacement(table: table, schema: schema)
       let orders = placement.orders(admitting: read.adopted.values)
