@@ -120,6 +120,10 @@ extension SalvageJob {
     if counts.pagesLostUncounted > 0 {
       parts.append("the objects of \(counts.pagesLostUncounted) unreadable pages lost (their keys not known)")
     }
+    if counts.keysUnaccounted > 0 {
+      parts.append(
+        "\(counts.keysUnaccounted) more keys up to Z_MAX have no row: lost with pages no key bounds, or deleted before")
+    }
     if counts.setAside > 0 { parts.append("\(counts.setAside) set aside (columns not proven)") }
     let links = counts.linksLost.sorted { $0.key < $1.key }.map { "\(entity).\($0.key) \($0.value)" }
     if !links.isEmpty { parts.append("links lost: " + links.joined(separator: ", ")) }

@@ -32,6 +32,12 @@ package struct SalvageReport: Sendable, Encodable {
     /// With the schema lost, how the rows of the entity's table were placed (nil: by the store's
     /// own statement, the schema found).
     package var placement: String? = nil
+    /// Where unreadable pages' keys are not known (``pagesLostUncounted``, or the file cut short),
+    /// the keys up to the
+    /// store's own `Z_PRIMARYKEY.Z_MAX` that have no row, read or set aside: an estimate of the
+    /// objects those pages held — each lost with them, or deleted before the damage (the file does
+    /// not say which). Counted under the hierarchy's root, at most 1,000,000 keys looked at.
+    package var keysUnaccounted = 0
   }
 
   package var version: String
@@ -583,6 +589,13 @@ extension Salvage {
       lost[root.name, default: []].formUnion(losses.keys.filter { !claimed.contains($0) })
       report.entities[root.name, default: .init()].pagesLostUncounted += losses.uncountedRanges
       for layout in layouts { aside[layout.name] = Set(table.setAside.keys) }
+      if losses.uncountedRanges > 0 || read.pagesCutOff > 0, let max = read.maxKeys[root.number], max > 0 {
+        let known = Set(losses.keys).union(claimed)
+        let top = Swift.min(max, 1_000_000)
+        report.entities[root.name, default: .init()].keysUnaccounted =
+          (1...top).lazy.filter { !table.rowids.contains($0) && table.setAside[$0] == nil && !known.contains($0) }
+          .count
+      }
     }
     for (entity, keys) in lost where !keys.isEmpty {
       let kept = keys.filter { !(aside[entity]?.contains($0) ?? false) }
