@@ -362,38 +362,6 @@ public final class SQLiteStore: ObjectStore {
     }
   }
 
-  /// Every table's columns (`PRAGMA table_info`), by table name.
-  static func readTables(_ queue: DatabaseQueue, file: String) throws -> [String: [String]] {
-    do {
-      return try queue.read { db in
-        var tables: [String: [String]] = [:]
-        for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") {
-          let quoted = name.replacingOccurrences(of: "\"", with: "\"\"")
-          tables[name] = try Row.fetchAll(db, sql: "PRAGMA table_info(\"\(quoted)\")").map {
-            try $0.required("name", as: String.self)
-          }
-        }
-        return tables
-      }
-    } catch {
-      throw StoreError(.sqlite, file: file, reason: "cannot read the store's tables (\(error))", underlying: error)
-    }
-  }
-
-  /// The store's own entity numbers (`Z_PRIMARYKEY`: name → `Z_ENT`); none when the table cannot
-  /// be read, and the layout then numbers as Core Data does (`check` names a broken table).
-  static func readNumbers(_ queue: DatabaseQueue) -> [String: Int] {
-    let rows = try? queue.read { db in
-      try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE typeof(Z_NAME) = 'text'")
-    }
-    var numbers: [String: Int] = [:]
-    for row in rows ?? [] {
-      guard let number = row["Z_ENT"] as Int?, let name = row["Z_NAME"] as String? else { continue }
-      numbers[name] = number
-    }
-    return numbers
-  }
-
   /// The store's metadata alone — no entity table is read. Answers "does this store need
   /// migrating?" cheaply.
   public static func metadata(at url: URL) throws -> StoreMetadata {
