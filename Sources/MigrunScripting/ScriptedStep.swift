@@ -114,7 +114,16 @@ package enum ScriptedStep {
       let model = try AppleMappingModel.read(
         contentsOf: url, versions: versions, modelName: bundle.url.lastPathComponent)
       let key = "\(model.sourceVersion)\u{0}\(model.destinationVersion)"
-      if given[key] == nil { given[key] = url }
+      // One mapping model per step: a second for the same step is refused by name, never passed
+      // over (Core Data's "migrating in chunks", several models into one destination, is not run).
+      if let first = given[key], first.standardizedFileURL != url.standardizedFileURL {
+        throw MigrationError(
+          .badMapping,
+          reason: "MigrationScripts.mappingModels \(first.path) and \(url.path) both map version "
+            + "'\(model.sourceVersion)' to '\(model.destinationVersion)': migrun runs one mapping model per step, "
+            + "and does not run several into one destination (Core Data's migration in chunks); give one")
+      }
+      given[key] = url
       for className in model.entityMappings.compactMap(\.policyClassName) {
         givenModules.insert(AppleMappingConverter.moduleName(ofClass: className))
       }

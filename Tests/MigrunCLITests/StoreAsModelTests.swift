@@ -70,6 +70,30 @@ import Testing
     }
   }
 
+  /// Two mapping models for one step (the compiled `.cdm` and its `.xcmappingmodel`): refused by
+  /// name before any work — never one run and the other passed over — and the store untouched.
+  @Test func twoMappingModelsForOneStepAreRefusedByName() throws {
+    let folder = try TemporaryDirectory()
+    let samples = "coredataplus-samplemodels/SampleModel/"
+    let store = try copyOfFixture(samples + "Fixtures/SampleModel_V2.sqlite", into: folder)
+    let before = try Data(contentsOf: store)
+    let compiled = Fixtures.url(samples + "Fixtures/V2toV3.cdm").path
+    let source = Fixtures.url(samples + "MappingModels/V2toV3.xcmappingmodel").path
+    let policies = Fixtures.repositoryRoot.appendingPathComponent("policies/examples/samplemodel").path
+    for command in ["plan", "migrate"] {
+      let result = try MigrunProcess.run([
+        command, store.path, "--model", Fixtures.url(samples + "SampleModel.xcdatamodeld").path,
+        "--mapping", compiled, "--mapping", source, "--policies", policies, "--to", "SampleModel3",
+      ])
+      #expect(result.status != 0, "\(command): \(result.stdout)")
+      #expect(
+        result.stderr.contains("both map version 'SampleModel2' to 'SampleModel3'")
+          && result.stderr.contains("V2toV3.cdm") && result.stderr.contains("V2toV3.xcmappingmodel"),
+        "\(command): \(result.stderr)")
+    }
+    #expect(try Data(contentsOf: store) == before)
+  }
+
   /// A store whose version left the model, with an Apple mapping model made for that version: the
   /// mapping model is found by its entity hashes and runs from the store's own model.
   @Test func aMappingModelMadeForTheStoresOwnVersionIsFoundByItsHashes() throws {
