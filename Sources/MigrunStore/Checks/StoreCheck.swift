@@ -577,7 +577,8 @@ extension SQLiteStore {
       let count = try countRows("SELECT count(*) FROM \(StoreEdit.quoted(table))")
       return StoreCheck.Finding(
         kind: "rows-set-aside",
-        message: "\(table): \(count) row\(count == 1 ? "" : "s") salvage could not place by proof, kept as read "
+        message: "\(ErrorMessage.terminalSafe(table)): \(count) row\(count == 1 ? "" : "s") salvage could not "
+          + "place by proof, kept as read "
           + "(rowid, then C0, C1, …); Core Data reads none of them")
     }
   }

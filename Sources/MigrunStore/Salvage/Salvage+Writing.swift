@@ -346,8 +346,10 @@ package enum Salvage {
     var added: [String] = []
     for column in SalvageRead.columnDefinitions(of: sql) where !column.isConstraint {
       guard !known.contains(column.name.uppercased()), column.name != table.rowidColumn else { continue }
+      // One statement, prepared alone: a definition read from a damaged file that is not one
+      // column's (a `;` and more SQL after it) fails to prepare and is left out, never run.
       do {
-        try db.execute(sql: "ALTER TABLE \(StoreEdit.quoted(target)) ADD COLUMN \(column.definition)")
+        try db.makeStatement(sql: "ALTER TABLE \(StoreEdit.quoted(target)) ADD COLUMN \(column.definition)").execute()
         added.append(column.name)
       } catch {
         continue
@@ -466,11 +468,30 @@ extension Salvage {
     for table in read.tables.values where !table.setAside.isEmpty {
       for key in table.setAside.keys { try insert.execute(arguments: [table.name.uppercased(), key]) }
     }
+    // The table links to them go to: a name free in the new store now (made on first use).
+    try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS migrun_links_table (name TEXT)")
+    try db.execute(
+      sql: "INSERT INTO temp.migrun_links_table (name) VALUES (?)",
+      arguments: [try freeTableName("MIGRUN_SETASIDE_LINKS", db: db)])
   }
 
   /// SQL true where `column` holds the key of a row of `table` set aside.
   private static func setAside(_ column: String, of table: String) -> String {
-    "\(column) IN (SELECT key FROM temp.migrun_aside WHERE tbl = '\(table.uppercased())')"
+    let literal = table.uppercased().replacingOccurrences(of: "'", with: "''")
+    return "\(column) IN (SELECT key FROM temp.migrun_aside WHERE tbl = '\(literal)')"
+  }
+
+  /// A name for a table of rows kept aside that the new store does not have yet: `base`, else
+  /// `base_2`, `base_3`, … — a table of the store's own by that name (a store salvaged before) is
+  /// its own, never added to or dropped.
+  private static func freeTableName(_ base: String, db: Database) throws -> String {
+    var name = base
+    var suffix = 1
+    while try db.tableExists(name) {
+      suffix += 1
+      name = "\(base)_\(suffix)"
+    }
+    return name
   }
 
   /// The links (`columns` of `table`'s rows where `condition` holds) kept aside, as they were, in
@@ -478,14 +499,15 @@ extension Salvage {
   private static func keepLinksAside(
     _ table: String, columns: [StoreSchema.Column], where condition: String, db: Database
   ) throws -> Int {
+    guard let name = try String.fetchOne(db, sql: "SELECT name FROM temp.migrun_links_table") else { return 0 }
+    let links = StoreEdit.quoted(name)
     try db.execute(
-      sql: "CREATE TABLE IF NOT EXISTS MIGRUN_SETASIDE_LINKS (Z_TABLE VARCHAR, Z_PK INTEGER, Z_COLUMN VARCHAR, Z_VALUE)"
-    )
+      sql: "CREATE TABLE IF NOT EXISTS \(links) (Z_TABLE VARCHAR, Z_PK INTEGER, Z_COLUMN VARCHAR, Z_VALUE)")
     var rows = 0
     for (index, column) in columns.enumerated() {
       try db.execute(
-        sql: "INSERT INTO MIGRUN_SETASIDE_LINKS SELECT '\(table)', Z_PK, '\(column.name)', \(column.name) "
-          + "FROM \(table) WHERE \(condition)")
+        sql: "INSERT INTO \(links) SELECT ?, Z_PK, ?, \(column.name) FROM \(table) WHERE \(condition)",
+        arguments: [table, column.name])
       if index == 0 { rows = db.changesCount }
     }
     return rows
@@ -551,14 +573,15 @@ extension Salvage {
     report.entities[layout.name, default: .init()].missing += missingOwners.count
     report.entities[destination, default: .init()].missing += missingTargets.count
     let removed = "\(own) NOT IN (\(owners)) OR \(other) NOT IN (\(targets))"
-    // A join row one of whose ends is set aside goes aside with it, as it was (its order too).
-    let aside = "MIGRUN_SETASIDE_\(table.uppercased())"
-    try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(aside) AS SELECT * FROM \(table) WHERE 0")
-    try db.execute(
-      sql: "INSERT INTO \(aside) SELECT * FROM \(table) WHERE (\(removed)) AND (\(ownerAside) OR \(targetAside))")
-    let keptAside = db.changesCount
-    report.linksSetAside += keptAside
-    if keptAside == 0 { try db.execute(sql: "DROP TABLE \(aside)") }
+    // A join row one of whose ends is set aside goes aside with it, as it was (its order too), in a
+    // table made only when there is one to keep.
+    let asideRows = "FROM \(table) WHERE (\(removed)) AND (\(ownerAside) OR \(targetAside))"
+    let keptAside = try Int.fetchOne(db, sql: "SELECT count(*) \(asideRows)") ?? 0
+    if keptAside > 0 {
+      let aside = StoreEdit.quoted(try freeTableName("MIGRUN_SETASIDE_\(table.uppercased())", db: db))
+      try db.execute(sql: "CREATE TABLE \(aside) AS SELECT * \(asideRows)")
+      report.linksSetAside += keptAside
+    }
     try db.execute(sql: "DELETE FROM \(table) WHERE \(removed)")
     report.joinRowsRemoved += db.changesCount
     if db.changesCount > keptAside {
