@@ -29,8 +29,10 @@ let package = Package(
     .target(
       name: "CLuaShim", dependencies: ["CLua"], cSettings: [.unsafeFlags(["-Wall", "-Wextra"])],
       linkerSettings: [.linkedLibrary("sqlite3")]),
+    // The doors every file from outside comes in by (InputFile) and every input is remembered at (ReadFiles).
+    .target(name: "FileDoors"),
     .target(name: "PropertyList"),
-    .target(name: "LuaHost", dependencies: ["CLuaShim", "PropertyList"]),
+    .target(name: "LuaHost", dependencies: ["CLuaShim", "PropertyList", "FileDoors"]),
     .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
     // SQLite's process-wide settings (sqlite3_config, which Swift cannot call): the store layer's.
     .target(name: "CSQLiteSetup", linkerSettings: [.linkedLibrary("sqlite3")]),
@@ -39,7 +41,7 @@ let package = Package(
     // files, checks) knows no context or migration; contexts, then migration, sit above it.
     .target(
       name: "MigrunModel",
-      dependencies: ["PropertyList", "CZlib", .product(name: "Crypto", package: "swift-crypto")]),
+      dependencies: ["PropertyList", "FileDoors", "CZlib", .product(name: "Crypto", package: "swift-crypto")]),
     .target(
       name: "MigrunStore",
       dependencies: [

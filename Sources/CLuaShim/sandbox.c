@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,10 @@ static const char *read_file(lua_State *L, FILE *file, size_t *len) {
   return ferror(file) ? NULL : bytes;
 }
 
+static _Atomic(mr_file_opened) file_opened = NULL;
+
+void mr_set_file_opened(mr_file_opened hook) { file_opened = hook; }
+
 // How a module file was found: not there (search on), there and opened, or there and refused.
 typedef enum { MODULE_ABSENT, MODULE_OPENED, MODULE_OUTSIDE, MODULE_UNREADABLE } module_found;
 
@@ -150,6 +155,8 @@ static module_found open_module(const char *folder, const char *path, FILE **fil
     close(fd);
     return MODULE_UNREADABLE;
   }
+  mr_file_opened hook = file_opened;
+  if (hook) hook(real_path, (unsigned long long)info.st_dev, (unsigned long long)info.st_ino);
   return MODULE_OPENED;
 }
 

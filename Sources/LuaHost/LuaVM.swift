@@ -1,4 +1,5 @@
 import CLuaShim
+import FileDoors
 import Foundation
 
 /// A sandboxed Lua 5.4 virtual machine: loads scripts, calls their functions, and offers Swift
@@ -56,11 +57,18 @@ package final class LuaVM {
       throw LuaError(kind: .memoryLimit, message: "cannot create a Lua VM (out of memory)")
     }
     self.state = state
+    Self.noteModules
     mr_vm_set_host(state, Unmanaged.passUnretained(self).toOpaque())
     for folder in modulePaths {
       try check(mr_vm_add_module_path(state, folder.standardizedFileURL.path), script: nil)
     }
     if hostLibraries { HostLibraries.register(in: self) }
+  }
+
+  /// Every module `require` opens is one of the command's inputs (`ReadFiles`): set once per process.
+  private static let noteModules: Void = mr_set_file_opened { path, device, inode in
+    guard let path else { return }
+    ReadFiles.note(String(cString: path), device: UInt64(device), inode: UInt64(inode))
   }
 
   deinit {
@@ -98,7 +106,9 @@ package final class LuaVM {
     let scriptName = name ?? file.relativePath
     let source: String
     do {
-      source = try String(contentsOf: file, encoding: .utf8)
+      source = try InputFile.text(file)
+    } catch let error as InputFileError {
+      throw LuaError(kind: .file, message: error.reason, script: scriptName)
     } catch {
       throw LuaError(kind: .file, message: "cannot read the script (\(error.localizedDescription))", script: scriptName)
     }

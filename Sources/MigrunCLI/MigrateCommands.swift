@@ -257,11 +257,11 @@ final class TerminalLine: ProgressLine, @unchecked Sendable {
   static func unless(_ json: Bool) -> TerminalLine? { !json && isatty(STDERR_FILENO) != 0 ? TerminalLine() : nil }
 
   func show(_ line: String) {
-    StandardError.write("\r\u{1B}[K\(line)")
+    StandardError.redraw(line)
     drawn = true
   }
 
   func finish() {
-    if drawn { StandardError.write("\r\u{1B}[K") }
+    if drawn { StandardError.redraw("") }
   }
 }

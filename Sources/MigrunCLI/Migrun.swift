@@ -1,4 +1,5 @@
 import ArgumentParser
+import FileDoors
 import Foundation
 import MigrunKit
 import MigrunModel
@@ -55,6 +56,9 @@ struct Migrun: ParsableCommand {
         Foundation.exit(64)
       }
     }
+    // Every path the command line names is an input, unless it is the output it names: the door out
+    // refuses to write over one (ReadFiles).
+    ReadFiles.noteArguments(arguments, besideEachFile: StoreFiles.sidecarSuffixes + ["-journal"])
     do {
       var command = try parseAsRoot()
       try command.run()
@@ -73,7 +77,7 @@ struct Migrun: ParsableCommand {
   /// so and exits with the failure's status (12 for a full disk).
   private static func printAndExit(_ text: String) -> Never {
     do {
-      if !text.isEmpty { try StandardOutput.line(text) }
+      if !text.isEmpty { try StandardOutput.text(text) }
     } catch {
       StandardError.write("migrun: error: \(error)\n")
       Foundation.exit(ExitStatus.of(error))

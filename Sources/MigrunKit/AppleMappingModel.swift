@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 import MigrunModel
 import PropertyList
@@ -83,8 +84,12 @@ package struct AppleMappingModel: Sendable, Hashable {
     var file = url
     if url.pathExtension == "xcmappingmodel" { file = url.appendingPathComponent("xcmapping.xml") }
     let name = url.pathExtension == "xml" ? url.deletingLastPathComponent().lastPathComponent : url.lastPathComponent
-    guard let data = FileManager.default.contents(atPath: file.path) else {
-      throw MigrationError(.badMapping, reason: "\(url.path): cannot read the mapping model (no file \(file.path))")
+    let data: Data
+    do {
+      data = try InputFile.data(file)
+    } catch {
+      let reason = InputFile.kind(at: file.path) == nil ? "no file \(file.path)" : "\(error)"
+      throw MigrationError(.badMapping, reason: "\(url.path): cannot read the mapping model (\(reason))")
     }
     let bytes = Array(data)
     return bytes.starts(with: Array("bplist".utf8))

@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 import MigrunModel
 import MigrunStore
@@ -121,7 +122,15 @@ public enum MigrationPlanner {
     }
     for folder in policyFolders {
       let file = folder.appendingPathComponent("chain")
-      guard let text = try? String(contentsOf: file, encoding: .utf8) else { continue }
+      // No chain file: none in this folder. One that cannot be read as text is an error — never
+      // passed over for Core Data's direct step, which may drop what the chain's steps keep.
+      guard InputFile.kind(at: file.path) != nil else { continue }
+      let text: String
+      do {
+        text = try InputFile.text(file)
+      } catch {
+        throw MigrationError(.badMapping, reason: "\(error)")
+      }
       let names = text.split(whereSeparator: \.isNewline).map { String($0).trimmingWhitespace() }
         .filter { !$0.isEmpty && !$0.hasPrefix("#") }
       try check(names, in: bundle, origin: file.path)

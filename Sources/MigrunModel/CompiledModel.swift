@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 import PropertyList
 
@@ -18,8 +19,11 @@ enum CompiledModel {
   }
 
   package static func read(mom url: URL, versionName: String) throws(ModelError) -> ObjectModel {
-    guard let data = FileManager.default.contents(atPath: url.path) else {
-      throw ModelError(.unreadable, file: url.path, reason: "cannot read the file")
+    let data: Data
+    do {
+      data = try InputFile.data(url)
+    } catch {
+      throw ModelError(.unreadable, file: url.path, reason: (error as? InputFileError)?.reason ?? "\(error)")
     }
     let archive: ArchivedValue
     do {
@@ -39,7 +43,13 @@ enum CompiledModel {
 
   static func versionInfo(in momd: URL) throws(ModelError) -> VersionInfo {
     let file = momd.appendingPathComponent("VersionInfo.plist")
-    guard let data = FileManager.default.contents(atPath: file.path) else { return VersionInfo() }
+    let read: Data?
+    do {
+      read = try InputFile.dataIfPresent(file)
+    } catch {
+      throw ModelError(.unreadable, file: file.path, reason: (error as? InputFileError)?.reason ?? "\(error)")
+    }
+    guard let data = read else { return VersionInfo() }
     let plist: PropertyListValue
     do {
       plist = try PropertyListValue(decoding: Array(data))

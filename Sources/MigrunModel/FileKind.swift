@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 
 /// What a file is, by its first bytes: enough to tell a user who gave the wrong file what they gave.
@@ -30,13 +31,10 @@ enum FileKind: Sendable, Hashable, CustomStringConvertible {
 
   /// The kind of the regular file at `url`, or nil for a folder or a file that cannot be read.
   static func of(_ url: URL) -> FileKind? {
-    var isFolder: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), !isFolder.boolValue,
-      let handle = try? FileHandle(forReadingFrom: url)
+    // Through the door: a FIFO given as a model is never opened to wait for a writer.
+    guard InputFile.kind(at: url.path) != .folder, let head = try? InputFile.head(url, count: 512, origin: .named)
     else { return nil }
-    defer { try? handle.close() }
-    guard let head = try? handle.read(upToCount: 512) else { return nil }
-    return of(Array(head))
+    return of(head)
   }
 
   static func of(_ head: [UInt8]) -> FileKind {

@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 
 /// The versions of one model: an `.xcdatamodeld` folder (or a single `.xcdatamodel`), or a
@@ -219,7 +220,13 @@ public struct ModelBundle: Sendable {
 
   private static func readCurrentVersionName(in bundle: URL) throws(ModelError) -> String? {
     let file = bundle.appendingPathComponent(".xccurrentversion")
-    guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
+    let read: Data?
+    do {
+      read = try InputFile.dataIfPresent(file)
+    } catch {
+      throw ModelError(.unreadable, file: file.path, reason: (error as? InputFileError)?.reason ?? "\(error)")
+    }
+    guard let data = read else { return nil }
     let plist: Any
     do {
       plist = try PropertyListSerialization.propertyList(from: data, format: nil)

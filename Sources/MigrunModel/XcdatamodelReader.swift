@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 import PropertyList
 
@@ -20,7 +21,10 @@ package enum XcdatamodelReader {
     let name = versionName ?? defaultVersionName(for: file)
     let data: Data
     do {
-      data = try Data(contentsOf: file)
+      // The `contents` inside a folder is found there; a `contents` file given alone is named.
+      data = try InputFile.data(file, origin: isDirectory(url) ? .found : .named)
+    } catch let error as InputFileError {
+      throw ModelError(.unreadable, file: file.path, reason: error.reason, underlying: error)
     } catch {
       throw ModelError(.unreadable, file: file.path, reason: "cannot read the model file (\(reasonText(error)))")
     }

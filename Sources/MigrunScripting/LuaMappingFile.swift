@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 import LuaHost
 import MigrunKit
@@ -35,7 +36,9 @@ package enum LuaMappingFile {
     let name = "\(file.deletingLastPathComponent().lastPathComponent)/\(file.lastPathComponent)"
     let source: String
     do {
-      source = try String(contentsOf: file, encoding: .utf8)
+      source = try InputFile.text(file)
+    } catch let error as InputFileError {
+      throw LuaError(kind: .file, message: error.reason, script: name)
     } catch {
       throw LuaError(kind: .file, message: "cannot read the script (\(error.localizedDescription))", script: name)
     }

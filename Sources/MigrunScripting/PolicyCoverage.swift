@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 import LuaHost
 
@@ -38,7 +39,7 @@ package enum PolicyCoverage {
         let path = file.standardizedFileURL.path
         guard path.hasPrefix(base.path + "/") else { continue }
         let relative = String(path.dropFirst(base.path.count + 1))
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8), !text.hasPrefix("---@meta") else {
+        guard let text = try? InputFile.text(URL(fileURLWithPath: path)), !text.hasPrefix("---@meta") else {
           continue
         }
         let shown = "\(base.lastPathComponent)/\(relative)"
@@ -49,7 +50,7 @@ package enum PolicyCoverage {
     }
     var result: [File] = []
     for (url, shown, keys) in files.sorted(by: { $0.shown < $1.shown }) {
-      guard let text = try? String(contentsOf: url, encoding: .utf8) else { continue }
+      guard let text = try? InputFile.text(url) else { continue }
       var lines: [Int: Int] = [:]
       for line in executableLines(of: text) { lines[line] = 0 }
       // A line that holds a whole function counts the runs of that function's body (recorded as

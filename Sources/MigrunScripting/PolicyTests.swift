@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 import LuaHost
 import MigrunKit
@@ -72,7 +73,9 @@ package enum PolicyTests {
       }
       let text: String
       do {
-        text = try String(contentsOf: file, encoding: .utf8)
+        text = try InputFile.text(file)
+      } catch let error as InputFileError {
+        return [Result(file: shown, name: "(load)", passed: false, message: "\(shown): \(error.reason)")]
       } catch {
         return [Result(file: shown, name: "(load)", passed: false, message: "cannot read \(shown): \(error)")]
       }

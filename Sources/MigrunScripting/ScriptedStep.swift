@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 import LuaHost
 import MigrunKit
@@ -197,7 +198,7 @@ package enum ScriptedStep {
   private static func requiredModules(of files: [URL]) -> Set<String> {
     var required = Set<String>()
     for file in files {
-      let text = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+      let text = (try? InputFile.text(file)) ?? ""
       // `require "a.b"`, `require('a.b')`: the quoted name after the word (and an optional parenthesis).
       for range in text.ranges(of: "require") {
         var rest = text[range.upperBound...].drop(while: \.isWhitespace)

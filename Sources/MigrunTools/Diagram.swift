@@ -1,6 +1,7 @@
 import Foundation
 import MigrunKit
 import MigrunModel
+import Synchronization
 
 /// Pictures of models, of a step between two versions, and of a store's planned path, as Graphviz
 /// DOT (``svg(_:)`` runs Graphviz's `dot` for SVG).
@@ -199,7 +200,12 @@ package enum Diagram {
     }
   }
 
-  /// The SVG Graphviz's `dot` draws for `dot` (Debian: the `graphviz` package).
+  /// The most `dot` may take to draw one picture: its time, and the size of its SVG.
+  package static let dotBudget = (seconds: 60, bytes: 32 << 20)
+
+  /// The SVG Graphviz's `dot` draws for `dot` (Debian: the `graphviz` package), within
+  /// ``dotBudget``: past it `dot` is killed and the picture is refused by name. `dot` runs under
+  /// `setpriv --pdeathsig KILL` where there is one, so that it dies with migrun, killed or not.
   package static func svg(_ dot: String) throws -> Data {
     let candidates = ["/usr/bin/dot", "/usr/local/bin/dot", "/opt/homebrew/bin/dot"]
     guard let tool = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
@@ -207,8 +213,13 @@ package enum Diagram {
         "Graphviz's dot is not installed (Debian: apt-get install graphviz); --format dot writes the DOT")
     }
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: tool)
-    process.arguments = ["-Tsvg"]
+    if FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") {
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+      process.arguments = ["--pdeathsig", "KILL", "--", tool, "-Tsvg"]
+    } else {
+      process.executableURL = URL(fileURLWithPath: tool)
+      process.arguments = ["-Tsvg"]
+    }
     let input = Pipe()
     let output = Pipe()
     let errors = Pipe()
@@ -216,17 +227,56 @@ package enum Diagram {
     process.standardOutput = output
     process.standardError = errors
     try process.run()
+    let budget = Mutex((timedOut: false, done: false))
+    let identifier = process.processIdentifier
+    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(dotBudget.seconds)) {
+      budget.withLock { state in
+        guard !state.done else { return }
+        state.timedOut = true
+        kill(identifier, SIGKILL)
+      }
+    }
     // Feed and drain at once: a large picture must not block on a full pipe.
     let writer = Thread {
       input.fileHandleForWriting.write(Data(dot.utf8))
       try? input.fileHandleForWriting.close()
     }
     writer.start()
-    let svg = output.fileHandleForReading.readDataToEndOfFile()
-    let message = errors.fileHandleForReading.readDataToEndOfFile()
+    // dot's messages: the first 64 KiB kept, the rest drained so that dot never blocks on them.
+    let message = Mutex(Data())
+    let drained = DispatchSemaphore(value: 0)
+    let drain = Thread {
+      let read = (try? errors.fileHandleForReading.read(upToCount: 1 << 16)) ?? Data()
+      message.withLock { $0 = read }
+      while let more = try? errors.fileHandleForReading.read(upToCount: 1 << 16), !more.isEmpty {}
+      drained.signal()
+    }
+    drain.start()
+    var svg = Data()
+    while let chunk = try? output.fileHandleForReading.read(upToCount: 1 << 16), !chunk.isEmpty {
+      svg.append(chunk)
+      if svg.count > dotBudget.bytes {
+        kill(identifier, SIGKILL)
+        break
+      }
+    }
     process.waitUntilExit()
+    drained.wait()
+    let timedOut = budget.withLock { state in
+      state.done = true
+      return state.timedOut
+    }
+    if timedOut {
+      throw DiagramError(
+        "dot did not finish the picture in \(dotBudget.seconds) s and was stopped; --format dot writes the DOT")
+    }
+    if svg.count > dotBudget.bytes {
+      throw DiagramError(
+        "dot's picture passed \(dotBudget.bytes >> 20) MiB and was stopped; --format dot writes the DOT")
+    }
     guard process.terminationStatus == 0 else {
-      throw DiagramError("dot failed: \(String(decoding: message, as: UTF8.self))")
+      let said = message.withLock { String(decoding: $0, as: UTF8.self) }
+      throw DiagramError("dot failed: \(said.isEmpty ? "exit \(process.terminationStatus)" : said)")
     }
     return svg
   }

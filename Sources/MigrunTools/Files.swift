@@ -30,6 +30,7 @@ package func writeAtomically(to path: String, inputs: [String] = [], _ body: (Bl
     try writer.flush()
     try handle.synchronize()
     try handle.close()
+    try OutputFile.recheck(path, inputs: inputs)
     guard rename(temporary.path, url.path) == 0 else { throw ToolError(message: "\(path): cannot move into place") }
   } catch {
     try? FileManager.default.removeItem(at: temporary)
@@ -71,6 +72,7 @@ package func writeNewStore(at path: String, label: String, inputs: [String] = []
   do {
     try body(working)
     try StoreFiles.sync(working)
+    try OutputFile.recheck(path, inputs: inputs)
     guard rename(working.path, target.path) == 0 else {
       throw ToolError(message: "\(path): cannot move the store into place")
     }

@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 
 extension Fleet.Report {
@@ -30,7 +31,9 @@ extension Fleet {
     var read: [Report] = []
     for path in reports {
       do {
-        read.append(try Report.read(Data(contentsOf: URL(fileURLWithPath: path))))
+        read.append(try Report.read(InputFile.data(URL(fileURLWithPath: path), origin: .named)))
+      } catch let error as InputFileError {
+        throw ToolError(message: "\(error)", underlying: error)
       } catch {
         throw ToolError(message: "\(path): not a migrun report (\(error.localizedDescription))", underlying: error)
       }

@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 import MigrunKit
 import MigrunStore
@@ -58,7 +59,17 @@ package enum Fleet {
           if name.hasPrefix("."), name.hasSuffix("_SUPPORT") { files?.skipDescendants() }
           continue
         }
-        if isCandidate(file) { inFolder.append(file) }
+        switch InputFile.kind(at: file.path) {
+        case .file?: if isCandidate(file) { inFolder.append(file) }
+        case .link?:
+          // Not followed (it may lead out of the folder): said, never silently passed over.
+          if isCandidate(file.resolvingSymlinksInPath()) {
+            found.refused.append((file.path, "a symbolic link to a store; give the store itself, or the link by name"))
+          }
+        case let kind?:
+          found.refused.append((file.path, "\(kind.words), not a regular file; not opened (it could block)"))
+        case nil: break
+        }
       }
       for file in inFolder.sorted(by: { $0.path < $1.path }) { add(file) }
     }
@@ -74,9 +85,9 @@ package enum Fleet {
     if ["-wal", "-shm", "-journal"].contains(where: { name.hasSuffix($0) }) { return false }
     // An XML or binary store is told by its contents too.
     if let type = StoreType.of(file), type != .sqlite { return true }
-    guard let handle = try? FileHandle(forReadingFrom: file) else { return false }
-    defer { try? handle.close() }
-    guard let header = try? handle.read(upToCount: 16), header == Data("SQLite format 3\0".utf8) else { return false }
+    guard let header = try? InputFile.head(file, count: 16), header == Array("SQLite format 3\0".utf8) else {
+      return false
+    }
     do {
       _ = try SQLiteStore.metadata(at: file)
       return true

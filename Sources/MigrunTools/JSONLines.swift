@@ -49,7 +49,13 @@ package struct JobOutput {
 
   package init() {}
 
+  /// One line: a line feed in it (a name's) is escaped when written, never a line of its own.
   package mutating func say(_ line: String) { lines.append(line) }
+
+  /// Text of several lines, each said as one (a file's text, a test's message).
+  package mutating func say(lines text: String) {
+    lines += text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+  }
 
   package mutating func emit(_ event: String, _ fields: [String: Any] = [:]) { events.append((event, fields)) }
 
@@ -100,7 +106,7 @@ package enum JSONField: Encodable, Sendable {
 extension JobOutput {
   /// Writes what a job printed: its lines or JSON lines, then its notes on standard error.
   package func write() throws {
-    if !lines.isEmpty { try StandardOutput.write(Data(lines.map { $0 + "\n" }.joined().utf8)) }
+    if !lines.isEmpty { try StandardOutput.lines(lines) }
     for (event, fields) in events { try JSONLines.emit(event, fields) }
     for note in notes { StandardError.write("\(note)\n") }
   }

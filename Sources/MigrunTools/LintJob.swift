@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 import MigrunKit
 import MigrunModel
@@ -82,7 +83,9 @@ package struct LintJob {
     if let baseline {
       let data: Data
       do {
-        data = try Data(contentsOf: URL(fileURLWithPath: baseline))
+        data = try InputFile.data(URL(fileURLWithPath: baseline), origin: .named)
+      } catch let error as InputFileError {
+        throw ToolError(message: "--baseline: \(error)", underlying: error)
       } catch {
         throw ToolError(
           message: "--baseline: cannot read \(baseline) (\(error.localizedDescription))", underlying: error)

@@ -323,7 +323,7 @@ package struct ConvertJob {
     }
     guard let out else {
       // The file's text as it is (it ends with its own newline, which say adds).
-      output.say(conversion.lua.hasSuffix("\n") ? String(conversion.lua.dropLast()) : conversion.lua)
+      output.say(lines: conversion.lua.hasSuffix("\n") ? String(conversion.lua.dropLast()) : conversion.lua)
       output.notes += reportStubs(conversion, to: nil)
       return output
     }

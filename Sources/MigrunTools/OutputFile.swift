@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 import MigrunModel
 import MigrunStore
@@ -22,23 +23,38 @@ package enum OutputFile {
     throws
   {
     let name = option.map { "\($0) \(path)" } ?? path
-    if isSymbolicLink(path) {
-      throw ToolError(
-        message: "\(name): is a symbolic link; migrun does not write through links — give the path of a file itself")
+    if let input = inputs.first(where: { sameFile($0, path) }) ?? ReadFiles.input(named: path) {
+      throw ToolError(message: "\(name): \(ontoInput(path, input)); give another file to write")
     }
-    var isFolder: ObjCBool = false
-    if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) {
-      if isFolder.boolValue { throw ToolError(message: "\(name): is a folder; give the path of a file to write") }
-      if let input = inputs.first(where: { sameFile($0, path) }) {
-        throw ToolError(message: "\(name): is \(input), which this command reads; give another file to write")
-      }
+    switch InputFile.kind(at: path) {
+    case nil: break
+    case .file?:
       guard force == true else {
         throw ToolError(
           message: "\(name): a file is already there; "
             + (force == nil ? "migrun does not overwrite it" : "give --force to replace it, or another name"))
       }
+    case .link?:
+      throw ToolError(
+        message: "\(name): is a symbolic link; migrun does not write through links — give the path of a file itself")
+    case .folder?: throw ToolError(message: "\(name): is a folder; give the path of a file to write")
+    case let kind?:
+      throw ToolError(
+        message: "\(name): is \(kind.words), not a regular file; migrun writes only regular files, --force or not "
+          + "(send the output to standard output by leaving the option out, where the command can)")
     }
     if let problem = folderProblem(of: path) { throw ToolError(message: "\(name): \(problem)") }
+  }
+
+  /// Refuses `path` again just before a finished output is moved into place: by then the command has
+  /// read all it reads (a module a test required, a model's `contents`), and none of it is replaced.
+  package static func recheck(_ path: String, inputs: [String]) throws {
+    if let input = inputs.first(where: { sameFile($0, path) }) ?? ReadFiles.input(named: path) {
+      throw ToolError(message: "\(path): \(ontoInput(path, input)); the output was not written — give another file")
+    }
+    if let kind = InputFile.kind(at: path), kind != .file {
+      throw ToolError(message: "\(path): is \(kind.words) now; the output was not written")
+    }
   }
 
   /// A failure to write `path` in words that say what to do: no space (exit 12: the cause is kept),
@@ -79,6 +95,15 @@ package enum OutputFile {
 
   // MARK: - Non public
 
+  /// Why writing `path` would replace `input`: it is that input, or a name beside it SQLite reads.
+  private static func ontoInput(_ path: String, _ input: String) -> String {
+    let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+    let beside = absolute.hasPrefix(input) && absolute != input && !sameFile(path, input)
+    return beside
+      ? "is beside \(input), which this command reads, under a name SQLite would read as that store's own file"
+      : "is \(sameFile(path, input) || absolute == input ? input : path), which this command reads"
+  }
+
   /// Why nothing can be written in `path`'s folder, or nil when it can.
   private static func folderProblem(of path: String) -> String? {
     let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
@@ -92,11 +117,6 @@ package enum OutputFile {
     case EROFS: return "\(folder) is on a read-only file system; write it elsewhere"
     default: return "permission denied: cannot write in the folder \(folder); write it elsewhere"
     }
-  }
-
-  private static func isSymbolicLink(_ path: String) -> Bool {
-    var info = stat()
-    return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK
   }
 
   /// Whether two paths name one file (the same device and inode; links followed).

@@ -63,15 +63,12 @@ package struct PolicyTestJob: ProjectJob {
       let fileResults = PolicyTests.run(
         file: file, root: root, limits: limits, fixtures: fixtureFolders,
         policies: extraPolicies.filter { $0.standardizedFileURL != root.standardizedFileURL })
-      // Names and messages are the tests' own text: on a terminal, control characters are escaped.
       for result in fileResults where verbose || !result.passed {
-        out.say(
-          "\(result.passed ? "ok  " : "FAIL") \(Text.terminalSafe(result.file)): \(Text.terminalSafe(result.name))")
+        out.say("\(result.passed ? "ok  " : "FAIL") \(result.file): \(result.name)")
         if let message = result.message, !result.passed {
           out.say(
-            message.split(separator: "\n", omittingEmptySubsequences: false).map {
-              "     \(Text.terminalSafe(String($0)))"
-            }.joined(separator: "\n"))
+            lines: message.split(separator: "\n", omittingEmptySubsequences: false).map { "     \($0)" }
+              .joined(separator: "\n"))
         }
       }
       results += fileResults

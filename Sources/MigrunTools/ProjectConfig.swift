@@ -1,6 +1,11 @@
+import FileDoors
 import Foundation
 import LuaHost
 import Yams
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// A project's `.migrun.yml`, found in the working folder or the nearest folder above it: the
 /// options a team would otherwise repeat on every command. Flags given on the command line win.
@@ -38,7 +43,7 @@ package struct ProjectConfig: Sendable {
     var current = folder.standardizedFileURL
     while true {
       let candidate = current.appendingPathComponent(fileName)
-      if FileManager.default.fileExists(atPath: candidate.path) { return candidate }
+      if InputFile.kind(at: candidate.path) != nil { return candidate }
       let parent = current.deletingLastPathComponent()
       if parent.path == current.path { return nil }
       current = parent
@@ -49,6 +54,10 @@ package struct ProjectConfig: Sendable {
   /// per command and hands it down (no copy is kept for the process).
   package static func inWorkingFolder() throws -> ProjectConfig? {
     guard let url = find(from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)) else { return nil }
+    if let doubt = untrusted(url) {
+      StandardError.write("migrun: warning: \(url.path) is not read: \(doubt)\n")
+      return nil
+    }
     do {
       return try load(url)
     } catch let error as ToolError {
@@ -58,16 +67,36 @@ package struct ProjectConfig: Sendable {
     }
   }
 
+  /// Why a project file found above the working folder is not to be obeyed, or nil when it is the
+  /// user's own: as git's `safe.directory`, a file another user owns (root aside), or one that
+  /// others may write — it or its folder (the system's shared temporary folder, where anyone can put
+  /// one above a store someone works on) — names policies that would run over the user's stores.
+  static func untrusted(_ url: URL) -> String? {
+    var file = stat()
+    var folder = stat()
+    guard lstat(url.path, &file) == 0, stat(url.deletingLastPathComponent().path, &folder) == 0 else { return nil }
+    if file.st_uid != geteuid() && file.st_uid != 0 {
+      return "another user (uid \(file.st_uid)) owns it, and its policies would run over your stores; "
+        + "if it is yours to use, take it over (chown) or give its options on the command line"
+    }
+    if file.st_mode & S_IWOTH != 0 {
+      return "anyone may write it (mode \(String(file.st_mode & 0o777, radix: 8))); make it yours alone (chmod o-w)"
+    }
+    if folder.st_mode & S_IWOTH != 0 {
+      return "its folder \(url.deletingLastPathComponent().path) is writable by anyone, so anyone could have put it "
+        + "there; keep project files in a folder of your own"
+    }
+    return nil
+  }
+
   /// The file's YAML, parsed.
   private static func yaml(_ url: URL, fail: (String) -> ToolError) throws -> Any? {
     // Not read whole when it is far larger than a project file can be.
-    let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
-    guard size <= yamlLimits.bytes else { throw fail(tooLarge(size)) }
     let text: String
     do {
-      text = try String(contentsOf: url, encoding: .utf8)
-    } catch {
-      throw fail("cannot read it (\(error.localizedDescription))")
+      text = try InputFile.text(url, limit: yamlLimits.bytes)
+    } catch let error as InputFileError {
+      throw fail(error.reason)
     }
     return try yaml(text, fail: fail)
   }

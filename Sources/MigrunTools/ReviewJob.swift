@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 import MigrunKit
 import MigrunModel
@@ -212,7 +213,9 @@ package struct ReviewJob {
   static func readCoverage(_ path: String) throws -> [String: (run: Int, lines: Int)] {
     let text: String
     do {
-      text = try String(contentsOfFile: path, encoding: .utf8)
+      text = try InputFile.text(URL(fileURLWithPath: path), origin: .named)
+    } catch let error as InputFileError {
+      throw ToolError(message: "--coverage: \(error)", underlying: error)
     } catch {
       throw ToolError(message: "--coverage: cannot read \(path) (\(error.localizedDescription))", underlying: error)
     }

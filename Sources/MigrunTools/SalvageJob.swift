@@ -167,7 +167,7 @@ extension SalvageJob {
     if !report.columnsKept.isEmpty {
       read.append(
         "columns the model does not have kept as the store declared them: "
-          + report.columnsKept.map(Text.terminalSafe).joined(separator: ", "))
+          + report.columnsKept.joined(separator: ", "))
     }
     read.append(
       report.metadataFromStore

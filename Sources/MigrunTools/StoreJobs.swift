@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 import MigrunKit
 import MigrunModel
@@ -228,6 +229,8 @@ package struct CopyJob: ProjectJob {
     let session = StoreSession(url, readWait: wait)
     defer { session.close() }
     guard let source = session.type else {
+      // Not a regular file (a FIFO, a device): the door's words; else the file is none of the three.
+      do { try InputFile.check(url) } catch { throw ToolError(message: "\(error)", underlying: error) }
       throw ToolError(message: "\(store): not a Core Data store (neither SQLite, XML nor binary)")
     }
     guard source != target else {
@@ -374,7 +377,10 @@ package struct ImportJob: ProjectJob {
     let objectModel = try bundle.model(named: modelVersion ?? bundle.currentVersionName)
     let data: Data
     do {
-      data = try Data(contentsOf: URL(fileURLWithPath: file))
+      // An export of a big store is large: read up to 2 GiB, said by name past it.
+      data = try InputFile.data(URL(fileURLWithPath: file), origin: .named, limit: 2 << 30)
+    } catch let error as InputFileError {
+      throw ToolError(message: "\(error)", underlying: error)
     } catch {
       throw ToolError(message: "\(file): cannot read (\(error.localizedDescription))", underlying: error)
     }

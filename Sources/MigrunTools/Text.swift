@@ -27,11 +27,4 @@ package enum Text {
     return row[b.count]
   }
 
-  /// `text` as a terminal may show it: control characters — C0 but tab, DEL and C1: escape sequences,
-  /// NUL, a return that would write over the line — as `\u{1B}`, never sent to the terminal as they are.
-  ///
-  /// ```swift
-  /// Text.terminalSafe("red\u{1B}[31m")  // "red\\u{1B}[31m"
-  /// ```
-  package static func terminalSafe(_ text: String) -> String { ErrorMessage.terminalSafe(text) }
 }

@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 import SwiftParser
 import SwiftSyntax
@@ -68,7 +69,9 @@ struct SourceDeclarations {
     for file in files {
       let text: String
       do {
-        text = try String(contentsOf: file, encoding: .utf8)
+        text = try InputFile.text(file)
+      } catch let error as InputFileError {
+        throw SourceError(spot: SourceSpot(file: file.path, line: 0), reason: error.reason)
       } catch {
         throw SourceError(
           spot: SourceSpot(file: file.path, line: 0), reason: "cannot read the file (\(error.localizedDescription))")

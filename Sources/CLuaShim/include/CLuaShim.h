@@ -82,6 +82,11 @@ void mr_vm_set_limits(mr_vm *vm, const mr_limits *limits);
 int mr_vm_hold(mr_vm *vm, int64_t bytes);
 /// Adds a folder that `require` searches (in the order added).
 mr_status mr_vm_add_module_path(mr_vm *vm, const char *folder);
+
+// Told of every module file `require` opens (its real path, device and inode), process-wide: the
+// host notes it as one of the command's inputs, never to be written over. Set once; NULL: no one.
+typedef void (*mr_file_opened)(const char *path, unsigned long long device, unsigned long long inode);
+void mr_set_file_opened(mr_file_opened hook);
 /// Makes host function `fn_id` callable as `module.name`, or as the global `name` when module is NULL.
 mr_status mr_vm_register(mr_vm *vm, const char *module, const char *name, int32_t fn_id);
 /// Runs a chunk of Lua text in a fresh environment; its results go to `out`.

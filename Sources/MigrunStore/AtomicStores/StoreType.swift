@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 import MigrunModel
 import PropertyList
@@ -30,11 +31,9 @@ package enum StoreType: String, Sendable, CaseIterable {
 
   /// The type of the file at `url` by its first bytes; nil when it is none of them (or unreadable).
   package static func of(_ url: URL) -> StoreType? {
-    guard let handle = FileHandle(forReadingAtPath: url.path), let head = try? handle.read(upToCount: 512) else {
-      return nil
-    }
-    try? handle.close()
-    return of(head: Array(head))
+    // Through the door: a FIFO given as a store is never opened to wait for a writer.
+    guard let head = try? InputFile.head(url, count: 512, origin: .named) else { return nil }
+    return of(head: head)
   }
 
   /// The type told by a file's first bytes (up to 512 of them).
@@ -61,7 +60,9 @@ package struct AtomicStore: Sendable {
   package static func open(_ url: URL) throws(StoreError) -> AtomicStore {
     let bytes: [UInt8]
     do {
-      bytes = Array(try Data(contentsOf: url))
+      bytes = Array(try InputFile.data(url, origin: .named))
+    } catch let error as InputFileError {
+      throw StoreError(.io, file: url.path, reason: error.reason, underlying: error)
     } catch {
       throw StoreError(.io, file: url.path, reason: "cannot read the file (\(error))", underlying: error)
     }

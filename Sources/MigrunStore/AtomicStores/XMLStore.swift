@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 import MigrunModel
 import PropertyList
@@ -39,7 +40,9 @@ package struct XMLStoreFile: Sendable {
   package static func open(_ url: URL) throws(StoreError) -> (file: XMLStoreFile, metadata: StoreMetadata) {
     let bytes: [UInt8]
     do {
-      bytes = Array(try Data(contentsOf: url))
+      bytes = Array(try InputFile.data(url, origin: .named))
+    } catch let error as InputFileError {
+      throw StoreError(.io, file: url.path, reason: error.reason, underlying: error)
     } catch {
       throw StoreError(.io, file: url.path, reason: "cannot read the file (\(error))", underlying: error)
     }

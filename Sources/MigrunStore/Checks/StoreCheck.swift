@@ -67,7 +67,8 @@ public enum StoreCheck {
     /// it is the one mapped, or the pass is not sure.
     fileprivate init(path: String, connecting: () throws -> DatabaseQueue) throws {
       self.path = path
-      descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+      // Never waiting: a FIFO put in the store's place after its look is opened and not mapped.
+      descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
       do {
         queue = try connecting()
       } catch {

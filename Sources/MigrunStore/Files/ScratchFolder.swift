@@ -70,9 +70,13 @@ package enum ScratchFolder {
       let folder = temporary.appendingPathComponent(name)
       var info = stat()
       guard lstat(folder.path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid() else { continue }
-      let descriptor = open(folder.appendingPathComponent(ownerName).path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+      // Never waiting on what is planted there (a FIFO as `.owner`): only a plain file's lock is taken.
+      let descriptor = open(
+        folder.appendingPathComponent(ownerName).path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
       guard descriptor >= 0 else { continue }
       defer { close(descriptor) }
+      var owner = stat()
+      guard fstat(descriptor, &owner) == 0, owner.st_mode & S_IFMT == S_IFREG else { continue }
       guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { continue }
       try? FileManager.default.removeItem(at: folder)
     }

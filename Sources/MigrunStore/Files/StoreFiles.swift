@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 import GRDB
 
@@ -197,7 +198,13 @@ package enum StoreFiles {
         reason: "cannot \(what) (\(String(cString: strerror(number))))",
         underlying: POSIXError(POSIXErrorCode(rawValue: number) ?? .EIO))
     }
-    let input = open(source.path, O_RDONLY | O_CLOEXEC)
+    // Through the door first: a FIFO or a device in the store's place is refused, never waited on.
+    do {
+      try InputFile.check(source, origin: .named)
+    } catch let error as InputFileError {
+      throw StoreError(.io, file: source.path, reason: error.reason, underlying: error)
+    }
+    let input = open(source.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
     guard input >= 0 else { throw failure("open the store to copy it", source) }
     defer { close(input) }
     let output = open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
@@ -491,28 +498,10 @@ package enum StoreFiles {
     return true
   }
 
-  /// The bytes of the plain file at `path` (a symbolic link is not followed, a FIFO or device not
-  /// read), `nil` when it cannot be read or holds more than `limit` bytes.
+  /// The bytes of the plain file at `path` through the door in (``InputFile``: a symbolic link is
+  /// not followed, a FIFO or device not read), `nil` when it cannot be read or holds more than `limit` bytes.
   static func readPlainFile(_ path: String, limit: Int) -> Data? {
-    let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-    guard descriptor >= 0 else { return nil }
-    defer { close(descriptor) }
-    var info = stat()
-    guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= limit else { return nil }
-    var data = Data(count: Int(info.st_size) + 1)
-    var count = 0
-    while count < data.count {
-      let read = data.withUnsafeMutableBytes {
-        Glibc.read(descriptor, $0.baseAddress.map { $0 + count }, $0.count - count)
-      }
-      if read < 0 && errno == EINTR { continue }
-      guard read >= 0 else { return nil }
-      if read == 0 { break }
-      count += read
-    }
-    // A file that grew past its size as it was read is read no further than the limit allows.
-    guard count <= limit else { return nil }
-    return data.prefix(count)
+    try? InputFile.data(URL(fileURLWithPath: path), origin: .found, limit: limit)
   }
 
   /// Writes `data` to a new file at `url` — never through a symbolic link, never over an entry that

@@ -71,7 +71,7 @@ package struct ExternalData: Sendable, Hashable {
           + "link: migrun reads such values only from plain files in the store's own support folder, never "
           + "through a link that may lead out of it")
     }
-    guard let data = StoreFiles.readPlainFile(file.path, limit: Int.max - 1) else {
+    guard let data = StoreFiles.readPlainFile(file.path, limit: 4 << 30) else {
       throw StoreError(
         .badValue, file: file.path,
         reason: "the value is kept outside the store (external binary storage) and its file is missing or unreadable")

@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 import GRDB
 import MigrunModel
@@ -766,6 +767,14 @@ public final class SQLiteStore: ObjectStore {
     guard !isFolder.boolValue else {
       throw StoreError(.notSQLite, file: url.path, reason: StoreFiles.folderGivenAsStore(url))
     }
+    // Through the door before SQLite opens it: a FIFO or a device would block SQLite's open.
+    do {
+      try InputFile.check(url, origin: .named)
+    } catch let error as InputFileError {
+      throw StoreError(.io, file: url.path, reason: error.reason, underlying: error)
+    }
+    // The names SQLite reads beside the store as its own: never an output of the command.
+    ReadFiles.note(names: (StoreFiles.sidecarSuffixes + ["-journal"]).map { url.path + $0 }, of: url.path)
     try StoreFiles.checkSidecars(of: url)
     // Between a crash and the next `migrate`, the main file is the old store without its -wal.
     if StoreFiles.pendingSwap(of: url) != nil {

@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 
 /// A SQLite database file read page by page without SQLite, trusting nothing in it — what salvage
@@ -85,7 +86,11 @@ package struct SQLiteFileImage: Sendable {
     try StoreFiles.checkSidecars(of: url)
     let main: Data
     do {
+      // Through the door first: a FIFO or a device is refused by name, never waited on.
+      try InputFile.check(url)
       main = try Data(contentsOf: url, options: .alwaysMapped)
+    } catch let error as InputFileError {
+      throw StoreError(.io, file: url.path, reason: error.reason, underlying: error)
     } catch {
       throw StoreError(.io, file: url.path, reason: "cannot read the file (\(error.localizedDescription))")
     }
