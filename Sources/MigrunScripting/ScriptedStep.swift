@@ -16,14 +16,7 @@ package enum ScriptedStep {
   /// models in groups: `Migrations/V3toV4/…`): the first folder that has one, `.lua` first. Two
   /// files of one name below one folder are refused by ``checkPolicyFolders(_:bundle:storeModel:modulesOfGivenMappings:order:)``.
   package static func find(from: String, to: String, in folders: [URL]) -> URL? {
-    for folder in folders {
-      let files = filesBelow(folder)
-      for pathExtension in extensions {
-        let name = "\(from)-\(to).\(pathExtension)"
-        if let file = files.first(where: { $0.lastPathComponent == name }) { return file }
-      }
-    }
-    return nil
+    PolicyFiles(folders).find(from: from, to: to)
   }
 
   /// Every file and mapping model in `folder` and its subfolders, the folder's own first, then by
@@ -143,12 +136,13 @@ package enum ScriptedStep {
     }
     let byHashes = try checkPolicyFolders(
       folders, bundle: bundle, storeModel: storeModel, modulesOfGivenMappings: givenModules, order: order?.names)
+    let files = PolicyFiles(folders)
     return try MigrationPlanner.plan(
       bundle: bundle, storeHashes: metadata.versionHashes, destination: destination,
       destinationOrigin: destinationOrigin, order: order,
       storeModel: storeModel,
       script: { from, to in
-        given["\(from)\u{0}\(to)"] ?? find(from: from, to: to, in: folders) ?? byHashes["\(from)\u{0}\(to)"]
+        given["\(from)\u{0}\(to)"] ?? files.find(from: from, to: to) ?? byHashes["\(from)\u{0}\(to)"]
       }, scripts: scripts)
   }
 
@@ -296,12 +290,11 @@ package enum ScriptedStep {
       unused.append(
         UnusedStepFile(file: file, reason: unusedReason(plan, from, to) + work(ofMappingModel: file, bundle)))
     }
+    let files = PolicyFiles(folders)
     for from in bundle.versionNames {
       for to in bundle.versionNames where to != from && !taken.contains("\(from)\u{0}\(to)") {
         let names = extensions.map { "\(from)-\(to).\($0)" } + ["\(from)-\(to).stage.lua"]
-        for folder in folders {
-          for file in filesBelow(folder) where names.contains(file.lastPathComponent) { passedOver(file, from, to) }
-        }
+        for file in files.named(names) { passedOver(file, from, to) }
       }
     }
     // Mapping models by their hashes, whatever they are called (`Migration7to8.xcmappingmodel`).
@@ -346,10 +339,11 @@ package enum ScriptedStep {
   /// "source\u{0}destination": steps whose values the script decides (`lint` leaves them to it).
   package static func scriptedSteps(of bundle: ModelBundle, order: [String], in folders: [URL]) -> Set<String> {
     let byHashes = mappingModels(in: folders, bundle: bundle).matched
+    let files = PolicyFiles(folders)
     var steps = Set<String>()
     for (from, to) in zip(order, order.dropFirst()) {
       let key = "\(from)\u{0}\(to)"
-      if byHashes[key] != nil || find(from: from, to: to, in: folders) != nil { steps.insert(key) }
+      if byHashes[key] != nil || files.find(from: from, to: to) != nil { steps.insert(key) }
     }
     return steps
   }
