@@ -75,6 +75,8 @@ package enum AppleMappingConverter {
     let source: ObjectModel
     let destination: ObjectModel
     var lines: [String] = []
+    /// The entries' keys in the mapping model's order (`order = { … }`: the manager runs them so).
+    var order: [String] = []
 
     init(model: AppleMappingModel, source: ObjectModel, destination: ObjectModel) {
       self.model = model
@@ -132,6 +134,14 @@ package enum AppleMappingConverter {
         try entry(mapping, modules: modules, keys: &keys)
       }
       unmapped(keys: &keys)
+      // Core Data runs the entity mappings in the model's order, pass by pass: a policy may find in
+      // the destination what an earlier mapping made. (An entity named `order` keeps the key.)
+      if destination.entity(named: "order") == nil, source.entity(named: "order") == nil, order.count > 1 {
+        lines += [
+          "  -- The entity mappings in \(model.fileName)'s order, which each of Core Data's passes follows.",
+          "  order = { \(order.map(lua).joined(separator: ", ")) },",
+        ]
+      }
       lines.append("}")
       return lines.joined(separator: "\n") + "\n"
     }
@@ -146,6 +156,7 @@ package enum AppleMappingConverter {
       let mapped = Set(model.entityMappings.compactMap(\.destinationEntity))
       for entity in destination.entities.sorted(by: { $0.name < $1.name })
       where !mapped.contains(entity.name) && keys.insert(entity.name).inserted {
+        order.append(entity.name)
         lines += [
           "  -- \(entity.name): no entity mapping in \(model.fileName), so Core Data makes none of its objects",
           "  \(key(entity.name)) = \"add\",",
@@ -172,6 +183,7 @@ package enum AppleMappingConverter {
         guard let sourceName = mapping.sourceEntity else { return }
         // A removed entity: the key is the source entity (unless a destination entity has that name).
         if destination.entity(named: sourceName) == nil, module == nil, keys.insert(sourceName).inserted {
+          order.append(sourceName)
           lines += [header, "  \(sourceName) = \"remove\","]
         } else {
           lines.append("\(header): objects of \(sourceName) are not migrated")
@@ -186,6 +198,7 @@ package enum AppleMappingConverter {
           mapping, nil,
           "a second entity mapping to \(destinationName): a Lua mapping file has one entry per destination entity")
       }
+      order.append(destinationName)
       lines += [header, "  \(destinationName) = {"]
       let origin = try mapping.sourceEntity.map { (name) throws(MigrationError) -> Entity in
         guard let entity = source.entity(named: name) else {

@@ -71,7 +71,7 @@ package enum LuaMappingFile {
       builder.modelUserInfo = info
     }
     var mergeRules: LuaMigrationMergeRules?
-    for (key, value) in table.fields.sorted(by: { ($0.key.stringValue ?? "") < ($1.key.stringValue ?? "") }) {
+    for (key, value) in try entries(of: table, step: step, file: name) {
       guard let entity = key.stringValue else {
         throw MigrationError(.badMapping, reason: "\(name): keys are entity names, not \(key.typeName)s")
       }
@@ -88,10 +88,42 @@ package enum LuaMappingFile {
       try builder.add(entity, value)
     }
     if !table.array.isEmpty {
-      throw MigrationError(.badMapping, reason: "\(name): entries are keyed by entity name (found a list)")
+      throw MigrationError(
+        .badMapping,
+        reason: "\(name): entries are keyed by entity name (found a list); give their order as order = { … }")
     }
     let (mapping, policies) = try builder.finish()
     return StepMapping(mapping: mapping, policies: policies, mergeRules: mergeRules.map { [$0] } ?? [])
+  }
+
+  /// The file's entries in the order the manager runs them: those its `order = { "A", "B" }` list
+  /// names, in that order (Core Data's order of a mapping model's entity mappings, which each of the
+  /// three passes follows), then the others by name. `order` is the list's key unless an entity is
+  /// called so.
+  static func entries(of table: LuaTable, step: MigrationStep, file: String) throws -> [(LuaValue, LuaValue)] {
+    let byName = table.fields.sorted { ($0.key.stringValue ?? "") < ($1.key.stringValue ?? "") }
+    guard step.destination.entity(named: "order") == nil, step.source.entity(named: "order") == nil,
+      let listed = table["order"]
+    else { return byName.map { ($0.key, $0.value) } }
+    guard case .table(let list) = listed, list.fields.isEmpty else {
+      throw MigrationError(
+        .badMapping, reason: "\(file): order is a list of the entries' keys, not a \(listed.typeName)")
+    }
+    var ordered: [(LuaValue, LuaValue)] = []
+    var seen: Set<String> = []
+    for item in list.array {
+      guard let key = item.stringValue, key != "order", let value = table[key] else {
+        throw MigrationError(
+          .badMapping,
+          reason: "\(file): order names \(item.stringValue.map { "'\($0)'" } ?? item.typeName), which is no entry of the file")
+      }
+      guard seen.insert(key).inserted else {
+        throw MigrationError(.badMapping, reason: "\(file): order names '\(key)' twice")
+      }
+      ordered.append((.text(key), value))
+    }
+    let rest = byName.filter { ($0.key.stringValue).map { $0 != "order" && !seen.contains($0) } ?? true }
+    return ordered + rest.map { ($0.key, $0.value) }
   }
 
   struct Builder {
