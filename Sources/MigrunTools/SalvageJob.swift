@@ -164,6 +164,7 @@ extension SalvageJob {
         "hot -journal rolled back: \(report.journalPagesRolledBack) pages a crashed writer changed but never committed "
           + "put back as its last commit left them (as SQLite would)")
     }
+    read += hostileNotes(report)
     if !report.columnsKept.isEmpty {
       read.append(
         "columns the model does not have kept as the store declared them: "
@@ -181,6 +182,17 @@ extension SalvageJob {
             + "version \(report.version)"
           : "model cache lost: written from the model version \(report.version)")
     return read
+  }
+
+  /// What salvage did not take from the file, though it was there: defaults that are expressions.
+  static func hostileNotes(_ report: SalvageReport) -> [String] {
+    var notes: [String] = []
+    if !report.defaultsNotEvaluated.isEmpty {
+      notes.append(
+        "defaults that are expressions not evaluated (a row written before such a column was added reads NULL there): "
+          + report.defaultsNotEvaluated.map(Text.terminalSafe).joined(separator: ", "))
+    }
+    return notes
   }
 
   /// The repairs made, each counted.

@@ -52,6 +52,9 @@ package struct SalvageReport: Sendable, Encodable {
   /// Columns of the model's tables the model does not have (an app's `ALTER TABLE … ADD COLUMN`),
   /// `TABLE.COLUMN`: added to the new store's table as the store declared them, their values kept.
   package var columnsKept: [String] = []
+  /// Columns whose `DEFAULT` is an expression, `TABLE.COLUMN`: never evaluated — a row written
+  /// before the column was added (shorter than its table) reads NULL there.
+  package var defaultsNotEvaluated: [String] = []
   /// Tables of rows set aside whole, their columns not proven (the schema lost), by table.
   package var unplacedTables: [String: Int] = [:]
   /// What a reader of the kept metadata should know (empty: the store's own, nothing to say).
@@ -169,6 +172,27 @@ package struct SalvageFigures: Sendable, Encodable, Hashable {
 }
 
 extension SalvageReport {
+  /// What the file's reading says, before anything is written.
+  init(_ read: SalvageRead, version: String) {
+    self.init(version: version)
+    unreadablePages = read.unreadablePages
+    badCells = read.tables.values.reduce(0) { $0 + $1.badCells }
+    unassignedRows = read.unassignedRows
+    schemaFound = read.schemaFound
+    headerIntact = read.headerIntact
+    walFramesApplied = read.walFramesApplied
+    walFramesLeftOut = read.walFramesLeftOut
+    deletedRowsLeftOut = read.deletedRowsLeftOut
+    walFramesUnread = read.walFramesUnread
+    pagesCutOff = read.pagesCutOff
+    journalPagesRolledBack = read.journalPagesRolledBack
+    defaultsNotEvaluated = read.tables.values.flatMap { table in
+      (table.definition?.columns ?? []).compactMap { column in
+        if case .expression? = column.defaultValue { "\(table.name).\(column.name)" } else { nil }
+      }
+    }.sorted()
+  }
+
   package var figures: SalvageFigures { SalvageFigures(summary: summary, entities: entities) }
 }
 
@@ -190,18 +214,7 @@ package enum Salvage {
     _ read: SalvageRead, model: ObjectModel, to target: URL, options: Options = Options(),
     externalDataOf original: URL? = nil
   ) throws -> SalvageReport {
-    var report = SalvageReport(version: model.versionName ?? SalvageReport.ownModel)
-    report.unreadablePages = read.unreadablePages
-    report.badCells = read.tables.values.reduce(0) { $0 + $1.badCells }
-    report.unassignedRows = read.unassignedRows
-    report.schemaFound = read.schemaFound
-    report.headerIntact = read.headerIntact
-    report.walFramesApplied = read.walFramesApplied
-    report.walFramesLeftOut = read.walFramesLeftOut
-    report.deletedRowsLeftOut = read.deletedRowsLeftOut
-    report.walFramesUnread = read.walFramesUnread
-    report.pagesCutOff = read.pagesCutOff
-    report.journalPagesRolledBack = read.journalPagesRolledBack
+    var report = SalvageReport(read, version: model.versionName ?? SalvageReport.ownModel)
     let metadata = keptMetadata(read.metadata, model: model, report: &report)
     report.metadataFromStore = metadata != nil
     let written = metadata ?? StoreMetadata(model: model)
@@ -341,10 +354,10 @@ package enum Salvage {
   private static func keepColumns(
     of table: SalvageRead.Table, beyond columns: Set<String>, in target: String, db: Database
   ) throws -> [String] {
-    guard let sql = table.sql else { return [] }
+    guard let definition = table.definition else { return [] }
     let known = Set(columns.map { $0.uppercased() })
     var added: [String] = []
-    for column in SalvageRead.columnDefinitions(of: sql) where !column.isConstraint {
+    for column in definition.columns {
       guard !known.contains(column.name.uppercased()), column.name != table.rowidColumn else { continue }
       // One statement, prepared alone: a definition read from a damaged file that is not one
       // column's (a `;` and more SQL after it) fails to prepare and is left out, never run.
@@ -375,7 +388,7 @@ package enum Salvage {
     }
     let statement = try db.cachedStatement(
       sql:
-        "INSERT OR IGNORE INTO \(target) (\(kept.joined(separator: ", "))) VALUES (\(kept.map { _ in "?" }.joined(separator: ", ")))"
+        "INSERT OR IGNORE INTO \(StoreEdit.quoted(target)) (\(kept.map(StoreEdit.quoted).joined(separator: ", "))) VALUES (\(kept.map { _ in "?" }.joined(separator: ", ")))"
     )
     var inserted = 0
     var refused: [(Int64, [SQLiteFileImage.Value])] = []
@@ -395,19 +408,27 @@ package enum Salvage {
       // A row a uniqueness constraint refuses (two rows claiming one value) is set aside too.
       if db.changesCount == 0 { refused.append((rowid, values)) } else { inserted += 1 }
     }
-    if !refused.isEmpty {
-      let aside = "MIGRUN_SALVAGED_\(target)"
-      let names = ["Z_ROWID"] + table.columns.map { "C_\($0)" }
-      try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(aside) (\(names.joined(separator: ", ")))")
-      let insertAside = try db.cachedStatement(
-        sql: "INSERT INTO \(aside) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))")
-      for (rowid, values) in refused {
-        let padded = (0..<table.columns.count).map { $0 < values.count ? databaseValue(values[$0]) : .null }
-        try insertAside.execute(arguments: StatementArguments([rowid.databaseValue] + padded))
-      }
-      setAside(refused.count)
-    }
+    try keepRefused(refused, of: table, target: target, db: db, setAside: setAside)
     return inserted
+  }
+
+  /// Rows `insert` refused, in `MIGRUN_SALVAGED_<TARGET>` (`Z_ROWID`, then `C_<column>` for each of
+  /// the table's columns).
+  private static func keepRefused(
+    _ refused: [(Int64, [SQLiteFileImage.Value])], of table: SalvageRead.Table, target: String, db: Database,
+    setAside: (Int) -> Void
+  ) throws {
+    guard !refused.isEmpty else { return }
+    let aside = StoreEdit.quoted("MIGRUN_SALVAGED_\(target)")
+    let names = ["Z_ROWID"] + table.columns.map { StoreEdit.quoted("C_\($0)") }
+    try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(aside) (\(names.joined(separator: ", ")))")
+    let insertAside = try db.cachedStatement(
+      sql: "INSERT INTO \(aside) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))")
+    for (rowid, values) in refused {
+      let padded = (0..<table.columns.count).map { $0 < values.count ? databaseValue(values[$0]) : .null }
+      try insertAside.execute(arguments: StatementArguments([rowid.databaseValue] + padded))
+    }
+    setAside(refused.count)
   }
 }
 
@@ -415,10 +436,7 @@ extension SalvageRead.Table {
   /// The column that is the table's rowid (`Z_PK INTEGER PRIMARY KEY`): from the statement, else
   /// Core Data's (`Z_PK`, `Z_PRIMARYKEY`'s `Z_ENT`) when the schema was lost.
   var rowidColumn: String? {
-    if let sql {
-      let flat = sql.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
-      return columns.first { flat.contains("\($0.uppercased()) INTEGER PRIMARY KEY") }
-    }
+    if sql != nil { return definition?.rowidColumn }
     if columns.contains("Z_PK") { return "Z_PK" }
     return name == "Z_PRIMARYKEY" ? "Z_ENT" : nil
   }

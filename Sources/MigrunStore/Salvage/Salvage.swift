@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import GRDBSQLite
 import MigrunModel
 import PropertyList
 
@@ -15,8 +14,11 @@ package struct SalvageRead: Sendable {
     package var columns: [String]
     /// The `CREATE TABLE` statement the schema holds (nil when the schema was lost).
     package var sql: String?
-    /// Each column's `DEFAULT`, as SQLite gives it (nil where none): what SQLite reads for the
-    /// columns a row was written without (`ALTER TABLE … ADD COLUMN` leaves older rows shorter).
+    /// The statement read (nil when the schema was lost, or the statement is no table's definition).
+    package var definition: CreateTableStatement?
+    /// Each column's `DEFAULT` where it is a literal value (nil where none, or an expression, never
+    /// evaluated): what SQLite reads for the columns a row was written without (`ALTER TABLE … ADD
+    /// COLUMN` leaves older rows shorter).
     package var defaults: [SQLiteFileImage.Value?] = []
     /// Each column's declared SQL type (upper-cased; empty where none): the statement's, or — the
     /// schema lost — the model's.
@@ -290,48 +292,31 @@ extension SalvageRead {
         if !others.contains(where: { $0.name == name }) { others.append((type, name, sql)) }
         continue
       }
-      tables[name] = Table(name: name, columns: Self.columns(of: sql), sql: sql)
-      tables[name]?.defaults = Self.defaults(of: sql, columns: Self.columns(of: sql))
-      tables[name]?.types = Self.declaredTypes(of: sql)
+      let definition = CreateTableStatement(sql: sql)
+      tables[name] = Table(name: name, columns: definition?.columns.map(\.name) ?? [], sql: sql)
+      tables[name]?.definition = definition
+      tables[name]?.defaults = Self.defaults(of: definition)
+      tables[name]?.types = definition?.columns.map(\.type) ?? []
       roots[name] = Int(root)
     }
     return roots
   }
 
-  /// Each column's `DEFAULT` in a `CREATE TABLE` statement, as SQLite evaluates it: the table made
-  /// in a database in memory, its `pragma_table_info` defaults selected. A statement SQLite does not
-  /// take, that is no table's definition, holds a query or is more than one statement gives none.
+  /// Each column's `DEFAULT` in a `CREATE TABLE` statement, where it is a literal value
+  /// (``CreateTableStatement``): what SQLite reads for a column a short row lacks. Nothing of the
+  /// statement is run or evaluated; a default that is an expression gives none (nil).
   package static func defaults(of sql: String, columns: [String]) -> [SQLiteFileImage.Value?] {
-    // Only a table's definition is run: no query in it (`CREATE TABLE … AS SELECT` may never end).
-    let words = sql.uppercased().split { !$0.isLetter && !$0.isNumber && $0 != "_" }
-    guard words.starts(with: ["CREATE", "TABLE"]), words.contains("DEFAULT"), !words.contains("SELECT"),
-      let memory = try? DatabaseQueue()
-    else { return columns.map { _ in nil } }
-    let found: [String: SQLiteFileImage.Value] =
-      (try? memory.write { db in
-        // The statement is the file's: one statement only (never SQL of its own after it), and no
-        // default longer than a megabyte (a constant expression can make a blob of any size).
-        if let connection = db.sqliteConnection { sqlite3_limit(connection, SQLITE_LIMIT_LENGTH, 1 << 20) }
-        try db.makeStatement(sql: sql).execute()
-        guard
-          let table = try String.fetchOne(
-            db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-        else {
-          return [:]
-        }
-        var found: [String: SQLiteFileImage.Value] = [:]
-        for row in try Row.fetchAll(
-          db, sql: "SELECT name, dflt_value FROM pragma_table_info(?) WHERE dflt_value IS NOT NULL",
-          arguments: [table])
-        {
-          let name: String = row[0]
-          let expression: String = row[1]
-          guard let value = try? DatabaseValue.fetchOne(db, sql: "SELECT \(expression)") else { continue }
-          found[name.uppercased()] = SQLiteFileImage.Value(value)
-        }
-        return found
-      }) ?? [:]
-    return columns.map { found[$0.uppercased()] }
+    let found = defaults(of: CreateTableStatement(sql: sql))
+    let names = CreateTableStatement(sql: sql)?.columns.map { $0.name.uppercased() } ?? []
+    let byName = Dictionary(zip(names, found), uniquingKeysWith: { first, _ in first })
+    return columns.map { byName[$0.uppercased()] ?? nil }
+  }
+
+  /// Each column's literal default, in the definition's order (nil where none or an expression).
+  static func defaults(of definition: CreateTableStatement?) -> [SQLiteFileImage.Value?] {
+    (definition?.columns ?? []).map { column in
+      if case .literal(let value)? = column.defaultValue { value } else { nil }
+    }
   }
 
   /// With the schema lost, each model table's rows are placed by proof (``SalvagePlacement``): the
@@ -473,8 +458,9 @@ extension SalvageRead {
   /// as NULL: as its statement declares, or (the schema lost) a table of Core Data's that begins
   /// with `Z_PK` or is one of its own keyed by the rowid.
   static func storesRowidAsNull(_ table: Table) -> Bool {
-    if let sql = table.sql, let first = columnDefinitions(of: sql).first(where: { !$0.isConstraint }) {
-      return first.definition.uppercased().contains("INTEGER PRIMARY KEY")
+    if table.sql != nil {
+      guard let definition = table.definition, let rowid = definition.rowidColumn else { return false }
+      return definition.columns.first?.name == rowid
     }
     return table.columns.first == "Z_PK" || ["Z_PRIMARYKEY", "Z_METADATA"].contains(table.name)
   }
@@ -487,12 +473,6 @@ extension SalvageRead {
     return zip(values, table.types).allSatisfy { value, type in
       ["INTEGER", "FLOAT", "DECIMAL", "TIMESTAMP", "VARCHAR", "BLOB"].contains(type) ? Self.fits(value, type) : true
     }
-  }
-
-  /// The declared type of each column of a `CREATE TABLE` statement (its second word, upper-cased;
-  /// empty where none).
-  static func declaredTypes(of sql: String) -> [String] {
-    columnDefinitions(of: sql).filter { !$0.isConstraint }.map(\.type)
   }
 
   /// Core Data's own table a row is known by its content to belong to, with the schema lost:
@@ -518,39 +498,10 @@ extension SalvageRead {
     }
   }
 
-  /// The column names of a `CREATE TABLE` statement (constraints left out).
+  /// The column names of a `CREATE TABLE` statement (constraints left out; none when it is not
+  /// one table's definition).
   package static func columns(of sql: String) -> [String] {
-    columnDefinitions(of: sql).filter { !$0.isConstraint }.map(\.name)
-  }
-
-  /// The parts of a `CREATE TABLE` statement's list: each column's name and declared type (its
-  /// second word), and whether the part is a table constraint.
-  static func columnDefinitions(of sql: String) -> [(
-    name: String, type: String, isConstraint: Bool, definition: String
-  )] {
-    guard let open = sql.firstIndex(of: "("), let close = sql.lastIndex(of: ")"), open < close else { return [] }
-    var parts: [String] = []
-    var depth = 0
-    var current = ""
-    for character in sql[sql.index(after: open)..<close] {
-      if character == "(" { depth += 1 }
-      if character == ")" { depth -= 1 }
-      if character == "," && depth == 0 {
-        parts.append(current)
-        current = ""
-      } else {
-        current.append(character)
-      }
-    }
-    parts.append(current)
-    let constraints = ["PRIMARY", "UNIQUE", "CHECK", "FOREIGN", "CONSTRAINT"]
-    return parts.compactMap { part in
-      let words = part.trimmingCharacters(in: .whitespacesAndNewlines).split(whereSeparator: \.isWhitespace)
-      guard let first = words.first else { return nil }
-      let name = first.trimmingCharacters(in: CharacterSet(charactersIn: "\"'`[]"))
-      let type = words.dropFirst().first.map { $0.uppercased() } ?? ""
-      return (name, type, constraints.contains(name.uppercased()), part)
-    }
+    CreateTableStatement(sql: sql)?.columns.map(\.name) ?? []
   }
 
   private func metadata(in table: Table?) -> StoreMetadata? {
