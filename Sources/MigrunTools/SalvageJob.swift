@@ -82,9 +82,16 @@ package struct SalvageJob: ProjectJob {
     for (table, count) in report.otherTables.sorted(by: { $0.key < $1.key }) {
       lines.append("  \(table) (the store's own table): \(count) rows")
     }
-    if report.rowsOfNoTable > 0 {
+    let byValue = report.rowsKeptByValue["(no table)"] ?? 0
+    if report.rowsOfNoTable > byValue {
       lines.append(
-        "  \(report.rowsOfNoTable) rows whose table's definition was lost: set aside in MIGRUN_SALVAGED_ROWS")
+        "  \(report.rowsOfNoTable - byValue) rows whose table's definition was lost: set aside in MIGRUN_SALVAGED_ROWS")
+    }
+    for (table, count) in report.rowsKeptByValue.sorted(by: { $0.key < $1.key }) {
+      let of = table == "(no table)" ? "of no table" : "of \(Text.terminalSafe(table))"
+      lines.append(
+        "  \(count) rows \(of) kept value by value in MIGRUN_SALVAGED_VALUES: more values than a table can hold, "
+          + "or their table could not be made again")
     }
     for (table, count) in report.unplacedTables.sorted(by: { $0.key < $1.key }) {
       lines.append(
@@ -195,6 +202,18 @@ extension SalvageJob {
     return notes
   }
 
+  /// Rows of no known table, and rows too wide for any, as the `Lost:` line counts them.
+  static func keptAside(_ report: SalvageReport) -> [String] {
+    var lost: [String] = []
+    let byValue = report.rowsKeptByValue["(no table)"] ?? 0
+    if report.rowsOfNoTable > byValue {
+      lost.append("\(report.rowsOfNoTable - byValue) rows kept aside in MIGRUN_SALVAGED_ROWS: their table is not known")
+    }
+    let keptByValue = report.rowsKeptByValue.values.reduce(0, +)
+    if keptByValue > 0 { lost.append("\(keptByValue) rows kept value by value in MIGRUN_SALVAGED_VALUES, not as rows") }
+    return lost
+  }
+
   /// The repairs made, each counted.
   static func repairs(_ report: SalvageReport) -> [String] {
     var repairs: [String] = []
@@ -248,9 +267,7 @@ extension SalvageJob {
     if links > 0 { lost.append("\(links) links to objects not recovered (per entity above)") }
     let unplaced = report.unplacedTables.values.reduce(0, +)
     if unplaced > 0 { lost.append("\(unplaced) rows kept aside, not as objects: their columns are not proven") }
-    if report.rowsOfNoTable > 0 {
-      lost.append("\(report.rowsOfNoTable) rows kept aside in MIGRUN_SALVAGED_ROWS: their table is not known")
-    }
+    lost += keptAside(report)
     for (table, count) in report.setAside.sorted(by: { $0.key < $1.key }) {
       lost.append("\(count) rows of \(table) kept aside in MIGRUN_SALVAGED_\(table), not as objects")
     }

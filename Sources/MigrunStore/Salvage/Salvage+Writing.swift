@@ -55,6 +55,10 @@ package struct SalvageReport: Sendable, Encodable {
   /// Columns whose `DEFAULT` is an expression, `TABLE.COLUMN`: never evaluated — a row written
   /// before the column was added (shorter than its table) reads NULL there.
   package var defaultsNotEvaluated: [String] = []
+  /// Rows kept value by value in `MIGRUN_SALVAGED_VALUES`, by the table they were read as (`(no
+  /// table)` for rows of no table): more values than SQLite lets a table have, or their table (the
+  /// store's own) could not be made again.
+  package var rowsKeptByValue: [String: Int] = [:]
   /// Tables of rows set aside whole, their columns not proven (the schema lost), by table.
   package var unplacedTables: [String: Int] = [:]
   /// What a reader of the kept metadata should know (empty: the store's own, nothing to say).
@@ -117,7 +121,9 @@ package struct SalvageReport: Sendable, Encodable {
   package var summary: String {
     let objects = entities.values.reduce(0) { $0 + $1.written }
     let others = otherTables.values.reduce(0, +)
-    let aside = unplacedTables.values.reduce(0, +) + setAside.values.reduce(0, +) + rowsOfNoTable
+    let aside =
+      unplacedTables.values.reduce(0, +) + setAside.values.reduce(0, +) + rowsOfNoTable
+      + rowsKeptByValue.filter { $0.key != "(no table)" }.values.reduce(0, +)
     let links = entities.values.reduce(0) { $0 + $1.linksLost.values.reduce(0, +) }
     var parts = ["\(objects) objects of \(entities.values.filter { $0.written > 0 }.count) entities"]
     if others > 0 { parts.append("\(others) rows of the store's own tables") }
@@ -161,7 +167,7 @@ package struct SalvageReport: Sendable, Encodable {
       || !valuesLeft.isEmpty
       || !notCarried.isEmpty
       || entities.values.contains { $0.missing > 0 || $0.setAside > 0 } || !unplacedTables.isEmpty
-      || rowsOfNoTable > 0 || !setAside.isEmpty || walFramesUnread > 0
+      || rowsOfNoTable > 0 || !setAside.isEmpty || walFramesUnread > 0 || !rowsKeptByValue.isEmpty
   }
 }
 
@@ -233,7 +239,7 @@ package enum Salvage {
           report.entities[layout.name, default: .init()].placement = placement
         }
       }
-      try setAside(read.unassigned, db: db)
+      try setAside(read.unassigned, db: db, report: &report)
       report.rowsOfNoTable = read.unassigned.count
       try writeUnplaced(read, schema: schema, db: db, report: &report)
       try carryPrimaryKeys(read, model: layout, db: db, report: &report)
@@ -263,8 +269,9 @@ package enum Salvage {
         report.notCarried[name] = "a virtual table of the store's own"
         continue
       }
+      // One statement, prepared alone: more SQL after it fails to prepare, never runs.
       do {
-        try db.execute(sql: sql)
+        try db.makeStatement(sql: sql).execute()
         report.othersMade.append("\(type) \(name)")
       } catch {
         report.notCarried[name] = "its statement no longer runs (\((error as? DatabaseError)?.message ?? "\(error)"))"
@@ -274,7 +281,12 @@ package enum Salvage {
 
   /// Rows that fit no table, kept as they were read: rowid, page, and their values in columns
   /// `C0`, `C1`, ….
-  private static func setAside(_ rows: [SQLiteFileImage.Row], db: Database) throws {
+  private static func setAside(_ all: [SQLiteFileImage.Row], db: Database, report: inout SalvageReport) throws {
+    let most = widestRow(db, beside: 2)
+    try keepValueByValue(
+      all.filter { $0.values.count > most }.map { ($0.rowid, $0.page, $0.values) }, of: "(no table)", db: db,
+      report: &report)
+    let rows = all.filter { $0.values.count <= most }
     guard let width = rows.map(\.values.count).max() else { return }
     let columns = ["Z_ROWID", "Z_PAGE"] + (0..<width).map { "C\($0)" }
     try db.execute(sql: "CREATE TABLE MIGRUN_SALVAGED_ROWS (\(columns.joined(separator: ", ")))")
@@ -330,22 +342,51 @@ package enum Salvage {
           report.setAside[target.name] = count
         } valuesLeft: { place, count in
           report.valuesLeft[place, default: 0] += count
+        } keptByValue: { count in
+          report.rowsKeptByValue[table.name, default: 0] += count
         }
       } else if let sql = table.sql, !name.hasPrefix("SQLITE_"), try !db.tableExists(table.name) {
-        // A table of the store's own (history, an app's): made as it was, its rows as they were.
-        // One the new store already has (an R-tree's shadow tables) is derived from the rows.
-        try db.execute(sql: sql)
-        let existing = Set(try db.columns(in: table.name).map(\.name))
-        report.otherTables[table.name] =
-          try insert(
-            table, of: read, into: table.name, columns: existing, db: db, accept: { _ in true }, setAside: { _ in },
-            valuesLeft: { place, count in report.valuesLeft[place, default: 0] += count })
-        for index in read.indexes where index.table == table.name {
-          try db.execute(sql: index.sql.replacingOccurrences(of: "CREATE INDEX ", with: "CREATE INDEX IF NOT EXISTS "))
-        }
+        try copyOwnTable(table, sql: sql, of: read, db: db, report: &report)
       }
     }
   }
+
+  /// A table of the store's own (history, an app's): made as it was, its rows as they were — one
+  /// statement, prepared alone (more SQL after it fails to prepare, never runs) — with its indexes.
+  /// One the new store already has (an R-tree's shadow tables) is derived from the rows. A statement
+  /// this SQLite will not run (more columns than it allows) sets its rows aside, value by value.
+  private static func copyOwnTable(
+    _ table: SalvageRead.Table, sql: String, of read: SalvageRead, db: Database, report: inout SalvageReport
+  ) throws {
+    do {
+      try db.makeStatement(sql: sql).execute()
+    } catch {
+      report.notCarried[table.name] =
+        "its statement does not run (\(Self.message(error))): its rows kept value by value in MIGRUN_SALVAGED_VALUES"
+      var rows: [(Int64, Int?, [SQLiteFileImage.Value])] = []
+      read.forEachRow(of: table) { rows.append(($0, nil, $1)) }
+      try keepValueByValue(rows, of: table.name, db: db, report: &report)
+      return
+    }
+    let existing = Set(try db.columns(in: table.name).map(\.name))
+    report.otherTables[table.name] =
+      try insert(
+        table, of: read, into: table.name, columns: existing, db: db, accept: { _ in true }, setAside: { _ in },
+        valuesLeft: { place, count in report.valuesLeft[place, default: 0] += count },
+        keptByValue: { count in report.rowsKeptByValue[table.name, default: 0] += count })
+    for index in read.indexes where index.table == table.name {
+      do {
+        try db.makeStatement(
+          sql: index.sql.replacingOccurrences(of: "CREATE INDEX ", with: "CREATE INDEX IF NOT EXISTS ")
+        ).execute()
+      } catch {
+        report.notCarried[index.name] = "its statement no longer runs (\(Self.message(error)))"
+      }
+    }
+  }
+
+  /// SQLite's words for a failure (the error itself otherwise).
+  static func message(_ error: any Error) -> String { (error as? DatabaseError)?.message ?? "\(error)" }
 
   /// The columns the store's own statement gives `table` beyond `columns` (the model's), added to
   /// `target` in the new store as the store declared them (`ALTER TABLE … ADD COLUMN`), so their
@@ -377,7 +418,7 @@ package enum Salvage {
   private static func insert(
     _ table: SalvageRead.Table, of read: SalvageRead, into target: String, columns: Set<String>, db: Database,
     accept: ([String: SQLiteFileImage.Value]) -> Bool, setAside: (Int) -> Void,
-    valuesLeft: (String, Int) -> Void
+    valuesLeft: (String, Int) -> Void, keptByValue: (Int) -> Void
   ) throws -> Int {
     let rowidColumn = table.rowidColumn
     let kept = table.columns.filter { columns.contains($0) }
@@ -408,17 +449,23 @@ package enum Salvage {
       // A row a uniqueness constraint refuses (two rows claiming one value) is set aside too.
       if db.changesCount == 0 { refused.append((rowid, values)) } else { inserted += 1 }
     }
-    try keepRefused(refused, of: table, target: target, db: db, setAside: setAside)
+    try keepRefused(refused, of: table, target: target, db: db, setAside: setAside, keptByValue: keptByValue)
     return inserted
   }
 
   /// Rows `insert` refused, in `MIGRUN_SALVAGED_<TARGET>` (`Z_ROWID`, then `C_<column>` for each of
-  /// the table's columns).
+  /// the table's columns), or value by value where the table has more columns than a table may.
   private static func keepRefused(
     _ refused: [(Int64, [SQLiteFileImage.Value])], of table: SalvageRead.Table, target: String, db: Database,
-    setAside: (Int) -> Void
+    setAside: (Int) -> Void, keptByValue: (Int) -> Void
   ) throws {
     guard !refused.isEmpty else { return }
+    guard table.columns.count <= widestRow(db, beside: 1) else {
+      // Its statement declares more columns than this SQLite allows a table: kept value by value.
+      try writeValueByValue(refused.map { ($0.0, nil, $0.1) }, of: table.name, db: db)
+      keptByValue(refused.count)
+      return
+    }
     let aside = StoreEdit.quoted("MIGRUN_SALVAGED_\(target)")
     let names = ["Z_ROWID"] + table.columns.map { StoreEdit.quoted("C_\($0)") }
     try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(aside) (\(names.joined(separator: ", ")))")
