@@ -180,7 +180,10 @@ extension SalvageJob {
     read.append(
       report.metadataFromStore
         ? "the store's own metadata kept as it was" + report.metadataNotes.map { " (\($0))" }.joined()
-        : "metadata lost: new metadata (a new UUID) for the model")
+        : report.metadataPagesAlike > 1
+          ? "metadata not taken: \(report.metadataPagesAlike) pages each hold one row shaped as Z_METADATA's, which "
+            + "is the store's cannot be told; new metadata (a new UUID) for the model"
+          : "metadata lost: new metadata (a new UUID) for the model")
     read.append(
       report.modelCacheFromStore
         ? "its own model cache kept as it was" + report.modelCacheNotes.map { " (\($0))" }.joined()

@@ -91,3 +91,44 @@ import Testing
     return bytes
   }
 }
+
+extension HostileSalvageTests {
+  /// An app's table of property lists, one row shaped as Z_METADATA's (NULL key, text, a binary
+  /// plist) on a page before Z_METADATA's, the schema lost: its row was taken for the store's
+  /// metadata (its UUID the app's). Z_METADATA is known by its table — a page that is a whole
+  /// table of one row — never by a plist's look.
+  @Test func anAppsPlistRowIsNeverTheStoresMetadata() throws {
+    let folder = try TemporaryDirectory()
+    let store = try Self.store(in: folder) { db in
+      let plist = try Data.fetchOne(db, sql: "SELECT Z_PLIST FROM Z_METADATA") ?? Data()
+      // Z_METADATA made again after the app's table: its page comes after the app's.
+      try db.execute(sql: "CREATE TABLE APPSETTINGS (id INTEGER PRIMARY KEY, name VARCHAR, plist BLOB)")
+      for key in 1...3 {
+        try db.execute(
+          sql: "INSERT INTO APPSETTINGS VALUES (?, ?, ?)",
+          arguments: [key, "0BAD0BAD-0000-0000-0000-00000000000\(key)", plist])
+      }
+      try db.execute(sql: "CREATE TABLE Z_METADATA_KEPT AS SELECT * FROM Z_METADATA")
+      try db.execute(sql: "DROP TABLE Z_METADATA")
+      try db.execute(sql: "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
+      try db.execute(sql: "INSERT INTO Z_METADATA SELECT * FROM Z_METADATA_KEPT")
+      try db.execute(sql: "DROP TABLE Z_METADATA_KEPT")
+    }
+    try DatabaseQueue(path: store.path).writeWithoutTransaction { try $0.execute(sql: "VACUUM") }
+    let (uuid, schema, app, own) = try DatabaseQueue(path: store.path).read { db in
+      (
+        try String.fetchOne(db, sql: "SELECT Z_UUID FROM Z_METADATA") ?? "",
+        try Int.fetchAll(db, sql: "SELECT pageno FROM dbstat WHERE name = 'sqlite_schema'"),
+        try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'APPSETTINGS'") ?? 0,
+        try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'Z_METADATA'") ?? 0
+      )
+    }
+    #expect(app < own, "the premise: the app's rows come first")
+    try SalvageProofTests.overwrite(schema, of: store)
+    let (out, result) = try SalvageProofTests.salvaged(store, in: folder, ["--model", Self.moody])
+    #expect(result.stdout.contains("the store's own metadata kept"), "\(result.stdout)\(result.stderr)")
+    #expect(try Self.sqlite(out, "SELECT Z_UUID FROM Z_METADATA") == [uuid], "\(result.stdout)")
+    #expect(
+      result.stdout.contains("rows whose table's definition was lost"), "the app's rows kept aside: \(result.stdout)")
+  }
+}

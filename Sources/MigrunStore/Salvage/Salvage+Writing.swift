@@ -97,6 +97,8 @@ package struct SalvageReport: Sendable, Encodable {
   package var maxKeysRaised = 0
   /// Where the metadata came from: the store's own, or — lost — new for the model (a new UUID).
   package var metadataFromStore = true
+  /// With the schema lost, pages that each looked like `Z_METADATA`'s whole table (none taken).
+  package var metadataPagesAlike = 0
   package var schemaFound = true
   package var headerIntact = true
   package var walFramesApplied = 0
@@ -192,6 +194,7 @@ extension SalvageReport {
     walFramesUnread = read.walFramesUnread
     pagesCutOff = read.pagesCutOff
     journalPagesRolledBack = read.journalPagesRolledBack
+    metadataPagesAlike = read.metadataPagesAlike
     defaultsNotEvaluated = read.tables.values.flatMap { table in
       (table.definition?.columns ?? []).compactMap { column in
         if case .expression? = column.defaultValue { "\(table.name).\(column.name)" } else { nil }

@@ -97,6 +97,9 @@ package struct SalvageRead: Sendable {
   package var laidOutFromModel: Set<String> = []
   /// Cells on leaves no walk reached that did not parse.
   package var unassignedRows = 0
+  /// With the schema lost, pages that each look like `Z_METADATA`'s whole table (``isMetadataTable``)
+  /// when more than one do: none is taken for the store's metadata (0 otherwise).
+  package var metadataPagesAlike = 0
   /// Rows on leaves no walk reached that fit no table: kept, set aside in `MIGRUN_SALVAGED_ROWS`.
   package var unassigned: [SQLiteFileImage.Row] = []
   /// Rows on leaves no walk reached whose keys their table's readable leaves cover without them:
@@ -164,6 +167,13 @@ package struct SalvageRead: Sendable {
 }
 
 extension SalvageRead.Table {
+  /// `row`, read on a leaf no walk reached, taken as one of the table's.
+  mutating func adopt(_ row: SQLiteFileImage.Row) {
+    rowids.insert(row.rowid)
+    adopted[row.rowid] = row.values
+    fromOrphanLeaves += 1
+  }
+
   /// Whether one of the tree's readable leaves is where `rowid` lives (its parent's keys bound it).
   func keepsPlace(of rowid: Int64) -> Bool {
     readRanges.contains { ($0.after.map { rowid > $0 } ?? true) && ($0.upTo.map { rowid <= $0 } ?? true) }
@@ -385,9 +395,14 @@ extension SalvageRead {
         entityTables[Int64(layout.number)] = layout.table
       }
     }
+    let metadataPage = metadataTablePage(image, among: orphans)
     for number in orphans {
       guard let (rows, bad) = image.leafRows(number, overflow: &overflow) else { continue }
       unassignedRows += bad
+      if number == metadataPage, let row = rows.first {
+        tables["Z_METADATA"]?.adopt(row)
+        continue
+      }
       for row in rows where !Self.isSchemaRow(row) {
         guard let table = home(of: row.values, entityTables: entityTables) else {
           unassigned.append(row)
@@ -476,16 +491,10 @@ extension SalvageRead {
   }
 
   /// Core Data's own table a row is known by its content to belong to, with the schema lost:
-  /// `Z_METADATA` (version, UUID text, a binary property list), `Z_PRIMARYKEY` (its rowid the entity
-  /// number, name text, super and max integers), `Z_MODELCACHE` (one blob).
+  /// `Z_PRIMARYKEY` (its rowid the entity number, name text, super and max integers), `Z_MODELCACHE`
+  /// (one blob). `Z_METADATA`'s row is known by its page, never its content (``isMetadataTable``).
   static func coreDataTable(holding values: [SQLiteFileImage.Value]) -> String? {
     switch values.count {
-    case 3:
-      // Z_VERSION is the table's INTEGER PRIMARY KEY: the rowid, stored in the record as NULL.
-      guard values[0] == .null, case .text = values[1], case .blob(let plist) = values[2],
-        plist.starts(with: Array("bplist00".utf8))
-      else { return nil }
-      return "Z_METADATA"
     case 4:
       guard values[0] == .null, case .text = values[1], case .integer = values[2], case .integer = values[3] else {
         return nil
@@ -496,6 +505,29 @@ extension SalvageRead {
       return "Z_MODELCACHE"
     default: return nil
     }
+  }
+
+  /// With the schema lost, `Z_METADATA` is known by its table, not by a property list's look: the one
+  /// page of `orphans` that is a whole table of one row shaped as Core Data's (``isMetadataTable``).
+  /// Two such pages cannot be told apart: neither is taken, and ``metadataPagesAlike`` says so (an
+  /// app's table of plists once gave its row as the store's metadata).
+  private mutating func metadataTablePage(_ image: SQLiteFileImage, among orphans: [Int]) -> Int? {
+    guard !schemaFound else { return nil }
+    let pages = orphans.filter { Self.isMetadataTable(image, page: $0) }
+    metadataPagesAlike = pages.count > 1 ? pages.count : 0
+    return pages.count == 1 ? pages.first : nil
+  }
+
+  /// Whether table leaf `page` is, whole, Core Data's `Z_METADATA` as a table of one row: a single
+  /// cell, rowid 1 (Core Data's `Z_VERSION`), its values shaped as the table's columns are declared
+  /// (`Z_VERSION INTEGER PRIMARY KEY` — stored as NULL — `Z_UUID VARCHAR`, `Z_PLIST BLOB`).
+  static func isMetadataTable(_ image: SQLiteFileImage, page: Int) -> Bool {
+    var ignored = Set<Int>()
+    guard let (rows, bad) = image.leafRows(page, overflow: &ignored), bad == 0, rows.count == 1,
+      let row = rows.first, row.rowid == 1, row.values.count == 3, row.values[0] == .null,
+      case .text = row.values[1], case .blob = row.values[2]
+    else { return false }
+    return true
   }
 
   /// The column names of a `CREATE TABLE` statement (constraints left out; none when it is not
