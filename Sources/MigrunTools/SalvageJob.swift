@@ -194,9 +194,15 @@ extension SalvageJob {
     return read
   }
 
-  /// What salvage did not take from the file, though it was there: defaults that are expressions.
+  /// What salvage did not take from the file, though it was there: a hot journal a missing
+  /// super-journal made stale, defaults that are expressions.
   static func hostileNotes(_ report: SalvageReport) -> [String] {
     var notes: [String] = []
+    if let name = report.journalNotPlayedBack {
+      notes.append(
+        "hot -journal not played back: it names the super-journal \(Text.terminalSafe(name)), which does not exist — "
+          + "its transaction committed, as SQLite reads it (SQLite deletes such a journal unplayed)")
+    }
     if !report.defaultsNotEvaluated.isEmpty {
       notes.append(
         "defaults that are expressions not evaluated (a row written before such a column was added reads NULL there): "

@@ -24,6 +24,9 @@ package struct RollbackJournal: Sendable {
   package let originalPageCount: Int
   /// The page size the journal was written for.
   package let pageSize: Int
+  /// The super-journal (SQLite's master journal) the journal names, when it names one whose
+  /// checksum holds: the transaction was one of several databases' (sqlite.org/atomiccommit.html).
+  package let superJournal: String?
   /// The journal's bytes, read a record at a time.
   private let file: SidecarFile
 
@@ -70,12 +73,14 @@ package struct RollbackJournal: Sendable {
 
   /// Reads a journal: its segments, each a sector-padded header and page records (page number,
   /// the page's original bytes, a checksum), up to the first record that is cut short or does not
-  /// check — as SQLite's playback reads it. `nil` when the first header is not a journal's.
+  /// check — as SQLite's playback reads it — and the super-journal it names at its end. `nil` when
+  /// the first header is not a journal's.
   package init?(file: SidecarFile) {
     guard let first = Header(file, at: 0) else { return nil }
     self.file = file
     pageSize = first.pageSize
     originalPageCount = first.originalPageCount
+    superJournal = Self.superJournal(in: file)
     var originals: [Int: Int] = [:]
     var offset = 0
     while let header = Header(file, at: offset), header.pageSize == first.pageSize {
@@ -100,6 +105,38 @@ package struct RollbackJournal: Sendable {
   /// Page `number`'s bytes before the unfinished transaction; nil when the journal has none.
   package func original(_ number: Int) -> [UInt8]? {
     originals[number].flatMap { file.bytes(at: $0, count: pageSize) }
+  }
+
+  /// Whether SQLite plays the journal back. A journal that names a super-journal which does not
+  /// exist (or is empty) is not: the transaction committed — every database's journal was made
+  /// stale by deleting the super-journal, the commit point — and SQLite deletes the journal
+  /// without reading it (sqlite.org/atomiccommit.html, "Multi-file commit"; `pager_playback`).
+  /// A name is looked up as SQLite looks it up, as it is written (absolute as SQLite writes it).
+  package var isPlayedBack: Bool {
+    guard let superJournal else { return true }
+    var info = stat()
+    guard stat(superJournal, &info) == 0 else { return false }
+    return info.st_mode & S_IFMT != S_IFREG || info.st_size > 0
+  }
+
+  /// The super-journal's name at the journal's end, as SQLite's `readSuperJournal` reads it: the
+  /// last 16 bytes are the name's length, its checksum (the sum of its bytes) and the journal's
+  /// magic, the name just before them; nil when any of it does not hold (a checksum that fails:
+  /// SQLite plays the journal back).
+  static func superJournal(in file: SidecarFile) -> String? {
+    let size = file.count
+    guard size >= 16, let tail = file.bytes(at: size - 16, count: 16), Array(tail[8..<16]) == magic else { return nil }
+    let length = Int(SQLiteFileImage.bigEndian(tail, 0, 4))
+    let sum = UInt32(SQLiteFileImage.bigEndian(tail, 4, 4))
+    // SQLite's bound: shorter than the longest path its VFS takes (512 on Unix), inside the file.
+    guard length > 0, length < 513, length <= size - 16, let name = file.bytes(at: size - 16 - length, count: length)
+    else { return nil }
+    // `char` is signed on some platforms and not on others: the sum as either.
+    let signed = name.reduce(UInt32(0)) { $0 &+ UInt32(bitPattern: Int32(Int8(bitPattern: $1))) }
+    let unsigned = name.reduce(UInt32(0)) { $0 &+ UInt32($1) }
+    guard sum == signed || sum == unsigned else { return nil }
+    let text = name.prefix { $0 != 0 }
+    return text.isEmpty ? nil : String(decoding: text, as: UTF8.self)
   }
 
   /// Copies `store` and its hot journal (and `-wal`) to `target`, then has SQLite roll the journal

@@ -57,6 +57,10 @@ package struct SQLiteFileImage: Sendable {
   /// Pages of a hot rollback journal put back (a crashed writer's uncommitted pages undone, as
   /// SQLite's rollback undoes them), and pages past the size the store had before it cut off.
   package let journalPagesRolledBack: Int
+  /// The super-journal a hot `-journal` names, when that file does not exist: SQLite reads the
+  /// transaction as committed and deletes the journal unplayed (``RollbackJournal/isPlayedBack``),
+  /// and so the file is read as it is — nil otherwise.
+  package let journalNotPlayedBack: String?
   /// The main file: mapped from disk (its pages are copied out as they are read, so memory follows
   /// the pages being worked on, not the file's size).
   private let bytes: Data
@@ -64,7 +68,7 @@ package struct SQLiteFileImage: Sendable {
   private let walPages: [Int: Int]
   /// The write-ahead log, read a page at a time.
   private let wal: SidecarFile
-  /// The hot journal, and the pages it puts back (the page before the unfinished
+  /// The hot journal played back, and the pages it puts back (the page before the unfinished
   /// transaction), read from it a page at a time.
   private let journal: RollbackJournal?
   private let journalPages: Set<Int>
@@ -103,9 +107,12 @@ package struct SQLiteFileImage: Sendable {
     self.init(data: Data(bytes), wal: SidecarFile(bytes: wal), journal: journal)
   }
 
-  init(data bytes: Data, wal: SidecarFile, journal: RollbackJournal? = nil) {
+  init(data bytes: Data, wal: SidecarFile, journal hot: RollbackJournal? = nil) {
     self.bytes = bytes
     self.wal = wal
+    // A journal naming a super-journal that is gone is stale: SQLite does not play it back.
+    let journal = hot?.isPlayedBack == false ? nil : hot
+    journalNotPlayedBack = journal == nil ? hot?.superJournal : nil
     self.journal = journal
     // Page 1 of the main file may be the crashed writer's: the journal's page size is the store's.
     let declared = journal?.pageSize ?? Self.declaredPageSize(bytes)

@@ -115,6 +115,9 @@ package struct SalvageReport: Sendable, Encodable {
   /// Pages a hot `-journal` put back (``SQLiteFileImage/journalPagesRolledBack``): the store as
   /// its last committed transaction left it, a crashed writer's uncommitted changes undone.
   package var journalPagesRolledBack = 0
+  /// The super-journal a hot `-journal` named that does not exist: the journal was not played back
+  /// (SQLite reads its transaction as committed), the file read as it is.
+  package var journalNotPlayedBack: String?
   /// What `check` still finds in the new store (empty: clean).
   package var remaining: [String] = []
 
@@ -195,6 +198,7 @@ extension SalvageReport {
     pagesCutOff = read.pagesCutOff
     journalPagesRolledBack = read.journalPagesRolledBack
     metadataPagesAlike = read.metadataPagesAlike
+    journalNotPlayedBack = read.image.journalNotPlayedBack
     defaultsNotEvaluated = read.tables.values.flatMap { table in
       (table.definition?.columns ?? []).compactMap { column in
         if case .expression? = column.defaultValue { "\(table.name).\(column.name)" } else { nil }
