@@ -150,7 +150,7 @@ extension SalvageJob {
 
   /// How the file was read: its header, schema, `-wal`, hot journal, metadata and model cache.
   static func read(_ report: SalvageReport) -> [String] {
-    var read = ["\(report.headerIntact ? "header intact" : "header damaged: page size found from the pages")"]
+    var read = [report.headerIntact ? "header intact" : "header damaged: " + pageSize(report)]
     if !report.schemaFound { read.append("schema lost: tables laid out from the model") }
     if report.walFramesApplied > 0 { read.append("\(report.walFramesApplied) committed frames of the -wal applied") }
     if report.walFramesLeftOut > 0 {
@@ -221,6 +221,19 @@ extension SalvageJob {
     let keptByValue = report.rowsKeptByValue.values.reduce(0, +)
     if keptByValue > 0 { lost.append("\(keptByValue) rows kept value by value in MIGRUN_SALVAGED_VALUES, not as rows") }
     return lost
+  }
+
+  /// How the page size of a file whose header is damaged was found.
+  static func pageSize(_ report: SalvageReport) -> String {
+    let size = report.pageSize
+    return switch report.pageSizeSource {
+    case .header, .journal: "page size \(size) from the header"
+    case .wal: "page size \(size) from the -wal's header"
+    case .headerField: "page size \(size) from the header's own field, the file agreeing"
+    case .schema: "page size \(size) proven by the schema's tree (page 1 and the tables' root pages)"
+    case .structure: "page size \(size) guessed from interior pages spread over the file"
+    case .fallback: "page size \(size) taken (SQLite's default): nothing in the file proved one"
+    }
   }
 
   /// The repairs made, each counted.

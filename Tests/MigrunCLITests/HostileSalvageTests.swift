@@ -93,6 +93,75 @@ import Testing
 }
 
 extension HostileSalvageTests {
+  /// A 200 KB picture in a binary attribute, its bytes laid out as 512-byte b-tree pages (an
+  /// interior page and six leaves of made-up moods in each of its overflow pages), the header
+  /// overwritten: salvage took a 512-byte page size and wrote made-up objects. The page size is
+  /// the one the schema's tree proves from page 1; the picture is a picture.
+  @Test func aPictureLaidOutAsPagesIsNeitherThePageSizeNorRows() throws {
+    let folder = try TemporaryDirectory()
+    let store = try Self.store(in: folder) { db in
+      try db.execute(sql: "UPDATE ZMOOD SET ZCOLORS = zeroblob(200000) WHERE Z_PK = (SELECT min(Z_PK) FROM ZMOOD)")
+    }
+    let (overflow, entity) = try DatabaseQueue(path: store.path).read { db in
+      (
+        try Int.fetchAll(db, sql: "SELECT pageno FROM dbstat WHERE name = 'ZMOOD' AND pagetype = 'overflow'"),
+        try Int.fetchOne(db, sql: "SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Mood'") ?? 0
+      )
+    }
+    #expect(overflow.count > 40, "the premise: the picture spans overflow pages")
+    var made = 0
+    for page in overflow {
+      // Slot k of the 4096-byte page is the 512-byte page (page - 1) * 8 + k + 1; slot 0 keeps
+      // the overflow page's pointer to the next.
+      let number = { (slot: Int) in (page - 1) * 8 + slot + 1 }
+      var interior = [UInt8](repeating: 0, count: 512)
+      interior[0] = 5
+      interior[3] = 5
+      interior.replaceSubrange(8..<12, with: withUnsafeBytes(of: UInt32(number(7)).bigEndian, Array.init))
+      var end = 512
+      for slot in 2...6 {
+        let cell = withUnsafeBytes(of: UInt32(number(slot)).bigEndian, Array.init) + Self.varint(Int64(made + slot))
+        end -= cell.count
+        interior.replaceSubrange(end..<end + cell.count, with: cell)
+        interior[12 + 2 * (slot - 2)] = UInt8(end >> 8)
+        interior[13 + 2 * (slot - 2)] = UInt8(end & 0xFF)
+      }
+      interior[5] = UInt8(end >> 8)
+      interior[6] = UInt8(end & 0xFF)
+      try Self.write(interior, at: (page - 1) * 4096 + 512, of: store)
+      for slot in 2...7 {
+        made += 1
+        let row = Self.record([nil, entity, 1, 0, 5, nil, nil, nil, nil, nil, nil, nil, nil])
+        try Self.write(
+          Self.leaf(size: 512, cells: [(Int64(10_000 + made), row)]), at: (page - 1) * 4096 + slot * 512, of: store)
+      }
+    }
+    let moods = try Self.sqlite(store, "SELECT count(*), max(length(ZCOLORS)) FROM ZMOOD")
+    try Self.write([UInt8](repeating: 0, count: 100), at: 0, of: store)
+    #expect(SQLiteFileImage.guessedPageSize(try Data(contentsOf: store)) == (4096, .schema))
+    let (out, result) = try SalvageProofTests.salvaged(store, in: folder, ["--model", Self.moody])
+    #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    #expect(
+      result.stdout.contains("header damaged: page size 4096 proven by the schema's tree"), "\(result.stdout)")
+    #expect(try Self.sqlite(out, "SELECT count(*), max(length(ZCOLORS)) FROM ZMOOD") == moods, "\(result.stdout)")
+    #expect(
+      try Self.sqlite(out, "SELECT count(*), group_concat(name) FROM sqlite_master WHERE name LIKE 'MIGRUN%'")
+        == ["0", nil], "\(result.stdout)")
+    // Page 1 overwritten too (no schema to prove a size): the picture's pages lie inside its row's
+    // overflow chain read at 4096, and prove nothing.
+    try Self.write([UInt8](repeating: 0, count: 4096), at: 0, of: store)
+    #expect(SQLiteFileImage.guessPageSize(try Data(contentsOf: store)) == 4096)
+  }
+
+  /// The header's magic overwritten, its page size field intact: the field is taken where the
+  /// file agrees with it.
+  @Test func theHeadersOwnPageSizeFieldIsTakenWhereTheFileAgrees() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture(HostileStoreTests.moodyStore, into: folder)
+    try Self.write([UInt8](repeating: 0, count: 16), at: 0, of: store)
+    #expect(SQLiteFileImage.guessedPageSize(try Data(contentsOf: store)) == (4096, .headerField))
+  }
+
   /// An app's table of property lists, one row shaped as Z_METADATA's (NULL key, text, a binary
   /// plist) on a page before Z_METADATA's, the schema lost: its row was taken for the store's
   /// metadata (its UUID the app's). Z_METADATA is known by its table — a page that is a whole

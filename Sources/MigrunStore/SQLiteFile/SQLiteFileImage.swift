@@ -37,6 +37,8 @@ package struct SQLiteFileImage: Sendable {
   }
 
   package let pageSize: Int
+  /// How ``pageSize`` was found: the header's, or — the header damaged — proven or guessed.
+  package let pageSizeSource: PageSizeSource
   /// Bytes of each page that hold content (the page size less the reserved bytes at its end).
   package let usableSize: Int
   /// How the page size was found: from the header, or guessed from the pages (a damaged header).
@@ -107,7 +109,7 @@ package struct SQLiteFileImage: Sendable {
     self.init(data: Data(bytes), wal: SidecarFile(bytes: wal), journal: journal)
   }
 
-  init(data bytes: Data, wal: SidecarFile, journal hot: RollbackJournal? = nil) {
+  init(data bytes: Data, wal: SidecarFile, journal hot: RollbackJournal? = nil, pageSize forced: Int? = nil) {
     self.bytes = bytes
     self.wal = wal
     // A journal naming a super-journal that is gone is stale: SQLite does not play it back.
@@ -117,9 +119,18 @@ package struct SQLiteFileImage: Sendable {
     // Page 1 of the main file may be the crashed writer's: the journal's page size is the store's.
     let declared = journal?.pageSize ?? Self.declaredPageSize(bytes)
     let walSize = wal.count >= 32 ? Int(wal.bigEndian(8, 4)) : 0
-    let size = declared ?? (Self.validPageSize(walSize) ? walSize : Self.guessPageSize(bytes))
+    let size: Int
+    if let forced {
+      (size, pageSizeSource) = (forced, .structure)
+    } else if let declared {
+      (size, pageSizeSource) = (declared, journal == nil ? .header : .journal)
+    } else if Self.validPageSize(walSize) {
+      (size, pageSizeSource) = (walSize, .wal)
+    } else {
+      (size, pageSizeSource) = Self.guessedPageSize(bytes)
+    }
     pageSize = size
-    headerIntact = declared != nil
+    headerIntact = declared != nil && forced == nil
     let header = journal?.original(1).map { Data($0) } ?? bytes
     let reserved = declared != nil && header.count > 20 ? Int(header[header.startIndex + 20]) : 0
     usableSize = max(480, size - reserved)
@@ -192,77 +203,6 @@ package struct SQLiteFileImage: Sendable {
     let raw = Int(bigEndian(bytes, 16, 2))
     let size = raw == 1 ? 65536 : raw
     return validPageSize(size) ? size : nil
-  }
-
-  /// The page size of a file whose header was overwritten, from the file's structure: under the
-  /// true size, an interior b-tree page's children (its right-most pointer and each cell's left
-  /// child) are pages of the same tree's kind — a table's children table pages, an index's index
-  /// pages — within the file. Under a multiple of it, page numbers counted in the true size land
-  /// elsewhere (past the end, on overflow pages); under a fraction, pages start mid-page. So the
-  /// size whose interior pages' children check best is taken, the smallest among those nearly as
-  /// good. A page's own content never decides: a blob spanning overflow pages that happen to start
-  /// like b-tree pages at twice the size (every other page a leaf) once made 8192 of a 4096 store.
-  /// A file with no interior page under any size (a small store) falls back to how many pages
-  /// start as b-tree pages do.
-  static func guessPageSize(_ bytes: Data) -> Int {
-    var checked: [(size: Int, ratio: Double)] = []
-    var started: [(size: Int, ratio: Double)] = []
-    for size in [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536] where bytes.count >= 2 * size {
-      let pages = bytes.count / size
-      let kinds = (2...pages).map { treePageKind(bytes, page: $0, size: size) }
-      func kind(_ page: Int) -> UInt8? { page >= 2 && page <= pages ? kinds[page - 2] : nil }
-      var children = 0
-      var fitting = 0
-      for number in 2...pages {
-        guard let own = kind(number), own == 2 || own == 5 else { continue }
-        for child in childPages(bytes, page: number, size: size) {
-          children += 1
-          if let found = kind(child), found == own || found == own + 8 { fitting += 1 }
-        }
-      }
-      if children > 0 { checked.append((size, Double(fitting) / Double(children))) }
-      started.append((size, Double(kinds.filter { $0 != nil }.count) / Double(pages - 1)))
-    }
-    if let best = checked.map(\.ratio).max(), best > 0 {
-      return checked.first { $0.ratio >= best * 0.95 }?.size ?? 4096
-    }
-    let best = started.map(\.ratio).max() ?? 0
-    return started.first { $0.ratio >= best * 0.75 && $0.ratio > 0 }?.size ?? 4096
-  }
-
-  /// The b-tree page kind (2, 5, 10, 13) of page `page` read at `size`, when its header and cell
-  /// pointers are those of one: a known kind, fewer cells than fit, the pointers past the header
-  /// and inside the page.
-  private static func treePageKind(_ bytes: Data, page: Int, size: Int) -> UInt8? {
-    let start = (page - 1) * size
-    guard start + size <= bytes.count else { return nil }
-    let kind = bytes[bytes.startIndex + start]
-    guard [2, 5, 10, 13].contains(kind) else { return nil }
-    let header = kind == 2 || kind == 5 ? 12 : 8
-    let cells = Int(bigEndian(bytes, start + 3, 2))
-    let content = Int(bigEndian(bytes, start + 5, 2))
-    guard cells < size / 4, header + 2 * cells <= size, content == 0 ? size == 65536 : content <= size else {
-      return nil
-    }
-    for index in 0..<min(cells, 8) {
-      let pointer = Int(bigEndian(bytes, start + header + 2 * index, 2))
-      guard pointer >= header + 2 * cells, pointer < size else { return nil }
-    }
-    return kind
-  }
-
-  /// An interior page's children as page numbers: the right-most pointer, then each cell's left
-  /// child (the first four bytes of the cell), the first 16 cells at most.
-  private static func childPages(_ bytes: Data, page: Int, size: Int) -> [Int] {
-    let start = (page - 1) * size
-    var children = [Int(bigEndian(bytes, start + 8, 4))]
-    let cells = Int(bigEndian(bytes, start + 3, 2))
-    for index in 0..<min(cells, 16) {
-      let pointer = Int(bigEndian(bytes, start + 12 + 2 * index, 2))
-      guard pointer + 4 <= size else { continue }
-      children.append(Int(bigEndian(bytes, start + pointer, 4)))
-    }
-    return children
   }
 
   /// What the write-ahead log's committed frames hold.

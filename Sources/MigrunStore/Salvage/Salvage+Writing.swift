@@ -101,6 +101,9 @@ package struct SalvageReport: Sendable, Encodable {
   package var metadataPagesAlike = 0
   package var schemaFound = true
   package var headerIntact = true
+  /// The page size the file was read at, and how it was found.
+  package var pageSize = 4096
+  package var pageSizeSource = SQLiteFileImage.PageSizeSource.header
   package var walFramesApplied = 0
   /// Frames of the -wal's last transaction, never committed (or torn), left out as SQLite would.
   package var walFramesLeftOut = 0
@@ -198,6 +201,8 @@ extension SalvageReport {
     pagesCutOff = read.pagesCutOff
     journalPagesRolledBack = read.journalPagesRolledBack
     metadataPagesAlike = read.metadataPagesAlike
+    pageSize = read.image.pageSize
+    pageSizeSource = read.image.pageSizeSource
     journalNotPlayedBack = read.image.journalNotPlayedBack
     defaultsNotEvaluated = read.tables.values.flatMap { table in
       (table.definition?.columns ?? []).compactMap { column in
