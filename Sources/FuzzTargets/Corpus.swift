@@ -222,6 +222,15 @@ public enum Corpus {
     case .salvage, .structure:
       // Small stores whole, larger ones cut to their first pages (the fuzzer works on small inputs).
       return try stores.map { (name(of: $0, in: fixtures), Data(try Data(contentsOf: $0).prefix(64 * 1024))) }
+    case .createTable:
+      let statements = try stores.prefix(8).flatMap { store in
+        let queue = try DatabaseQueue(path: StoreFiles.immutableURI(store))
+        defer { try? queue.close() }
+        return try queue.read { db in
+          try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL")
+        }
+      }
+      return (statements + tableSeeds).enumerated().map { ("table-\($0.offset).sql", Data($0.element.utf8)) }
     case .importJSON:
       guard let store = try sampleStore() else { return [] }
       return [("sample.json", Data(try StoreJSON.export(store).utf8))]
@@ -261,6 +270,12 @@ public enum Corpus {
       return [("chain", Data("# oldest first\nFuzz\n\nFuzz 2\n".utf8)), ("backwards", Data("Fuzz 2\nFuzz\n".utf8))]
     }
   }
+
+  static let tableSeeds = [
+    "CREATE TABLE t (a INTEGER PRIMARY KEY, b CHECK (b <> ')'), c VARCHAR DEFAULT 'x, y', d DEFAULT (1 + 2))",
+    "CREATE TABLE [t] (\"a b\" INT, `c` BLOB DEFAULT X'00ff', d DEFAULT -9223372036854775808, PRIMARY KEY (\"a b\"))",
+    "CREATE TABLE t (a /* ) */ TEXT -- ,\n, b DEFAULT CURRENT_TIME) WITHOUT ROWID",
+  ]
 
   static let predicateSeeds = [
     "title == 'a' AND count > 3", "ANY tags.name BEGINSWITH[cd] 'r' OR NOT (done == YES)",

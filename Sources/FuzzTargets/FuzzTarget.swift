@@ -55,6 +55,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// A damaged SQLite file as `migrun salvage` reads it without SQLite: header, pages, b-trees,
   /// records, overflow chains, the freelist (with a `-wal` of the input's second half).
   case salvage = "salvage"
+  /// A `CREATE TABLE` statement from a damaged file's schema, as salvage reads it without running it
+  /// (`CreateTableStatement`): its columns, rowid and literal defaults.
+  case createTable = "create-table"
   /// A SQLite file as a migration's integrity watch reads it (`StoreCheck.openForCheck`): the
   /// structure pass over the mapped file, SQLite's quick check where it is not sure — and the pass
   /// alone with made-up roots (pages 2 to 9, table and index trees), past SQLite's schema.
@@ -94,6 +97,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case .xmlStore: Self.runXMLStore(data, bytes)
     case .binaryStore: Self.runBinaryStore(data, bytes)
     case .salvage: Self.runSalvage(data, bytes)
+    case .createTable: Self.runCreateTable(data)
     case .structure: Self.runStructure(data, bytes)
     case .lcov: Self.runLcov(data, bytes)
     case .fleetReport: Self.runFleetReport(data, bytes)
@@ -218,6 +222,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     let image = SQLiteFileImage(bytes: bytes, wal: Array(bytes.suffix(bytes.count / 2)))
     let read = SalvageRead(image: image, model: Corpus.model)
     _ = read.rowCount + read.tables.values.reduce(0) { $0 + $1.losses.keys.count }
+  }
+
+  private static func runCreateTable(_ data: Data) {
+    let sql = String(decoding: data, as: UTF8.self)
+    guard let table = CreateTableStatement(sql: sql) else { return }
+    _ = (table.rowidColumn, table.columns.map(\.definition), SalvageRead.defaults(of: sql, columns: ["a", "Z_PK"]))
   }
 
   private static func runStructure(_ data: Data, _ bytes: [UInt8]) {

@@ -82,9 +82,16 @@ package struct SalvageJob: ProjectJob {
     for (table, count) in report.otherTables.sorted(by: { $0.key < $1.key }) {
       lines.append("  \(table) (the store's own table): \(count) rows")
     }
-    if report.rowsOfNoTable > 0 {
+    let byValue = report.rowsKeptByValue["(no table)"] ?? 0
+    if report.rowsOfNoTable > byValue {
       lines.append(
-        "  \(report.rowsOfNoTable) rows whose table's definition was lost: set aside in MIGRUN_SALVAGED_ROWS")
+        "  \(report.rowsOfNoTable - byValue) rows whose table's definition was lost: set aside in MIGRUN_SALVAGED_ROWS")
+    }
+    for (table, count) in report.rowsKeptByValue.sorted(by: { $0.key < $1.key }) {
+      let of = table == "(no table)" ? "of no table" : "of \(Text.terminalSafe(table))"
+      lines.append(
+        "  \(count) rows \(of) kept value by value in MIGRUN_SALVAGED_VALUES: more values than a table can hold, "
+          + "or their table could not be made again")
     }
     for (table, count) in report.unplacedTables.sorted(by: { $0.key < $1.key }) {
       lines.append(
@@ -143,7 +150,7 @@ extension SalvageJob {
 
   /// How the file was read: its header, schema, `-wal`, hot journal, metadata and model cache.
   static func read(_ report: SalvageReport) -> [String] {
-    var read = ["\(report.headerIntact ? "header intact" : "header damaged: page size found from the pages")"]
+    var read = [report.headerIntact ? "header intact" : "header damaged: " + pageSize(report)]
     if !report.schemaFound { read.append("schema lost: tables laid out from the model") }
     if report.walFramesApplied > 0 { read.append("\(report.walFramesApplied) committed frames of the -wal applied") }
     if report.walFramesLeftOut > 0 {
@@ -164,6 +171,7 @@ extension SalvageJob {
         "hot -journal rolled back: \(report.journalPagesRolledBack) pages a crashed writer changed but never committed "
           + "put back as its last commit left them (as SQLite would)")
     }
+    read += hostileNotes(report)
     if !report.columnsKept.isEmpty {
       read.append(
         "columns the model does not have kept as the store declared them: "
@@ -172,7 +180,10 @@ extension SalvageJob {
     read.append(
       report.metadataFromStore
         ? "the store's own metadata kept as it was" + report.metadataNotes.map { " (\($0))" }.joined()
-        : "metadata lost: new metadata (a new UUID) for the model")
+        : report.metadataPagesAlike > 1
+          ? "metadata not taken: \(report.metadataPagesAlike) pages each hold one row shaped as Z_METADATA's, which "
+            + "is the store's cannot be told; new metadata (a new UUID) for the model"
+          : "metadata lost: new metadata (a new UUID) for the model")
     read.append(
       report.modelCacheFromStore
         ? "its own model cache kept as it was" + report.modelCacheNotes.map { " (\($0))" }.joined()
@@ -181,6 +192,48 @@ extension SalvageJob {
             + "version \(report.version)"
           : "model cache lost: written from the model version \(report.version)")
     return read
+  }
+
+  /// What salvage did not take from the file, though it was there: a hot journal a missing
+  /// super-journal made stale, defaults that are expressions.
+  static func hostileNotes(_ report: SalvageReport) -> [String] {
+    var notes: [String] = []
+    if let name = report.journalNotPlayedBack {
+      notes.append(
+        "hot -journal not played back: it names the super-journal \(Text.terminalSafe(name)), which does not exist — "
+          + "its transaction committed, as SQLite reads it (SQLite deletes such a journal unplayed)")
+    }
+    if !report.defaultsNotEvaluated.isEmpty {
+      notes.append(
+        "defaults that are expressions not evaluated (a row written before such a column was added reads NULL there): "
+          + report.defaultsNotEvaluated.map(Text.terminalSafe).joined(separator: ", "))
+    }
+    return notes
+  }
+
+  /// Rows of no known table, and rows too wide for any, as the `Lost:` line counts them.
+  static func keptAside(_ report: SalvageReport) -> [String] {
+    var lost: [String] = []
+    let byValue = report.rowsKeptByValue["(no table)"] ?? 0
+    if report.rowsOfNoTable > byValue {
+      lost.append("\(report.rowsOfNoTable - byValue) rows kept aside in MIGRUN_SALVAGED_ROWS: their table is not known")
+    }
+    let keptByValue = report.rowsKeptByValue.values.reduce(0, +)
+    if keptByValue > 0 { lost.append("\(keptByValue) rows kept value by value in MIGRUN_SALVAGED_VALUES, not as rows") }
+    return lost
+  }
+
+  /// How the page size of a file whose header is damaged was found.
+  static func pageSize(_ report: SalvageReport) -> String {
+    let size = report.pageSize
+    return switch report.pageSizeSource {
+    case .header, .journal: "page size \(size) from the header"
+    case .wal: "page size \(size) from the -wal's header"
+    case .headerField: "page size \(size) from the header's own field, the file agreeing"
+    case .schema: "page size \(size) proven by the schema's tree (page 1 and the tables' root pages)"
+    case .structure: "page size \(size) guessed from interior pages spread over the file"
+    case .fallback: "page size \(size) taken (SQLite's default): nothing in the file proved one"
+    }
   }
 
   /// The repairs made, each counted.
@@ -236,9 +289,7 @@ extension SalvageJob {
     if links > 0 { lost.append("\(links) links to objects not recovered (per entity above)") }
     let unplaced = report.unplacedTables.values.reduce(0, +)
     if unplaced > 0 { lost.append("\(unplaced) rows kept aside, not as objects: their columns are not proven") }
-    if report.rowsOfNoTable > 0 {
-      lost.append("\(report.rowsOfNoTable) rows kept aside in MIGRUN_SALVAGED_ROWS: their table is not known")
-    }
+    lost += keptAside(report)
     for (table, count) in report.setAside.sorted(by: { $0.key < $1.key }) {
       lost.append("\(count) rows of \(table) kept aside in MIGRUN_SALVAGED_\(table), not as objects")
     }

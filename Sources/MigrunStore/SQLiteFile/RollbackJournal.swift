@@ -17,12 +17,18 @@ import GRDB
 /// if RollbackJournal.isHot(url) { try RollbackJournal.rolledBackCopy(of: url, to: copy) }
 /// ```
 package struct RollbackJournal: Sendable {
-  /// Page number → the page's bytes before the unfinished transaction (the first record of a page).
-  package let originals: [Int: [UInt8]]
+  /// Page number → where the page's bytes before the unfinished transaction lie in the journal
+  /// (its first record of the page): read from the file when asked (``original(_:)``), never held.
+  package let originals: [Int: Int]
   /// The store's size in pages before the transaction: pages past it were added by the transaction.
   package let originalPageCount: Int
   /// The page size the journal was written for.
   package let pageSize: Int
+  /// The super-journal (SQLite's master journal) the journal names, when it names one whose
+  /// checksum holds: the transaction was one of several databases' (sqlite.org/atomiccommit.html).
+  package let superJournal: String?
+  /// The journal's bytes, read a record at a time.
+  private let file: SidecarFile
 
   static let magic: [UInt8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]
 
@@ -46,10 +52,11 @@ package struct RollbackJournal: Sendable {
 
   /// The journal beside `store` when it is hot, read; `nil` when there is none. A hot journal that
   /// cannot be read is an error naming it: the file then holds a crashed writer's uncommitted pages,
-  /// and nothing read from it could be told from the store (SQLite refuses it too).
+  /// and nothing read from it could be told from the store (SQLite refuses it too). Its records are
+  /// read where they lie, one at a time: a journal of any size is read in bounded memory.
   package static func hot(beside store: URL) throws -> RollbackJournal? {
     guard isHot(store) else { return nil }
-    guard let bytes = try? Data(contentsOf: url(of: store)), let journal = RollbackJournal(bytes: Array(bytes)) else {
+    guard let file = try? SidecarFile(url: url(of: store)), let journal = RollbackJournal(file: file) else {
       throw StoreError(
         .io, file: store.path,
         reason:
@@ -59,26 +66,33 @@ package struct RollbackJournal: Sendable {
     return journal
   }
 
-  /// Reads journal `bytes`: its segments, each a sector-padded header and page records (page number,
-  /// the page's original bytes, a checksum), up to the first record that is cut short or does not
-  /// check — as SQLite's playback reads it. `nil` when the first header is not a journal's.
+  /// Reads journal `bytes` (see ``init(file:)``).
   package init?(bytes: [UInt8]) {
-    guard let first = Header(bytes, at: 0) else { return nil }
+    self.init(file: SidecarFile(bytes: bytes))
+  }
+
+  /// Reads a journal: its segments, each a sector-padded header and page records (page number,
+  /// the page's original bytes, a checksum), up to the first record that is cut short or does not
+  /// check — as SQLite's playback reads it — and the super-journal it names at its end. `nil` when
+  /// the first header is not a journal's.
+  package init?(file: SidecarFile) {
+    guard let first = Header(file, at: 0) else { return nil }
+    self.file = file
     pageSize = first.pageSize
     originalPageCount = first.originalPageCount
-    var originals: [Int: [UInt8]] = [:]
+    superJournal = Self.superJournal(in: file)
+    var originals: [Int: Int] = [:]
     var offset = 0
-    while let header = Header(bytes, at: offset), header.pageSize == first.pageSize {
+    while let header = Header(file, at: offset), header.pageSize == first.pageSize {
       offset += header.sectorSize
       let recordSize = header.pageSize + 8
-      let count = header.records == 0xFFFF_FFFF ? (bytes.count - offset) / recordSize : Int(header.records)
+      let count = header.records == 0xFFFF_FFFF ? (file.count - offset) / recordSize : Int(header.records)
       var read = 0
-      while read < count, offset + recordSize <= bytes.count {
-        let number = Int(SQLiteFileImage.bigEndian(bytes, offset, 4))
-        let page = bytes[offset + 4..<offset + 4 + header.pageSize]
-        let sum = UInt32(SQLiteFileImage.bigEndian(bytes, offset + 4 + header.pageSize, 4))
-        guard number >= 1, Self.checksum(page, nonce: header.nonce) == sum else { break }
-        if originals[number] == nil { originals[number] = Array(page) }
+      while read < count, let record = file.bytes(at: offset, count: recordSize) {
+        let number = Int(SQLiteFileImage.bigEndian(record, 0, 4))
+        let sum = UInt32(SQLiteFileImage.bigEndian(record, 4 + header.pageSize, 4))
+        guard number >= 1, Self.checksum(record[4..<4 + header.pageSize], nonce: header.nonce) == sum else { break }
+        if originals[number] == nil { originals[number] = offset + 4 }
         read += 1
         offset += recordSize
       }
@@ -86,6 +100,43 @@ package struct RollbackJournal: Sendable {
       offset = (offset + header.sectorSize - 1) / header.sectorSize * header.sectorSize
     }
     self.originals = originals
+  }
+
+  /// Page `number`'s bytes before the unfinished transaction; nil when the journal has none.
+  package func original(_ number: Int) -> [UInt8]? {
+    originals[number].flatMap { file.bytes(at: $0, count: pageSize) }
+  }
+
+  /// Whether SQLite plays the journal back. A journal that names a super-journal which does not
+  /// exist (or is empty) is not: the transaction committed — every database's journal was made
+  /// stale by deleting the super-journal, the commit point — and SQLite deletes the journal
+  /// without reading it (sqlite.org/atomiccommit.html, "Multi-file commit"; `pager_playback`).
+  /// A name is looked up as SQLite looks it up, as it is written (absolute as SQLite writes it).
+  package var isPlayedBack: Bool {
+    guard let superJournal else { return true }
+    var info = stat()
+    guard stat(superJournal, &info) == 0 else { return false }
+    return info.st_mode & S_IFMT != S_IFREG || info.st_size > 0
+  }
+
+  /// The super-journal's name at the journal's end, as SQLite's `readSuperJournal` reads it: the
+  /// last 16 bytes are the name's length, its checksum (the sum of its bytes) and the journal's
+  /// magic, the name just before them; nil when any of it does not hold (a checksum that fails:
+  /// SQLite plays the journal back).
+  static func superJournal(in file: SidecarFile) -> String? {
+    let size = file.count
+    guard size >= 16, let tail = file.bytes(at: size - 16, count: 16), Array(tail[8..<16]) == magic else { return nil }
+    let length = Int(SQLiteFileImage.bigEndian(tail, 0, 4))
+    let sum = UInt32(SQLiteFileImage.bigEndian(tail, 4, 4))
+    // SQLite's bound: shorter than the longest path its VFS takes (512 on Unix), inside the file.
+    guard length > 0, length < 513, length <= size - 16, let name = file.bytes(at: size - 16 - length, count: length)
+    else { return nil }
+    // `char` is signed on some platforms and not on others: the sum as either.
+    let signed = name.reduce(UInt32(0)) { $0 &+ UInt32(bitPattern: Int32(Int8(bitPattern: $1))) }
+    let unsigned = name.reduce(UInt32(0)) { $0 &+ UInt32($1) }
+    guard sum == signed || sum == unsigned else { return nil }
+    let text = name.prefix { $0 != 0 }
+    return text.isEmpty ? nil : String(decoding: text, as: UTF8.self)
   }
 
   /// Copies `store` and its hot journal (and `-wal`) to `target`, then has SQLite roll the journal
@@ -137,14 +188,15 @@ package struct RollbackJournal: Sendable {
     let sectorSize: Int
     let pageSize: Int
 
-    init?(_ bytes: [UInt8], at offset: Int) {
-      guard offset >= 0, offset + 28 <= bytes.count, Array(bytes[offset..<offset + 8]) == RollbackJournal.magic
-      else { return nil }
-      records = UInt32(SQLiteFileImage.bigEndian(bytes, offset + 8, 4))
-      nonce = UInt32(SQLiteFileImage.bigEndian(bytes, offset + 12, 4))
-      originalPageCount = Int(SQLiteFileImage.bigEndian(bytes, offset + 16, 4))
-      sectorSize = Int(SQLiteFileImage.bigEndian(bytes, offset + 20, 4))
-      pageSize = Int(SQLiteFileImage.bigEndian(bytes, offset + 24, 4))
+    init?(_ file: SidecarFile, at offset: Int) {
+      guard let bytes = file.bytes(at: offset, count: 28), Array(bytes[0..<8]) == RollbackJournal.magic else {
+        return nil
+      }
+      records = UInt32(SQLiteFileImage.bigEndian(bytes, 8, 4))
+      nonce = UInt32(SQLiteFileImage.bigEndian(bytes, 12, 4))
+      originalPageCount = Int(SQLiteFileImage.bigEndian(bytes, 16, 4))
+      sectorSize = Int(SQLiteFileImage.bigEndian(bytes, 20, 4))
+      pageSize = Int(SQLiteFileImage.bigEndian(bytes, 24, 4))
       guard sectorSize >= 32, sectorSize <= 65536, sectorSize & (sectorSize - 1) == 0,
         SQLiteFileImage.validPageSize(pageSize)
       else { return nil }

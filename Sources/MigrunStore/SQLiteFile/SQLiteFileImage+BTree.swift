@@ -292,9 +292,14 @@ extension SQLiteFileImage {
   /// the freelist): the leaves a broken interior page no longer leads to.
   /// Only pages the file or its `-wal` holds are looked at: a `-wal` frame may name page 4294967280
   /// of a 4 KB file, and the pages between are nowhere.
+  /// A page inside the overflow chain of a row read from another such leaf is that row's content
+  /// (a blob's bytes can start like a leaf), never a leaf of its own.
   package func orphanLeaves(excluding known: Set<Int>) -> [Int] {
     guard pageCount >= 2 else { return [] }
-    return heldPageNumbers().filter { !known.contains($0) && kind(of: $0) == .tableLeaf }
+    let leaves = heldPageNumbers().filter { !known.contains($0) && kind(of: $0) == .tableLeaf }
+    var ignored = Set<Int>()
+    let chained = Set(leaves.flatMap { leafRows($0, overflow: &ignored)?.rows.flatMap(\.overflow) ?? [] })
+    return leaves.filter { !chained.contains($0) }
   }
 
   /// The page numbers past page 1 that the file or its `-wal` holds, in order: a `-wal` frame may

@@ -38,6 +38,8 @@ package struct SQLiteFileImage: Sendable {
   }
 
   package let pageSize: Int
+  /// How ``pageSize`` was found: the header's, or — the header damaged — proven or guessed.
+  package let pageSizeSource: PageSizeSource
   /// Bytes of each page that hold content (the page size less the reserved bytes at its end).
   package let usableSize: Int
   /// How the page size was found: from the header, or guessed from the pages (a damaged header).
@@ -58,13 +60,21 @@ package struct SQLiteFileImage: Sendable {
   /// Pages of a hot rollback journal put back (a crashed writer's uncommitted pages undone, as
   /// SQLite's rollback undoes them), and pages past the size the store had before it cut off.
   package let journalPagesRolledBack: Int
+  /// The super-journal a hot `-journal` names, when that file does not exist: SQLite reads the
+  /// transaction as committed and deletes the journal unplayed (``RollbackJournal/isPlayedBack``),
+  /// and so the file is read as it is — nil otherwise.
+  package let journalNotPlayedBack: String?
   /// The main file: mapped from disk (its pages are copied out as they are read, so memory follows
   /// the pages being worked on, not the file's size).
   private let bytes: Data
-  /// Page number → the page's bytes from the write-ahead log (newer than the main file's).
-  private let walPages: [Int: [UInt8]]
-  /// The hot journal's pages (page number → the page before the unfinished transaction).
-  private let journalPages: [Int: [UInt8]]
+  /// Page number → where its bytes lie in the write-ahead log (newer than the main file's).
+  private let walPages: [Int: Int]
+  /// The write-ahead log, read a page at a time.
+  private let wal: SidecarFile
+  /// The hot journal played back, and the pages it puts back (the page before the unfinished
+  /// transaction), read from it a page at a time.
+  private let journal: RollbackJournal?
+  private let journalPages: Set<Int>
   /// The main file's pages that count: its own, or as many as it had before a hot journal's
   /// transaction grew it — none past the database's size.
   let mainPageCount: Int
@@ -79,7 +89,7 @@ package struct SQLiteFileImage: Sendable {
   }
 
   /// Pages the `-wal`'s committed frames hold.
-  var walPageNumbers: Dictionary<Int, [UInt8]>.Keys { walPages.keys }
+  var walPageNumbers: Dictionary<Int, Int>.Keys { walPages.keys }
 
   /// Reads the database at `url` (and its hot `-journal` and its `-wal`, when there are) — only read.
   package init(url: URL) throws {
@@ -94,36 +104,53 @@ package struct SQLiteFileImage: Sendable {
     } catch {
       throw StoreError(.io, file: url.path, reason: "cannot read the file (\(error.localizedDescription))")
     }
-    let wal = (try? Data(contentsOf: URL(fileURLWithPath: url.path + "-wal"))).map { Array($0) } ?? []
+    // The sidecars are read where they lie, a frame or a record at a time (a 1.5 GB -journal read
+    // whole crashed salvage).
+    let wal = ((try? SidecarFile(url: URL(fileURLWithPath: url.path + "-wal"))) ?? nil) ?? SidecarFile(bytes: [])
     self.init(data: main, wal: wal, journal: try RollbackJournal.hot(beside: url))
   }
 
   package init(bytes: [UInt8], wal: [UInt8] = [], journal: RollbackJournal? = nil) {
-    self.init(data: Data(bytes), wal: wal, journal: journal)
+    self.init(data: Data(bytes), wal: SidecarFile(bytes: wal), journal: journal)
   }
 
-  init(data bytes: Data, wal: [UInt8], journal: RollbackJournal? = nil) {
+  init(data bytes: Data, wal: SidecarFile, journal hot: RollbackJournal? = nil, pageSize forced: Int? = nil) {
     self.bytes = bytes
+    self.wal = wal
+    // A journal naming a super-journal that is gone is stale: SQLite does not play it back.
+    let journal = hot?.isPlayedBack == false ? nil : hot
+    journalNotPlayedBack = journal == nil ? hot?.superJournal : nil
+    self.journal = journal
     // Page 1 of the main file may be the crashed writer's: the journal's page size is the store's.
     let declared = journal?.pageSize ?? Self.declaredPageSize(bytes)
-    let walSize = wal.count >= 32 ? Int(Self.bigEndian(wal, 8, 4)) : 0
-    let size = declared ?? (Self.validPageSize(walSize) ? walSize : Self.guessPageSize(bytes))
+    let walSize = wal.count >= 32 ? Int(wal.bigEndian(8, 4)) : 0
+    let size: Int
+    if let forced {
+      (size, pageSizeSource) = (forced, .structure)
+    } else if let declared {
+      (size, pageSizeSource) = (declared, journal == nil ? .header : .journal)
+    } else if Self.validPageSize(walSize) {
+      (size, pageSizeSource) = (walSize, .wal)
+    } else {
+      (size, pageSizeSource) = Self.guessedPageSize(bytes)
+    }
     pageSize = size
-    headerIntact = declared != nil
-    let header = journal?.originals[1].map { Data($0) } ?? bytes
+    headerIntact = declared != nil && forced == nil
+    let header = journal?.original(1).map { Data($0) } ?? bytes
     let reserved = declared != nil && header.count > 20 ? Int(header[header.startIndex + 20]) : 0
     usableSize = max(480, size - reserved)
     let log = Self.committedFrames(wal, pageSize: size)
     (walFramesApplied, walFramesLeftOut, walFramesUnread) = (log.applied, log.leftOut, log.unread)
     let filePages = bytes.count / size
-    journalPages = journal?.originals.filter { $0.key <= (journal?.originalPageCount ?? 0) } ?? [:]
+    journalPages = Set(journal?.originals.keys.filter { $0 <= (journal?.originalPageCount ?? 0) } ?? [])
     let kept = journal.map { min(filePages, $0.originalPageCount) } ?? filePages
     journalPagesRolledBack = journalPages.count + max(0, filePages - kept)
     // The database's size as SQLite takes it: the last commit's in the -wal (a transaction that
     // shrank the store — a vacuum — leaves the main file's pages past it as they were: deleted rows),
     // else the file's; the header's own count where it holds and is not more (then the file is cut).
     let held = log.databasePages ?? max(kept, log.pages.keys.max() ?? 0)
-    let counted = declared == nil ? nil : Self.pagesCounted(log.pages[1].map { Data($0) } ?? header)
+    let walHeader = log.pages[1].flatMap { wal.bytes(at: $0, count: size) }.map { Data($0) }
+    let counted = declared == nil ? nil : Self.pagesCounted(walHeader ?? header)
     let pages = counted.map { min($0, held) } ?? held
     databasePages = pages
     walPages = log.pages.filter { $0.key <= pages }
@@ -144,7 +171,8 @@ package struct SQLiteFileImage: Sendable {
   /// The bytes of page `number` (1-based), or nil when the file does not hold it whole.
   package func page(_ number: Int) -> ArraySlice<UInt8>? {
     guard number <= databasePages else { return nil }
-    if let page = walPages[number] ?? journalPages[number] { return page[...] }
+    if let offset = walPages[number] { return wal.bytes(at: offset, count: pageSize)?[...] }
+    if journalPages.contains(number) { return journal?.original(number)?[...] }
     guard number >= 1, number <= mainPageCount else { return nil }
     let start = (number - 1) * pageSize
     guard start + pageSize <= bytes.count else { return nil }
@@ -155,7 +183,9 @@ package struct SQLiteFileImage: Sendable {
   package func kind(of number: Int) -> PageKind? {
     let offset = number == 1 ? 100 : 0
     guard number <= databasePages else { return nil }
-    if let page = walPages[number] ?? journalPages[number] { return PageKind(rawValue: page[offset]) }
+    if walPages[number] != nil || journalPages.contains(number) {
+      return page(number).flatMap { $0.count > offset ? PageKind(rawValue: $0[$0.startIndex + offset]) : nil }
+    }
     let start = (number - 1) * pageSize
     guard number >= 1, number <= mainPageCount, start + pageSize <= bytes.count else { return nil }
     return PageKind(rawValue: bytes[bytes.startIndex + start + offset])
@@ -180,81 +210,10 @@ package struct SQLiteFileImage: Sendable {
     return validPageSize(size) ? size : nil
   }
 
-  /// The page size of a file whose header was overwritten, from the file's structure: under the
-  /// true size, an interior b-tree page's children (its right-most pointer and each cell's left
-  /// child) are pages of the same tree's kind — a table's children table pages, an index's index
-  /// pages — within the file. Under a multiple of it, page numbers counted in the true size land
-  /// elsewhere (past the end, on overflow pages); under a fraction, pages start mid-page. So the
-  /// size whose interior pages' children check best is taken, the smallest among those nearly as
-  /// good. A page's own content never decides: a blob spanning overflow pages that happen to start
-  /// like b-tree pages at twice the size (every other page a leaf) once made 8192 of a 4096 store.
-  /// A file with no interior page under any size (a small store) falls back to how many pages
-  /// start as b-tree pages do.
-  static func guessPageSize(_ bytes: Data) -> Int {
-    var checked: [(size: Int, ratio: Double)] = []
-    var started: [(size: Int, ratio: Double)] = []
-    for size in [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536] where bytes.count >= 2 * size {
-      let pages = bytes.count / size
-      let kinds = (2...pages).map { treePageKind(bytes, page: $0, size: size) }
-      func kind(_ page: Int) -> UInt8? { page >= 2 && page <= pages ? kinds[page - 2] : nil }
-      var children = 0
-      var fitting = 0
-      for number in 2...pages {
-        guard let own = kind(number), own == 2 || own == 5 else { continue }
-        for child in childPages(bytes, page: number, size: size) {
-          children += 1
-          if let found = kind(child), found == own || found == own + 8 { fitting += 1 }
-        }
-      }
-      if children > 0 { checked.append((size, Double(fitting) / Double(children))) }
-      started.append((size, Double(kinds.filter { $0 != nil }.count) / Double(pages - 1)))
-    }
-    if let best = checked.map(\.ratio).max(), best > 0 {
-      return checked.first { $0.ratio >= best * 0.95 }?.size ?? 4096
-    }
-    let best = started.map(\.ratio).max() ?? 0
-    return started.first { $0.ratio >= best * 0.75 && $0.ratio > 0 }?.size ?? 4096
-  }
-
-  /// The b-tree page kind (2, 5, 10, 13) of page `page` read at `size`, when its header and cell
-  /// pointers are those of one: a known kind, fewer cells than fit, the pointers past the header
-  /// and inside the page.
-  private static func treePageKind(_ bytes: Data, page: Int, size: Int) -> UInt8? {
-    let start = (page - 1) * size
-    guard start + size <= bytes.count else { return nil }
-    let kind = bytes[bytes.startIndex + start]
-    guard [2, 5, 10, 13].contains(kind) else { return nil }
-    let header = kind == 2 || kind == 5 ? 12 : 8
-    let cells = Int(bigEndian(bytes, start + 3, 2))
-    let content = Int(bigEndian(bytes, start + 5, 2))
-    guard cells < size / 4, header + 2 * cells <= size, content == 0 ? size == 65536 : content <= size else {
-      return nil
-    }
-    for index in 0..<min(cells, 8) {
-      let pointer = Int(bigEndian(bytes, start + header + 2 * index, 2))
-      guard pointer >= header + 2 * cells, pointer < size else { return nil }
-    }
-    return kind
-  }
-
-  /// An interior page's children as page numbers: the right-most pointer, then each cell's left
-  /// child (the first four bytes of the cell), the first 16 cells at most.
-  private static func childPages(_ bytes: Data, page: Int, size: Int) -> [Int] {
-    let start = (page - 1) * size
-    var children = [Int(bigEndian(bytes, start + 8, 4))]
-    let cells = Int(bigEndian(bytes, start + 3, 2))
-    for index in 0..<min(cells, 16) {
-      let pointer = Int(bigEndian(bytes, start + 12 + 2 * index, 2))
-      guard pointer + 4 <= size else { continue }
-      children.append(Int(bigEndian(bytes, start + pointer, 4)))
-    }
-    return children
-  }
-
   /// What the write-ahead log's committed frames hold.
   struct CommittedLog {
-    /// Page number → its newest committed bytes.
-    var pages: [Int: [UInt8]] = [:]
+    /// Page number → where its newest committed bytes lie in the log.
+    var pages: [Int: Int] = [:]
     /// Frames applied (up to the last commit frame that checks).
     var applied = 0
     /// Frames of this log's salts after it: a transaction never committed, torn, or cut short.
@@ -269,34 +228,32 @@ package struct SQLiteFileImage: Sendable {
   /// The write-ahead log's committed frames: frames are read while their salts match the header's
   /// and their cumulative checksums check; those after the last commit frame among them are left
   /// out, and counted with the frames of this log's salts after a failing checksum and a frame cut
-  /// short.
-  static func committedFrames(_ wal: [UInt8], pageSize: Int) -> CommittedLog {
+  /// short. The log is read a frame at a time: only where each page lies is kept.
+  static func committedFrames(_ wal: SidecarFile, pageSize: Int) -> CommittedLog {
     var log = CommittedLog()
-    guard wal.count >= 32 else { return log }
+    guard wal.count >= 32, let header = wal.bytes(at: 0, count: 32) else { return log }
     // A log whose header is not one of this file's is not read (SQLite resets it): its frames, named.
     log.unread = (wal.count - 32) / (24 + pageSize)
-    let magic = UInt32(bigEndian(wal, 0, 4))
-    guard magic == 0x377f_0682 || magic == 0x377f_0683, Int(bigEndian(wal, 8, 4)) == pageSize else { return log }
+    let magic = UInt32(bigEndian(header, 0, 4))
+    guard magic == 0x377f_0682 || magic == 0x377f_0683, Int(bigEndian(header, 8, 4)) == pageSize else { return log }
     let bigEndianSums = magic == 0x377f_0683
-    var sums = checksum(wal[0..<24], bigEndian: bigEndianSums, start: (0, 0))
-    guard sums.0 == UInt32(bigEndian(wal, 24, 4)), sums.1 == UInt32(bigEndian(wal, 28, 4)) else { return log }
+    var sums = checksum(header[0..<24], bigEndian: bigEndianSums, start: (0, 0))
+    guard sums.0 == UInt32(bigEndian(header, 24, 4)), sums.1 == UInt32(bigEndian(header, 28, 4)) else { return log }
     log.unread = 0
-    let salts = (bigEndian(wal, 16, 4), bigEndian(wal, 20, 4))
-    var pending: [Int: [UInt8]] = [:]
+    let salts = (bigEndian(header, 16, 4), bigEndian(header, 20, 4))
+    var pending: [Int: Int] = [:]
     var frames = 0
     var offset = 32
-    while offset + 24 + pageSize <= wal.count {
-      guard bigEndian(wal, offset + 8, 4) == salts.0, bigEndian(wal, offset + 12, 4) == salts.1 else { break }
-      sums = checksum(wal[offset..<offset + 8], bigEndian: bigEndianSums, start: sums)
-      sums = checksum(wal[offset + 24..<offset + 24 + pageSize], bigEndian: bigEndianSums, start: sums)
-      guard sums.0 == UInt32(bigEndian(wal, offset + 16, 4)), sums.1 == UInt32(bigEndian(wal, offset + 20, 4)) else {
-        break
-      }
-      let number = Int(bigEndian(wal, offset, 4))
+    while let frame = wal.bytes(at: offset, count: 24 + pageSize) {
+      guard bigEndian(frame, 8, 4) == salts.0, bigEndian(frame, 12, 4) == salts.1 else { break }
+      sums = checksum(frame[0..<8], bigEndian: bigEndianSums, start: sums)
+      sums = checksum(frame[24..<24 + pageSize], bigEndian: bigEndianSums, start: sums)
+      guard sums.0 == UInt32(bigEndian(frame, 16, 4)), sums.1 == UInt32(bigEndian(frame, 20, 4)) else { break }
+      let number = Int(bigEndian(frame, 0, 4))
       guard number >= 1 else { break }  // SQLite reads a frame of page 0 as the end of the log
-      pending[number] = Array(wal[offset + 24..<offset + 24 + pageSize])
+      pending[number] = offset + 24
       frames += 1
-      let commit = Int(bigEndian(wal, offset + 4, 4))
+      let commit = Int(bigEndian(frame, 4, 4))
       if commit != 0 {
         log.pages.merge(pending) { _, newer in newer }
         pending = [:]
@@ -310,10 +267,11 @@ package struct SQLiteFileImage: Sendable {
   }
 
   /// Frames of this log (its salts) from `offset` on, a frame the file's end cuts short counted too.
-  private static func framesOfLog(_ wal: [UInt8], from offset: Int, pageSize: Int, salts: (UInt64, UInt64)) -> Int {
+  private static func framesOfLog(_ wal: SidecarFile, from offset: Int, pageSize: Int, salts: (UInt64, UInt64)) -> Int {
     var count = 0
     var offset = offset
-    while offset + 24 <= wal.count, bigEndian(wal, offset + 8, 4) == salts.0, bigEndian(wal, offset + 12, 4) == salts.1
+    while let frame = wal.bytes(at: offset, count: 24), bigEndian(frame, 8, 4) == salts.0,
+      bigEndian(frame, 12, 4) == salts.1
     {
       count += 1
       offset += 24 + pageSize

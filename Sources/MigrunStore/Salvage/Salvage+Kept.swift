@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import MigrunModel
 
 /// What salvage keeps as the store had it: the metadata, `Z_PRIMARYKEY`'s rows beyond the model's
@@ -67,8 +68,11 @@ extension Salvage {
           if values.count > 1, values[0] == .null, case .integer(let number) = values[1] { names[number] } else { nil }
         groups[entity ?? table.name, default: []].append((rowid, values))
       }
-      for (owner, rows) in groups {
+      for (owner, all) in groups {
         let aside = "MIGRUN_SETASIDE_\(owner.uppercased())"
+        let (rows, wide) = splitWide(all, db: db, beside: 1)
+        try keepValueByValue(wide.map { ($0.0, nil, $0.1) }, of: table.name, db: db, report: &report)
+        guard !rows.isEmpty else { continue }
         let width = rows.map(\.1.count).max() ?? 0
         let columns = ["Z_ROWID"] + (0..<width).map { "C\($0)" }
         // The owner may be a table name read from the file: quoted, never SQL of its own.
@@ -110,6 +114,54 @@ extension Salvage {
         try db.execute(
           sql: "UPDATE Z_PRIMARYKEY SET Z_NAME = ? WHERE Z_ENT = ? AND Z_NAME != ?",
           arguments: [stale, number, stale])
+      }
+    }
+  }
+
+  /// `rows` told apart by width: those a table of their own columns can hold (`beside` columns of
+  /// salvage's own before them), and those with more values than this SQLite lets a table or a
+  /// statement have (a record of 2,100 values on a page no tree leads to failed the whole salvage).
+  static func splitWide(_ rows: [(Int64, [SQLiteFileImage.Value])], db: Database, beside: Int)
+    -> (fitting: [(Int64, [SQLiteFileImage.Value])], wide: [(Int64, [SQLiteFileImage.Value])])
+  {
+    let most = widestRow(db, beside: beside)
+    return (rows.filter { $0.1.count <= most }, rows.filter { $0.1.count > most })
+  }
+
+  /// The most values a row kept aside in columns of its own may have: SQLite's limits on a table's
+  /// columns and a statement's parameters, as this connection has them, less `beside` columns.
+  static func widestRow(_ db: Database, beside: Int) -> Int {
+    guard let connection = db.sqliteConnection else { return 0 }
+    let columns = Int(sqlite3_limit(connection, SQLITE_LIMIT_COLUMN, -1))
+    let parameters = Int(sqlite3_limit(connection, SQLITE_LIMIT_VARIABLE_NUMBER, -1))
+    return max(0, min(columns, parameters) - beside)
+  }
+
+  /// Rows no table of their own columns can hold — more values than SQLite lets a table have, or a
+  /// table of the store's own that cannot be made again — kept value by value in
+  /// `MIGRUN_SALVAGED_VALUES` (the table they were read as, rowid, page, the value's place, the
+  /// value), counted by `table` in the report. A row is set aside, never the salvage failed.
+  static func keepValueByValue(
+    _ rows: [(rowid: Int64, page: Int?, values: [SQLiteFileImage.Value])], of table: String, db: Database,
+    report: inout SalvageReport
+  ) throws {
+    guard !rows.isEmpty else { return }
+    try writeValueByValue(rows, of: table, db: db)
+    report.rowsKeptByValue[table, default: 0] += rows.count
+  }
+
+  /// `rows` written value by value in `MIGRUN_SALVAGED_VALUES` (see ``keepValueByValue``).
+  static func writeValueByValue(
+    _ rows: [(rowid: Int64, page: Int?, values: [SQLiteFileImage.Value])], of table: String, db: Database
+  ) throws {
+    guard !rows.isEmpty else { return }
+    try db.execute(
+      sql: "CREATE TABLE IF NOT EXISTS MIGRUN_SALVAGED_VALUES (Z_TABLE VARCHAR, Z_ROWID INTEGER, Z_PAGE INTEGER, "
+        + "Z_INDEX INTEGER, Z_VALUE)")
+    let insert = try db.cachedStatement(sql: "INSERT INTO MIGRUN_SALVAGED_VALUES VALUES (?, ?, ?, ?, ?)")
+    for row in rows {
+      for (index, value) in row.values.enumerated() {
+        try insert.execute(arguments: [table, row.rowid, row.page, index, databaseValue(value)])
       }
     }
   }

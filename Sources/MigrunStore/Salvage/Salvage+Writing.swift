@@ -52,6 +52,13 @@ package struct SalvageReport: Sendable, Encodable {
   /// Columns of the model's tables the model does not have (an app's `ALTER TABLE … ADD COLUMN`),
   /// `TABLE.COLUMN`: added to the new store's table as the store declared them, their values kept.
   package var columnsKept: [String] = []
+  /// Columns whose `DEFAULT` is an expression, `TABLE.COLUMN`: never evaluated — a row written
+  /// before the column was added (shorter than its table) reads NULL there.
+  package var defaultsNotEvaluated: [String] = []
+  /// Rows kept value by value in `MIGRUN_SALVAGED_VALUES`, by the table they were read as (`(no
+  /// table)` for rows of no table): more values than SQLite lets a table have, or their table (the
+  /// store's own) could not be made again.
+  package var rowsKeptByValue: [String: Int] = [:]
   /// Tables of rows set aside whole, their columns not proven (the schema lost), by table.
   package var unplacedTables: [String: Int] = [:]
   /// What a reader of the kept metadata should know (empty: the store's own, nothing to say).
@@ -90,8 +97,13 @@ package struct SalvageReport: Sendable, Encodable {
   package var maxKeysRaised = 0
   /// Where the metadata came from: the store's own, or — lost — new for the model (a new UUID).
   package var metadataFromStore = true
+  /// With the schema lost, pages that each looked like `Z_METADATA`'s whole table (none taken).
+  package var metadataPagesAlike = 0
   package var schemaFound = true
   package var headerIntact = true
+  /// The page size the file was read at, and how it was found.
+  package var pageSize = 4096
+  package var pageSizeSource = SQLiteFileImage.PageSizeSource.header
   package var walFramesApplied = 0
   /// Frames of the -wal's last transaction, never committed (or torn), left out as SQLite would.
   package var walFramesLeftOut = 0
@@ -106,6 +118,9 @@ package struct SalvageReport: Sendable, Encodable {
   /// Pages a hot `-journal` put back (``SQLiteFileImage/journalPagesRolledBack``): the store as
   /// its last committed transaction left it, a crashed writer's uncommitted changes undone.
   package var journalPagesRolledBack = 0
+  /// The super-journal a hot `-journal` named that does not exist: the journal was not played back
+  /// (SQLite reads its transaction as committed), the file read as it is.
+  package var journalNotPlayedBack: String?
   /// What `check` still finds in the new store (empty: clean).
   package var remaining: [String] = []
 
@@ -114,7 +129,9 @@ package struct SalvageReport: Sendable, Encodable {
   package var summary: String {
     let objects = entities.values.reduce(0) { $0 + $1.written }
     let others = otherTables.values.reduce(0, +)
-    let aside = unplacedTables.values.reduce(0, +) + setAside.values.reduce(0, +) + rowsOfNoTable
+    let aside =
+      unplacedTables.values.reduce(0, +) + setAside.values.reduce(0, +) + rowsOfNoTable
+      + rowsKeptByValue.filter { $0.key != "(no table)" }.values.reduce(0, +)
     let links = entities.values.reduce(0) { $0 + $1.linksLost.values.reduce(0, +) }
     var parts = ["\(objects) objects of \(entities.values.filter { $0.written > 0 }.count) entities"]
     if others > 0 { parts.append("\(others) rows of the store's own tables") }
@@ -158,7 +175,7 @@ package struct SalvageReport: Sendable, Encodable {
       || !valuesLeft.isEmpty
       || !notCarried.isEmpty
       || entities.values.contains { $0.missing > 0 || $0.setAside > 0 } || !unplacedTables.isEmpty
-      || rowsOfNoTable > 0 || !setAside.isEmpty || walFramesUnread > 0
+      || rowsOfNoTable > 0 || !setAside.isEmpty || walFramesUnread > 0 || !rowsKeptByValue.isEmpty
   }
 }
 
@@ -169,6 +186,31 @@ package struct SalvageFigures: Sendable, Encodable, Hashable {
 }
 
 extension SalvageReport {
+  /// What the file's reading says, before anything is written.
+  init(_ read: SalvageRead, version: String) {
+    self.init(version: version)
+    unreadablePages = read.unreadablePages
+    badCells = read.tables.values.reduce(0) { $0 + $1.badCells }
+    unassignedRows = read.unassignedRows
+    schemaFound = read.schemaFound
+    headerIntact = read.headerIntact
+    walFramesApplied = read.walFramesApplied
+    walFramesLeftOut = read.walFramesLeftOut
+    deletedRowsLeftOut = read.deletedRowsLeftOut
+    walFramesUnread = read.walFramesUnread
+    pagesCutOff = read.pagesCutOff
+    journalPagesRolledBack = read.journalPagesRolledBack
+    metadataPagesAlike = read.metadataPagesAlike
+    pageSize = read.image.pageSize
+    pageSizeSource = read.image.pageSizeSource
+    journalNotPlayedBack = read.image.journalNotPlayedBack
+    defaultsNotEvaluated = read.tables.values.flatMap { table in
+      (table.definition?.columns ?? []).compactMap { column in
+        if case .expression? = column.defaultValue { "\(table.name).\(column.name)" } else { nil }
+      }
+    }.sorted()
+  }
+
   package var figures: SalvageFigures { SalvageFigures(summary: summary, entities: entities) }
 }
 
@@ -190,18 +232,7 @@ package enum Salvage {
     _ read: SalvageRead, model: ObjectModel, to target: URL, options: Options = Options(),
     externalDataOf original: URL? = nil
   ) throws -> SalvageReport {
-    var report = SalvageReport(version: model.versionName ?? SalvageReport.ownModel)
-    report.unreadablePages = read.unreadablePages
-    report.badCells = read.tables.values.reduce(0) { $0 + $1.badCells }
-    report.unassignedRows = read.unassignedRows
-    report.schemaFound = read.schemaFound
-    report.headerIntact = read.headerIntact
-    report.walFramesApplied = read.walFramesApplied
-    report.walFramesLeftOut = read.walFramesLeftOut
-    report.deletedRowsLeftOut = read.deletedRowsLeftOut
-    report.walFramesUnread = read.walFramesUnread
-    report.pagesCutOff = read.pagesCutOff
-    report.journalPagesRolledBack = read.journalPagesRolledBack
+    var report = SalvageReport(read, version: model.versionName ?? SalvageReport.ownModel)
     let metadata = keptMetadata(read.metadata, model: model, report: &report)
     report.metadataFromStore = metadata != nil
     let written = metadata ?? StoreMetadata(model: model)
@@ -220,7 +251,7 @@ package enum Salvage {
           report.entities[layout.name, default: .init()].placement = placement
         }
       }
-      try setAside(read.unassigned, db: db)
+      try setAside(read.unassigned, db: db, report: &report)
       report.rowsOfNoTable = read.unassigned.count
       try writeUnplaced(read, schema: schema, db: db, report: &report)
       try carryPrimaryKeys(read, model: layout, db: db, report: &report)
@@ -250,8 +281,9 @@ package enum Salvage {
         report.notCarried[name] = "a virtual table of the store's own"
         continue
       }
+      // One statement, prepared alone: more SQL after it fails to prepare, never runs.
       do {
-        try db.execute(sql: sql)
+        try db.makeStatement(sql: sql).execute()
         report.othersMade.append("\(type) \(name)")
       } catch {
         report.notCarried[name] = "its statement no longer runs (\((error as? DatabaseError)?.message ?? "\(error)"))"
@@ -261,7 +293,12 @@ package enum Salvage {
 
   /// Rows that fit no table, kept as they were read: rowid, page, and their values in columns
   /// `C0`, `C1`, ….
-  private static func setAside(_ rows: [SQLiteFileImage.Row], db: Database) throws {
+  private static func setAside(_ all: [SQLiteFileImage.Row], db: Database, report: inout SalvageReport) throws {
+    let most = widestRow(db, beside: 2)
+    try keepValueByValue(
+      all.filter { $0.values.count > most }.map { ($0.rowid, $0.page, $0.values) }, of: "(no table)", db: db,
+      report: &report)
+    let rows = all.filter { $0.values.count <= most }
     guard let width = rows.map(\.values.count).max() else { return }
     let columns = ["Z_ROWID", "Z_PAGE"] + (0..<width).map { "C\($0)" }
     try db.execute(sql: "CREATE TABLE MIGRUN_SALVAGED_ROWS (\(columns.joined(separator: ", ")))")
@@ -317,22 +354,51 @@ package enum Salvage {
           report.setAside[target.name] = count
         } valuesLeft: { place, count in
           report.valuesLeft[place, default: 0] += count
+        } keptByValue: { count in
+          report.rowsKeptByValue[table.name, default: 0] += count
         }
       } else if let sql = table.sql, !name.hasPrefix("SQLITE_"), try !db.tableExists(table.name) {
-        // A table of the store's own (history, an app's): made as it was, its rows as they were.
-        // One the new store already has (an R-tree's shadow tables) is derived from the rows.
-        try db.execute(sql: sql)
-        let existing = Set(try db.columns(in: table.name).map(\.name))
-        report.otherTables[table.name] =
-          try insert(
-            table, of: read, into: table.name, columns: existing, db: db, accept: { _ in true }, setAside: { _ in },
-            valuesLeft: { place, count in report.valuesLeft[place, default: 0] += count })
-        for index in read.indexes where index.table == table.name {
-          try db.execute(sql: index.sql.replacingOccurrences(of: "CREATE INDEX ", with: "CREATE INDEX IF NOT EXISTS "))
-        }
+        try copyOwnTable(table, sql: sql, of: read, db: db, report: &report)
       }
     }
   }
+
+  /// A table of the store's own (history, an app's): made as it was, its rows as they were — one
+  /// statement, prepared alone (more SQL after it fails to prepare, never runs) — with its indexes.
+  /// One the new store already has (an R-tree's shadow tables) is derived from the rows. A statement
+  /// this SQLite will not run (more columns than it allows) sets its rows aside, value by value.
+  private static func copyOwnTable(
+    _ table: SalvageRead.Table, sql: String, of read: SalvageRead, db: Database, report: inout SalvageReport
+  ) throws {
+    do {
+      try db.makeStatement(sql: sql).execute()
+    } catch {
+      report.notCarried[table.name] =
+        "its statement does not run (\(Self.message(error))): its rows kept value by value in MIGRUN_SALVAGED_VALUES"
+      var rows: [(Int64, Int?, [SQLiteFileImage.Value])] = []
+      read.forEachRow(of: table) { rows.append(($0, nil, $1)) }
+      try keepValueByValue(rows, of: table.name, db: db, report: &report)
+      return
+    }
+    let existing = Set(try db.columns(in: table.name).map(\.name))
+    report.otherTables[table.name] =
+      try insert(
+        table, of: read, into: table.name, columns: existing, db: db, accept: { _ in true }, setAside: { _ in },
+        valuesLeft: { place, count in report.valuesLeft[place, default: 0] += count },
+        keptByValue: { count in report.rowsKeptByValue[table.name, default: 0] += count })
+    for index in read.indexes where index.table == table.name {
+      do {
+        try db.makeStatement(
+          sql: index.sql.replacingOccurrences(of: "CREATE INDEX ", with: "CREATE INDEX IF NOT EXISTS ")
+        ).execute()
+      } catch {
+        report.notCarried[index.name] = "its statement no longer runs (\(Self.message(error)))"
+      }
+    }
+  }
+
+  /// SQLite's words for a failure (the error itself otherwise).
+  static func message(_ error: any Error) -> String { (error as? DatabaseError)?.message ?? "\(error)" }
 
   /// The columns the store's own statement gives `table` beyond `columns` (the model's), added to
   /// `target` in the new store as the store declared them (`ALTER TABLE … ADD COLUMN`), so their
@@ -341,10 +407,10 @@ package enum Salvage {
   private static func keepColumns(
     of table: SalvageRead.Table, beyond columns: Set<String>, in target: String, db: Database
   ) throws -> [String] {
-    guard let sql = table.sql else { return [] }
+    guard let definition = table.definition else { return [] }
     let known = Set(columns.map { $0.uppercased() })
     var added: [String] = []
-    for column in SalvageRead.columnDefinitions(of: sql) where !column.isConstraint {
+    for column in definition.columns {
       guard !known.contains(column.name.uppercased()), column.name != table.rowidColumn else { continue }
       // One statement, prepared alone: a definition read from a damaged file that is not one
       // column's (a `;` and more SQL after it) fails to prepare and is left out, never run.
@@ -364,7 +430,7 @@ package enum Salvage {
   private static func insert(
     _ table: SalvageRead.Table, of read: SalvageRead, into target: String, columns: Set<String>, db: Database,
     accept: ([String: SQLiteFileImage.Value]) -> Bool, setAside: (Int) -> Void,
-    valuesLeft: (String, Int) -> Void
+    valuesLeft: (String, Int) -> Void, keptByValue: (Int) -> Void
   ) throws -> Int {
     let rowidColumn = table.rowidColumn
     let kept = table.columns.filter { columns.contains($0) }
@@ -375,7 +441,7 @@ package enum Salvage {
     }
     let statement = try db.cachedStatement(
       sql:
-        "INSERT OR IGNORE INTO \(target) (\(kept.joined(separator: ", "))) VALUES (\(kept.map { _ in "?" }.joined(separator: ", ")))"
+        "INSERT OR IGNORE INTO \(StoreEdit.quoted(target)) (\(kept.map(StoreEdit.quoted).joined(separator: ", "))) VALUES (\(kept.map { _ in "?" }.joined(separator: ", ")))"
     )
     var inserted = 0
     var refused: [(Int64, [SQLiteFileImage.Value])] = []
@@ -395,19 +461,33 @@ package enum Salvage {
       // A row a uniqueness constraint refuses (two rows claiming one value) is set aside too.
       if db.changesCount == 0 { refused.append((rowid, values)) } else { inserted += 1 }
     }
-    if !refused.isEmpty {
-      let aside = "MIGRUN_SALVAGED_\(target)"
-      let names = ["Z_ROWID"] + table.columns.map { "C_\($0)" }
-      try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(aside) (\(names.joined(separator: ", ")))")
-      let insertAside = try db.cachedStatement(
-        sql: "INSERT INTO \(aside) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))")
-      for (rowid, values) in refused {
-        let padded = (0..<table.columns.count).map { $0 < values.count ? databaseValue(values[$0]) : .null }
-        try insertAside.execute(arguments: StatementArguments([rowid.databaseValue] + padded))
-      }
-      setAside(refused.count)
-    }
+    try keepRefused(refused, of: table, target: target, db: db, setAside: setAside, keptByValue: keptByValue)
     return inserted
+  }
+
+  /// Rows `insert` refused, in `MIGRUN_SALVAGED_<TARGET>` (`Z_ROWID`, then `C_<column>` for each of
+  /// the table's columns), or value by value where the table has more columns than a table may.
+  private static func keepRefused(
+    _ refused: [(Int64, [SQLiteFileImage.Value])], of table: SalvageRead.Table, target: String, db: Database,
+    setAside: (Int) -> Void, keptByValue: (Int) -> Void
+  ) throws {
+    guard !refused.isEmpty else { return }
+    guard table.columns.count <= widestRow(db, beside: 1) else {
+      // Its statement declares more columns than this SQLite allows a table: kept value by value.
+      try writeValueByValue(refused.map { ($0.0, nil, $0.1) }, of: table.name, db: db)
+      keptByValue(refused.count)
+      return
+    }
+    let aside = StoreEdit.quoted("MIGRUN_SALVAGED_\(target)")
+    let names = ["Z_ROWID"] + table.columns.map { StoreEdit.quoted("C_\($0)") }
+    try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(aside) (\(names.joined(separator: ", ")))")
+    let insertAside = try db.cachedStatement(
+      sql: "INSERT INTO \(aside) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))")
+    for (rowid, values) in refused {
+      let padded = (0..<table.columns.count).map { $0 < values.count ? databaseValue(values[$0]) : .null }
+      try insertAside.execute(arguments: StatementArguments([rowid.databaseValue] + padded))
+    }
+    setAside(refused.count)
   }
 }
 
@@ -415,10 +495,7 @@ extension SalvageRead.Table {
   /// The column that is the table's rowid (`Z_PK INTEGER PRIMARY KEY`): from the statement, else
   /// Core Data's (`Z_PK`, `Z_PRIMARYKEY`'s `Z_ENT`) when the schema was lost.
   var rowidColumn: String? {
-    if let sql {
-      let flat = sql.uppercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
-      return columns.first { flat.contains("\($0.uppercased()) INTEGER PRIMARY KEY") }
-    }
+    if sql != nil { return definition?.rowidColumn }
     if columns.contains("Z_PK") { return "Z_PK" }
     return name == "Z_PRIMARYKEY" ? "Z_ENT" : nil
   }

@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import GRDBSQLite
 import MigrunModel
 import PropertyList
 
@@ -15,8 +14,11 @@ package struct SalvageRead: Sendable {
     package var columns: [String]
     /// The `CREATE TABLE` statement the schema holds (nil when the schema was lost).
     package var sql: String?
-    /// Each column's `DEFAULT`, as SQLite gives it (nil where none): what SQLite reads for the
-    /// columns a row was written without (`ALTER TABLE … ADD COLUMN` leaves older rows shorter).
+    /// The statement read (nil when the schema was lost, or the statement is no table's definition).
+    package var definition: CreateTableStatement?
+    /// Each column's `DEFAULT` where it is a literal value (nil where none, or an expression, never
+    /// evaluated): what SQLite reads for the columns a row was written without (`ALTER TABLE … ADD
+    /// COLUMN` leaves older rows shorter).
     package var defaults: [SQLiteFileImage.Value?] = []
     /// Each column's declared SQL type (upper-cased; empty where none): the statement's, or — the
     /// schema lost — the model's.
@@ -95,6 +97,9 @@ package struct SalvageRead: Sendable {
   package var laidOutFromModel: Set<String> = []
   /// Cells on leaves no walk reached that did not parse.
   package var unassignedRows = 0
+  /// With the schema lost, pages that each look like `Z_METADATA`'s whole table (``isMetadataTable``)
+  /// when more than one do: none is taken for the store's metadata (0 otherwise).
+  package var metadataPagesAlike = 0
   /// Rows on leaves no walk reached that fit no table: kept, set aside in `MIGRUN_SALVAGED_ROWS`.
   package var unassigned: [SQLiteFileImage.Row] = []
   /// Rows on leaves no walk reached whose keys their table's readable leaves cover without them:
@@ -162,6 +167,13 @@ package struct SalvageRead: Sendable {
 }
 
 extension SalvageRead.Table {
+  /// `row`, read on a leaf no walk reached, taken as one of the table's.
+  mutating func adopt(_ row: SQLiteFileImage.Row) {
+    rowids.insert(row.rowid)
+    adopted[row.rowid] = row.values
+    fromOrphanLeaves += 1
+  }
+
   /// Whether one of the tree's readable leaves is where `rowid` lives (its parent's keys bound it).
   func keepsPlace(of rowid: Int64) -> Bool {
     readRanges.contains { ($0.after.map { rowid > $0 } ?? true) && ($0.upTo.map { rowid <= $0 } ?? true) }
@@ -290,48 +302,31 @@ extension SalvageRead {
         if !others.contains(where: { $0.name == name }) { others.append((type, name, sql)) }
         continue
       }
-      tables[name] = Table(name: name, columns: Self.columns(of: sql), sql: sql)
-      tables[name]?.defaults = Self.defaults(of: sql, columns: Self.columns(of: sql))
-      tables[name]?.types = Self.declaredTypes(of: sql)
+      let definition = CreateTableStatement(sql: sql)
+      tables[name] = Table(name: name, columns: definition?.columns.map(\.name) ?? [], sql: sql)
+      tables[name]?.definition = definition
+      tables[name]?.defaults = Self.defaults(of: definition)
+      tables[name]?.types = definition?.columns.map(\.type) ?? []
       roots[name] = Int(root)
     }
     return roots
   }
 
-  /// Each column's `DEFAULT` in a `CREATE TABLE` statement, as SQLite evaluates it: the table made
-  /// in a database in memory, its `pragma_table_info` defaults selected. A statement SQLite does not
-  /// take, that is no table's definition, holds a query or is more than one statement gives none.
+  /// Each column's `DEFAULT` in a `CREATE TABLE` statement, where it is a literal value
+  /// (``CreateTableStatement``): what SQLite reads for a column a short row lacks. Nothing of the
+  /// statement is run or evaluated; a default that is an expression gives none (nil).
   package static func defaults(of sql: String, columns: [String]) -> [SQLiteFileImage.Value?] {
-    // Only a table's definition is run: no query in it (`CREATE TABLE … AS SELECT` may never end).
-    let words = sql.uppercased().split { !$0.isLetter && !$0.isNumber && $0 != "_" }
-    guard words.starts(with: ["CREATE", "TABLE"]), words.contains("DEFAULT"), !words.contains("SELECT"),
-      let memory = try? DatabaseQueue()
-    else { return columns.map { _ in nil } }
-    let found: [String: SQLiteFileImage.Value] =
-      (try? memory.write { db in
-        // The statement is the file's: one statement only (never SQL of its own after it), and no
-        // default longer than a megabyte (a constant expression can make a blob of any size).
-        if let connection = db.sqliteConnection { sqlite3_limit(connection, SQLITE_LIMIT_LENGTH, 1 << 20) }
-        try db.makeStatement(sql: sql).execute()
-        guard
-          let table = try String.fetchOne(
-            db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-        else {
-          return [:]
-        }
-        var found: [String: SQLiteFileImage.Value] = [:]
-        for row in try Row.fetchAll(
-          db, sql: "SELECT name, dflt_value FROM pragma_table_info(?) WHERE dflt_value IS NOT NULL",
-          arguments: [table])
-        {
-          let name: String = row[0]
-          let expression: String = row[1]
-          guard let value = try? DatabaseValue.fetchOne(db, sql: "SELECT \(expression)") else { continue }
-          found[name.uppercased()] = SQLiteFileImage.Value(value)
-        }
-        return found
-      }) ?? [:]
-    return columns.map { found[$0.uppercased()] }
+    let found = defaults(of: CreateTableStatement(sql: sql))
+    let names = CreateTableStatement(sql: sql)?.columns.map { $0.name.uppercased() } ?? []
+    let byName = Dictionary(zip(names, found), uniquingKeysWith: { first, _ in first })
+    return columns.map { byName[$0.uppercased()] ?? nil }
+  }
+
+  /// Each column's literal default, in the definition's order (nil where none or an expression).
+  static func defaults(of definition: CreateTableStatement?) -> [SQLiteFileImage.Value?] {
+    (definition?.columns ?? []).map { column in
+      if case .literal(let value)? = column.defaultValue { value } else { nil }
+    }
   }
 
   /// With the schema lost, each model table's rows are placed by proof (``SalvagePlacement``): the
@@ -400,9 +395,14 @@ extension SalvageRead {
         entityTables[Int64(layout.number)] = layout.table
       }
     }
+    let metadataPage = metadataTablePage(image, among: orphans)
     for number in orphans {
       guard let (rows, bad) = image.leafRows(number, overflow: &overflow) else { continue }
       unassignedRows += bad
+      if number == metadataPage, let row = rows.first {
+        tables["Z_METADATA"]?.adopt(row)
+        continue
+      }
       for row in rows where !Self.isSchemaRow(row) {
         guard let table = home(of: row.values, entityTables: entityTables) else {
           unassigned.append(row)
@@ -473,8 +473,9 @@ extension SalvageRead {
   /// as NULL: as its statement declares, or (the schema lost) a table of Core Data's that begins
   /// with `Z_PK` or is one of its own keyed by the rowid.
   static func storesRowidAsNull(_ table: Table) -> Bool {
-    if let sql = table.sql, let first = columnDefinitions(of: sql).first(where: { !$0.isConstraint }) {
-      return first.definition.uppercased().contains("INTEGER PRIMARY KEY")
+    if table.sql != nil {
+      guard let definition = table.definition, let rowid = definition.rowidColumn else { return false }
+      return definition.columns.first?.name == rowid
     }
     return table.columns.first == "Z_PK" || ["Z_PRIMARYKEY", "Z_METADATA"].contains(table.name)
   }
@@ -489,23 +490,11 @@ extension SalvageRead {
     }
   }
 
-  /// The declared type of each column of a `CREATE TABLE` statement (its second word, upper-cased;
-  /// empty where none).
-  static func declaredTypes(of sql: String) -> [String] {
-    columnDefinitions(of: sql).filter { !$0.isConstraint }.map(\.type)
-  }
-
   /// Core Data's own table a row is known by its content to belong to, with the schema lost:
-  /// `Z_METADATA` (version, UUID text, a binary property list), `Z_PRIMARYKEY` (its rowid the entity
-  /// number, name text, super and max integers), `Z_MODELCACHE` (one blob).
+  /// `Z_PRIMARYKEY` (its rowid the entity number, name text, super and max integers), `Z_MODELCACHE`
+  /// (one blob). `Z_METADATA`'s row is known by its page, never its content (``isMetadataTable``).
   static func coreDataTable(holding values: [SQLiteFileImage.Value]) -> String? {
     switch values.count {
-    case 3:
-      // Z_VERSION is the table's INTEGER PRIMARY KEY: the rowid, stored in the record as NULL.
-      guard values[0] == .null, case .text = values[1], case .blob(let plist) = values[2],
-        plist.starts(with: Array("bplist00".utf8))
-      else { return nil }
-      return "Z_METADATA"
     case 4:
       guard values[0] == .null, case .text = values[1], case .integer = values[2], case .integer = values[3] else {
         return nil
@@ -518,39 +507,33 @@ extension SalvageRead {
     }
   }
 
-  /// The column names of a `CREATE TABLE` statement (constraints left out).
-  package static func columns(of sql: String) -> [String] {
-    columnDefinitions(of: sql).filter { !$0.isConstraint }.map(\.name)
+  /// With the schema lost, `Z_METADATA` is known by its table, not by a property list's look: the one
+  /// page of `orphans` that is a whole table of one row shaped as Core Data's (``isMetadataTable``).
+  /// Two such pages cannot be told apart: neither is taken, and ``metadataPagesAlike`` says so (an
+  /// app's table of plists once gave its row as the store's metadata).
+  private mutating func metadataTablePage(_ image: SQLiteFileImage, among orphans: [Int]) -> Int? {
+    guard !schemaFound else { return nil }
+    let pages = orphans.filter { Self.isMetadataTable(image, page: $0) }
+    metadataPagesAlike = pages.count > 1 ? pages.count : 0
+    return pages.count == 1 ? pages.first : nil
   }
 
-  /// The parts of a `CREATE TABLE` statement's list: each column's name and declared type (its
-  /// second word), and whether the part is a table constraint.
-  static func columnDefinitions(of sql: String) -> [(
-    name: String, type: String, isConstraint: Bool, definition: String
-  )] {
-    guard let open = sql.firstIndex(of: "("), let close = sql.lastIndex(of: ")"), open < close else { return [] }
-    var parts: [String] = []
-    var depth = 0
-    var current = ""
-    for character in sql[sql.index(after: open)..<close] {
-      if character == "(" { depth += 1 }
-      if character == ")" { depth -= 1 }
-      if character == "," && depth == 0 {
-        parts.append(current)
-        current = ""
-      } else {
-        current.append(character)
-      }
-    }
-    parts.append(current)
-    let constraints = ["PRIMARY", "UNIQUE", "CHECK", "FOREIGN", "CONSTRAINT"]
-    return parts.compactMap { part in
-      let words = part.trimmingCharacters(in: .whitespacesAndNewlines).split(whereSeparator: \.isWhitespace)
-      guard let first = words.first else { return nil }
-      let name = first.trimmingCharacters(in: CharacterSet(charactersIn: "\"'`[]"))
-      let type = words.dropFirst().first.map { $0.uppercased() } ?? ""
-      return (name, type, constraints.contains(name.uppercased()), part)
-    }
+  /// Whether table leaf `page` is, whole, Core Data's `Z_METADATA` as a table of one row: a single
+  /// cell, rowid 1 (Core Data's `Z_VERSION`), its values shaped as the table's columns are declared
+  /// (`Z_VERSION INTEGER PRIMARY KEY` — stored as NULL — `Z_UUID VARCHAR`, `Z_PLIST BLOB`).
+  static func isMetadataTable(_ image: SQLiteFileImage, page: Int) -> Bool {
+    var ignored = Set<Int>()
+    guard let (rows, bad) = image.leafRows(page, overflow: &ignored), bad == 0, rows.count == 1,
+      let row = rows.first, row.rowid == 1, row.values.count == 3, row.values[0] == .null,
+      case .text = row.values[1], case .blob = row.values[2]
+    else { return false }
+    return true
+  }
+
+  /// The column names of a `CREATE TABLE` statement (constraints left out; none when it is not
+  /// one table's definition).
+  package static func columns(of sql: String) -> [String] {
+    CreateTableStatement(sql: sql)?.columns.map(\.name) ?? []
   }
 
   private func metadata(in table: Table?) -> StoreMetadata? {
