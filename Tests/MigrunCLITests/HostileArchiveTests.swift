@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 
 @testable import MigrunModel
+@testable import MigrunStore
 
 /// Keyed archives whose objects each refer twice to the next, 50 deep (issue 69): a few kilobytes
 /// that a tree walk visits 2^50 times. In a mapping model's value expression, a compiled mapping
@@ -178,5 +179,37 @@ import Testing
     #expect(result.status == 1, "\(result.status) \(result.stderr)")
     #expect(result.stderr.contains("nested more than 256 deep"), "\(result.stderr.prefix(2000))")
     #expect(!FileManager.default.fileExists(atPath: store.path))
+  }
+
+  /// A binary store (`NSBinaryStoreType`) whose metadata archive holds arrays that each hold the
+  /// next one twice, 50 deep: the store's own archive reader walked it 2^50 times. `inspect`,
+  /// `export` and `check` refuse it by name.
+  @Test func aBinaryStoresSharedMetadataIsRefused() throws {
+    let folder = try TemporaryDirectory()
+    let store = folder.url.appendingPathComponent("Moody.binary")
+    let created = try MigrunProcess.run(["create", store.path, "--type", "binary", "--model", Self.moody])
+    #expect(created.status == 0, "\(created.stderr)")
+    let bytes = [UInt8](try Data(contentsOf: store))
+    func long(_ at: Int) -> Int { Int(bytes[at..<at + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }) }
+    let map = Array(bytes[long(32)..<long(32) + long(40)])
+    var archiver = KeyedArchiver()
+    var next = archiver.string("leaf")
+    for _ in 0..<50 { next = archiver.array([next, next]) }
+    let root = archiver.dictionary(
+      keys: [archiver.string("NSStoreType"), archiver.string("hostile")], values: [archiver.string("Binary"), next])
+    let metadata = archiver.archive(top: ["metadata": root]).binaryEncoded()
+    let file =
+      BinaryStoreFile.header(mapLength: map.count, metadataLength: metadata.count, next: Int64(long(48))) + map
+      + metadata
+    try Data(file).write(to: store)
+    for command in ["inspect", "export", "check"] {
+      let result = try MigrunProcess.run([command, store.path, "--model", Self.moody])
+      #expect(result.status == 1, "\(command): \(result.status) \(result.stdout)\(result.stderr)")
+      #expect(
+        (result.stdout + result.stderr).contains(
+          "its metadata archive shares objects so deeply its expanded form exceeds 500000 nodes"),
+        "\(command): \(result.stdout)\(result.stderr)")
+      #expect((result.stdout + result.stderr).contains("Moody.binary"), "\(command): \(result.stderr)")
+    }
   }
 }
