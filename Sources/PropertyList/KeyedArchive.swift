@@ -37,7 +37,7 @@ package enum KeyedArchive {
   /// archive: four per byte of it). The expanded form is the tree every reader of an
   /// ``ArchivedValue`` walks — comparing, hashing, converting, printing — with an object that many
   /// fields refer to counted once per field. An archive is decoded in time of its own size (each
-  /// object once), but one whose objects each refer twice to the next, 50 deep, is 3 KB that
+  /// object once), but one whose objects each refer twice to the next, 50 deep, is 5 KB that
   /// expands to 2^50 nodes: it is refused before any reader walks it.
   package static let minimumExpandedNodes = 500_000
 
@@ -62,24 +62,23 @@ package enum KeyedArchive {
     return try unarchive(PropertyListValue(decoding: bytes), linkKeys: linkKeys, bounds: bounds)
   }
 
+  /// ``unarchive(_:linkKeys:)`` of an archive already read as a property list, held to the floors
+  /// of the bounds (``minimumExpandedNodes``, ``minimumExpandedBytes``): its size in bytes is unknown.
   package static func unarchive(_ archive: PropertyListValue, linkKeys: Set<String> = []) throws(PropertyListError)
     -> ArchivedValue
   {
     try unarchive(archive, linkKeys: linkKeys, bounds: Bounds(nodes: minimumExpandedNodes, bytes: minimumExpandedBytes))
   }
 
-  /// How much an archive's expanded form may hold.
-  package struct Bounds: Sendable {
-    package var nodes: Int
-    package var bytes: Int
+  // MARK: - Non public
 
-    package init(nodes: Int, bytes: Int) {
-      self.nodes = nodes
-      self.bytes = bytes
-    }
+  /// How much an archive's expanded form may hold.
+  private struct Bounds {
+    var nodes: Int
+    var bytes: Int
   }
 
-  package static func unarchive(_ archive: PropertyListValue, linkKeys: Set<String>, bounds: Bounds)
+  private static func unarchive(_ archive: PropertyListValue, linkKeys: Set<String>, bounds: Bounds)
     throws(PropertyListError) -> ArchivedValue
   {
     guard archive["$archiver"]?.stringValue == "NSKeyedArchiver", let objects = archive["$objects"]?.arrayValue,
@@ -94,8 +93,6 @@ package enum KeyedArchive {
     }
     return .dictionary(entries)
   }
-
-  // MARK: - Non public
 
   /// What a decoded value expands to: its nodes, the bytes of its strings and data, its levels.
   private struct Size {
