@@ -42,8 +42,10 @@ import Testing
   /// Moody 2's model, as its store caches it, with a fetch request template whose predicate is
   /// ``sharedPredicate(_:)``: the keyed archive (a compiled model's content), not deflated.
   static func hostileModelArchive() throws -> [UInt8] {
-    let store = Fixtures.url("objcio-core-data-moody/stores/Moody 2.moody.sqlite")
-    let queue = try DatabaseQueue(path: store.path, configuration: readOnly())
+    // Read from a copy: a WAL store opened where it is gets a -shm and -wal beside it.
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody 2.moody.sqlite", into: folder)
+    let queue = try DatabaseQueue(path: store.path)
     let blob = try #require(try queue.read { try Data.fetchOne($0, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE") })
     try queue.close()
     let original = try PropertyListValue(decoding: ObjectModel.inflateModelCache([UInt8](blob)))
@@ -58,12 +60,6 @@ import Testing
     fields["NSFetchRequestTemplates"] = archiver.dictionary(keys: [archiver.string("hostile")], values: [request])
     archiver.fill(root, classes: ["NSManagedObjectModel", "NSObject"], fields: fields)
     return archiver.archive(root: .uid(root)).binaryEncoded()
-  }
-
-  static func readOnly() -> Configuration {
-    var configuration = Configuration()
-    configuration.readonly = true
-    return configuration
   }
 
   static func expectRefused(_ result: MigrunProcess.Result, _ what: String, naming file: String) {
