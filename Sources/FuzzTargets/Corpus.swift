@@ -278,6 +278,7 @@ public enum Corpus {
   ]
 
   static let predicateSeeds = [
+    String(repeating: "(", count: 100_000) + "1" + String(repeating: ")", count: 100_000),
     "title == 'a' AND count > 3", "ANY tags.name BEGINSWITH[cd] 'r' OR NOT (done == YES)",
     "owner.name IN {'Ann', 'Bo'} AND when BETWEEN {0, 800000000}", "items.@count > 1 AND name MATCHES 'A.*'",
     "lowercase:(title)", "ratio * (count + 1)", "add:to:(small, -2.5)", "SELF", "price != nil AND big < 9",
@@ -310,8 +311,22 @@ public enum Corpus {
     return seeds
   }
 
+  /// An archive of `depth` expressions, each referring twice to the next (its operand and its one
+  /// argument): a few kilobytes whose expanded form is 2^depth nodes. Issue 69's hostile archive.
+  public static func sharedArchive(depth: Int) -> [UInt8] {
+    var archiver = KeyedArchiver()
+    var next = archiver.object(
+      ["NSConstantValueExpression", "NSExpression", "NSObject"], ["NSConstantValue": archiver.string("leaf")])
+    for _ in 0..<depth {
+      next = archiver.object(
+        ["NSFunctionExpression", "NSExpression", "NSObject"],
+        ["NSSelectorName": archiver.string("add:to:"), "NSOperand": next, "NSArguments": archiver.array([next])])
+    }
+    return archiver.archive(root: next).binaryEncoded()
+  }
+
   private static func archiveSeeds(_ target: FuzzTarget, fixtures: URL, stores: [URL]) throws -> [(String, Data)] {
-    var seeds: [(String, Data)] = []
+    var seeds: [(String, Data)] = [("shared-50.archive", Data(sharedArchive(depth: 50)))]
     for store in stores {
       guard let blob = try column("Z_CONTENT", of: "Z_MODELCACHE", in: store) else { continue }
       if target == .modelCache { seeds.append((name(of: store, in: fixtures) + ".modelcache", blob)) }

@@ -181,8 +181,15 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     }
   }
 
+  /// Decoded, then walked whole as its readers walk it: compared, hashed, read as a mapping
+  /// model's expression and as a model (an archive that shares objects over and over is refused
+  /// before any of these).
   private static func runKeyedArchive(_ data: Data, _ bytes: [UInt8]) {
-    _ = try? KeyedArchive.unarchive(bytes)
+    guard let value = try? KeyedArchive.unarchive(bytes) else { return }
+    _ = value == value
+    _ = value.hashValue
+    _ = MappingExpression(archived: value).description
+    _ = try? ModelCache.model(from: value)
   }
 
   private static func runModelCache(_ data: Data, _ bytes: [UInt8]) {

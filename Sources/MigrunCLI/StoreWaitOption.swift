@@ -12,10 +12,11 @@ struct StoreWaitOption: ParsableArguments {
       valueName: "seconds"))
   var seconds: Double?
 
-  /// A wait that is no number of seconds is a bad command line (exit 64), found before any work.
+  /// A wait that is no number of seconds, or longer than SQLite's busy handler counts
+  /// (`SQLiteStore.maximumWait`), is a bad command line (exit 64), found before any work.
   func validate() throws {
-    if let seconds, !(seconds >= 0 && seconds.isFinite) {
-      throw ValidationError("--wait: give a number of seconds, 0 or more")
+    if let seconds, !(seconds >= 0 && seconds <= SQLiteStore.maximumWait) {
+      throw ValidationError("--wait: give a number of seconds from 0 to \(Int(SQLiteStore.maximumWait)) (24 days)")
     }
   }
 

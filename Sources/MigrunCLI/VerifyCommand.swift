@@ -30,6 +30,19 @@ struct VerifyCommand: ProjectCommand {
   @Option(help: ArgumentHelp("Write one JUnit test case per version to this file.", valueName: "file")) var junit:
     String?
 
+  /// The most objects made up per entity: a store of that many per entity is already far past
+  /// what a migration's checks need, and a count past it would only fill the memory.
+  static let objectRange = 0...1_000_000
+
+  /// A count of objects outside ``objectRange`` is a bad command line (exit 64), found before any work.
+  func validate() throws {
+    guard Self.objectRange.contains(objects) else {
+      throw ValidationError(
+        "--objects: give a number of objects per entity from \(Self.objectRange.lowerBound) to \(Self.objectRange.upperBound)"
+      )
+    }
+  }
+
   func execute(_ project: ProjectConfig?) throws {
     try show(
       VerifyJob(

@@ -142,7 +142,7 @@ package struct AppleMappingModel: Sendable, Hashable {
     do {
       archive = try KeyedArchive.unarchive(bytes)
     } catch {
-      throw fail("not a compiled mapping model (an archived NSMappingModel): \(error)")
+      throw fail("cannot be read as a compiled mapping model (an archived NSMappingModel): \(error)")
     }
     guard case .object("NSMappingModel", let fields) = archive, case .array(let archived)? = fields["NSEntityMappings"]
     else { throw fail("not a compiled mapping model: the archive holds no NSMappingModel") }
@@ -386,7 +386,9 @@ package struct AppleMappingModel: Sendable, Hashable {
     do {
       return MappingExpression(archived: try KeyedArchive.unarchive(bytes))
     } catch {
-      throw fail("entity mapping \(mapping), property '\(name)': the value expression is not an archived NSExpression")
+      throw fail(
+        "entity mapping \(mapping), property '\(name)': the value expression cannot be read as an archived NSExpression: \(error)"
+      )
     }
   }
 
@@ -397,8 +399,12 @@ package struct AppleMappingModel: Sendable, Hashable {
     -> [String: String]
   {
     guard let bytes = object.data("userinfodata") else { return [:] }
-    guard let archive = try? KeyedArchive.unarchive(bytes) else {
-      throw MigrationError(.badMapping, reason: "\(owner): its user info (userinfodata) is not a keyed archive")
+    let archive: ArchivedValue
+    do {
+      archive = try KeyedArchive.unarchive(bytes)
+    } catch {
+      throw MigrationError(
+        .badMapping, reason: "\(owner): its user info (userinfodata) is not a keyed archive (\(error))")
     }
     return try userInfo(archive, of: owner)
   }

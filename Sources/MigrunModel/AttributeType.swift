@@ -60,4 +60,16 @@ public enum AttributeType: UInt32, Sendable, Hashable, CaseIterable, Codable {
     default: false
     }
   }
+
+  /// The values an attribute of an integer type holds — Integer 16, 32 and 64 are Core Data's
+  /// 16-, 32- and 64-bit numbers — or nil for any other type. `check` names a value outside it,
+  /// and `import` refuses one.
+  package var integerRange: ClosedRange<Int64>? {
+    switch self {
+    case .integer16: Int64(Int16.min)...Int64(Int16.max)
+    case .integer32: Int64(Int32.min)...Int64(Int32.max)
+    case .integer64: Int64.min...Int64.max
+    default: nil
+    }
+  }
 }

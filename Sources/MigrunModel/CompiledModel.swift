@@ -30,7 +30,8 @@ enum CompiledModel {
       archive = try KeyedArchive.unarchive(Array(data), linkKeys: ModelCache.links)
     } catch {
       throw ModelError(
-        .notAModel, file: url.path, reason: "not a compiled model (an archived NSManagedObjectModel): \(error)")
+        .notAModel, file: url.path,
+        reason: "cannot be read as a compiled model (an archived NSManagedObjectModel): \(error)")
     }
     do {
       return try ModelCache.model(from: archive, versionName: versionName)

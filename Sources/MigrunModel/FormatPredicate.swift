@@ -111,8 +111,9 @@ public struct FormatPredicateError: Error, Sendable, CustomStringConvertible {
   }
 
   public var description: String {
-    if let offset { return "predicate \"\(format)\": at character \(offset + 1): \(reason)" }
-    return "predicate \"\(format)\": \(reason)"
+    let shown = ErrorMessage.quoted(format)
+    if let offset { return "predicate \"\(shown)\": at character \(offset + 1): \(reason)" }
+    return "predicate \"\(shown)\": \(reason)"
   }
 }
 

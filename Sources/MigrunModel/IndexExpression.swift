@@ -139,7 +139,11 @@ extension FormatPredicateParser {
     return result
   }
 
+  /// One operand: parentheses and function arguments recurse through it, so it counts a level
+  /// (``enter()``): a text of a hundred thousand `(` stops with an error, not the stack.
   mutating func parseIndexPrimary() throws(FormatPredicateError) -> IndexExpression {
+    try enter()
+    defer { depth -= 1 }
     switch current {
     case .symbol("-"):
       advance()

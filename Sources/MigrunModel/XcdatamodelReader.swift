@@ -183,7 +183,9 @@ private final class ModelXMLBuilder: XMLScanner.Delegate {
           expression = try IndexExpression.parse(text)
         } catch {
           expression = .other(
-            text.isEmpty ? "no property and no expression" : "'\(text)', which migrun cannot read (\(error.reason))")
+            text.isEmpty
+              ? "no property and no expression"
+              : "'\(ErrorMessage.quoted(text))', which migrun cannot read (\(error.reason))")
         }
       }
       fetchIndex?.elements.append(

@@ -68,7 +68,9 @@ package enum StoreJSON {
   }
 
   /// Writes the objects of `json` into `store` (which must be empty and fit the export's hashes),
-  /// in one transaction: rows first, then to-many members.
+  /// in one transaction: rows first, then to-many members. Objects `check` would find fault with
+  /// (``ObjectCheck``: a link to no object of the export, an integer outside its type, a required
+  /// value missing) are refused by entity, key and property before anything is written.
   package static func importObjects(_ json: Data, into store: any ObjectStore) throws {
     let parsed: JSONValue
     do {
@@ -100,6 +102,9 @@ package enum StoreJSON {
       }
       for case .object(let entry) in entries { objects.append(try decode(entry, entity: entity, model: store.model)) }
     }
+    // What `check` would find in the new store is refused before anything is written.
+    let problems = ObjectCheck.problems(in: objects, model: store.model)
+    if let first = problems.first { throw first.error(among: problems.count) }
     var metadata: StoreMetadata?
     if let uuid = root["uuid"]?.string {
       metadata = store.metadata

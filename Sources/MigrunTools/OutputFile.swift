@@ -131,7 +131,7 @@ package enum OutputFile {
     for cause in ErrorCause.chain(error) {
       if let posix = cause as? POSIXError { return posix.code.rawValue }
       let nsError = cause as NSError
-      if nsError.domain == NSPOSIXErrorDomain { return Int32(nsError.code) }
+      if nsError.domain == NSPOSIXErrorDomain { return Int32(exactly: nsError.code) }
     }
     return nil
   }

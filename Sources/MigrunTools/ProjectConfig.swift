@@ -250,7 +250,9 @@ extension ProjectConfig {
   static let luaInstructionsRange = "must be at least 1"
 
   /// What is wrong with `seconds` as the Lua time limit, or nil.
-  package static func luaTimeProblem(_ seconds: Double) -> String? { seconds > 0 ? nil : luaTimeRange }
+  package static func luaTimeProblem(_ seconds: Double) -> String? {
+    seconds > 0 && seconds.isFinite ? nil : luaTimeRange
+  }
   /// What is wrong with `mebibytes` as the Lua memory limit (its bytes must fit the VM's count), or nil.
   package static func luaMemoryProblem(_ mebibytes: Int) -> String? {
     (1...(1 << 20)).contains(mebibytes) ? nil : luaMemoryRange

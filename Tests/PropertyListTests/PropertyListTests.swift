@@ -103,20 +103,74 @@ import Testing
     }
   }
 
-  /// Plain arrays among an archive's objects, each holding the next one twice, 45 deep: decoded
-  /// once each (issue 55's DAG, as a keyed archive), not 2^45 times.
-  @Test func anArchiveWhosePlainArraysShareTheirContentsDecodesOnce() throws {
+  /// Plain arrays among an archive's objects, each holding the next one twice, 45 deep (issue 55's
+  /// DAG, as a keyed archive): decoded once each, but 2^45 values to every reader that walks the
+  /// result — refused, naming the bound.
+  @Test func anArchiveWhosePlainArraysShareTheirContentsIsRefused() throws {
     var objects: [PropertyListValue] = [.string("$null")]
     for index in 1...45 { objects.append(.array([.uid(UInt64(index + 1)), .uid(UInt64(index + 1))])) }
     objects.append(.string("leaf"))
     let archive = PropertyListValue.dictionary([
       "$archiver": .string("NSKeyedArchiver"), "$top": .dictionary(["root": .uid(1)]), "$objects": .array(objects),
     ])
-    guard case .array(let top) = try KeyedArchive.unarchive(archive) else {
-      Issue.record("the root is no array")
-      return
+    #expect(
+      throws: PropertyListError(
+        "the archive shares objects so deeply its expanded form exceeds \(KeyedArchive.minimumExpandedNodes) nodes, "
+          + "an object counted once for each field that refers to it")
+    ) { try KeyedArchive.unarchive(archive) }
+  }
+
+  /// Issue 69: objects that each refer twice to the next, 50 deep — 5 KB of archive, 2^50 nodes
+  /// expanded — are refused; 12 deep (8,191 nodes) is an archive like any other, each object
+  /// decoded once and shared.
+  @Test func anArchiveOfObjectsSharedFiftyDeepIsRefusedAndTwelveDeepIsRead() throws {
+    func archive(depth: Int) -> [UInt8] {
+      var archiver = KeyedArchiver()
+      var next = archiver.string("leaf")
+      for _ in 0..<depth {
+        next = archiver.object(["Pair", "NSObject"], ["left": next, "right": archiver.array([next])])
+      }
+      return archiver.archive(root: next).binaryEncoded()
     }
-    #expect(top.count == 2)
+    let hostile = archive(depth: 50)
+    #expect(hostile.count < 8192)
+    #expect(throws: PropertyListError.self) { try KeyedArchive.unarchive(hostile) }
+    do {
+      _ = try KeyedArchive.unarchive(hostile)
+    } catch {
+      #expect(error.description.contains("shares objects so deeply its expanded form exceeds 500000 nodes"))
+    }
+    var value = try KeyedArchive.unarchive(archive(depth: 12))
+    var depth = 0
+    while case .object("Pair", let fields) = value, case .array(let right)? = fields["right"] {
+      #expect(fields["left"] == right.first)
+      value = fields["left"] ?? .null
+      depth += 1
+    }
+    #expect(depth == 12 && value == .string("leaf"))
+  }
+
+  /// A string shared by many fields counts once per field: a megabyte string in 256 places would
+  /// print as 256 MB. Refused past the archive's byte bound.
+  @Test func aLongStringSharedByManyFieldsIsRefused() throws {
+    var archiver = KeyedArchiver()
+    let long = archiver.string(String(repeating: "x", count: 1 << 20))
+    let root = archiver.array(Array(repeating: long, count: 256))
+    #expect(throws: PropertyListError.self) { try KeyedArchive.unarchive(archiver.archive(root: root).binaryEncoded()) }
+  }
+
+  /// A chain 150 deep, met again 100 levels down through a shared object, is 250 levels to a
+  /// reader: the depth counts a shared object where it is met, not only where it was decoded.
+  @Test func depthCountsASharedObjectWhereItIsMetAgain() throws {
+    var archiver = KeyedArchiver()
+    var chain = archiver.string("leaf")
+    for _ in 0..<150 { chain = archiver.array([chain]) }
+    var outer = chain
+    for _ in 0..<100 { outer = archiver.array([outer]) }
+    let root = archiver.array([chain, outer])
+    #expect(throws: PropertyListError("archive nested more than 200 deep")) {
+      try KeyedArchive.unarchive(archiver.archive(root: root).binaryEncoded())
+    }
   }
 
   @Test func unarchivesFoundationsKeyedArchives() throws {

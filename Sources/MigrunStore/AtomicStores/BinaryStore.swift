@@ -75,7 +75,8 @@ package struct BinaryStoreFile: Sendable {
     guard let metadataObjects = metadataArchive["$objects"]?.arrayValue,
       let metadataRoot = metadataArchive["$top"]?["metadata"]?.uidValue
     else { throw bad("its metadata archive has no 'metadata'") }
-    let metadata = try Archived(objects: metadataObjects, file: file).plist(metadataRoot)
+    var expansion = Archived.Expansion(archiveBytes: metadataBytes.count)
+    let metadata = try Archived(objects: metadataObjects, file: file).plist(metadataRoot, expansion: &expansion)
     guard case .dictionary = metadata else { throw bad("its metadata is not a dictionary") }
     guard let objects = mapArchive["$objects"]?.arrayValue, let root = mapArchive["$top"]?["mapData"]?.uidValue else {
       throw bad("its map archive has no 'mapData'")
@@ -195,31 +196,71 @@ package struct BinaryStoreFile: Sendable {
       return nil
     }
 
+    /// What an archived value may still expand to (``KeyedArchive``'s bounds): each object is
+    /// counted every time a field refers to it, as the value built holds it.
+    struct Expansion {
+      let nodeBound: Int
+      let byteBound: Int
+      var nodes = 0
+      var bytes = 0
+
+      init(archiveBytes: Int) {
+        nodeBound = max(KeyedArchive.minimumExpandedNodes, 4 * archiveBytes)
+        byteBound = max(KeyedArchive.minimumExpandedBytes, 4 * archiveBytes)
+      }
+    }
+
+    /// `value`, its string's or data's bytes counted against `expansion`.
+    func counted(_ value: PropertyListValue, _ expansion: inout Expansion) throws(StoreError) -> PropertyListValue {
+      switch value {
+      case .string(let text): expansion.bytes += text.utf8.count
+      case .data(let bytes): expansion.bytes += bytes.count
+      default: break
+      }
+      guard expansion.bytes <= expansion.byteBound else {
+        throw bad(
+          "its metadata archive shares its strings and data so often its expanded form exceeds "
+            + "\(expansion.byteBound) bytes")
+      }
+      return value
+    }
+
     /// An archived property list value (the metadata): dictionaries, arrays, strings, numbers,
-    /// data, dates.
-    func plist(_ reference: UInt64, depth: Int = 0) throws(StoreError) -> PropertyListValue {
+    /// data, dates. An archive whose objects refer to each other over and over (each to the next
+    /// twice, 50 deep) is refused past `expansion`, never walked 2^50 times.
+    func plist(_ reference: UInt64, depth: Int = 0, expansion: inout Expansion) throws(StoreError)
+      -> PropertyListValue
+    {
       guard depth < 64 else { throw bad("the metadata nests deeper than 64 levels") }
+      expansion.nodes += 1
+      guard expansion.nodes <= expansion.nodeBound else {
+        throw bad(
+          "its metadata archive shares objects so deeply its expanded form exceeds \(expansion.nodeBound) nodes, "
+            + "an object counted once for each field that refers to it")
+      }
       let value = try object(reference)
       guard case .dictionary(let fields) = value, fields["$class"] != nil else {
         if case .uid = value { throw bad("a reference where a value was expected") }
-        return value
+        return try counted(value, &expansion)
       }
       switch try className(reference) {
       case "NSDictionary", "NSMutableDictionary":
         var result: [String: PropertyListValue] = [:]
         for (key, element) in try entries(reference) {
           guard let name = try string(key) else { throw bad("a metadata key is not a string") }
-          result[name] = try plist(element, depth: depth + 1)
+          result[name] = try plist(element, depth: depth + 1, expansion: &expansion)
         }
         return .dictionary(result)
       case "NSArray", "NSMutableArray", "NSSet", "NSMutableSet", "NSOrderedSet", "NSMutableOrderedSet":
         var result: [PropertyListValue] = []
-        for element in try list(reference) { result.append(try plist(element, depth: depth + 1)) }
+        for element in try list(reference) {
+          result.append(try plist(element, depth: depth + 1, expansion: &expansion))
+        }
         return .array(result)
       case "NSString", "NSMutableString":
-        return .string(try string(reference) ?? "")
+        return try counted(.string(try string(reference) ?? ""), &expansion)
       case "NSData", "NSMutableData":
-        return .data(fields["NS.data"]?.dataValue ?? [])
+        return try counted(.data(fields["NS.data"]?.dataValue ?? []), &expansion)
       case "NSDate":
         guard case .real(let seconds)? = fields["NS.time"] else { throw bad("an NSDate without its time") }
         return .date(seconds)

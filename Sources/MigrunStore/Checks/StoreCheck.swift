@@ -408,6 +408,21 @@ public enum StoreCheck {
     }
     return found
   }
+
+  /// Whether the model requires a value of `attribute` (Core Data's validation refuses to save an
+  /// object without one): not optional, not derived — a composite's elements may be NULL when the
+  /// composite is, so required is the composite's flag and no element's.
+  static func requiresValue(_ attribute: Attribute) -> Bool {
+    !attribute.isOptional && attribute.type != .composite && attribute.derivation == nil
+  }
+
+  /// Whether a real in an integer column is within `range`, as SQLite compares them (`BETWEEN`);
+  /// NaN, which SQLite keeps as NULL, is no number outside it. (Int64's largest is no double: 2^63
+  /// is the nearest, and past it.)
+  static func fits(_ number: Double, _ range: ClosedRange<Int64>) -> Bool {
+    number.isNaN
+      || (number >= Double(range.lowerBound) && number <= Double(range.upperBound) && number < 0x1p63)
+  }
 }
 
 extension SQLiteStore {
@@ -488,8 +503,7 @@ extension SQLiteStore {
       // Per attribute: the SQL counting values of another type, and the finding's words.
       var counts: [(sql: String, place: String, what: String, kind: String)] = []
       for attribute in entity.attributes {
-        // A composite's elements may be NULL when the composite is: required is the composite's flag.
-        let required = !attribute.isOptional && attribute.type != .composite && attribute.derivation == nil
+        let required = StoreCheck.requiresValue(attribute)
         for leaf in attribute.leaves where !leaf.isTransient {
           guard case .attribute(let column)? = layout.properties[leaf.name] else { continue }
           let place = "\(layout.name).\(leaf.name) (\(leaf.type.xmlName))"
@@ -524,14 +538,17 @@ extension SQLiteStore {
   private static func anotherType(_ type: AttributeType, column: String) -> [(sql: String, what: String)] {
     let textOrBytes = "typeof(\(column)) IN ('text', 'blob')"
     switch type {
-    case .integer16, .integer32:
-      let bits = type == .integer16 ? 15 : 31
-      let (low, high) = (-(Int64(1) << bits), (Int64(1) << bits) - 1)
+    case .integer16, .integer32, .integer64:
+      guard let range = type.integerRange else { return [] }
+      let (low, high) = (range.lowerBound, range.upperBound)
       return [
-        ("typeof(\(column)) = 'integer' AND \(column) NOT BETWEEN \(low) AND \(high)", "outside \(low)…\(high)"),
+        (
+          "typeof(\(column)) IN ('integer', 'real') AND \(column) NOT BETWEEN \(low) AND \(high)",
+          "outside \(low)…\(high)"
+        ),
         (textOrBytes, "stored as text or bytes"),
       ]
-    case .integer64, .boolean, .date: return [(textOrBytes, "stored as text or bytes")]
+    case .boolean, .date: return [(textOrBytes, "stored as text or bytes")]
     case .double, .float, .decimal: return [("\(textOrBytes) AND \(column) IS NOT 'NaN'", "stored as text or bytes")]
     default: return []
     }

@@ -159,8 +159,8 @@ package enum StoreUse {
       underlying: cause)
   }
 
-  private static func formatSeconds(_ seconds: Double) -> String {
-    seconds == seconds.rounded() ? "\(Int(seconds)) s" : String(format: "%.1f s", seconds)
+  static func formatSeconds(_ seconds: Double) -> String {
+    Int(exactly: seconds).map { "\($0) s" } ?? String(format: "%.1f s", seconds)
   }
 }
 
@@ -200,7 +200,8 @@ package final class MigrationLock {
         throw StoreError(
           .inUse, file: store.path,
           reason: "the store is in use: another migrun (process \(holder ?? "?")) is migrating it"
-            + (wait > 0 ? " (still after waiting \(Int(wait)) s)" : "") + "; wait for it (StoreMigrator.Options.wait)")
+            + (wait > 0 ? " (still after waiting \(StoreUse.formatSeconds(wait)))" : "")
+            + "; wait for it (StoreMigrator.Options.wait)")
       }
       usleep(100_000)
     }

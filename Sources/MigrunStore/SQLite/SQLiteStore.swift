@@ -78,6 +78,10 @@ public final class SQLiteStore: ObjectStore {
   private var busySeconds: Double
   /// How long a write waits for another connection's lock unless told otherwise (``busyTimeout``).
   static let defaultBusyTimeout: Double = 30
+  /// The longest wait SQLite's busy handler takes, in seconds: `busy_timeout` counts milliseconds
+  /// in a 32-bit integer (2,147,483 s, some 24 days). A longer wait is this one; `--wait` refuses
+  /// more.
+  package static let maximumWait: Double = Double(Int32.max / 1000)
   static let pageSize = 500
 
   /// How one entity's rows are written: its columns and SQL, worked out once per entity.
@@ -674,7 +678,8 @@ public final class SQLiteStore: ObjectStore {
     configuration.readonly = readOnly
     configuration.label = "migrun"
     // A reader meeting a writer's commit waits as long as it was told to (--wait), then is refused.
-    if readOnly, readWait > 0 { configuration.busyMode = .timeout(readWait) }
+    // GRDB converts the timeout to SQLite's 32-bit milliseconds with a conversion that traps past them.
+    if readOnly, readWait > 0 { configuration.busyMode = .timeout(min(readWait, maximumWait)) }
     if !readOnly {
       // Several processes may write one store: a write waits its turn (up to 30 s). GRDB begins
       // write transactions IMMEDIATE, so a read-then-write save cannot deadlock with another.
