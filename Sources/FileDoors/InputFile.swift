@@ -117,6 +117,14 @@ package enum InputFile {
     return Int(info.st_size)
   }
 
+  /// The file at `url` opened for a reader that reads it a piece at a time (a `-wal`, a hot
+  /// `-journal`: too large to hold), checked as the type says but for its size; nil when nothing is
+  /// there. The caller closes the descriptor.
+  package static func openForPieces(_ url: URL, origin: Origin = .found) throws -> (descriptor: Int32, size: Int)? {
+    guard kind(at: url.path) != nil else { return nil }
+    return try open(url, origin: origin, limit: nil)
+  }
+
   /// What is at `path`, not following a link at its end: nil when nothing is there.
   package static func kind(at path: String) -> Kind? {
     var info = stat()

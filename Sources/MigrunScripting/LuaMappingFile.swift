@@ -115,7 +115,9 @@ package enum LuaMappingFile {
       guard let key = item.stringValue, key != "order", let value = table[key] else {
         throw MigrationError(
           .badMapping,
-          reason: "\(file): order names \(item.stringValue.map { "'\($0)'" } ?? item.typeName), which is no entry of the file")
+          reason:
+            "\(file): order names \(item.stringValue.map { "'\($0)'" } ?? item.typeName), which is no entry of the file"
+        )
       }
       guard seen.insert(key).inserted else {
         throw MigrationError(.badMapping, reason: "\(file): order names '\(key)' twice")

@@ -88,7 +88,7 @@ package struct SalvageJob: ProjectJob {
         "  \(report.rowsOfNoTable - byValue) rows whose table's definition was lost: set aside in MIGRUN_SALVAGED_ROWS")
     }
     for (table, count) in report.rowsKeptByValue.sorted(by: { $0.key < $1.key }) {
-      let of = table == "(no table)" ? "of no table" : "of \(Text.terminalSafe(table))"
+      let of = table == "(no table)" ? "of no table" : "of \(table)"
       lines.append(
         "  \(count) rows \(of) kept value by value in MIGRUN_SALVAGED_VALUES: more values than a table can hold, "
           + "or their table could not be made again")
@@ -200,13 +200,13 @@ extension SalvageJob {
     var notes: [String] = []
     if let name = report.journalNotPlayedBack {
       notes.append(
-        "hot -journal not played back: it names the super-journal \(Text.terminalSafe(name)), which does not exist — "
+        "hot -journal not played back: it names the super-journal \(name), which does not exist — "
           + "its transaction committed, as SQLite reads it (SQLite deletes such a journal unplayed)")
     }
     if !report.defaultsNotEvaluated.isEmpty {
       notes.append(
         "defaults that are expressions not evaluated (a row written before such a column was added reads NULL there): "
-          + report.defaultsNotEvaluated.map(Text.terminalSafe).joined(separator: ", "))
+          + report.defaultsNotEvaluated.joined(separator: ", "))
     }
     return notes
   }

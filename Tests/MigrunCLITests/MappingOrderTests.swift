@@ -80,7 +80,16 @@ import Testing
     let mapping = Fixtures.url("objcio-core-data-moody/mappings/Moody 5-Moody 6.xcmappingmodel").path
     let result = try MigrunProcess.run(["convert", mapping, "--model", Self.model])
     #expect(result.status == 0, "\(result.stderr)")
-    let order = result.stdout.split(separator: "\n").first { $0.contains("order = {") }
-    #expect(order != nil, "\(result.stdout)")
+    let lines = result.stdout.split(separator: "\n").map(String.init)
+    // The entries as the conversion writes them, each after its entity mapping's comment, in the
+    // model's order (Xcode's mapping numbers): the `order` list names them so.
+    let entries = lines.compactMap { line -> String? in
+      guard line.hasPrefix("  "), !line.hasPrefix("   "), let equals = line.range(of: " = ") else { return nil }
+      let key = line.dropFirst(2)[..<equals.lowerBound]
+      return key.allSatisfy { $0.isLetter } && key.first?.isUppercase == true ? String(key) : nil
+    }
+    let order = lines.first { $0.contains("order = {") }
+    #expect(entries.count == 3, "\(result.stdout)")
+    #expect(order == "  order = { \(entries.map { "\"\($0)\"" }.joined(separator: ", ")) },", "\(result.stdout)")
   }
 }

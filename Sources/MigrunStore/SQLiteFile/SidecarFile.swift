@@ -1,3 +1,4 @@
+import FileDoors
 import Foundation
 
 #if canImport(Glibc)
@@ -31,20 +32,16 @@ package final class SidecarFile: Sendable {
   /// The file at `url`, opened for reading, never through a link and never blocked by a FIFO; nil
   /// when there is none. Anything but a plain file is an error naming it.
   package init?(url: URL) throws {
-    let descriptor = open(url.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-    guard descriptor >= 0 else {
-      guard errno == ENOENT else {
-        throw StoreError(.io, file: url.path, reason: "cannot be read (\(String(cString: strerror(errno))))")
-      }
-      return nil
+    // Through the door in (a regular file, never a link, never waited on), read a piece at a time.
+    let opened: (descriptor: Int32, size: Int)?
+    do {
+      opened = try InputFile.openForPieces(url)
+    } catch let error as InputFileError {
+      throw StoreError(.io, file: url.path, reason: error.reason, underlying: error)
     }
-    var info = stat()
-    guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-      close(descriptor)
-      throw StoreError(.io, file: url.path, reason: "is not a plain file")
-    }
-    storage = .descriptor(descriptor)
-    count = Int(info.st_size)
+    guard let opened else { return nil }
+    storage = .descriptor(opened.descriptor)
+    count = opened.size
   }
 
   deinit {
