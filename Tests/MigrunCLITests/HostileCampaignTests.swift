@@ -230,6 +230,13 @@ import Testing
         ["plan", scene.store.path, "--model", scene.model.path, "--policies", scene.policies.path]
       ),
       ("leak_test.lua", ["test", scene.policies.path]),
+      (
+        "Moody 2-Moody 3.stage.lua",
+        [
+          "migrate", scene.store.path, "--model", scene.model.path, "--policies", scene.policies.path, "--to",
+          "Moody 3", "--dry-run",
+        ]
+      ),
     ]
     for (name, arguments) in links {
       let link = scene.policies.appendingPathComponent(name).path
