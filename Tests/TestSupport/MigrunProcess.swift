@@ -71,9 +71,16 @@ public enum MigrunProcess {
     process.standardInput = FileHandle.nullDevice
     try process.run()
     if standardOutput != nil { try output.fileHandleForWriting.close() }
-    // Read both pipes before waiting, so a large output cannot block the child.
+    // Read both pipes at once before waiting: a child that fills one pipe while the other is read
+    // would block on it (more than 64 KiB on standard error while standard output was read first).
+    let errorRead = DispatchSemaphore(value: 0)
+    nonisolated(unsafe) var errData = Data()
+    Thread {
+      errData = error.fileHandleForReading.readDataToEndOfFile()
+      errorRead.signal()
+    }.start()
     let outData = output.fileHandleForReading.readDataToEndOfFile()
-    let errData = error.fileHandleForReading.readDataToEndOfFile()
+    errorRead.wait()
     process.waitUntilExit()
     return Result(
       status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
