@@ -53,7 +53,7 @@ let package = Package(
     .target(name: "MigrunKit", dependencies: ["MigrunModel", "MigrunStore", "MigrunContext", "PropertyList"]),
     .target(
       name: "MigrunScripting",
-      dependencies: ["MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit", "LuaHost", "SwiftDataModel"]),
+      dependencies: ["MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit", "LuaHost"]),
     // Tools that run whole jobs (fleets, diagrams, verify): above scripting, below the command line.
     .target(
       name: "MigrunTools",

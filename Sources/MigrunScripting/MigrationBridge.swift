@@ -6,7 +6,7 @@ import MigrunStore
 
 /// The host functions behind the prelude: object reads and writes, inserts, associations and
 /// look-ups, on the migration manager of the step being run.
-final class MigrationBridge {
+package final class MigrationBridge {
   let vm: LuaVM
   let file: String
   var manager: MigrationManager?
@@ -49,7 +49,7 @@ final class MigrationBridge {
 
   // MARK: - Values
 
-  static func lua(_ value: StoreValue) -> LuaValue {
+  package static func lua(_ value: StoreValue) -> LuaValue {
     switch value {
     case .null: .null
     case .integer(let number): .integer(number)
@@ -60,7 +60,7 @@ final class MigrationBridge {
     }
   }
 
-  static func store(_ value: LuaValue, for attribute: Attribute, entity: String) throws -> StoreValue {
+  package static func store(_ value: LuaValue, for attribute: Attribute, entity: String) throws -> StoreValue {
     func bad() -> HostError {
       HostError("\(entity).\(attribute.name) is \(attribute.type.xmlName); a \(value.typeName) cannot be stored in it")
     }

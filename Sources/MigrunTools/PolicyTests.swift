@@ -3,6 +3,7 @@ import Foundation
 import LuaHost
 import MigrunKit
 import MigrunModel
+import MigrunScripting
 import MigrunStore
 import SwiftDataModel
 import Synchronization
