@@ -18,7 +18,7 @@ extension FormatPredicate {
   /// the judge compares as doubles), and a string `IN` a string. Where the whole predicate is not
   /// said, the conjuncts at its top that are narrow the rows read (the judge still decides);
   /// `followingRelationships: false` leaves out those that read other objects.
-  func rowFilterTesting(_ entity: Entity, in model: ObjectModel, followingRelationships: Bool = true) -> (
+  package func rowFilterTesting(_ entity: Entity, in model: ObjectModel, followingRelationships: Bool = true) -> (
     filter: RowFilter?, whole: Bool
   ) {
     let translator = PredicateTranslator(model: model, followingRelationships: followingRelationships)

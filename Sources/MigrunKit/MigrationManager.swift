@@ -473,7 +473,7 @@ public final class MigrationManager {
     }
   }
 
-  private func activeWriter() throws -> any StoreWriter {
+  func activeWriter() throws -> any StoreWriter {
     guard let writer else {
       throw MigrationError(.badMapping, reason: "destination objects can only be written inside a migration stage")
     }

@@ -348,23 +348,6 @@ private struct StageHost {
       try object.set(key, try MigrationBridge.store(value, for: attribute, entity: object.entity.name))
     }
   }
-  func storeValue(_ value: LuaValue) throws -> StoreValue {
-    switch value {
-    case .null, .nil: return .null
-    case .boolean(let flag): return .boolean(flag)
-    case .integer(let number): return .integer(number)
-    case .number(let number): return .double(number)
-    case .string(let bytes): return .string(String(decoding: bytes, as: UTF8.self))
-    default:
-      throw HostError(
-        "a predicate's argument is a value (number, string, boolean, NULL) or a list of them, not a \(value.typeName)")
-    }
-  }
-  /// A predicate's argument: a value, or a list of values (`name IN %@` with `{ "a", "b" }`).
-  func argument(_ value: LuaValue) throws -> FormatPredicate.Argument {
-    guard case .table(let table) = value, table.fields.isEmpty else { return .value(try storeValue(value)) }
-    return .list(try table.array.map(storeValue))
-  }
   /// A `ctx:fetch`/`ctx:count` call's entity, predicate (with its `args`), `sort` and `limit`.
   func query(_ arguments: [LuaValue]) throws -> (
     entity: String, predicate: FormatPredicate?, sort: [SortKey], limit: Int?
@@ -379,15 +362,12 @@ private struct StageHost {
     }
     let predicate: FormatPredicate?
     if arguments.count > 1, arguments[1] != .nil, arguments[1] != .null {
-      let args = try (options["args"].tableValue?.array ?? []).map(argument)
+      let args = try (options["args"].tableValue?.array ?? []).map(PredicateArguments.argument)
       predicate = try FormatPredicate(try text(arguments[1], "a predicate"), filling: args)
     } else {
       predicate = nil
     }
-    let sort = try (options["sort"].tableValue?.array ?? []).map { key -> SortKey in
-      let name = try text(key, "a sort key")
-      return name.hasPrefix("-") ? .descending(String(name.dropFirst())) : .ascending(name)
-    }
+    let sort = try PredicateArguments.sortKeys(options["sort"])
     return (entity, predicate, sort, options["limit"].integerValue.map { Int($0) })
   }
 

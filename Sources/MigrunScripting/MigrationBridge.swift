@@ -164,6 +164,7 @@ package final class MigrationBridge {
       return [.table(LuaTable(array: found.map { Self.descriptor($0, side: "src") }))]
     }
     vm.register("find", in: "__migrun") { [unowned self] arguments in [try self.find(arguments)] }
+    vm.register("fetch", in: "__migrun") { [unowned self] arguments in [try self.fetch(arguments)] }
     vm.register("default", in: "__migrun") { [unowned self] arguments in
       [try self.defaultAction(taking: arguments.first ?? .nil).run(arguments.count > 1 ? arguments[1] : .nil)]
     }
@@ -271,6 +272,41 @@ package final class MigrationBridge {
       values[name] = try Self.store(value, for: attribute, entity: entity)
     }
     return try manager.find(entity, values).map { Self.descriptor($0, side: "dst") } ?? .nil
+  }
+
+  /// `m:fetch(entity [, predicate [, options]])`: Core Data's fetch in the manager's destination
+  /// context (what the migration wrote so far) or, with `source = true`, its source context — a list
+  /// of objects, sorted by `sort` (`{ "name", "-date" }`) then by key, at most `limit`; the predicate's
+  /// `%@` filled from `args`, as a stage's `ctx:fetch`.
+  private func fetch(_ arguments: [LuaValue]) throws -> LuaValue {
+    guard let entity = arguments.first?.stringValue else {
+      throw HostError("m:fetch(entity [, predicate [, options]])")
+    }
+    let options = arguments.count > 2 ? arguments[2] : .nil
+    let known = ["args", "sort", "limit", "source"]
+    for key in (options.tableValue?.fields ?? [:]).keys where !known.contains(key.stringValue ?? "") {
+      throw HostError("m:fetch: no option '\(key.stringValue ?? key.typeName)' (\(known.joined(separator: ", ")))")
+    }
+    var predicate: FormatPredicate?
+    if arguments.count > 1, arguments[1] != .nil, arguments[1] != .null {
+      guard let text = arguments[1].stringValue else {
+        throw HostError("m:fetch: the predicate is a string, not \(arguments[1].typeName)")
+      }
+      let args = try (options["args"].tableValue?.array ?? []).map(PredicateArguments.argument)
+      predicate = try FormatPredicate(text, filling: args)
+    }
+    let limit =
+      try options["limit"] == .nil
+      ? nil
+      : options["limit"].integerValue.map { Int($0) }
+        ?? {
+          throw HostError("m:fetch: limit is a whole number, not \(options["limit"].typeName)")
+        }()
+    let inSource = options["source"] == .boolean(true)
+    let found = try activeManager().fetch(
+      entity, matching: predicate, sortedBy: try PredicateArguments.sortKeys(options["sort"]), limit: limit,
+      inSource: inSource)
+    return .table(LuaTable(array: found.map { Self.descriptor($0, side: inSource ? "src" : "dst") }))
   }
 
   /// The composite attribute `key` names — `author`, or an element that is itself a composite

@@ -210,6 +210,11 @@ enum Prelude {
       if found == nil then return nil end
       return wrap(found)
     end
+    function Manager:fetch(entity, predicate, options)
+      local found = host.fetch(entity, predicate, unwrap(options))
+      for i = 1, #found do found[i] = wrap(found[i]) end
+      return found
+    end
     function Manager:log(message) host.log(tostring(message)) end
     -- The object methods where no attribute can shadow them: `m:id(obj)` is `obj:id()` for an
     -- entity with an attribute named `id`.

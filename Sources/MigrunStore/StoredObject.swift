@@ -139,6 +139,11 @@ package protocol StoreWriter {
   func contains(_ id: ObjectID) throws -> Bool
   /// The first object of `entity` (or a subentity), by primary key, whose attributes equal `values`.
   func firstObject(of entity: String, matching values: [String: StoreValue]) throws -> ObjectID?
+  /// The IDs of `entity`'s objects (and its subentities') `filter` takes, as written so far, ordered
+  /// by `keys` (attribute, ascending) then by key, at most `limit`; nil when the store cannot say
+  /// the filter or the order.
+  func objectIDs(of entity: String, filter: RowFilter?, sortedBy keys: [(String, Bool)], limit: Int?) throws
+    -> [ObjectID]?
   /// Records a context's save in the store's persistent history, when the store keeps one (Core
   /// Data writes a transaction for every save of a store with history tracking); a store without
   /// history records nothing.

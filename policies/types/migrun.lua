@@ -96,6 +96,21 @@ function Manager:sources(mapping, objects) end
 ---@return MigrunObject?
 function Manager:find(entity, values) end
 
+---@class MigrunManagerFetchOptions
+---@field args? MigrunValue[] the predicate's `%@` values, in order
+---@field sort? string[] attribute names, `-name` descending; then by key
+---@field limit? integer at most this many
+---@field source? boolean fetch the source store's objects instead of the destination's
+
+---Core Data's fetch in the manager's destination context (what the migration wrote so far: what
+---earlier entity mappings made) or, with `source = true`, its source context. The predicate is
+---NSPredicate's format, tested whole by the store (else an error names it).
+---@param entity string
+---@param predicate? string
+---@param options? MigrunManagerFetchOptions
+---@return MigrunObject[]
+function Manager:fetch(entity, predicate, options) end
+
 ---Core Data's `super`: in `createDestinationInstances`, `m:default(src)` makes (and returns) the
 ---object the entity mapping would make, with the attribute functions' values, associated with
 ---`src`; in `createRelationships`,

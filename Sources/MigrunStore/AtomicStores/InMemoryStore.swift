@@ -283,6 +283,11 @@ final class InMemoryWriter: StoreWriter {
     store.state.rows[id] != nil
   }
 
+  /// Not said: an in-memory store has no SQL (a migration's destination is a SQLite store).
+  func objectIDs(of entity: String, filter: RowFilter?, sortedBy keys: [(String, Bool)], limit: Int?) throws
+    -> [ObjectID]?
+  { nil }
+
   func firstObject(of entity: String, matching values: [String: StoreValue]) throws -> ObjectID? {
     let kinds = try store.kinds(of: entity, includingSubentities: true)
     return store.state.rows.filter { kinds.contains($0.key.entity) }.sorted { $0.key.primaryKey < $1.key.primaryKey }

@@ -186,6 +186,17 @@ extension SQLiteStore {
     of entity: String, includingSubentities: Bool, filter: RowFilter?, sortedBy keys: [(String, Bool)],
     limit: Int?, offset: Int = 0
   ) throws -> [ObjectID]? {
+    try objectIDs(
+      of: entity, includingSubentities: includingSubentities, filter: filter, sortedBy: keys, limit: limit,
+      offset: offset, reading: { try read($0) })
+  }
+
+  /// ``objectIDs(of:includingSubentities:filter:sortedBy:limit:offset:)`` read by `reading` (the
+  /// store's own read, or a writer's transaction: what it wrote so far is what it finds).
+  func objectIDs(
+    of entity: String, includingSubentities: Bool, filter: RowFilter?, sortedBy keys: [(String, Bool)],
+    limit: Int?, offset: Int, reading: ((Database) throws -> [ObjectID]) throws -> [ObjectID]
+  ) throws -> [ObjectID]? {
     let layout = try layout(entity)
     var order: [String] = []
     for (name, ascending) in keys {
@@ -200,7 +211,7 @@ extension SQLiteStore {
       query + " ORDER BY \((order + ["t0.Z_PK"]).joined(separator: ", "))"
       + (limit.map { " LIMIT \($0) OFFSET \(offset)" } ?? (offset > 0 ? " LIMIT -1 OFFSET \(offset)" : ""))
     let sole = schema.soleEntity(ofTable: layout.table)?.name
-    return try read { db in
+    return try reading { db in
       if let sole {
         // The table's only entity: the keys alone, read as integers.
         return try Int64.fetchAll(db, sql: sql, arguments: StatementArguments(values)).map {

@@ -420,6 +420,14 @@ final class SQLiteObjectWriter: StoreWriter {
     return try Int.fetchOne(statement, arguments: [id.primaryKey]) != nil
   }
 
+  func objectIDs(of entity: String, filter: RowFilter?, sortedBy keys: [(String, Bool)], limit: Int?) throws
+    -> [ObjectID]?
+  {
+    try store.objectIDs(
+      of: entity, includingSubentities: true, filter: filter, sortedBy: keys, limit: limit, offset: 0,
+      reading: { try $0(db) })
+  }
+
   func firstObject(of entity: String, matching values: [String: StoreValue]) throws -> ObjectID? {
     guard let layout = store.schema.layout(of: entity) else {
       throw StoreError(.unknownEntity, entity: entity, reason: "the model has no such entity")
