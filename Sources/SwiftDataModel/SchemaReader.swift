@@ -27,7 +27,7 @@ struct SchemaReader {
   func versions(defaultName: String) throws -> [Version] {
     let schemas = declarations.types.filter { $0.kind != .classType && $0.conforms(to: "VersionedSchema") }
     guard !schemas.isEmpty else {
-      let classes = declarations.types.filter(\.isModel)
+      let classes = try containerSchema() ?? declarations.types.filter(\.isModel)
       guard !classes.isEmpty else {
         throw SourceError(
           spot: SourceSpot(file: defaultName, line: 0), reason: "no @Model class and no VersionedSchema in the sources")
@@ -56,6 +56,32 @@ struct SchemaReader {
         Version(name: identifier, model: try model(of: classes, versionName: identifier, identifiers: [identifier])))
     }
     return versions
+  }
+
+  /// The schema the app's containers are made for, as SwiftData's `Schema` makes it: the `@Model`
+  /// classes they name (``SourceDeclarations/containerTypes``) and every one reachable from them —
+  /// through a relationship's type (`Trip?`, `[Trip]`) or a parent class — in the sources' order;
+  /// nil when no container names a type (then every `@Model` class is the schema, as before). A class
+  /// nothing reaches (an old one left in the folder) is no entity of the store SwiftData writes.
+  func containerSchema() throws -> [DeclaredType]? {
+    guard !declarations.containerTypes.isEmpty else { return nil }
+    var reached: Set<String> = []
+    var pending: [DeclaredType] = []
+    for (name, spot) in declarations.containerTypes {
+      guard let type = declarations.resolve(name, in: []), type.isModel else {
+        throw SourceError(
+          spot: spot, reason: "the container is made for \(name), which is no @Model class in the sources")
+      }
+      if reached.insert(type.qualifiedName).inserted { pending.append(type) }
+    }
+    while let type = pending.popLast() {
+      let linked =
+        type.properties.compactMap { $0.type.flatMap { modelClass(in: $0, scope: type.scope) } } + [
+          parentClass(of: type)
+        ]
+      for next in linked.compactMap({ $0 }) where reached.insert(next.qualifiedName).inserted { pending.append(next) }
+    }
+    return declarations.types.filter { $0.isModel && reached.contains($0.qualifiedName) }
   }
 
   /// The versioned schemas in the migration plan's order (its `schemas`), else by version identifier.

@@ -62,6 +62,10 @@ struct DeclaredType {
 struct SourceDeclarations {
   var types: [DeclaredType] = []
   var aliases: [(name: String, scope: [String], type: TypeSyntax)] = []
+  /// The model types a container is made for — `ModelContainer(for: A.self, B.self)`,
+  /// `.modelContainer(for: [A.self])`, `Schema([A.self])` — wherever they are written: the roots
+  /// of the schema when no `VersionedSchema` declares one.
+  var containerTypes: [(name: String, spot: SourceSpot)] = []
 
   /// Parses `files` (Apple's own Swift parser: a file with syntax errors is still read as far as it
   /// parses, as the compiler would recover).
@@ -91,6 +95,9 @@ struct SourceDeclarations {
     visitor.walk(tree)
     types += visitor.types
     aliases += visitor.aliases
+    let containers = ContainerCollector(file: file, tree: tree)
+    containers.walk(tree)
+    containerTypes += containers.types
   }
 
   /// The most of a source file migrun parses: the parser and every walk of its tree recurse once
@@ -354,4 +361,47 @@ private final class Collector: SyntaxVisitor {
   override func visit(_ node: InitializerDeclSyntax) -> SyntaxVisitorContinueKind { .skipChildren }
   override func visit(_ node: VariableDeclSyntax) -> SyntaxVisitorContinueKind { .skipChildren }
 
+}
+
+/// Finds the model types the app's containers are made for, in any expression of a file:
+/// `ModelContainer(for: A.self, B.self)`, `ModelContainer(for: [A.self], …)`,
+/// `.modelContainer(for: A.self)` and `Schema([A.self, B.self])` (not `Schema(versionedSchema:)`,
+/// whose `models` the versioned schema lists).
+private final class ContainerCollector: SyntaxVisitor {
+  let file: String
+  let converter: SourceLocationConverter
+  var types: [(name: String, spot: SourceSpot)] = []
+
+  init(file: String, tree: SourceFileSyntax) {
+    self.file = file
+    converter = SourceLocationConverter(fileName: file, tree: tree)
+    super.init(viewMode: .sourceAccurate)
+  }
+
+  override func visit(_ node: FunctionCallExprSyntax) -> SyntaxVisitorContinueKind {
+    let called = node.calledExpression.trimmedDescription
+    let spot = SourceSpot(file: file, line: node.startLocation(converter: converter).line)
+    if called == "ModelContainer" || called.hasSuffix(".modelContainer") || called == "modelContainer" {
+      // `for:` and the unlabelled arguments after it (a variadic list), up to the next label.
+      var taking = false
+      for argument in node.arguments {
+        if let label = argument.label?.text { taking = label == "for" }
+        if taking { types += references(argument.expression).map { ($0, spot) } }
+      }
+    } else if called == "Schema" || called == "SwiftData.Schema", let first = node.arguments.first, first.label == nil {
+      types += references(first.expression).map { ($0, spot) }
+    }
+    return .visitChildren
+  }
+
+  /// `A.self` → `["A"]`; `[A.self, B.self]` → `["A", "B"]`; anything else → none.
+  private func references(_ expression: ExprSyntax) -> [String] {
+    if let array = expression.as(ArrayExprSyntax.self) {
+      return array.elements.flatMap { references($0.expression) }
+    }
+    guard let member = expression.as(MemberAccessExprSyntax.self), member.declName.baseName.text == "self",
+      let base = member.base
+    else { return [] }
+    return [base.trimmedDescription]
+  }
 }

@@ -94,3 +94,65 @@ import Testing
     #expect(result.stderr.contains("Models/Item.swift:2: Item.when has no type"), "\(result.stderr)")
   }
 }
+
+/// The schema of SwiftData sources is what the app's container is made for (issue 70): the types
+/// `ModelContainer(for:)` names and those their relationships reach — an old `@Model` class left in
+/// the folder is no entity (it made the app's own store "not this version").
+@Suite struct SwiftDataContainerSchemaTests {
+  static let sources = """
+    import SwiftData
+    import SwiftUI
+
+    @Model final class Cocktail {
+      var name: String = ""
+      @Relationship(deleteRule: .cascade) var ingredients: [Ingredient] = []
+      init() {}
+    }
+
+    @Model final class Ingredient {
+      var name: String = ""
+      var cocktail: Cocktail?
+      init() {}
+    }
+
+    @Model final class OldCocktailIngredient {
+      var label: String = ""
+      init() {}
+    }
+
+    @main struct CocktailsApp: App {
+      var body: some Scene {
+        WindowGroup { Text("Cocktails") }
+          .modelContainer(for: Cocktail.self)
+      }
+    }
+
+    """
+
+  static func entities(_ source: String) throws -> MigrunProcess.Result {
+    let folder = try TemporaryDirectory()
+    try folder.write(source, to: "App/Model.swift")
+    return try MigrunProcess.run(["hash", folder.url.appendingPathComponent("App").path])
+  }
+
+  @Test func theContainersTypesAndThoseTheyReachAreTheSchema() throws {
+    let result = try Self.entities(Self.sources)
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout.contains("Cocktail") && result.stdout.contains("Ingredient"), "\(result.stdout)")
+    #expect(!result.stdout.contains("OldCocktailIngredient"), "\(result.stdout)")
+  }
+
+  @Test func withoutAContainerEveryModelClassIsTheSchema() throws {
+    let result = try Self.entities(
+      Self.sources.replacingOccurrences(of: ".modelContainer(for: Cocktail.self)", with: ""))
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout.contains("OldCocktailIngredient"), "\(result.stdout)")
+  }
+
+  @Test func aContainerForATypeThatIsNoModelIsNamed() throws {
+    let result = try Self.entities(
+      Self.sources.replacingOccurrences(of: "for: Cocktail.self", with: "for: [Cocktail.self, Recipe.self]"))
+    #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+    #expect(result.stderr.contains("the container is made for Recipe, which is no @Model class"), "\(result.stderr)")
+  }
+}
