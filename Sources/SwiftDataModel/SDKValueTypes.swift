@@ -6,13 +6,15 @@ import SwiftSyntax
 /// app's own: each with its stored elements, their names and types. Where each fact comes from:
 ///
 /// - `Color.Resolved` (SwiftUI, iOS 17): `linearRed`, `linearGreen`, `linearBlue`, `opacity`, each a
-///   `Float` — the columns `ZLINEARRED`, `ZLINEARGREEN`, `ZLINEARBLUE`, `ZOPACITY` of a real SwiftData
+///   `Float` and, unlike an app's struct's elements, not optional (the entity description SwiftData
+///   stored, `swiftdata-sdk-composites.json`, and its hash) — the columns `ZLINEARRED`, `ZLINEARGREEN`, `ZLINEARBLUE`, `ZOPACITY` of a real SwiftData
 ///   app's store (issue 58), and SwiftUI's interface (`public var linearRed: Swift.Float`, …, the type's
 ///   `Codable` conformance).
 /// - `CGPoint` (`x`, `y`), `CGSize` (`width`, `height`), `CGVector` (`dx`, `dy`), each a `CGFloat`
 ///   (a Double), and `CGRect` (`origin`: a CGPoint, `size`: a CGSize): CoreGraphics' interface, the
 ///   stored properties of these `Codable` structs. No store we have holds one: that SwiftData lays
-///   them out by these names (and `CGRect` as a composite nesting two) is a guess.
+///   them out by these names (and `CGRect` as a composite nesting two), and with optional elements as
+///   an app's struct's are rather than as `Color.Resolved`'s, is a guess.
 /// - `CLLocationCoordinate2D` (`latitude`, `longitude`, `CLLocationDegrees`: a Double): CoreLocation's
 ///   interface. The SDK does not make it `Codable`; an app that declares it so stores it like this (a
 ///   guess, no store we have holds one).
@@ -38,7 +40,12 @@ enum SDKValueTypes {
   private static let size = [element("width", .double), element("height", .double)]
 
   private static let known: [String: [Attribute]] = [
-    "Color.Resolved": ["linearRed", "linearGreen", "linearBlue", "opacity"].map { element($0, .float) },
+    // Not optional, unlike an app's own struct's elements: the entity SwiftData wrote
+    // (../shared/fixtures/facts/swiftdata-sdk-composites.json, CocktailImage) gives each of the four
+    // no NSIsOptional, and hashes only so.
+    "Color.Resolved": ["linearRed", "linearGreen", "linearBlue", "opacity"].map {
+      Attribute(name: $0, type: .float, isOptional: false, renamingIdentifier: $0)
+    },
     "CGPoint": point,
     "CGSize": size,
     "CGVector": [element("dx", .double), element("dy", .double)],

@@ -156,3 +156,43 @@ import Testing
     #expect(result.stderr.contains("the container is made for Recipe, which is no @Model class"), "\(result.stderr)")
   }
 }
+
+/// SwiftUI's `Color.Resolved` as SwiftData stores it (issue 70): a model read from Swift sources that
+/// declare the properties of the entity SwiftData wrote (`../shared/fixtures/facts/
+/// swiftdata-sdk-composites.json`) hashes to the version hash SwiftData stored for it.
+@Suite struct SwiftDataSDKCompositeTests {
+  @Test func colorResolvedPropertiesHashAsSwiftDataStoredThem() throws {
+    let data = try Data(contentsOf: Fixtures.facts("swiftdata-sdk-composites.json"))
+    let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    let entities = try #require(root["entities"] as? [String: [String: Any]])
+    #expect(!entities.isEmpty)
+    for (name, facts) in entities.sorted(by: { $0.key < $1.key }) {
+      let stored = try #require(facts["storedVersionHash"] as? String)
+      let properties = try #require(facts["properties"] as? [String: [String: Any]])
+      var lines = ["import SwiftData", "import SwiftUI", "", "@Model final class \(name) {"]
+      for (property, description) in properties.sorted(by: { $0.key < $1.key }) {
+        let className = try #require(description["NSAttributeValueClassName"] as? String)
+        let elements = (description["NSCompositeElements"] as? [[String: Any]] ?? []).compactMap {
+          $0["NSPropertyName"] as? String
+        }
+        let type: String
+        switch className {
+        case "NSString": type = "String"
+        case "Array<String>": type = "[String]"
+        case "NSDictionary" where elements == ["linearRed", "linearGreen", "linearBlue", "opacity"]:
+          type = "Color.Resolved"
+        default:
+          Issue.record("\(name).\(property): a type this test does not write (\(className))")
+          continue
+        }
+        lines.append("  var \(property): \(type)\(description["NSIsOptional"] as? Bool == true ? "?" : "")")
+      }
+      lines += ["  init() {}", "}", ""]
+      let folder = try TemporaryDirectory()
+      try folder.write(lines.joined(separator: "\n"), to: "App/Model.swift")
+      let result = try MigrunProcess.run(["hash", folder.url.appendingPathComponent("App").path])
+      #expect(result.status == 0, "\(result.stderr)")
+      #expect(result.stdout.contains("\(name)  \(stored)"), "\(result.stdout)")
+    }
+  }
+}
