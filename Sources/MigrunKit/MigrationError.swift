@@ -18,6 +18,10 @@ public struct MigrationError: Error, Sendable, Hashable, CustomStringConvertible
     case badMapping
     /// A policy (script) failed.
     case policy
+    /// A script was stopped by one of its limits — instructions, memory, time, call depth, the size
+    /// of a built-in's input — not by an error of its own: raise the limit for a big store, or find
+    /// the loop.
+    case scriptLimit
     case validation
     case store
     case interrupted
@@ -70,5 +74,18 @@ package enum OptionWords {
   /// --drop A --drop B`).
   package static func dropping(_ names: [String]) -> String {
     "add " + names.joined(separator: ", ") + " to StoreMigrator.Options.drop"
+  }
+}
+
+/// An error of a script's, which says whether one of the script's limits stopped it (the scripting
+/// layer's errors conform: MigrunKit knows no Lua).
+package protocol ScriptFailure: Error {
+  var stoppedByLimit: Bool { get }
+}
+
+extension MigrationError.Code {
+  /// `.scriptLimit` when a limit stopped the script under `error`, else `.policy`.
+  package static func ofPolicy(_ error: any Error) -> MigrationError.Code {
+    ErrorCause.chain(error).contains { ($0 as? any ScriptFailure)?.stoppedByLimit == true } ? .scriptLimit : .policy
   }
 }

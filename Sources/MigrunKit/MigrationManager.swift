@@ -545,13 +545,16 @@ public final class MigrationManager {
   /// The error, naming the entity mapping and the object it happened on.
   static func located(_ error: any Error, mapping: EntityMapping, object: ObjectID) -> any Error {
     if let migration = error as? MigrationError {
-      guard migration.code == .policy, !migration.reason.contains("object \(object)") else { return migration }
+      guard [.policy, .scriptLimit].contains(migration.code), !migration.reason.contains("object \(object)") else {
+        return migration
+      }
       return MigrationError(
-        .policy, step: migration.step, entity: migration.entity, property: migration.property,
-        reason: "\(migration.reason) (object \(object))")
+        migration.code, step: migration.step, entity: migration.entity, property: migration.property,
+        reason: "\(migration.reason) (object \(object))", underlying: migration.underlyingError)
     }
     return MigrationError(
-      .policy, entity: object.entity, reason: "mapping \(mapping.name), object \(object): \(error)", underlying: error)
+      .ofPolicy(error), entity: object.entity, reason: "mapping \(mapping.name), object \(object): \(error)",
+      underlying: error)
   }
 }
 

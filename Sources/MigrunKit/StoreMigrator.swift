@@ -311,7 +311,7 @@ public final class StoreMigrator {
         } catch let error as StoreError {
           throw MigrationError(.store, step: step.name, reason: error.description, underlying: error)
         } catch {
-          throw MigrationError(.policy, step: step.name, reason: "\(error)", underlying: error)
+          throw MigrationError(.ofPolicy(error), step: step.name, reason: "\(error)", underlying: error)
         }
         if run.current != store, run.current != result { StoreFiles.remove(run.current) }
         run.current = result

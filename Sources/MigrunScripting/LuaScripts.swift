@@ -47,3 +47,11 @@ package struct LuaScripts: StepScripts {
     ]
   }
 }
+
+/// A Lua error says whether one of the script's limits stopped it: a migration fails with
+/// `.scriptLimit`, not `.policy`, for those.
+extension LuaError: ScriptFailure {
+  package var stoppedByLimit: Bool {
+    [.instructionLimit, .memoryLimit, .deadline, .recursionLimit, .inputLimit].contains(kind)
+  }
+}

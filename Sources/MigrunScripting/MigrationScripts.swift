@@ -46,7 +46,15 @@ public struct MigrationScripts: Sendable {
   /// the model does not have, `MigrationError.Code.badMapping` for a policy folder holding a file
   /// no step can use.
   public func plan(store: URL, bundle: ModelBundle, destination: String? = nil) throws -> MigrationPlan {
-    try plan(session: StoreSession(store), bundle: bundle, destination: destination, lua: luaScripts)
+    let lua = luaScripts
+    let plan = try plan(session: StoreSession(store), bundle: bundle, destination: destination, lua: lua)
+    // As `migrun plan` does: every step's mapping file and stage file loaded now, so that a script
+    // that does not load fails the plan, not the migration after its first steps.
+    for step in plan.steps {
+      if case .scripted(let file) = step.kind { _ = try lua.mapping(for: step, file: file) }
+      _ = try lua.stage(for: step)
+    }
+    return plan
   }
 
   /// The migrator for `plan` on `store`, running the steps' scripts, stages and merge rules.

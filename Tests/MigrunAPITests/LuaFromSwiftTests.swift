@@ -109,6 +109,21 @@ struct LuaFromSwiftTests {
     }
   }
 
+  /// A step file that does not load fails the plan, as `migrun plan` does — never the migration
+  /// after its first steps (issue 71).
+  @Test func aStepFileThatDoesNotLoadFailsThePlan() throws {
+    let folder = try TemporaryDirectory()
+    let storeURL = try Self.moodyStore("Moody 2", in: folder.url)
+    let policies = folder.url.appendingPathComponent("policies")
+    try FileManager.default.copyItem(at: Self.moodyPolicies, to: policies)
+    try "return { Country = {".write(
+      to: policies.appendingPathComponent("Moody 4-Moody 5.lua"), atomically: true, encoding: .utf8)
+    let bundle = try ModelBundle(modelOrStoreAt: Self.modelURL)
+    #expect(throws: (any Error).self) {
+      try MigrationScripts(policyFolders: [policies]).plan(store: storeURL, bundle: bundle)
+    }
+  }
+
   /// Limits are the library's own value: a limit too small for the step's script stops the step,
   /// and the store is left as it was.
   @Test func limitsReachTheScripts() throws {
@@ -128,7 +143,9 @@ struct LuaFromSwiftTests {
     #expect {
       try MigrationScripts(policyFolders: [policiesURL], limits: tiny).migrate(store: storeURL, bundle: bundle)
     } throws: { error in
-      (error as? MigrationError)?.step == "Moody 4 → Moody 5" && "\(error)".contains("out of memory")
+      // A limit, not an error of the script's own: its own code (issue 71).
+      (error as? MigrationError)?.step == "Moody 4 → Moody 5" && (error as? MigrationError)?.code == .scriptLimit
+        && "\(error)".contains("out of memory")
     }
     #expect(storeFileBytes(storeURL) == before)
     let report = try patient.migrate(store: storeURL, bundle: bundle)
