@@ -498,6 +498,13 @@ package enum StoreFiles {
     return true
   }
 
+  /// Whether the file system `url` lies on has no room left for an unprivileged write (`statvfs`'s
+  /// available blocks): how a failure SQLite words as a disk I/O error is told to be a full disk.
+  package static func hasNoFreeSpace(beside url: URL) -> Bool {
+    var info = statvfs()
+    return statvfs(url.deletingLastPathComponent().path, &info) == 0 && info.f_bavail == 0
+  }
+
   /// The bytes of the plain file at `path` through the door in (``InputFile``: a symbolic link is
   /// not followed, a FIFO or device not read), `nil` when it cannot be read or holds more than `limit` bytes.
   static func readPlainFile(_ path: String, limit: Int) -> Data? {

@@ -751,6 +751,18 @@ public final class SQLiteStore: ObjectStore {
         throw StoreUse.inUseError(url, cause: error, waited: session?.readWait ?? 0)
       }
       let detail = (error as? DatabaseError)?.message ?? "\(error)"
+      // A SQLite file SQLite could not open is not "not SQLite": a full disk (no room for the
+      // -shm a WAL store needs) is said as one (exit 12), any other failure as SQLite words it.
+      let code = (error as? DatabaseError)?.resultCode
+      if StoreType.of(url) == .sqlite, code != .SQLITE_NOTADB, code != .SQLITE_CORRUPT {
+        if StoreFailure.isDiskFull(error) || StoreFiles.hasNoFreeSpace(beside: url) {
+          throw StoreError(
+            .noSpace, file: url.path,
+            reason: "not enough free space on its disk to open the store (SQLite: \(detail)); free some space",
+            underlying: error)
+        }
+        throw StoreError(.io, file: url.path, reason: "cannot open the store (SQLite: \(detail))", underlying: error)
+      }
       if let type = StoreType.of(url), type != .sqlite {
         throw StoreError(
           .notSQLite, file: url.path,

@@ -195,3 +195,32 @@ import Testing
     try attaching.close()
   }
 }
+
+/// A store SQLite cannot open for want of room is said as a full disk, not as a file that is not
+/// SQLite (issue 71: "not a SQLite database (disk I/O error)" on a full disk).
+@Suite struct FullDiskOpeningTests {
+  @Test func openingAWALStoreForWritingOnAFullDiskIsNoSpace() throws {
+    let folder = try TemporaryDirectory()
+    guard let tiny = try TinyFileSystem.mount("256k", in: folder, test: "opening on a full disk") else { return }
+    defer { TinyFileSystem.unmount(tiny) }
+    let store = tiny.appendingPathComponent("Moody.sqlite")
+    try FileManager.default.copyItem(
+      at: Fixtures.url("objcio-core-data-moody/stores/Moody 2.moody.sqlite"), to: store)
+    try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: store.path)
+    // The rest of the disk filled: no room for the -shm a WAL store needs.
+    let filler =
+      FileHandle(forWritingAtPath: tiny.appendingPathComponent("fill").path)
+      ?? {
+        FileManager.default.createFile(atPath: tiny.appendingPathComponent("fill").path, contents: nil)
+        return FileHandle(forWritingAtPath: tiny.appendingPathComponent("fill").path)
+      }()
+    let block = Data(count: 4096)
+    while (try? filler?.write(contentsOf: block)) != nil {}
+    try? filler?.close()
+    let error = try #require(throws: StoreError.self) {
+      let opened = try SQLiteStore(url: store, access: .readWrite)
+      _ = try opened.count(of: "Mood", includingSubentities: true)
+    }
+    #expect(error.code == .noSpace, "\(error)")
+  }
+}
