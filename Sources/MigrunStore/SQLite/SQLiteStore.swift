@@ -746,31 +746,7 @@ public final class SQLiteStore: ObjectStore {
       _ = try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
       return (queue, path.hasSuffix("immutable=1"))
     } catch {
-      // A writer in the middle of its commit (SQLite's EXCLUSIVE lock): the store is in use, not damaged.
-      if StoreFailure.isInUse(error) {
-        throw StoreUse.inUseError(url, cause: error, waited: session?.readWait ?? 0)
-      }
-      let detail = (error as? DatabaseError)?.message ?? "\(error)"
-      // A SQLite file SQLite could not open is not "not SQLite": a full disk (no room for the
-      // -shm a WAL store needs) is said as one (exit 12), any other failure as SQLite words it.
-      let code = (error as? DatabaseError)?.resultCode
-      if StoreType.of(url) == .sqlite, code != .SQLITE_NOTADB, code != .SQLITE_CORRUPT {
-        if StoreFailure.isDiskFull(error) || StoreFiles.hasNoFreeSpace(beside: url) {
-          throw StoreError(
-            .noSpace, file: url.path,
-            reason: "not enough free space on its disk to open the store (SQLite: \(detail)); free some space",
-            underlying: error)
-        }
-        throw StoreError(.io, file: url.path, reason: "cannot open the store (SQLite: \(detail))", underlying: error)
-      }
-      if let type = StoreType.of(url), type != .sqlite {
-        throw StoreError(
-          .notSQLite, file: url.path,
-          reason:
-            "a Core Data \(type.label) store, not SQLite: SQLiteStore reads SQLite stores (convert it to StoreType.sqlite first)",
-          underlying: error)
-      }
-      throw StoreError(.notSQLite, file: url.path, reason: "not a SQLite database (\(detail))", underlying: error)
+      throw openFailure(error, url: url, waited: session?.readWait ?? 0)
     }
   }
 
