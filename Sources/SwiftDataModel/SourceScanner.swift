@@ -379,16 +379,30 @@ private final class ContainerCollector: SyntaxVisitor {
   }
 
   override func visit(_ node: FunctionCallExprSyntax) -> SyntaxVisitorContinueKind {
-    let called = node.calledExpression.trimmedDescription
+    // The called name read off the node, never its text: a chain of calls (`a.b().c()…`) would be
+    // written out again at every call, quadratic in the file.
+    let called: String
+    if let name = node.calledExpression.as(DeclReferenceExprSyntax.self) {
+      called = name.baseName.text
+    } else if let member = node.calledExpression.as(MemberAccessExprSyntax.self) {
+      let base = member.base?.as(DeclReferenceExprSyntax.self)?.baseName.text
+      called = base == "SwiftData" ? "SwiftData.\(member.declName.baseName.text)" : ".\(member.declName.baseName.text)"
+    } else {
+      return .visitChildren
+    }
+    let containers = ["ModelContainer", "SwiftData.ModelContainer", "modelContainer", ".modelContainer"]
+    guard containers.contains(called) || called == "Schema" || called == "SwiftData.Schema" else {
+      return .visitChildren
+    }
     let spot = SourceSpot(file: file, line: node.startLocation(converter: converter).line)
-    if called == "ModelContainer" || called.hasSuffix(".modelContainer") || called == "modelContainer" {
+    if called != "Schema" && called != "SwiftData.Schema" {
       // `for:` and the unlabelled arguments after it (a variadic list), up to the next label.
       var taking = false
       for argument in node.arguments {
         if let label = argument.label?.text { taking = label == "for" }
         if taking { types += references(argument.expression).map { ($0, spot) } }
       }
-    } else if called == "Schema" || called == "SwiftData.Schema", let first = node.arguments.first, first.label == nil {
+    } else if let first = node.arguments.first, first.label == nil {
       types += references(first.expression).map { ($0, spot) }
     }
     return .visitChildren
