@@ -208,15 +208,12 @@ import Testing
       at: Fixtures.url("objcio-core-data-moody/stores/Moody 2.moody.sqlite"), to: store)
     try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: store.path)
     // The rest of the disk filled: no room for the -shm a WAL store needs.
-    let filler =
-      FileHandle(forWritingAtPath: tiny.appendingPathComponent("fill").path)
-      ?? {
-        FileManager.default.createFile(atPath: tiny.appendingPathComponent("fill").path, contents: nil)
-        return FileHandle(forWritingAtPath: tiny.appendingPathComponent("fill").path)
-      }()
+    let fill = tiny.appendingPathComponent("fill").path
+    #expect(FileManager.default.createFile(atPath: fill, contents: nil))
+    let filler = try #require(FileHandle(forWritingAtPath: fill))
     let block = Data(count: 4096)
-    while (try? filler?.write(contentsOf: block)) != nil {}
-    try? filler?.close()
+    while (try? filler.write(contentsOf: block)) != nil {}
+    try? filler.close()
     let error = try #require(throws: StoreError.self) {
       let opened = try SQLiteStore(url: store, access: .readWrite)
       _ = try opened.count(of: "Mood", includingSubentities: true)
