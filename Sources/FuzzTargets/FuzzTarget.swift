@@ -257,7 +257,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     Scratch.withFile(named: "Fuzz-Fuzz 2.lua", data) { file in
       guard let model = Corpus.model else { return }
       let step = MigrationStep(
-        from: "Fuzz", to: "Fuzz 2", kind: .scripted(file), inferredMapping: nil, source: model, destination: model)
+        from: "Fuzz", to: "Fuzz 2", kind: .scripted([file]), inferredMapping: nil, source: model, destination: model)
       var limits = LuaLimits()
       limits.instructions = 2_000_000
       limits.memoryBytes = 16 << 20

@@ -34,7 +34,7 @@ struct ChainOptions: ParsableArguments {
   @Option(
     name: .customLong("mapping"),
     help:
-      "An Xcode mapping model (.xcmappingmodel or .cdm) to run for the step between the versions it was made for (repeatable; found by its model paths or entity hashes, whatever its name)."
+      "An Xcode mapping model (.xcmappingmodel or .cdm) to run for the step between the versions it was made for (repeatable; found by its model paths or entity hashes, whatever its name; several for one step run one after another, in the order given)."
   )
   var mappingModels: [String] = []
 

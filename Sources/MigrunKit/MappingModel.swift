@@ -24,6 +24,9 @@ public struct MappingModel: Sendable {
   public let source: ObjectModel
   public let destination: ObjectModel
   public var entityMappings: [EntityMapping]
+  /// The mapping models a step runs one after another, by their entity mappings (``MappingPass``);
+  /// empty: one mapping model, one pass.
+  package var passes: [MappingPass] = []
 
   public init(source: ObjectModel, destination: ObjectModel, entityMappings: [EntityMapping]) {
     self.source = source

@@ -60,23 +60,29 @@ public final class MigrationManager {
     associations = try AssociationTable(at: associationsFile)
   }
 
-  /// Runs the three stages. The destination holds the result when it returns.
+  /// Runs the three stages — once per mapping model when the step runs several (``MappingPass``),
+  /// each pass with its own associations. The destination holds the result when it returns.
   public func migrate() throws {
     defer { try? associations.close() }
-    let all = mapping.entityMappings.filter { $0.kind != .remove && $0.kind != .add && $0.sourceEntity != nil }
-    try prepareKeys(all)
+    let runnable = { (entityMapping: EntityMapping) in
+      entityMapping.kind != .remove && entityMapping.kind != .add && entityMapping.sourceEntity != nil
+    }
+    try prepareKeys(mapping.entityMappings.filter(runnable))
     let copied = Set(copiedMappings.map(\.name))
-    let active = all.filter { !copied.contains($0.name) }
-    for entityMapping in active { try createInstances(entityMapping) }
-    for entityMapping in active { try createRelationships(entityMapping) }
-    // Look-up indexes made for scripts' finds go before the rules are checked: the store keeps
-    // exactly the model's indexes.
-    try (destination as? SQLiteStore)?.dropLookUpIndexes()
-    try validate()
-    for entityMapping in active {
-      try run(entityMapping, stage: .validation) { policy in
-        try policy.performCustomValidation(entityMapping, self)
-        try policy.end(entityMapping, self)
+    for (index, pass) in mapping.entityMappingsByPass.enumerated() {
+      if index > 0 { try associations.removeAll() }
+      let active = pass.filter { runnable($0) && !copied.contains($0.name) }
+      for entityMapping in active { try createInstances(entityMapping) }
+      for entityMapping in active { try createRelationships(entityMapping) }
+      // Look-up indexes made for scripts' finds go before the rules are checked: the store keeps
+      // exactly the model's indexes.
+      try (destination as? SQLiteStore)?.dropLookUpIndexes()
+      try validate()
+      for entityMapping in active {
+        try run(entityMapping, stage: .validation) { policy in
+          try policy.performCustomValidation(entityMapping, self)
+          try policy.end(entityMapping, self)
+        }
       }
     }
   }

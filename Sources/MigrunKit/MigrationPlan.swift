@@ -7,8 +7,10 @@ import MigrunStore
 public struct MigrationStep: Sendable {
   package enum Kind: Sendable, Hashable {
     case inferred
-    /// A Lua mapping file (`<From>-<To>.lua`).
-    case scripted(URL)
+    /// The step's scripts: a Lua mapping file (`<From>-<To>.lua`) or a mapping model — or several,
+    /// run in the order given into one destination, each in its own three passes (Core Data's
+    /// migration in chunks; ``MappingPass``).
+    case scripted([URL])
   }
 
   public let from: String
@@ -131,12 +133,57 @@ public enum MigrationPlanner {
       } catch {
         throw MigrationError(.badMapping, reason: "\(error)")
       }
-      let names = text.split(whereSeparator: \.isNewline).map { String($0).trimmingWhitespace() }
+      let lines = text.split(whereSeparator: \.isNewline).map { String($0).trimmingWhitespace() }
         .filter { !$0.isEmpty && !$0.hasPrefix("#") }
-      try check(names, in: bundle, origin: file.path)
-      return VersionOrder(names: names, origin: file.path)
+      var parsed: [(version: String, files: [URL])] = []
+      for line in lines { parsed.append(try chainLine(line, of: file, in: bundle)) }
+      try check(parsed.map(\.version), in: bundle, origin: file.path)
+      var order = VersionOrder(names: parsed.map(\.version), origin: file.path)
+      for (previous, line) in zip(parsed, parsed.dropFirst()) where !line.files.isEmpty {
+        order.scripts["\(previous.version)\u{0}\(line.version)"] = line.files
+      }
+      if let first = parsed.first, !first.files.isEmpty {
+        throw MigrationError(
+          .badMapping,
+          reason: "\(file.path): the first line '\(lines[0])' names step files, but no step leads into the "
+            + "oldest version: name them on the line of the version they migrate to")
+      }
+      return order
     }
     return bundle.declaredOrder
+  }
+
+  /// One line of a chain file: a version name, or a version name, a colon and the step files that
+  /// migrate into it, comma-separated and relative to the chain file's folder (`V3: users.xcmappingmodel,
+  /// books.xcmappingmodel`: Core Data's migration in chunks, run in that order). A whole line that is
+  /// a version's name is that version, whatever it contains.
+  private static func chainLine(_ line: String, of file: URL, in bundle: ModelBundle) throws(MigrationError)
+    -> (version: String, files: [URL])
+  {
+    if bundle.versionNames.contains(line) { return (line, []) }
+    guard
+      let colon = line.indices.first(where: {
+        line[$0] == ":" && bundle.versionNames.contains(String(line[..<$0]).trimmingWhitespace())
+      })
+    else { return (line, []) }
+    let version = String(line[..<colon]).trimmingWhitespace()
+    let names = line[line.index(after: colon)...].split(separator: ",").map { String($0).trimmingWhitespace() }
+    var files: [URL] = []
+    for name in names {
+      let url = file.deletingLastPathComponent().appendingPathComponent(name)
+      guard !name.isEmpty, InputFile.kind(at: url.path) != nil else {
+        throw MigrationError(
+          .badMapping,
+          reason:
+            "\(file.path): line '\(line)' names the step file '\(name)', which is not in \(file.deletingLastPathComponent().path)"
+        )
+      }
+      guard !files.contains(url) else {
+        throw MigrationError(.badMapping, reason: "\(file.path): line '\(line)' names '\(name)' twice")
+      }
+      files.append(url)
+    }
+    return (version, files)
   }
 
   /// The plan for the store at `store` to `destination` (the current version when nil), on Core
@@ -174,7 +221,7 @@ public enum MigrationPlanner {
   package static func plan(
     bundle: ModelBundle, storeHashes: [String: VersionHash], destination: String? = nil,
     destinationOrigin: String? = nil, order: VersionOrder? = nil, storeModel: ObjectModel? = nil,
-    script: (String, String) -> URL? = { _, _ in nil }, scripts: (any StepScripts)? = nil
+    script: @escaping (String, String) -> [URL]? = { _, _ in nil }, scripts: (any StepScripts)? = nil
   ) throws(MigrationError) -> MigrationPlan {
     let target = destination ?? bundle.currentVersionName
     let targetModel: ObjectModel
@@ -341,14 +388,14 @@ private struct PathFinder {
   let bundle: ModelBundle
   /// The store's own model, a source the bundle does not have.
   let storeModel: ObjectModel?
-  let script: (String, String) -> URL?
+  let script: (String, String) -> [URL]?
   /// Loads a scripted step's mapping, so that a walk through the user's step files can be weighed
   /// against the direct step (nil: scripted steps are not weighed).
   let scripts: (any StepScripts)?
   private var decided: [String: Result<MigrationStep, MigrationError>] = [:]
 
   init(
-    bundle: ModelBundle, storeModel: ObjectModel?, script: @escaping (String, String) -> URL?,
+    bundle: ModelBundle, storeModel: ObjectModel?, script: @escaping (String, String) -> [URL]?,
     scripts: (any StepScripts)?
   ) {
     self.bundle = bundle
@@ -376,11 +423,11 @@ private struct PathFinder {
       throw MigrationError(.unknownVersion, step: stepName, reason: error.description, underlying: error)
     }
     let result: Result<MigrationStep, MigrationError>
-    if let file = script(a, b) {
+    if let files = script(a, b), !files.isEmpty {
       let inferred = try? MappingModel.inferred(from: source, to: destination)
       result = .success(
         MigrationStep(
-          from: a, to: b, kind: .scripted(file), inferredMapping: inferred, source: source, destination: destination))
+          from: a, to: b, kind: .scripted(files), inferredMapping: inferred, source: source, destination: destination))
     } else {
       do {
         let inferred = try MappingModel.inferred(from: source, to: destination)
@@ -481,8 +528,8 @@ private struct PathFinder {
       else { return nil }
       steps.append(step)
       mappings.append(stepMapping.mapping)
-      if case .scripted(let file) = step.kind {
-        scripted += Self.work(of: stepMapping, file: file, droppedDirectly: mapping.drops())
+      if case .scripted(let files) = step.kind {
+        scripted += Self.work(of: stepMapping, files: files, droppedDirectly: mapping.drops())
       }
     }
     let directly = Self.carried(through: [mapping])
@@ -498,7 +545,8 @@ private struct PathFinder {
   /// (which may create objects: a policy turning a String into objects of another entity), and the
   /// attributes it reads that the direct step drops — matched by entity and attribute name, a
   /// heuristic (the file's source version may have renamed them since the store's version).
-  static func work(of stepMapping: StepMapping, file: URL, droppedDirectly: [DroppedProperty]) -> [String] {
+  static func work(of stepMapping: StepMapping, files: [URL], droppedDirectly: [DroppedProperty]) -> [String] {
+    let names = files.map(\.lastPathComponent).joined(separator: " + ")
     var work: [String] = []
     for entityMapping in stepMapping.mapping.entityMappings {
       guard let policy = stepMapping.policies[entityMapping.name], let from = entityMapping.sourceEntity else {
@@ -512,7 +560,7 @@ private struct PathFinder {
         }
       if !reads.isEmpty || !policy.computesAttributesOnly {
         let what = reads.isEmpty ? "runs its hooks" : "reads \(reads.map { "\(from).\($0)" }.joined(separator: ", "))"
-        work.append("what \(file.lastPathComponent) does (\(entityMapping.name) \(what))")
+        work.append("what \(names) does (\(entityMapping.name) \(what))")
       }
     }
     return work
@@ -524,15 +572,15 @@ private struct PathFinder {
   private func stepMapping(of step: MigrationStep) throws(MigrationError) -> StepMapping? {
     switch step.kind {
     case .inferred: return step.inferredMapping.map { StepMapping(mapping: $0) }
-    case .scripted(let file):
+    case .scripted(let files):
       guard let scripts else { return nil }
       do {
-        return try scripts.mapping(for: step, file: file)
+        return try scripts.mapping(for: step, files: files)
       } catch let error as MigrationError {
         throw error.inStep(step.name)
       } catch {
-        throw MigrationError(
-          .badMapping, step: step.name, reason: "\(file.lastPathComponent): \(error)", underlying: error)
+        let names = files.map(\.lastPathComponent).joined(separator: " + ")
+        throw MigrationError(.badMapping, step: step.name, reason: "\(names): \(error)", underlying: error)
       }
     }
   }

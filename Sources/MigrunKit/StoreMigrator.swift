@@ -615,7 +615,7 @@ public final class StoreMigrator {
       options.bulkCopy
       ? try BulkCopy.decide(
         mapping: mapping, sourceSchema: schema, policies: manager.policies, manager: manager,
-        mixed: options.mixed
+        mixed: options.mixed && mapping.passes.isEmpty
       ).copy
       : nil
     if let bulk, bulk.objectMappings.isEmpty {
@@ -653,7 +653,9 @@ public final class StoreMigrator {
     let schema = store?.schema ?? StoreSchema(model: step.source)
     guard options.bulkCopy else { return (.objects, reason) }
     switch try BulkCopy.decide(
-      mapping: stepMapping.mapping, sourceSchema: schema, policies: stepMapping.policies, mixed: options.mixed)
+      mapping: stepMapping.mapping, sourceSchema: schema, policies: stepMapping.policies,
+      // Rows first, objects after would run a later pass's copies before an earlier pass's hooks.
+      mixed: options.mixed && stepMapping.mapping.passes.isEmpty)
     {
     case .rows(let bulk): return (bulk.objectMappings.isEmpty ? .copyRows : .mixed, reason)
     case .objects(let why): return (.objects, why == reason ? reason : "\(reason); not rows: \(why)")
@@ -747,12 +749,12 @@ public final class StoreMigrator {
         throw MigrationError(.notInferable, step: step.name, reason: "no inferred mapping")
       }
       return StepMapping(mapping: mapping, policies: policies?(step) ?? [:])
-    case .scripted(let file):
+    case .scripted(let files):
       guard let scripts else {
-        throw MigrationError(
-          .badMapping, step: step.name, reason: "\(file.lastPathComponent) needs the Lua policy runtime")
+        let names = files.map(\.lastPathComponent).joined(separator: ", ")
+        throw MigrationError(.badMapping, step: step.name, reason: "\(names) needs the Lua policy runtime")
       }
-      return try scripts.mapping(for: step, file: file)
+      return try scripts.mapping(for: step, files: files)
     }
   }
 
@@ -786,6 +788,10 @@ package struct StepMapping {
   package var mapping: MappingModel
   package var policies: [String: any EntityMigrationPolicy]
   package var mergeRules: [any MigrationMergeRule]
+  /// The entity mappings the script did not name, filled in by inference (a Lua mapping file's
+  /// unmentioned entities): left out when the step runs several scripts in passes, where each maps
+  /// only what it names (``MappingPass``).
+  package var filledIn: Set<String> = []
 
   package init(
     mapping: MappingModel, policies: [String: any EntityMigrationPolicy] = [:],

@@ -59,7 +59,10 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
   /// Attribute functions at most: a row transform (see ``rowTransform(for:inputs:_:)``).
   var computesAttributesOnly: Bool { hooks.isEmpty && filter == nil }
 
-  func begin(_ mapping: EntityMapping, _ manager: MigrationManager) throws { try call("begin", mapping, manager, nil) }
+  func begin(_ mapping: EntityMapping, _ manager: MigrationManager) throws {
+    try bridge.takeUserInfo()
+    try call("begin", mapping, manager, nil)
+  }
 
   func createDestinationInstances(for source: StoredObject, _ mapping: EntityMapping, _ manager: MigrationManager)
     throws
@@ -209,7 +212,10 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
     try call("performCustomValidation", mapping, manager, nil)
   }
 
-  func end(_ mapping: EntityMapping, _ manager: MigrationManager) throws { try call("finish", mapping, manager, nil) }
+  func end(_ mapping: EntityMapping, _ manager: MigrationManager) throws {
+    try call("finish", mapping, manager, nil)
+    try bridge.giveUserInfo()
+  }
 
   // MARK: - Non public
 

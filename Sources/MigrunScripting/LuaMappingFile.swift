@@ -56,6 +56,7 @@ package enum LuaMappingFile {
       throw MigrationError(.badMapping, reason: "the migration prelude did not load")
     }
     bridge.rows = rows
+    bridge.userInfoTable = prelude.dropFirst(2).first?.functionValue
     let returned = try vm.run(source: source, name: name)
     guard case .table(let table)? = returned.first else {
       throw MigrationError(
@@ -92,8 +93,11 @@ package enum LuaMappingFile {
         .badMapping,
         reason: "\(name): entries are keyed by entity name (found a list); give their order as order = { … }")
     }
+    let mentioned = builder.mappings.map(\.name)
     let (mapping, policies) = try builder.finish()
-    return StepMapping(mapping: mapping, policies: policies, mergeRules: mergeRules.map { [$0] } ?? [])
+    var stepMapping = StepMapping(mapping: mapping, policies: policies, mergeRules: mergeRules.map { [$0] } ?? [])
+    stepMapping.filledIn = Set(mapping.entityMappings.map(\.name)).subtracting(mentioned)
+    return stepMapping
   }
 
   /// The file's entries in the order the manager runs them: those its `order = { "A", "B" }` list

@@ -15,6 +15,8 @@ package struct LuaScripts: StepScripts {
   package let limits: LuaLimits
   package let mergeRulesFile: URL?
   private let loaded = LoadedSteps()
+  /// `m.userInfo`, shared by every file the job loads.
+  private let userInfo = ManagerUserInfo()
 
   /// The step mappings loaded so far, by step and file. Not shared between threads: one job's.
   private final class LoadedSteps {
@@ -31,6 +33,7 @@ package struct LuaScripts: StepScripts {
     let key = "\(step.name)\u{0}\(file.path)"
     if let known = loaded.mappings[key] { return known }
     let mapping = try ScriptedStep.load(step, file: file, policyFolders: policyFolders, limits: limits)
+    for policy in mapping.policies.values { (policy as? LuaEntityPolicy)?.bridge.sharedUserInfo = userInfo }
     loaded.mappings[key] = mapping
     return mapping
   }

@@ -19,6 +19,12 @@ package final class MigrationBridge {
   var defaultAction: DefaultAction?
   /// The prelude's maker of bulk-copy row functions.
   var rows: LuaFunction?
+  /// The prelude's `userInfo([replacement])`: the file's `m.userInfo` table.
+  var userInfoTable: LuaFunction?
+  /// `m.userInfo` as the job's files share it (``ManagerUserInfo``), and which of its versions this
+  /// file's table holds.
+  var sharedUserInfo: ManagerUserInfo?
+  private var userInfoVersion = -1
   private var cachedSource: StoredObject?
 
   init(vm: LuaVM, file: String) {
@@ -476,4 +482,54 @@ struct DefaultAction {
   /// The default: `values` are the attribute functions' results by name, computed by the prelude
   /// before the object is made (it is then written once), or nil.
   let run: (_ values: LuaValue) throws -> LuaValue
+}
+
+/// `NSMigrationManager.userInfo` across the files of a job: each file's VM has its own `m.userInfo`
+/// table; the table a file leaves when an entity mapping ends is what the next file's mapping
+/// starts with — across the passes of a step and the steps of a migration. Plain values only
+/// (a function or an object view belongs to its file's VM and is refused by name).
+package final class ManagerUserInfo {
+  fileprivate var value: LuaValue = .table(LuaTable())
+  fileprivate var version = 0
+
+  package init() {}
+}
+
+extension MigrationBridge {
+  /// Before an entity mapping runs: the shared table, if another file changed it since this file
+  /// last saw it.
+  func takeUserInfo() throws {
+    guard let shared = sharedUserInfo, let userInfoTable, userInfoVersion != shared.version else { return }
+    _ = try vm.call(userInfoTable, [shared.value])
+    userInfoVersion = shared.version
+  }
+
+  /// After an entity mapping ran: this file's table becomes the shared one.
+  func giveUserInfo() throws {
+    guard let shared = sharedUserInfo, let userInfoTable else { return }
+    guard let table = try vm.call(userInfoTable).first else { return }
+    if let path = Self.firstUnshareable(table, at: "m.userInfo") {
+      throw HostError(
+        "\(path) is a function — m.userInfo carries plain values (numbers, strings, booleans, tables of them) from one file to the next"
+      )
+    }
+    shared.value = table
+    shared.version += 1
+    userInfoVersion = shared.version
+  }
+
+  private static func firstUnshareable(_ value: LuaValue, at path: String) -> String? {
+    switch value {
+    case .function: return path
+    case .table(let table):
+      for (key, member) in table.fields {
+        if let found = firstUnshareable(member, at: "\(path).\(key.stringValue ?? key.typeName)") { return found }
+      }
+      for (index, member) in table.array.enumerated() {
+        if let found = firstUnshareable(member, at: "\(path)[\(index + 1)]") { return found }
+      }
+      return nil
+    default: return nil
+    }
+  }
 }

@@ -51,7 +51,7 @@ public struct MigrationScripts: Sendable {
     // As `migrun plan` does: every step's mapping file and stage file loaded now, so that a script
     // that does not load fails the plan, not the migration after its first steps.
     for step in plan.steps {
-      if case .scripted(let file) = step.kind { _ = try lua.mapping(for: step, file: file) }
+      if case .scripted(let files) = step.kind { _ = try lua.mapping(for: step, files: files) }
       _ = try lua.stage(for: step)
     }
     return plan

@@ -2,7 +2,8 @@
 /// `obj:id()`, `obj:values()`) and the manager `m`, over the host functions in `__migrun`.
 /// Returns `invoke(hook, mappingName, info, object)`, through which every hook is called, and
 /// `rows(entity, names, functions, mappingName, info)`, which makes the row function of a bulk
-/// copy: it takes a source row (attributes and `__pk`) and returns the computed attributes.
+/// copy: it takes a source row (attributes and `__pk`) and returns the computed attributes; and
+/// `userInfo([replacement])`, the file's `m.userInfo` table (its contents replaced first when given).
 enum Prelude {
   static let source = #"""
     local host, NULL = __migrun, NULL
@@ -224,11 +225,14 @@ enum Prelude {
     function Manager:valueForKeyPath(object, path) return methods.valueForKeyPath(object, path) end
 
     local managers = {}
+    -- NSMigrationManager.userInfo: one table for every entity mapping of the file (one manager
+    -- runs them all), whatever a hook keeps in it for another.
+    local userInfo = {}
     local function manager(name, info)
       local m = managers[name]
       if m == nil then
         m = setmetatable({ mapping = info.mapping, model = info.model, from = info.from, to = info.to,
-          __computed = info.computed }, Manager)
+          userInfo = userInfo, __computed = info.computed }, Manager)
         managers[name] = m
       end
       return m
@@ -289,6 +293,14 @@ enum Prelude {
       return byName, inOrder
     end
 
-    return invoke, rows
+    local function userInfoTable(replacement)
+      if replacement ~= nil then
+        for key in next, userInfo do userInfo[key] = nil end
+        for key, value in next, replacement do userInfo[key] = value end
+      end
+      return userInfo
+    end
+
+    return invoke, rows, userInfoTable
     """#
 }

@@ -49,7 +49,9 @@ package enum ScriptedStep {
   static func refuseAmbiguousStepFiles(in folders: [URL]) throws {
     for folder in folders {
       var seen: [String: URL] = [:]
-      for file in filesBelow(folder) where extensions.contains(file.pathExtension) || file.path.hasSuffix(".stage.lua")
+      for file in filesBelow(folder)
+      where extensions.contains(file.pathExtension) || file.pathExtension == orderExtension
+        || file.path.hasSuffix(".stage.lua")
       {
         let name = file.lastPathComponent
         guard name.contains("-"), !name.hasSuffix("_test.lua") else { continue }
@@ -102,22 +104,19 @@ package enum ScriptedStep {
       bundle.version(matching: metadata.versionHashes) == nil
       ? try? session.cachedModel()?.named(
         "\(store.deletingPathExtension().lastPathComponent)'s own model") : nil
-    var given: [String: URL] = [:]
+    var given: [String: [URL]] = [:]
     var givenModules = Set<String>()
     func take(_ url: URL, versions: [ObjectModel]) throws {
       let model = try AppleMappingModel.read(
         contentsOf: url, versions: versions, modelName: bundle.url.lastPathComponent)
       let key = "\(model.sourceVersion)\u{0}\(model.destinationVersion)"
-      // One mapping model per step: a second for the same step is refused by name, never passed
-      // over (Core Data's "migrating in chunks", several models into one destination, is not run).
-      if let first = given[key], first.standardizedFileURL != url.standardizedFileURL {
+      // Several mapping models for one step run in the order given, one after another into one
+      // destination (Core Data's migration in chunks: MappingPass); one given twice is refused.
+      if given[key, default: []].contains(where: { $0.standardizedFileURL == url.standardizedFileURL }) {
         throw MigrationError(
-          .badMapping,
-          reason: "MigrationScripts.mappingModels \(first.path) and \(url.path) both map version "
-            + "'\(model.sourceVersion)' to '\(model.destinationVersion)': migrun runs one mapping model per step, "
-            + "and does not run several into one destination (Core Data's migration in chunks); give one")
+          .badMapping, reason: "MigrationScripts.mappingModels names \(url.path) twice: give each mapping model once")
       }
-      given[key] = url
+      given[key, default: []].append(url)
       for className in model.entityMappings.compactMap(\.policyClassName) {
         givenModules.insert(AppleMappingConverter.moduleName(ofClass: className))
       }
@@ -134,15 +133,19 @@ package enum ScriptedStep {
         try take(url, versions: [storeModel] + bundle.models)
       }
     }
-    let byHashes = try checkPolicyFolders(
-      folders, bundle: bundle, storeModel: storeModel, modulesOfGivenMappings: givenModules, order: order?.names)
+    let found = try checkPolicyFolders(
+      folders, bundle: bundle, storeModel: storeModel, modulesOfGivenMappings: givenModules, order: order?.names,
+      chained: Array((order?.scripts ?? [:]).values.joined()))
     let files = PolicyFiles(folders)
+    let chained = order?.scripts ?? [:]
     return try MigrationPlanner.plan(
       bundle: bundle, storeHashes: metadata.versionHashes, destination: destination,
       destinationOrigin: destinationOrigin, order: order,
       storeModel: storeModel,
       script: { from, to in
-        given["\(from)\u{0}\(to)"] ?? files.find(from: from, to: to) ?? byHashes["\(from)\u{0}\(to)"]
+        let key = "\(from)\u{0}\(to)"
+        return given[key] ?? chained[key] ?? found.passes[key] ?? files.find(from: from, to: to).map { [$0] }
+          ?? found.byHashes[key].map { [$0] }
       }, scripts: scripts)
   }
 
@@ -151,12 +154,14 @@ package enum ScriptedStep {
   /// every folder exists; every mapping model fits two versions (by its hashes); every `.lua` file
   /// directly in a folder is a step (`<From>-<To>.lua`, two version names of the model), a test
   /// (`*_test.lua`), a module another Lua file requires, or the policy class a mapping model names.
-  /// Returns the mapping models by the step they fit ("source\u{0}destination").
+  /// Files an order file (``orderedPasses(in:versions:)``) or a chain file's line (`chained`) lists
+  /// are the steps' own, whatever they are called.
+  /// Returns the mapping models by the step they fit and the order files' passes ("source\u{0}destination").
   @discardableResult
   package static func checkPolicyFolders(
     _ folders: [URL], bundle: ModelBundle, storeModel: ObjectModel? = nil, modulesOfGivenMappings: Set<String> = [],
-    order: [String]? = nil
-  ) throws -> [String: URL] {
+    order: [String]? = nil, chained: [URL] = []
+  ) throws -> (byHashes: [String: URL], passes: [String: [URL]]) {
     for folder in folders {
       var isFolder: ObjCBool = false
       guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
@@ -164,28 +169,45 @@ package enum ScriptedStep {
       }
     }
     try refuseAmbiguousStepFiles(in: folders)
+    let versions = Set(bundle.versionNames + (storeModel?.versionName.map { [$0] } ?? []))
+    let files = PolicyFiles(folders)
+    let passes = try orderedPasses(in: files, versions: versions)
+    let listed = Set((passes.values.joined() + chained).map(\.standardizedFileURL.path))
+    for (key, passFiles) in passes {
+      let names = key.split(separator: "\u{0}").map(String.init)
+      if names.count == 2, let single = files.find(from: names[0], to: names[1]),
+        !listed.contains(single.standardizedFileURL.path)
+      {
+        throw MigrationError(
+          .badMapping,
+          reason: "\(single.path) and the order file beside \(passFiles[0].lastPathComponent) both name the step "
+            + "\(names[0]) → \(names[1]); which runs would be a guess: list it in the order file, or remove one")
+      }
+    }
     let found = mappingModels(in: folders, bundle: bundle, storeModel: storeModel)
-    if let (first, second) = found.ambiguous.first {
+    if let (first, second) = found.ambiguous.first(where: { pair in
+      !listed.contains(pair.0.standardizedFileURL.path) || !listed.contains(pair.1.standardizedFileURL.path)
+    }) {
       throw MigrationError(
         .badMapping,
         reason:
           "two mapping models in the policy folders fit the same step: \(first.path) and \(second.path); which one "
-          + "runs would be a guess: remove one, or name the one to run with MigrationScripts.mappingModels")
+          + "runs would be a guess: remove one, name the one to run with MigrationScripts.mappingModels, or run "
+          + "both one after another: list them in a <From>-<To>.order file beside them, in the order they run")
     }
     if let (url, reason) = found.unmatched.first {
       throw MigrationError(
         .badMapping, reason: "\(url.path) is in a policy folder but fits no two versions of \(bundle.name): \(reason)")
     }
-    let versions = Set(bundle.versionNames + (storeModel?.versionName.map { [$0] } ?? []))
     let luaFiles = folders.flatMap { folder in
       ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
         .filter { $0.hasSuffix(".lua") }.map { folder.appendingPathComponent($0) }
     }
     let required = requiredModules(of: luaFiles).union(found.policyModules).union(modulesOfGivenMappings)
-    for file in luaFiles {
+    for file in luaFiles where !listed.contains(file.standardizedFileURL.path) {
       try checkLuaFile(file, versions: versions, required: required, bundle: bundle, order: order)
     }
-    return found.matched
+    return (found.matched, passes)
   }
 
   /// Modules some Lua file of `files` requires, by their first name part.

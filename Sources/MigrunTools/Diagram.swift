@@ -191,11 +191,14 @@ package enum Diagram {
   package static func kind(of step: MigrationStep) -> String {
     switch step.kind {
     case .inferred: return "inferred"
-    case .scripted(let file):
-      switch file.pathExtension {
-      case "lua": return "Lua: \(file.lastPathComponent)"
-      case "xcmappingmodel", "cdm": return "Apple mapping model: \(file.lastPathComponent)"
-      default: return "scripted: \(file.lastPathComponent)"
+    case .scripted(let files) where files.count > 1:
+      return "in \(files.count) passes: " + files.map(\.lastPathComponent).joined(separator: ", then ")
+    case .scripted(let files):
+      let file = files.first?.lastPathComponent ?? ""
+      switch files.first?.pathExtension {
+      case "lua": return "Lua: \(file)"
+      case "xcmappingmodel", "cdm": return "Apple mapping model: \(file)"
+      default: return "scripted: \(file)"
       }
     }
   }

@@ -130,7 +130,7 @@ package struct DiagramJob: ProjectJob {
       let (source, destination) = (try bundle.model(named: from), try bundle.model(named: to))
       let file = ScriptedStep.find(from: from, to: to, in: folders)
       let step = MigrationStep(
-        from: from, to: to, kind: file.map { .scripted($0) } ?? .inferred,
+        from: from, to: to, kind: file.map { .scripted([$0]) } ?? .inferred,
         inferredMapping: file == nil ? try MappingModel.inferred(from: source, to: destination) : nil,
         source: source, destination: destination)
       return Diagram.step(
@@ -148,8 +148,8 @@ package struct DiagramJob: ProjectJob {
     case .inferred:
       guard let mapping = step.inferredMapping else { throw ToolError(message: "\(step.name): no inferred mapping") }
       return mapping
-    case .scripted(let file):
-      return try ScriptedStep.load(step, file: file, policyFolders: folders).mapping
+    case .scripted(let files):
+      return try LuaScripts(policyFolders: folders).mapping(for: step, files: files).mapping
     }
   }
 }
@@ -308,7 +308,7 @@ package struct ConvertJob {
     }
     let appleModel = try AppleMappingModel.read(contentsOf: mappingURL, bundle: bundle)
     let step = MigrationStep(
-      from: appleModel.sourceVersion, to: appleModel.destinationVersion, kind: .scripted(mappingURL),
+      from: appleModel.sourceVersion, to: appleModel.destinationVersion, kind: .scripted([mappingURL]),
       inferredMapping: nil, source: try bundle.model(named: appleModel.sourceVersion),
       destination: try bundle.model(named: appleModel.destinationVersion))
     let folders = policyFolders.map { URL(fileURLWithPath: $0) }

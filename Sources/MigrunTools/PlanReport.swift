@@ -30,8 +30,8 @@ extension MigrationJobs {
     let stages = try plan.steps.map { try LuaStage.find(for: $0, in: setup.policyFolders, limits: setup.limits) }
     for (index, step) in plan.steps.enumerated() {
       let stepMapping: StepMapping
-      if case .scripted(let file) = step.kind {
-        stepMapping = try lua.mapping(for: step, file: file)
+      if case .scripted(let files) = step.kind {
+        stepMapping = try lua.mapping(for: step, files: files)
       } else {
         guard let inferred = step.inferredMapping else { throw ToolError(message: "\(step.name): no inferred mapping") }
         stepMapping = StepMapping(mapping: inferred)
@@ -91,7 +91,13 @@ package struct PlanReport {
     for (index, step) in plan.steps.enumerated() {
       switch step.kind {
       case .inferred: out.append("Step \(index + 1)  \(step.name)  inferred")
-      case .scripted(let file): out.append("Step \(index + 1)  \(step.name)  scripted (\(file.path))")
+      case .scripted(let files) where files.count > 1:
+        out.append(
+          "Step \(index + 1)  \(step.name)  scripted in \(files.count) passes, one mapping model after another:")
+        for (pass, mapping) in zip(files, stepMappings[index].mapping.entityMappingsByPass) {
+          out.append("        pass: \(pass.path) (\(mapping.map(\.name).joined(separator: ", ")))")
+        }
+      case .scripted(let files): out.append("Step \(index + 1)  \(step.name)  scripted (\(files.first?.path ?? ""))")
       }
       if let stage = stages[index] {
         out.append("        custom stage \(stage.url.path): \(stage.hookNames.joined(separator: ", "))")
@@ -196,7 +202,7 @@ package struct PlanJSON: Encodable {
     let objects: [String: Int]
 
     private enum Keys: String, CodingKey {
-      case from, to, mappings, method, notDDLBecause, objectsEstimated, kind, script, dropped, stage
+      case from, to, mappings, method, notDDLBecause, objectsEstimated, kind, script, passes, dropped, stage
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -211,9 +217,10 @@ package struct PlanJSON: Encodable {
       try container.encode(index > 0, forKey: .objectsEstimated)
       switch step.kind {
       case .inferred: try container.encode("inferred", forKey: .kind)
-      case .scripted(let file):
+      case .scripted(let files):
         try container.encode("scripted", forKey: .kind)
-        try container.encode(file.path, forKey: .script)
+        try container.encode(files.first?.path, forKey: .script)
+        if files.count > 1 { try container.encode(files.map(\.path), forKey: .passes) }
       }
       try container.encode(report.drops[index].map(DroppedJSON.init), forKey: .dropped)
       try container.encode(

@@ -223,7 +223,7 @@ enum FixtureMigration {
     try fill(source, from: options["source"] ?? .nil)
     let destination = InMemoryStore(model: destinationModel)
     let step = MigrationStep(
-      from: from, to: to, kind: .scripted(mapping), inferredMapping: nil, source: sourceModel,
+      from: from, to: to, kind: .scripted([mapping]), inferredMapping: nil, source: sourceModel,
       destination: destinationModel)
     let loaded = try ScriptedStep.load(step, file: mapping, policyFolders: [root] + places.policies, limits: limits)
     let manager = try MigrationManager(

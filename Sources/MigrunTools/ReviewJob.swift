@@ -136,8 +136,8 @@ package struct ReviewJob {
   static func step(_ step: MigrationStep, index: Int, report: PlanReport, objects: [String: Int]) -> Review.Step {
     var script: String?
     var policies: [Review.Policy] = []
-    if case .scripted(let file) = step.kind {
-      script = shown(file)
+    if case .scripted(let files) = step.kind {
+      script = files.map(shown).joined(separator: ", then ")
       for (mapping, policy) in report.stepMappings[index].policies.sorted(by: { $0.key < $1.key }) {
         guard let summary = PolicySummary(policy) else { continue }
         policies.append(

@@ -70,7 +70,7 @@ import Testing
       order: VersionOrder(names: bundle.versionNames, origin: "test"),
       script: { from, to in
         let file = policies.appendingPathComponent("\(from)-\(to).lua")
-        return FileManager.default.fileExists(atPath: file.path) ? file : nil
+        return FileManager.default.fileExists(atPath: file.path) ? [file] : nil
       })
     let migrator = StoreMigrator(store: store, plan: plan)
     let folders = [policies, Fixtures.repositoryRoot.appendingPathComponent("policies")]

@@ -21,7 +21,7 @@ import Testing
       order: order,
       script: { from, to in
         let file = policies.appendingPathComponent("\(from)-\(to).lua")
-        return FileManager.default.fileExists(atPath: file.path) ? file : nil
+        return FileManager.default.fileExists(atPath: file.path) ? [file] : nil
       })
     let migrator = StoreMigrator(store: store, plan: plan)
     migrator.scripts = LuaScripts(policyFolders: [policies])

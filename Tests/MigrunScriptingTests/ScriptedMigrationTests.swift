@@ -61,7 +61,7 @@ import Testing
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes,
       order: VersionOrder(names: bundle.versionNames, origin: "test"),
-      script: { from, to in policies.appendingPathComponent("\(from)-\(to).lua") })
+      script: { from, to in [policies.appendingPathComponent("\(from)-\(to).lua")] })
     let migrator = StoreMigrator(store: store, plan: plan, options: .init(bulkCopy: bulkCopy))
     migrator.scripts = LuaScripts(policyFolders: [policies])
     return try migrator.run()

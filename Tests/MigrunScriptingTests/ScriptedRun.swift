@@ -20,7 +20,7 @@ enum ScriptedRun {
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes, destination: destination,
       order: order,
-      script: { from, to in ScriptedStep.find(from: from, to: to, in: folders) })
+      script: { from, to in ScriptedStep.find(from: from, to: to, in: folders).map { [$0] } })
     var options = StoreMigrator.Options()
     options.mixed = mixed
     let migrator = StoreMigrator(store: store, plan: plan, options: options)

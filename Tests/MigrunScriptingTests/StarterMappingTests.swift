@@ -29,7 +29,7 @@ import Testing
     let written = try folder.folder(UUID().uuidString).appendingPathComponent(store.lastPathComponent)
     try FileManager.default.copyItem(at: store, to: written)
     let step = MigrationStep(
-      from: from, to: to, kind: .scripted(file), inferredMapping: nil, source: source, destination: destination)
+      from: from, to: to, kind: .scripted([file]), inferredMapping: nil, source: source, destination: destination)
     let migrator = StoreMigrator(
       store: written,
       plan: MigrationPlan(sourceVersion: from, destinationVersion: to, steps: [step], rule: .chain("test")))
@@ -117,7 +117,7 @@ import Testing
     let file = folder.url.appendingPathComponent("V1-V2.lua")
     try Data(text.utf8).write(to: file)
     let step = MigrationStep(
-      from: "V1", to: "V2", kind: .scripted(file), inferredMapping: nil, source: v1, destination: v2)
+      from: "V1", to: "V2", kind: .scripted([file]), inferredMapping: nil, source: v1, destination: v2)
     let migrator = StoreMigrator(
       store: store,
       plan: MigrationPlan(sourceVersion: "V1", destinationVersion: "V2", steps: [step], rule: .chain("test")))

@@ -180,6 +180,11 @@ package final class AssociationTable {
     }
   }
 
+  /// Forgets every association (a step's next mapping model starts with none: Core Data's `reset()`).
+  package func removeAll() throws {
+    guard sqlite3_exec(connection, "DELETE FROM association", nil, nil, nil) == SQLITE_OK else { throw failure() }
+  }
+
   package func close() throws {
     for statement in statements { sqlite3_finalize(statement) }
     statements = statements.map { _ in nil }

@@ -180,8 +180,8 @@ import Testing
     // A mapping file for the step makes it scripted.
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: hashes, destination: "M 2",
-      script: { from, to in folder.url.appendingPathComponent("\(from)-\(to).lua") })
-    #expect(plan.steps.map(\.kind) == [.scripted(folder.url.appendingPathComponent("M-M 2.lua"))])
+      script: { from, to in [folder.url.appendingPathComponent("\(from)-\(to).lua")] })
+    #expect(plan.steps.map(\.kind) == [.scripted([folder.url.appendingPathComponent("M-M 2.lua")])])
     #expect(plan.rule == .directMapping)
   }
 
@@ -219,15 +219,16 @@ import Testing
     let zeta = try bundle.model(named: "Zeta").entityVersionHashes
     let scripted = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: zeta,
-      script: { from, to in from == "Zeta" ? folder.url.appendingPathComponent("\(from)-\(to).lua") : nil })
+      script: { from, to in from == "Zeta" ? [folder.url.appendingPathComponent("\(from)-\(to).lua")] : nil })
     #expect(scripted.steps.map(\.name) == ["Zeta → Beta"] && scripted.rule == .directMapping)
     // …and without one, the shortest path through mapping files and inferable steps.
     let staged = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: zeta,
-      script: { from, to in from == "Zeta" && to == "alpha" ? folder.url.appendingPathComponent("Zeta-alpha.lua") : nil
+      script: { from, to in
+        from == "Zeta" && to == "alpha" ? [folder.url.appendingPathComponent("Zeta-alpha.lua")] : nil
       })
     #expect(staged.steps.map(\.name) == ["Zeta → alpha", "alpha → Beta"])
-    #expect(staged.steps.map(\.kind) == [.scripted(folder.url.appendingPathComponent("Zeta-alpha.lua")), .inferred])
+    #expect(staged.steps.map(\.kind) == [.scripted([folder.url.appendingPathComponent("Zeta-alpha.lua")]), .inferred])
     #expect(staged.rule == .shortestPath)
     // No way at all: refused, naming the direct step and why.
     let none = try #require(throws: MigrationError.self) {
