@@ -315,7 +315,8 @@ package enum ScriptedStep {
     let files = PolicyFiles(folders)
     for from in bundle.versionNames {
       for to in bundle.versionNames where to != from && !taken.contains("\(from)\u{0}\(to)") {
-        let names = extensions.map { "\(from)-\(to).\($0)" } + ["\(from)-\(to).stage.lua"]
+        let names =
+          (extensions + [orderExtension]).map { "\(from)-\(to).\($0)" } + ["\(from)-\(to).stage.lua"]
         for file in files.named(names) { passedOver(file, from, to) }
       }
     }
@@ -362,10 +363,11 @@ package enum ScriptedStep {
   package static func scriptedSteps(of bundle: ModelBundle, order: [String], in folders: [URL]) -> Set<String> {
     let byHashes = mappingModels(in: folders, bundle: bundle).matched
     let files = PolicyFiles(folders)
+    let passes = (try? orderedPasses(in: files, versions: Set(bundle.versionNames))) ?? [:]
     var steps = Set<String>()
     for (from, to) in zip(order, order.dropFirst()) {
       let key = "\(from)\u{0}\(to)"
-      if byHashes[key] != nil || files.find(from: from, to: to) != nil { steps.insert(key) }
+      if byHashes[key] != nil || passes[key] != nil || files.find(from: from, to: to) != nil { steps.insert(key) }
     }
     return steps
   }
