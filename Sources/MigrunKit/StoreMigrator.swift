@@ -217,8 +217,8 @@ public final class StoreMigrator {
     var created: [URL] = []
     /// The file the next step reads: the store, a snapshot of it, or the last step's result.
     var current: URL
-    /// Values kept outside the store are read from the original's folder by every copy: no step
-    /// writes a file there (migrun writes values inline), so the copies refer only to its files.
+    /// Values kept outside the store are read from the original's folder by every copy; the files of
+    /// values the steps write wait in a working folder (``ExternalData/staging``) until the swap.
     var externalData: ExternalData
     /// The files the original refers to: the only ones a successful migration may clean up.
     var referencedBefore = Set<String>()
@@ -285,6 +285,9 @@ public final class StoreMigrator {
     try checkSpace()
     var run = Run(current: store, externalData: ExternalData(store: store), session: session)
     defer { for file in run.created { StoreFiles.remove(file) } }
+    let staging = try scratch("external")
+    run.created.append(staging)
+    run.externalData.staging = staging
     if StoreFiles.hasWALContent(store) {
       let snapshot = try scratch("source")
       run.created.append(snapshot)
@@ -326,7 +329,16 @@ public final class StoreMigrator {
     run.report.backup = try swapping {
       for flush in run.flushing { try flush.wait() }
       try syncing?.wait()
-      return try StoreFiles.replace(store, with: run.current, keepBackup: options.keepBackup, expecting: state)
+      let staged = try filesReferenced(by: run.current, staged: run.externalData)
+      var placed: [URL] = []
+      do {
+        return try StoreFiles.replace(store, with: run.current, keepBackup: options.keepBackup, expecting: state) {
+          placed = try run.externalData.placeStagedFiles(referencedBy: staged)
+        }
+      } catch {
+        for file in placed { unlink(file.path) }
+        throw error
+      }
     }
     // Cleaning is after the fact: a file left behind (this failing) is only space, never a value.
     if !run.referencedBefore.isEmpty, let last = plan.steps.last {
@@ -335,6 +347,16 @@ public final class StoreMigrator {
           of: store, model: last.destination, noLongerReferencedOf: run.referencedBefore)) ?? 0
     }
     return run.report
+  }
+
+  /// The staged files (values the steps kept outside the store) that the migrated file refers to.
+  private func filesReferenced(by migrated: URL, staged externalData: ExternalData) throws -> Set<String> {
+    guard let staging = externalData.staging, let last = plan.steps.last,
+      !((try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? []).isEmpty
+    else { return [] }
+    let result = try SQLiteStore(url: migrated, model: last.destination, access: .readOnly)
+    defer { try? result.close() }
+    return Set(try result.externalReferences().map(\.file))
   }
 
   /// The migrated file in the store's journal mode, its fsync started on a thread of its own.

@@ -300,7 +300,8 @@ package enum StoreFiles {
   /// Returns the backup's URL.
   @discardableResult
   package static func replace(
-    _ original: URL, with replacement: URL, keepBackup: Bool, expecting: State? = nil
+    _ original: URL, with replacement: URL, keepBackup: Bool, expecting: State? = nil,
+    beforeJournal: () throws -> Void = {}
   ) throws -> URL? {
     try sync(replacement)
     if let expecting, State(of: original) != expecting {
@@ -332,6 +333,9 @@ package enum StoreFiles {
       try keepSupportFolder(of: original, as: target)
       backup = target
     }
+    // What must be in place before the replacement can be (files it refers to): a crash after the
+    // journal completes the swap, so they come first.
+    try beforeJournal()
     do {
       // The replacement's name, and the state of the original it replaces.
       let record = replacement.lastPathComponent + "\n" + State(of: original).text + "\n"

@@ -5,18 +5,19 @@ import MigrunModel
 /// Core Data's external binary storage (`allowsExternalBinaryDataStorage`): the column of such an
 /// attribute holds a tag byte and then either the value or a reference to a file beside the store.
 ///
-/// The format, as public write-ups of real stores describe it (Apple does not document it; three
-/// independent descriptions agree — apps' stores read by Paste-history importers, Journal and
-/// Threema backups):
+/// The format, as public write-ups of real stores describe it and Core Data's own code writes it
+/// (`-[_PFExternalReferenceData initForExternalLocation:safeguardLocation:data:protectionLevel:]` in
+/// the decompiled framework):
 /// - `0x01` + the value's bytes: the value kept in the database;
-/// - `0x02` + the file's name (an uppercase UUID, ASCII): the value is the file
+/// - `0x02` + the file's name (an uppercase UUID, ASCII) + a NUL: the value is the file
 ///   `.<store name without extension>_SUPPORT/_EXTERNAL_DATA/<UUID>` in the store's folder.
-/// A trailing NUL after the name is accepted (our guess: not every write-up says whether there is one).
+/// A reference without the trailing NUL is read too.
 ///
-/// migrun reads values through the reference everywhere (objects, export, Lua, rules) and writes
-/// every value it writes inline (`0x01`), a form Core Data itself writes and reads, so it never has to
-/// guess how Core Data names or terminates a reference; a value copied unchanged (DDL and row copy)
-/// keeps its reference, and its file stays where it is.
+/// migrun reads values through the reference everywhere (objects, export, Lua, rules). Where a
+/// migration writes objects (the object path), it keeps a value as Core Data does: in a file when it
+/// is longer than ``fileThreshold``, inline otherwise — the files written in ``staging`` until the
+/// swap moves them beside the store. A value copied unchanged (DDL and row copy) keeps its
+/// reference, and its file stays where it is. Other writers (`import`, salvage) write inline.
 package struct ExternalData: Sendable, Hashable {
   /// The `_EXTERNAL_DATA` folder references are resolved in.
   package var folder: URL
@@ -24,6 +25,17 @@ package struct ExternalData: Sendable, Hashable {
   /// folder): damage Core Data carries, and so does a migration — a reference to one of them is read
   /// and written as the reference it is (``resolve(_:)``, ``stored(_:)``), never refused.
   package var carriedMissing: Set<String> = []
+
+  /// Where a migration writes the files of values it keeps outside the store, until the swap moves
+  /// the ones the result refers to into ``folder`` (nil: every value is written inline).
+  package var staging: URL?
+
+  /// Core Data's rule for a Binary attribute that allows external storage: a value longer than
+  /// 131,072 bytes goes to a file, the others stay in the row. Read from the framework's save plan
+  /// (`-[NSSQLSavePlan _populateRow:fromObject:timestamp:inserted:shouldAddToRowCache:]` keeps a value
+  /// inline when `0x20000 >= length`, the limit set whenever `_PF_INTERNAL_DATA_SIZE_THRESHOLD` is,
+  /// which the framework's initializer does) — the same in every build of the decompilation read.
+  package static let fileThreshold = 0x20000
 
   package init(folder: URL) { self.folder = folder }
 
@@ -62,6 +74,12 @@ package struct ExternalData: Sendable, Hashable {
     guard case .data(let bytes) = value, let tag = bytes.first else { return value }
     if tag == Self.inlineTag { return .data(Array(bytes.dropFirst())) }
     guard tag == Self.referenceTag, let name = Self.reference(in: bytes) else { return value }
+    if let staged = staging?.appendingPathComponent(name), WorkingFiles.entry(at: staged.path) == .file {
+      guard let data = StoreFiles.readPlainFile(staged.path, limit: 4 << 30) else {
+        throw StoreError(.badValue, file: staged.path, reason: "a value the migration kept in a file cannot be read")
+      }
+      return .data(Array(data))
+    }
     let file = folder.appendingPathComponent(name)
     if carriedMissing.contains(name), WorkingFiles.entry(at: file.path) == .none { return value }
     if let link = linkOnTheWay(to: name) {
@@ -79,20 +97,71 @@ package struct ExternalData: Sendable, Hashable {
     return .data(Array(data))
   }
 
-  /// The column bytes for a value migrun writes: inline, tagged — or a carried reference to a file
-  /// the original never had, as it was.
-  func stored(_ value: StoreValue) -> StoreValue {
+  /// The column bytes for a value migrun writes: inline, tagged — in a file of ``staging`` when it is
+  /// longer than ``fileThreshold`` and there is one — or a carried reference to a file the original
+  /// never had, as it was.
+  func stored(_ value: StoreValue) throws(StoreError) -> StoreValue {
     guard case .data(let bytes) = value else { return value }
     if !carriedMissing.isEmpty, let name = Self.reference(in: bytes), carriedMissing.contains(name) { return value }
-    return .data([Self.inlineTag] + bytes)
+    guard let staging, bytes.count > Self.fileThreshold else { return .data([Self.inlineTag] + bytes) }
+    let name = UUID().uuidString
+    let file = staging.appendingPathComponent(name)
+    do {
+      try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+      try Data(bytes).write(to: file, options: .withoutOverwriting)
+    } catch {
+      throw StoreError(
+        .io, file: file.path,
+        reason: "cannot write a value kept outside the store (\(error.localizedDescription))", underlying: error)
+    }
+    return .data([Self.referenceTag] + Array(name.utf8) + [0])
   }
 
-  /// The plain files in the folder (empty when there is none, or when the support folder or the
-  /// folder is a symbolic link: nothing is read or removed through a link).
+  /// The plain files in the folder and in ``staging`` (empty when there is none, or when the support
+  /// folder or the folder is a symbolic link: nothing is read or removed through a link).
   package func files() -> Set<String> {
-    guard linkOnTheWay(to: nil) == nil else { return [] }
+    var found = Set<String>()
+    if let staging {
+      let names = (try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? []
+      found = Set(names.filter { WorkingFiles.entry(at: staging.appendingPathComponent($0).path) == .file })
+    }
+    guard linkOnTheWay(to: nil) == nil else { return found }
     let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-    return Set(names.filter { WorkingFiles.entry(at: folder.appendingPathComponent($0).path) == .file })
+    return found.union(names.filter { WorkingFiles.entry(at: folder.appendingPathComponent($0).path) == .file })
+  }
+
+  /// Moves the files of ``staging`` that `referenced` names into ``folder`` (made if absent), each
+  /// synced; returns the files placed (a failed swap removes them again).
+  package func placeStagedFiles(referencedBy referenced: Set<String>) throws -> [URL] {
+    guard let staging else { return [] }
+    let names = ((try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? []).filter(referenced.contains)
+    guard !names.isEmpty else { return [] }
+    if let link = linkOnTheWay(to: nil) {
+      throw StoreError(
+        .foreignFile, file: link.path,
+        reason:
+          "is a symbolic link: migrun writes values kept outside the store only into the store's own support folder")
+    }
+    var placed: [URL] = []
+    do {
+      try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+      for name in names.sorted() {
+        let from = staging.appendingPathComponent(name)
+        let to = folder.appendingPathComponent(name)
+        try StoreFiles.sync(from)
+        guard rename(from.path, to.path) == 0 else {
+          throw StoreError(
+            .io, file: to.path,
+            reason: "cannot move a value kept outside the store into place (\(String(cString: strerror(errno))))")
+        }
+        placed.append(to)
+      }
+      try StoreFiles.sync(folder)
+      return placed
+    } catch {
+      for file in placed { unlink(file.path) }
+      throw error
+    }
   }
 
   /// The first symbolic link among the support folder, the `_EXTERNAL_DATA` folder and (given) the

@@ -216,7 +216,7 @@ final class SQLiteObjectWriter: StoreWriter {
     var values: [DatabaseValue] = [
       object.id.primaryKey.databaseValue, plan.layout.number.databaseValue, object.version.databaseValue,
     ]
-    appendValues(of: object, plan, to: &values)
+    try appendValues(of: object, plan, to: &values)
     try execute(plan.insertSQL, values, object.id)
     if !plan.oneToOnes.isEmpty { try keepInverses(of: object, plan.oneToOnes, previous: [:]) }
     // Z_MAX covers the key: raised only when it does not yet (a migration reserves the source's
@@ -241,7 +241,7 @@ final class SQLiteObjectWriter: StoreWriter {
     var values: [DatabaseValue] = [
       (bumpingVersion ? StoredObject.version(after: object.version) : object.version).databaseValue
     ]
-    appendValues(of: object, plan, to: &values)
+    try appendValues(of: object, plan, to: &values)
     values.append(object.id.primaryKey.databaseValue)
     var previous: [String: ObjectID] = [:]
     for own in plan.oneToOnes.keys { previous[own] = try currentTarget(of: object.id, own) }
@@ -482,10 +482,12 @@ final class SQLiteObjectWriter: StoreWriter {
   }
 
   /// The attribute and to-one values of `object`, in the plan's column order.
-  private func appendValues(of object: StoredObject, _ plan: SQLiteStore.RowPlan, to values: inout [DatabaseValue]) {
+  private func appendValues(of object: StoredObject, _ plan: SQLiteStore.RowPlan, to values: inout [DatabaseValue])
+    throws
+  {
     for (attribute, external) in zip(plan.attributes, plan.external) {
       let value = object.attributes[attribute] ?? .null
-      values.append(StoreValueCoding.databaseValue(external ? store.externalData.stored(value) : value))
+      values.append(StoreValueCoding.databaseValue(external ? try store.externalData.stored(value) : value))
     }
     for relationship in plan.toOnes {
       let target = object.toOne[relationship.name]

@@ -137,6 +137,53 @@ import Testing
     }
   }
 
+  /// The object path keeps a value as Core Data's save does: longer than 131,072 bytes in a file
+  /// (`0x02`, the file's name, a NUL), 131,072 or fewer inline. The files are placed beside the store
+  /// at the swap: the backup has none of them, and no working file is left.
+  @Test func theObjectPathKeepsLongValuesInFilesAsCoreDataDoes() throws {
+    let folder = try TemporaryDirectory()
+    let (v1, v2) = (try Self.model("V1"), try Self.model("V2", caption: true))
+    let url = try Self.store(in: folder, model: v1)
+    let long = [UInt8]((0...ExternalData.fileThreshold).map { UInt8($0 % 253) })
+    let edge = [UInt8](repeating: 7, count: ExternalData.fileThreshold)
+    let queue = try DatabaseQueue(path: url.path)
+    try queue.write { db in
+      let number = try Int.fetchOne(db, sql: "SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Photo'") ?? 0
+      for (key, (name, bytes)) in [("long", long), ("edge", edge)].enumerated() {
+        try db.execute(
+          sql: "INSERT INTO ZPHOTO (Z_PK, Z_ENT, Z_OPT, ZNAME, ZIMAGE) VALUES (?, ?, 1, ?, ?)",
+          arguments: [key + 4, number, name, Data([1] + bytes)])
+      }
+      try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = 5 WHERE Z_ENT = ?", arguments: [number])
+    }
+    try queue.close()
+    let report = try StoreMigrator(
+      store: url, plan: try Migrations.plan(v1, v2), options: .init(keepBackup: true, bulkCopy: false, ddl: false)
+    ).run()
+    #expect(report.steps.first?.method == .objects)
+    let raw = try DatabaseQueue(path: StoreFiles.immutableURI(url)).read { db in
+      try Dictionary(
+        uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT ZNAME, ZIMAGE FROM ZPHOTO").map {
+          (try $0.required(at: 0, as: String.self), Array(try $0.required(at: 1, as: Data.self)))
+        })
+    }
+    let reference = try #require(raw["long"])
+    #expect(reference.first == 2 && reference.last == 0 && reference.count == 38, "\(reference.prefix(40))")
+    let name = String(decoding: reference.dropFirst().dropLast(), as: UTF8.self)
+    #expect(UUID(uuidString: name)?.uuidString == name, "an uppercase UUID: \(name)")
+    #expect(try Data(contentsOf: ExternalData(store: url).folder.appendingPathComponent(name)) == Data(long))
+    #expect(raw["edge"] == [1] + edge)
+    #expect(raw["big"] == [1] + Self.big, "300 bytes: inline, as Core Data would keep it")
+    let store = try SQLiteStore(url: url, model: v2)
+    #expect(try Self.images(store)["long"] == long)
+    try store.close()
+    let backup = try #require(report.backup)
+    #expect(ExternalData(store: backup).files() == [Self.file])
+    #expect(ExternalData(store: url).files() == [name])
+    let left = try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path)
+    #expect(!left.contains { $0.contains("migrun") }, "\(left)")
+  }
+
   /// A file the store never referred to (through an attribute its model keeps externally) is not the
   /// migration's to clean up: it stays.
   @Test func aFileNoValueReferredToBeforeStays() throws {
