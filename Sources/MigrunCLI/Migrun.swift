@@ -3,6 +3,7 @@ import FileDoors
 import Foundation
 import MigrunKit
 import MigrunModel
+import MigrunScripting
 import MigrunStore
 import MigrunTools
 
@@ -34,6 +35,8 @@ struct Migrun: ParsableCommand {
   static func main() {
     // Before any connection: no global mutex per SQLite allocation (see SQLiteProcess).
     SQLiteProcess.turnOffMemoryStatistics()
+    // Scripts' lines (`print`, `m:log`, `ctx:log`) through the one door to the terminal.
+    MigrationScripts.sendScriptLines { StandardError.write($0 + "\n") }
     let arguments = Array(CommandLine.arguments.dropFirst())
     let names = configuration.subcommands.compactMap { $0.configuration.commandName } + ["help"]
     // Here, not as ArgumentParser's `version:`, which lists --version in every command's help,

@@ -23,6 +23,9 @@ public struct MigrationStep: Sendable {
   public let destination: ObjectModel
 
   public var name: String { "\(from) → \(to)" }
+  /// The step's script files, in the order they run (several: one mapping model after another);
+  /// empty when the step is inferred.
+  public var scripts: [URL] { if case .scripted(let files) = kind { files } else { [] } }
 
   package init(
     from: String, to: String, kind: Kind, inferredMapping: MappingModel?, source: ObjectModel, destination: ObjectModel
@@ -95,6 +98,9 @@ public struct MigrationPlan: Sendable {
   package let rule: PathRule
 
   public var needsMigration: Bool { !steps.isEmpty }
+  /// Why the path is this one, in the words `migrun plan` prints after `Path` (Core Data's direct
+  /// step, a chain file's order, …).
+  public var pathReason: String { rule.description }
 
   package init(sourceVersion: String, destinationVersion: String, steps: [MigrationStep], rule: PathRule) {
     self.sourceVersion = sourceVersion

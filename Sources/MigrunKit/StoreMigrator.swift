@@ -77,6 +77,13 @@ public final class StoreMigrator {
       public package(set) var reason: String?
       /// Whether the step ran in SQL — DDL or a bulk copy — rather than object by object.
       public var bulkCopy: Bool { method != .objects }
+      /// The step's script files, in the order they ran; empty when the step was inferred.
+      public var scripts: [URL] { if case .scripted(let files) = kind { files } else { [] } }
+      /// Each entity mapping's objects read from the source and written to the destination, in the
+      /// order the step ran them: what `migrun migrate` prints per mapping.
+      public var objectsByMapping: [(mapping: String, read: Int, written: Int)] {
+        mappings.map { ($0.mapping, $0.read, $0.written) }
+      }
       /// Destination objects folded into another by a merge rule (uniqueness collisions).
       public package(set) var merged = 0
       /// Per entity mapping: objects and relationship links read and written (`MappingCount`).

@@ -95,10 +95,8 @@ package final class LuaStage: MigrationStageHandlers {
     return try LuaStage(file: file, policyFolders: folders, limits: limits)
   }
 
-  /// A script's log line, on standard error where `print` writes too: `folder/file.lua: …`.
-  static func say(_ line: String) {
-    FileHandle.standardError.write(Data((ErrorMessage.terminalSafe(line) + "\n").utf8))
-  }
+  /// A script's log line, where `print` writes too (``ScriptOutput``): `folder/file.lua: …`.
+  static func say(_ line: String) { ScriptOutput.say(line) }
 
   /// Loads `file`; `require` finds modules in `policyFolders`.
   package init(file: URL, policyFolders: [URL] = [], limits: LuaLimits = LuaLimits()) throws {

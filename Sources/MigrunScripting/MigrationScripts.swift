@@ -57,6 +57,17 @@ public struct MigrationScripts: Sendable {
     return plan
   }
 
+  /// Sends the lines scripts say — `print`, a mapping file's `m:log`, a stage's `ctx:log`, each
+  /// after the name of the file that said it — to `handler` instead of standard error (nil: back to
+  /// standard error, control characters escaped). Process-wide, as standard error is.
+  ///
+  /// ```swift
+  /// MigrationScripts.sendScriptLines { line in logger.info("\(line)") }
+  /// ```
+  public static func sendScriptLines(to handler: (@Sendable (String) -> Void)?) {
+    ScriptOutput.setHandler(handler)
+  }
+
   /// The migrator for `plan` on `store`, running the steps' scripts, stages and merge rules.
   public func migrator(store: URL, plan: MigrationPlan, options: StoreMigrator.Options = StoreMigrator.Options())
     -> StoreMigrator

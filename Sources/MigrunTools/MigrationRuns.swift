@@ -90,7 +90,7 @@ extension MigrationJobs {
     let found = try fleet.stores(arguments)
     let tally = FleetTally(total: found.stores.count)
     let started = Date()
-    let report = try migrate(
+    let report = migrate(
       found, jobs: fleet.jobCount, options: options,
       started: { url in if json { try? JSONLines.emit("start", encoding: StartLine(store: found.name(of: url))) } },
       done: { outcome in

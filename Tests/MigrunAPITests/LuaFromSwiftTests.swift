@@ -4,6 +4,7 @@ import MigrunKit
 import MigrunModel
 import MigrunScripting
 import MigrunStore
+import Synchronization
 import TestSupport
 import Testing
 
@@ -94,6 +95,39 @@ struct LuaFromSwiftTests {
     let context = StoreCoordinator(store: migrated).newContext()
     let marked = try context.count("Mood", matching: try FormatPredicate("creatorID == 'staged'"))
     #expect(marked == moods)
+  }
+
+  /// A step's files, the path's reason, per-mapping counts and the scripts' lines, from Swift: Moody
+  /// 2 → 3 run in two passes (issues 70 and 71).
+  @Test func aReportSaysWhichFilesRanAndWhatEachMappingMoved() throws {
+    let folder = try TemporaryDirectory()
+    let storeURL = try Self.moodyStore("Moody 2", in: try folder.folder("store"))
+    let policies = try folder.folder("policies")
+    try "return { Country = { relationships = { moods = false } }, Continent = 'copy' }\n".write(
+      to: policies.appendingPathComponent("places.lua"), atomically: true, encoding: .utf8)
+    try "return { Mood = { relationships = { country = false }, begin = function(m) m:log('moods begin') end } }\n"
+      .write(to: policies.appendingPathComponent("moods.lua"), atomically: true, encoding: .utf8)
+    try "places.lua\nmoods.lua\n".write(
+      to: policies.appendingPathComponent("Moody 2-Moody 3.order"), atomically: true, encoding: .utf8)
+    let heard = Mutex<[String]>([])
+    MigrationScripts.sendScriptLines { line in heard.withLock { $0.append(line) } }
+    defer { MigrationScripts.sendScriptLines(to: nil) }
+    let bundle = try ModelBundle(modelOrStoreAt: Self.modelURL)
+    let scripts = MigrationScripts(policyFolders: [policies])
+    let plan = try scripts.plan(store: storeURL, bundle: bundle, destination: "Moody 3")
+    let report = try scripts.migrator(store: storeURL, plan: plan).run()
+    print("path: \(plan.pathReason)")
+    for step in report.steps {
+      let files = step.scripts.map(\.lastPathComponent)
+      print("\(step.name): \(files.isEmpty ? "inferred" : files.joined(separator: ", then "))")
+      for (mapping, read, written) in step.objectsByMapping { print("  \(mapping): \(read) → \(written)") }
+    }
+    #expect(plan.pathReason.contains("Core Data"), "\(plan.pathReason)")
+    #expect(report.steps.first?.scripts.map(\.lastPathComponent) == ["places.lua", "moods.lua"])
+    let moods = report.steps.first?.objectsByMapping.first { $0.mapping == "MoodToMood" }
+    #expect(moods?.read == 4 && moods?.written == 4)
+    // Process-wide: lines of other tests running meanwhile may be heard too.
+    #expect(heard.withLock { $0 }.contains("policies/moods.lua: moods begin"))
   }
 
   /// The library's own inferred plan along a chain walks it too (no scripts: every step inferred).

@@ -6,9 +6,8 @@ import PropertyList
 enum HostLibraries {
   static func register(in vm: LuaVM) {
     vm.register("print") { arguments in
-      // Each value shown, never obeyed by the terminal: control characters escaped.
-      let line = arguments.map { TerminalText.safe(Self.display($0)) }.joined(separator: "\t")
-      FileHandle.standardError.write(Data((line + "\n").utf8))
+      // Each value shown, never obeyed by the terminal: control characters escaped where it is said.
+      ScriptOutput.say(arguments.map { Self.display($0) }.joined(separator: "\t"))
       return []
     }
     vm.register("encode", in: "json") { arguments in
