@@ -49,14 +49,20 @@ public final class LuaMergeRules: MergeRule {
   }
 
   /// Loads `file`, whose rules run under `limits`; `require` finds modules in `policyFolders` and
-  /// beside `file`. Throws `ContextError.Code.mergeRule` when the file does not return a table of
-  /// functions keyed by the model's entity names.
+  /// beside `file`. Throws `ContextError.Code.mergeRule` when the file cannot be read, does not load
+  /// (a syntax error, a limit its top level ran into: the reason says which, with the file and line)
+  /// or does not return a table of functions keyed by the model's entity names.
   public convenience init(
     file: URL, model: ObjectModel, policyFolders: [URL] = [], limits: ScriptLimits = ScriptLimits()
   )
     throws
   {
-    try self.init(file: file, model: model, policyFolders: policyFolders, limits: limits.lua)
+    do {
+      try self.init(file: file, model: model, policyFolders: policyFolders, limits: limits.lua)
+    } catch let error as LuaError {
+      // The scripting layer's own error type is not the library's: said as the merge-rule error it is.
+      throw ContextError(.mergeRule, reason: "\(error)", underlying: error)
+    }
   }
 
   /// ``init(file:model:policyFolders:limits:)`` under the VM's own limits.

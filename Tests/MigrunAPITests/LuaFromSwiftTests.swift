@@ -220,6 +220,14 @@ struct LuaFromSwiftTests {
     let wrong = folder.url.appendingPathComponent("wrong.lua")
     try "return { Nothing = function(c) return nil end }".write(to: wrong, atomically: true, encoding: .utf8)
     #expect(throws: ContextError.self) { try LuaMergeRules(file: wrong, model: model) }
+    // One that does not load (a syntax error): the same public error, by code, naming file and line.
+    let broken = folder.url.appendingPathComponent("broken.lua")
+    try "return { Mood = function(c) return c.store end".write(to: broken, atomically: true, encoding: .utf8)
+    #expect {
+      try LuaMergeRules(file: broken, model: model)
+    } throws: { error in
+      (error as? ContextError)?.code == .mergeRule && "\(error)".contains("broken.lua")
+    }
   }
 
   /// Another program holds the store's write lock (the sqlite3 shell, in a process of its own): a
