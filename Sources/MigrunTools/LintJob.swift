@@ -108,14 +108,7 @@ package struct LintJob {
   /// ignored rules left out, and CloudKit's before the deployed version.
   func findings(of bundle: ModelBundle) throws -> [ModelLint.Finding] {
     let folders = policyFolders.map { URL(fileURLWithPath: $0) }
-    try ScriptedStep.checkPolicyFolders(folders, bundle: bundle)
-    let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: folders, override: nil)?.names
-    let scripted = ScriptedStep.scriptedSteps(of: bundle, order: order ?? bundle.versionNames, in: folders)
-    let versions = order ?? bundle.versionNames
-    let staged = Set(
-      zip(versions, versions.dropFirst()).filter { LuaStage.file(from: $0, to: $1, in: folders) != nil }
-        .map { "\($0)\u{0}\($1)" })
-    var findings = ModelLint.findings(bundle.models, cloudKit: cloudkit, scripted: scripted, staged: staged)
+    var findings = try ScriptedStep.lintFindings(of: bundle, in: folders, cloudKit: cloudkit)
       .filter { !ignore.contains($0.rule) }
     if let deployed {
       guard let first = bundle.versionNames.firstIndex(of: deployed) else {

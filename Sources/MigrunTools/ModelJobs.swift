@@ -306,21 +306,11 @@ package struct ConvertJob {
     guard ScriptedStep.isMappingModel(mappingURL) else {
       throw ToolError(message: "\(mapping): give an .xcmappingmodel folder or a .cdm file")
     }
-    let appleModel = try AppleMappingModel.read(contentsOf: mappingURL, bundle: bundle)
-    let step = MigrationStep(
-      from: appleModel.sourceVersion, to: appleModel.destinationVersion, kind: .scripted([mappingURL]),
-      inferredMapping: nil, source: try bundle.model(named: appleModel.sourceVersion),
-      destination: try bundle.model(named: appleModel.destinationVersion))
     let folders = policyFolders.map { URL(fileURLWithPath: $0) }
-    let conversion = try ScriptedStep.convert(step, file: mappingURL, policyFolders: folders, missing: .stub)
+    // What is written loads as the step's mapping file (checked there).
+    let (step, conversion, entityMappings) = try ScriptedStep.luaConversion(
+      of: mappingURL, bundle: bundle, policyFolders: folders, missing: .stub)
     let fileName = "\(step.from)-\(step.to).lua"
-    // What is written must load as the step's mapping file.
-    do {
-      _ = try LuaMappingFile.load(step, source: conversion.lua, name: fileName, policyFolders: folders)
-    } catch {
-      throw ToolError(
-        message: "\(mapping): the Lua conversion does not load (\(error)); please report this", underlying: error)
-    }
     guard let out else {
       // The file's text as it is (it ends with its own newline, which say adds).
       output.say(lines: conversion.lua.hasSuffix("\n") ? String(conversion.lua.dropLast()) : conversion.lua)
@@ -334,7 +324,7 @@ package struct ConvertJob {
     }
     try OutputFile.check(target.path, option: "--out", force: force, inputs: [mapping])
     try writeAtomically(to: target.path, text: conversion.lua)
-    output.say("Wrote \(target.path): \(step.name), \(appleModel.entityMappings.count) entity mappings")
+    output.say("Wrote \(target.path): \(step.name), \(entityMappings) entity mappings")
     output.notes += reportStubs(conversion, to: target)
     return output
   }
