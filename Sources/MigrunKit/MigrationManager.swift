@@ -60,7 +60,7 @@ public final class MigrationManager {
     associations = try AssociationTable(at: associationsFile)
   }
 
-  /// Runs the three stages — once per mapping model when the step runs several (``MappingPass``),
+  /// Runs the three stages — once per mapping model when the step runs several (`MappingPass`),
   /// each pass with its own associations. The destination holds the result when it returns.
   public func migrate() throws {
     defer { try? associations.close() }
