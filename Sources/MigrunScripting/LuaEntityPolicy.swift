@@ -232,6 +232,7 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
   private func callLua(_ function: LuaFunction, _ mapping: EntityMapping, _ object: LuaValue?) throws -> LuaValue {
     var arguments: [LuaValue] = [.function(function), .text(mapping.name), info]
     if let object { arguments.append(object) }
+    bridge.handed = HandedObjects()
     do {
       return try bridge.vm.call(invoke, arguments).first ?? .nil
     } catch {

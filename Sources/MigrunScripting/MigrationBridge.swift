@@ -20,6 +20,9 @@ package final class MigrationBridge {
   /// The prelude's maker of bulk-copy row functions.
   var rows: LuaFunction?
   private var cachedSource: StoredObject?
+  /// The objects `m:fetch` handed the hook running, by side and entity: what its budget has grown
+  /// by (``HandedObjects``); the policy starts it again for each call of a hook.
+  var handed = HandedObjects()
 
   init(vm: LuaVM, file: String) {
     self.vm = vm
@@ -303,9 +306,14 @@ package final class MigrationBridge {
           throw HostError("m:fetch: limit is a whole number, not \(options["limit"].typeName)")
         }()
     let inSource = options["source"] == .boolean(true)
-    let found = try activeManager().fetch(
+    let manager = try activeManager()
+    let found = try manager.fetch(
       entity, matching: predicate, sortedBy: try PredicateArguments.sortKeys(options["sort"]), limit: limit,
       inSource: inSource)
+    vm.credit(
+      objects: try handed.earning(found.count, of: (inSource ? "src " : "dst ") + entity) {
+        try manager.count(entity, inSource: inSource)
+      })
     return .table(LuaTable(array: found.map { Self.descriptor($0, side: inSource ? "src" : "dst") }))
   }
 
