@@ -58,7 +58,7 @@ package final class LuaStage: MigrationStageHandlers {
     /// Keys a batched fetch or `ctx:each` walks, by token (held here, not as Lua strings), and the
     /// handles of the batch last handed out (let go of when the next one is asked for, or the
     /// walk ends).
-    var lists: [Int: (entity: String, ids: [ObjectID], batch: [Int64])] = [:]
+    var lists: [Int: (keys: StageKeys, batch: [Int64])] = [:]
     var lastList = 0
     /// Entity → property → what it is (``StageHost/kind(_:of:)``).
     var kinds: [String: [String: PropertyKind]] = [:]
@@ -147,7 +147,7 @@ package final class LuaStage: MigrationStageHandlers {
       state.context = nil
       state.objects = [:]
       state.handles = [:]
-      _ = vm.hold(bytes: -state.lists.values.reduce(0) { $0 + StageHost.bytes(ofKeys: $1.ids.count) })
+      _ = vm.hold(bytes: -state.lists.values.reduce(0) { $0 + $1.keys.bytes })
       state.lists = [:]
     }
     let info: LuaValue = [
@@ -435,9 +435,6 @@ private struct StageHost {
     return .table(table)
   }
 
-  /// The host's memory for `count` selected keys, counted against the Lua memory limit.
-  static func bytes(ofKeys count: Int) -> Int { count * MemoryLayout<ObjectID>.stride }
-
   /// `ctx:each` and a batched `ctx:fetch`: the keys selected, held here under a token (their bytes
   /// counted against the VM's memory limit); the token, how many, and the batch size.
   func select(_ arguments: [LuaValue], vm: LuaVM) throws -> [LuaValue] {
@@ -451,30 +448,32 @@ private struct StageHost {
       throw HostError(
         "ctx:each/ctx:fetch: batch is a whole number of objects (1 or more), not \(options["batch"].displayed)")
     }
-    let ids = try context().objectIDs(query.entity, matching: query.predicate, sortedBy: query.sort, limit: query.limit)
-    guard vm.hold(bytes: Self.bytes(ofKeys: ids.count)) else {
+    let keys = StageKeys(
+      entity: query.entity,
+      ids: try context().objectIDs(query.entity, matching: query.predicate, sortedBy: query.sort, limit: query.limit))
+    guard vm.hold(bytes: keys.bytes) else {
       throw HostError(
-        "memory limit of \(vm.limits.memoryBytes) bytes exceeded: the \(ids.count) keys of this selection "
-          + "(\(Self.bytes(ofKeys: ids.count)) bytes, held by migrun for the script) would pass it with what the "
+        "memory limit of \(vm.limits.memoryBytes) bytes exceeded: the \(keys.count) keys of this selection "
+          + "(\(keys.bytes) bytes, held by migrun for the script) would pass it with what the "
           + "stage holds; keep fewer batched lists at once (ctx:each lets go of its own), or raise ScriptLimits.memoryBytes"
       )
     }
     state.lastList += 1
-    state.lists[state.lastList] = (query.entity, ids, [])
-    return [.integer(Int64(state.lastList)), .integer(Int64(ids.count)), .integer(Int64(size))]
+    state.lists[state.lastList] = (keys, [])
+    return [.integer(Int64(state.lastList)), .integer(Int64(keys.count)), .integer(Int64(size))]
   }
 
   /// One batch of a selection (positions `from` through `to`, from 1): the objects' handles.
   func batch(_ arguments: [LuaValue], vm: LuaVM) throws -> LuaValue {
-    guard let token = arguments.first?.integerValue, let list = state.lists[Int(token)], case let ids = list.ids,
+    guard let token = arguments.first?.integerValue, let list = state.lists[Int(token)], case let keys = list.keys,
       let from = arguments.count > 1 ? arguments[1].integerValue : nil,
-      let to = arguments.count > 2 ? arguments[2].integerValue : nil, from >= 1, to <= ids.count, from <= to
+      let to = arguments.count > 2 ? arguments[2].integerValue : nil, from >= 1, to <= keys.count, from <= to
     else { throw HostError("a batch of a selection that is gone (used after ctx:each or the handler ended)") }
     release(list.batch)
-    let objects = try context().objects(Array(ids[Int(from - 1)..<Int(to)])).filter { !$0.isDeleted }
+    let objects = try context().objects(keys.ids(Int(from - 1)..<Int(to))).filter { !$0.isDeleted }
     let handles = try objects.map { try handleNumber($0) }
     state.lists[Int(token)]?.batch = handles
-    try credit(handles.count, of: list.entity, vm)
+    try credit(handles.count, of: keys.entity, vm)
     return .table(LuaTable(array: handles.map(LuaValue.integer)))
   }
 
@@ -537,7 +536,7 @@ private struct StageHost {
     vm.register("forget", in: "__stage") { [unowned vm] arguments in
       let token = Int(arguments.first?.integerValue ?? 0)
       release(state.lists[token]?.batch ?? [])
-      if let ids = state.lists[token]?.ids { _ = vm.hold(bytes: -Self.bytes(ofKeys: ids.count)) }
+      if let keys = state.lists[token]?.keys { _ = vm.hold(bytes: -keys.bytes) }
       state.lists[token] = nil
       return []
     }
