@@ -209,6 +209,24 @@ import Testing
       "for i = 1, 200 do ctx:each(\"Employee\", nil, function(e) end) end", on: store, folder, limits: limits)
   }
 
+  /// A walk that deletes as it goes, saved per batch, lets go of what it deleted (issue 72: the
+  /// dedupe of 3,000,000 items, 300,000 duplicates, stopped at the 262,144 objects a stage may hold).
+  @Test func aWalkLetsGoOfWhatItDeletedAndSaved() throws {
+    let folder = try TemporaryDirectory()
+    let store = try SQLiteStore.create(
+      at: folder.url.appendingPathComponent("more.sqlite"), model: try SampleModels.companyModel())
+    let context = StoreCoordinator(store: store).newContext()
+    for n in 1...5000 { try context.insert("Employee", ["name": .string("e\(n)"), "salary": .double(1)]) }
+    try context.save()
+    var limits = LuaLimits()
+    // 4,096 objects held at most.
+    limits.memoryBytes = 1 << 20
+    let (_, changes) = try Self.run(
+      "ctx:each(\"Employee\", nil, function(e) ctx:delete(e) end, { batch = 100, save = true })", on: store, folder,
+      limits: limits)
+    #expect(changes.deleted == 5000)
+  }
+
   @Test func anObjectLetGoOfAfterItsBatchSaysSo() throws {
     let folder = try TemporaryDirectory()
     let store = try Self.store(folder)
