@@ -21,8 +21,9 @@ package final class MigrationBridge {
   var rows: LuaFunction?
   private var cachedSource: StoredObject?
   /// The objects `m:fetch` handed the hook running, by side and entity: what its budget has grown
-  /// by (``HandedObjects``); the policy starts it again for each call of a hook.
-  var handed = HandedObjects()
+  /// by (``HandedObjects``), when it is a hook of the whole mapping (`earns`: `begin`, `finish`, …;
+  /// a per-object hook's budget is its object's). The policy starts it again for each call.
+  var handed: HandedObjects?
 
   init(vm: LuaVM, file: String) {
     self.vm = vm
@@ -310,10 +311,12 @@ package final class MigrationBridge {
     let found = try manager.fetch(
       entity, matching: predicate, sortedBy: try PredicateArguments.sortKeys(options["sort"]), limit: limit,
       inSource: inSource)
-    vm.credit(
-      objects: try handed.earning(found.count, of: (inSource ? "src " : "dst ") + entity) {
-        try manager.count(entity, inSource: inSource)
-      })
+    if handed != nil {
+      vm.credit(
+        objects: try handed?.earning(found.count, of: (inSource ? "src " : "dst ") + entity) {
+          try manager.count(entity, inSource: inSource)
+        } ?? 0)
+    }
     return .table(LuaTable(array: found.map { Self.descriptor($0, side: inSource ? "src" : "dst") }))
   }
 
