@@ -144,12 +144,8 @@ func dedupe(count: Int, folder: String, mode: String) throws {
     try store.deferSyncToTheEnd()
     let step = MigrationStep(
       from: "A", to: "B", kind: .inferred, inferredMapping: nil, source: store.model, destination: store.model)
-    // A handler's whole run is one call: a million objects' walk is given the budget to fit it, as
-    // `--lua-instructions` and `--lua-time` give one to a migration.
-    var limits = LuaLimits()
-    limits.instructions = 5_000_000_000
-    limits.seconds = 600
-    _ = try LuaStage(file: file, limits: limits).run(
+    // The default limits: a walk's budget grows with the objects it is handed (issue 72).
+    _ = try LuaStage(file: file).run(
       .willMigrate, on: StoreCoordinator(store: store).newContext(), step: step)
     try store.close()
   }

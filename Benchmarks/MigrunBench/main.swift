@@ -200,6 +200,7 @@ let usage = """
          migrun-bench context-fetch COUNT FOLDER objects|batches|grdb
          migrun-bench predicate-forms COUNT FOLDER FETCHES
          migrun-bench dedupe COUNT FOLDER stage|sql
+         migrun-bench stage-store COUNT FOLDER
   """
 do {
   switch (arguments.dropFirst().first, arguments.count) {
@@ -215,6 +216,8 @@ do {
     try predicateForms(count: Int(arguments[2]) ?? 1_000_000, folder: arguments[3], fetches: Int(arguments[4]) ?? 1000)
   case ("dedupe", 5):
     try dedupe(count: Int(arguments[2]) ?? 1_000_000, folder: arguments[3], mode: arguments[4])
+  case ("stage-store", 4):
+    try stageStore(count: Int(arguments[2]) ?? 1_000_000, folder: arguments[3])
   case ("hammer", 6):
     try hammer(store: arguments[2], model: arguments[3], rounds: Int(arguments[4]) ?? 10, policyName: arguments[5])
   case ("recipe-store", 5):

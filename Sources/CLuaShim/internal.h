@@ -34,7 +34,10 @@ struct mr_vm {
   const char *where_source;  // the chunk and line `where` names
   int where_line;
   int64_t instructions_left;
-  double deadline;
+  double deadline;           // the earlier of the two below (the only one read per check)
+  double run_deadline;       // the call's start + seconds + seconds_per_object × credited
+  double progress_deadline;  // the last credit + seconds (the start + seconds until one)
+  int64_t credited;          // objects the host credited to this call (mr_vm_credit)
   char trip_message[512];
   mr_host_fn host_fn;
   void *host;
@@ -61,6 +64,8 @@ double mr_now(void);
 /// Raises the time limit when the call's deadline has passed (`level` as for mr_trip): after C work
 /// the count hook does not see (a pattern match, a host function), so 10 s means about 10 s.
 void mr_check_clock(lua_State *L, int level);
+/// "instruction limit of N exceeded", N the call's budget (with what the objects handed over added).
+void mr_instruction_limit_text(const mr_vm *vm, char *out, size_t size);
 /// Sets the VM's error message (and traceback, when `message` carries one after "stack traceback:").
 void mr_set_error(mr_vm *vm, const char *message);
 /// The message handler every protected call uses: the error message followed by a traceback.

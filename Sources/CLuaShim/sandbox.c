@@ -372,9 +372,9 @@ static void charge(lua_State *L, double steps, const char *what) {
   mr_vm *vm = mr_vm_of(L);
   if (!vm->armed) return;
   if (steps > (double)vm->instructions_left) {
-    char message[200];
-    snprintf(message, sizeof message, "%s would take ~%.1e steps: instruction limit of %lld exceeded", what, steps,
-      (long long)vm->limits.instructions);
+    char limit[200], message[260];
+    mr_instruction_limit_text(vm, limit, sizeof limit);
+    snprintf(message, sizeof message, "%s would take ~%.1e steps: %s", what, steps, limit);
     mr_trip(L, 1, MR_ERR_INSTRUCTIONS, message);
   }
   vm->instructions_left -= (int64_t)steps;

@@ -243,9 +243,36 @@ static void mr_note_where(lua_State *L, mr_vm *vm) {
 void mr_check_clock(lua_State *L, int level) {
   mr_vm *vm = mr_vm_of(L);
   if (!vm->armed || mr_now() <= vm->deadline) return;
-  char message[80];
-  snprintf(message, sizeof message, "time limit of %g s exceeded", vm->limits.seconds);
+  char message[240];
+  if (vm->credited == 0) {
+    snprintf(message, sizeof message, "time limit of %g s exceeded", vm->limits.seconds);
+  } else if (vm->progress_deadline <= vm->run_deadline) {
+    snprintf(message, sizeof message,
+      "time limit of %g s without a new object exceeded (%lld objects handed over until then)",
+      vm->limits.seconds, (long long)vm->credited);
+  } else {
+    snprintf(message, sizeof message,
+      "time limit of %g s exceeded (%g s, and %g s for each of the %lld objects handed over)",
+      vm->limits.seconds + vm->limits.seconds_per_object * (double)vm->credited, vm->limits.seconds,
+      vm->limits.seconds_per_object, (long long)vm->credited);
+  }
   mr_trip(L, level, MR_ERR_DEADLINE, message);
+}
+
+// The call's instruction budget: the limit, and what each object handed over added (saturating).
+static int64_t instruction_budget(const mr_vm *vm) {
+  double budget = (double)vm->limits.instructions + (double)vm->limits.instructions_per_object * (double)vm->credited;
+  return budget >= 9.2e18 ? INT64_MAX : (int64_t)budget;
+}
+
+void mr_instruction_limit_text(const mr_vm *vm, char *out, size_t size) {
+  if (vm->credited == 0) {
+    snprintf(out, size, "instruction limit of %lld exceeded", (long long)vm->limits.instructions);
+    return;
+  }
+  snprintf(out, size, "instruction limit of %lld exceeded (%lld, and %lld for each of the %lld objects handed over)",
+    (long long)instruction_budget(vm), (long long)vm->limits.instructions,
+    (long long)vm->limits.instructions_per_object, (long long)vm->credited);
 }
 
 static void mr_hook(lua_State *L, lua_Debug *ar) {
@@ -263,7 +290,7 @@ static void mr_hook(lua_State *L, lua_Debug *ar) {
     return;
   }
   if (!vm->armed) return;
-  char message[160];
+  char message[240];
   mr_note_where(L, vm);
   if (vm->tripped) {
     lua_sethook(L, mr_hook, LUA_MASKCOUNT, 1);
@@ -272,7 +299,7 @@ static void mr_hook(lua_State *L, lua_Debug *ar) {
   }
   vm->instructions_left -= lua_gethookcount(L);
   if (vm->instructions_left < 0) {
-    snprintf(message, sizeof message, "instruction limit of %lld exceeded", (long long)vm->limits.instructions);
+    mr_instruction_limit_text(vm, message, sizeof message);
     mr_trip(L, 0, MR_ERR_INSTRUCTIONS, message);
   }
   mr_check_clock(L, 0);
@@ -331,7 +358,8 @@ void mr_arm(mr_vm *vm) {
   vm->tripped = 0;
   vm->mem_tripped = 0;
   vm->instructions_left = vm->limits.instructions;
-  vm->deadline = mr_now() + vm->limits.seconds;
+  vm->credited = 0;
+  vm->deadline = vm->run_deadline = vm->progress_deadline = mr_now() + vm->limits.seconds;
   vm->where[0] = '\0';
   vm->where_source = NULL;
   vm->armed = 1;
@@ -350,6 +378,17 @@ int mr_vm_hold(mr_vm *vm, int64_t bytes) {
   }
   vm->host_held += (size_t)bytes;
   return 0;
+}
+
+void mr_vm_credit(mr_vm *vm, int64_t objects) {
+  if (!vm->armed || objects <= 0) return;
+  vm->credited += objects;
+  double grant = (double)vm->limits.instructions_per_object * (double)objects;
+  double left = (double)vm->instructions_left + grant;
+  vm->instructions_left = left >= 9.2e18 ? INT64_MAX : vm->instructions_left + (int64_t)grant;
+  vm->run_deadline += vm->limits.seconds_per_object * (double)objects;
+  vm->progress_deadline = mr_now() + vm->limits.seconds;
+  vm->deadline = vm->progress_deadline < vm->run_deadline ? vm->progress_deadline : vm->run_deadline;
 }
 
 void mr_disarm(mr_vm *vm) {

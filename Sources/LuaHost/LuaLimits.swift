@@ -18,6 +18,12 @@ package struct LuaLimits: Sendable, Hashable {
   package var callDepth: Int = 500
   /// Wall-clock seconds per call.
   package var seconds: Double = 10
+  /// Instructions a call earns for each object the host hands it (``LuaVM/credit(objects:)``): a
+  /// stage's walk over a million objects is given the budget its work needs, not a fixed one.
+  package var instructionsPerObject: Int64 = 10_000
+  /// Seconds a call's whole run earns for each object the host hands it. A call handed objects may
+  /// also run ``seconds`` at most after the last one (time without progress).
+  package var secondsPerObject: Double = 0.001
   /// The worst-case steps a pattern match (`string.find/match/gmatch/gsub`) may take, estimated from
   /// the subject's length and the pattern's backtracking items. Pattern matching runs in C, where
   /// neither the instruction count nor the deadline can stop it, so it is refused up front.

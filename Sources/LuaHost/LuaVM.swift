@@ -148,6 +148,12 @@ package final class LuaVM {
   /// the host function that asked then throws, and the call ends as the memory limit.
   package func hold(bytes: Int) -> Bool { mr_vm_hold(state, Int64(bytes)) == 0 }
 
+  /// The call under way was handed `objects` new objects (from a host function: a stage's walk, a
+  /// fetch): its budget grows by ``LuaLimits/instructionsPerObject`` and
+  /// ``LuaLimits/secondsPerObject`` for each, and its time without progress starts again. What
+  /// counts as new is the caller's to decide (a stage credits at most two passes over an entity).
+  package func credit(objects: Int) { mr_vm_credit(state, Int64(objects)) }
+
   // MARK: - Non public
 
   /// Encodes `values`, runs `body` with the argument and result buffers, checks its status and
@@ -296,7 +302,8 @@ package final class LuaVM {
   private static func cLimits(_ limits: LuaLimits) -> mr_limits {
     mr_limits(
       instructions: limits.instructions, memory: limits.memoryBytes, call_depth: Int32(clamping: limits.callDepth),
-      seconds: limits.seconds, pattern_cost: limits.patternCost, seed: limits.randomSeed)
+      seconds: limits.seconds, pattern_cost: limits.patternCost, seed: limits.randomSeed,
+      instructions_per_object: limits.instructionsPerObject, seconds_per_object: limits.secondsPerObject)
   }
 
   private static let hostTrampoline: mr_host_fn = { host, id, arguments, results in

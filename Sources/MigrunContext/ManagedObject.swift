@@ -113,6 +113,10 @@ public final class ManagedObject: CustomStringConvertible {
     context?.forget(id, self)
   }
 
+  /// Whether the object was deleted and the deletion saved: it is out of its context for good
+  /// (a stage lets go of it with its batch; a deletion not yet saved is a change).
+  package var isGone: Bool { isDeleted && context?.registeredObject(id) !== self }
+
   /// Whether the object has changes the context has not saved.
   public var hasChanges: Bool {
     guard !isInserted, !isDeleted else { return true }

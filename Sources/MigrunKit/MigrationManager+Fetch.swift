@@ -52,4 +52,12 @@ extension MigrationManager {
     }
     return ids
   }
+
+  /// How many objects of `entity` (and its subentities) the destination holds as the migration has
+  /// written them so far (or, with `inSource`, the source): what a hook's fetches may earn for
+  /// (the Lua policies' budget grows with the objects a hook is handed).
+  package func count(_ entity: String, inSource: Bool) throws -> Int {
+    if inSource { return try source.count(of: entity, includingSubentities: true) }
+    return try activeWriter().objectIDs(of: entity, filter: nil, sortedBy: [], limit: nil)?.count ?? 0
+  }
 }

@@ -238,6 +238,9 @@ final class LuaEntityPolicy: EntityMigrationPolicy {
   private func callLua(_ function: LuaFunction, _ mapping: EntityMapping, _ object: LuaValue?) throws -> LuaValue {
     var arguments: [LuaValue] = [.function(function), .text(mapping.name), info]
     if let object { arguments.append(object) }
+    // A hook of the whole mapping earns for what its m:fetch returns; one given an object does not
+    // (its budget is per object, and counting an entity for each would be quadratic).
+    bridge.handed = object == nil ? HandedObjects() : nil
     do {
       return try bridge.vm.call(invoke, arguments).first ?? .nil
     } catch {

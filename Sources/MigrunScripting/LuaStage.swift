@@ -58,7 +58,7 @@ package final class LuaStage: MigrationStageHandlers {
     /// Keys a batched fetch or `ctx:each` walks, by token (held here, not as Lua strings), and the
     /// handles of the batch last handed out (let go of when the next one is asked for, or the
     /// walk ends).
-    var lists: [Int: (ids: [ObjectID], batch: [Int64])] = [:]
+    var lists: [Int: (keys: StageKeys, batch: [Int64])] = [:]
     var lastList = 0
     /// Entity → property → what it is (``StageHost/kind(_:of:)``).
     var kinds: [String: [String: PropertyKind]] = [:]
@@ -68,6 +68,8 @@ package final class LuaStage: MigrationStageHandlers {
     /// host's memory for them counts too, about 256 bytes of the Lua memory limit each (a stage
     /// that inserted half a million objects held 1.8 GB under a 64 MiB limit).
     var maximumObjects = 262_144
+    /// The objects handed to the handler running, by entity: what its budget has grown by.
+    var handed = HandedObjects()
   }
 
   enum PropertyKind {
@@ -137,12 +139,13 @@ package final class LuaStage: MigrationStageHandlers {
     state.objects = [:]
     state.handles = [:]
     state.changes = StageChanges()
+    state.handed = HandedObjects()
     state.place = "\(file): \(hook.rawValue)"
     defer {
       state.context = nil
       state.objects = [:]
       state.handles = [:]
-      _ = vm.hold(bytes: -state.lists.values.reduce(0) { $0 + StageHost.bytes(ofKeys: $1.ids.count) })
+      _ = vm.hold(bytes: -state.lists.values.reduce(0) { $0 + $1.keys.bytes })
       state.lists = [:]
     }
     let info: LuaValue = [
@@ -157,14 +160,18 @@ package final class LuaStage: MigrationStageHandlers {
     return state.changes
   }
 
-  /// What to do when a handler's one budget ran out (its whole run is one call, however many walks).
+  /// What to do when a handler's budget ran out: its whole run is one call, whose budget grows with
+  /// the objects it is handed (``HandedObjects``), for two passes over an entity.
   static func hint(for error: any Error) -> String {
+    let grows =
+      "a handler's budget grows with each object ctx:each, ctx:fetch or ctx:object hands it, "
+      + "for two passes over an entity at most"
     switch (error as? LuaError)?.kind {
     case .instructionLimit?:
-      " (a handler's whole run, every walk in it, is one call: raise ScriptLimits.instructions for a big store)"
+      return " (\(grows): more work per object, or walks past those, need ScriptLimits.instructions raised)"
     case .deadline?:
-      " (a handler's whole run, every walk in it, is one call: raise ScriptLimits.seconds for a big store)"
-    default: ""
+      return " (\(grows): more time per object, or walks past those, need ScriptLimits.seconds raised)"
+    default: return ""
     }
   }
 
@@ -300,6 +307,11 @@ private struct StageHost {
     }
     return object
   }
+  /// `count` objects of `entity` (a query's entity, or the object's) handed to the handler: the
+  /// call's budget grows by what they earn.
+  func credit(_ count: Int, of entity: String, _ vm: LuaVM) throws {
+    vm.credit(objects: try state.handed.earning(count, of: entity) { try context().count(entity, matching: nil) })
+  }
   func text(_ value: LuaValue?, _ what: String) throws -> String {
     guard let text = value?.stringValue else {
       throw HostError("\(what) is a string, not \(value?.typeName ?? "nothing")")
@@ -373,7 +385,7 @@ private struct StageHost {
   /// `properties = { … }` a table per object of those properties only (Core Data's dictionary
   /// result: attributes as values, a to-one as its ID, a to-many as a list of IDs) — read a
   /// thousand objects at a time and let go.
-  func fetchValue(_ arguments: [LuaValue]) throws -> LuaValue {
+  func fetchValue(_ arguments: [LuaValue], vm: LuaVM) throws -> LuaValue {
     let query = try query(arguments)
     let options = arguments.count > 2 ? arguments[2] : .nil
     // Options that each change what a fetch returns, or belong to ctx:each, would be passed over.
@@ -387,6 +399,7 @@ private struct StageHost {
     if options["ids"] == .boolean(true) {
       let ids = try context().objectIDs(
         query.entity, matching: query.predicate, sortedBy: query.sort, limit: query.limit)
+      try credit(ids.count, of: query.entity, vm)
       return .table(LuaTable(array: ids.map { .text($0.description) }))
     }
     if options["properties"] != .nil {
@@ -396,9 +409,12 @@ private struct StageHost {
       let names = try list.array.map { try text($0, "a property name") }
       let rows = try context().fetchValues(
         query.entity, matching: query.predicate, properties: names, sortedBy: query.sort, limit: query.limit)
+      try credit(rows.count, of: query.entity, vm)
       return .table(LuaTable(array: rows.map { plain($0, names) }))
     }
-    return .table(LuaTable(array: try fetch(arguments).map { try handle($0) }))
+    let objects = try fetch(arguments)
+    try credit(objects.count, of: query.entity, vm)
+    return .table(LuaTable(array: try objects.map { try handle($0) }))
   }
 
   /// A row of `fetchValues` as a plain table: attributes as values, a to-one as its ID (or NULL), a
@@ -417,9 +433,6 @@ private struct StageHost {
     return .table(table)
   }
 
-  /// The host's memory for `count` selected keys, counted against the Lua memory limit.
-  static func bytes(ofKeys count: Int) -> Int { count * MemoryLayout<ObjectID>.stride }
-
   /// `ctx:each` and a batched `ctx:fetch`: the keys selected, held here under a token (their bytes
   /// counted against the VM's memory limit); the token, how many, and the batch size.
   func select(_ arguments: [LuaValue], vm: LuaVM) throws -> [LuaValue] {
@@ -433,36 +446,40 @@ private struct StageHost {
       throw HostError(
         "ctx:each/ctx:fetch: batch is a whole number of objects (1 or more), not \(options["batch"].displayed)")
     }
-    let ids = try context().objectIDs(query.entity, matching: query.predicate, sortedBy: query.sort, limit: query.limit)
-    guard vm.hold(bytes: Self.bytes(ofKeys: ids.count)) else {
+    let keys = StageKeys(
+      entity: query.entity,
+      ids: try context().objectIDs(query.entity, matching: query.predicate, sortedBy: query.sort, limit: query.limit))
+    guard vm.hold(bytes: keys.bytes) else {
       throw HostError(
-        "memory limit of \(vm.limits.memoryBytes) bytes exceeded: the \(ids.count) keys of this selection "
-          + "(\(Self.bytes(ofKeys: ids.count)) bytes, held by migrun for the script) would pass it with what the "
+        "memory limit of \(vm.limits.memoryBytes) bytes exceeded: the \(keys.count) keys of this selection "
+          + "(\(keys.bytes) bytes, held by migrun for the script) would pass it with what the "
           + "stage holds; keep fewer batched lists at once (ctx:each lets go of its own), or raise ScriptLimits.memoryBytes"
       )
     }
     state.lastList += 1
-    state.lists[state.lastList] = (ids, [])
-    return [.integer(Int64(state.lastList)), .integer(Int64(ids.count)), .integer(Int64(size))]
+    state.lists[state.lastList] = (keys, [])
+    return [.integer(Int64(state.lastList)), .integer(Int64(keys.count)), .integer(Int64(size))]
   }
 
   /// One batch of a selection (positions `from` through `to`, from 1): the objects' handles.
-  func batch(_ arguments: [LuaValue]) throws -> LuaValue {
-    guard let token = arguments.first?.integerValue, let list = state.lists[Int(token)], case let ids = list.ids,
+  func batch(_ arguments: [LuaValue], vm: LuaVM) throws -> LuaValue {
+    guard let token = arguments.first?.integerValue, let list = state.lists[Int(token)], case let keys = list.keys,
       let from = arguments.count > 1 ? arguments[1].integerValue : nil,
-      let to = arguments.count > 2 ? arguments[2].integerValue : nil, from >= 1, to <= ids.count, from <= to
+      let to = arguments.count > 2 ? arguments[2].integerValue : nil, from >= 1, to <= keys.count, from <= to
     else { throw HostError("a batch of a selection that is gone (used after ctx:each or the handler ended)") }
     release(list.batch)
-    let objects = try context().objects(Array(ids[Int(from - 1)..<Int(to)])).filter { !$0.isDeleted }
+    let objects = try context().objects(keys.ids(Int(from - 1)..<Int(to))).filter { !$0.isDeleted }
     let handles = try objects.map { try handleNumber($0) }
     state.lists[Int(token)]?.batch = handles
+    try credit(handles.count, of: keys.entity, vm)
     return .table(LuaTable(array: handles.map(LuaValue.integer)))
   }
 
-  /// Lets go of a batch's objects that have no pending changes (their handles then name nothing).
+  /// Lets go of a batch's objects that have no pending changes, or whose deletion was saved (their
+  /// handles then name nothing): a walk deleting 300,000 duplicates, saved per batch, held them all.
   func release(_ handles: [Int64]) {
     for number in handles {
-      guard let object = state.objects[Int(number)], !object.hasChanges else { continue }
+      guard let object = state.objects[Int(number)], !object.hasChanges || object.isGone else { continue }
       state.objects[Int(number)] = nil
       state.handles[ObjectIdentifier(object)] = nil
     }
@@ -482,9 +499,11 @@ private struct StageHost {
 
   /// `ctx:fetch`, `ctx:count`, property reads, `obj:id()`, `obj:entity()` and `log`.
   func registerReads(_ vm: LuaVM) {
-    vm.register("fetch", in: "__stage") { arguments in [try fetchValue(arguments)] }
-    vm.register("object", in: "__stage") { arguments in
-      [try handle(try context().object(described: try text(arguments.first, "ctx:object's ID")))]
+    vm.register("fetch", in: "__stage") { [unowned vm] arguments in [try fetchValue(arguments, vm: vm)] }
+    vm.register("object", in: "__stage") { [unowned vm] arguments in
+      let found = try context().object(described: try text(arguments.first, "ctx:object's ID"))
+      try credit(1, of: found.entity.name, vm)
+      return [try handle(found)]
     }
     vm.register("count", in: "__stage") { arguments in [.integer(Int64(try count(arguments)))] }
     vm.register("get", in: "__stage") { arguments in
@@ -506,16 +525,17 @@ private struct StageHost {
     }
   }
 
-  /// `ctx:each` and batched fetches: selections, their batches and letting go. A handler has one
-  /// budget of instructions and time for its whole run, however many walks it starts: a batch lets
-  /// go of the objects before it (memory), never renews the limits.
+  /// `ctx:each` and batched fetches: selections, their batches and letting go. A handler's whole
+  /// run is one call, however many walks it starts: a batch lets go of the objects before it
+  /// (memory), and its objects add to the call's budget for two passes over their entity at most
+  /// (``HandedObjects``), never renew it.
   func registerLists(_ vm: LuaVM) {
     vm.register("select", in: "__stage") { [unowned vm] arguments in try select(arguments, vm: vm) }
-    vm.register("batch", in: "__stage") { arguments in [try batch(arguments)] }
+    vm.register("batch", in: "__stage") { [unowned vm] arguments in [try batch(arguments, vm: vm)] }
     vm.register("forget", in: "__stage") { [unowned vm] arguments in
       let token = Int(arguments.first?.integerValue ?? 0)
       release(state.lists[token]?.batch ?? [])
-      if let ids = state.lists[token]?.ids { _ = vm.hold(bytes: -Self.bytes(ofKeys: ids.count)) }
+      if let keys = state.lists[token]?.keys { _ = vm.hold(bytes: -keys.bytes) }
       state.lists[token] = nil
       return []
     }

@@ -26,6 +26,10 @@ package final class MigrationBridge {
   var sharedUserInfo: ManagerUserInfo?
   private var userInfoVersion = -1
   private var cachedSource: StoredObject?
+  /// The objects `m:fetch` handed the hook running, by side and entity: what its budget has grown
+  /// by (``HandedObjects``), when it is a hook of the whole mapping (`earns`: `begin`, `finish`, …;
+  /// a per-object hook's budget is its object's). The policy starts it again for each call.
+  var handed: HandedObjects?
 
   init(vm: LuaVM, file: String) {
     self.vm = vm
@@ -309,9 +313,16 @@ package final class MigrationBridge {
           throw HostError("m:fetch: limit is a whole number, not \(options["limit"].typeName)")
         }()
     let inSource = options["source"] == .boolean(true)
-    let found = try activeManager().fetch(
+    let manager = try activeManager()
+    let found = try manager.fetch(
       entity, matching: predicate, sortedBy: try PredicateArguments.sortKeys(options["sort"]), limit: limit,
       inSource: inSource)
+    if handed != nil {
+      vm.credit(
+        objects: try handed?.earning(found.count, of: (inSource ? "src " : "dst ") + entity) {
+          try manager.count(entity, inSource: inSource)
+        } ?? 0)
+    }
     return .table(LuaTable(array: found.map { Self.descriptor($0, side: inSource ? "src" : "dst") }))
   }
 

@@ -18,8 +18,15 @@ public struct ScriptLimits: Sendable, Hashable {
   public var seconds: Double
   /// Nested Lua calls.
   public var callDepth: Int
+  /// Instructions a stage handler (or a policy hook's `m:fetch`) earns for each object migrun hands
+  /// it, for at most two passes over each entity's objects: its budget grows with its work.
+  public var instructionsPerObject: Int64
+  /// Seconds its whole run earns likewise; it may also run ``seconds`` at most without being handed
+  /// a new object.
+  public var secondsPerObject: Double
 
-  /// The defaults: 50 million instructions, 64 MiB, 10 seconds and 500 nested calls per call.
+  /// The defaults: 50 million instructions, 64 MiB, 10 seconds and 500 nested calls per call; 10,000
+  /// instructions and 1 ms more for each object a stage or hook is handed.
   public init() { self.init(LuaLimits()) }
 
   // MARK: - Non public
@@ -32,6 +39,8 @@ public struct ScriptLimits: Sendable, Hashable {
     memoryBytes = lua.memoryBytes
     seconds = lua.seconds
     callDepth = lua.callDepth
+    instructionsPerObject = lua.instructionsPerObject
+    secondsPerObject = lua.secondsPerObject
     others = lua
   }
 
@@ -42,6 +51,8 @@ public struct ScriptLimits: Sendable, Hashable {
     lua.memoryBytes = memoryBytes
     lua.seconds = seconds
     lua.callDepth = callDepth
+    lua.instructionsPerObject = instructionsPerObject
+    lua.secondsPerObject = secondsPerObject
     return lua
   }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LuaHost
 import MigrunKit
 import MigrunModel
 import MigrunScripting
@@ -54,16 +55,16 @@ import Testing
 
   /// `bulkCopy`: let attribute-only policies run as a row loop (the default) or force object by object.
   @discardableResult
-  static func migrate(_ store: URL, bundle bundleURL: URL, policies: URL, bulkCopy: Bool = true) throws
-    -> StoreMigrator.Report
-  {
+  static func migrate(
+    _ store: URL, bundle bundleURL: URL, policies: URL, bulkCopy: Bool = true, limits: LuaLimits = LuaLimits()
+  ) throws -> StoreMigrator.Report {
     let bundle = try ModelBundle(modelOrStoreAt: bundleURL)
     let plan = try MigrationPlanner.plan(
       bundle: bundle, storeHashes: try SQLiteStore.metadata(at: store).versionHashes,
       order: VersionOrder(names: bundle.versionNames, origin: "test"),
       script: { from, to in [policies.appendingPathComponent("\(from)-\(to).lua")] })
     let migrator = StoreMigrator(store: store, plan: plan, options: .init(bulkCopy: bulkCopy))
-    migrator.scripts = LuaScripts(policyFolders: [policies])
+    migrator.scripts = LuaScripts(policyFolders: [policies], limits: limits)
     return try migrator.run()
   }
 
@@ -129,6 +130,37 @@ import Testing
     #expect(error.description.contains("instruction limit"), "\(error)")
     #expect(error.description.contains("Recipe/p1"), "\(error)")
     #expect(try Data(contentsOf: store) == before)
+  }
+
+  /// A `begin` hook earns for the objects its `m:fetch` returns, as a stage's walk does (issue 72):
+  /// a fetch past the base runs; fetch after fetch earns for two passes over the entity, then stops.
+  @Test func aHookEarnsForTheObjectsItsFetchReturns() throws {
+    func hook(passes: Int) -> String {
+      """
+      return { Recipe = { begin = function(m)
+        local total = 0
+        for pass = 1, \(passes) do
+          for _, recipe in ipairs(m:fetch("Recipe", nil, { source = true })) do
+            for i = 1, 200 do total = total + i end
+          end
+        end
+      end } }
+      """
+    }
+    var limits = LuaLimits()
+    limits.instructions = 100_000
+    let folder = try TemporaryDirectory()
+    // ~240,000 instructions a pass over the 300 recipes.
+    let (store, bundleURL, policies) = try Self.setUp(folder, count: 300, script: hook(passes: 1))
+    try Self.migrate(store, bundle: bundleURL, policies: policies, limits: limits)
+    let again = try TemporaryDirectory()
+    let (second, secondBundle, secondPolicies) = try Self.setUp(again, count: 300, script: hook(passes: 1000))
+    let error = try #require(throws: MigrationError.self) {
+      try Self.migrate(second, bundle: secondBundle, policies: secondPolicies, limits: limits)
+    }
+    #expect(
+      "\(error)".contains("instruction limit of 6100000 exceeded (100000, and 10000 for each of the 600 objects"),
+      "\(error)")
   }
 
   @Test func mappingFileMistakesAreReportedBeforeAnythingRuns() throws {

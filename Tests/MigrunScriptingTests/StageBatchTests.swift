@@ -105,31 +105,86 @@ import Testing
     #expect(context.registeredCount == 0)
   }
 
-  /// A handler has one budget of instructions and time for its whole run (issue 55): a batch lets go
-  /// of the objects before it, never renews the limits — a stage that keeps starting walks was never
-  /// stopped. A walk the budget holds runs; a bigger one needs more ScriptLimits.instructions, as the error says.
-  @Test func aHandlerHasOneBudgetHoweverManyWalksItStarts() throws {
+  /// A handler's whole run is one call (issue 55), whose budget grows with the objects it is handed
+  /// (issue 72): the base, and `instructionsPerObject` for each. A walk past the fixed base runs.
+  @Test func aHandlersBudgetGrowsWithTheObjectsItIsHanded() throws {
     let folder = try TemporaryDirectory()
     let store = try Self.store(folder)
     var limits = LuaLimits()
     limits.instructions = 200_000
-    // ~2,000 instructions per object: 500,000 for the walk.
+    // ~2,000 instructions per object: 500,000 for the walk, past the base of 200,000.
     let busy = """
       local total = 0
       ctx:each("Employee", nil, function(e)
         for i = 1, 500 do total = total + i end
       end, { batch = 10 })
       """
+    // The fixed budget alone (no grant per object) stops it, and says how the budget grows.
+    limits.instructionsPerObject = 0
     #expect {
       _ = try Self.run(busy, on: store, folder, limits: limits)
-    } throws: { "\($0)".contains("instruction limit") && "\($0)".contains("raise ScriptLimits.instructions") }
-    #expect {
-      _ = try Self.run(
-        "while true do ctx:each(\"Employee\", nil, function(e) end, { batch = 1 }) end", on: store, folder,
-        limits: limits)
-    } throws: { "\($0)".contains("instruction limit") }
-    limits.instructions = 2_000_000
+    } throws: {
+      "\($0)".contains("instruction limit of 200000 exceeded") && "\($0)".contains("grows with each object")
+        && "\($0)".contains("raised")
+    }
+    // The grant for each of the 250 objects handed over is what lets it through.
+    limits.instructionsPerObject = LuaLimits().instructionsPerObject
     _ = try Self.run(busy, on: store, folder, limits: limits)
+  }
+
+  /// Walks earn for two passes over an entity: a handler that starts walk after walk forever is
+  /// stopped once its base and those grants are spent, naming the objects it was handed.
+  @Test func walkAfterWalkEarnsForTwoPassesOnly() throws {
+    let folder = try TemporaryDirectory()
+    let store = try Self.store(folder)
+    var limits = LuaLimits()
+    limits.instructions = 200_000
+    limits.instructionsPerObject = 1_000
+    for walk in [
+      "while true do ctx:each(\"Employee\", nil, function(e) end, { batch = 10 }) end",
+      """
+      while true do
+        local list = ctx:fetch("Employee", nil, { batch = 25 })
+        for i = 1, #list do local _ = list[i] end
+      end
+      """,
+      "while true do for _, e in ipairs(ctx:fetch(\"Employee\", nil, { ids = true })) do ctx:object(e) end end",
+    ] {
+      let error = try #require(throws: MigrationError.self) {
+        _ = try Self.run(walk, on: store, folder, limits: limits)
+      }
+      #expect("\(error)".contains("instruction limit of 700000 exceeded"), "\(walk): \(error)")
+      #expect("\(error)".contains("for each of the 500 objects handed over"), "\(walk): \(error)")
+    }
+  }
+
+  /// Without new objects, time runs out `seconds` after the last one, however big the grants: a
+  /// walk after walk, a busy loop after a walk and one inside it are each stopped, by name.
+  @Test func aHandlerThatStopsProgressingIsStopped() throws {
+    let folder = try TemporaryDirectory()
+    let store = try Self.store(folder)
+    var limits = LuaLimits()
+    limits.seconds = 0.3
+    limits.instructionsPerObject = 1 << 40
+    for runaway in [
+      "while true do ctx:each(\"Employee\", nil, function(e) end) end",
+      "ctx:each(\"Employee\", nil, function(e) end)\nwhile true do end",
+      "ctx:each(\"Employee\", nil, function(e) while true do end end)",
+    ] {
+      let error = try #require(throws: MigrationError.self) {
+        _ = try Self.run(runaway, on: store, folder, limits: limits)
+      }
+      #expect("\(error)".contains("time limit of 0.3 s without a new object exceeded"), "\(runaway): \(error)")
+    }
+    // With the default grants, a busy loop between deliveries ends on instructions first.
+    limits = LuaLimits()
+    limits.instructions = 200_000
+    let error = try #require(throws: MigrationError.self) {
+      _ = try Self.run(
+        "ctx:each(\"Employee\", nil, function(e) while true do end end, { batch = 10 })", on: store, folder,
+        limits: limits)
+    }
+    #expect("\(error)".contains("instruction limit of 300000 exceeded"), "\(error)")
   }
 
   /// The keys a batched fetch selects are held by the host: they count against the Lua memory limit
@@ -142,7 +197,7 @@ import Testing
     limits.instructions = 1_000_000
     let error = try #require(throws: MigrationError.self) {
       _ = try Self.run(
-        "local kept = {}\nfor i = 1, 1e6 do kept[i] = ctx:fetch(\"Employee\", nil, { batch = 1 }) end", on: store,
+        "local n = 0\nfor i = 1, 1e6 do n = n + #ctx:fetch(\"Employee\", nil, { batch = 1 }) end", on: store,
         folder, limits: limits)
     }
     // The stage file's line (its body starts on the file's second line).
@@ -152,6 +207,24 @@ import Testing
     limits.instructions = LuaLimits().instructions
     _ = try Self.run(
       "for i = 1, 200 do ctx:each(\"Employee\", nil, function(e) end) end", on: store, folder, limits: limits)
+  }
+
+  /// A walk that deletes as it goes, saved per batch, lets go of what it deleted (issue 72: the
+  /// dedupe of 3,000,000 items, 300,000 duplicates, stopped at the 262,144 objects a stage may hold).
+  @Test func aWalkLetsGoOfWhatItDeletedAndSaved() throws {
+    let folder = try TemporaryDirectory()
+    let store = try SQLiteStore.create(
+      at: folder.url.appendingPathComponent("more.sqlite"), model: try SampleModels.companyModel())
+    let context = StoreCoordinator(store: store).newContext()
+    for n in 1...5000 { try context.insert("Employee", ["name": .string("e\(n)"), "salary": .double(1)]) }
+    try context.save()
+    var limits = LuaLimits()
+    // 4,096 objects held at most.
+    limits.memoryBytes = 1 << 20
+    let (_, changes) = try Self.run(
+      "ctx:each(\"Employee\", nil, function(e) ctx:delete(e) end, { batch = 100, save = true })", on: store, folder,
+      limits: limits)
+    #expect(changes.deleted == 5000)
   }
 
   @Test func anObjectLetGoOfAfterItsBatchSaysSo() throws {

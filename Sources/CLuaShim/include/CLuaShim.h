@@ -62,6 +62,11 @@ typedef struct mr_limits {
   double seconds;         ///< wall-clock seconds per call
   double pattern_cost;    ///< worst-case steps a pattern match may take
   int64_t seed;           ///< math.random seed
+  /// What a call earns for each object the host hands it (mr_vm_credit): instructions added to its
+  /// budget, and seconds added to its whole run's time. A call handed objects may also run
+  /// `seconds` at most after the last object it was handed (time without progress).
+  int64_t instructions_per_object;
+  double seconds_per_object;
 } mr_limits;
 
 /// The host's functions, called from Lua. Arguments are in `args`; results go to `out`.
@@ -80,6 +85,10 @@ void mr_vm_set_limits(mr_vm *vm, const mr_limits *limits);
 /// counted against the memory limit with the state's own. Returns 0, or -1 (nothing held) when the
 /// limit would be passed; the host function that asked then fails as the memory limit.
 int mr_vm_hold(mr_vm *vm, int64_t bytes);
+/// The call under way was handed `objects` new objects by the host (a stage's walk, a fetch): its
+/// budget grows by `instructions_per_object` and `seconds_per_object` each, and its time without
+/// progress starts again. No effect outside a call, or for `objects` <= 0.
+void mr_vm_credit(mr_vm *vm, int64_t objects);
 /// Adds a folder that `require` searches (in the order added).
 mr_status mr_vm_add_module_path(mr_vm *vm, const char *folder);
 
