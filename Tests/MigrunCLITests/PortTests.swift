@@ -1,0 +1,183 @@
+import Foundation
+import GRDB
+import TestSupport
+import Testing
+
+/// `migrun port` (issue 73): custom migration code in Swift — policy classes and stages written for
+/// these tests in `Tests/PortExamples` — ported to a policy folder, run as it was written on a real
+/// store with `migrun migrate`, and the store's data checked.
+@Suite struct PortTests {
+  static let examples = Fixtures.repositoryRoot.appendingPathComponent("Tests/PortExamples")
+
+  /// An example ported: its store (version 1.0.0, from `objects.json`), the folder written and what
+  /// `port` said.
+  struct Ported {
+    let folder: TemporaryDirectory
+    let model: String
+    let store: URL
+    let policies: URL
+    let port: MigrunProcess.Result
+
+    func migrate() throws -> MigrunProcess.Result {
+      try MigrunProcess.run(["migrate", store.path, "--model", model, "--policies", policies.path])
+    }
+
+    func rows(_ sql: String) throws -> [Row] {
+      try DatabaseQueue(path: store.path).read { try Row.fetchAll($0, sql: sql) }
+    }
+
+    func file(_ name: String) throws -> String {
+      try String(contentsOf: policies.appendingPathComponent(name), encoding: .utf8)
+    }
+  }
+
+  static func port(_ example: String) throws -> Ported {
+    let folder = try TemporaryDirectory()
+    let source = examples.appendingPathComponent(example)
+    let model = source.appendingPathComponent("Model.swift").path
+    let store = folder.url.appendingPathComponent("app.sqlite")
+    let imported = try MigrunProcess.run([
+      "import", source.appendingPathComponent("objects.json").path, "--model", model, "--model-version", "1.0.0",
+      "--out", store.path,
+    ])
+    #expect(imported.status == 0, "\(imported.stderr)")
+    let policies = folder.url.appendingPathComponent("policies")
+    let port = try MigrunProcess.run(["port", source.path, "--model", model, "--out", policies.path])
+    #expect(port.status == 0, "\(port.stdout)\(port.stderr)")
+    return Ported(folder: folder, model: model, store: store, policies: policies, port: port)
+  }
+
+  /// Runs the ported folder as it was written: the migration succeeds.
+  static func migrated(_ example: String) throws -> Ported {
+    let ported = try port(example)
+    let result = try ported.migrate()
+    #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    return ported
+  }
+
+  @Test func aLookupDictionaryKeptAcrossObjectsFindsOrCreatesEachAuthorOnce() throws {
+    let ported = try Self.migrated("FindOrCreate")
+    let books = try ported.rows(
+      "SELECT b.ZTITLE AS title, a.ZNAME AS author FROM ZBOOK b LEFT JOIN ZAUTHOR a ON a.Z_PK = b.ZAUTHOR ORDER BY 1")
+    #expect(books.map { $0["title"] as String } == ["Beowulf", "Emma", "Middlemarch", "Persuasion"])
+    #expect(books.map { $0["author"] as String? } == [nil, "Jane Austen", "George Eliot", "Jane Austen"])
+    #expect(try ported.rows("SELECT COUNT(*) AS n FROM ZAUTHOR").first?["n"] as Int? == 2)
+    // The step file takes the class's hook; the module keeps the Swift lines.
+    let module = try ported.file("BookToBookPolicy.lua")
+    #expect(module.contains("BookToBookPolicy.authorsByName = {}  -- Policy.swift:7"), "\(module)")
+    #expect(try ported.file("1.0.0-2.0.0.lua").contains("createDestinationInstances = BookToBookPolicy"))
+  }
+
+  @Test func aFullNameIsSplitIntoTwoAttributesByAPolicyThatAssociatesItsOwnObject() throws {
+    let ported = try Self.migrated("SplitName")
+    let people = try ported.rows(
+      "SELECT ZFIRSTNAME AS first, ZLASTNAME AS last, ZEMAIL AS email FROM ZPERSON ORDER BY Z_PK")
+    #expect(people.map { $0["first"] as String } == ["Ada", "Plato", "Grace"])
+    #expect(people.map { $0["last"] as String? } == ["King Lovelace", nil, "Hopper"])
+    #expect(people.map { $0["email"] as String? } == ["ada@example.org", nil, "grace@example.org"])
+  }
+
+  @Test func aTimestampInMillisecondsBecomesADate() throws {
+    let ported = try Self.migrated("Timestamp")
+    let events = try ported.rows("SELECT ZSTARTSAT AS at, ZISALLDAY AS day FROM ZEVENT ORDER BY Z_PK")
+    // 1,700,000,000 s and 2024-01-01 00:00 UTC since 1970, as seconds since 2001 (Core Data's dates).
+    #expect(events.map { $0["at"] as Double? } == [1_700_000_000 - 978_307_200, 1_704_067_200 - 978_307_200, nil])
+    #expect(events.map { $0["day"] as Int } == [0, 1, 0])
+    #expect(
+      try ported.file("port.md").contains("`dateFromMilliseconds(_:)` → `EventToEventPolicy.dateFromMilliseconds`"))
+  }
+
+  @Test func aToOneBecomesAToManyInCreateRelationships() throws {
+    let ported = try Self.migrated("ToOneToMany")
+    let addresses = try ported.rows(
+      "SELECT c.ZNAME AS name, a.ZSTREET AS street, a.ZLABEL AS label FROM ZADDRESS a JOIN ZCONTACT c ON c.Z_PK = a.ZCONTACT ORDER BY 1"
+    )
+    #expect(addresses.map { $0["name"] as String } == ["Ada", "Grace"])
+    #expect(addresses.map { $0["label"] as String? } == ["home", "home"])
+    #expect(try ported.rows("SELECT COUNT(*) AS n FROM ZCONTACT").first?["n"] as Int? == 3)
+  }
+
+  @Test func anEntityIsSplitInTwo() throws {
+    let ported = try Self.migrated("EntitySplit")
+    let customers = try ported.rows(
+      "SELECT c.ZNAME AS name, a.ZSTREET AS street, a.ZCITY AS city FROM ZCUSTOMER c LEFT JOIN ZADDRESS a ON a.Z_PK = c.ZADDRESS ORDER BY c.Z_PK"
+    )
+    #expect(customers.map { $0["name"] as String } == ["Ada", "Grace", "Alan"])
+    #expect(customers.map { $0["street"] as String? } == ["12 St James's Square", nil, nil])
+    #expect(customers.map { $0["city"] as String? } == ["London", "Arlington", nil])
+    #expect(try ported.rows("SELECT COUNT(*) AS n FROM ZADDRESS").first?["n"] as Int? == 2)
+  }
+
+  @Test func aJSONBlobIsDecodedIntoAttributes() throws {
+    let ported = try Self.migrated("JSONBlob")
+    let profiles = try ported.rows(
+      "SELECT ZTHEME AS theme, ZFONTSIZE AS size, ZNOTIFICATIONS AS notify FROM ZPROFILE ORDER BY Z_PK")
+    #expect(profiles.map { $0["theme"] as String } == ["dark", "light", "light", "light"])
+    #expect(profiles.map { $0["size"] as Int } == [32, 14, 12, 12])
+    #expect(profiles.map { $0["notify"] as Int } == [0, 1, 1, 1])
+  }
+
+  @Test func aSwiftDataCustomStageDedupesBeforeTheStepAndFillsAfter() throws {
+    let ported = try Self.migrated("Stage")
+    let trips = try ported.rows("SELECT ZNAME AS name, ZSLUG AS slug, ZSTART AS start FROM ZTRIP ORDER BY 1")
+    #expect(trips.map { $0["name"] as String } == ["Paris in Spring", "Rome"])
+    #expect(trips.map { $0["slug"] as String? } == ["paris-in-spring", "rome"])
+    #expect(trips.map { $0["start"] as Double } == [300, 200], "the newest Paris kept")
+  }
+
+  /// What the port cannot translate fails the migration where it stands, naming the Swift line,
+  /// and leaves the store as it was; written by hand, the step runs.
+  @Test func aPlaceholderFailsTheStepNamingItsSwiftLineUntilItIsWritten() throws {
+    let ported = try Self.port("DateText")
+    #expect(ported.port.stdout.contains("2 placeholders left"), "\(ported.port.stdout)")
+    let summary = try ported.file("port.md")
+    #expect(summary.contains("- Policy.swift:6: a closure called where it is written"), "\(summary)")
+    #expect(summary.contains("- Policy.swift:21: calls .date(from:)"), "\(summary)")
+    let before = try Data(contentsOf: ported.store)
+    let refused = try ported.migrate()
+    #expect(refused.status == 1)
+    #expect(refused.stderr.contains("migrun port: Policy.swift:6: not translated"), "\(refused.stderr)")
+    #expect(try Data(contentsOf: ported.store) == before)
+    var module = try ported.file("OrderToOrderPolicy.lua").components(separatedBy: "\n")
+    for (index, line) in module.enumerated() where line.contains("error(\"migrun port: Policy.swift:6") {
+      module[index] = "OrderToOrderPolicy.formatter = nil"
+    }
+    for (index, line) in module.enumerated() where line.contains("error(\"migrun port: Policy.swift:21") {
+      module[index] = "  order.placedAt = date.parse(text .. \"T00:00:00Z\")"
+    }
+    try module.joined(separator: "\n").write(
+      to: ported.policies.appendingPathComponent("OrderToOrderPolicy.lua"), atomically: true, encoding: .utf8)
+    let migrated = try ported.migrate()
+    #expect(migrated.status == 0, "\(migrated.stderr)")
+    let orders = try ported.rows("SELECT ZPLACEDAT AS at FROM ZORDER ORDER BY Z_PK")
+    #expect(orders.map { $0["at"] as Double? } == [1_709_251_200 - 978_307_200, nil])
+  }
+
+  /// `migrun test` and `migrun lint` take the folder as it is written.
+  @Test func testAndLintAcceptThePortedFolder() throws {
+    let ported = try Self.port("FindOrCreate")
+    let tested = try MigrunProcess.run(["test", ported.policies.path])
+    #expect(tested.status == 0, "\(tested.stdout)\(tested.stderr)")
+    #expect(tested.stdout.contains("2 passed, 0 failed"), "\(tested.stdout)")
+    let linted = try MigrunProcess.run(["lint", ported.model, "--policies", ported.policies.path])
+    #expect(linted.status == 0, "\(linted.stdout)\(linted.stderr)")
+  }
+
+  /// The figure of issue 73, over every example: statements translated of statements, and the
+  /// classes and stages that ran as written.
+  @Test func theFigure() throws {
+    var translated = 0
+    var statements = 0
+    for example in [
+      "FindOrCreate", "SplitName", "Timestamp", "ToOneToMany", "EntitySplit", "JSONBlob", "Stage", "DateText",
+    ] {
+      let ported = try Self.port(example)
+      let line = try #require(ported.port.stdout.split(separator: "\n").first { $0.hasPrefix("statements translated") })
+      let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+      translated += numbers[0]
+      statements += numbers[1]
+    }
+    print("port figure: \(translated) of \(statements) statements translated; 7 of 8 examples ran unedited")
+    #expect(statements > 0)
+  }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import SwiftData
+
+extension TripsMigrationPlan {
+  /// Version 2 makes a trip's name unique: before the step, the newest trip of each name is kept and
+  /// the others deleted; after it, every trip gets a slug made of its name.
+  static let migrateV1toV2 = MigrationStage.custom(
+    fromVersion: TripsSchemaV1.self,
+    toVersion: TripsSchemaV2.self,
+    willMigrate: { context in
+      let newestFirst = FetchDescriptor<TripsSchemaV1.Trip>(
+        sortBy: [SortDescriptor(\.name), SortDescriptor(\.start, order: .reverse)])
+      let trips = try context.fetch(newestFirst)
+      var kept = Set<String>()
+      for trip in trips {
+        if kept.contains(trip.name) {
+          context.delete(trip)
+        } else {
+          kept.insert(trip.name)
+        }
+      }
+      try context.save()
+    },
+    didMigrate: { context in
+      let trips = try context.fetch(FetchDescriptor<TripsSchemaV2.Trip>(predicate: #Predicate { $0.slug == nil }))
+      for trip in trips {
+        trip.slug = trip.name.lowercased().replacingOccurrences(of: " ", with: "-")
+      }
+      try context.save()
+    }
+  )
+}
