@@ -125,6 +125,40 @@ import Testing
     #expect(trips.map { $0["start"] as Double } == [300, 200], "the newest Paris kept")
   }
 
+  /// The objc.io book's Country5ToCountry6Policy (its Swift as the book writes it, a fetch request
+  /// and all), ported with the mapping model that names it, runs on Core Data's own Moody 5 store:
+  /// the converted step file requires the ported module, and each country finds or makes its continent.
+  @Test func aMappingModelRunsThePortedClassOnCoreDatasOwnStore() throws {
+    let folder = try TemporaryDirectory()
+    let store = try writableCopyOfFixture("objcio-core-data-moody/stores/Moody 5.moody.sqlite", into: folder)
+    let model = Fixtures.url("objcio-core-data-moody/models/Moody.xcdatamodeld").path
+    let mapping = Fixtures.url("objcio-core-data-moody/mappings/Moody 5-Moody 6.xcmappingmodel").path
+    let policies = folder.url.appendingPathComponent("policies")
+    let port = try MigrunProcess.run([
+      "port", Self.examples.appendingPathComponent("Moody").path, mapping, "--model", model, "--out", policies.path,
+    ])
+    #expect(port.status == 0, "\(port.stderr)")
+    #expect(port.stdout.contains("statements translated: 18 of 18 (100%)"), "\(port.stdout)")
+    let step = try String(contentsOf: policies.appendingPathComponent("Moody 5-Moody 6.lua"), encoding: .utf8)
+    #expect(step.contains("local Country5ToCountry6Policy = require \"Country5ToCountry6Policy\""), "\(step)")
+    let module = try String(
+      contentsOf: policies.appendingPathComponent("Country5ToCountry6Policy.lua"), encoding: .utf8)
+    #expect(
+      module.contains("context:fetch(\"Continent\", \"%K == %@\", { args = { \"numericISO3166Code\""), "\(module)")
+    let migrated = try MigrunProcess.run([
+      "migrate", store.path, "--model", model, "--to", "Moody 6", "--policies", policies.path,
+    ])
+    #expect(migrated.status == 0, "\(migrated.stdout)\(migrated.stderr)")
+    let countries = try DatabaseQueue(path: store.path).read { db in
+      try Row.fetchAll(
+        db,
+        sql: "SELECT c.ZNUMERICISO3166CODE AS country, k.ZNUMERICISO3166CODE AS continent FROM ZCOUNTRY c "
+          + "JOIN ZCONTINENT k ON k.Z_PK = c.ZCONTINENT ORDER BY 1")
+    }
+    #expect(countries.map { $0["country"] as Int } == [231, 704, 710])
+    #expect(countries.map { $0["continent"] as Int } == [10004, 10005, 10004])
+  }
+
   /// What the port cannot translate fails the migration where it stands, naming the Swift line,
   /// and leaves the store as it was; written by hand, the step runs.
   @Test func aPlaceholderFailsTheStepNamingItsSwiftLineUntilItIsWritten() throws {
@@ -164,20 +198,31 @@ import Testing
   }
 
   /// The figure of issue 73, over every example: statements translated of statements, and the
-  /// classes and stages that ran as written.
+  /// classes and stages that ran as written (every example but DateText, whose two placeholders
+  /// are written by hand in the test above). Printed; docs/porting.md quotes it.
   @Test func theFigure() throws {
-    var translated = 0
-    var statements = 0
-    for example in [
+    let moody = Fixtures.url("objcio-core-data-moody")
+    var runs: [[String]] = [
       "FindOrCreate", "SplitName", "Timestamp", "ToOneToMany", "EntitySplit", "JSONBlob", "Stage", "DateText",
-    ] {
-      let ported = try Self.port(example)
-      let line = try #require(ported.port.stdout.split(separator: "\n").first { $0.hasPrefix("statements translated") })
+    ].map { example in
+      let source = Self.examples.appendingPathComponent(example)
+      return [source.path, "--model", source.appendingPathComponent("Model.swift").path]
+    }
+    runs.append([
+      Self.examples.appendingPathComponent("Moody").path,
+      moody.appendingPathComponent("mappings/Moody 5-Moody 6.xcmappingmodel").path, "--model",
+      moody.appendingPathComponent("models/Moody.xcdatamodeld").path,
+    ])
+    var (translated, statements) = (0, 0)
+    for arguments in runs {
+      let folder = try TemporaryDirectory()
+      let port = try MigrunProcess.run(["port"] + arguments + ["--out", folder.url.path])
+      let line = try #require(port.stdout.split(separator: "\n").first { $0.hasPrefix("statements translated") })
       let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
       translated += numbers[0]
       statements += numbers[1]
     }
-    print("port figure: \(translated) of \(statements) statements translated; 7 of 8 examples ran unedited")
-    #expect(statements > 0)
+    print("port figure: \(translated) of \(statements) statements translated; 8 of 9 examples ran unedited")
+    #expect(translated == 99 && statements == 104)
   }
 }

@@ -211,7 +211,8 @@ extension LuaTranslator {
     guard case .context(let receiver, let source) = context.kind, !source else {
       throw Untranslatable("an insert into a context the port cannot name")
     }
-    let table = receiver == "m" ? ", {}" : ""
+    var table = ""
+    if case .policy = role { table = ", {}" }
     return LuaExpr(code: "\(receiver):insert(\(entity)\(table))", kind: .object, isCall: true)
   }
 

@@ -66,6 +66,14 @@ extension LuaTranslator {
 
   func guardStatement(_ node: GuardStmtSyntax, line: Int) throws {
     let test = try conditions(node.conditions)
+    if test.parts.isEmpty {
+      // Only bindings of what Lua always has (a context, the manager): the else branch never runs.
+      let body = Self.statementCount(Syntax(node.body))
+      counts.statements += body
+      counts.translated += body
+      emit("-- guard: \(node.conditions.trimmedDescription) is always there in Lua", line: line)
+      return
+    }
     for (index, setup) in test.setup.enumerated() { emit(setup, line: index == 0 ? line : nil) }
     emit("if \(test.negated) then", line: test.setup.isEmpty ? line : nil)
     block(node.body.statements)

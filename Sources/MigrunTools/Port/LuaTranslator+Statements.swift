@@ -118,8 +118,10 @@ extension LuaTranslator {
       luaParameters = hook.luaParameters
       logger = "m"
     } else {
-      for parameter in parameters {
-        let lua = (try? bind(parameter, .unknown)) ?? "_"
+      for (parameter, type) in zip(parameters, node.signature.parameterClause.parameters.map(\.type)) {
+        let isManager = type.trimmedDescription.hasPrefix("NSMigrationManager")
+        let lua = isManager ? "m" : (try? self.luaName(parameter)) ?? "_"
+        try? bind(parameter, Self.parameterKind(type.trimmedDescription, lua: lua), lua: lua)
         luaParameters.append(lua)
       }
     }
@@ -134,6 +136,15 @@ extension LuaTranslator {
     }
     emit("end")
     return lines
+  }
+
+  /// A helper's parameter: a context or manager passed on is the manager `m` in Lua.
+  static func parameterKind(_ type: String, lua: String) -> LuaKind {
+    switch type.trimmingCharacters(in: CharacterSet(charactersIn: "?!")) {
+    case "NSManagedObjectContext": return .context(receiver: lua, source: false)
+    case "NSMigrationManager": return .manager
+    default: return kind(ofType: type)
+    }
   }
 
   static func endsInReturn(_ items: CodeBlockItemListSyntax) -> Bool {

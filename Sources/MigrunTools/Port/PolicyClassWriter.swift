@@ -84,7 +84,8 @@ struct PolicyClassWriter {
       for (index, parameter) in parameters.enumerated() {
         let label = parameter.firstName.text
         if index == 0 {
-          selector += label == "_" ? ":" : "With\(label.prefix(1).uppercased())\(label.dropFirst()):"
+          let capitalized = "\(label.prefix(1).uppercased())\(label.dropFirst())"
+          selector += label == "_" ? ":" : label.hasPrefix("with") ? "\(capitalized):" : "With\(capitalized):"
         } else {
           selector += label == "_" ? ":" : "\(label):"
         }
