@@ -196,7 +196,9 @@ final class LuaTranslator {
   }
 
   /// A failing `error(…)` in place of `node`, counting every statement inside it as left.
-  func placeholder(_ node: some SyntaxProtocol, reason: String) {
+  /// `assignTo`: a module's field the placeholder is the value of (`swift.placeholder(…)`, which fails
+  /// where it is used, so that the module still loads for `plan` and `review`).
+  func placeholder(_ node: some SyntaxProtocol, reason: String, assignTo field: String? = nil) {
     let spot = reader.spot(node)
     let nested = Self.statementCount(Syntax(node))
     counts.statements += max(nested, 1)
@@ -204,7 +206,8 @@ final class LuaTranslator {
     var swift = node.trimmedDescription.components(separatedBy: "\n").first ?? ""
     if swift.count > 60 { swift = String(swift.prefix(57)) + "..." }
     let message = "migrun port: \(spot): not translated (\(reason)): \(swift)"
-    emit("error(\(LuaSource.string(message)))", line: reader.line(node))
+    let call = field.map { "\($0) = swift.placeholder" } ?? "error"
+    emit("\(call)(\(LuaSource.string(message)))", line: reader.line(node))
   }
 
   /// The statements a node holds, itself included when it is one.

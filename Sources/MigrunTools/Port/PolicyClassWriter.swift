@@ -148,7 +148,7 @@ extension LuaTranslator {
       } catch {
         lines.removeSubrange(mark.0...)
         counts = mark.1
-        placeholder(node, reason: (error as? Untranslatable)?.reason ?? "\(error)")
+        placeholder(node, reason: (error as? Untranslatable)?.reason ?? "\(error)", assignTo: "\(module).\(name)")
       }
     }
     return lines

@@ -21,6 +21,14 @@ enum PortRuntime {
     function swift.opt(v, f) if absent(v) then return nil end return f(v) end
     -- try? e
     function swift.attempt(f) local ok, v = pcall(f) if ok then return v end return nil end
+    -- A stored property `migrun port` did not translate: fails where it is used, with its message.
+    function swift.placeholder(message)
+      local function fail() error(message, 2) end
+      return setmetatable({}, {
+        __index = fail, __newindex = fail, __call = fail, __len = fail, __concat = fail, __add = fail,
+        __sub = fail, __mul = fail, __div = fail, __lt = fail, __le = fail, __eq = fail, __tostring = fail,
+      })
+    end
     -- print() where no manager or context logs
     function swift.log() end
 
