@@ -1,0 +1,128 @@
+import Foundation
+import LuaHost
+import TestSupport
+import Testing
+
+@testable import MigrunTools
+
+/// `migrun port`'s translation, without the command line: the Lua each Swift form becomes, the
+/// placeholders and how they are counted, the names of functions and entity mappings, and Lua that
+/// loads in the sandbox for every example.
+@Suite struct PortTranslationTests {
+  static func policy(_ body: String, members: String = "") throws -> PortedClass {
+    let source = """
+      final class ItemToItemPolicy: NSEntityMigrationPolicy {
+      \(members)
+        override func createDestinationInstances(
+          forSource sInstance: NSManagedObject, in mapping: NSEntityMapping, manager: NSMigrationManager
+        ) throws {
+      \(body)
+        }
+      }
+      """
+    let found = try SwiftPort.translate(sources: [("Item.swift", source)])
+    return try #require(found.classes.first)
+  }
+
+  @Test func eachStatementCarriesItsSwiftLine() throws {
+    let ported = try Self.policy(
+      """
+          let name = sInstance.value(forKey: "name") as? String ?? ""
+          let item = NSEntityDescription.insertNewObject(forEntityName: "Item", into: manager.destinationContext)
+          item.setValue(name.uppercased(), forKey: "title")
+          manager.associate(sourceInstance: sInstance, withDestinationInstance: item, for: mapping)
+      """)
+    #expect(ported.module.contains("local name = swift.coalesce(src.name, \"\")  -- Item.swift:6"), "\(ported.module)")
+    #expect(ported.module.contains("local item = m:insert(\"Item\", {})  -- Item.swift:7"))
+    #expect(ported.module.contains("item.title = string.upper(name)  -- Item.swift:8"))
+    #expect(ported.module.contains("m:associate(src, item)  -- Item.swift:9"))
+    #expect(ported.counts.statements == 4 && ported.counts.translated == 4)
+    #expect(ported.hooks == ["createDestinationInstances"])
+    #expect(ported.entities.map { "\($0.source)→\($0.destination)" } == ["Item→Item"])
+  }
+
+  /// Nothing is skipped: a statement the port does not know is an `error(…)` in its place, each
+  /// statement inside it counted as left.
+  @Test func anUntranslatableStatementIsAFailingPlaceholder() throws {
+    let ported = try Self.policy(
+      """
+          defer { print("done") }
+          if case .some(let x) = sInstance.value(forKey: "n") as? Int {
+            print(x)
+            print(x)
+          }
+          let ok = true
+      """)
+    #expect(ported.counts.statements == 6, "\(ported.counts)")
+    #expect(ported.counts.translated == 1)
+    #expect(ported.counts.placeholders.map(\.spot) == ["Item.swift:6", "Item.swift:7"])
+    #expect(ported.module.contains("error(\"migrun port: Item.swift:6: not translated (a DeferStmtSyntax statement)"))
+    #expect(ported.module.contains("local ok = true  -- Item.swift:11"))
+  }
+
+  @Test func fetchRequestsBecomeOneFetchWithTheSameFormat() throws {
+    let ported = try Self.policy(
+      """
+          let request = NSFetchRequest<NSManagedObject>(entityName: "Tag")
+          request.predicate = NSPredicate(format: "name BEGINSWITH[c] %@ AND weight > %d", "a", 3)
+          request.sortDescriptors = [NSSortDescriptor(key: "weight", ascending: false)]
+          let tags = try manager.sourceContext.fetch(request)
+      """)
+    #expect(
+      ported.module.contains(
+        "local tags = m:fetch(\"Tag\", \"name BEGINSWITH[c] %@ AND weight > %@\", { args = { \"a\", 3 }, sort = { \"-weight\" }, source = true })"
+      ), "\(ported.module)")
+    #expect(ported.counts.translated == 4)
+  }
+
+  @Test func methodsAreNamedByTheirSelectorsAndPropertiesKeptInTheModule() throws {
+    let ported = try Self.policy(
+      "    _ = convert(1, withAlpha: 2)",
+      members: """
+          var seen: Set<String> = []
+          @objc func convert(_ value: NSNumber, withAlpha alpha: NSNumber) -> NSNumber { value }
+          @objc(scaled:) func scale(by factor: Double) -> Double { factor * 2 }
+          func normalize(value: String) -> String { value.lowercased() }
+        """)
+    #expect(ported.functions.map(\.lua) == ["convert_withAlpha", "scaled", "normalizeWithValue"])
+    #expect(ported.module.contains("ItemToItemPolicy.seen = {}"))
+    #expect(ported.module.contains("local _ = ItemToItemPolicy.convert_withAlpha(1, 2)"), "\(ported.module)")
+    #expect(ported.module.contains("  return value  -- Item.swift:3"))
+  }
+
+  @Test func classNamesGiveTheirEntityMappings() {
+    let names = { (name: String) in PolicyClassWriter.entities(named: name).map { "\($0.source)→\($0.destination)" } }
+    #expect(names("Country5ToCountry6Policy") == ["Country→Country"])
+    #expect(names("ItemV1ToItemV2MigrationPolicy") == ["Item→Item"])
+    #expect(names("PostToPostWithColorEntityMigrationPolicy") == ["Post→PostWithColor"])
+    #expect(names("TodoPolicy").isEmpty)
+  }
+
+  /// Every module and stage the examples become runs in the migration sandbox (its functions
+  /// defined, its fields set): what the port writes is Lua that loads.
+  @Test func everyExamplesLuaLoadsInTheSandbox() throws {
+    let examples = Fixtures.repositoryRoot.appendingPathComponent("Tests/PortExamples")
+    let folder = try TemporaryDirectory()
+    try PortRuntime.module.write(to: folder.url.appendingPathComponent("swift.lua"), atomically: true, encoding: .utf8)
+    var loaded = 0
+    for name in try FileManager.default.contentsOfDirectory(atPath: examples.path).sorted() where !name.contains(".") {
+      let files = try FileManager.default.contentsOfDirectory(atPath: examples.appendingPathComponent(name).path)
+        .filter { $0.hasSuffix(".swift") }
+      let sources = try files.map { file in
+        (file, try String(contentsOf: examples.appendingPathComponent("\(name)/\(file)"), encoding: .utf8))
+      }
+      let found = try SwiftPort.translate(sources: sources)
+      let chunks =
+        found.classes.map { ($0.name, $0.module) }
+        + found.stages.map {
+          ("stage", "local swift = require \"swift\"\nreturn {\n\($0.handlers.map(\.lua).joined(separator: "\n"))\n}")
+        }
+      for (chunk, text) in chunks {
+        let vm = try LuaVM(modulePaths: [folder.url])
+        #expect(throws: Never.self, "\(name): \(chunk)\n\(text)") { _ = try vm.run(source: text, name: chunk) }
+        loaded += 1
+      }
+    }
+    #expect(loaded == 10)
+  }
+}
