@@ -90,6 +90,19 @@ import Testing
     #expect(ported.module.contains("  return value  -- Item.swift:3"))
   }
 
+  /// An optional chain is nil as soon as a link is nil or NULL, each link translated once.
+  @Test func optionalChainsStopAtTheFirstAbsentLink() throws {
+    let ported = try Self.policy(
+      """
+          let owner = sInstance.value(forKey: "owner") as? NSManagedObject
+          let city = owner?.address?.city
+      """)
+    #expect(
+      ported.module.contains(
+        "local city = swift.opt(owner, function(_v1_) return swift.opt(_v1_.address, function(_v2_) return _v2_.city end) end)"
+      ), "\(ported.module)")
+  }
+
   @Test func classNamesGiveTheirEntityMappings() {
     let names = { (name: String) in PolicyClassWriter.entities(named: name).map { "\($0.source)→\($0.destination)" } }
     #expect(names("Country5ToCountry6Policy") == ["Country→Country"])

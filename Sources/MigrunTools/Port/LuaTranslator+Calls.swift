@@ -53,7 +53,7 @@ extension LuaTranslator {
     {
       return try staticCall(typeName, name, arguments)
     }
-    return try methodCall(try expression(base), name, arguments)
+    return try methodCall(try expression(base, inChain: true), name, arguments)
   }
 
   func isProperty(_ name: String) -> Bool {

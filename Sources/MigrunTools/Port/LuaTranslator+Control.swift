@@ -50,6 +50,13 @@ extension LuaTranslator {
           continue
         }
         let lua = try luaName(name)
+        if result.parts.count > 2 {
+          // Held in one local, so that each later binding's guard stays short (not the whole list again).
+          labelCount += 1
+          result.setup.append("local _ok\(labelCount)_ = \(result.test)")
+          result.parts = ["_ok\(labelCount)_"]
+          result.single = nil
+        }
         let guarded = result.parts.isEmpty ? value.code : "(\(result.test)) and \(value.operand) or nil"
         result.setup.append("local \(lua) = \(guarded)")
         try bind(name, value.kind == .null ? .unknown : value.kind, lua: lua)

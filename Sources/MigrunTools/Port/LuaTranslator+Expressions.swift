@@ -4,8 +4,11 @@ import SwiftSyntax
 
 /// Expressions: literals, names, operators, casts, closures; calls and members are in `+Calls`.
 extension LuaTranslator {
-  func expression(_ node: ExprSyntax, type: String? = nil) throws -> LuaExpr {
-    if let chain = optionalChainBase(node) { return try optionalChain(node, at: chain) }
+  /// `inChain`: `node` is the base of a member, call, subscript or `!` whose chain was already looked
+  /// at for a `?` (looking again at every link would be quadratic in a chain's length).
+  func expression(_ node: ExprSyntax, type: String? = nil, inChain: Bool = false) throws -> LuaExpr {
+    if let value = chainValues[node.id] { return value }
+    if !inChain, let chain = try optionalChain(node) { return chain }
     if let literal = try literalExpression(node) { return literal }
     if let name = node.as(DeclReferenceExprSyntax.self) { return try reference(name) }
     if let member = node.as(MemberAccessExprSyntax.self) { return try memberAccess(member) }
@@ -32,7 +35,9 @@ extension LuaTranslator {
       return LuaExpr(code: "swift.attempt(function() return \(value.code) end)", kind: value.kind, isCall: true)
     }
     if let wait = node.as(AwaitExprSyntax.self) { return try expression(wait.expression, type: type) }
-    if let unwrap = node.as(ForceUnwrapExprSyntax.self) { return try expression(unwrap.expression, type: type) }
+    if let unwrap = node.as(ForceUnwrapExprSyntax.self) {
+      return try expression(unwrap.expression, type: type, inChain: true)
+    }
     if let ternary = node.as(TernaryExprSyntax.self) { return try conditional(ternary) }
     if let tuple = node.as(TupleExprSyntax.self), tuple.elements.count == 1, tuple.elements.first?.label == nil,
       let inner = tuple.elements.first?.expression
@@ -62,7 +67,7 @@ extension LuaTranslator {
     guard node.arguments.count == 1, let argument = node.arguments.first, argument.label == nil else {
       throw Untranslatable("a subscript with labels or several arguments")
     }
-    let base = try expression(node.calledExpression)
+    let base = try expression(node.calledExpression, inChain: true)
     let key = try expression(argument.expression)
     guard base.kind.isValue else { throw Untranslatable("a subscript of \(Self.describe(base.kind))") }
     let isList = base.kind == .list || (base.kind == .unknown && key.kind == .integer)
@@ -328,13 +333,13 @@ extension LuaTranslator {
 
   // MARK: Optional chains
 
-  /// The innermost `x?` on the chain of postfix expressions `node` ends, not yet translated.
-  func optionalChainBase(_ node: ExprSyntax) -> OptionalChainingExprSyntax? {
+  /// The `x?`s on the chain of postfix expressions `node` ends, innermost first.
+  func optionalChains(_ node: ExprSyntax) -> [OptionalChainingExprSyntax] {
     var current: ExprSyntax? = node
-    var found: OptionalChainingExprSyntax?
-    while let expression = current {
+    var found: [OptionalChainingExprSyntax] = []
+    while let expression = current, chainValues[expression.id] == nil {
       if let chain = expression.as(OptionalChainingExprSyntax.self) {
-        found = chain
+        if chain.id != node.id { found.append(chain) }
         current = chain.expression
       } else if let member = expression.as(MemberAccessExprSyntax.self) {
         current = member.base
@@ -348,41 +353,27 @@ extension LuaTranslator {
         current = nil
       }
     }
-    guard let found, found.id != node.id else { return nil }
-    return found
+    return found.reversed()
   }
 
-  /// `a?.b.c` → `swift.opt(a, function(v) return v.b.c end)`: nil when `a` is nil or NULL.
-  func optionalChain(_ node: ExprSyntax, at chain: OptionalChainingExprSyntax) throws -> LuaExpr {
-    let base = try expression(chain.expression)
-    labelCount += 1
-    let name = "v\(labelCount)"
-    let placeholderName = "optional_\(labelCount)"
-    let rewritten = node.replacing(
-      chain, with: ExprSyntax(DeclReferenceExprSyntax(baseName: .identifier(placeholderName))))
-    scopes.append([placeholderName: Binding(lua: name, kind: base.kind)])
-    defer { scopes.removeLast() }
-    let rest = try expression(rewritten)
-    return LuaExpr(
-      code: "swift.opt(\(base.code), function(\(name)) return \(rest.code) end)", kind: rest.kind, isCall: true)
-  }
-}
-
-extension ExprSyntax {
-  /// This expression with `part` (a node inside it) replaced by `replacement`.
-  func replacing(_ part: OptionalChainingExprSyntax, with replacement: ExprSyntax) -> ExprSyntax {
-    final class Rewriter: SyntaxRewriter {
-      let target: SyntaxIdentifier
-      let replacement: ExprSyntax
-      init(target: SyntaxIdentifier, replacement: ExprSyntax) {
-        self.target = target
-        self.replacement = replacement
-        super.init()
-      }
-      override func visit(_ node: OptionalChainingExprSyntax) -> ExprSyntax {
-        node.id == target ? replacement : super.visit(node)
-      }
+  /// `a?.b?.c` → `swift.opt(a, function(_v1_) return swift.opt(_v1_.b, function(_v2_) return _v2_.c end) end)`:
+  /// nil as soon as a link is nil or NULL. Each part of the chain is translated once, with the `x?`
+  /// below it standing for its variable; nil when the chain has no `?`.
+  func optionalChain(_ node: ExprSyntax) throws -> LuaExpr? {
+    let chains = optionalChains(node)
+    guard let first = chains.first else { return nil }
+    defer { for chain in chains { chainValues[chain.id] = nil } }
+    var value = try expression(first.expression, inChain: true)
+    var opened: [(base: String, name: String)] = []
+    for (index, chain) in chains.enumerated() {
+      labelCount += 1
+      let name = "_v\(labelCount)_"
+      chainValues[chain.id] = LuaExpr(code: name, kind: value.kind)
+      opened.append((value.code, name))
+      value = try expression(index + 1 < chains.count ? chains[index + 1].expression : node, inChain: true)
     }
-    return Rewriter(target: part.id, replacement: replacement).rewrite(self).as(ExprSyntax.self) ?? self
+    var code = value.code
+    for (base, name) in opened.reversed() { code = "swift.opt(\(base), function(\(name)) return \(code) end)" }
+    return LuaExpr(code: code, kind: value.kind, isCall: true)
   }
 }

@@ -228,7 +228,7 @@ extension LuaTranslator {
       }
     }
     if baseNode.is(SuperExprSyntax.self) { throw Untranslatable("super.\(name)") }
-    let base = try expression(baseNode)
+    let base = try expression(baseNode, inChain: true)
     switch base.kind {
     case .module: return LuaExpr(code: "\(base.code).\(name)")
     case .mapping:
