@@ -30,4 +30,7 @@ package enum SwiftSourceText {
       return body(folded)
     }
   }
+
+  /// `body` on the deep stack: walks of trees `parse` made, done after every file is parsed.
+  package static func onDeepStack<T>(_ body: () -> T) -> T { DeepStack.run(body) }
 }

@@ -75,6 +75,29 @@ import Testing
     #expect(ported.counts.translated == 4)
   }
 
+  /// Compound predicates, an entity description's object, a set's `allObjects`.
+  @Test func theOlderSpellingsOfCoreDataTranslateToo() throws {
+    let ported = try Self.policy(
+      """
+          let request = NSFetchRequest<NSManagedObject>(entityName: "Tag")
+          request.predicate = NSCompoundPredicate(andPredicateWithSubpredicates: [
+            NSPredicate(format: "name == %@", "a"), NSPredicate(format: "weight > %f", 0.5),
+          ])
+          let count = try manager.destinationContext.count(for: request)
+          let entity = NSEntityDescription.entity(forEntityName: "Tag", in: manager.destinationContext)!
+          let tag = NSManagedObject(entity: entity, insertInto: manager.destinationContext)
+          let items = (sInstance.value(forKey: "items") as? NSSet)?.allObjects ?? []
+          tag.setValue(Int64(count + items.count), forKey: "weight")
+      """)
+    #expect(ported.counts.placeholders.isEmpty, "\(ported.counts.placeholders)")
+    #expect(
+      ported.module.contains(
+        "local count = #m:fetch(\"Tag\", \"(name == %@) AND (weight > %@)\", { args = { \"a\", 0.5 } })"),
+      "\(ported.module)")
+    #expect(ported.module.contains("local tag = m:insert(\"Tag\", {})"))
+    #expect(ported.module.contains("swift.opt((src.items), function(_v1_) return _v1_ end)"))
+  }
+
   @Test func methodsAreNamedByTheirSelectorsAndPropertiesKeptInTheModule() throws {
     let ported = try Self.policy(
       "    _ = convert(1, withAlpha: 2)",
@@ -136,6 +159,6 @@ import Testing
         loaded += 1
       }
     }
-    #expect(loaded == 10)
+    #expect(loaded == 11)
   }
 }

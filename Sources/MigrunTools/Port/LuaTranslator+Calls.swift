@@ -88,7 +88,8 @@ extension LuaTranslator {
     case "Date(timeInterval:since:)":
       let values = try values(arguments)
       return LuaExpr(code: "\(values[1].operand) + \(values[0].operand)", kind: .date, isAtom: false)
-    case "Int(_:)", "Int16(_:)", "Int32(_:)", "Int64(_:)", "Int8(_:)", "UInt(_:)", "Int(exactly:)", "Int(truncating:)":
+    case "Int(_:)", "Int16(_:)", "Int32(_:)", "Int64(_:)", "Int8(_:)", "UInt(_:)", "Int(exactly:)", "Int(truncating:)",
+      "Int16(truncatingIfNeeded:)", "Int32(truncatingIfNeeded:)", "Int64(truncatingIfNeeded:)":
       return LuaExpr(code: "swift.int(\(try first().code))", kind: .integer, isCall: true)
     case "Double(_:)", "Float(_:)", "TimeInterval(_:)", "CGFloat(_:)", "Decimal(_:)":
       return LuaExpr(code: "swift.double(\(try first().code))", kind: .number, isCall: true)
@@ -164,6 +165,13 @@ extension LuaTranslator {
     let signature = Self.signature(name, arguments)
     func first() throws -> LuaExpr { try expression(arguments[0].expression) }
     if name == "NSPredicate", arguments.first?.label == "format" { return try predicateFormat(arguments) }
+    if name == "NSCompoundPredicate" { return try compoundPredicate(arguments) }
+    if signature == "NSManagedObject(entity:insertInto:)" {
+      guard case .entityNamed(let entity) = try first().kind else {
+        throw Untranslatable("an entity description the port cannot name")
+      }
+      return try insert(entity: entity, into: try expression(arguments[1].expression), values: [])
+    }
     if name == "FetchDescriptor" { return try fetchDescriptor(arguments, generic: generic) }
     if name == "print" || name == "debugPrint" || name == "NSLog" {
       let text = try values(arguments).map { $0.kind == .string ? $0.code : "swift.str(\($0.code))" }
@@ -173,6 +181,16 @@ extension LuaTranslator {
     if case .policy(let module, let methods, _) = role, let method = methods[name] {
       return LuaExpr(
         code: "\(module).\(method)(\(try values(arguments).map(\.code).joined(separator: ", ")))", isCall: true)
+    }
+    if case .policy(let module, _, _) = role {
+      // A free function, or (inside an extension's method) another method of `self`'s.
+      let me = lookup("self")
+      if let helper = helpers?.use(name, isMethod: false) ?? (me == nil ? nil : helpers?.use(name, isMethod: true)) {
+        let list = ((helper.extending == nil ? [] : [me?.lua ?? "self_"]) + (try values(arguments)).map(\.code))
+        return LuaExpr(
+          code: "\(module).\(helper.lua)(\(list.joined(separator: ", ")))",
+          kind: Self.kind(ofType: Self.returnType(helper.node)), isCall: true)
+      }
     }
     if name.first?.isUppercase == true, arguments.count == 1, arguments[0].label == "context" {
       return try insert(entity: LuaSource.string(name), into: try first(), values: [])

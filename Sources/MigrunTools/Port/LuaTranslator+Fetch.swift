@@ -36,6 +36,35 @@ extension LuaTranslator {
     return LuaExpr(code: "", kind: .predicate(format: converted, arguments: values))
   }
 
+  /// `NSCompoundPredicate(andPredicateWithSubpredicates: [p, q])`: `(p) AND (q)`, arguments in order;
+  /// `notPredicateWithSubpredicate:` is `NOT (p)`.
+  func compoundPredicate(_ arguments: [Argument]) throws -> LuaExpr {
+    guard arguments.count == 1, let label = arguments[0].label else { throw Untranslatable("an NSCompoundPredicate") }
+    let parts: [ExprSyntax]
+    if let list = arguments[0].expression.as(ArrayExprSyntax.self) {
+      parts = list.elements.map(\.expression)
+    } else {
+      parts = [arguments[0].expression]
+    }
+    var formats: [String] = []
+    var values: [String] = []
+    for part in parts {
+      guard case .predicate(let format, let partArguments) = try expression(part).kind else {
+        throw Untranslatable("a subpredicate the port cannot read")
+      }
+      formats.append("(\(format))")
+      values += partArguments
+    }
+    let joined: String
+    switch label {
+    case "andPredicateWithSubpredicates": joined = formats.joined(separator: " AND ")
+    case "orPredicateWithSubpredicates": joined = formats.joined(separator: " OR ")
+    case "notPredicateWithSubpredicate": joined = "NOT \(formats.joined())"
+    default: throw Untranslatable("NSCompoundPredicate(\(label):)")
+    }
+    return LuaExpr(code: "", kind: .predicate(format: joined, arguments: values))
+  }
+
   func sortDescriptor(_ signature: String, _ arguments: [Argument]) throws -> LuaExpr {
     let keyArgument = arguments[0].expression
     let key: String

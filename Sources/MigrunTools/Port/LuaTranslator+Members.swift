@@ -14,6 +14,13 @@ extension LuaTranslator {
 
   func methodCall(_ base: LuaExpr, _ name: String, _ arguments: [Argument]) throws -> LuaExpr {
     let signature = Self.signature(name, arguments)
+    if case .policy(let module, _, _) = role, base.kind.isValue || Self.isContext(base.kind),
+      let helper = helpers?.use(name, isMethod: true)
+    {
+      let list = ([base.code] + (try values(arguments)).map(\.code)).joined(separator: ", ")
+      return LuaExpr(
+        code: "\(module).\(helper.lua)(\(list))", kind: Self.kind(ofType: Self.returnType(helper.node)), isCall: true)
+    }
     switch base.kind {
     case .manager: return try managerCall(signature, arguments)
     case .context(let receiver, let source): return try contextCall(receiver, source, signature, arguments)
@@ -41,6 +48,16 @@ extension LuaTranslator {
     if let value = try keyValueCall(base, signature, arguments) { return value }
     if let value = try textCall(base, signature, arguments) { return value }
     return try collectionCall(base, name, signature, arguments)
+  }
+
+  static func isContext(_ kind: LuaKind) -> Bool {
+    if case .context = kind { return true }
+    return false
+  }
+
+  /// A function's declared result type (`NSManagedObject?`), or "" for none.
+  static func returnType(_ node: FunctionDeclSyntax) -> String {
+    node.signature.returnClause?.type.trimmedDescription ?? ""
   }
 
   private func managerCall(_ signature: String, _ arguments: [Argument]) throws -> LuaExpr {
@@ -200,6 +217,7 @@ extension LuaTranslator {
       return LuaExpr(code: "\(base.operand)[\(values[0].code)] = nil", kind: .null, isAtom: false)
     case "truncatingRemainder(dividingBy:)":
       return LuaExpr(code: "math.fmod(\(all))", kind: .number, isCall: true)
+    case "union(_:)", "union(with:)": return LuaExpr(code: "swift.union(\(all))", kind: .list, isCall: true)
     case "rounded()": return LuaExpr(code: "swift.round(\(base.code))", kind: .number, isCall: true)
     case "isEmpty": return LuaExpr(code: "swift.isEmpty(\(base.code))", kind: .boolean, isCall: true)
     default: throw Untranslatable("calls .\(signature), which the port does not know")
@@ -279,6 +297,7 @@ extension LuaTranslator {
     case "stringValue", "description": return LuaExpr(code: "swift.str(\(base.code))", kind: .string, isCall: true)
     case "uuidString": return LuaExpr(code: "uuid.string(\(base.code))", kind: .string, isCall: true)
     case "utf8", "utf8String": return LuaExpr(code: base.code, kind: base.kind, isAtom: base.isAtom)
+    case "allObjects", "array", "set": return LuaExpr(code: base.code, kind: .list, isAtom: base.isAtom)
     case "entity": return LuaExpr(code: "", kind: .entityOf(base.operand))
     case "objectID": return LuaExpr(code: "\(base.operand):id()", kind: .string, isCall: true)
     case "managedObjectContext":

@@ -103,7 +103,7 @@ extension LuaTranslator {
 
   /// A method of a policy class as `function Module.name(params)`: Core Data's hooks take `src`/`dst`
   /// and `m`; the others take their Swift parameters.
-  func method(_ node: FunctionDeclSyntax, luaName: String, hook: PolicyHook?) -> [String] {
+  func method(_ node: FunctionDeclSyntax, luaName: String, hook: PolicyHook?, selfKind: LuaKind? = nil) -> [String] {
     lines = []
     depth = 0
     guard case .policy(let module, _, _) = role else { return [] }
@@ -118,6 +118,10 @@ extension LuaTranslator {
       luaParameters = hook.luaParameters
       logger = "m"
     } else {
+      if let selfKind {
+        try? bind("self", selfKind, lua: "self_")
+        luaParameters.append("self_")
+      }
       for (parameter, type) in zip(parameters, node.signature.parameterClause.parameters.map(\.type)) {
         let isManager = type.trimmedDescription.hasPrefix("NSMigrationManager")
         let lua = isManager ? "m" : (try? self.luaName(parameter)) ?? "_"

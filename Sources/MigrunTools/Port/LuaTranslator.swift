@@ -93,6 +93,8 @@ final class LuaTranslator {
   var breakTargets: [String?] = []
   var usedLabels: Set<String> = []
   var labelCount = 0
+  /// Functions declared outside the class that its methods may call (`migrun port` ports those called).
+  var helpers: HelperFunctions?
   /// The `x?` of optional chains being translated: what each stands for (`v1`).
   var chainValues: [SyntaxIdentifier: LuaExpr] = [:]
   /// The Lua name of the function's manager (`m`) or context (`ctx`), for `print` and inserts.

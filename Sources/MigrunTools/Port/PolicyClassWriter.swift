@@ -9,10 +9,12 @@ import SwiftSyntax
 struct PolicyClassWriter {
   let reader: PortReader
   let node: ClassDeclSyntax
+  let helpers: HelperFunctions
 
   var name: String { node.name.text }
 
   func write() -> PortedClass {
+    helpers.reset()
     let functions = node.memberBlock.members.compactMap { $0.decl.as(FunctionDeclSyntax.self) }
     var luaNames: [String: String] = [:]
     for function in functions where Self.hook(function) == nil {
@@ -30,17 +32,40 @@ struct PolicyClassWriter {
       body += translator.property(property, module: name)
       counts = counts.adding(translator.counts)
     }
+    let propertyCounts = counts
     var hooks: [String] = []
-    var others: [(swift: String, lua: String)] = []
+    var methods: [PortedMethod] = []
     for function in functions {
       let translator = LuaTranslator(reader: reader, role: role)
+      translator.helpers = helpers
       let hook = Self.hook(function)
       let luaName = hook?.lua ?? luaNames[function.name.text] ?? function.name.text
       body.append("")
       body.append("-- \(Self.swiftSignature(function)) (\(reader.spot(function)))")
       body += translator.method(function, luaName: luaName, hook: hook)
       counts = counts.adding(translator.counts)
-      if let hook { hooks.append(hook.lua) } else { others.append((Self.swiftSignature(function), luaName)) }
+      if let hook { hooks.append(hook.lua) }
+      methods.append(
+        PortedMethod(
+          swift: Self.swiftSignature(function), lua: luaName, isHook: hook != nil, spot: reader.spot(function),
+          counts: translator.counts))
+    }
+    // The functions declared outside the class that it calls (and that they call), once each.
+    var next = 0
+    while next < helpers.used.count {
+      guard let helper = helpers.byName[helpers.used[next]] else { break }
+      next += 1
+      let translator = LuaTranslator(reader: helper.reader, role: role)
+      translator.helpers = helpers
+      let signature = (helper.extending.map { "\($0)." } ?? "") + Self.swiftSignature(helper.node)
+      body += ["", "-- \(signature) (\(helper.reader.spot(helper.node))), declared outside the class"]
+      body += translator.method(
+        helper.node, luaName: helper.lua, hook: nil, selfKind: helper.extending == nil ? nil : helper.selfKind)
+      counts = counts.adding(translator.counts)
+      methods.append(
+        PortedMethod(
+          swift: signature, lua: helper.lua, isHook: false, spot: helper.reader.spot(helper.node),
+          counts: translator.counts))
     }
     let header = [
       "-- \(name): the NSEntityMigrationPolicy of \(reader.spot(node)), ported to Lua by `migrun port`.",
@@ -52,7 +77,8 @@ struct PolicyClassWriter {
     ]
     let module = (header + body + ["", "return \(name)"]).joined(separator: "\n") + "\n"
     return PortedClass(
-      name: name, spot: reader.spot(node), module: module, hooks: hooks, functions: others, counts: counts,
+      name: name, spot: reader.spot(node), module: module, hooks: hooks, methods: methods,
+      propertyCounts: propertyCounts, counts: counts,
       entities: Self.entities(named: name))
   }
 

@@ -162,8 +162,15 @@ struct PortFolder {
           + "`Destination = { from = \"Source\", createDestinationInstances = \(ported.name).createDestinationInstances }` "
           + "to the step's file, or give the mapping model that names the class")
     }
-    if !ported.hooks.isEmpty { lines.append("- hooks: \(ported.hooks.joined(separator: ", "))") }
-    for function in ported.functions { lines.append("- `\(function.swift)` → `\(ported.name).\(function.lua)`") }
+    if ported.propertyCounts.statements > 0 {
+      lines.append(
+        "- stored properties: \(ported.propertyCounts.translated) of \(ported.propertyCounts.statements) statements")
+    }
+    for method in ported.methods {
+      lines.append(
+        "- `\(method.swift)` (\(method.spot)) → \(method.isHook ? "hook " : "")`\(ported.name).\(method.lua)`: "
+          + "\(method.counts.translated) of \(method.counts.statements) statements")
+    }
     lines.append(
       "- statements: \(ported.counts.translated) of \(ported.counts.statements) translated\(Self.percent(ported.counts))"
     )

@@ -28,12 +28,25 @@ final class PortReader: SyntaxVisitor {
     super.init(viewMode: .sourceAccurate)
   }
 
-  func read() -> Found {
+  /// The file's free functions and extensions' methods, which a class's methods may call.
+  func collect(into helpers: HelperFunctions) {
+    for item in tree.statements {
+      if let function = item.item.as(FunctionDeclSyntax.self) { helpers.add(function, extending: nil, reader: self) }
+      guard let ext = item.item.as(ExtensionDeclSyntax.self) else { continue }
+      for member in ext.memberBlock.members {
+        if let function = member.decl.as(FunctionDeclSyntax.self) {
+          helpers.add(function, extending: ext.extendedType.trimmedDescription, reader: self)
+        }
+      }
+    }
+  }
+
+  func read(helpers: HelperFunctions) -> Found {
     walk(tree)
     var found = Found(schemaVersions: schemaVersions)
     let names = Dictionary(classes.map { ($0.name.text, $0) }, uniquingKeysWith: { first, _ in first })
     for node in classes where isPolicy(node, among: names, depth: 0) {
-      found.classes.append(PolicyClassWriter(reader: self, node: node).write())
+      found.classes.append(PolicyClassWriter(reader: self, node: node, helpers: helpers).write())
     }
     for call in swiftDataStages { found.stages.append(swiftDataStage(call)) }
     for (variable, call) in bound where called(call) == "NSCustomMigrationStage" {

@@ -166,6 +166,14 @@ enum PortRuntime {
     function swift.keys(d) local out = {} for k in pairs(d) do out[#out + 1] = k end return out end
     function swift.values(d) local out = {} for _, v in pairs(d) do out[#out + 1] = v end return out end
     function swift.concat(a, b) local out = swift.list(a) for _, v in ipairs(b) do out[#out + 1] = v end return out end
+    -- Set's union of lists of objects (or values): each once, in order
+    function swift.union(a, b)
+      local out, seen = {}, {}
+      for _, list in ipairs({ a, b }) do
+        for _, v in ipairs(list) do if not seen[v] then seen[v] = true out[#out + 1] = v end end
+      end
+      return out
+    end
     function swift.appendAll(list, more) for _, v in ipairs(more) do list[#list + 1] = v end end
     function swift.clear(t) for k in pairs(t) do t[k] = nil end end
     function swift.map(list, f) local out = {} for i, v in ipairs(list) do out[i] = f(v) end return out end

@@ -30,13 +30,21 @@ package enum SwiftPort {
   /// Translates every policy class and custom stage of `sources` (file name → text).
   package static func translate(sources: [(file: String, text: String)]) throws(ModelError) -> Translation {
     var translation = Translation()
+    var trees: [(file: String, tree: SourceFileSyntax)] = []
     for source in sources {
-      let found = try SwiftSourceText.parse(source.text, file: source.file) { tree in
-        PortReader(file: source.file, tree: tree).read()
-      }
-      translation.classes += found.classes
-      translation.stages += found.stages
-      translation.schemaVersions.merge(found.schemaVersions) { first, _ in first }
+      trees.append((source.file, try SwiftSourceText.parse(source.text, file: source.file) { $0 }))
+    }
+    // Every file's extensions and free functions first: a class may call one another file declares.
+    let found = SwiftSourceText.onDeepStack { () -> [PortReader.Found] in
+      let readers = trees.map { PortReader(file: $0.file, tree: $0.tree) }
+      let helpers = HelperFunctions()
+      for reader in readers { reader.collect(into: helpers) }
+      return readers.map { $0.read(helpers: helpers) }
+    }
+    for file in found {
+      translation.classes += file.classes
+      translation.stages += file.stages
+      translation.schemaVersions.merge(file.schemaVersions) { first, _ in first }
     }
     return translation
   }
@@ -75,12 +83,30 @@ package struct PortedClass: Sendable {
   package var module: String
   /// Core Data's hooks it overrides, as Lua names them (`finish` for `end`).
   package var hooks: [String]
-  /// Its other methods: `(Swift signature, Lua function)`.
-  package var functions: [(swift: String, lua: String)]
+  /// Its methods in the order written: hooks and functions, with what each translated.
+  package var methods: [PortedMethod]
+  /// Its stored properties' statements (fields of the module's table).
+  package var propertyCounts: PortCounts
   package var counts: PortCounts
   /// The entity mapping its name says (`BookToBookPolicy`, `Country5ToCountry6Policy`): source and
   /// destination entity.
   package var entities: [(source: String, destination: String)]
+}
+
+extension PortedClass {
+  /// Its methods other than Core Data's hooks: `(Swift signature, Lua function)`.
+  package var functions: [(swift: String, lua: String)] {
+    methods.filter { !$0.isHook }.map { ($0.swift, $0.lua) }
+  }
+}
+
+/// A method of a policy class: its Swift signature, its Lua name, and its statements.
+package struct PortedMethod: Sendable {
+  package var swift: String
+  package var lua: String
+  package var isHook: Bool
+  package var spot: String
+  package var counts: PortCounts
 }
 
 /// A custom stage's handlers (`willMigrate`, `didMigrate`) as Lua functions of `ctx`.
