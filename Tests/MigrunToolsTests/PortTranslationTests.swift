@@ -98,6 +98,28 @@ import Testing
     #expect(ported.module.contains("swift.opt((src.items), function(_v1_) return _v1_ end)"))
   }
 
+  /// A Core Data stage's batch delete: the objects deleted through the stage's context, and saved.
+  @Test func aBatchDeleteInAStageDeletesThroughTheContext() throws {
+    let source = """
+      let stage = NSCustomMigrationStage(migratingFrom: v1, to: v2)
+      stage.willMigrateHandler = { manager, _ in
+        let context = manager.container!.newBackgroundContext()
+        let request = NSFetchRequest<NSFetchRequestResult>(entityName: "Trip")
+        request.predicate = NSPredicate(format: "start < %@", Date() as NSDate)
+        try context.execute(NSBatchDeleteRequest(fetchRequest: request))
+      }
+      """
+    let found = try SwiftPort.translate(sources: [("Stages.swift", source)])
+    let stage = try #require(found.stages.first)
+    #expect(stage.counts.placeholders.isEmpty, "\(stage.counts.placeholders)")
+    let handler = try #require(stage.handlers.first?.lua)
+    #expect(
+      handler.contains(
+        "for _, object in ipairs(ctx:fetch(\"Trip\", \"start < %@\", { args = { date.now() } })) do ctx:delete(object) end ctx:save()"
+      ), "\(handler)")
+    #expect(stage.from == ["v1"] && stage.to == ["v2"])
+  }
+
   @Test func methodsAreNamedByTheirSelectorsAndPropertiesKeptInTheModule() throws {
     let ported = try Self.policy(
       "    _ = convert(1, withAlpha: 2)",

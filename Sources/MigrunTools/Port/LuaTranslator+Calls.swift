@@ -23,7 +23,13 @@ extension LuaTranslator {
     "\(name)(\(arguments.map { "\($0.label ?? "_"):" }.joined()))"
   }
 
-  func values(_ arguments: [Argument]) throws -> [LuaExpr] { try arguments.map { try expression($0.expression) } }
+  func values(_ arguments: [Argument]) throws -> [LuaExpr] {
+    try arguments.map { argument in
+      let value = try expression(argument.expression)
+      if value.isStatement { throw Untranslatable("the result of a call Lua writes as a statement, as an argument") }
+      return value
+    }
+  }
 
   func call(_ node: FunctionCallExprSyntax, type: String? = nil) throws -> LuaExpr {
     let arguments = Self.arguments(node)
@@ -173,6 +179,12 @@ extension LuaTranslator {
       return try insert(entity: entity, into: try expression(arguments[1].expression), values: [])
     }
     if name == "FetchDescriptor" { return try fetchDescriptor(arguments, generic: generic) }
+    if signature == "NSBatchDeleteRequest(fetchRequest:)" {
+      guard case .request(let request) = try first().kind else {
+        throw Untranslatable("a batch delete of no fetch request")
+      }
+      return LuaExpr(code: "", kind: .batchDelete(request))
+    }
     if name == "print" || name == "debugPrint" || name == "NSLog" {
       let text = try values(arguments).map { $0.kind == .string ? $0.code : "swift.str(\($0.code))" }
       guard let logger else { return LuaExpr(code: "swift.log(\(text.joined(separator: ", ")))", isCall: true) }

@@ -322,6 +322,11 @@ extension LuaTranslator {
   static func isStatementCall(_ node: ExprSyntax) -> Bool {
     var expression = node
     if let attempt = expression.as(TryExprSyntax.self) { expression = attempt.expression }
+    if let infix = expression.as(InfixOperatorExprSyntax.self) {
+      // An assignment, plain or compound (`a = b`, `n += 1`): a statement, not a value to return.
+      return infix.operator.is(AssignmentExprSyntax.self)
+        || ["+=", "-=", "*=", "/="].contains(infix.operator.as(BinaryOperatorExprSyntax.self)?.operator.text ?? "")
+    }
     guard let call = expression.as(FunctionCallExprSyntax.self),
       let member = call.calledExpression.as(MemberAccessExprSyntax.self)
     else { return false }

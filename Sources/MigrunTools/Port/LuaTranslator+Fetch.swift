@@ -23,6 +23,18 @@ extension LuaTranslator {
       ? LuaExpr(code: "#\(call)", kind: .integer, isAtom: false) : LuaExpr(code: call, kind: .list, isCall: true)
   }
 
+  /// SwiftData's `context.enumerate(descriptor) { … }`: `ctx:each`, a batch of objects at a time.
+  func each(_ request: FetchRequest, _ function: String) -> String {
+    var options: [String] = []
+    if !request.arguments.isEmpty { options.append("args = { \(request.arguments.joined(separator: ", ")) }") }
+    if !request.sort.isEmpty {
+      options.append("sort = { \(request.sort.map(LuaSource.string).joined(separator: ", ")) }")
+    }
+    let predicate = request.predicate.map(LuaSource.string) ?? "nil"
+    let tail = options.isEmpty ? "" : ", { \(options.joined(separator: ", ")) }"
+    return "ctx:each(\(LuaSource.string(request.entity)), \(predicate), \(function)\(tail))"
+  }
+
   /// `NSPredicate(format: "name == %@ AND n > %d", name, 3)`.
   func predicateFormat(_ arguments: [Argument]) throws -> LuaExpr {
     guard let format = Self.stringValue(arguments[0].expression) else {

@@ -83,6 +83,21 @@ extension LuaTranslator {
         throw Untranslatable("a fetch of a request built elsewhere")
       }
       return fetch(record, receiver: receiver, source: source, count: signature != "fetch(_:)")
+    case "enumerate(_:_:)" where receiver == "ctx", "enumerate(_:batchSize:_:)" where receiver == "ctx":
+      let request = try expression(arguments[0].expression)
+      guard case .request(let record) = request.kind,
+        let closure = arguments.last?.expression.as(ClosureExprSyntax.self)
+      else { throw Untranslatable("an enumerate of a descriptor built elsewhere") }
+      let body = try function(closure)
+      return LuaExpr(code: each(record, body.code), kind: .integer, isCall: true)
+    case "execute(_:)" where receiver == "ctx":
+      guard case .batchDelete(let record) = try expression(arguments[0].expression).kind else {
+        throw Untranslatable("a request the port cannot execute")
+      }
+      let objects = fetch(record, receiver: "ctx", source: false, count: false).code
+      return LuaExpr(
+        code: "for _, object in ipairs(\(objects)) do ctx:delete(object) end ctx:save() -- a batch delete, saved",
+        kind: .null, isAtom: false)
     case "delete(_:)" where receiver == "ctx":
       return LuaExpr(code: "ctx:delete(\(try expression(arguments[0].expression).code))", isCall: true)
     case "save()" where receiver == "ctx":

@@ -14,6 +14,8 @@ indirect enum LuaKind: Equatable {
   /// A staged migration manager (`NSStagedMigrationManager`) and its container, in a stage handler.
   case stageManager, container
   case request(FetchRequest)
+  /// `NSBatchDeleteRequest(fetchRequest:)`: the objects a context's `execute` deletes.
+  case batchDelete(FetchRequest)
   case predicate(format: String, arguments: [String])
   case sort([String])
   /// `obj.entity` (its `name` is `obj:entity()`), `NSEntityDescription.entity(forEntityName:in:)`.
@@ -25,7 +27,8 @@ indirect enum LuaKind: Equatable {
   /// Whether a Lua value exists for it (the others are the translation's own bookkeeping).
   var isValue: Bool {
     switch self {
-    case .manager, .mapping, .module, .context, .stageManager, .container, .request, .predicate, .sort, .entityOf,
+    case .manager, .mapping, .module, .context, .stageManager, .container, .request, .batchDelete, .predicate, .sort,
+      .entityOf,
       .entityNamed, .mutableSet, .isoFormatter, .jsonDecoder, .jsonEncoder:
       return false
     default: return true
@@ -53,6 +56,9 @@ struct LuaExpr {
   var isAtom = true
   /// A function call: usable as a statement.
   var isCall = false
+
+  /// A Lua statement the Swift wrote as a call (`obj.name = v` for `setValue`): no value to use.
+  var isStatement: Bool { kind == .null && code != "nil" && !code.isEmpty }
 
   /// As an operand of a binary operator or a method call.
   var operand: String { isAtom ? code : "(\(code))" }
@@ -248,7 +254,11 @@ final class LuaTranslator {
     } else if let node = statement.as(GuardStmtSyntax.self) {
       try guardStatement(node, line: line)
     } else if let node = statement.as(ReturnStmtSyntax.self) {
-      let value = try node.expression.map { try expression($0).code }
+      let value = try node.expression.map { node -> String in
+        let value = try expression(node)
+        if value.isStatement { throw Untranslatable("the result of a call Lua writes as a statement") }
+        return value.code
+      }
       let text = value.map { "return \($0)" } ?? voidReturn
       emit(isLast ? text : "do \(text) end", line: line)
     } else if let node = statement.as(ForStmtSyntax.self) {
@@ -294,6 +304,7 @@ final class LuaTranslator {
         continue
       }
       var made = try expression(value, type: declared)
+      if made.isStatement { throw Untranslatable("the result of a call Lua writes as a statement") }
       if let declared, made.kind == .unknown || made.kind == .null { made.kind = Self.kind(ofType: declared) }
       guard made.kind.isValue else {
         try bind(name, made.kind, lua: made.code.isEmpty ? name : made.code)

@@ -22,8 +22,8 @@ extension TripsMigrationPlan {
       try context.save()
     },
     didMigrate: { context in
-      let trips = try context.fetch(FetchDescriptor<TripsSchemaV2.Trip>(predicate: #Predicate { $0.slug == nil }))
-      for trip in trips {
+      // A batch at a time, however many trips there are.
+      try context.enumerate(FetchDescriptor<TripsSchemaV2.Trip>(predicate: #Predicate { $0.slug == nil })) { trip in
         trip.slug = trip.name.lowercased().replacingOccurrences(of: " ", with: "-")
       }
       try context.save()
