@@ -190,20 +190,7 @@ extension LuaTranslator {
       guard let logger else { return LuaExpr(code: "swift.log(\(text.joined(separator: ", ")))", isCall: true) }
       return LuaExpr(code: "\(logger):log(\(text.joined(separator: ", ")))", isCall: true)
     }
-    if case .policy(let module, let methods, _) = role, let method = methods[name] {
-      return LuaExpr(
-        code: "\(module).\(method)(\(try values(arguments).map(\.code).joined(separator: ", ")))", isCall: true)
-    }
-    if case .policy(let module, _, _) = role {
-      // A free function, or (inside an extension's method) another method of `self`'s.
-      let me = lookup("self")
-      if let helper = helpers?.use(name, isMethod: false) ?? (me == nil ? nil : helpers?.use(name, isMethod: true)) {
-        let list = ((helper.extending == nil ? [] : [me?.lua ?? "self_"]) + (try values(arguments)).map(\.code))
-        return LuaExpr(
-          code: "\(module).\(helper.lua)(\(list.joined(separator: ", ")))",
-          kind: Self.kind(ofType: Self.returnType(helper.node)), isCall: true)
-      }
-    }
+    if let value = try ownCall(name, arguments) { return value }
     if name.first?.isUppercase == true, arguments.count == 1, arguments[0].label == "context" {
       return try insert(entity: LuaSource.string(name), into: try first(), values: [])
     }
@@ -218,6 +205,23 @@ extension LuaTranslator {
       return LuaExpr(code: "\(logger):insert(\(LuaSource.string(name))\(table))", kind: .object, isCall: true)
     }
     throw Untranslatable("calls \(signature), which the port does not know")
+  }
+
+  /// A method of the class (called without `self.`), a free function of the sources, or — inside an
+  /// extension's method — another method of `self`'s; nil for none.
+  func ownCall(_ name: String, _ arguments: [Argument]) throws -> LuaExpr? {
+    guard case .policy(let module, let methods, _) = role else { return nil }
+    if let method = methods[name] {
+      return LuaExpr(
+        code: "\(module).\(method)(\(try values(arguments).map(\.code).joined(separator: ", ")))", isCall: true)
+    }
+    let me = lookup("self")
+    guard let helper = helpers?.use(name, isMethod: false) ?? (me == nil ? nil : helpers?.use(name, isMethod: true))
+    else { return nil }
+    let list = ((helper.extending == nil ? [] : [me?.lua ?? "self_"]) + (try values(arguments)).map(\.code))
+    return LuaExpr(
+      code: "\(module).\(helper.lua)(\(list.joined(separator: ", ")))",
+      kind: Self.kind(ofType: Self.returnType(helper.node)), isCall: true)
   }
 
   /// `String(format:…)`: `%@` written with `%s` of the value as text.

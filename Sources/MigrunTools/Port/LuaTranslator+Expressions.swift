@@ -39,6 +39,13 @@ extension LuaTranslator {
       return try expression(unwrap.expression, type: type, inChain: true)
     }
     if let ternary = node.as(TernaryExprSyntax.self) { return try conditional(ternary) }
+    if let value = try compositeExpression(node, type: type) { return value }
+    if node.is(SuperExprSyntax.self) { throw Untranslatable("super outside a call of Core Data's hook") }
+    throw Untranslatable("a \(node.kind.syntaxNodeType) expression")
+  }
+
+  /// Parentheses, array and dictionary literals, closures, `#Predicate`, key paths; nil for another.
+  func compositeExpression(_ node: ExprSyntax, type: String?) throws -> LuaExpr? {
     if let tuple = node.as(TupleExprSyntax.self), tuple.elements.count == 1, tuple.elements.first?.label == nil,
       let inner = tuple.elements.first?.expression
     {
@@ -58,8 +65,7 @@ extension LuaTranslator {
     if let keyPath = node.as(KeyPathExprSyntax.self) {
       return LuaExpr(code: LuaSource.string(Self.keyPathText(keyPath)), kind: .string)
     }
-    if node.is(SuperExprSyntax.self) { throw Untranslatable("super outside a call of Core Data's hook") }
-    throw Untranslatable("a \(node.kind.syntaxNodeType) expression")
+    return nil
   }
 
   /// `list[i]` (Lua counts from 1: `list[i + 1]`), `dictionary[key]`.

@@ -13,6 +13,20 @@ struct PolicyClassWriter {
 
   var name: String { node.name.text }
 
+  /// The module's text and what it holds, as it is built.
+  private struct Module {
+    var body: [String] = []
+    var counts = PortCounts()
+    var hooks: [String] = []
+    var methods: [PortedMethod] = []
+
+    mutating func add(_ method: PortedMethod, lines: [String], comment: String) {
+      body += ["", comment] + lines
+      counts = counts.adding(method.counts)
+      methods.append(method)
+    }
+  }
+
   func write() -> PortedClass {
     helpers.reset()
     let functions = node.memberBlock.members.compactMap { $0.decl.as(FunctionDeclSyntax.self) }
@@ -25,48 +39,27 @@ struct PolicyClassWriter {
     let propertyNames = Set(
       properties.flatMap { $0.bindings.compactMap { $0.pattern.as(IdentifierPatternSyntax.self)?.identifier.text } })
     let role = LuaTranslator.Role.policy(module: name, methods: luaNames, properties: propertyNames)
-    var counts = PortCounts()
-    var body: [String] = []
+    var module = Module()
     for property in properties {
       let translator = LuaTranslator(reader: reader, role: role)
-      body += translator.property(property, module: name)
-      counts = counts.adding(translator.counts)
+      module.body += translator.property(property, module: name)
+      module.counts = module.counts.adding(translator.counts)
     }
-    let propertyCounts = counts
-    var hooks: [String] = []
-    var methods: [PortedMethod] = []
+    let propertyCounts = module.counts
     for function in functions {
       let translator = LuaTranslator(reader: reader, role: role)
       translator.helpers = helpers
       let hook = Self.hook(function)
       let luaName = hook?.lua ?? luaNames[function.name.text] ?? function.name.text
-      body.append("")
-      body.append("-- \(Self.swiftSignature(function)) (\(reader.spot(function)))")
-      body += translator.method(function, luaName: luaName, hook: hook)
-      counts = counts.adding(translator.counts)
-      if let hook { hooks.append(hook.lua) }
-      methods.append(
+      let lines = translator.method(function, luaName: luaName, hook: hook)
+      if let hook { module.hooks.append(hook.lua) }
+      module.add(
         PortedMethod(
           swift: Self.swiftSignature(function), lua: luaName, isHook: hook != nil, spot: reader.spot(function),
-          counts: translator.counts))
+          counts: translator.counts), lines: lines,
+        comment: "-- \(Self.swiftSignature(function)) (\(reader.spot(function)))")
     }
-    // The functions declared outside the class that it calls (and that they call), once each.
-    var next = 0
-    while next < helpers.used.count {
-      guard let helper = helpers.byName[helpers.used[next]] else { break }
-      next += 1
-      let translator = LuaTranslator(reader: helper.reader, role: role)
-      translator.helpers = helpers
-      let signature = (helper.extending.map { "\($0)." } ?? "") + Self.swiftSignature(helper.node)
-      body += ["", "-- \(signature) (\(helper.reader.spot(helper.node))), declared outside the class"]
-      body += translator.method(
-        helper.node, luaName: helper.lua, hook: nil, selfKind: helper.extending == nil ? nil : helper.selfKind)
-      counts = counts.adding(translator.counts)
-      methods.append(
-        PortedMethod(
-          swift: signature, lua: helper.lua, isHook: false, spot: helper.reader.spot(helper.node),
-          counts: translator.counts))
-    }
+    addHelpers(to: &module, role: role)
     let header = [
       "-- \(name): the NSEntityMigrationPolicy of \(reader.spot(node)), ported to Lua by `migrun port`.",
       "-- Each statement ends with the Swift line it came from. A statement the port could not translate is an",
@@ -75,11 +68,29 @@ struct PolicyClassWriter {
       "",
       "local \(name) = {}",
     ]
-    let module = (header + body + ["", "return \(name)"]).joined(separator: "\n") + "\n"
+    let text = (header + module.body + ["", "return \(name)"]).joined(separator: "\n") + "\n"
     return PortedClass(
-      name: name, spot: reader.spot(node), module: module, hooks: hooks, methods: methods,
-      propertyCounts: propertyCounts, counts: counts,
-      entities: Self.entities(named: name))
+      name: name, spot: reader.spot(node), module: text, hooks: module.hooks, methods: module.methods,
+      propertyCounts: propertyCounts, counts: module.counts, entities: Self.entities(named: name))
+  }
+
+  /// The functions declared outside the class that it calls (and that they call), once each.
+  private func addHelpers(to module: inout Module, role: LuaTranslator.Role) {
+    var next = 0
+    while next < helpers.used.count {
+      guard let helper = helpers.byName[helpers.used[next]] else { break }
+      next += 1
+      let translator = LuaTranslator(reader: helper.reader, role: role)
+      translator.helpers = helpers
+      let signature = (helper.extending.map { "\($0)." } ?? "") + Self.swiftSignature(helper.node)
+      let lines = translator.method(
+        helper.node, luaName: helper.lua, hook: nil, selfKind: helper.extending == nil ? nil : helper.selfKind)
+      module.add(
+        PortedMethod(
+          swift: signature, lua: helper.lua, isHook: false, spot: helper.reader.spot(helper.node),
+          counts: translator.counts), lines: lines,
+        comment: "-- \(signature) (\(helper.reader.spot(helper.node))), declared outside the class")
+    }
   }
 
   /// The hook `function` overrides, or nil.
