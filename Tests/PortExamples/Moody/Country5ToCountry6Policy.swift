@@ -17,6 +17,12 @@ final class Country5ToCountry6Policy: NSEntityMigrationPolicy {
     country.setValue(continent, forKey: "continent")
   }
 
+  /// What a mapping model's FUNCTION($entityPolicy, "touched:", $source.updatedAt) calls: a country's
+  /// updatedAt a day later, so that every device fetches it again.
+  @objc func touched(_ updatedAt: Date) -> Date {
+    updatedAt.addingTimeInterval(86_400)
+  }
+
   private func findOrCreateContinent(withISOCode isoCode: Int16, in context: NSManagedObjectContext)
     -> NSManagedObject
   {
