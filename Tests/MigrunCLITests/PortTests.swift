@@ -336,6 +336,24 @@ import Testing
     #expect(page.stdout.contains("left to write (<code>migrun port</code>): <code>Policy.swift:6:"), "\(page.stderr)")
   }
 
+  /// A folder already holding the files is refused before anything is written (a file the user
+  /// wrote in place of a placeholder is never lost), unless `--force`.
+  @Test func portingAgainIntoTheFolderIsRefusedWithoutForce() throws {
+    let ported = try Self.port("SplitName")
+    let module = ported.policies.appendingPathComponent("PersonToPersonPolicy.lua")
+    try "-- written by hand\n".write(to: module, atomically: true, encoding: .utf8)
+    let source = Self.examples.appendingPathComponent("SplitName").path
+    let again = try MigrunProcess.run(["port", source, "--model", ported.model, "--out", ported.policies.path])
+    #expect(again.status == 1)
+    #expect(again.stderr.contains("PersonToPersonPolicy.lua: a file is already there; give --force"), "\(again.stderr)")
+    #expect(try String(contentsOf: module, encoding: .utf8) == "-- written by hand\n")
+    let forced = try MigrunProcess.run([
+      "port", source, "--model", ported.model, "--out", ported.policies.path, "--force",
+    ])
+    #expect(forced.status == 0, "\(forced.stderr)")
+    #expect(try String(contentsOf: module, encoding: .utf8).contains("function PersonToPersonPolicy."))
+  }
+
   /// `migrun test` and `migrun lint` take the folder as it is written.
   @Test func testAndLintAcceptThePortedFolder() throws {
     let ported = try Self.port("FindOrCreate")

@@ -38,24 +38,25 @@ package struct PortJob {
         message: "\(folder.path): cannot make the folder (\(OutputFile.reason(error)))", underlying: error)
     }
     var writer = PortFolder(translation: translation, bundle: bundle)
-    var written: [String] = []
     var named: [String: String] = [:]
-    for (name, text) in writer.files() where name.hasSuffix(".lua") && !name.contains("-") {
-      try write(name, text, in: folder)
-      written.append(name)
-    }
-    for mapping in mappingModels {
-      let (step, classes) = try convert(mapping, bundle: bundle, folder: folder)
+    let steps = try mappingModels.map { url in try Self.step(of: url, bundle: bundle) }
+    for (url, step, classes) in steps {
       for name in classes {
         writer.mappedClasses[name] = step
-        named[name] = mapping.lastPathComponent
+        named[name] = url.lastPathComponent
       }
-      written.append("\(step).lua")
     }
-    for (name, text) in writer.files() where name.contains("-") {
-      try write(name, text, in: folder)
-      written.append(name)
+    // Every name refused or taken before anything is written: never half a folder.
+    let files = writer.files()
+    let written =
+      files.map(\.name).filter { !$0.contains("-") } + steps.map { "\($0.step).lua" }
+      + files.map(\.name).filter { $0.contains("-") }
+    for name in written + ["port.md"] {
+      try OutputFile.check(folder.appendingPathComponent(name).path, force: force)
     }
+    for (name, text) in files where !name.contains("-") { try write(name, text, in: folder) }
+    for (url, _, _) in steps { try convert(url, bundle: bundle, folder: folder) }
+    for (name, text) in files where name.contains("-") { try write(name, text, in: folder) }
     let summary = writer.summary(
       inputs: sources.map(\.file), model: model, files: written + ["port.md"], mappingModels: named)
     try write("port.md", summary, in: folder)
@@ -125,9 +126,19 @@ package struct PortJob {
     return (sources, mappingModels)
   }
 
+  /// A mapping model's step (`From-To`) and the classes it names (as modules: no module prefix).
+  private static func step(of url: URL, bundle: ModelBundle) throws -> (url: URL, step: String, classes: [String]) {
+    let appleModel = try AppleMappingModel.read(contentsOf: url, bundle: bundle)
+    let classes = Set(appleModel.entityMappings.compactMap(\.policyClassName))
+    return (
+      url, "\(appleModel.sourceVersion)-\(appleModel.destinationVersion)",
+      classes.map(AppleMappingConverter.moduleName(ofClass:)).sorted()
+    )
+  }
+
   /// A mapping model converted as `convert` converts it, its custom classes taken from the modules
-  /// just written: the step's name and the classes it names.
-  private func convert(_ url: URL, bundle: ModelBundle, folder: URL) throws -> (String, [String]) {
+  /// just written.
+  private func convert(_ url: URL, bundle: ModelBundle, folder: URL) throws {
     let appleModel = try AppleMappingModel.read(contentsOf: url, bundle: bundle)
     let step = MigrationStep(
       from: appleModel.sourceVersion, to: appleModel.destinationVersion, kind: .scripted(url), inferredMapping: nil,
@@ -135,7 +146,6 @@ package struct PortJob {
       destination: try bundle.model(named: appleModel.destinationVersion))
     let conversion = try ScriptedStep.convert(step, file: url, policyFolders: [folder], missing: .stub)
     try write("\(step.from)-\(step.to).lua", conversion.lua, in: folder)
-    return ("\(step.from)-\(step.to)", conversion.policyModules.keys.map(AppleMappingConverter.moduleName(ofClass:)))
   }
 }
 
