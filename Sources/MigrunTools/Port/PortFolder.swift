@@ -44,6 +44,21 @@ struct PortFolder {
     return Placement(from: from, to: to)
   }
 
+  /// Classes placed on an entity mapping an earlier class of the sources took: `(spot, message)`.
+  /// Their step file fails, naming them, until one entry takes both (never one left out).
+  var collisions: [(spot: String, message: String)] {
+    var taken: Set<String> = []
+    var found: [(String, String)] = []
+    for ported in translation.classes where !ported.hooks.isEmpty && mappedClasses[ported.name] == nil {
+      guard let place = placement(of: ported), let destination = place.destination else { continue }
+      if !taken.insert("\(place.from)-\(place.to)/\(destination)").inserted {
+        found.append(
+          (ported.spot, "\(ported.name) is a second policy for \(destination) in \(place.from)-\(place.to).lua"))
+      }
+    }
+    return found
+  }
+
   /// Every file but the converted mapping models', by name.
   func files() -> [(name: String, text: String)] {
     var files: [(String, String)] = translation.classes.map { ("\($0.name).lua", $0.module) }
@@ -73,23 +88,28 @@ struct PortFolder {
       "-- class's module (ClassName.lua, beside this file).",
     ]
     for (ported, _) in entries { lines.append("local \(ported.name) = require \"\(ported.name)\" -- \(ported.spot)") }
-    lines += ["", "return {"]
     var keys: Set<String> = []
+    var entryLines = ["", "return {"]
     for (ported, place) in entries {
       guard let source = place.source, let destination = place.destination else { continue }
       let mapping = "\(source)To\(destination)"
       guard keys.insert(destination).inserted else {
-        lines.append("  -- \(ported.name): a second policy for \(destination); take its hooks into the entry above")
+        // Never left out: the step fails, naming both, until one entry takes both classes' hooks.
+        let message =
+          "migrun port: \(ported.spot): \(ported.name) is a second policy for \(destination) in this step; "
+          + "take its hooks into \(destination)'s entry"
+        lines.append("error(\(LuaSource.string(message)))")
         continue
       }
-      lines.append("  -- \(mapping): the custom policy \(ported.name)")
-      lines.append("  \(LuaSource.key(destination)) = {")
-      lines.append("    from = \(LuaSource.string(source)),")
-      for hook in ported.hooks { lines.append("    \(hook) = \(ported.name).\(hook),") }
-      lines.append("  },")
+      var entry: [String] = []
+      defer { entryLines += entry }
+      entry.append("  -- \(mapping): the custom policy \(ported.name)")
+      entry.append("  \(LuaSource.key(destination)) = {")
+      entry.append("    from = \(LuaSource.string(source)),")
+      for hook in ported.hooks { entry.append("    \(hook) = \(ported.name).\(hook),") }
+      entry.append("  },")
     }
-    lines.append("}")
-    return lines.joined(separator: "\n") + "\n"
+    return (lines + entryLines + ["}"]).joined(separator: "\n") + "\n"
   }
 
   private func stageFile(_ stages: [PortedStage]) -> String {
@@ -103,7 +123,15 @@ struct PortFolder {
     ]
     var seen: Set<String> = []
     for stage in stages {
-      for handler in stage.handlers where seen.insert(handler.name).inserted { lines.append(handler.lua) }
+      for handler in stage.handlers {
+        guard seen.insert(handler.name).inserted else {
+          // Two stages of one step: the file fails, naming the second, until their handlers are one.
+          let message = "migrun port: \(stage.spot): a second \(handler.name) for this step; make the two one handler"
+          lines.insert("error(\(LuaSource.string(message)))", at: 4)
+          continue
+        }
+        lines.append(handler.lua)
+      }
     }
     lines.append("}")
     return lines.joined(separator: "\n") + "\n"
@@ -139,8 +167,12 @@ struct PortFolder {
           + "\(stage.counts.statements)")
     }
     lines += ["", "## Left to write", ""]
-    if counts.placeholders.isEmpty { lines.append("Nothing: every statement was translated.") }
+    if counts.placeholders.isEmpty && collisions.isEmpty { lines.append("Nothing: every statement was translated.") }
     for placeholder in counts.placeholders { lines.append("- \(placeholder.spot): \(placeholder.reason)") }
+    for collision in collisions {
+      lines.append(
+        "- \(collision.spot): \(collision.message): take its hooks into that entry (the step fails until then)")
+    }
     return lines.joined(separator: "\n") + "\n"
   }
 

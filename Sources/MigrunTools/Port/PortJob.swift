@@ -80,6 +80,9 @@ package struct PortJob {
     where !ported.hooks.isEmpty && writer.mappedClasses[ported.name] == nil && writer.placement(of: ported) == nil {
       output.notes.append("\(ported.name) (\(ported.spot)): no step of the model found for it; see port.md")
     }
+    for collision in writer.collisions {
+      output.notes.append("\(collision.spot): \(collision.message); the step fails until one entry takes both")
+    }
     for stage in translation.stages where writer.placement(of: stage) == nil {
       output.notes.append("the stage of \(stage.spot): its versions are none of the model's; see port.md")
     }
