@@ -11,6 +11,8 @@ final class HelperFunctions {
     var extending: String?
     var reader: PortReader
     var lua: String
+    /// A type's `static func` (called as `Self.f(…)`, `Type.f(…)` or `f(…)`): no `self`.
+    var isStatic: Bool
 
     /// What `self` is in it, in Lua: a context is the manager (or a stage's context).
     var selfKind: LuaKind {
@@ -29,11 +31,14 @@ final class HelperFunctions {
   func add(_ node: FunctionDeclSyntax, extending type: String?, reader: PortReader) {
     let name = node.name.text
     guard byName[name] == nil else { return }
-    byName[name] = Helper(node: node, extending: type, reader: reader, lua: PolicyClassWriter.luaName(node))
+    let isStatic = node.modifiers.contains { ["static", "class"].contains($0.name.text) }
+    byName[name] = Helper(
+      node: node, extending: isStatic ? nil : type, reader: reader, lua: PolicyClassWriter.luaName(node),
+      isStatic: isStatic)
   }
 
   /// The helper `name`, noted as used; nil when the sources declare none (or `isMethod` says a
-  /// method call where the helper is a free function, or the reverse).
+  /// method call where the helper is a free function or a static one, or the reverse).
   func use(_ name: String, isMethod: Bool) -> Helper? {
     guard let helper = byName[name], (helper.extending != nil) == isMethod else { return nil }
     if !used.contains(name) { used.append(name) }

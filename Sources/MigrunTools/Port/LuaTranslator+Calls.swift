@@ -210,17 +210,21 @@ extension LuaTranslator {
   /// A method of the class (called without `self.`), a free function of the sources, or — inside an
   /// extension's method — another method of `self`'s; nil for none.
   func ownCall(_ name: String, _ arguments: [Argument]) throws -> LuaExpr? {
-    guard case .policy(let module, let methods, _) = role else { return nil }
-    if let method = methods[name] {
-      return LuaExpr(
-        code: "\(module).\(method)(\(try values(arguments).map(\.code).joined(separator: ", ")))", isCall: true)
+    // A class's functions are its module's; a stage's are local functions of its file.
+    var prefix = ""
+    if case .policy(let module, let methods, _) = role {
+      prefix = "\(module)."
+      if let method = methods[name] {
+        return LuaExpr(
+          code: "\(module).\(method)(\(try values(arguments).map(\.code).joined(separator: ", ")))", isCall: true)
+      }
     }
     let me = lookup("self")
     guard let helper = helpers?.use(name, isMethod: false) ?? (me == nil ? nil : helpers?.use(name, isMethod: true))
     else { return nil }
     let list = ((helper.extending == nil ? [] : [me?.lua ?? "self_"]) + (try values(arguments)).map(\.code))
     return LuaExpr(
-      code: "\(module).\(helper.lua)(\(list.joined(separator: ", ")))",
+      code: "\(prefix)\(helper.lua)(\(list.joined(separator: ", ")))",
       kind: Self.kind(ofType: Self.returnType(helper.node)), isCall: true)
   }
 
@@ -275,6 +279,7 @@ extension LuaTranslator {
     if name == "fetchRequest", arguments.isEmpty {
       return LuaExpr(code: "", kind: .request(FetchRequest(entity: type)))
     }
+    if let helper = helpers?.byName[name], helper.isStatic, let value = try ownCall(name, arguments) { return value }
     if type == "NSNumber" || type == "Int" || type == "String" || type == "Double" {
       throw Untranslatable("calls \(signature), which the port does not know")
     }

@@ -106,7 +106,12 @@ extension LuaTranslator {
   func method(_ node: FunctionDeclSyntax, luaName: String, hook: PolicyHook?, selfKind: LuaKind? = nil) -> [String] {
     lines = []
     depth = 0
-    guard case .policy(let module, _, _) = role else { return [] }
+    var header = "local function \(luaName)"
+    var isStage = true
+    if case .policy(let module, _, _) = role {
+      header = "function \(module).\(luaName)"
+      isStage = false
+    }
     let parameters = node.signature.parameterClause.parameters.map { ($0.secondName ?? $0.firstName).text }
     var luaParameters: [String] = []
     if let hook {
@@ -124,12 +129,15 @@ extension LuaTranslator {
       }
       for (parameter, type) in zip(parameters, node.signature.parameterClause.parameters.map(\.type)) {
         let isManager = type.trimmedDescription.hasPrefix("NSMigrationManager")
-        let lua = isManager ? "m" : (try? self.luaName(parameter)) ?? "_"
+        // A stage's context passed on is `ctx` in Lua, as the handler's own.
+        let isStageContext = isStage && ["ModelContext", "NSManagedObjectContext"].contains(type.trimmedDescription)
+        let lua = isManager ? "m" : isStageContext ? "ctx" : (try? self.luaName(parameter)) ?? "_"
+        if isStageContext { logger = "ctx" }
         try? bind(parameter, Self.parameterKind(type.trimmedDescription, lua: lua), lua: lua)
         luaParameters.append(lua)
       }
     }
-    emit("function \(module).\(luaName)(\(luaParameters.joined(separator: ", ")))", line: reader.line(node))
+    emit("\(header)(\(luaParameters.joined(separator: ", ")))", line: reader.line(node))
     guard let body = node.body else {
       placeholder(node, reason: "a method without a body")
       return lines
@@ -145,7 +153,7 @@ extension LuaTranslator {
   /// A helper's parameter: a context or manager passed on is the manager `m` in Lua.
   static func parameterKind(_ type: String, lua: String) -> LuaKind {
     switch type.trimmingCharacters(in: CharacterSet(charactersIn: "?!")) {
-    case "NSManagedObjectContext": return .context(receiver: lua, source: false)
+    case "NSManagedObjectContext", "ModelContext": return .context(receiver: lua, source: false)
     case "NSMigrationManager": return .manager
     default: return kind(ofType: type)
     }

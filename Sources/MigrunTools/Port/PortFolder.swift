@@ -121,6 +121,12 @@ struct PortFolder {
       "",
       "return {",
     ]
+    var defined: Set<String> = []
+    for stage in stages {
+      for function in stage.functions where defined.insert(function.name).inserted {
+        lines.insert(contentsOf: [function.lua, ""], at: lines.count - 1)
+      }
+    }
     var seen: Set<String> = []
     for stage in stages {
       for handler in stage.handlers {

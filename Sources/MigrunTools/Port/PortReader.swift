@@ -18,6 +18,8 @@ final class PortReader: SyntaxVisitor {
   /// Variables bound to a model reference or a custom stage: name → the call.
   private var bound: [String: FunctionCallExprSyntax] = [:]
   private var swiftDataStages: [FunctionCallExprSyntax] = []
+  /// The functions a stage's handlers may call (those they call are ported into the stage's file).
+  private var stageHelpers: HelperFunctions?
   /// `stage.willMigrateHandler = { … }`: the stage's variable, the handler, the closure.
   private var handlerAssignments: [(stage: String, handler: String, closure: ClosureExprSyntax)] = []
 
@@ -32,10 +34,20 @@ final class PortReader: SyntaxVisitor {
   func collect(into helpers: HelperFunctions) {
     for item in tree.statements {
       if let function = item.item.as(FunctionDeclSyntax.self) { helpers.add(function, extending: nil, reader: self) }
-      guard let ext = item.item.as(ExtensionDeclSyntax.self) else { continue }
-      for member in ext.memberBlock.members {
-        if let function = member.decl.as(FunctionDeclSyntax.self) {
-          helpers.add(function, extending: ext.extendedType.trimmedDescription, reader: self)
+      if let ext = item.item.as(ExtensionDeclSyntax.self) {
+        for member in ext.memberBlock.members {
+          if let function = member.decl.as(FunctionDeclSyntax.self) {
+            helpers.add(function, extending: ext.extendedType.trimmedDescription, reader: self)
+          }
+        }
+      }
+      // A type's static functions (a SchemaMigrationPlan's `static func dedupe(_:)` its stage calls).
+      let members = item.item.as(EnumDeclSyntax.self)?.memberBlock ?? item.item.as(StructDeclSyntax.self)?.memberBlock
+      for member in members?.members ?? [] {
+        if let function = member.decl.as(FunctionDeclSyntax.self),
+          function.modifiers.contains(where: { $0.name.text == "static" })
+        {
+          helpers.add(function, extending: nil, reader: self)
         }
       }
     }
@@ -48,6 +60,7 @@ final class PortReader: SyntaxVisitor {
     for node in classes where isPolicy(node, among: names, depth: 0) {
       found.classes.append(PolicyClassWriter(reader: self, node: node, helpers: helpers).write())
     }
+    stageHelpers = helpers
     for call in swiftDataStages { found.stages.append(swiftDataStage(call)) }
     for (variable, call) in bound where called(call) == "NSCustomMigrationStage" {
       found.stages.append(coreDataStage(variable, call))
@@ -174,7 +187,8 @@ final class PortReader: SyntaxVisitor {
       return [String(type.split(separator: ".").last ?? Substring(type))]
     }
     var stage = PortedStage(
-      spot: spot(call), from: version("fromVersion"), to: version("toVersion"), handlers: [], counts: PortCounts())
+      spot: spot(call), from: version("fromVersion"), to: version("toVersion"), handlers: [], functions: [],
+      counts: PortCounts())
     for handler in ["willMigrate", "didMigrate"] {
       guard let expression = closures[handler], !expression.is(NilLiteralExprSyntax.self) else { continue }
       add(handler, expression, to: &stage, swiftData: true)
@@ -191,7 +205,8 @@ final class PortReader: SyntaxVisitor {
       return reference.map(Self.strings) ?? [argument.trimmedDescription]
     }
     var stage = PortedStage(
-      spot: spot(call), from: versions("migratingFrom"), to: versions("to"), handlers: [], counts: PortCounts())
+      spot: spot(call), from: versions("migratingFrom"), to: versions("to"), handlers: [], functions: [],
+      counts: PortCounts())
     for handler in ["willMigrate", "didMigrate"] {
       for assignment in handlerAssignments where assignment.stage == variable && assignment.handler == handler {
         add(handler, ExprSyntax(assignment.closure), to: &stage, swiftData: false)
@@ -202,9 +217,27 @@ final class PortReader: SyntaxVisitor {
 
   private func add(_ handler: String, _ expression: ExprSyntax, to stage: inout PortedStage, swiftData: Bool) {
     let writer = LuaTranslator(reader: self, role: .stage(swiftData: swiftData))
+    writer.helpers = stageHelpers
+    stageHelpers?.reset()
     let lua = writer.stageHandler(handler, expression)
     stage.handlers.append((handler, lua))
     stage.counts = stage.counts.adding(writer.counts)
+    // The functions it calls, as local functions of the stage's file (once each per stage).
+    var next = 0
+    while let helpers = stageHelpers, next < helpers.used.count {
+      guard let helper = helpers.byName[helpers.used[next]] else { break }
+      next += 1
+      guard !stage.functions.contains(where: { $0.name == helper.lua }) else { continue }
+      let translator = LuaTranslator(reader: helper.reader, role: .stage(swiftData: swiftData))
+      translator.helpers = helpers
+      let text = translator.method(helper.node, luaName: helper.lua, hook: nil).joined(separator: "\n")
+      stage.functions.append(
+        (
+          helper.lua,
+          "-- \(PolicyClassWriter.swiftSignature(helper.node)) (\(helper.reader.spot(helper.node)))\n\(text)"
+        ))
+      stage.counts = stage.counts.adding(translator.counts)
+    }
   }
 
   /// The string literals of a call's arguments, in order (a model reference's version name among them).

@@ -117,5 +117,7 @@ package struct PortedStage: Sendable {
   package var to: [String]
   /// `(handler, Lua function text)` in the order `willMigrate`, `didMigrate`.
   package var handlers: [(name: String, lua: String)]
+  /// The functions the handlers call, as `local function`s of the stage's file: `(Lua name, text)`.
+  package var functions: [(name: String, lua: String)]
   package var counts: PortCounts
 }

@@ -8,18 +8,7 @@ extension TripsMigrationPlan {
     fromVersion: TripsSchemaV1.self,
     toVersion: TripsSchemaV2.self,
     willMigrate: { context in
-      let newestFirst = FetchDescriptor<TripsSchemaV1.Trip>(
-        sortBy: [SortDescriptor(\.name), SortDescriptor(\.start, order: .reverse)])
-      let trips = try context.fetch(newestFirst)
-      var kept = Set<String>()
-      for trip in trips {
-        if kept.contains(trip.name) {
-          context.delete(trip)
-        } else {
-          kept.insert(trip.name)
-        }
-      }
-      try context.save()
+      try TripsMigrationPlan.deduplicate(context)
     },
     didMigrate: { context in
       // A batch at a time, however many trips there are.
@@ -29,4 +18,20 @@ extension TripsMigrationPlan {
       try context.save()
     }
   )
+
+  /// Keeps the newest trip of each name, deleting the others.
+  static func deduplicate(_ context: ModelContext) throws {
+    let newestFirst = FetchDescriptor<TripsSchemaV1.Trip>(
+      sortBy: [SortDescriptor(\.name), SortDescriptor(\.start, order: .reverse)])
+    let trips = try context.fetch(newestFirst)
+    var kept = Set<String>()
+    for trip in trips {
+      if kept.contains(trip.name) {
+        context.delete(trip)
+      } else {
+        kept.insert(trip.name)
+      }
+    }
+    try context.save()
+  }
 }
