@@ -59,6 +59,8 @@ let package = Package(
       name: "MigrunTools",
       dependencies: [
         "MigrunScripting", "LuaHost", "SwiftDataModel", "PropertyList", .product(name: "Yams", package: "Yams"),
+        // `migrun port` reads policy classes and stages with the same parser as SwiftData's models.
+        .product(name: "SwiftSyntax", package: "swift-syntax"),
       ], plugins: ["BuildCommit"]),
     // The commit of the checkout built, for `migrun --version` (read by `git` at build time, no network).
     .plugin(name: "BuildCommit", capability: .buildTool()),
@@ -68,6 +70,7 @@ let package = Package(
       dependencies: [
         "MigrunModel", "MigrunStore", .product(name: "SwiftSyntax", package: "swift-syntax"),
         .product(name: "SwiftParser", package: "swift-syntax"),
+        .product(name: "SwiftOperators", package: "swift-syntax"),
       ]),
     .executableTarget(
       name: "MigrunCLI",

@@ -266,10 +266,28 @@ public enum Corpus {
         .init(path: "/s/c.sqlite", from: "Fuzz 2", status: .current, objects: 0),
       ])
       return [("report.json", try report.json())]
+    case .swiftPort:
+      let examples = files(
+        under: repository.appendingPathComponent("Tests/PortExamples"), where: { $0.pathExtension == "swift" })
+      return try examples.map { (name(of: $0, in: repository), try Data(contentsOf: $0)) }
+        + portSeeds.enumerated().map { ("seed\($0.offset).swift", Data($0.element.utf8)) }
     case .chainFile:
       return [("chain", Data("# oldest first\nFuzz\n\nFuzz 2\n".utf8)), ("backwards", Data("Fuzz 2\nFuzz\n".utf8))]
     }
   }
+
+  /// Swift a policy or stage might hold that the examples do not: chains, closures, casts, odd forms.
+  static let portSeeds = [
+    "class P: NSEntityMigrationPolicy { override func createRelationships(forDestination d: NSManagedObject, "
+      + "in m: NSEntityMapping, manager: NSMigrationManager) throws { d.setValue(a?.b?.c(x: { $0 ?? [1][0] }), "
+      + "forKey: \"k\"); for (i, x) in l.enumerated() where i > 0 { continue }; switch q { case 1, 2: break; "
+      + "default: throw E.x } } }",
+    "let s = MigrationStage.custom(fromVersion: V1.self, toVersion: V2.self, willMigrate: nil) { c in "
+      + "try c.fetch(FetchDescriptor<T>(predicate: #Predicate { !($0.a == 1 || $0.b?.c != nil) })).forEach { c.delete($0) } }",
+    "let st = NSCustomMigrationStage(migratingFrom: r1, to: r2); st.willMigrateHandler = { m, s in "
+      + "let c = m.container!.newBackgroundContext(); try c.performAndWait { guard let x = y as? [String: Any], "
+      + "let z = x[\"q\"] as? Int else { return }; do { try c.save() } catch { print(error) } } }",
+  ]
 
   static let tableSeeds = [
     "CREATE TABLE t (a INTEGER PRIMARY KEY, b CHECK (b <> ')'), c VARCHAR DEFAULT 'x, y', d DEFAULT (1 + 2))",

@@ -38,6 +38,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   case mappingModel = "mapping-model"
   /// A Swift source file, read as a SwiftData model (`--model Sources/`): every version it declares.
   case swiftModel = "swift-model"
+  /// A Swift source file as `migrun port` reads it: policy classes and custom stages translated to
+  /// Lua, every statement to Lua or a placeholder.
+  case swiftPort = "swift-port"
   /// A predicate in NSPredicate's format (a stage's `ctx:fetch`, a partial index's predicate) and
   /// an index expression (`expression=` of a fetch index element): parsed, the predicate run over
   /// ``Corpus/model``'s sample objects with the store testing what it can, both written as SQL.
@@ -83,6 +86,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case .mappingModel: Self.runMappingModel(data, bytes)
     case .xcdatamodel: Self.runXcdatamodel(data, bytes)
     case .swiftModel: Self.runSwiftModel(data, bytes)
+    case .swiftPort: _ = try? SwiftPort.translate(sources: [("fuzz.swift", String(decoding: data, as: UTF8.self))])
     case .predicate: Self.runPredicate(data, bytes)
     case .plist: Self.runPlist(data, bytes)
     case .keyedArchive: Self.runKeyedArchive(data, bytes)

@@ -26,7 +26,7 @@ struct Migrun: ParsableCommand {
       CopyCommand.self, SalvageCommand.self,
       StatusCommand.self, PlanCommand.self, DiffCommand.self, MigrateCommand.self, ConvertCommand.self,
       TestCommand.self, MergeReportsCommand.self, DiagramCommand.self, LintCommand.self, VerifyCommand.self,
-      CheckCommand.self, ConfigCommand.self, ReviewCommand.self,
+      CheckCommand.self, ConfigCommand.self, ReviewCommand.self, PortCommand.self,
     ]
   )
 

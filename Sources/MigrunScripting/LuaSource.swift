@@ -2,14 +2,14 @@ import MigrunKit
 import MigrunModel
 
 /// Lua source text that migrun writes (`convert`, `diff --lua`): string literals, table keys, values.
-enum LuaSource {
-  static let keywords: Set<String> = [
+package enum LuaSource {
+  package static let keywords: Set<String> = [
     "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if", "in", "local", "nil",
     "not", "or", "repeat", "return", "then", "true", "until", "while",
   ]
 
   /// A name usable as `name` (not a keyword, ASCII letters, digits and `_`, not starting with a digit).
-  static func isIdentifier(_ name: String) -> Bool {
+  package static func isIdentifier(_ name: String) -> Bool {
     guard let first = name.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic)
     else { return false }
     return !keywords.contains(name)
@@ -19,10 +19,10 @@ enum LuaSource {
   }
 
   /// A table key: `name`, or `["name"]` when it is not an identifier.
-  static func key(_ name: String) -> String { isIdentifier(name) ? name : "[\(string(name))]" }
+  package static func key(_ name: String) -> String { isIdentifier(name) ? name : "[\(string(name))]" }
 
   /// A stored value as a Lua literal (a Boolean as Core Data stores it, 0 or 1).
-  static func literal(_ value: StoreValue) -> String {
+  package static func literal(_ value: StoreValue) -> String {
     switch value {
     case .null: return "NULL"
     case .integer(let number): return String(number)
@@ -37,7 +37,7 @@ enum LuaSource {
   }
 
   /// A Lua string literal.
-  static func string(_ text: String) -> String {
+  package static func string(_ text: String) -> String {
     var out = "\""
     for scalar in text.unicodeScalars {
       switch scalar {

@@ -61,6 +61,9 @@ package struct Review: Encodable {
     package let drops: [Drop]
     package let policies: [Policy]
     package let stage: Stage?
+    /// What `migrun port` left to write in the step's files: each placeholder's message
+    /// (`Policy.swift:21: not translated (why): the Swift`), which fails the step until written.
+    package var placeholders: [String] = []
     package var lint: [Finding] = []
     package var coverage: [Coverage] = []
     /// What the step did on the copy (nil: the run stopped before it).

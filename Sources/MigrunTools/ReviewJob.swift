@@ -159,7 +159,35 @@ package struct ReviewJob {
           objects: objects[$0.name], estimated: index > 0)
       },
       drops: report.drops[index].map(Review.Drop.init), policies: policies,
-      stage: report.stages[index].map { .init(file: shown($0.url), hooks: $0.hookNames) })
+      stage: report.stages[index].map { .init(file: shown($0.url), hooks: $0.hookNames) },
+      placeholders: portPlaceholders(in: step.kind, stage: report.stages[index]?.url))
+  }
+
+  /// The placeholders `migrun port` wrote (`error("migrun port: …")`, `swift.placeholder(…)`) in a step's files: its step file,
+  /// the modules beside it that it requires, its stage file.
+  static func portPlaceholders(in kind: MigrationStep.Kind, stage: URL?) -> [String] {
+    var files: [URL] = stage.map { [$0] } ?? []
+    if case .scripted(let file) = kind, file.pathExtension == "lua" {
+      files.insert(file, at: 0)
+      let text = (try? InputFile.text(file)) ?? ""
+      for line in text.split(separator: "\n") where line.hasPrefix("local ") && line.contains("= require \"") {
+        guard let name = line.split(separator: "\"").dropFirst().first, LuaSource.isIdentifier(String(name)) else {
+          continue
+        }
+        files.append(file.deletingLastPathComponent().appendingPathComponent("\(name).lua"))
+      }
+    }
+    let marker = "(\"migrun port: "
+    return files.flatMap { file -> [String] in
+      let text = (try? InputFile.text(file)) ?? ""
+      return text.split(separator: "\n").compactMap { line -> String? in
+        let code = line.drop { $0 == " " }
+        guard code.hasPrefix("error" + marker) || code.contains("= swift.placeholder" + marker),
+          let start = line.range(of: marker), let end = line.range(of: "\")", options: .backwards)
+        else { return nil }
+        return String(line[start.upperBound..<end.lowerBound]).replacingOccurrences(of: "\\\"", with: "\"")
+      }
+    }
   }
 
   /// The step's picture as `diagram` draws it, as inline SVG (nil without Graphviz: the page says so).

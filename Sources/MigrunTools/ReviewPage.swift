@@ -171,7 +171,9 @@ package enum ReviewPage {
   }
 
   private static func files(_ step: Review.Step, into page: inout Page) {
-    guard step.script != nil || step.stage != nil || !step.policies.isEmpty else { return }
+    guard step.script != nil || step.stage != nil || !step.policies.isEmpty || !step.placeholders.isEmpty else {
+      return
+    }
     page.raw("<h3>What the step files do</h3><ul>")
     for policy in step.policies {
       var parts: [String] = []
@@ -185,6 +187,9 @@ package enum ReviewPage {
       page.raw(
         "<li><code>\(escaped(policy.mapping))</code> (<code>\(escaped(policy.file))</code>): "
           + (parts.isEmpty ? "the default copy" : parts.joined(separator: "; ")) + "</li>")
+    }
+    for placeholder in step.placeholders {
+      page.raw("<li>left to write (<code>migrun port</code>): <code>\(escaped(placeholder))</code></li>")
     }
     if let stage = step.stage {
       page.raw(

@@ -35,7 +35,7 @@ package enum SwiftDataSources {
   }
 
   /// The `.swift` files under `folder` (hidden folders and `.build` left out), in path order.
-  static func swiftFiles(in folder: URL) -> [URL] {
+  package static func swiftFiles(in folder: URL) -> [URL] {
     guard
       let walker = FileManager.default.enumerator(
         at: folder, includingPropertiesForKeys: [.isDirectoryKey], options: [.skipsHiddenFiles])

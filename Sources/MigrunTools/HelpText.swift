@@ -4,8 +4,8 @@ import Foundation
 /// paragraph joined (the formatter wraps them to the terminal; left as they are, each source line
 /// would be wrapped again and break mid-sentence), blank lines and indented lines (examples, lists)
 /// kept as written.
-enum HelpText {
-  static func reflow(_ text: String) -> String {
+package enum HelpText {
+  package static func reflow(_ text: String) -> String {
     var out: [String] = []
     var paragraph: [String] = []
     func flush() {
