@@ -167,14 +167,16 @@ package struct ReviewJob {
   /// the modules beside it that it requires, its stage file.
   static func portPlaceholders(in kind: MigrationStep.Kind, stage: URL?) -> [String] {
     var files: [URL] = stage.map { [$0] } ?? []
-    if case .scripted(let file) = kind, file.pathExtension == "lua" {
-      files.insert(file, at: 0)
-      let text = (try? InputFile.text(file)) ?? ""
-      for line in text.split(separator: "\n") where line.hasPrefix("local ") && line.contains("= require \"") {
-        guard let name = line.split(separator: "\"").dropFirst().first, LuaSource.isIdentifier(String(name)) else {
-          continue
+    if case .scripted(let scripts) = kind {
+      for file in scripts.reversed() where file.pathExtension == "lua" {
+        files.insert(file, at: 0)
+        let text = (try? InputFile.text(file)) ?? ""
+        for line in text.split(separator: "\n") where line.hasPrefix("local ") && line.contains("= require \"") {
+          guard let name = line.split(separator: "\"").dropFirst().first, LuaSource.isIdentifier(String(name)) else {
+            continue
+          }
+          files.append(file.deletingLastPathComponent().appendingPathComponent("\(name).lua"))
         }
-        files.append(file.deletingLastPathComponent().appendingPathComponent("\(name).lua"))
       }
     }
     let marker = "(\"migrun port: "

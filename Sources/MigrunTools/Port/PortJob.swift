@@ -144,7 +144,7 @@ package struct PortJob {
   private func convert(_ url: URL, bundle: ModelBundle, folder: URL) throws {
     let appleModel = try AppleMappingModel.read(contentsOf: url, bundle: bundle)
     let step = MigrationStep(
-      from: appleModel.sourceVersion, to: appleModel.destinationVersion, kind: .scripted(url), inferredMapping: nil,
+      from: appleModel.sourceVersion, to: appleModel.destinationVersion, kind: .scripted([url]), inferredMapping: nil,
       source: try bundle.model(named: appleModel.sourceVersion),
       destination: try bundle.model(named: appleModel.destinationVersion))
     let conversion = try ScriptedStep.convert(step, file: url, policyFolders: [folder], missing: .stub)
