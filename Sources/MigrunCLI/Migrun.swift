@@ -36,7 +36,7 @@ struct Migrun: ParsableCommand {
     // Before any connection: no global mutex per SQLite allocation (see SQLiteProcess).
     SQLiteProcess.turnOffMemoryStatistics()
     // Scripts' lines (`print`, `m:log`, `ctx:log`) through the one door to the terminal.
-    MigrationScripts.sendScriptLines { StandardError.write($0 + "\n") }
+    MigrationScripts.sendScriptLines { StandardError.line($0) }
     let arguments = Array(CommandLine.arguments.dropFirst())
     let names = configuration.subcommands.compactMap { $0.configuration.commandName } + ["help"]
     // Here, not as ArgumentParser's `version:`, which lists --version in every command's help,

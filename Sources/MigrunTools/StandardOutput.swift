@@ -89,6 +89,10 @@ package enum StandardError {
     try? FileHandle.standardError.write(contentsOf: Data(TerminalText.safe(text, keepingLineBreaks: true).utf8))
   }
 
+  /// `text` as one line: its line feeds escaped too, so text from elsewhere (a script's log line)
+  /// cannot forge the line after it.
+  package static func line(_ text: String) { write(TerminalText.safe(text) + "\n") }
+
   /// Draws `line` over the line the cursor is on (a progress line): migrun's own return and
   /// erase, then the line escaped.
   package static func redraw(_ line: String) {

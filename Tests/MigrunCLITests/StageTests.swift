@@ -290,14 +290,14 @@ import Testing
     #expect(stage != Self.stage)
     try stage.write(
       to: project.policies.appendingPathComponent("1.0.0-2.0.0.stage.lua"), atomically: true, encoding: .utf8)
-    try "return { Trip = { finish = function(m) m:log('\\27[2Jgone') print('\\27[1mbold', 2) end } }".write(
+    try "return { Trip = { finish = function(m) m:log('\\27[2Jgone\\nDone: forged') print('\\27[1mbold', 2) end } }".write(
       to: project.policies.appendingPathComponent("1.0.0-2.0.0.lua"), atomically: true, encoding: .utf8)
     let result = try MigrunProcess.run([
       "migrate", project.store.path, "--model", project.model, "--policies", project.policies.path,
     ])
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stderr.contains("willMigrate: \\u{1B}[31mred\\u{0}"), "\(result.stderr)")
-    #expect(result.stderr.contains("1.0.0-2.0.0.lua: \\u{1B}[2Jgone"), "\(result.stderr)")
+    #expect(result.stderr.contains("1.0.0-2.0.0.lua: \\u{1B}[2Jgone\\u{A}Done: forged"), "\(result.stderr)")
     #expect(result.stderr.contains("\\u{1B}[1mbold\t2"), "print: \(result.stderr)")
     #expect(!result.stderr.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0 })
   }
