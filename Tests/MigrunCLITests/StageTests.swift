@@ -290,8 +290,9 @@ import Testing
     #expect(stage != Self.stage)
     try stage.write(
       to: project.policies.appendingPathComponent("1.0.0-2.0.0.stage.lua"), atomically: true, encoding: .utf8)
-    try "return { Trip = { finish = function(m) m:log('\\27[2Jgone\\nDone: forged') print('\\27[1mbold', 2) end } }".write(
-      to: project.policies.appendingPathComponent("1.0.0-2.0.0.lua"), atomically: true, encoding: .utf8)
+    try "return { Trip = { finish = function(m) m:log('\\27[2Jgone\\nDone: forged') print('\\27[1mbold', 2) end } }"
+      .write(
+        to: project.policies.appendingPathComponent("1.0.0-2.0.0.lua"), atomically: true, encoding: .utf8)
     let result = try MigrunProcess.run([
       "migrate", project.store.path, "--model", project.model, "--policies", project.policies.path,
     ])
