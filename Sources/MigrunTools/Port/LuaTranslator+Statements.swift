@@ -118,13 +118,13 @@ extension LuaTranslator {
       voidReturn = hook.returnsFalse ? "return false" : "return"
       for (index, parameter) in parameters.enumerated() where index < hook.parameters.count {
         let (lua, kind) = hook.parameters[index]
-        try? bind(parameter, kind, lua: lua)
+        _ = try? bind(parameter, kind, lua: lua)
       }
       luaParameters = hook.luaParameters
       logger = "m"
     } else {
       if let selfKind {
-        try? bind("self", selfKind, lua: "self_")
+        _ = try? bind("self", selfKind, lua: "self_")
         luaParameters.append("self_")
       }
       for (parameter, type) in zip(parameters, node.signature.parameterClause.parameters.map(\.type)) {
@@ -133,7 +133,7 @@ extension LuaTranslator {
         let isStageContext = isStage && ["ModelContext", "NSManagedObjectContext"].contains(type.trimmedDescription)
         let lua = isManager ? "m" : isStageContext ? "ctx" : (try? self.luaName(parameter)) ?? "_"
         if isStageContext { logger = "ctx" }
-        try? bind(parameter, Self.parameterKind(type.trimmedDescription, lua: lua), lua: lua)
+        _ = try? bind(parameter, Self.parameterKind(type.trimmedDescription, lua: lua), lua: lua)
         luaParameters.append(lua)
       }
     }
@@ -181,7 +181,7 @@ extension LuaTranslator {
     let parameters = Self.parameterNames(closure)
     if case .stage(let swiftData) = role, let first = parameters.first {
       let kind: LuaKind = swiftData ? .context(receiver: "ctx", source: false) : .stageManager
-      try? bind(first, kind, lua: swiftData ? "ctx" : "")
+      _ = try? bind(first, kind, lua: swiftData ? "ctx" : "")
     }
     block(closure.statements)
     emit("end,")
