@@ -177,6 +177,11 @@ public enum MigrationPlanner {
     var files: [URL] = []
     for name in names {
       let url = file.deletingLastPathComponent().appendingPathComponent(name)
+      guard !name.contains("/"), name != ".", name != ".." else {
+        throw MigrationError(
+          .badMapping,
+          reason: "\(file.path): line '\(line)' names '\(name)': name a file beside the chain file, not a path")
+      }
       guard !name.isEmpty, InputFile.kind(at: url.path) != nil else {
         throw MigrationError(
           .badMapping,

@@ -46,6 +46,11 @@ extension ScriptedStep {
     for line in text.split(whereSeparator: \.isNewline).map({ String($0).trimmingWhitespace() })
     where !line.isEmpty && !line.hasPrefix("#") {
       let url = file.deletingLastPathComponent().appendingPathComponent(line)
+      // A name in the order file's own folder: never a path that leads out of the policy folder.
+      guard !line.contains("/"), line != ".", line != ".." else {
+        throw MigrationError(
+          .badMapping, reason: "\(file.path) lists '\(line)': name a file beside the order file, not a path")
+      }
       guard extensions.contains(url.pathExtension), InputFile.kind(at: url.path) != nil else {
         throw MigrationError(
           .badMapping,

@@ -116,6 +116,13 @@ import Testing
     #expect(result.stderr.contains("made in another mapping model (moods.lua)"), "\(result.stderr)")
   }
 
+  /// An order file names files beside it, never a path out of the policy folder.
+  @Test func anOrderFileNamingAPathIsRefused() throws {
+    let (result, _) = try Self.run("plan", in: TemporaryDirectory(), order: "places.lua\n../moods.lua\n")
+    #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+    #expect(result.stderr.contains("lists '../moods.lua': name a file beside the order file"), "\(result.stderr)")
+  }
+
   /// What no file of the step maps would be lost: refused, naming the entity.
   @Test func anEntityNoFileMapsIsRefusedByName() throws {
     let folder = try TemporaryDirectory()

@@ -107,7 +107,14 @@ package struct ExternalData: Sendable, Hashable {
     let name = UUID().uuidString
     let file = staging.appendingPathComponent(name)
     do {
-      try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+      if WorkingFiles.entry(at: staging.path) == .none {
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: false)
+      }
+      // migrun's own folder, made here: anything else under its name (a link) is never written through.
+      guard WorkingFiles.entry(at: staging.path) == .folder else {
+        throw StoreError(
+          .foreignFile, file: staging.path, reason: "is not the folder migrun made for values kept outside the store")
+      }
       try Data(bytes).write(to: file, options: .withoutOverwriting)
     } catch {
       throw StoreError(
@@ -149,7 +156,9 @@ package struct ExternalData: Sendable, Hashable {
         let from = staging.appendingPathComponent(name)
         let to = folder.appendingPathComponent(name)
         try StoreFiles.sync(from)
-        guard rename(from.path, to.path) == 0 else {
+        // A link, then the staged name let go: never over an entry already there (a planted file or
+        // link under the new name stops the swap, named), as rename(2) would replace it.
+        guard link(from.path, to.path) == 0, unlink(from.path) == 0 else {
           throw StoreError(
             .io, file: to.path,
             reason: "cannot move a value kept outside the store into place (\(String(cString: strerror(errno))))")
