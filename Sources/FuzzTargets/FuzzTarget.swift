@@ -320,7 +320,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
           let step = MigrationStep(
             from: "Fuzz", to: "Fuzz", kind: .inferred, inferredMapping: mapping, source: store.model,
             destination: store.model)
-          _ = try? StoreMigrator.method(of: step, mapping: StepMapping(mapping: mapping), store: store)
+          _ = try? StepMethod.planned(for: step, mapping: StepMapping(mapping: mapping), store: store)
         }
         try? store.close()
       }

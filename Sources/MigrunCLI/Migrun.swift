@@ -61,7 +61,7 @@ struct Migrun: ParsableCommand {
     }
     // Every path the command line names is an input, unless it is the output it names: the door out
     // refuses to write over one (ReadFiles).
-    ReadFiles.noteArguments(arguments, besideEachFile: StoreFiles.sidecarSuffixes + ["-journal"])
+    ReadFiles.noteArguments(arguments, besideEachFile: StoreFiles.sideFileSuffixes)
     do {
       var command = try parseAsRoot()
       try command.run()

@@ -83,7 +83,7 @@ struct BulkCopy {
   }
 
   /// Whether a step runs as a bulk copy — the copy, ready to run — or object by object, and why.
-  /// `plan` and `migrate` both ask this (``StoreMigrator/method(of:mapping:store:options:)``).
+  /// `plan` and `migrate` both ask this (``StepMethod/planned(for:mapping:store:options:)``).
   enum Decision {
     case rows(BulkCopy)
     case objects(reason: String)

@@ -235,58 +235,17 @@ public enum MigrationPlanner {
     script: @escaping (String, String) -> [URL]? = { _, _ in nil }, scripts: (any StepScripts)? = nil
   ) throws(MigrationError) -> MigrationPlan {
     let target = destination ?? bundle.currentVersionName
-    let targetModel: ObjectModel
-    do {
-      targetModel = try bundle.model(named: target)
-    } catch {
-      let given = destination == nil ? "" : destinationOrigin.map { " (\($0))" } ?? ""
-      throw MigrationError(
-        .unknownVersion,
-        reason:
-          "\(bundle.name) has no version '\(target)' (versions: \(bundle.versionNames.joined(separator: ", ")))\(given)"
-      )
-    }
-    // The stored hashes decide the store's version; its own model is only the fallback.
-    let source: ObjectModel
-    let matched = bundle.version(matching: storeHashes)
-    if let matched {
-      source = matched
-    } else if let storeModel {
-      do {
-        source = storeModel.versionName == nil ? try storeModel.named("the store's own model") : storeModel
-      } catch {
-        throw MigrationError(.unknownVersion, reason: error.description, underlying: error)
-      }
-    } else {
-      let closest = bundle.closestVersions(to: storeHashes).prefix(3)
-        .map { "\($0.name) (\($0.matchingEntities) of \(storeHashes.count) entities equal)" }.joined(separator: ", ")
-      throw MigrationError(
-        .unknownSourceVersion,
-        reason: "no version of \(bundle.name) has the store's entity hashes (store entities: "
-          + "\(storeHashes.keys.sorted().joined(separator: ", ")); closest: \(closest))")
-    }
+    let targetModel = try destinationModel(target, of: bundle, given: destination, origin: destinationOrigin)
+    let (source, fromStore) = try sourceModel(of: bundle, storeHashes: storeHashes, storeModel: storeModel)
     let sourceName = source.versionName ?? "the store's own model"
     if sourceName == target || source.entityVersionHashes == targetModel.entityVersionHashes {
       return MigrationPlan(sourceVersion: target, destinationVersion: target, steps: [], rule: .current)
     }
-    let fromStore = matched == nil
     if destination == nil, !fromStore {
       try refuseNewer(
         sourceName, than: target, in: order?.names ?? bundle.versionNames, isOrderGuessed: order == nil, bundle: bundle)
     }
-    // A store whose own model has no entity in common with the destination is not a store of this
-    // model (another app's, or the wrong model given): an inferred step would remove every object.
-    // Core Data's inference would run it; we refuse — our rule, so nothing is dropped by mistake.
-    if fromStore {
-      let names = Set(targetModel.entities.flatMap { [$0.name, $0.renamingIdentifier].compactMap { $0 } })
-      guard source.entities.contains(where: { names.contains($0.name) || names.contains($0.canonicalName) }) else {
-        throw MigrationError(
-          .unknownSourceVersion,
-          reason:
-            "the store's model (entities: \(source.entities.map(\.name).sorted().joined(separator: ", "))) has no entity of \(bundle.name)'s version \(target): it is not a store of this model"
-        )
-      }
-    }
+    if fromStore { try refuseUnrelated(source, to: targetModel, named: target, of: bundle) }
     return try withoutActuallyEscaping(script) { script throws(MigrationError) in
       var planner = PathFinder(
         bundle: bundle, storeModel: fromStore ? source : nil, script: script, scripts: scripts)
@@ -304,6 +263,61 @@ public enum MigrationPlanner {
         )
       }
     }
+  }
+
+  /// The destination version's model; `.unknownVersion` naming the versions there are, and where
+  /// `destination` was given (`origin`), when the bundle has no such version.
+  private static func destinationModel(
+    _ target: String, of bundle: ModelBundle, given destination: String?, origin: String?
+  ) throws(MigrationError) -> ObjectModel {
+    do {
+      return try bundle.model(named: target)
+    } catch {
+      let given = destination == nil ? "" : origin.map { " (\($0))" } ?? ""
+      throw MigrationError(
+        .unknownVersion,
+        reason:
+          "\(bundle.name) has no version '\(target)' (versions: \(bundle.versionNames.joined(separator: ", ")))\(given)"
+      )
+    }
+  }
+
+  /// The store's version: the one its stored hashes name — they decide — else the store's own model
+  /// (`fromStore`); `.unknownSourceVersion` naming the closest versions when there is neither.
+  private static func sourceModel(
+    of bundle: ModelBundle, storeHashes: [String: VersionHash], storeModel: ObjectModel?
+  ) throws(MigrationError) -> (model: ObjectModel, fromStore: Bool) {
+    if let matched = bundle.version(matching: storeHashes) { return (matched, false) }
+    if let storeModel {
+      do {
+        return (storeModel.versionName == nil ? try storeModel.named("the store's own model") : storeModel, true)
+      } catch {
+        throw MigrationError(.unknownVersion, reason: error.description, underlying: error)
+      }
+    }
+    let closest = bundle.closestVersions(to: storeHashes).prefix(3)
+      .map { "\($0.name) (\($0.matchingEntities) of \(storeHashes.count) entities equal)" }.joined(separator: ", ")
+    throw MigrationError(
+      .unknownSourceVersion,
+      reason: "no version of \(bundle.name) has the store's entity hashes (store entities: "
+        + "\(storeHashes.keys.sorted().joined(separator: ", ")); closest: \(closest))")
+  }
+
+  /// A store whose own model has no entity in common with the destination is not a store of this
+  /// model (another app's, or the wrong model given): an inferred step would remove every object.
+  /// Core Data's inference would run it; we refuse — our rule, so nothing is dropped by mistake.
+  private static func refuseUnrelated(
+    _ source: ObjectModel, to targetModel: ObjectModel, named target: String, of bundle: ModelBundle
+  ) throws(MigrationError) {
+    let names = Set(targetModel.entities.flatMap { [$0.name, $0.renamingIdentifier].compactMap { $0 } })
+    guard !source.entities.contains(where: { names.contains($0.name) || names.contains($0.canonicalName) }) else {
+      return
+    }
+    throw MigrationError(
+      .unknownSourceVersion,
+      reason:
+        "the store's model (entities: \(source.entities.map(\.name).sorted().joined(separator: ", "))) has no entity of \(bundle.name)'s version \(target): it is not a store of this model"
+    )
   }
 
   private static func plan(planner: inout PathFinder, sourceName: String, target: String, order: VersionOrder?)

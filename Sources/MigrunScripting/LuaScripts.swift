@@ -11,7 +11,9 @@ import MigrunKit
 /// the run that then runs them share one value (``MigrationJobs``), so both see the same mapping,
 /// loaded under the job's limits.
 package struct LuaScripts: StepScripts {
-  package let policyFolders: [URL]
+  /// The policy folders, walked once for the job: its plan looks up every step's files in this value.
+  package let files: PolicyFiles
+  package var policyFolders: [URL] { files.folders }
   package let limits: LuaLimits
   package let mergeRulesFile: URL?
   private let loaded = LoadedSteps()
@@ -24,7 +26,7 @@ package struct LuaScripts: StepScripts {
   }
 
   package init(policyFolders: [URL], limits: LuaLimits = LuaLimits(), mergeRules: URL? = nil) {
-    self.policyFolders = policyFolders
+    files = PolicyFiles(policyFolders)
     self.limits = limits
     mergeRulesFile = mergeRules
   }

@@ -9,10 +9,12 @@ extension ScriptedStep {
   package static func lintFindings(of bundle: ModelBundle, in folders: [URL], cloudKit: Bool) throws
     -> [ModelLint.Finding]
   {
-    try checkPolicyFolders(folders, bundle: bundle)
-    let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: folders, override: nil)?.names
-    let versions = order ?? bundle.versionNames
-    let scripted = scriptedSteps(of: bundle, order: versions, in: folders)
+    let files = PolicyFiles(folders)
+    try checkPolicyFolders(files, bundle: bundle)
+    let explicit = try MigrationPlanner.explicitOrder(bundle, policyFolders: folders, override: nil)
+    let versions = explicit?.names ?? bundle.versionNames
+    // A chain file's line names a step's files too (`V3: a.lua, b.lua`).
+    let scripted = scriptedSteps(of: bundle, order: versions, in: files).union((explicit?.scripts ?? [:]).keys)
     let staged = Set(
       zip(versions, versions.dropFirst()).filter { LuaStage.file(from: $0, to: $1, in: folders) != nil }
         .map { "\($0)\u{0}\($1)" })

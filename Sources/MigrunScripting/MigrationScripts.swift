@@ -84,17 +84,9 @@ public struct MigrationScripts: Sendable {
     store: URL, bundle: ModelBundle, destination: String? = nil,
     options: StoreMigrator.Options = StoreMigrator.Options()
   ) throws -> StoreMigrator.Report {
-    guard FileManager.default.fileExists(atPath: store.path) else {
-      throw StoreError(.notFound, file: store.path, reason: "no such file")
-    }
-    let lock = try MigrationLock(store: store, wait: options.wait)
-    defer { lock.release() }
-    let session = try StoreMigrator.prepare(store, options: options)
+    let session = try MigrationSession(store, options: options)
     defer { session.close() }
-    let lua = luaScripts
-    let plan = try plan(session: session, bundle: bundle, destination: destination, lua: lua)
-    guard plan.needsMigration else { return StoreMigrator.Report() }
-    return try migrator(store: store, plan: plan, options: options, lua: lua).run(in: session)
+    return try migrate(in: session, bundle: bundle, destination: destination).report ?? StoreMigrator.Report()
   }
 
   // MARK: - Non public
@@ -105,14 +97,37 @@ public struct MigrationScripts: Sendable {
   package var destinationOrigin: String?
 
   /// ``plan(store:bundle:destination:)`` from a job's look at the store (`session`), weighing walks
-  /// through the step files with `lua` — the value the run then gets, so each file loads once.
+  /// through the step files with `lua` — the value the run then gets, so each file loads once, and
+  /// the policy folders are walked once (`lua.files`). The version order of ``chain`` (or a chain
+  /// file) if any, Core Data's path otherwise; Lua mapping files and mapping models found by name in
+  /// the policy folders, ``mappingModels`` matched to the versions they were made for. When no
+  /// version has the store's hashes, its own model (`Z_MODELCACHE`) is the source, and a mapping
+  /// model made for it (given, or in a policy folder) is found by its hashes.
   package func plan(session: StoreSession, bundle: ModelBundle, destination: String?, lua: LuaScripts) throws
     -> MigrationPlan
   {
-    try ScriptedStep.plan(
-      store: session.url, bundle: bundle, policyFolders: policyFolders, chain: chain, destination: destination,
-      mappingModels: mappingModels, chainOrigin: chainOrigin, destinationOrigin: destinationOrigin, session: session,
-      scripts: lua)
+    let files = lua.files
+    let order = try MigrationPlanner.explicitOrder(
+      bundle, policyFolders: files.folders, override: chain, overrideOrigin: chainOrigin)
+    let metadata = try session.metadata()
+    let storeModel =
+      bundle.version(matching: metadata.versionHashes) == nil
+      ? try? session.cachedModel()?.named(
+        "\(session.url.deletingPathExtension().lastPathComponent)'s own model") : nil
+    let (given, givenModules) = try ScriptedStep.givenMappingModels(
+      mappingModels, bundle: bundle, storeModel: storeModel)
+    let chained = order?.scripts ?? [:]
+    let found = try ScriptedStep.checkPolicyFolders(
+      files, bundle: bundle, storeModel: storeModel, modulesOfGivenMappings: givenModules, order: order?.names,
+      chained: Array(chained.values.joined()))
+    return try MigrationPlanner.plan(
+      bundle: bundle, storeHashes: metadata.versionHashes, destination: destination,
+      destinationOrigin: destinationOrigin, order: order, storeModel: storeModel,
+      script: { from, to in
+        let key = "\(from)\u{0}\(to)"
+        return given[key] ?? chained[key] ?? found.passes[key] ?? files.find(from: from, to: to).map { [$0] }
+          ?? found.byHashes[key].map { [$0] }
+      }, scripts: lua)
   }
 
   /// ``migrator(store:plan:options:)`` with the scripts the plan was made with (`lua`).
@@ -122,6 +137,20 @@ public struct MigrationScripts: Sendable {
     let migrator = StoreMigrator(store: store, plan: plan, options: options)
     migrator.scripts = lua
     return migrator
+  }
+
+  /// The plan and — unless the store is current — the run of a migration `session` (taken by the
+  /// caller, its hooks set), both with these scripts: each step file loaded once, for the plan that
+  /// weighs walks through them and the run that runs them. The report is nil for a current store.
+  package func migrate(in session: MigrationSession, bundle: ModelBundle, destination: String?) throws
+    -> (plan: MigrationPlan, report: StoreMigrator.Report?)
+  {
+    let lua = luaScripts
+    session.scripts = lua
+    let plan = try plan(session: session.look, bundle: bundle, destination: destination, lua: lua)
+    session.plan = plan
+    guard plan.needsMigration else { return (plan, nil) }
+    return (plan, try session.run())
   }
 
   /// What the migrator asks of the scripting layer, under these limits (a new value each time: one

@@ -46,10 +46,10 @@ package enum ScriptedStep {
 
   /// Step files of one name twice below one policy folder (`A/3-4.lua`, `B/3-4.lua`): which one
   /// runs would be a guess, so the plan is refused naming both.
-  static func refuseAmbiguousStepFiles(in folders: [URL]) throws {
-    for folder in folders {
+  static func refuseAmbiguousStepFiles(in files: PolicyFiles) throws {
+    for (folder, below) in zip(files.folders, files.below) {
       var seen: [String: URL] = [:]
-      for file in filesBelow(folder)
+      for file in below
       where extensions.contains(file.pathExtension) || file.pathExtension == orderExtension
         || file.path.hasSuffix(".stage.lua")
       {
@@ -71,39 +71,24 @@ package enum ScriptedStep {
     ["xcmappingmodel", "cdm"].contains(file.pathExtension)
   }
 
-  /// The plan for the store file `store` with `bundle`, as `migrun plan` and `migrate` make it: the
-  /// version order of `chain` (or a chain file) if any, Core Data's path otherwise; Lua mapping files
-  /// and mapping models found by name in `policyFolders`, `mappingModels` matched to the versions they
-  /// were made for. When no version has the store's hashes, its own model (`Z_MODELCACHE`) is the
-  /// source, and a mapping model made for it (given, or in a policy folder) is found by its hashes.
-  /// `chainOrigin` and `destinationOrigin` say where `chain` and `destination` were given, in errors
-  /// about them. The steps' scripts load under `limits`.
+  /// The plan for the store file `store` with `bundle` through the step files of `policyFolders`,
+  /// along `chain` if given: ``MigrationScripts/plan(store:bundle:destination:)`` from a look at the
+  /// store of its own (tests and tools that plan without a job).
   package static func plan(
-    store: URL, bundle: ModelBundle, policyFolders folders: [URL], chain: [String]? = nil, destination: String? = nil,
-    mappingModels: [URL] = [], chainOrigin: String = "--chain", destinationOrigin: String? = nil,
-    limits: LuaLimits = LuaLimits()
+    store: URL, bundle: ModelBundle, policyFolders folders: [URL], chain: [String]? = nil, destination: String? = nil
   ) throws -> MigrationPlan {
-    try plan(
-      store: store, bundle: bundle, policyFolders: folders, chain: chain, destination: destination,
-      mappingModels: mappingModels, chainOrigin: chainOrigin, destinationOrigin: destinationOrigin,
-      session: StoreSession(store), scripts: LuaScripts(policyFolders: folders, limits: limits))
+    let scripts = MigrationScripts(policyFolders: folders, chain: chain)
+    return try scripts.plan(
+      session: StoreSession(store), bundle: bundle, destination: destination, lua: scripts.luaScripts)
   }
 
-  /// ``plan(store:bundle:policyFolders:chain:destination:mappingModels:chainOrigin:destinationOrigin:)``
-  /// from what the job's session read of the store, weighing walks with the job's `scripts` (each
-  /// step file loaded once, under the job's limits, for the plan and the run).
-  package static func plan(
-    store: URL, bundle: ModelBundle, policyFolders folders: [URL], chain: [String]?, destination: String?,
-    mappingModels: [URL], chainOrigin: String, destinationOrigin: String?, session: StoreSession,
-    scripts: LuaScripts
-  ) throws -> MigrationPlan {
-    let order = try MigrationPlanner.explicitOrder(
-      bundle, policyFolders: folders, override: chain, overrideOrigin: chainOrigin)
-    let metadata = try session.metadata()
-    let storeModel =
-      bundle.version(matching: metadata.versionHashes) == nil
-      ? try? session.cachedModel()?.named(
-        "\(store.deletingPathExtension().lastPathComponent)'s own model") : nil
+  /// The mapping models given one by one (``MigrationScripts/mappingModels``), by the step they were
+  /// made for ("source\u{0}destination", several for one step in the order given: Core Data's
+  /// migration in chunks, ``MappingPass``), with the modules of the policy classes they name. One
+  /// given twice is refused; one made for the store's own model (`storeModel`) is matched to it.
+  static func givenMappingModels(_ mappingModels: [URL], bundle: ModelBundle, storeModel: ObjectModel?)
+    throws -> (byStep: [String: [URL]], modules: Set<String>)
+  {
     var given: [String: [URL]] = [:]
     var givenModules = Set<String>()
     func take(_ url: URL, versions: [ObjectModel]) throws {
@@ -133,20 +118,17 @@ package enum ScriptedStep {
         try take(url, versions: [storeModel] + bundle.models)
       }
     }
-    let found = try checkPolicyFolders(
-      folders, bundle: bundle, storeModel: storeModel, modulesOfGivenMappings: givenModules, order: order?.names,
+    return (given, givenModules)
+  }
+
+  /// ``checkPolicyFolders(_:bundle:storeModel:modulesOfGivenMappings:order:chained:)`` as a plan
+  /// of `bundle` checks them (`lint`, `verify`): along the version order of a chain file in them,
+  /// whose lines' step files are the steps' own, whatever they are called.
+  package static func checkPolicyFolders(_ files: PolicyFiles, bundle: ModelBundle) throws {
+    let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: files.folders, override: nil)
+    try checkPolicyFolders(
+      files, bundle: bundle, storeModel: nil, modulesOfGivenMappings: [], order: order?.names,
       chained: Array((order?.scripts ?? [:]).values.joined()))
-    let files = PolicyFiles(folders)
-    let chained = order?.scripts ?? [:]
-    return try MigrationPlanner.plan(
-      bundle: bundle, storeHashes: metadata.versionHashes, destination: destination,
-      destinationOrigin: destinationOrigin, order: order,
-      storeModel: storeModel,
-      script: { from, to in
-        let key = "\(from)\u{0}\(to)"
-        return given[key] ?? chained[key] ?? found.passes[key] ?? files.find(from: from, to: to).map { [$0] }
-          ?? found.byHashes[key].map { [$0] }
-      }, scripts: scripts)
   }
 
   /// Checks that `folders` hold only what a migration of `bundle` can use, so that nothing in them
@@ -159,32 +141,22 @@ package enum ScriptedStep {
   /// Returns the mapping models by the step they fit and the order files' passes ("source\u{0}destination").
   @discardableResult
   package static func checkPolicyFolders(
-    _ folders: [URL], bundle: ModelBundle, storeModel: ObjectModel? = nil, modulesOfGivenMappings: Set<String> = [],
-    order: [String]? = nil, chained: [URL] = []
+    _ files: PolicyFiles, bundle: ModelBundle, storeModel: ObjectModel?, modulesOfGivenMappings: Set<String>,
+    order: [String]?, chained: [URL]
   ) throws -> (byHashes: [String: URL], passes: [String: [URL]]) {
+    let folders = files.folders
     for folder in folders {
       var isFolder: ObjCBool = false
       guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else {
         throw MigrationError(.badMapping, reason: "MigrationScripts.policyFolders \(folder.path): no such folder")
       }
     }
-    try refuseAmbiguousStepFiles(in: folders)
+    try refuseAmbiguousStepFiles(in: files)
     let versions = Set(bundle.versionNames + (storeModel?.versionName.map { [$0] } ?? []))
-    let files = PolicyFiles(folders)
     let passes = try orderedPasses(in: files, versions: versions)
     let listed = Set((passes.values.joined() + chained).map(\.standardizedFileURL.path))
-    for (key, passFiles) in passes {
-      let names = key.split(separator: "\u{0}").map(String.init)
-      if names.count == 2, let single = files.find(from: names[0], to: names[1]),
-        !listed.contains(single.standardizedFileURL.path)
-      {
-        throw MigrationError(
-          .badMapping,
-          reason: "\(single.path) and the order file beside \(passFiles[0].lastPathComponent) both name the step "
-            + "\(names[0]) → \(names[1]); which runs would be a guess: list it in the order file, or remove one")
-      }
-    }
-    let found = mappingModels(in: folders, bundle: bundle, storeModel: storeModel)
+    try refuseStepsNamedTwice(passes, files: files, listed: listed)
+    let found = mappingModels(in: files, bundle: bundle, storeModel: storeModel)
     if let (first, second) = found.ambiguous.first(where: { pair in
       !listed.contains(pair.0.standardizedFileURL.path) || !listed.contains(pair.1.standardizedFileURL.path)
     }) {
@@ -208,6 +180,24 @@ package enum ScriptedStep {
       try checkLuaFile(file, versions: versions, required: required, bundle: bundle, order: order)
     }
     return (found.matched, passes)
+  }
+
+  /// A step an order file runs in passes that also has a step file of its own the order file does
+  /// not list: which runs would be a guess, so it is refused naming both.
+  private static func refuseStepsNamedTwice(_ passes: [String: [URL]], files: PolicyFiles, listed: Set<String>)
+    throws
+  {
+    for (key, passFiles) in passes {
+      let names = key.split(separator: "\u{0}").map(String.init)
+      if names.count == 2, let single = files.find(from: names[0], to: names[1]),
+        !listed.contains(single.standardizedFileURL.path)
+      {
+        throw MigrationError(
+          .badMapping,
+          reason: "\(single.path) and the order file beside \(passFiles[0].lastPathComponent) both name the step "
+            + "\(names[0]) → \(names[1]); which runs would be a guess: list it in the order file, or remove one")
+      }
+    }
   }
 
   /// Modules some Lua file of `files` requires, by their first name part.
@@ -260,7 +250,7 @@ package enum ScriptedStep {
   /// (`NSMappingModel(from:forSourceModel:destinationModel:)` searches bundles by hashes). Keyed by
   /// "source\u{0}destination" (the first folder's wins); `unmatched`: the ones that fit no two
   /// versions of `bundle` (or `storeModel`), with the reason.
-  package static func mappingModels(in folders: [URL], bundle: ModelBundle, storeModel: ObjectModel? = nil)
+  package static func mappingModels(in policyFiles: PolicyFiles, bundle: ModelBundle, storeModel: ObjectModel? = nil)
     -> (
       matched: [String: URL], unmatched: [(URL, String)], policyModules: Set<String>, ambiguous: [(URL, URL)]
     )
@@ -270,7 +260,9 @@ package enum ScriptedStep {
     var ambiguous: [(URL, URL)] = []
     var policyModules = Set<String>()
     // Anywhere below each folder; two fitting one step below one folder are ambiguous.
-    let files = folders.map { folder in (folder, filesBelow(folder).filter(isMappingModel)) }
+    let files = zip(policyFiles.folders, policyFiles.below).map { folder, below in
+      (folder, below.filter(isMappingModel))
+    }
     var byFolder: [String: URL] = [:]
     for (folder, url) in files.flatMap({ pair in pair.1.map { (pair.0, $0) } }) {
       do {
@@ -301,7 +293,7 @@ package enum ScriptedStep {
   /// two versions of `bundle`) whose step `plan` does not take, with the reason: the path skips it (Core
   /// Data's path goes from one version straight to a later one), or the step lies outside the path.
   /// `plan` and `migrate` name each one, so a user's script is never passed over without a word.
-  package static func unusedStepFiles(of plan: MigrationPlan, bundle: ModelBundle, in folders: [URL])
+  package static func unusedStepFiles(of plan: MigrationPlan, bundle: ModelBundle, in files: PolicyFiles)
     -> [UnusedStepFile]
   {
     let taken = Set(plan.steps.map { "\($0.from)\u{0}\($0.to)" })
@@ -312,7 +304,6 @@ package enum ScriptedStep {
       unused.append(
         UnusedStepFile(file: file, reason: unusedReason(plan, from, to) + work(ofMappingModel: file, bundle)))
     }
-    let files = PolicyFiles(folders)
     for from in bundle.versionNames {
       for to in bundle.versionNames where to != from && !taken.contains("\(from)\u{0}\(to)") {
         let names =
@@ -321,7 +312,7 @@ package enum ScriptedStep {
       }
     }
     // Mapping models by their hashes, whatever they are called (`Migration7to8.xcmappingmodel`).
-    for (key, file) in mappingModels(in: folders, bundle: bundle).matched where !taken.contains(key) {
+    for (key, file) in mappingModels(in: files, bundle: bundle).matched where !taken.contains(key) {
       let versions = key.split(separator: "\u{0}").map(String.init)
       if versions.count == 2 { passedOver(file, versions[0], versions[1]) }
     }
@@ -360,9 +351,8 @@ package enum ScriptedStep {
   /// The steps between consecutive versions of `bundle` (in `order`) that `folders` hold a script
   /// for — a Lua mapping file or a mapping model by name, or a mapping model by its hashes — as
   /// "source\u{0}destination": steps whose values the script decides (`lint` leaves them to it).
-  package static func scriptedSteps(of bundle: ModelBundle, order: [String], in folders: [URL]) -> Set<String> {
-    let byHashes = mappingModels(in: folders, bundle: bundle).matched
-    let files = PolicyFiles(folders)
+  package static func scriptedSteps(of bundle: ModelBundle, order: [String], in files: PolicyFiles) -> Set<String> {
+    let byHashes = mappingModels(in: files, bundle: bundle).matched
     let passes = (try? orderedPasses(in: files, versions: Set(bundle.versionNames))) ?? [:]
     var steps = Set<String>()
     for (from, to) in zip(order, order.dropFirst()) {

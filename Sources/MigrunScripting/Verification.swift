@@ -59,10 +59,11 @@ extension MigrationScripts {
         let store = try Self.makeStore(
           of: version, in: folder, bundle: bundle, objects: objectsPerEntity, seed: seed &+ UInt64(offset))
         count = store.objects
-        // The step files loaded once, for the plan and the run (as migrate loads them).
-        let lua = luaScripts
-        let plan = try plan(session: StoreSession(store.url), bundle: bundle, destination: target, lua: lua)
-        let report = try migrator(store: store.url, plan: plan, options: .init(keepBackup: false), lua: lua).run()
+        // As migrate runs it: one session, the step files loaded once for the plan and the run.
+        let session = try MigrationSession(store.url, options: .init(keepBackup: false))
+        defer { session.close() }
+        let (plan, migrated) = try migrate(in: session, bundle: bundle, destination: target)
+        let report = migrated ?? StoreMigrator.Report()
         let path = ([plan.sourceVersion] + plan.steps.map(\.to)).joined(separator: " → ")
         var passed = VerificationOutcome(
           version: version, passed: true, objects: count, detail: path, seconds: Date().timeIntervalSince(start))

@@ -14,7 +14,7 @@ import MigrunStore
 package func writeAtomically(to path: String, inputs: [String] = [], _ body: (BlockWriter) throws -> Void) throws {
   try OutputFile.check(path, force: true, inputs: inputs)
   let url = URL(fileURLWithPath: path)
-  let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).migrun-tmp")
+  let temporary = WorkingFiles.output(of: url, label: "tmp")
   try WorkingFiles.requireAbsentOr(.file, at: temporary, beside: url, as: "working file")
   unlink(temporary.path)
   let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
@@ -55,16 +55,15 @@ package func writeNewStore(at path: String, label: String, inputs: [String] = []
   let target = URL(fileURLWithPath: path)
   // A -wal, -shm or -journal already there — a deleted store's, typically: SQLite would read it as
   // the new store's own, and the new store would open as that other store's transactions.
-  for suffix in StoreFiles.sidecarSuffixes + ["-journal"] where WorkingFiles.entry(at: path + suffix) != .none {
+  for suffix in StoreFiles.sideFileSuffixes where WorkingFiles.entry(at: path + suffix) != .none {
     throw ToolError(
       message: "\(path)\(suffix) is already there, beside the new store's name: SQLite would take it for the new "
         + "store's own \(suffix) file and read another store's pages into it; move it away (it may be left from a "
         + "store that was deleted), or give another name. Nothing was written")
   }
-  let working = target.deletingLastPathComponent().appendingPathComponent(
-    ".\(target.lastPathComponent).migrun-\(label)")
+  let working = WorkingFiles.output(of: target, label: label)
   // A killed run's working file is replaced; anything else under its name is refused, never removed.
-  for suffix in [""] + StoreFiles.sidecarSuffixes + ["-journal"] {
+  for suffix in [""] + StoreFiles.sideFileSuffixes {
     try WorkingFiles.requireAbsentOr(
       .file, at: URL(fileURLWithPath: working.path + suffix), beside: target, as: "working file")
   }

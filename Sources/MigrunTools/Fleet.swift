@@ -82,7 +82,7 @@ package enum Fleet {
     let name = file.lastPathComponent
     let stem = file.deletingPathExtension().lastPathComponent
     if StoreFiles.isBackupStem(stem) || name.contains(".migrun-") { return false }
-    if ["-wal", "-shm", "-journal"].contains(where: { name.hasSuffix($0) }) { return false }
+    if StoreFiles.sideFileSuffixes.contains(where: { name.hasSuffix($0) }) { return false }
     // An XML or binary store is told by its contents too.
     if let type = StoreType.of(file), type != .sqlite { return true }
     guard let header = try? InputFile.head(file, count: 16), header == Array("SQLite format 3\0".utf8) else {

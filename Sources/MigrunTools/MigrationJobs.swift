@@ -81,10 +81,14 @@ package struct MigrationJobs {
   }
 
   func sqlitePlan(for session: StoreSession, lua: LuaScripts) throws -> MigrationPlan {
-    let chosen = try Self.naming(setup.origins["configuration"]) {
+    try scripts.plan(session: session, bundle: configured(session), destination: setup.destination, lua: lua)
+  }
+
+  /// The model's versions for the configuration the store was written for (given, or found).
+  private func configured(_ session: StoreSession) throws -> ModelBundle {
+    try Self.naming(setup.origins["configuration"]) {
       try ConfigurationChoice.bundle(bundle, configuration: setup.configuration, session: session)
     }
-    return try self.scripts.plan(session: session, bundle: chosen, destination: setup.destination, lua: lua)
   }
 
   /// The scripting layer's door (the one `verify` takes too): the job's policy folders, chain,
@@ -100,15 +104,7 @@ package struct MigrationJobs {
 
   /// Step files of the policy folders that the plan for `store` does not use, each with why.
   package func unusedStepFiles(of plan: MigrationPlan) -> [ScriptedStep.UnusedStepFile] {
-    ScriptedStep.unusedStepFiles(of: plan, bundle: bundle, in: setup.policyFolders)
-  }
-
-  /// The migrator for `store` on `plan`, with the job's scripts, stages and merge rules: what the
-  /// core asks of the scripting layer is handed to it here, up front.
-  package func migrator(
-    for store: URL, plan: MigrationPlan, options: StoreMigrator.Options, lua: LuaScripts? = nil
-  ) -> StoreMigrator {
-    scripts.migrator(store: store, plan: plan, options: options, lua: lua ?? scripts.luaScripts)
+    ScriptedStep.unusedStepFiles(of: plan, bundle: bundle, in: PolicyFiles(setup.policyFolders))
   }
 
   /// Whether `store` needs migrating, and the path; a store with no path yet is one that needs
@@ -134,36 +130,26 @@ package struct MigrationJobs {
     }
   }
 
-  /// One store's migration, as one session: the store's migration lock taken, an interrupted swap
-  /// completed (`swapCompleted` told) and the store found free (``StoreMigrator/prepare(_:options:swapCompleted:)``);
-  /// then the plan and — unless the store is current — the run, both reading the store through that
-  /// one look at it, with the step files loaded once; `progress` and `willStart` (once the store is
-  /// the migration's, before any work).
+  /// One store's migration, as one session (``MigrationSession``: the store's migration lock taken,
+  /// an interrupted swap completed — `swapCompleted` told — its working files removed); then the plan
+  /// and — unless the store is current — the run, both reading the store through that one look at
+  /// it, with the step files loaded once (``MigrationScripts/migrate(in:bundle:destination:)``);
+  /// `progress` and `willStart` (once the store is the migration's, before any work).
   package func migrate(
     _ store: URL, options: StoreMigrator.Options, swapCompleted: () -> Void = {},
     progress: ((MigrationProgress) -> Void)? = nil, willStart: ((MigrationPlan) -> Void)? = nil
   ) throws -> MigrationOutcome {
-    guard FileManager.default.fileExists(atPath: store.path) else {
-      throw StoreError(.notFound, file: store.path, reason: "no such file")
-    }
-    // One migration of the store at a time; another migrun's working files are not stale.
-    let lock = try MigrationLock(store: store, wait: options.wait)
-    defer { lock.release() }
-    let session = try StoreMigrator.prepare(store, options: options, swapCompleted: swapCompleted)
+    let session = try MigrationSession(store, options: options, swapCompleted: swapCompleted)
     defer { session.close() }
-    if AtomicStoreInput.isAtomic(session) {
-      try session.free(wait: options.wait)
+    if AtomicStoreInput.isAtomic(session.look) {
+      try session.look.free(wait: options.wait)
       return try migrateAtomic(store, options: options, progress: progress, willStart: willStart)
     }
-    // The step files loaded once, under the job's limits: the plan weighs a walk with the mappings
-    // the run then runs.
-    let lua = scripts.luaScripts
-    let plan = try sqlitePlan(for: session, lua: lua)
-    guard plan.needsMigration else { return MigrationOutcome(plan: plan, report: nil) }
-    let migrator = migrator(for: store, plan: plan, options: options, lua: lua)
-    migrator.progress = progress
-    migrator.willStart = { willStart?(plan) }
-    return MigrationOutcome(plan: plan, report: try migrator.run(in: session))
+    session.progress = progress
+    session.willStart = willStart
+    let chosen = try configured(session.look)
+    let (plan, report) = try scripts.migrate(in: session, bundle: chosen, destination: setup.destination)
+    return MigrationOutcome(plan: plan, report: report)
   }
 
   /// An XML or binary store's migration: its objects in a SQLite working store (``AtomicStoreWork``)
@@ -177,17 +163,17 @@ package struct MigrationJobs {
     // The store's migration lock is the caller's (the SQLite working copy's own lock is its alone).
     let work = try AtomicStoreWork(store, bundle: bundle, for: "migrate")
     defer { work.discard() }
-    let lua = scripts.luaScripts
-    let plan = try sqlitePlan(for: StoreSession(work.sqlite), lua: lua)
-    guard plan.needsMigration, let destination = plan.steps.last?.destination else {
-      return MigrationOutcome(plan: plan, report: nil)
-    }
     var inner = options
     inner.keepBackup = false
-    let migrator = migrator(for: work.sqlite, plan: plan, options: inner, lua: lua)
-    migrator.progress = progress
-    migrator.willStart = { willStart?(plan) }
-    var report = try migrator.run()
+    let session = try MigrationSession(work.sqlite, options: inner)
+    defer { session.close() }
+    session.progress = progress
+    session.willStart = willStart
+    let (plan, migrated) = try scripts.migrate(
+      in: session, bundle: configured(session.look), destination: setup.destination)
+    guard var report = migrated, let destination = plan.steps.last?.destination else {
+      return MigrationOutcome(plan: plan, report: nil)
+    }
     if !options.dryRun { report.backup = try work.writeBack(destination, keepBackup: options.keepBackup) }
     return MigrationOutcome(plan: plan, report: report)
   }

@@ -179,7 +179,7 @@ package struct VerifyJob {
     let scratch = try ScratchFolder.make("verify")
     defer { ScratchFolder.remove(scratch) }
     let folders = policyFolders.map { URL(fileURLWithPath: $0) }
-    try ScriptedStep.checkPolicyFolders(folders, bundle: bundle)
+    try ScriptedStep.checkPolicyFolders(PolicyFiles(folders), bundle: bundle)
     let outcomes: [VerificationOutcome]
     do {
       outcomes = try MigrationScripts(policyFolders: folders).verify(

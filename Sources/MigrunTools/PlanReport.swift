@@ -42,7 +42,7 @@ extension MigrationJobs {
       let stepDrops = stepMapping.mapping.drops(scripted: Set(stepMapping.policies.keys))
       drops.append(index == 0 ? try source.counting(stepDrops).filter { ($0.values ?? 0) > 0 } : stepDrops)
       methods.append(
-        try StoreMigrator.method(of: step, mapping: stepMapping, store: index == 0 ? source : nil))
+        try StepMethod.planned(for: step, mapping: stepMapping, store: index == 0 ? source : nil))
     }
     return PlanReport(
       store: url, plan: plan, counts: counts, stepMappings: loaded, methods: methods, drops: drops, stages: stages,
@@ -83,7 +83,7 @@ package struct PlanReport {
     for line in own { out.append("Own     \(line)") }
     // A store that syncs through CloudKit: what the plan changes that CloudKit does not allow.
     if own.contains(where: { $0.hasPrefix("table ANSCK") }) {
-      for finding in StoreMigrator.cloudKitFindings(plan) {
+      for finding in plan.cloudKitFindings {
         out.append("CloudKit \(finding) — migrate refuses it unless --allow-cloudkit-changes")
       }
     }

@@ -254,11 +254,12 @@ enum FixtureMigration {
     // copy never ended).
     try StoreFiles.privateCopy(of: original, to: copy)
     let folders = [testFile.deletingLastPathComponent(), root] + places.policies
-    let plan = try ScriptedStep.plan(
-      store: copy, bundle: bundle, policyFolders: folders, destination: options["to"]?.stringValue)
-    let migrator = StoreMigrator(store: copy, plan: plan, options: .init(keepBackup: false))
-    migrator.scripts = LuaScripts(policyFolders: folders, limits: limits)
-    _ = try migrator.run()
+    // As migrate runs it: one session, the step files loaded once, under the test's limits, for
+    // the plan and the run.
+    let session = try MigrationSession(copy, options: .init(keepBackup: false))
+    defer { session.close() }
+    let (plan, _) = try MigrationScripts(policyFolders: folders, limits: ScriptLimits(limits)).migrate(
+      in: session, bundle: bundle, destination: options["to"]?.stringValue)
     let migrated = try SQLiteStore(url: copy, model: try bundle.model(named: plan.destinationVersion))
     defer { try? migrated.close() }
     return try objects(of: migrated)

@@ -127,13 +127,14 @@ import Testing
     var options = StoreMigrator.Options()
     options.dryRun = true
     options.ddl = false
-    let session = try StoreMigrator.prepare(store, options: options)
+    let session = try MigrationSession(store, options: options)
     defer { session.close() }
+    session.plan = plan
     let shell = try SQLiteShell(store, "BEGIN EXCLUSIVE;")
     defer { shell.close() }
     let before = storeFileBytes(store)
     #expect {
-      try StoreMigrator(store: store, plan: plan, options: options).run(in: session)
+      try session.run()
     } throws: { error in
       StoreFailure.isInUse(error)
         && "\(error)".contains("\(store.path): the store is in use: process \(shell.pid) (sqlite3) holds a write lock")

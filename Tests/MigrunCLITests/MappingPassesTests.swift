@@ -101,6 +101,24 @@ import Testing
     #expect(try Self.linkedMoods(store) == 4)
   }
 
+  /// `lint` takes a policy folder as `plan` does: files a chain file's line or an order file names
+  /// are the steps' own, whatever they are called — not "no step of the model" (issue 71: lint read
+  /// the folder without its chain file and refused them).
+  static let namings: [(order: String?, chain: String?)] = [
+    (nil, "Moody 2\nMoody 3: places.lua, moods.lua\n"), ("places.lua\nmoods.lua\n", nil),
+  ]
+
+  @Test(arguments: 0..<2)
+  func lintTakesTheFilesAChainLineOrAnOrderFileNames(naming: Int) throws {
+    let (order, chain) = Self.namings[naming]
+    let folder = try TemporaryDirectory()
+    let policies = try Self.policies(in: folder, order: order, chain: chain)
+    let lint = try MigrunProcess.run(["lint", Self.model, "--policies", policies.path])
+    #expect(!lint.stderr.contains("no step of"), "\(lint.stdout)\(lint.stderr)")
+    #expect(!lint.stdout.contains("no step of"), "\(lint.stdout)\(lint.stderr)")
+    #expect([0, 1].contains(lint.status), "\(lint.stdout)\(lint.stderr)")
+  }
+
   /// A relationship one file maps from objects only the other file makes would be left empty under
   /// Core Data's per-mapping-model associations: refused up front, naming it.
   @Test func aRelationshipAcrossFilesIsRefusedByName() throws {

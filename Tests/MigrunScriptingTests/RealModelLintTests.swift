@@ -30,7 +30,8 @@ import Testing
       let bundle = try ModelBundle(modelOrStoreAt: url)
       let folders = url.path.hasPrefix(Fixtures.coreData.path) ? try Self.mappingFolders(near: url) : []
       let order = try MigrationPlanner.explicitOrder(bundle, policyFolders: [], override: nil)?.names
-      let scripted = ScriptedStep.scriptedSteps(of: bundle, order: order ?? bundle.versionNames, in: folders)
+      let scripted = ScriptedStep.scriptedSteps(
+        of: bundle, order: order ?? bundle.versionNames, in: PolicyFiles(folders))
       for finding in ModelLint.findings(bundle.models, scripted: scripted) {
         // Exact rules only, and true: the relationship changed cardinality between the two versions.
         #expect(finding.rule == "cardinality-change", "\(url.lastPathComponent): \(finding)")
@@ -63,7 +64,7 @@ import Testing
     #expect(bare.map(\.rule) == ["probable-rename"])
     #expect(bare.first?.properties == ["color", "hexColor"])
     let scripted = ScriptedStep.scriptedSteps(
-      of: bundle, order: bundle.versionNames, in: try Self.mappingFolders(near: url))
+      of: bundle, order: bundle.versionNames, in: PolicyFiles(try Self.mappingFolders(near: url)))
     #expect(ModelLint.findings(bundle.models, scripted: scripted).isEmpty)
   }
 }

@@ -10,8 +10,11 @@ import GRDB
 /// here keeps: **a store's own files are never written** — not checkpointed, not truncated, not
 /// given a `-shm` — until a complete replacement is swapped in by ``replace(_:with:keepBackup:expecting:)``.
 package enum StoreFiles {
-  /// The sidecar suffixes SQLite writes beside a database.
+  /// The sidecar suffixes SQLite writes beside a database in WAL mode.
   package static let sidecarSuffixes = ["-wal", "-shm"]
+  /// Every file SQLite may write beside a database: the WAL's two and the rollback journal. The one
+  /// list of them (a fleet's search, the working copies' names, what a command reads, removal).
+  package static let sideFileSuffixes = sidecarSuffixes + ["-journal"]
 
   /// `Moody.sqlite` → `Moody~.sqlite`, `Store` → `Store~`: where the original goes after a migration
   /// (`number` 2, 3…: `Moody~2.sqlite`, for when that name is taken).
@@ -59,7 +62,7 @@ package enum StoreFiles {
   /// would hold every read forever; a folder is no sidecar at all. Such an entry is refused by name,
   /// before anything opens the store — never followed, read, moved or removed.
   package static func checkSidecars(of url: URL) throws {
-    for suffix in sidecarSuffixes + ["-journal"] {
+    for suffix in sideFileSuffixes {
       let path = url.path + suffix
       let reason: String
       switch WorkingFiles.entry(at: path) {
@@ -576,7 +579,7 @@ package enum StoreFiles {
   /// Removes a store and its sidecars (a working copy that failed).
   package static func remove(_ url: URL) {
     try? FileManager.default.removeItem(at: url)
-    for suffix in sidecarSuffixes + ["-journal"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+    for suffix in sideFileSuffixes { try? FileManager.default.removeItem(atPath: url.path + suffix) }
   }
 
   /// fsync(2) on a file or folder.

@@ -55,6 +55,10 @@ package enum WorkingFiles {
     beside(store, "atomic-\(ProcessInfo.processInfo.processIdentifier)")
   }
 
+  /// `.NAME.migrun-LABEL`: an output's working file, renamed into place once whole (`tmp` for a report
+  /// or a text file, the command's name for a new store: `create`, `import`, `salvage`…).
+  package static func output(of target: URL, label: String) -> URL { beside(target, label) }
+
   /// `.NAME.migrun-new`: an XML or binary store's replacement, before the swap.
   package static func atomicReplacement(of store: URL) -> URL { beside(store, "new") }
 
@@ -87,11 +91,11 @@ package enum WorkingFiles {
       else { return false }
       // What ``atomicFolder(of:)`` holds: the working store `STEM.sqlite` and its sidecars.
       let working = store.deletingPathExtension().lastPathComponent + ".sqlite"
-      let names = Set([working] + (StoreFiles.sidecarSuffixes + ["-journal"]).map { working + $0 })
+      let names = Set([working] + StoreFiles.sideFileSuffixes.map { working + $0 })
       return inside.allSatisfy { names.contains($0) && entry(at: url.appendingPathComponent($0).path) == .file }
     }
     guard entry(at: url.path) == .file else { return false }
-    for suffix in StoreFiles.sidecarSuffixes + ["-journal"] where name.hasSuffix(suffix) {
+    for suffix in StoreFiles.sideFileSuffixes where name.hasSuffix(suffix) {
       let main = String(name.dropLast(suffix.count))
       return main != prefix(of: store) + "new" && isReplacementName(main, of: store)
     }

@@ -168,8 +168,8 @@ import Testing
     }
     #expect(why.hasPrefix("Canvas.shapes") || why.hasPrefix("Circle.canvas") || why.hasPrefix("Shape.canvas"), "\(why)")
     #expect(why.contains("stored another way"), "\(why)")
-    let predicted = try StoreMigrator.method(
-      of: step, mapping: StepMapping(mapping: try #require(step.inferredMapping)), store: nil)
+    let predicted = try StepMethod.planned(
+      for: step, mapping: StepMapping(mapping: try #require(step.inferredMapping)), store: nil)
     #expect(predicted.method == .objects)
     #expect(predicted.reason?.contains(why) == true, "\(predicted.reason ?? "")")
     let report = try StoreMigrator(store: url, plan: plan, options: .init(keepBackup: false)).run()

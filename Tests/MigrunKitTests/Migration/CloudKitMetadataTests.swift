@@ -69,7 +69,7 @@ import Testing
     let plan = try MigrationPlanner.plan(bundle: bundle, storeHashes: try SQLiteStore.metadata(at: url).versionHashes)
     // Removing Charlie is what CloudKit's schema does not allow: refused, the store untouched…
     let before = storeFileBytes(url)
-    #expect(StoreMigrator.cloudKitFindings(plan).map(\.rule) == ["cloudkit-removed"])
+    #expect(plan.cloudKitFindings.map(\.rule) == ["cloudkit-removed"])
     #expect(throws: MigrationError.self) {
       try StoreMigrator(store: url, plan: plan, options: .init(bulkCopy: !objectByObject, ddl: false)).run()
     }

@@ -35,8 +35,8 @@ import Testing
         let folder = try TemporaryDirectory()
         let source = try SQLiteStore(url: Fixtures.url(store), model: try bundle.model(named: plan.sourceVersion))
         let first = try #require(plan.steps.first)
-        let planned = try StoreMigrator.method(
-          of: first, mapping: StepMapping(mapping: try #require(first.inferredMapping)), store: source)
+        let planned = try StepMethod.planned(
+          for: first, mapping: StepMapping(mapping: try #require(first.inferredMapping)), store: source)
         try source.close()
         let ddl = planned.method == .ddl
         try Migrations.migrateEveryWay(
@@ -240,8 +240,8 @@ import Testing
       let v2 = try Migrations.model(xml, "Shop 2")
       let plan = try Migrations.plan(v1, v2)
       let step = try #require(plan.steps.first)
-      let planned = try StoreMigrator.method(
-        of: step, mapping: StepMapping(mapping: try #require(step.inferredMapping)), store: nil)
+      let planned = try StepMethod.planned(
+        for: step, mapping: StepMapping(mapping: try #require(step.inferredMapping)), store: nil)
       #expect(planned.method != .ddl, "\(new)")
       #expect(planned.reason?.contains(reason) == true, "\(reason): \(planned.reason ?? "nil")")
       let folder = try TemporaryDirectory()

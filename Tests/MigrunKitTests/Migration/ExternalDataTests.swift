@@ -238,7 +238,7 @@ import Testing
     // What plan says, before anything runs: object by object, and why.
     let plan = try Migrations.plan(v1, v2)
     let step = try #require(plan.steps.first)
-    let predicted = try StoreMigrator.method(of: step, mapping: StepMapping(mapping: mapping), store: nil)
+    let predicted = try StepMethod.planned(for: step, mapping: StepMapping(mapping: mapping), store: nil)
     #expect(predicted.method == .objects)
     #expect(predicted.reason == "Photo.image changes how its values are kept (external binary storage)")
     let report = try StoreMigrator(store: url, plan: plan, options: .init(keepBackup: false)).run()
