@@ -190,7 +190,8 @@ package enum StoreFiles {
   /// each 64 MiB copied is handed to the disk at once (`sync_file_range`, which starts the writes
   /// and does not wait), so the fsync that follows has only the last part left to wait for.
   package static func cloneOrCopy(_ source: URL, to destination: URL, writingBack: Bool = false) throws {
-    let failure = copyFailure  // Through the door first: a FIFO or a device in the store's place is refused, never waited on.
+    let failure = copyFailure
+    // Through the door first: a FIFO or a device in the store's place is refused, never waited on.
     do {
       try InputFile.check(source, origin: .named)
     } catch let error as InputFileError {
