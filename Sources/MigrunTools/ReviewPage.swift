@@ -135,7 +135,7 @@ package enum ReviewPage {
     page.raw("</section>")
   }
 
-  /// The step's entity and property changes, and its entities' version hashes (those changed first).
+  /// The step's entity and property changes, and its entities' version hashes (those changed in bold).
   private static func modelChanges(_ step: Review.Step, into page: inout Page) {
     page.raw("<h3>Model changes</h3>")
     if step.changes.isEmpty {
