@@ -124,7 +124,8 @@ let package = Package(
     .testTarget(
       name: "MigrunToolsTests",
       dependencies: [
-        "MigrunTools", "MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit", "LuaHost", "TestSupport",
+        "MigrunTools", "MigrunModel", "MigrunStore", "MigrunContext", "MigrunKit", "MigrunScripting", "LuaHost",
+        "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
       ]),
     .testTarget(
       name: "SwiftDataModelTests",

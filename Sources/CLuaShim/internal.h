@@ -49,23 +49,38 @@ struct mr_vm {
 /// The VM a state (or any of its threads) belongs to.
 static inline mr_vm *mr_vm_of(lua_State *L) { return *(mr_vm **)lua_getextraspace(L); }
 
-/// Records that a limit tripped and raises it as a Lua error; every later hook raises it again.
-/// `level` is the stack level whose position prefixes the message (0 in a hook, 1 in a C function).
-int mr_trip(lua_State *L, int level, int kind, const char *message);
+// values.c: values between Lua and the host.
 /// Reads the value at `index` into `buf` (raises on values that cannot cross, or too deep nesting).
 void mr_read_value(lua_State *L, int index, mr_buf *buf, int depth);
 /// Pushes the value tree at *position and moves past it.
 void mr_push_value(lua_State *L, const mr_buf *buf, size_t *position);
 /// Pushes every top-level value of `buf`; returns how many.
 int mr_push_values(lua_State *L, const mr_buf *buf);
-/// Opens the libraries and builds the sandbox (runs inside a protected call).
-void mr_sandbox_setup(lua_State *L, mr_vm *vm);
+
+// limits.c: raising a limit (uses values.c's helpers only; the sandbox and the VM both use it).
 double mr_now(void);
+/// Records that a limit tripped and raises it as a Lua error; every later hook raises it again.
+/// `level` is the stack level whose position prefixes the message (0 in a hook, 1 in a C function).
+int mr_trip(lua_State *L, int level, int kind, const char *message);
 /// Raises the time limit when the call's deadline has passed (`level` as for mr_trip): after C work
 /// the count hook does not see (a pattern match, a host function), so 10 s means about 10 s.
 void mr_check_clock(lua_State *L, int level);
 /// "instruction limit of N exceeded", N the call's budget (with what the objects handed over added).
 void mr_instruction_limit_text(const mr_vm *vm, char *out, size_t size);
+// Pushes "file:line: " of the nearest frame from `level` up that is a script's, not the host's
+// own Lua (the prelude, the merge helpers, the sandbox) — what an error should name.
+void mr_where_script(lua_State *L, int level);
+/// Keeps "file:line:" of the script running now in `vm->where`, for a limit raised where the stack
+/// cannot be read (the allocator). Copies, never allocates.
+void mr_note_where(lua_State *L, mr_vm *vm);
+
+// sandbox.c: the scripts' environment (uses limits.c and values.c; the VM uses it).
+/// Opens the libraries and builds the sandbox (runs inside a protected call).
+void mr_sandbox_setup(lua_State *L, mr_vm *vm);
+/// The C function behind every host function: calls the host with the arguments, pushes its results.
+int mr_host_trampoline(lua_State *L);
+
+// vm.c: the state and its protected calls (uses all of the above; rows.c uses it).
 /// Sets the VM's error message (and traceback, when `message` carries one after "stack traceback:").
 void mr_set_error(mr_vm *vm, const char *message);
 /// The message handler every protected call uses: the error message followed by a traceback.
@@ -76,10 +91,5 @@ void mr_disarm(mr_vm *vm);
 /// After a protected call under the limits returned `status`: the mr_status it ends in (MR_OK when
 /// it succeeded), with the VM's error set.
 int mr_call_status(mr_vm *vm, lua_State *L, int status);
-/// The C function behind every host function: calls the host with the arguments, pushes its results.
-int mr_host_trampoline(lua_State *L);
-// Pushes "file:line: " of the nearest frame from `level` up that is a script's, not the host's
-// own Lua (the prelude, the merge helpers, the sandbox) — what an error should name.
-void mr_where_script(lua_State *L, int level);
 
 #endif

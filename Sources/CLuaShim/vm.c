@@ -3,18 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <pthread.h>
 #include <stdint.h>
-
-// The time limit's clock: the coarse monotonic clock (a few milliseconds' resolution, against a
-// limit in seconds) — read once per call, and a row loop makes a call per row: 5 ns a read, where
-// CLOCK_MONOTONIC took ~40 (the vDSO's TSC read), ~2% of a short row.
-double mr_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 // The size class of a block of `size` bytes (1…MR_POOL_MAX), or -1 when it is not pooled.
 static inline int pool_class(size_t size) { return size && size <= MR_POOL_MAX ? (int)((size - 1) >> 4) : -1; }
@@ -94,37 +84,6 @@ static void *mr_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   }
   if (block) vm->used = vm->used - old + nsize;
   return block;
-}
-
-// Whether a chunk is the host's own Lua ("=migrun prelude", "=migrun merge helpers", "=sandbox"):
-// errors name the script that called into it, never it.
-static int mr_is_host_chunk(const char *source) {
-  return source && (strncmp(source, "=migrun ", 8) == 0 || strcmp(source, "=sandbox") == 0);
-}
-
-void mr_where_script(lua_State *L, int level) {
-  lua_Debug ar;
-  for (int at = level; lua_getstack(L, at, &ar); at++) {
-    if (!lua_getinfo(L, "Sl", &ar)) break;
-    if (ar.currentline > 0 && !mr_is_host_chunk(ar.source)) {
-      lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
-      return;
-    }
-  }
-  luaL_where(L, level);
-}
-
-int mr_trip(lua_State *L, int level, int kind, const char *message) {
-  mr_vm *vm = mr_vm_of(L);
-  if (!vm->tripped) {
-    vm->tripped = kind;
-    mr_where_script(L, level);
-    snprintf(vm->trip_message, sizeof vm->trip_message, "%s%s", lua_tostring(L, -1), message);
-    lua_pop(L, 1);
-  }
-  lua_sethook(L, lua_gethook(L), LUA_MASKCOUNT, 1);
-  lua_pushstring(L, vm->trip_message);
-  return lua_error(L);
 }
 
 // Line coverage (`migrun test --coverage`): a table for the whole process, since a test runs
@@ -223,57 +182,6 @@ int mr_coverage_entry(size_t index, char *source, size_t source_size, int32_t *l
   return found;
 }
 
-// Keeps "file:line:" of the script running now (the nearest frame that is no host chunk), for a
-// limit raised where the stack cannot be read (the allocator). Copies, never allocates.
-static void mr_note_where(lua_State *L, mr_vm *vm) {
-  lua_Debug ar;
-  for (int at = 0; at < 8 && lua_getstack(L, at, &ar); at++) {
-    if (!lua_getinfo(L, "Sl", &ar)) return;
-    if (ar.currentline > 0 && !mr_is_host_chunk(ar.source)) {
-      // Written again only when the place changed (the pointer is compared, never read).
-      if (ar.source == vm->where_source && ar.currentline == vm->where_line) return;
-      vm->where_source = ar.source;
-      vm->where_line = ar.currentline;
-      snprintf(vm->where, sizeof vm->where, "%s:%d:", ar.short_src, ar.currentline);
-      return;
-    }
-  }
-}
-
-void mr_check_clock(lua_State *L, int level) {
-  mr_vm *vm = mr_vm_of(L);
-  if (!vm->armed || mr_now() <= vm->deadline) return;
-  char message[240];
-  if (vm->credited == 0) {
-    snprintf(message, sizeof message, "time limit of %g s exceeded", vm->limits.seconds);
-  } else if (vm->progress_deadline <= vm->run_deadline) {
-    snprintf(message, sizeof message,
-      "time limit of %g s without a new object exceeded (%lld objects handed over until then)",
-      vm->limits.seconds, (long long)vm->credited);
-  } else {
-    snprintf(message, sizeof message,
-      "time limit of %g s exceeded (%g s, and %g s for each of the %lld objects handed over)",
-      vm->limits.seconds + vm->limits.seconds_per_object * (double)vm->credited, vm->limits.seconds,
-      vm->limits.seconds_per_object, (long long)vm->credited);
-  }
-  mr_trip(L, level, MR_ERR_DEADLINE, message);
-}
-
-// The call's instruction budget: the limit, and what each object handed over added (saturating).
-static int64_t instruction_budget(const mr_vm *vm) {
-  double budget = (double)vm->limits.instructions + (double)vm->limits.instructions_per_object * (double)vm->credited;
-  return budget >= 9.2e18 ? INT64_MAX : (int64_t)budget;
-}
-
-void mr_instruction_limit_text(const mr_vm *vm, char *out, size_t size) {
-  if (vm->credited == 0) {
-    snprintf(out, size, "instruction limit of %lld exceeded", (long long)vm->limits.instructions);
-    return;
-  }
-  snprintf(out, size, "instruction limit of %lld exceeded (%lld, and %lld for each of the %lld objects handed over)",
-    (long long)instruction_budget(vm), (long long)vm->limits.instructions,
-    (long long)vm->limits.instructions_per_object, (long long)vm->credited);
-}
 
 static void mr_hook(lua_State *L, lua_Debug *ar) {
   mr_vm *vm = mr_vm_of(L);

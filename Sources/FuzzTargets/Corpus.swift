@@ -223,32 +223,17 @@ public enum Corpus {
       // Small stores whole, larger ones cut to their first pages (the fuzzer works on small inputs).
       return try stores.map { (name(of: $0, in: fixtures), Data(try Data(contentsOf: $0).prefix(64 * 1024))) }
     case .createTable:
-      let statements = try stores.prefix(8).flatMap { store in
-        let queue = try DatabaseQueue(path: StoreFiles.immutableURI(store))
-        defer { try? queue.close() }
-        return try queue.read { db in
-          try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL")
-        }
-      }
-      return (statements + tableSeeds).enumerated().map { ("table-\($0.offset).sql", Data($0.element.utf8)) }
+      return try createTableSeeds(stores: stores)
     case .importJSON:
-      guard let store = try sampleStore() else { return [] }
-      return [("sample.json", Data(try StoreJSON.export(store).utf8))]
+      return try sampleStore().map { [("sample.json", Data(try StoreJSON.export($0).utf8))] } ?? []
     case .mappingModel:
       return try mappingModelSeeds(fixtures: fixtures)
     case .swiftModel:
       let sources = files(under: fixtures, where: { $0.pathExtension == "swift" })
       return try sources.map { (name(of: $0, in: fixtures), try Data(contentsOf: $0)) }
         + swiftSeeds.enumerated().map { ("seed\($0.offset).swift", Data($0.element.utf8)) }
-    case .luaMapping:
-      let mappings = files(
-        under: repository.appendingPathComponent("policies/examples"), where: { $0.pathExtension == "lua" })
-      return try mappings.map { ($0.lastPathComponent, try Data(contentsOf: $0)) }
-        + luaSeeds.enumerated().map { ("seed\($0.offset).lua", Data($0.element.utf8)) }
-    case .luaScript:
-      let scripts = files(under: repository.appendingPathComponent("policies"), where: { $0.pathExtension == "lua" })
-      return try scripts.map { (name(of: $0, in: repository), try Data(contentsOf: $0)) }
-        + hostileSeeds.enumerated().map { ("hostile\($0.offset).lua", Data($0.element.utf8)) }
+    case .luaMapping, .luaScript:
+      return try luaFileSeeds(for: target, repository: repository)
     case .luaHelpers:
       let plists = stores.prefix(4).compactMap { try? column("Z_PLIST", of: "Z_METADATA", in: $0) }
       return plists.enumerated().map { ("metadata\($0.offset).plist", $0.element) } + helperSeeds
@@ -257,24 +242,62 @@ public enum Corpus {
     case .projectConfig:
       return configSeeds.enumerated().map { ("seed\($0.offset).yml", Data($0.element.utf8)) }
     case .lcov:
-      let tracefile = "TN:\nSF:/p/Item.lua\nDA:1,3\nDA:2,0,abc\nLF:2\nLH:1\nend_of_record\nSF:x.lua\nDA:4,1\n"
-      return [("two-files.info", Data(tracefile.utf8))]
+      return [("two-files.info", Data(lcovSeed.utf8))]
     case .fleetReport:
-      let report = Fleet.Report([
-        .init(path: "/s/a.sqlite", from: "Fuzz", to: "Fuzz 2", status: .migrated, objects: 3, seconds: 0.5),
-        .init(path: "/s/b.sqlite", status: .failed, error: "a <failure> & \"quotes\""),
-        .init(path: "/s/c.sqlite", from: "Fuzz 2", status: .current, objects: 0),
-      ])
-      return [("report.json", try report.json())]
+      return try fleetReportSeeds()
     case .swiftPort:
-      let examples = files(
-        under: repository.appendingPathComponent("Tests/PortExamples"), where: { $0.pathExtension == "swift" })
-      return try examples.map { (name(of: $0, in: repository), try Data(contentsOf: $0)) }
-        + portSeeds.enumerated().map { ("seed\($0.offset).swift", Data($0.element.utf8)) }
+      return try portFileSeeds(repository: repository)
     case .chainFile:
       return [("chain", Data("# oldest first\nFuzz\n\nFuzz 2\n".utf8)), ("backwards", Data("Fuzz 2\nFuzz\n".utf8))]
     }
   }
+
+  /// The `CREATE TABLE` statements of the first stores, and ones they do not show.
+  static func createTableSeeds(stores: [URL]) throws -> [(String, Data)] {
+    let statements = try stores.prefix(8).flatMap { store in
+      let queue = try DatabaseQueue(path: StoreFiles.immutableURI(store))
+      defer { try? queue.close() }
+      return try queue.read { db in
+        try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL")
+      }
+    }
+    return (statements + tableSeeds).enumerated().map { ("table-\($0.offset).sql", Data($0.element.utf8)) }
+  }
+
+  /// The repository's Lua files: its example mapping files (`.luaMapping`) or every policy
+  /// (`.luaScript`), with the seeds the examples do not show.
+  static func luaFileSeeds(for target: FuzzTarget, repository: URL) throws -> [(String, Data)] {
+    if target == .luaMapping {
+      let mappings = files(
+        under: repository.appendingPathComponent("policies/examples"), where: { $0.pathExtension == "lua" })
+      return try mappings.map { ($0.lastPathComponent, try Data(contentsOf: $0)) }
+        + luaSeeds.enumerated().map { ("seed\($0.offset).lua", Data($0.element.utf8)) }
+    }
+    let scripts = files(under: repository.appendingPathComponent("policies"), where: { $0.pathExtension == "lua" })
+    return try scripts.map { (name(of: $0, in: repository), try Data(contentsOf: $0)) }
+      + hostileSeeds.enumerated().map { ("hostile\($0.offset).lua", Data($0.element.utf8)) }
+  }
+
+  /// The Swift `migrun port` is tested with, and seeds the examples do not show.
+  static func portFileSeeds(repository: URL) throws -> [(String, Data)] {
+    let examples = files(
+      under: repository.appendingPathComponent("Tests/PortExamples"), where: { $0.pathExtension == "swift" })
+    return try examples.map { (name(of: $0, in: repository), try Data(contentsOf: $0)) }
+      + portSeeds.enumerated().map { ("seed\($0.offset).swift", Data($0.element.utf8)) }
+  }
+
+  /// A fleet report of each status, with text that needs escaping.
+  static func fleetReportSeeds() throws -> [(String, Data)] {
+    let report = Fleet.Report([
+      .init(path: "/s/a.sqlite", from: "Fuzz", to: "Fuzz 2", status: .migrated, objects: 3, seconds: 0.5),
+      .init(path: "/s/b.sqlite", status: .failed, error: "a <failure> & \"quotes\""),
+      .init(path: "/s/c.sqlite", from: "Fuzz 2", status: .current, objects: 0),
+    ])
+    return [("report.json", try report.json())]
+  }
+
+  /// An lcov tracefile of two files, one line with a checksum.
+  static let lcovSeed = "TN:\nSF:/p/Item.lua\nDA:1,3\nDA:2,0,abc\nLF:2\nLH:1\nend_of_record\nSF:x.lua\nDA:4,1\n"
 
   /// Swift a policy or stage might hold that the examples do not: chains, closures, casts, odd forms.
   static let portSeeds = [

@@ -222,21 +222,10 @@ package struct AppleMappingModel: Sendable, Hashable {
     guard let root = database.objects.values.first(where: { $0.type == "XDDEVMAPPINGMODEL" }) else {
       throw fail("no mapping model in the file (an XDDEVMAPPINGMODEL object)")
     }
-    // The editor keeps its own form of the two models (XDPMModel: names without types, no hashes);
-    // the models themselves are the versions at the paths it records.
-    func model(_ key: String) throws(MigrationError) -> (String, ObjectModel) {
-      let side = key.hasPrefix("source") ? "source" : "destination"
-      guard let path = root.text(key), !path.isEmpty else { throw fail("it records no \(side) model (\(key))") }
-      let version = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
-      guard let model = versions.first(where: { $0.versionName == version }) else {
-        throw fail(
-          "it was made for the \(side) model \(path); \(modelName) has no version '\(version)' "
-            + "(versions: \(names(versions)))")
-      }
-      return (version, model)
-    }
-    let (from, source) = try model("sourcemodelpath")
-    let (to, destination) = try model("destinationmodelpath")
+    let (from, source) = try recordedModel(
+      "sourcemodelpath", of: root, versions: versions, modelName: modelName, fail: fail)
+    let (to, destination) = try recordedModel(
+      "destinationmodelpath", of: root, versions: versions, modelName: modelName, fail: fail)
     var drafts: [(number: Int64, object: DatabaseXML.Object)] = []
     for id in root.links["entitymappings"] ?? [] {
       guard let object = database.objects[id], object.type == "XDDEVENTITYMAPPING" else {
@@ -247,18 +236,7 @@ package struct AppleMappingModel: Sendable, Hashable {
     drafts.sort { $0.number < $1.number }
     // Names first: generated relationship expressions name other mappings.
     var mappings: [EntityMapping] = try drafts.map { draft throws(MigrationError) in
-      let sourceName = draft.object.text("sourcename").flatMap { $0.isEmpty ? nil : $0 }
-      let destinationName = draft.object.text("destinationname").flatMap { $0.isEmpty ? nil : $0 }
-      return EntityMapping(
-        name: compiledName(source: sourceName, destination: destinationName), kind: .undefined,
-        sourceEntity: sourceName, destinationEntity: destinationName,
-        sourceEntityHash: sourceName.flatMap { source.entityVersionHashes[$0] },
-        destinationEntityHash: destinationName.flatMap { destination.entityVersionHashes[$0] },
-        policyClassName: draft.object.text("migrationpolicyclassname").flatMap { $0.isEmpty ? nil : $0 },
-        sourceExpression: sourceName.map { .fetch(entity: $0, predicate: "TRUEPREDICATE") }, attributes: [],
-        relationships: [],
-        userInfo: try archivedUserInfo(
-          draft.object, of: "\(fileName): entity mapping \(draft.object.text("name") ?? "?")"))
+      try namedMapping(draft.object, source: source, destination: destination, fileName: fileName)
     }
     for index in mappings.indices {
       let object = drafts[index].object
@@ -271,6 +249,43 @@ package struct AppleMappingModel: Sendable, Hashable {
       mappings[index] = mapping
     }
     return AppleMappingModel(fileName: fileName, sourceVersion: from, destinationVersion: to, entityMappings: mappings)
+  }
+
+  /// The version at the path the editor recorded under `key` (`sourcemodelpath`,
+  /// `destinationmodelpath`) and its name. The editor keeps its own form of the two models
+  /// (XDPMModel: names without types, no hashes); the models themselves are the versions at the
+  /// paths it records.
+  private static func recordedModel(
+    _ key: String, of root: DatabaseXML.Object, versions: [ObjectModel], modelName: String,
+    fail: (String) -> MigrationError
+  ) throws(MigrationError) -> (String, ObjectModel) {
+    let side = key.hasPrefix("source") ? "source" : "destination"
+    guard let path = root.text(key), !path.isEmpty else { throw fail("it records no \(side) model (\(key))") }
+    let version = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+    guard let model = versions.first(where: { $0.versionName == version }) else {
+      throw fail(
+        "it was made for the \(side) model \(path); \(modelName) has no version '\(version)' "
+          + "(versions: \(names(versions)))")
+    }
+    return (version, model)
+  }
+
+  /// An entity mapping of the editor's file with its names, entities and user info, before its
+  /// property mappings are read.
+  private static func namedMapping(
+    _ object: DatabaseXML.Object, source: ObjectModel, destination: ObjectModel, fileName: String
+  ) throws(MigrationError) -> EntityMapping {
+    let sourceName = object.text("sourcename").flatMap { $0.isEmpty ? nil : $0 }
+    let destinationName = object.text("destinationname").flatMap { $0.isEmpty ? nil : $0 }
+    return EntityMapping(
+      name: compiledName(source: sourceName, destination: destinationName), kind: .undefined,
+      sourceEntity: sourceName, destinationEntity: destinationName,
+      sourceEntityHash: sourceName.flatMap { source.entityVersionHashes[$0] },
+      destinationEntityHash: destinationName.flatMap { destination.entityVersionHashes[$0] },
+      policyClassName: object.text("migrationpolicyclassname").flatMap { $0.isEmpty ? nil : $0 },
+      sourceExpression: sourceName.map { .fetch(entity: $0, predicate: "TRUEPREDICATE") }, attributes: [],
+      relationships: [],
+      userInfo: try archivedUserInfo(object, of: "\(fileName): entity mapping \(object.text("name") ?? "?")"))
   }
 
   /// An entity mapping's attribute and relationship mappings as the editor stores them: archived

@@ -67,74 +67,98 @@ extension BulkCopy {
     _ progress: (MigrationProgress) -> Void
   ) throws {
     defer { select.reset() }
-    let entity = copy.mapping.sourceEntity ?? ""
-    let plainCount = Int32(rows.plainCount)
-    var done = 0
-    var inputs: [StoreValue] = []
+    var copier = RowCopier(rows: rows, mapping: copy.mapping, select: select, insert: insert)
     func report() {
-      progress(MigrationProgress(stage: .instances, mapping: copy.mapping.name, done: done, total: total))
-    }
-    let current = { ObjectID(entity: entity, primaryKey: select.integer(0)) }
-    /// Runs the insert of the row the select is on, its computed values bound.
-    func insertRow(_ computed: [StoreValue]) throws {
-      var index = plainCount + 1
-      for value in computed {
-        insert.bind(value, at: index)
-        index += 1
-      }
-      do {
-        try insert.run()
-      } catch let error as StoreError {
-        throw Self.located(error, current())
-      }
-      done += 1
-    }
-    /// The row the select is on, read, computed and inserted here.
-    func copyRow() throws {
-      for column in 0..<plainCount { insert.bind(columnOf: select, column, at: column + 1) }
-      inputs.removeAll(keepingCapacity: true)
-      for (offset, type) in rows.inputTypes.enumerated() {
-        inputs.append(select.value(plainCount + Int32(offset), type: type))
-      }
-      let id = current()
-      let computed: [StoreValue]
-      do {
-        computed = try rows.transform.transform(id, inputs)
-      } catch {
-        throw MigrationManager.located(error, mapping: copy.mapping, object: id)
-      }
-      try insertRow(computed)
+      progress(MigrationProgress(stage: .instances, mapping: copy.mapping.name, done: copier.done, total: total))
     }
     report()
     guard let loop = rows.transform as? any RowLoopTransform else {
       while try select.step() {
-        try copyRow()
-        if done % 10_000 == 0 || done == total { report() }
+        try copier.copyRow()
+        if copier.done % 10_000 == 0 || copier.done == total { report() }
       }
       return
     }
     while true {
       let (count, stop) = try loop.runRows(
         select: select.handle, insert: insert.handle, plainCount: rows.plainCount, inputTypes: rows.inputTypes,
-        limit: 10_000, currentObject: current)
-      done += count
+        limit: 10_000, currentObject: copier.current)
+      copier.done += count
       switch stop {
       case .finished:
         report()
         return
       case .paused: report()
-      case .hostRow: try copyRow()
-      case .hostOutputs(let computed): try insertRow(computed)
+      case .hostRow: try copier.copyRow()
+      case .hostOutputs(let computed): try copier.insertRow(computed)
       case .sqliteFailed(let key):
         let error = (key != nil ? insert : select).failure()
         if key != nil { insert.reset() }
-        throw Self.located(error, key.map { ObjectID(entity: entity, primaryKey: $0) } ?? current())
+        throw Self.located(error, key.map { ObjectID(entity: copier.entity, primaryKey: $0) } ?? copier.current())
       }
     }
   }
 
   /// A row's SQLite failure, naming the object the row is.
-  private static func located(_ error: StoreError, _ id: ObjectID) -> StoreError {
+  fileprivate static func located(_ error: StoreError, _ id: ObjectID) -> StoreError {
     StoreError(error.code, entity: id.entity, primaryKey: id.primaryKey, reason: error.reason, underlying: error)
+  }
+}
+
+/// One row of a copy through a transform, as the host copies it: the plain columns bound straight
+/// from the select, the transform's inputs read and its outputs bound after them; `done` counts
+/// the rows inserted.
+private struct RowCopier {
+  let rows: BulkCopy.RowLoop
+  let mapping: EntityMapping
+  let select: RawStatement
+  let insert: RawStatement
+  let entity: String
+  let plainCount: Int32
+  var done = 0
+  private var inputs: [StoreValue] = []
+
+  init(rows: BulkCopy.RowLoop, mapping: EntityMapping, select: RawStatement, insert: RawStatement) {
+    self.rows = rows
+    self.mapping = mapping
+    self.select = select
+    self.insert = insert
+    entity = mapping.sourceEntity ?? ""
+    plainCount = Int32(rows.plainCount)
+  }
+
+  /// The object of the row the select is on.
+  func current() -> ObjectID { ObjectID(entity: entity, primaryKey: select.integer(0)) }
+
+  /// Runs the insert of the row the select is on, its computed values bound.
+  mutating func insertRow(_ computed: [StoreValue]) throws {
+    var index = plainCount + 1
+    for value in computed {
+      insert.bind(value, at: index)
+      index += 1
+    }
+    do {
+      try insert.run()
+    } catch let error as StoreError {
+      throw BulkCopy.located(error, current())
+    }
+    done += 1
+  }
+
+  /// The row the select is on, read, computed and inserted here.
+  mutating func copyRow() throws {
+    for column in 0..<plainCount { insert.bind(columnOf: select, column, at: column + 1) }
+    inputs.removeAll(keepingCapacity: true)
+    for (offset, type) in rows.inputTypes.enumerated() {
+      inputs.append(select.value(plainCount + Int32(offset), type: type))
+    }
+    let id = current()
+    let computed: [StoreValue]
+    do {
+      computed = try rows.transform.transform(id, inputs)
+    } catch {
+      throw MigrationManager.located(error, mapping: mapping, object: id)
+    }
+    try insertRow(computed)
   }
 }

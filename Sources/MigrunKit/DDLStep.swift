@@ -70,25 +70,7 @@ struct DDLStep {
     constrained: [String: Set<String>] = [:]
   ) -> Decision {
     let destination = StoreSchema(model: mapping.destination)
-    // Every row stays in its table with its Z_ENT: each entity keeps its number, parent and table
-    // (new entities may come after them).
-    for layout in source.entities {
-      guard let kept = destination.layout(of: layout.name), kept.number == layout.number,
-        kept.superNumber == layout.superNumber, kept.table == layout.table
-      else {
-        // A store numbered otherwise than Core Data numbers (one migrun wrote in byte order) is
-        // said as such: its rows are written under Core Data's numbers for the destination.
-        if let kept = destination.layout(of: layout.name), kept.table == layout.table,
-          StoreSchema(model: mapping.source).layout(of: layout.name)?.number != layout.number
-        {
-          return .copyRows(
-            "the store numbers entity \(layout.name) \(layout.number), where Core Data numbers it \(kept.number): "
-              + "its rows are written under Core Data's numbers")
-        }
-        return .copyRows(
-          "entity \(layout.name) is removed, renamed, renumbered or moved in the hierarchy: its rows move")
-      }
-    }
+    if let why = movedEntity(source: source, destination: destination, mapping: mapping) { return .copyRows(why) }
     // Core Data's derived-attribute and R-tree triggers are rewritten for the destination; others
     // are not known.
     let rtrees = source.rtreeIndexes.reduce(into: Set<String>()) { $0.formUnion($1.objectNames) }
@@ -101,8 +83,37 @@ struct DDLStep {
       return .copyRows(error.reason)
     }
     if let first = destination.unsupported.first { return .copyRows(first) }
-    // The model's tables hold exactly the model's columns (a column of the store's own would be
-    // dropped by the copy path's layout, so it is left to that path's checks).
+    if let why = undeclaredColumn(in: tables, source: source) { return .copyRows(why) }
+    if let why = rowMovingMapping(in: mapping) { return .copyRows(why) }
+    var builder = Builder(mapping: mapping, source: source, destination: destination, constrained: constrained)
+    return builder.build()
+  }
+
+  /// Why rows would have to move: an entity of the store removed, renamed, renumbered or moved in
+  /// the hierarchy. Every row stays in its table with its Z_ENT only when each entity keeps its
+  /// number, parent and table (new entities may come after them).
+  static func movedEntity(source: StoreSchema, destination: StoreSchema, mapping: MappingModel) -> String? {
+    for layout in source.entities {
+      guard let kept = destination.layout(of: layout.name), kept.number == layout.number,
+        kept.superNumber == layout.superNumber, kept.table == layout.table
+      else {
+        // A store numbered otherwise than Core Data numbers (one migrun wrote in byte order) is
+        // said as such: its rows are written under Core Data's numbers for the destination.
+        if let kept = destination.layout(of: layout.name), kept.table == layout.table,
+          StoreSchema(model: mapping.source).layout(of: layout.name)?.number != layout.number
+        {
+          return "the store numbers entity \(layout.name) \(layout.number), where Core Data numbers it \(kept.number): "
+            + "its rows are written under Core Data's numbers"
+        }
+        return "entity \(layout.name) is removed, renamed, renumbered or moved in the hierarchy: its rows move"
+      }
+    }
+    return nil
+  }
+
+  /// A column of one of the model's tables that its model does not declare (a column of the store's
+  /// own would be dropped by the copy path's layout, so it is left to that path's checks).
+  static func undeclaredColumn(in tables: [String: [String]], source: StoreSchema) -> String? {
     let expected = Dictionary(uniqueKeysWithValues: source.tables.map { ($0.name.uppercased(), $0) })
     for (name, columns) in tables {
       let key = name.uppercased()
@@ -111,32 +122,37 @@ struct DDLStep {
       guard let table = expected[key] else { continue }
       let declared = Set(table.columns.map { $0.name.uppercased() })
       if let extra = columns.first(where: { !declared.contains($0.uppercased()) }) {
-        return .copyRows("table \(name) has a column its model does not declare (\(extra))")
+        return "table \(name) has a column its model does not declare (\(extra))"
       }
     }
+    return nil
+  }
+
+  /// An entity mapping a DDL edit cannot run: custom, moving objects to another entity, adding a
+  /// uniqueness constraint, or changing how an attribute's values are kept.
+  static func rowMovingMapping(in mapping: MappingModel) -> String? {
     for entityMapping in mapping.entityMappings {
       switch entityMapping.kind {
       case .copy, .transform: break
       case .add, .remove: continue  // entities without rows (abstract), or caught by the check above
-      case .custom: return .copyRows("entity mapping \(entityMapping.name) is custom")
+      case .custom: return "entity mapping \(entityMapping.name) is custom"
       }
       guard entityMapping.sourceEntity == entityMapping.destinationEntity else {
-        return .copyRows("entity mapping \(entityMapping.name) moves objects to another entity")
+        return "entity mapping \(entityMapping.name) moves objects to another entity"
       }
       guard let from = entityMapping.sourceEntity.flatMap(mapping.source.entity(named:)),
         let to = entityMapping.destinationEntity.flatMap(mapping.destination.entity(named:))
-      else { return .copyRows("entity mapping \(entityMapping.name) names an unknown entity") }
+      else { return "entity mapping \(entityMapping.name) names an unknown entity" }
       guard
         BulkCopy.keepsConstraints(entityMapping, from: from, in: mapping.source, to: to, in: mapping.destination)
-      else { return .copyRows("\(to.name) gets a uniqueness constraint its rows may break") }
+      else { return "\(to.name) gets a uniqueness constraint its rows may break" }
       if let attribute = ExternalData.rewrittenAttribute(
         entityMapping, from: from, in: mapping.source, to: to, in: mapping.destination)
       {
-        return .copyRows("\(to.name).\(attribute) changes how its values are kept (external binary storage)")
+        return "\(to.name).\(attribute) changes how its values are kept (external binary storage)"
       }
     }
-    var builder = Builder(mapping: mapping, source: source, destination: destination, constrained: constrained)
-    return builder.build()
+    return nil
   }
 
   /// The decision for the step `mapping` on a store migrun wrote: laid out as a new store of the

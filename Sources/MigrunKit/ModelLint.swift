@@ -120,47 +120,13 @@ package enum ModelLint {
       let relationships = paired(
         old.relationships(of: origin), new.relationships(of: entity), declaredBefore: declaredBefore,
         declaredNow: declaredNow)
-      for attribute in attributes.added
-      where !attribute.isOptional && attribute.defaultValue == .null && attribute.derivation == nil {
-        add(
-          "required-without-default", entity.name, [attribute.name],
-          "is new and required without a default: existing \(entity.name) objects have no value for it (give it a default)"
-        )
-      }
-      for (previous, relationship) in relationships.kept where previous.isToMany != relationship.isToMany {
-        add(
-          "cardinality-change", entity.name, [relationship.name],
-          previous.isToMany
-            ? "was to-many, now to-one: objects related to more than one keep only one"
-            : "was to-one, now to-many: check what the relationship's objects mean now")
-      }
-      let before = Set(origin.uniquenessConstraints.map { $0.sorted() })
-      for constraint in entity.uniquenessConstraints where !before.contains(constraint.sorted()) {
-        add(
-          "uniqueness-added", entity.name, constraint,
-          "gets a uniqueness constraint: existing duplicates stop the migration (remove them in a custom stage's willMigrate, \(versions.joined(separator: "-")).stage.lua, or fold them with a mapping file's merge rules)"
-        )
-      }
+      propertyChanges(entity, attributes: attributes, relationships: relationships, add: add)
+      uniquenessAdded(origin: origin, entity: entity, versions: versions, add: add)
       compositeChanges(
         old, new, origin: origin, entity: entity, declaredBefore: declaredBefore, declaredNow: declaredNow, add: add)
       probableRenames(entity, attributes: attributes, relationships: relationships, add: add)
       if cloudKit {
-        let kept = attributes.kept.map { ($0.0.name, $0.1.name) } + relationships.kept.map { ($0.0.name, $0.1.name) }
-        for (previous, name) in kept where previous != name {
-          add(
-            "cloudkit-renamed", entity.name, [name],
-            "renamed from '\(previous)': CloudKit's schema cannot rename a field once deployed")
-        }
-        for removed in attributes.removed.map(\.name) + relationships.removed.map(\.name) {
-          add(
-            "cloudkit-removed", entity.name, [removed], "removed: CloudKit's schema cannot remove a field once deployed"
-          )
-        }
-      }
-      if cloudKit && origin.name != entity.name {
-        add(
-          "cloudkit-renamed", entity.name, [],
-          "renamed from '\(origin.name)': CloudKit's schema cannot rename a record type")
+        cloudKitChanges(origin: origin, entity: entity, attributes: attributes, relationships: relationships, add: add)
       }
     }
     if cloudKit {
@@ -172,6 +138,61 @@ package enum ModelLint {
   }
 
   typealias Add = (_ rule: String, _ entity: String, _ properties: [String], _ message: String) -> Void
+  typealias PairedAttributes = (kept: [(Attribute, Attribute)], added: [Attribute], removed: [Attribute])
+  typealias PairedRelationships = (kept: [(Relationship, Relationship)], added: [Relationship], removed: [Relationship])
+
+  /// required-without-default: an attribute added that existing objects have no value for;
+  /// cardinality-change: a relationship kept that turned to-one or to-many.
+  static func propertyChanges(
+    _ entity: Entity, attributes: PairedAttributes, relationships: PairedRelationships, add: Add
+  ) {
+    for attribute in attributes.added
+    where !attribute.isOptional && attribute.defaultValue == .null && attribute.derivation == nil {
+      add(
+        "required-without-default", entity.name, [attribute.name],
+        "is new and required without a default: existing \(entity.name) objects have no value for it (give it a default)"
+      )
+    }
+    for (previous, relationship) in relationships.kept where previous.isToMany != relationship.isToMany {
+      add(
+        "cardinality-change", entity.name, [relationship.name],
+        previous.isToMany
+          ? "was to-many, now to-one: objects related to more than one keep only one"
+          : "was to-one, now to-many: check what the relationship's objects mean now")
+    }
+  }
+
+  /// uniqueness-added: a uniqueness constraint the entity did not have, which existing duplicates break.
+  static func uniquenessAdded(origin: Entity, entity: Entity, versions: [String], add: Add) {
+    let before = Set(origin.uniquenessConstraints.map { $0.sorted() })
+    for constraint in entity.uniquenessConstraints where !before.contains(constraint.sorted()) {
+      add(
+        "uniqueness-added", entity.name, constraint,
+        "gets a uniqueness constraint: existing duplicates stop the migration (remove them in a custom stage's willMigrate, \(versions.joined(separator: "-")).stage.lua, or fold them with a mapping file's merge rules)"
+      )
+    }
+  }
+
+  /// cloudkit-renamed, cloudkit-removed: what CloudKit's deployed schema cannot follow — a field or
+  /// a record type renamed, a field removed.
+  static func cloudKitChanges(
+    origin: Entity, entity: Entity, attributes: PairedAttributes, relationships: PairedRelationships, add: Add
+  ) {
+    let kept = attributes.kept.map { ($0.0.name, $0.1.name) } + relationships.kept.map { ($0.0.name, $0.1.name) }
+    for (previous, name) in kept where previous != name {
+      add(
+        "cloudkit-renamed", entity.name, [name],
+        "renamed from '\(previous)': CloudKit's schema cannot rename a field once deployed")
+    }
+    for removed in attributes.removed.map(\.name) + relationships.removed.map(\.name) {
+      add("cloudkit-removed", entity.name, [removed], "removed: CloudKit's schema cannot remove a field once deployed")
+    }
+    if origin.name != entity.name {
+      add(
+        "cloudkit-renamed", entity.name, [],
+        "renamed from '\(origin.name)': CloudKit's schema cannot rename a record type")
+    }
+  }
 
   /// composite-changed: a composite attribute (SwiftData's Codable struct or enum) whose elements changed.
   static func compositeChanges(

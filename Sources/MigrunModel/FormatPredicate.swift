@@ -351,17 +351,7 @@ struct FormatPredicateParser {
       advance()
       return .constant(false)
     }
-    var modifier = FormatPredicate.Modifier.direct
-    if isKeyword(current, "ANY", "SOME") {
-      modifier = .any
-      advance()
-    } else if isKeyword(current, "ALL") {
-      modifier = .all
-      advance()
-    } else if isKeyword(current, "NONE") {
-      modifier = .none
-      advance()
-    }
+    let modifier = parseModifier()
     let lhs = try parseExpression()
     var negate = false
     if isKeyword(current, "NOT") {
@@ -369,6 +359,34 @@ struct FormatPredicateParser {
       negate = true
       advance()
     }
+    let op = try parseOperator()
+    let options = try parseOptions()
+    let rhs = try parseExpression()
+    if op == .between {
+      guard case .list(let bounds) = rhs, bounds.count == 2 else { throw fail("BETWEEN takes {lower, upper}") }
+    }
+    let node = FormatPredicate.Node.comparison(lhs, op, rhs, options, modifier)
+    return negate ? .not(node) : node
+  }
+
+  /// `ANY`/`SOME`, `ALL` or `NONE` before a comparison's left side, or none.
+  mutating func parseModifier() -> FormatPredicate.Modifier {
+    let modifier: FormatPredicate.Modifier
+    if isKeyword(current, "ANY", "SOME") {
+      modifier = .any
+    } else if isKeyword(current, "ALL") {
+      modifier = .all
+    } else if isKeyword(current, "NONE") {
+      modifier = .none
+    } else {
+      return .direct
+    }
+    advance()
+    return modifier
+  }
+
+  /// A comparison's operator: a symbol (`=`, `<=` …) or a word (`IN`, `CONTAINS` …).
+  mutating func parseOperator() throws(FormatPredicateError) -> FormatPredicate.Operator {
     let op: FormatPredicate.Operator
     switch current {
     case .symbol("="), .symbol("=="): op = .equal
@@ -386,6 +404,11 @@ struct FormatPredicateParser {
     default: throw fail("expected an operator, found \(describe(current))")
     }
     advance()
+    return op
+  }
+
+  /// The options in brackets after an operator (`[c]`, `[d]`, `[cd]`), or none.
+  mutating func parseOptions() throws(FormatPredicateError) -> FormatPredicate.Options {
     var options: FormatPredicate.Options = []
     if current == .symbol("[") {
       advance()
@@ -398,12 +421,7 @@ struct FormatPredicateParser {
       guard current == .symbol("]") else { throw fail("expected ']'") }
       advance()
     }
-    let rhs = try parseExpression()
-    if op == .between {
-      guard case .list(let bounds) = rhs, bounds.count == 2 else { throw fail("BETWEEN takes {lower, upper}") }
-    }
-    let node = FormatPredicate.Node.comparison(lhs, op, rhs, options, modifier)
-    return negate ? .not(node) : node
+    return options
   }
 
   mutating func nextArgument() throws(FormatPredicateError) -> FormatPredicate.Argument {
@@ -435,30 +453,10 @@ struct FormatPredicateParser {
       return .value(.string(text))
     case .argument(let kind):
       advance()
-      let argument = try nextArgument()
-      if kind == "K" {
-        guard case .value(.string(let path)) = argument else { throw fail("%K takes a key path given as a string") }
-        return .keyPath(path.split(separator: ".").map(String.init))
-      }
-      switch argument {
-      case .value(let value): return .value(value)
-      case .list(let values):
-        guard kind == "@" else { throw fail("%\(kind) takes a number, not a list") }
-        return .list(values.map(FormatPredicate.Expression.value))
-      }
+      return try parseArgument(kind)
     case .symbol("{"):
       advance()
-      var items: [FormatPredicate.Expression] = []
-      if current != .symbol("}") {
-        items.append(try parseExpression())
-        while current == .symbol(",") {
-          advance()
-          items.append(try parseExpression())
-        }
-      }
-      guard current == .symbol("}") else { throw fail("expected '}' or ',', found \(describe(current))") }
-      advance()
-      return .list(items)
+      return try parseList()
     case .symbol("("):
       advance()
       let inner = try parseExpression()
@@ -466,29 +464,65 @@ struct FormatPredicateParser {
       advance()
       return inner
     case .word(let word):
-      switch word.uppercased() {
-      case "TRUE", "YES":
-        advance()
-        return .value(.boolean(true))
-      case "FALSE", "NO":
-        advance()
-        return .value(.boolean(false))
-      case "NULL", "NIL":
-        advance()
-        return .value(.null)
-      case "SELF":
-        advance()
-        if current == .symbol(".") { return try parseKeyPath(start: []) }
-        return .this
-      case "AND", "OR", "NOT", "IN", "CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE", "MATCHES", "BETWEEN", "ANY", "ALL",
-        "NONE", "SOME":
-        throw fail("'\(word)' is a reserved word: write #\(word) for a key of that name")
-      default: return try parseKeyPath(start: [])
-      }
+      return try parseWord(word)
     case .escaped:
       return try parseKeyPath(start: [])
     default:
       throw fail("expected a key path or a value, found \(describe(token))")
+    }
+  }
+
+  /// The value of a `%@`, `%K` or `%d`… just read: the next argument given.
+  mutating func parseArgument(_ kind: Character) throws(FormatPredicateError) -> FormatPredicate.Expression {
+    let argument = try nextArgument()
+    if kind == "K" {
+      guard case .value(.string(let path)) = argument else { throw fail("%K takes a key path given as a string") }
+      return .keyPath(path.split(separator: ".").map(String.init))
+    }
+    switch argument {
+    case .value(let value): return .value(value)
+    case .list(let values):
+      guard kind == "@" else { throw fail("%\(kind) takes a number, not a list") }
+      return .list(values.map(FormatPredicate.Expression.value))
+    }
+  }
+
+  /// `{a, b, …}` after its `{`.
+  mutating func parseList() throws(FormatPredicateError) -> FormatPredicate.Expression {
+    var items: [FormatPredicate.Expression] = []
+    if current != .symbol("}") {
+      items.append(try parseExpression())
+      while current == .symbol(",") {
+        advance()
+        items.append(try parseExpression())
+      }
+    }
+    guard current == .symbol("}") else { throw fail("expected '}' or ',', found \(describe(current))") }
+    advance()
+    return .list(items)
+  }
+
+  /// A word in an expression: a constant (`YES`, `nil`), `SELF`, or the start of a key path;
+  /// refused when it is one of the language's reserved words.
+  mutating func parseWord(_ word: String) throws(FormatPredicateError) -> FormatPredicate.Expression {
+    switch word.uppercased() {
+    case "TRUE", "YES":
+      advance()
+      return .value(.boolean(true))
+    case "FALSE", "NO":
+      advance()
+      return .value(.boolean(false))
+    case "NULL", "NIL":
+      advance()
+      return .value(.null)
+    case "SELF":
+      advance()
+      if current == .symbol(".") { return try parseKeyPath(start: []) }
+      return .this
+    case "AND", "OR", "NOT", "IN", "CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE", "MATCHES", "BETWEEN", "ANY", "ALL",
+      "NONE", "SOME":
+      throw fail("'\(word)' is a reserved word: write #\(word) for a key of that name")
+    default: return try parseKeyPath(start: [])
     }
   }
 

@@ -163,60 +163,69 @@ extension FormatPredicateParser {
       advance()
       return inner
     case .word(let word):
-      switch word.uppercased() {
-      case "NIL", "NULL":
+      if let constant = Self.indexWordConstant(word) {
         advance()
-        return .constant(.null)
-      case "SELF":
-        advance()
-        return .evaluatedObject
-      case "TRUE", "YES":
-        advance()
-        return .constant(.integer(1))
-      case "FALSE", "NO":
-        advance()
-        return .constant(.integer(0))
-      default: break
+        return constant
       }
       advance()
       // A function: `lowercase:(title)`, `add:to:(a, b)`, or `now()`.
-      var selector = word
-      if current == .symbol(":") {
-        selector += ":"
-        advance()
-        while case .word(let part) = current {
-          advance()
-          guard current == .symbol(":") else { throw fail("expected ':' after '\(part)' in a selector") }
-          selector += part + ":"
-          advance()
-        }
-        guard current == .symbol("(") else { throw fail("expected '(' after the function \(selector)") }
-      }
-      if current == .symbol("(") {
-        advance()
-        var arguments: [IndexExpression] = []
-        if current != .symbol(")") {
-          arguments.append(try parseIndexSum())
-          while current == .symbol(",") {
-            advance()
-            arguments.append(try parseIndexSum())
-          }
-        }
-        guard current == .symbol(")") else { throw fail("expected ')' or ',', found \(describe(current))") }
-        advance()
-        if !selector.hasSuffix(":"), !arguments.isEmpty { selector += ":" }
-        return .function(selector, arguments)
-      }
-      var path = word
-      while current == .symbol(".") {
-        advance()
-        guard case .word(let key) = current else { throw fail("expected a key after '.'") }
-        path += "." + key
-        advance()
-      }
-      return .keyPath(path)
+      if current == .symbol(":") || current == .symbol("(") { return try parseIndexFunction(named: word) }
+      return try parseIndexKeyPath(from: word)
     default:
       throw fail("expected a key path, a value or a function, found \(describe(current))")
     }
+  }
+
+  /// The value a word names on its own (`nil`, `self`, `true`, `NO` …), or nil for a key or a function.
+  static func indexWordConstant(_ word: String) -> IndexExpression? {
+    switch word.uppercased() {
+    case "NIL", "NULL": .constant(.null)
+    case "SELF": .evaluatedObject
+    case "TRUE", "YES": .constant(.integer(1))
+    case "FALSE", "NO": .constant(.integer(0))
+    default: nil
+    }
+  }
+
+  /// A function call after its first word: `:` and the selector's other parts, then the arguments
+  /// in parentheses.
+  mutating func parseIndexFunction(named word: String) throws(FormatPredicateError) -> IndexExpression {
+    var selector = word
+    if current == .symbol(":") {
+      selector += ":"
+      advance()
+      while case .word(let part) = current {
+        advance()
+        guard current == .symbol(":") else { throw fail("expected ':' after '\(part)' in a selector") }
+        selector += part + ":"
+        advance()
+      }
+      guard current == .symbol("(") else { throw fail("expected '(' after the function \(selector)") }
+    }
+    advance()
+    var arguments: [IndexExpression] = []
+    if current != .symbol(")") {
+      arguments.append(try parseIndexSum())
+      while current == .symbol(",") {
+        advance()
+        arguments.append(try parseIndexSum())
+      }
+    }
+    guard current == .symbol(")") else { throw fail("expected ')' or ',', found \(describe(current))") }
+    advance()
+    if !selector.hasSuffix(":"), !arguments.isEmpty { selector += ":" }
+    return .function(selector, arguments)
+  }
+
+  /// A key path after its first word: `.key` parts.
+  mutating func parseIndexKeyPath(from word: String) throws(FormatPredicateError) -> IndexExpression {
+    var path = word
+    while current == .symbol(".") {
+      advance()
+      guard case .word(let key) = current else { throw fail("expected a key after '.'") }
+      path += "." + key
+      advance()
+    }
+    return .keyPath(path)
   }
 }

@@ -90,28 +90,32 @@ package enum ModelCache {
     if case .array(let values)? = fields["NSVersionIdentifiers"] {
       identifiers = values.compactMap { if case .string(let text) = $0 { text } else { nil } }.sorted()
     }
-    // NSConfigurations: configuration name → the set of its entities.
-    var configurations: [String: [String]] = [:]
-    if case .dictionary(let archived)? = fields["NSConfigurations"] {
-      for (key, members) in archived {
-        // An entry migrun cannot read is an error: a configuration narrower than archived would
-        // mislead the search for the configuration a store was written for.
-        guard case .string(let name) = key, case .array(let items) = members else {
-          throw ModelCacheError(reason: "NSConfigurations holds an entry that is not a name and a set")
-        }
-        configurations[name] = try items.map { item throws(ModelCacheError) -> String in
-          if case .object(_, let entity) = item, let name = string(entity["NSEntityName"]) { return name }
-          if let name = string(item) { return name }
-          throw ModelCacheError(reason: "configuration '\(name)' holds something that is no entity")
-        }.sorted()
-      }
-    }
+    let configurations = try self.configurations(fields["NSConfigurations"])
     do {
       return try ObjectModel(
         entities: entities, versionName: versionName, versionIdentifiers: identifiers, configurations: configurations)
     } catch {
       throw ModelCacheError(reason: "the store's model cannot be loaded: \(error)")
     }
+  }
+
+  /// `NSConfigurations`: configuration name → the names of its entities. An entry migrun cannot read
+  /// is an error: a configuration narrower than archived would mislead the search for the
+  /// configuration a store was written for.
+  static func configurations(_ archive: ArchivedValue?) throws(ModelCacheError) -> [String: [String]] {
+    var configurations: [String: [String]] = [:]
+    guard case .dictionary(let archived)? = archive else { return configurations }
+    for (key, members) in archived {
+      guard case .string(let name) = key, case .array(let items) = members else {
+        throw ModelCacheError(reason: "NSConfigurations holds an entry that is not a name and a set")
+      }
+      configurations[name] = try items.map { item throws(ModelCacheError) -> String in
+        if case .object(_, let entity) = item, let name = string(entity["NSEntityName"]) { return name }
+        if let name = string(item) { return name }
+        throw ModelCacheError(reason: "configuration '\(name)' holds something that is no entity")
+      }.sorted()
+    }
+    return configurations
   }
 
   /// A compiled model repeats every inherited property in each subentity; keep only what an entity

@@ -140,13 +140,7 @@ private final class ModelXMLBuilder: XMLScanner.Delegate {
       sawModel = true
       if let identifier = values["userDefinedModelVersionIdentifier"] { versionIdentifiers = [identifier] }
     case "entity":
-      guard let name = values["name"], !name.isEmpty else {
-        throw ModelError(.notAModel, reason: "an <entity> has no name")
-      }
-      entity = Entity(
-        name: name, parentName: values["parentEntity"], isAbstract: flag(values["isAbstract"]),
-        versionHashModifier: values["versionHashModifier"], renamingIdentifier: values["elementID"],
-        className: values["representedClassName"])
+      entity = try readEntity(values)
     case "attribute":
       attribute = try readAttribute(values)
       if let reference = values["composite"], let name = values["name"] {
@@ -159,40 +153,14 @@ private final class ModelXMLBuilder: XMLScanner.Delegate {
     case "fetchedProperty":
       fetchedProperty = FetchedProperty(name: try name(of: element, values))
     case "fetchRequest":
-      if fetchedProperty != nil {
-        fetchedProperty?.fetchEntity = values["entity"]
-        fetchedProperty?.predicate = values["predicateString"]
-      } else if let name = values["name"], let entityName = values["entity"] {
-        fetchRequests.append(FetchRequestTemplate(name: name, entity: entityName, predicate: values["predicateString"]))
-      }
+      startFetchRequest(values)
     case "uniquenessConstraint": constraint = []
     case "constraint": if let value = values["value"] { constraint?.append(value) }
     case "compoundIndex": compoundIndex = []
     case "index": if let value = values["value"] { compoundIndex?.append(value) }
     case "fetchIndex": fetchIndex = FetchIndex(name: values["name"] ?? "", elements: [])
     case "fetchIndexElement":
-      // An element indexes a property, or an expression: `expression="lowercase:(title)"
-      // expressionType="String"` (NSExpression's format; the attribute names as tools that write
-      // model files spell them — no model we have shows one). An element with neither, or an
-      // expression migrun cannot read, is kept as one it cannot write: refused by name when a
-      // store is written, never an index silently narrower than declared.
-      var expression: IndexExpression?
-      if values["property"] == nil {
-        let text = values["expression"] ?? ""
-        do {
-          expression = try IndexExpression.parse(text)
-        } catch {
-          expression = .other(
-            text.isEmpty
-              ? "no property and no expression"
-              : "'\(ErrorMessage.quoted(text))', which migrun cannot read (\(error.reason))")
-        }
-      }
-      fetchIndex?.elements.append(
-        FetchIndex.Element(
-          property: values["property"] ?? "", type: values["type"] ?? "Binary",
-          isAscending: values["order"] != "descending", expression: expression,
-          expressionType: values["expressionType"].flatMap(AttributeType.init(xmlName:))))
+      fetchIndex?.elements.append(readFetchIndexElement(values))
     case "configuration": configuration = values["name"]
     case "memberEntity":
       if let configuration, let name = values["name"] { configurations[configuration, default: []].append(name) }
@@ -208,6 +176,50 @@ private final class ModelXMLBuilder: XMLScanner.Delegate {
         .invalidValue, entity: entity?.name,
         reason: "<\(element)> in \(entity != nil ? "an entity" : "a composite") is not an element migrun knows")
     }
+  }
+
+  private func readEntity(_ values: [String: String]) throws(ModelError) -> Entity {
+    guard let name = values["name"], !name.isEmpty else {
+      throw ModelError(.notAModel, reason: "an <entity> has no name")
+    }
+    return Entity(
+      name: name, parentName: values["parentEntity"], isAbstract: flag(values["isAbstract"]),
+      versionHashModifier: values["versionHashModifier"], renamingIdentifier: values["elementID"],
+      className: values["representedClassName"])
+  }
+
+  /// A `<fetchRequest>`: a fetched property's (inside one), or a fetch request template of the model.
+  private func startFetchRequest(_ values: [String: String]) {
+    if fetchedProperty != nil {
+      fetchedProperty?.fetchEntity = values["entity"]
+      fetchedProperty?.predicate = values["predicateString"]
+    } else if let name = values["name"], let entityName = values["entity"] {
+      fetchRequests.append(FetchRequestTemplate(name: name, entity: entityName, predicate: values["predicateString"]))
+    }
+  }
+
+  /// A `<fetchIndexElement>`. An element indexes a property, or an expression:
+  /// `expression="lowercase:(title)" expressionType="String"` (NSExpression's format; the attribute
+  /// names as tools that write model files spell them — no model we have shows one). An element with
+  /// neither, or an expression migrun cannot read, is kept as one it cannot write: refused by name
+  /// when a store is written, never an index silently narrower than declared.
+  private func readFetchIndexElement(_ values: [String: String]) -> FetchIndex.Element {
+    var expression: IndexExpression?
+    if values["property"] == nil {
+      let text = values["expression"] ?? ""
+      do {
+        expression = try IndexExpression.parse(text)
+      } catch {
+        expression = .other(
+          text.isEmpty
+            ? "no property and no expression"
+            : "'\(ErrorMessage.quoted(text))', which migrun cannot read (\(error.reason))")
+      }
+    }
+    return FetchIndex.Element(
+      property: values["property"] ?? "", type: values["type"] ?? "Binary",
+      isAscending: values["order"] != "descending", expression: expression,
+      expressionType: values["expressionType"].flatMap(AttributeType.init(xmlName:)))
   }
 
   private func end(_ element: String) {

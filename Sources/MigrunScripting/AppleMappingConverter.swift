@@ -167,15 +167,7 @@ package enum AppleMappingConverter {
     mutating func entry(
       _ mapping: AppleMappingModel.EntityMapping, modules: [String: String], keys: inout Set<String>
     ) throws(MigrationError) {
-      if let expression = mapping.sourceExpression {
-        guard case .fetch(let entity, let predicate) = expression, entity == mapping.sourceEntity else {
-          throw fail(mapping, nil, "unsupported source expression \(expression)")
-        }
-        guard predicate == "TRUEPREDICATE" else {
-          throw fail(
-            mapping, nil, "the filter predicate \(predicate) is not supported: write the mapping in Lua (`filter`)")
-        }
-      }
+      try checkSourceExpression(of: mapping)
       let module = mapping.policyClassName.map { modules[$0] ?? AppleMappingConverter.moduleName(ofClass: $0) }
       let header =
         "  -- \(mapping.name) (\(mapping.kind.rawValue))" + (mapping.policyClassName.map { ", policy \($0)" } ?? "")
@@ -200,12 +192,7 @@ package enum AppleMappingConverter {
       }
       order.append(destinationName)
       lines += [header, "  \(destinationName) = {"]
-      let origin = try mapping.sourceEntity.map { (name) throws(MigrationError) -> Entity in
-        guard let entity = source.entity(named: name) else {
-          throw fail(mapping, nil, "the source model has no entity '\(name)'")
-        }
-        return entity
-      }
+      let origin = try sourceEntity(of: mapping)
       if let origin {
         lines.append("    from = \(lua(origin.name)),")
       } else {
@@ -221,6 +208,36 @@ package enum AppleMappingConverter {
         try attributes(mapping, origin: origin, target: target, module: module)
         relationshipCode = try relationships(mapping, origin: origin, target: target, module: module)
       }
+      hooks(mapping, module: module, relationshipCode: relationshipCode)
+      lines.append("  },")
+    }
+
+    /// The entity an entity mapping maps from, nil for one that adds objects.
+    func sourceEntity(of mapping: AppleMappingModel.EntityMapping) throws(MigrationError) -> Entity? {
+      try mapping.sourceEntity.map { (name) throws(MigrationError) -> Entity in
+        guard let entity = source.entity(named: name) else {
+          throw fail(mapping, nil, "the source model has no entity '\(name)'")
+        }
+        return entity
+      }
+    }
+
+    /// An entity mapping's source expression, which a Lua mapping file can say only as every object
+    /// of its source entity.
+    func checkSourceExpression(of mapping: AppleMappingModel.EntityMapping) throws(MigrationError) {
+      guard let expression = mapping.sourceExpression else { return }
+      guard case .fetch(let entity, let predicate) = expression, entity == mapping.sourceEntity else {
+        throw fail(mapping, nil, "unsupported source expression \(expression)")
+      }
+      guard predicate == "TRUEPREDICATE" else {
+        throw fail(
+          mapping, nil, "the filter predicate \(predicate) is not supported: write the mapping in Lua (`filter`)")
+      }
+    }
+
+    /// The entry's hooks: the policy module's, and `createRelationships` running the relationships'
+    /// code (`relationshipCode`) before the module's own.
+    mutating func hooks(_ mapping: AppleMappingModel.EntityMapping, module: String?, relationshipCode: [String]) {
       for hook in LuaMappingFile.hookNames {
         if hook == "createRelationships", !relationshipCode.isEmpty {
           let sourceMapping = EntityMapping.name(source: mapping.sourceEntity, destination: mapping.destinationEntity)
@@ -235,7 +252,6 @@ package enum AppleMappingConverter {
           lines.append("    \(hook) = \(module).\(hook),")
         }
       }
-      lines.append("  },")
     }
 
     mutating func attributes(

@@ -50,13 +50,7 @@ package enum LuaMappingFile {
     _ step: MigrationStep, source: String, name: String, policyFolders: [URL], limits: LuaLimits = LuaLimits()
   ) throws -> StepMapping {
     let vm = try LuaVM(limits: limits, modulePaths: policyFolders)
-    let bridge = MigrationBridge(vm: vm, file: name)
-    let prelude = try vm.run(source: Prelude.source, name: "migrun prelude")
-    guard let invoke = prelude.first?.functionValue, let rows = prelude.dropFirst().first?.functionValue else {
-      throw MigrationError(.badMapping, reason: "the migration prelude did not load")
-    }
-    bridge.rows = rows
-    bridge.userInfoTable = prelude.dropFirst(2).first?.functionValue
+    let (bridge, invoke) = try loadPrelude(in: vm, file: name)
     let returned = try vm.run(source: source, name: name)
     guard case .table(let table)? = returned.first else {
       throw MigrationError(
@@ -78,12 +72,7 @@ package enum LuaMappingFile {
       }
       if entity == "userInfo", step.destination.entity(named: "userInfo") == nil { continue }
       if entity == "merge", step.destination.entity(named: "merge") == nil {
-        guard case .table(let rules) = value else {
-          throw MigrationError(
-            .badMapping, reason: "\(name): merge is a table of merge rules by entity, not a \(value.typeName)")
-        }
-        mergeRules = try LuaMigrationMergeRules(
-          vm: vm, file: name, table: rules, destination: step.destination, strict: true)
+        mergeRules = try Self.mergeRules(value, vm: vm, file: name, destination: step.destination)
         continue
       }
       try builder.add(entity, value)
@@ -98,6 +87,29 @@ package enum LuaMappingFile {
     var stepMapping = StepMapping(mapping: mapping, policies: policies, mergeRules: mergeRules.map { [$0] } ?? [])
     stepMapping.filledIn = Set(mapping.entityMappings.map(\.name)).subtracting(mentioned)
     return stepMapping
+  }
+
+  /// The migration prelude run in `vm`: the bridge for the file's hooks, and the function that invokes them.
+  static func loadPrelude(in vm: LuaVM, file: String) throws -> (MigrationBridge, invoke: LuaFunction) {
+    let bridge = MigrationBridge(vm: vm, file: file)
+    let prelude = try vm.run(source: Prelude.source, name: "migrun prelude")
+    guard let invoke = prelude.first?.functionValue, let rows = prelude.dropFirst().first?.functionValue else {
+      throw MigrationError(.badMapping, reason: "the migration prelude did not load")
+    }
+    bridge.rows = rows
+    bridge.userInfoTable = prelude.dropFirst(2).first?.functionValue
+    return (bridge, invoke)
+  }
+
+  /// The file's `merge` entry: a table of merge rules by entity.
+  static func mergeRules(_ value: LuaValue, vm: LuaVM, file: String, destination: ObjectModel) throws
+    -> LuaMigrationMergeRules
+  {
+    guard case .table(let rules) = value else {
+      throw MigrationError(
+        .badMapping, reason: "\(file): merge is a table of merge rules by entity, not a \(value.typeName)")
+    }
+    return try LuaMigrationMergeRules(vm: vm, file: file, table: rules, destination: destination, strict: true)
   }
 
   /// The file's entries in the order the manager runs them: those its `order = { "A", "B" }` list

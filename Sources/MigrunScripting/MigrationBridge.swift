@@ -74,21 +74,7 @@ package final class MigrationBridge {
     func bad() -> HostError {
       HostError("\(entity).\(attribute.name) is \(attribute.type.xmlName); a \(value.typeName) cannot be stored in it")
     }
-    // An integer attribute holds its width's numbers only, as Core Data's validation insists.
-    func fitting(_ number: Int64) throws -> StoreValue {
-      let range: ClosedRange<Int64> =
-        switch attribute.type {
-        case .integer16: Int64(Int16.min)...Int64(Int16.max)
-        case .integer32: Int64(Int32.min)...Int64(Int32.max)
-        default: Int64.min...Int64.max
-        }
-      guard range.contains(number) else {
-        throw HostError(
-          "\(entity).\(attribute.name) is \(attribute.type.xmlName): \(number) is out of its range (\(range.lowerBound)…\(range.upperBound))"
-        )
-      }
-      return .integer(number)
-    }
+    func fitting(_ number: Int64) throws -> StoreValue { try integer(number, for: attribute, entity: entity) }
     switch (value, attribute.type) {
     case (.null, _), (.nil, _): return .null
     case (.integer(let number), .integer16), (.integer(let number), .integer32), (.integer(let number), .integer64):
@@ -123,6 +109,22 @@ package final class MigrationBridge {
     }
   }
 
+  /// An integer attribute holds its width's numbers only, as Core Data's validation insists.
+  static func integer(_ number: Int64, for attribute: Attribute, entity: String) throws -> StoreValue {
+    let range: ClosedRange<Int64> =
+      switch attribute.type {
+      case .integer16: Int64(Int16.min)...Int64(Int16.max)
+      case .integer32: Int64(Int32.min)...Int64(Int32.max)
+      default: Int64.min...Int64.max
+      }
+    guard range.contains(number) else {
+      throw HostError(
+        "\(entity).\(attribute.name) is \(attribute.type.xmlName): \(number) is out of its range (\(range.lowerBound)…\(range.upperBound))"
+      )
+    }
+    return .integer(number)
+  }
+
   static func descriptor(_ id: ObjectID, side: String) -> LuaValue {
     ["__side": .text(side), "__entity": .text(id.entity), "__pk": .integer(id.primaryKey)]
   }
@@ -151,6 +153,32 @@ package final class MigrationBridge {
       return []
     }
     vm.register("insert", in: "__migrun") { [unowned self] arguments in [try self.insert(arguments)] }
+    registerAssociations()
+    vm.register("find", in: "__migrun") { [unowned self] arguments in [try self.find(arguments)] }
+    vm.register("fetch", in: "__migrun") { [unowned self] arguments in [try self.fetch(arguments)] }
+    vm.register("default", in: "__migrun") { [unowned self] arguments in
+      [try self.defaultAction(taking: arguments.first ?? .nil).run(arguments.count > 1 ? arguments[1] : .nil)]
+    }
+    // The object checked before the prelude runs any attribute function for it: whether the
+    // default makes an object (the functions' values have one to go to).
+    vm.register("defaultMakes", in: "__migrun") { [unowned self] arguments in
+      [.boolean(try self.defaultAction(taking: arguments.first ?? .nil).makesObject)]
+    }
+    vm.register("properties", in: "__migrun") { [unowned self] arguments in [try self.properties(arguments)] }
+    vm.register("uri", in: "__migrun") { [unowned self] arguments in
+      let id = try Self.objectID(entity: arguments.first ?? .nil, key: arguments.count > 1 ? arguments[1] : .nil)
+      return [.text(id.uri(storeUUID: try self.activeManager().destination.metadata.uuid))]
+    }
+    vm.register("log", in: "__migrun") { [file] arguments in
+      // Said where the user reads the run (was kept in a list nothing read).
+      LuaStage.say("\(file): \((arguments.first ?? .nil).displayed)")
+      return []
+    }
+  }
+
+  /// `m:associate`, `m:destinations` and `m:sources`: the manager's associations of source and
+  /// destination objects.
+  private func registerAssociations() {
     vm.register("associate", in: "__migrun") { [unowned self] arguments in
       guard arguments.count == 2 else { throw HostError("m:associate(src, dst)") }
       guard arguments[0]["__side"].stringValue != "dst", arguments[1]["__side"].stringValue != "src" else {
@@ -172,26 +200,6 @@ package final class MigrationBridge {
       let found = try self.activeManager().sources(
         of: try Self.objectID(arguments[1]), mapping: arguments[0].stringValue)
       return [.table(LuaTable(array: found.map { Self.descriptor($0, side: "src") }))]
-    }
-    vm.register("find", in: "__migrun") { [unowned self] arguments in [try self.find(arguments)] }
-    vm.register("fetch", in: "__migrun") { [unowned self] arguments in [try self.fetch(arguments)] }
-    vm.register("default", in: "__migrun") { [unowned self] arguments in
-      [try self.defaultAction(taking: arguments.first ?? .nil).run(arguments.count > 1 ? arguments[1] : .nil)]
-    }
-    // The object checked before the prelude runs any attribute function for it: whether the
-    // default makes an object (the functions' values have one to go to).
-    vm.register("defaultMakes", in: "__migrun") { [unowned self] arguments in
-      [.boolean(try self.defaultAction(taking: arguments.first ?? .nil).makesObject)]
-    }
-    vm.register("properties", in: "__migrun") { [unowned self] arguments in [try self.properties(arguments)] }
-    vm.register("uri", in: "__migrun") { [unowned self] arguments in
-      let id = try Self.objectID(entity: arguments.first ?? .nil, key: arguments.count > 1 ? arguments[1] : .nil)
-      return [.text(id.uri(storeUUID: try self.activeManager().destination.metadata.uuid))]
-    }
-    vm.register("log", in: "__migrun") { [file] arguments in
-      // Said where the user reads the run (was kept in a list nothing read).
-      LuaStage.say("\(file): \((arguments.first ?? .nil).displayed)")
-      return []
     }
   }
 

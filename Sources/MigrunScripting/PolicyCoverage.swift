@@ -124,69 +124,9 @@ package enum PolicyCoverage {
   /// Each line's code outside comments, strings kept as the marker `s` (a long string counts on every
   /// line it spans), runs of blanks as one space.
   static func codeByLine(of text: String) -> [Int: String] {
-    let bytes = Array(text.utf8)
-    var code: [Int: [UInt8]] = [:]  // line → its code outside comments (strings kept as a marker)
-    var line = 1
-    var index = 0
-    func longBracket(at position: Int) -> Int? {
-      // `[`, any number of `=`, `[`: the level, or nil.
-      guard position < bytes.count, bytes[position] == UInt8(ascii: "[") else { return nil }
-      var cursor = position + 1
-      var level = 0
-      while cursor < bytes.count, bytes[cursor] == UInt8(ascii: "=") {
-        level += 1
-        cursor += 1
-      }
-      return cursor < bytes.count && bytes[cursor] == UInt8(ascii: "[") ? level : nil
-    }
-    func skipLong(from position: Int, level: Int, asCode: Bool) -> Int {
-      var cursor = position + level + 2
-      let close = [UInt8(ascii: "]")] + Array(repeating: UInt8(ascii: "="), count: level) + [UInt8(ascii: "]")]
-      while cursor < bytes.count {
-        if bytes[cursor] == UInt8(ascii: "\n") {
-          line += 1
-          if asCode { code[line, default: []].append(UInt8(ascii: "s")) }
-        }
-        if bytes[cursor] == UInt8(ascii: "]"), cursor + close.count <= bytes.count,
-          Array(bytes[cursor..<(cursor + close.count)]) == close
-        {
-          return cursor + close.count
-        }
-        cursor += 1
-      }
-      return cursor
-    }
-    while index < bytes.count {
-      let byte = bytes[index]
-      if byte == UInt8(ascii: "\n") {
-        line += 1
-        index += 1
-      } else if byte == UInt8(ascii: "-"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "-") {
-        if let level = longBracket(at: index + 2) {
-          index = skipLong(from: index + 2, level: level, asCode: false)
-        } else {
-          while index < bytes.count, bytes[index] != UInt8(ascii: "\n") { index += 1 }
-        }
-      } else if let level = longBracket(at: index) {
-        code[line, default: []].append(UInt8(ascii: "s"))
-        index = skipLong(from: index, level: level, asCode: true)
-      } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
-        code[line, default: []].append(UInt8(ascii: "s"))
-        index += 1
-        while index < bytes.count, bytes[index] != byte, bytes[index] != UInt8(ascii: "\n") {
-          index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
-        }
-        index += 1
-      } else {
-        if byte != UInt8(ascii: " "), byte != UInt8(ascii: "\t"), byte != UInt8(ascii: "\r") {
-          code[line, default: []].append(byte)
-        } else {
-          code[line, default: []].append(UInt8(ascii: " "))
-        }
-        index += 1
-      }
-    }
-    return code.mapValues { String(decoding: $0, as: UTF8.self) }
+    var reader = LuaCodeLines(Array(text.utf8))
+    reader.read()
+    return reader.code.mapValues { String(decoding: $0, as: UTF8.self) }
   }
 
   static func executableLines(of text: String) -> Set<Int> {
@@ -218,5 +158,92 @@ package enum PolicyCoverage {
       lines.insert(number)
     }
     return lines
+  }
+}
+
+/// A Lua text read line by line for ``PolicyCoverage/codeByLine(of:)``: each line's code outside
+/// comments, strings kept as the marker `s`.
+private struct LuaCodeLines {
+  let bytes: [UInt8]
+  /// Line → its code outside comments (strings kept as a marker).
+  var code: [Int: [UInt8]] = [:]
+  var line = 1
+  var index = 0
+
+  init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+  mutating func read() {
+    while index < bytes.count {
+      let byte = bytes[index]
+      if byte == UInt8(ascii: "\n") {
+        line += 1
+        index += 1
+      } else if byte == UInt8(ascii: "-"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "-") {
+        skipComment()
+      } else if let level = longBracket(at: index) {
+        code[line, default: []].append(UInt8(ascii: "s"))
+        index = skipLong(from: index, level: level, asCode: true)
+      } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+        skipShortString(closedBy: byte)
+      } else {
+        if byte != UInt8(ascii: " "), byte != UInt8(ascii: "\t"), byte != UInt8(ascii: "\r") {
+          code[line, default: []].append(byte)
+        } else {
+          code[line, default: []].append(UInt8(ascii: " "))
+        }
+        index += 1
+      }
+    }
+  }
+
+  /// `--` to the end of the line, or a long comment `--[[ … ]]`.
+  mutating func skipComment() {
+    if let level = longBracket(at: index + 2) {
+      index = skipLong(from: index + 2, level: level, asCode: false)
+    } else {
+      while index < bytes.count, bytes[index] != UInt8(ascii: "\n") { index += 1 }
+    }
+  }
+
+  /// A string in quotes, kept as the marker `s`.
+  mutating func skipShortString(closedBy quote: UInt8) {
+    code[line, default: []].append(UInt8(ascii: "s"))
+    index += 1
+    while index < bytes.count, bytes[index] != quote, bytes[index] != UInt8(ascii: "\n") {
+      index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
+    }
+    index += 1
+  }
+
+  /// `[`, any number of `=`, `[` at `position`: the level, or nil.
+  func longBracket(at position: Int) -> Int? {
+    guard position < bytes.count, bytes[position] == UInt8(ascii: "[") else { return nil }
+    var cursor = position + 1
+    var level = 0
+    while cursor < bytes.count, bytes[cursor] == UInt8(ascii: "=") {
+      level += 1
+      cursor += 1
+    }
+    return cursor < bytes.count && bytes[cursor] == UInt8(ascii: "[") ? level : nil
+  }
+
+  /// Past the long bracket of `level` opened at `position`; a long string (`asCode`) counts as code
+  /// on every line it spans.
+  mutating func skipLong(from position: Int, level: Int, asCode: Bool) -> Int {
+    var cursor = position + level + 2
+    let close = [UInt8(ascii: "]")] + Array(repeating: UInt8(ascii: "="), count: level) + [UInt8(ascii: "]")]
+    while cursor < bytes.count {
+      if bytes[cursor] == UInt8(ascii: "\n") {
+        line += 1
+        if asCode { code[line, default: []].append(UInt8(ascii: "s")) }
+      }
+      if bytes[cursor] == UInt8(ascii: "]"), cursor + close.count <= bytes.count,
+        Array(bytes[cursor..<(cursor + close.count)]) == close
+      {
+        return cursor + close.count
+      }
+      cursor += 1
+    }
+    return cursor
   }
 }

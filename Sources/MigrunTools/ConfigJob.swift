@@ -57,6 +57,11 @@ package struct ConfigJob: ProjectJob {
     return out
   }
 
+  /// A text option's value as JSON gives it: the flag's, else the project file's, else null.
+  private static func text(_ flag: String?, _ projectValue: String?) -> JSONField {
+    (flag ?? projectValue).map(JSONField.string) ?? .null
+  }
+
   /// Each option: the text shown, the value as JSON gives it (typed: a number, a list, null for
   /// none), and where it came from — a flag, the project file, or the default.
   private func rows(_ project: ProjectConfig?) -> [(name: String, value: String, typed: JSONField, source: String)] {
@@ -74,9 +79,7 @@ package struct ConfigJob: ProjectJob {
         rows.append((name, fallback, typed, "default"))
       }
     }
-    func text(_ flag: String?, _ projectValue: String?) -> JSONField {
-      (flag ?? projectValue).map(JSONField.string) ?? .null
-    }
+    let text = Self.text
     let policies = policyFolders.isEmpty ? project?.policies ?? [] : policyFolders
     add(
       "model", flag: model, project: project?.model, fallback: "(none: give --model)",

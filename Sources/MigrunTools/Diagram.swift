@@ -210,19 +210,7 @@ package enum Diagram {
   /// ``dotBudget``: past it `dot` is killed and the picture is refused by name. `dot` runs under
   /// `setpriv --pdeathsig KILL` where there is one, so that it dies with migrun, killed or not.
   package static func svg(_ dot: String) throws -> Data {
-    let candidates = ["/usr/bin/dot", "/usr/local/bin/dot", "/opt/homebrew/bin/dot"]
-    guard let tool = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-      throw DiagramError(
-        "Graphviz's dot is not installed (Debian: apt-get install graphviz); --format dot writes the DOT")
-    }
-    let process = Process()
-    if FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") {
-      process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-      process.arguments = ["--pdeathsig", "KILL", "--", tool, "-Tsvg"]
-    } else {
-      process.executableURL = URL(fileURLWithPath: tool)
-      process.arguments = ["-Tsvg"]
-    }
+    let process = try dotProcess()
     let input = Pipe()
     let output = Pipe()
     let errors = Pipe()
@@ -255,6 +243,54 @@ package enum Diagram {
       drained.signal()
     }
     drain.start()
+    let svg = readSVG(output, of: identifier)
+    process.waitUntilExit()
+    drained.wait()
+    let timedOut = budget.withLock { state in
+      state.done = true
+      return state.timedOut
+    }
+    try checkBudget(timedOut: timedOut, size: svg.count)
+    guard process.terminationStatus == 0 else {
+      let said = message.withLock { String(decoding: $0, as: UTF8.self) }
+      throw DiagramError("dot failed: \(said.isEmpty ? "exit \(process.terminationStatus)" : said)")
+    }
+    return svg
+  }
+
+  /// Refuses a picture `dot` was stopped for: it ran out of time, or its SVG passed the size.
+  static func checkBudget(timedOut: Bool, size: Int) throws {
+    if timedOut {
+      throw DiagramError(
+        "dot did not finish the picture in \(dotBudget.seconds) s and was stopped; --format dot writes the DOT")
+    }
+    if size > dotBudget.bytes {
+      throw DiagramError(
+        "dot's picture passed \(dotBudget.bytes >> 20) MiB and was stopped; --format dot writes the DOT")
+    }
+  }
+
+  /// `dot -Tsvg`, under `setpriv --pdeathsig KILL` where there is one.
+  static func dotProcess() throws -> Process {
+    let candidates = ["/usr/bin/dot", "/usr/local/bin/dot", "/opt/homebrew/bin/dot"]
+    guard let tool = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+      throw DiagramError(
+        "Graphviz's dot is not installed (Debian: apt-get install graphviz); --format dot writes the DOT")
+    }
+    let process = Process()
+    if FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") {
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+      process.arguments = ["--pdeathsig", "KILL", "--", tool, "-Tsvg"]
+    } else {
+      process.executableURL = URL(fileURLWithPath: tool)
+      process.arguments = ["-Tsvg"]
+    }
+    return process
+  }
+
+  /// What `dot` (process `identifier`) writes to `output`, until it ends or passes
+  /// ``dotBudget``'s size (then it is killed).
+  static func readSVG(_ output: Pipe, of identifier: Int32) -> Data {
     var svg = Data()
     while let chunk = try? output.fileHandleForReading.read(upToCount: 1 << 16), !chunk.isEmpty {
       svg.append(chunk)
@@ -262,24 +298,6 @@ package enum Diagram {
         kill(identifier, SIGKILL)
         break
       }
-    }
-    process.waitUntilExit()
-    drained.wait()
-    let timedOut = budget.withLock { state in
-      state.done = true
-      return state.timedOut
-    }
-    if timedOut {
-      throw DiagramError(
-        "dot did not finish the picture in \(dotBudget.seconds) s and was stopped; --format dot writes the DOT")
-    }
-    if svg.count > dotBudget.bytes {
-      throw DiagramError(
-        "dot's picture passed \(dotBudget.bytes >> 20) MiB and was stopped; --format dot writes the DOT")
-    }
-    guard process.terminationStatus == 0 else {
-      let said = message.withLock { String(decoding: $0, as: UTF8.self) }
-      throw DiagramError("dot failed: \(said.isEmpty ? "exit \(process.terminationStatus)" : said)")
     }
     return svg
   }

@@ -59,19 +59,9 @@ package enum PolicyTests {
     do {
       let vm = try LuaVM(limits: limits, modulePaths: [root] + policies)
       let diskFull = DiskFull()
-      vm.register("migrate") { arguments in
-        do {
-          return [
-            try FixtureMigration.run(
-              arguments.first ?? .nil,
-              places: FixtureMigration.Places(root: root, testFile: file, fixtures: fixtures, policies: policies),
-              limits: limits)
-          ]
-        } catch {
-          if StoreFailure.isDiskFull(error) { diskFull.met.withLock { $0 = true } }
-          throw error
-        }
-      }
+      registerMigrate(
+        in: vm, places: FixtureMigration.Places(root: root, testFile: file, fixtures: fixtures, policies: policies),
+        limits: limits, diskFull: diskFull)
       let text: String
       do {
         text = try InputFile.text(file)
@@ -93,29 +83,47 @@ package enum PolicyTests {
         return [Result(file: shown, name: "(load)", passed: false, message: "\(shown) declares no test(...)")]
       }
       return names.indices.map { index in
-        var result: Result
-        do {
-          let outcome = try vm.call(runner, [.integer(Int64(index + 1))])
-          let passed = outcome.count > 1 && outcome[1] == .boolean(true)
-          result = Result(
-            file: shown, name: names[index], passed: passed,
-            message: passed ? nil : outcome.dropFirst(2).first?.stringValue)
-        } catch let error as LuaError {
-          result = Result(file: shown, name: names[index], passed: false, message: "\(error.attributed(to: shown))")
-        } catch {
-          result = Result(file: shown, name: names[index], passed: false, message: "\(error)")
-        }
-        // Asked after every test, so that one a test caught (pcall) is not the next one's.
-        let met = diskFull.met.withLock { met in
-          defer { met = false }
-          return met
-        }
-        result.diskFull = met && !result.passed
-        return result
+        runTest(index, named: names[index], of: shown, runner: runner, in: vm, diskFull: diskFull)
       }
     } catch {
       return [Result(file: shown, name: "(load)", passed: false, message: "\(error)")]
     }
+  }
+
+  /// `migrate{…}` for the tests: a fixture migrated, a full disk it meets noted in `diskFull`.
+  private static func registerMigrate(
+    in vm: LuaVM, places: FixtureMigration.Places, limits: LuaLimits, diskFull: DiskFull
+  ) {
+    vm.register("migrate") { arguments in
+      do {
+        return [try FixtureMigration.run(arguments.first ?? .nil, places: places, limits: limits)]
+      } catch {
+        if StoreFailure.isDiskFull(error) { diskFull.met.withLock { $0 = true } }
+        throw error
+      }
+    }
+  }
+
+  /// Runs test number `index` (from 0) of the file `shown` through the test prelude's `runner`.
+  private static func runTest(
+    _ index: Int, named name: String, of shown: String, runner: LuaFunction, in vm: LuaVM, diskFull: DiskFull
+  ) -> Result {
+    var result: Result
+    do {
+      let outcome = try vm.call(runner, [.integer(Int64(index + 1))])
+      let passed = outcome.count > 1 && outcome[1] == .boolean(true)
+      result = Result(
+        file: shown, name: name, passed: passed, message: passed ? nil : outcome.dropFirst(2).first?.stringValue)
+    } catch {
+      result = Result(file: shown, name: name, passed: false, message: "\(error.attributed(to: shown))")
+    }
+    // Asked after every test, so that one a test caught (pcall) is not the next one's.
+    let met = diskFull.met.withLock { met in
+      defer { met = false }
+      return met
+    }
+    result.diskFull = met && !result.passed
+    return result
   }
 
   /// JUnit XML for CI: one suite per file.

@@ -56,15 +56,7 @@ package struct ReviewJob {
     let scratch = try ScratchFolder.make("review")
     defer { ScratchFolder.remove(scratch) }
     let madeUp = isFolder.boolValue
-    let store: URL
-    do {
-      store =
-        madeUp
-        ? try Self.madeUpStore(jobs.bundle, in: scratch, objects: objects, seed: seed)
-        : try Self.copy(given, into: scratch)
-    } catch {
-      throw OutputFile.explainTemporary(error)
-    }
+    let store = try reviewedStore(given, madeUp: madeUp, bundle: jobs.bundle, in: scratch)
     let report = try jobs.planReport(for: store)
     let plan = report.plan
     let coverage = try self.coverage.map { try Self.readCoverage($0) } ?? [:]
@@ -101,6 +93,18 @@ package struct ReviewJob {
       scratch: scratch.appendingPathComponent("verify", isDirectory: true)
     ).map(Review.VerifyStore.init)
     return review
+  }
+
+  /// The store the review migrates, in `scratch`: a copy of the one given, or one made up for the
+  /// model's oldest version when a folder is given (`madeUp`).
+  private func reviewedStore(_ given: URL, madeUp: Bool, bundle: ModelBundle, in scratch: URL) throws -> URL {
+    do {
+      return madeUp
+        ? try Self.madeUpStore(bundle, in: scratch, objects: objects, seed: seed)
+        : try Self.copy(given, into: scratch)
+    } catch {
+      throw OutputFile.explainTemporary(error)
+    }
   }
 
   /// The migration run on the copy: each step's objects, mappings' reads and writes, drops and time,

@@ -106,30 +106,7 @@ package enum ReviewPage {
     page.raw(
       "<p>\(escaped(step.kind))\(step.script.map { ", <code>\(escaped($0))</code>" } ?? ""); \(escaped(method(step.method)))"
         + (step.notDDLBecause.map { " — not DDL: \(escaped($0))" } ?? "") + ".</p>")
-    page.raw("<h3>Model changes</h3>")
-    if step.changes.isEmpty {
-      page.raw("<p>No entity or property changes (the version hashes below say what else differs).</p>")
-    } else {
-      page.table(
-        ["Change", "Entity", "Property", "Detail"],
-        step.changes.map { change in
-          [
-            "<span class=\"\(escaped(change.change))\">\(escaped(change.change)) \(escaped(change.kind))</span>",
-            escaped(change.entity), change.property.map(escaped) ?? "", change.detail.map(escaped) ?? "",
-          ]
-        })
-    }
-    let changedHashes = step.hashes.filter(\.changed)
-    page.raw("<details><summary>Version hashes (\(changedHashes.count) of \(step.hashes.count) changed)</summary>")
-    page.table(
-      ["Entity", escaped(step.from), escaped(step.to)],
-      step.hashes.map { hash in
-        [
-          (hash.changed ? "<strong>\(escaped(hash.entity))</strong>" : escaped(hash.entity)),
-          "<code>\(hash.from.map(escaped) ?? "—")</code>", "<code>\(hash.to.map(escaped) ?? "—")</code>",
-        ]
-      })
-    page.raw("</details>")
+    modelChanges(step, into: &page)
     page.raw("<h3>Entity mappings</h3>")
     page.table(
       [
@@ -156,6 +133,34 @@ package enum ReviewPage {
       page.raw("<p>No diagram: Graphviz's <code>dot</code> is not installed (Debian: graphviz).</p>")
     }
     page.raw("</section>")
+  }
+
+  /// The step's entity and property changes, and its entities' version hashes (those changed in bold).
+  private static func modelChanges(_ step: Review.Step, into page: inout Page) {
+    page.raw("<h3>Model changes</h3>")
+    if step.changes.isEmpty {
+      page.raw("<p>No entity or property changes (the version hashes below say what else differs).</p>")
+    } else {
+      page.table(
+        ["Change", "Entity", "Property", "Detail"],
+        step.changes.map { change in
+          [
+            "<span class=\"\(escaped(change.change))\">\(escaped(change.change)) \(escaped(change.kind))</span>",
+            escaped(change.entity), change.property.map(escaped) ?? "", change.detail.map(escaped) ?? "",
+          ]
+        })
+    }
+    let changedHashes = step.hashes.filter(\.changed)
+    page.raw("<details><summary>Version hashes (\(changedHashes.count) of \(step.hashes.count) changed)</summary>")
+    page.table(
+      ["Entity", escaped(step.from), escaped(step.to)],
+      step.hashes.map { hash in
+        [
+          (hash.changed ? "<strong>\(escaped(hash.entity))</strong>" : escaped(hash.entity)),
+          "<code>\(hash.from.map(escaped) ?? "—")</code>", "<code>\(hash.to.map(escaped) ?? "—")</code>",
+        ]
+      })
+    page.raw("</details>")
   }
 
   private static func drops(_ step: Review.Step, into page: inout Page) {

@@ -238,19 +238,7 @@ package struct CopyJob: ProjectJob {
         message: "\(store) is already a \(source.label) store: copy it as it is (cp), or migrate it")
     }
     let version = try self.version(of: session, source)
-    // What a SQLite store holds beyond its model (history, CloudKit's tables, an app's, triggers)
-    // an XML or binary store has no place for: refused by name unless dropped on purpose.
-    let foreign =
-      source == .sqlite
-      ? try SQLiteStore(url: url, model: version, access: .readOnly, fastWrites: false, session: session)
-        .foreignObjectNames() : []
-    let notDropped = foreign.filter { !drop.contains($0) }
-    guard notDropped.isEmpty else {
-      throw ToolError(
-        message: "\(store) holds what \(target == .xml ? "an XML" : "a binary") store has no place for: "
-          + "\(notDropped.joined(separator: ", ")); "
-          + notDropped.map { "--drop \($0)" }.joined(separator: " ") + " leaves it out on purpose")
-    }
+    let foreign = try foreignObjects(of: session, source, version: version, to: target)
     var (metadata, objects) = try StoreConversion.read(url, model: version, session: session)
     let dropped = try StoreConversion.dropValues(
       of: drop.filter { !foreign.contains($0) }, from: &objects, model: version)
@@ -274,6 +262,25 @@ package struct CopyJob: ProjectJob {
           + "leaves them out)")
     }
     return output
+  }
+
+  /// What a SQLite store holds beyond its model (history, CloudKit's tables, an app's, triggers),
+  /// which an XML or binary store has no place for: refused by name unless dropped on purpose.
+  private func foreignObjects(
+    of session: StoreSession, _ source: StoreType, version: ObjectModel, to target: StoreType
+  ) throws -> [String] {
+    let foreign =
+      source == .sqlite
+      ? try SQLiteStore(url: session.url, model: version, access: .readOnly, fastWrites: false, session: session)
+        .foreignObjectNames() : []
+    let notDropped = foreign.filter { !drop.contains($0) }
+    guard notDropped.isEmpty else {
+      throw ToolError(
+        message: "\(store) holds what \(target == .xml ? "an XML" : "a binary") store has no place for: "
+          + "\(notDropped.joined(separator: ", ")); "
+          + notDropped.map { "--drop \($0)" }.joined(separator: " ") + " leaves it out on purpose")
+    }
+    return foreign
   }
 
   /// A binary store keeps a transformable's value itself, the other types the transformer's data:

@@ -263,18 +263,27 @@ package enum KeyedArchive {
       case "NSNull":
         return .null
       default:
-        var decoded: [String: ArchivedValue] = [:]
-        for (key, raw) in fields where key != "$class" {
-          if linkKeys.contains(key), case .uid(let link) = raw {
-            decoded[key] =
-              objects.indices.contains(Int(link)) && objects[Int(link)].stringValue == "$null"
-              ? .null : .reference(link)
-          } else {
-            decoded[key] = try field(key)
-          }
-        }
-        return .object(className: className, fields: decoded)
+        return try decodeObject(className, fields, linkKeys: linkKeys, objects: objects, field: field)
       }
+    }
+
+    /// An object of a class with no value of its own: its fields, those in `linkKeys` kept as
+    /// references to other objects (`$null` as null).
+    static func decodeObject(
+      _ className: String, _ fields: [String: PropertyListValue], linkKeys: Set<String>,
+      objects: [PropertyListValue], field: (String) throws(PropertyListError) -> ArchivedValue
+    ) throws(PropertyListError) -> ArchivedValue {
+      var decoded: [String: ArchivedValue] = [:]
+      for (key, raw) in fields where key != "$class" {
+        if linkKeys.contains(key), case .uid(let link) = raw {
+          decoded[key] =
+            objects.indices.contains(Int(link)) && objects[Int(link)].stringValue == "$null"
+            ? .null : .reference(link)
+        } else {
+          decoded[key] = try field(key)
+        }
+      }
+      return .object(className: className, fields: decoded)
     }
   }
 }

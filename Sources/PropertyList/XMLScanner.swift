@@ -35,15 +35,7 @@ package struct XMLScanner {
     var sawRoot = false
     while index < bytes.count {
       if bytes[index] != UInt8(ascii: "<") {
-        let start = index
-        let text = try readText()
-        if open.isEmpty {
-          guard text.allSatisfy(\.isWhitespace) else {
-            throw error("text outside the root element", at: start)
-          }
-        } else if !text.isEmpty {
-          try delegate.characters(text)
-        }
+        try scanText(inside: open, delegate)
         continue
       }
       let markup = index
@@ -62,35 +54,58 @@ package struct XMLScanner {
         guard !sawRoot else { throw error("a DOCTYPE after the root element", at: markup) }
         try skipDoctype()
       } else if has("</") {
-        index += 2
-        let name = try readName()
-        skipSpace()
-        try expect(">", what: "the end tag </\(name)")
-        guard let top = open.popLast() else { throw error("</\(name)> closes nothing", at: markup) }
-        guard top == name else { throw error("</\(name)> closes <\(top)>", at: markup) }
-        try delegate.endElement(name)
+        try scanEndTag(closing: &open, delegate)
       } else {
-        index += 1
         guard open.count > 0 || !sawRoot else { throw error("a second root element", at: markup) }
-        guard open.count < Self.maximumDepth else {
-          throw error("elements nested deeper than \(Self.maximumDepth)", at: markup)
-        }
-        let name = try readName()
-        let attributes = try readAttributes(of: name)
+        try scanStartTag(opening: &open, delegate)
         sawRoot = true
-        if has("/>") {
-          index += 2
-          try delegate.startElement(name, attributes: attributes)
-          try delegate.endElement(name)
-        } else {
-          try expect(">", what: "the start tag <\(name)")
-          open.append(name)
-          try delegate.startElement(name, attributes: attributes)
-        }
       }
     }
     if let unclosed = open.last { throw error("the document ends inside <\(unclosed)>: truncated?", at: index) }
     guard sawRoot else { throw error("no root element", at: index) }
+  }
+
+  /// Text up to the next `<`: only white space outside the root element (`open`, the elements open).
+  private mutating func scanText(inside open: [String], _ delegate: any Delegate) throws {
+    let start = index
+    let text = try readText()
+    if open.isEmpty {
+      guard text.allSatisfy(\.isWhitespace) else { throw error("text outside the root element", at: start) }
+    } else if !text.isEmpty {
+      try delegate.characters(text)
+    }
+  }
+
+  /// `</name>`, which must close the innermost element open.
+  private mutating func scanEndTag(closing open: inout [String], _ delegate: any Delegate) throws {
+    let markup = index
+    index += 2
+    let name = try readName()
+    skipSpace()
+    try expect(">", what: "the end tag </\(name)")
+    guard let top = open.popLast() else { throw error("</\(name)> closes nothing", at: markup) }
+    guard top == name else { throw error("</\(name)> closes <\(top)>", at: markup) }
+    try delegate.endElement(name)
+  }
+
+  /// `<name attributes…>` or `<name attributes…/>`, opened in `open` unless it closes itself.
+  private mutating func scanStartTag(opening open: inout [String], _ delegate: any Delegate) throws {
+    let markup = index
+    index += 1
+    guard open.count < Self.maximumDepth else {
+      throw error("elements nested deeper than \(Self.maximumDepth)", at: markup)
+    }
+    let name = try readName()
+    let attributes = try readAttributes(of: name)
+    if has("/>") {
+      index += 2
+      try delegate.startElement(name, attributes: attributes)
+      try delegate.endElement(name)
+    } else {
+      try expect(">", what: "the start tag <\(name)")
+      open.append(name)
+      try delegate.startElement(name, attributes: attributes)
+    }
   }
 
   // MARK: - Pieces

@@ -207,14 +207,7 @@ struct SchemaReader {
     var relationships: [Relationship] = []
     var unique: [[String]] = []
     for property in type.properties {
-      for attribute in property.attributes
-      where !Self.knownPropertyAttributes.contains(attribute.attributeName.trimmedDescription) {
-        throw SourceError(
-          spot: property.spot,
-          reason:
-            "\(type.name).\(property.name): @\(attribute.attributeName.trimmedDescription) is not one SwiftData's model takes (migrun reads @Attribute, @Relationship, @Transient)"
-        )
-      }
+      try Self.checkAttributes(of: property, in: type)
       // @Transient: not part of the schema at all.
       if property.attribute("Transient") != nil { continue }
       let swiftType = try propertyType(property, owner: type.name)
@@ -248,6 +241,26 @@ struct SchemaReader {
       }
       attributes.append(attribute)
     }
+    let fetchIndexes = try macroIndexes(of: type, unique: &unique)
+    return Entity(
+      name: type.name, parentName: parentClass(of: type)?.name, attributes: attributes, relationships: relationships,
+      uniquenessConstraints: unique, className: type.qualifiedName, fetchIndexes: fetchIndexes)
+  }
+
+  /// A property's attributes are SwiftData's (or Swift's own that change nothing stored).
+  static func checkAttributes(of property: DeclaredProperty, in type: DeclaredType) throws {
+    for attribute in property.attributes
+    where !knownPropertyAttributes.contains(attribute.attributeName.trimmedDescription) {
+      throw SourceError(
+        spot: property.spot,
+        reason:
+          "\(type.name).\(property.name): @\(attribute.attributeName.trimmedDescription) is not one SwiftData's model takes (migrun reads @Attribute, @Relationship, @Transient)"
+      )
+    }
+  }
+
+  /// The fetch indexes of `type`'s `#Index` macros; its `#Unique` macros' constraints added to `unique`.
+  func macroIndexes(of type: DeclaredType, unique: inout [[String]]) throws -> [FetchIndex] {
     var fetchIndexes: [FetchIndex] = []
     for (macro, spot) in type.macros {
       let groups = try keyPathGroups(macro, owner: type, spot: spot)
@@ -266,9 +279,7 @@ struct SchemaReader {
           reason: "\(type.name): #\(macro.macroName.text) is not one migrun reads (#Unique, #Index)")
       }
     }
-    return Entity(
-      name: type.name, parentName: parentClass(of: type)?.name, attributes: attributes, relationships: relationships,
-      uniquenessConstraints: unique, className: type.qualifiedName, fetchIndexes: fetchIndexes)
+    return fetchIndexes
   }
 
   /// A property's declared type, or the type its initial value says as Swift infers it: a literal
@@ -490,15 +501,7 @@ struct SchemaReader {
     for argument in arguments(of: attributeSyntax) {
       switch argument.label?.text {
       case "deleteRule":
-        switch Self.optionName(argument.expression) {
-        case "cascade": relationship.deleteRule = .cascade
-        case "nullify": relationship.deleteRule = .nullify
-        case "deny": relationship.deleteRule = .deny
-        case "noAction": relationship.deleteRule = .noAction
-        default:
-          throw SourceError(
-            spot: spot, reason: "deleteRule \(argument.expression.trimmedDescription) is not one of SwiftData's")
-        }
+        relationship.deleteRule = try Self.deleteRule(argument.expression, spot: spot)
       case "minimumModelCount", "maximumModelCount":
         let count = try integer(argument.expression, spot: spot)
         guard let fitting = Int32(exactly: count), fitting >= 0 else {
@@ -536,6 +539,18 @@ struct SchemaReader {
       default:
         throw SourceError(spot: spot, reason: "@Relationship has no argument \(argument.label?.text ?? "")")
       }
+    }
+  }
+
+  /// `.cascade`, `.nullify`, `.deny` or `.noAction`.
+  static func deleteRule(_ expression: ExprSyntax, spot: SourceSpot) throws -> DeleteRule {
+    switch optionName(expression) {
+    case "cascade": return .cascade
+    case "nullify": return .nullify
+    case "deny": return .deny
+    case "noAction": return .noAction
+    default:
+      throw SourceError(spot: spot, reason: "deleteRule \(expression.trimmedDescription) is not one of SwiftData's")
     }
   }
 

@@ -101,69 +101,46 @@ extension SQLiteStore {
       for rules in ModelRules(model: model).entities {
         guard problems.count < limit, let layout = schema.layout(of: rules.entity.name) else { continue }
         let own = schema.rowPredicate(layout, includingSubentities: false, alias: "o")
-        for attribute in rules.requiredAttributes {
-          guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
-          let sql = "SELECT o.Z_PK FROM \(layout.table) o WHERE \(own) AND o.\(column.name) IS NULL ORDER BY o.Z_PK"
-          for key in try Int64.fetchAll(db, sql: sql + " LIMIT \(limit - problems.count)") {
-            problems.append(
-              "\(ObjectID(entity: layout.name, primaryKey: key)): '\(attribute.name)' is required but NULL")
-          }
-        }
-        // Value rules are checked in Swift (lengths in UTF-16 units, ICU regular expressions) on the
-        // columns that have them, read in one pass.
-        // Each rule with the position of its column in the row read (Z_PK first).
-        var columns: [String] = []
-        let checked = rules.valueRules.compactMap { rule -> (ValueRule, Int)? in
-          guard case .attribute(let column)? = layout.properties[rule.attribute] else { return nil }
-          if !columns.contains(column.name) { columns.append(column.name) }
-          return (rule, (columns.firstIndex(of: column.name) ?? 0) + 1)
-        }
-        if !checked.isEmpty && problems.count < limit {
-          let cursor = try Row.fetchCursor(
-            db,
-            sql:
-              "SELECT o.Z_PK, \(columns.map { "o.\($0)" }.joined(separator: ", ")) FROM \(layout.table) o WHERE \(own) ORDER BY o.Z_PK"
-          )
-          // A value kept outside the store is checked as the value, not as its reference.
-          let external = Set(model.attributes(of: rules.entity).filter(\.storesExternally).map(\.name))
-          while problems.count < limit, let row = try cursor.next() {
-            let key = try row.required(at: 0, as: Int64.self)
-            for (rule, position) in checked {
-              var value = StoreValueCoding.value(row[position] as DatabaseValue, type: rule.type)
-              if external.contains(rule.attribute) { value = try externalData.resolve(value) }
-              if let problem = rule.problem(value) {
-                problems.append("\(ObjectID(entity: layout.name, primaryKey: key)): \(problem)")
-              }
-            }
-          }
-        }
-        for relationship in rules.relationships {
-          guard let count = countExpression(of: relationship, in: layout) else { continue }
-          var broken: [String] = []
-          if !relationship.isOptional && !relationship.isToMany { broken.append("n = 0") }
-          if !relationship.isOptional && relationship.isToMany && relationship.minCount > 0 {
-            broken.append("n < \(relationship.minCount)")
-          }
-          if relationship.minCount > 1 { broken.append("(n > 0 AND n < \(relationship.minCount))") }
-          if relationship.isToMany && relationship.maxCount > 0 { broken.append("n > \(relationship.maxCount)") }
-          guard !broken.isEmpty else { continue }
-          let rows = try Row.fetchAll(
-            db,
-            sql: """
-              SELECT pk, n FROM (SELECT o.Z_PK AS pk, \(count) AS n FROM \(layout.table) o WHERE \(own))
-              WHERE \(broken.joined(separator: " OR ")) ORDER BY pk LIMIT \(limit - problems.count)
-              """)
-          for row in rows {
-            let key = try row.required(at: 0, as: Int64.self)
-            let found = try row.required(at: 1, as: Int.self)
-            if let problem = ModelRules.problem(relationship, count: found) {
-              problems.append("\(ObjectID(entity: layout.name, primaryKey: key)): \(problem)")
-            }
-          }
-        }
+        let rows = RuleRows(db: db, layout: layout, own: own, limit: limit)
+        try rows.requiredAttributes(rules, into: &problems)
+        try valueRuleViolations(rules, rows, into: &problems)
+        try rows.relationshipCounts(rules, counting: { countExpression(of: $0, in: layout) }, into: &problems)
       }
     }
     return Array(problems.prefix(limit))
+  }
+
+  /// Value rules are checked in Swift (lengths in UTF-16 units, ICU regular expressions) on the
+  /// columns that have them, read in one pass.
+  private func valueRuleViolations(
+    _ rules: ModelRules.EntityRules, _ rows: RuleRows, into problems: inout [String]
+  ) throws {
+    let layout = rows.layout
+    // Each rule with the position of its column in the row read (Z_PK first).
+    var columns: [String] = []
+    let checked = rules.valueRules.compactMap { rule -> (ValueRule, Int)? in
+      guard case .attribute(let column)? = layout.properties[rule.attribute] else { return nil }
+      if !columns.contains(column.name) { columns.append(column.name) }
+      return (rule, (columns.firstIndex(of: column.name) ?? 0) + 1)
+    }
+    guard !checked.isEmpty && problems.count < rows.limit else { return }
+    let cursor = try Row.fetchCursor(
+      rows.db,
+      sql:
+        "SELECT o.Z_PK, \(columns.map { "o.\($0)" }.joined(separator: ", ")) FROM \(layout.table) o WHERE \(rows.own) ORDER BY o.Z_PK"
+    )
+    // A value kept outside the store is checked as the value, not as its reference.
+    let external = Set(model.attributes(of: rules.entity).filter(\.storesExternally).map(\.name))
+    while problems.count < rows.limit, let row = try cursor.next() {
+      let key = try row.required(at: 0, as: Int64.self)
+      for (rule, position) in checked {
+        var value = StoreValueCoding.value(row[position] as DatabaseValue, type: rule.type)
+        if external.contains(rule.attribute) { value = try externalData.resolve(value) }
+        if let problem = rule.problem(value) {
+          problems.append("\(ObjectID(entity: layout.name, primaryKey: key)): \(problem)")
+        }
+      }
+    }
   }
 
   /// SQL counting the objects `relationship` of the row `o` holds.
@@ -181,6 +158,57 @@ extension SQLiteStore {
       return "(SELECT count(*) FROM \(table) j WHERE j.\(ownColumn) = o.Z_PK)"
     default:
       return nil
+    }
+  }
+}
+
+/// The rows of one entity's table that a rule query reads (`o`, the entity's own rows), and how many
+/// problems a check lists at most.
+private struct RuleRows {
+  let db: Database
+  let layout: StoreSchema.EntityLayout
+  let own: String
+  let limit: Int
+
+  /// Objects whose required attribute is NULL.
+  func requiredAttributes(_ rules: ModelRules.EntityRules, into problems: inout [String]) throws {
+    for attribute in rules.requiredAttributes {
+      guard case .attribute(let column)? = layout.properties[attribute.name] else { continue }
+      let sql = "SELECT o.Z_PK FROM \(layout.table) o WHERE \(own) AND o.\(column.name) IS NULL ORDER BY o.Z_PK"
+      for key in try Int64.fetchAll(db, sql: sql + " LIMIT \(limit - problems.count)") {
+        problems.append("\(ObjectID(entity: layout.name, primaryKey: key)): '\(attribute.name)' is required but NULL")
+      }
+    }
+  }
+
+  /// Objects holding fewer or more objects in a relationship than its counts allow (`counting`: the
+  /// SQL counting them for a row `o`, nil where the store cannot count them).
+  func relationshipCounts(
+    _ rules: ModelRules.EntityRules, counting: (Relationship) -> String?, into problems: inout [String]
+  ) throws {
+    for relationship in rules.relationships {
+      guard let count = counting(relationship) else { continue }
+      var broken: [String] = []
+      if !relationship.isOptional && !relationship.isToMany { broken.append("n = 0") }
+      if !relationship.isOptional && relationship.isToMany && relationship.minCount > 0 {
+        broken.append("n < \(relationship.minCount)")
+      }
+      if relationship.minCount > 1 { broken.append("(n > 0 AND n < \(relationship.minCount))") }
+      if relationship.isToMany && relationship.maxCount > 0 { broken.append("n > \(relationship.maxCount)") }
+      guard !broken.isEmpty else { continue }
+      let rows = try Row.fetchAll(
+        db,
+        sql: """
+          SELECT pk, n FROM (SELECT o.Z_PK AS pk, \(count) AS n FROM \(layout.table) o WHERE \(own))
+          WHERE \(broken.joined(separator: " OR ")) ORDER BY pk LIMIT \(limit - problems.count)
+          """)
+      for row in rows {
+        let key = try row.required(at: 0, as: Int64.self)
+        let found = try row.required(at: 1, as: Int.self)
+        if let problem = ModelRules.problem(relationship, count: found) {
+          problems.append("\(ObjectID(entity: layout.name, primaryKey: key)): \(problem)")
+        }
+      }
     }
   }
 }

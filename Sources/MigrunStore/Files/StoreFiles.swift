@@ -193,14 +193,7 @@ package enum StoreFiles {
   /// each 64 MiB copied is handed to the disk at once (`sync_file_range`, which starts the writes
   /// and does not wait), so the fsync that follows has only the last part left to wait for.
   package static func cloneOrCopy(_ source: URL, to destination: URL, writingBack: Bool = false) throws {
-    // The system's error kept under it: a full disk is `noSpace` (exit 12), not a failure of the store.
-    func failure(_ what: String, _ file: URL) -> StoreError {
-      let number = errno
-      return StoreError(
-        number == ENOSPC || number == EDQUOT ? .noSpace : .io, file: file.path,
-        reason: "cannot \(what) (\(String(cString: strerror(number))))",
-        underlying: POSIXError(POSIXErrorCode(rawValue: number) ?? .EIO))
-    }
+    let failure = copyFailure
     // Through the door first: a FIFO or a device in the store's place is refused, never waited on.
     do {
       try InputFile.check(source, origin: .named)
@@ -235,23 +228,39 @@ package enum StoreFiles {
       guard copyFileRange == nil || [EXDEV, ENOSYS, EOPNOTSUPP, EINVAL].contains(errno) else {
         throw failure("copy the store", destination)
       }
-      var buffer = [UInt8](repeating: 0, count: 1 << 20)
-      while true {
-        let read = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }
-        if read < 0 && errno == EINTR { continue }
-        guard read >= 0 else { throw failure("read the store", source) }
-        if read == 0 { break }
-        var offset = 0
-        while offset < read {
-          let written = buffer.withUnsafeBytes { write(output, $0.baseAddress.map { $0 + offset }, read - offset) }
-          if written < 0 && errno == EINTR { continue }
-          guard written > 0 else { throw failure("write the copy", destination) }
-          offset += written
-        }
-      }
+      try copyByReading(input, source, to: output, destination)
       break
     }
     completed = true
+  }
+
+  /// A failure of the system call that just failed, its error kept under it: a full disk is
+  /// `noSpace` (exit 12), not a failure of the store.
+  private static func copyFailure(_ what: String, _ file: URL) -> StoreError {
+    let number = errno
+    return StoreError(
+      number == ENOSPC || number == EDQUOT ? .noSpace : .io, file: file.path,
+      reason: "cannot \(what) (\(String(cString: strerror(number))))",
+      underlying: POSIXError(POSIXErrorCode(rawValue: number) ?? .EIO))
+  }
+
+  /// The rest of the open file `input` (`source`) copied to `output` (`destination`) by plain reads
+  /// and writes, from where each file's offset stands.
+  private static func copyByReading(_ input: Int32, _ source: URL, to output: Int32, _ destination: URL) throws {
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    while true {
+      let read = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress, $0.count) }
+      if read < 0 && errno == EINTR { continue }
+      guard read >= 0 else { throw copyFailure("read the store", source) }
+      if read == 0 { break }
+      var offset = 0
+      while offset < read {
+        let written = buffer.withUnsafeBytes { write(output, $0.baseAddress.map { $0 + offset }, read - offset) }
+        if written < 0 && errno == EINTR { continue }
+        guard written > 0 else { throw copyFailure("write the copy", destination) }
+        offset += written
+      }
+    }
   }
 
   /// Folds a WAL store's `-wal` into its main file and leaves it in rollback-journal mode, so the

@@ -23,6 +23,16 @@ import MigrunModel
 extension SQLiteObjectWriter {
   func recordHistory(_ save: SavedChanges) throws {
     guard !save.isEmpty, let tables = try store.historyTables(db) else { return }
+    let transaction = try recordTransaction(save, tables)
+    try recordChanges(save, tables, transaction: transaction)
+  }
+
+  typealias HistoryTables = (
+    change: SQLiteStore.HistoryTable, transaction: SQLiteStore.HistoryTable, string: SQLiteStore.HistoryTable
+  )
+
+  /// The save's `ATRANSACTION` row, with the strings it names in `ATRANSACTIONSTRING`; returns its key.
+  private func recordTransaction(_ save: SavedChanges, _ tables: HistoryTables) throws -> Int64 {
     let transaction = try nextKey(tables.transaction)
     var strings: [String: Int64] = [:]
     func string(_ name: String?) throws -> DatabaseValue {
@@ -50,6 +60,11 @@ extension SQLiteObjectWriter {
         transaction, tables.transaction.number, try string(save.author), try string("migrun"),
         try string(save.contextName), try string(process), Date().timeIntervalSinceReferenceDate,
       ])
+    return transaction
+  }
+
+  /// An `ACHANGE` row per object the save inserted, updated or deleted.
+  private func recordChanges(_ save: SavedChanges, _ tables: HistoryTables, transaction: Int64) throws {
     // Keys for every change at once; each entity's bits and tombstone slots worked out once.
     let count = save.inserted.count + save.updated.count + save.deleted.count
     var key = try reserveKeys(tables.change, count) - Int64(count)

@@ -441,52 +441,74 @@ extension StoreSchema {
       _ fetchIndex: FetchIndex, of entity: Entity, table: String, storage: [String: PropertyStorage]
     ) {
       let name = "Z_\(entity.name)_\(fetchIndex.name)"
-      func refuse(_ why: String) {
-        unsupported.append("entity \(entity.name): fetch index '\(fetchIndex.name)' \(why)")
-      }
       guard let first = fetchIndex.elements.first else { return }
-      if first.type == "R-Tree" {
-        if let predicate = fetchIndex.partialPredicate {
-          refuse("is an R-tree index with the partial-index predicate \(predicate), which migrun cannot write")
+      do throws(FetchIndexSQL.Refusal) {
+        if first.type == "R-Tree" {
+          let columns = try Self.rtreeColumns(of: fetchIndex, storage: storage)
+          rtreeIndexes.append(RTreeIndex(name: name, table: table, columns: columns))
           return
         }
-        var columns: [String] = []
-        for element in fetchIndex.elements {
-          if let expression = element.expression {
-            refuse("is an R-tree index over the expression \(expression), where Core Data takes attributes only")
-            return
-          }
-          guard case .attribute(let column)? = storage[element.property] else {
-            refuse("is an R-tree index over '\(element.property)', which is not an attribute")
-            return
-          }
-          columns.append(column.name)
+        let expressions = FetchIndexSQL(
+          lookup: { name in
+            switch storage[name] {
+            case .attribute(let column)?: .column(column.name)
+            case .toOne(let key, _, _)?: .column(key.name)
+            case .toManyThroughInverse?, .manyToMany?: .toMany
+            case nil: .missing
+            }
+          }, entity: entity.name)
+        let parts = try binaryIndexColumns(of: fetchIndex, entity: entity, storage: storage, expressions: expressions)
+        let condition = try fetchIndex.partialPredicate.map { predicate throws(FetchIndexSQL.Refusal) in
+          try expressions.partialIndex(predicate)
         }
-        rtreeIndexes.append(RTreeIndex(name: name, table: table, columns: columns))
-        return
+        if fetchIndex.elements.count == 1, first.expression == nil, condition == nil,
+          case .toOne? = storage[first.property]
+        {
+          return
+        }
+        guard !parts.isEmpty else { return }
+        indexes.append(Index(name: name, table: table, columns: parts, isUnique: false, condition: condition))
+      } catch {
+        unsupported.append("entity \(entity.name): fetch index '\(fetchIndex.name)' \(error.reason)")
       }
-      // Transient properties have no column; Core Data leaves them out of the index.
+    }
+
+    /// The columns of an R-tree fetch index: attributes only, and no partial-index predicate.
+    private static func rtreeColumns(
+      of fetchIndex: FetchIndex, storage: [String: PropertyStorage]
+    ) throws(FetchIndexSQL.Refusal) -> [String] {
+      if let predicate = fetchIndex.partialPredicate {
+        throw .init(
+          reason: "is an R-tree index with the partial-index predicate \(predicate), which migrun cannot write")
+      }
+      return try fetchIndex.elements.map { element throws(FetchIndexSQL.Refusal) in
+        if let expression = element.expression {
+          throw .init(
+            reason: "is an R-tree index over the expression \(expression), where Core Data takes attributes only")
+        }
+        guard case .attribute(let column)? = storage[element.property] else {
+          throw .init(reason: "is an R-tree index over '\(element.property)', which is not an attribute")
+        }
+        return column.name
+      }
+    }
+
+    /// The elements of a binary fetch index, each `<column or expression> COLLATE BINARY ASC|DESC`;
+    /// transient properties and to-manys have no column and are left out, as Core Data leaves them.
+    private func binaryIndexColumns(
+      of fetchIndex: FetchIndex, entity: Entity, storage: [String: PropertyStorage], expressions: FetchIndexSQL
+    ) throws(FetchIndexSQL.Refusal) -> [String] {
       let transient = Set(
         model.attributes(of: entity).filter(\.isTransient).map(\.name)
           + model.relationships(of: entity).filter(\.isTransient).map(\.name))
-      let expressions = FetchIndexSQL(
-        lookup: { name in
-          switch storage[name] {
-          case .attribute(let column)?: .column(column.name)
-          case .toOne(let key, _, _)?: .column(key.name)
-          case .toManyThroughInverse?, .manyToMany?: .toMany
-          case nil: .missing
-          }
-        }, entity: entity.name)
       var parts: [String] = []
       for element in fetchIndex.elements {
         let order = element.isAscending ? "ASC" : "DESC"
         if let expression = element.expression {
-          do {
+          do throws(FetchIndexSQL.Refusal) {
             parts.append("\(try expressions.element(expression)) COLLATE BINARY \(order)")
           } catch {
-            refuse("has an expression element \(expression) that \(error.reason)")
-            return
+            throw .init(reason: "has an expression element \(expression) that \(error.reason)")
           }
           continue
         }
@@ -496,26 +518,10 @@ extension StoreSchema {
         case .toOne(let key, _, _)?: parts.append("\(key.name) COLLATE BINARY \(order)")
         case .toManyThroughInverse?, .manyToMany?: continue
         case nil:
-          refuse("names '\(element.property)', which \(entity.name) has no stored property called")
-          return
+          throw .init(reason: "names '\(element.property)', which \(entity.name) has no stored property called")
         }
       }
-      var condition: String?
-      if let predicate = fetchIndex.partialPredicate {
-        do {
-          condition = try expressions.partialIndex(predicate)
-        } catch {
-          refuse(error.reason)
-          return
-        }
-      }
-      if fetchIndex.elements.count == 1, first.expression == nil, condition == nil,
-        case .toOne? = storage[first.property]
-      {
-        return
-      }
-      guard !parts.isEmpty else { return }
-      indexes.append(Index(name: name, table: table, columns: parts, isUnique: false, condition: condition))
+      return parts
     }
 
     /// Declared storage of the entity and its ancestors (the nearest declaration winning), with
