@@ -161,10 +161,19 @@ extension LuaTranslator {
   /// SwiftData's `#Predicate<T> { trip in trip.name == name }` as an NSPredicate format with
   /// `%@` for each value: comparisons of key paths, `&&`, `||`, `!`, `contains`, `starts(with:)`.
   func predicateMacro(_ node: MacroExpansionExprSyntax) throws -> (String, [String]) {
-    guard let closure = node.trailingClosure, closure.statements.count == 1, let only = closure.statements.first,
-      case .expr(var body) = only.item
+    guard let closure = node.trailingClosure, closure.statements.count == 1, let only = closure.statements.first
     else { throw Untranslatable("a #Predicate other than one expression") }
-    if let returned = body.as(ReturnStmtSyntax.self)?.expression { body = returned }
+    // The one expression, or the one `return` of it.
+    let body: ExprSyntax
+    switch only.item {
+    case .expr(let expression): body = expression
+    case .stmt(let statement):
+      guard let returned = statement.as(ReturnStmtSyntax.self)?.expression else {
+        throw Untranslatable("a #Predicate other than one expression")
+      }
+      body = returned
+    default: throw Untranslatable("a #Predicate other than one expression")
+    }
     let parameter = Self.parameterNames(closure).first ?? "$0"
     var arguments: [String] = []
     let format = try predicatePart(body, parameter, &arguments)

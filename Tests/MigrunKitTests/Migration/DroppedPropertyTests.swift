@@ -91,7 +91,7 @@ import Testing
     try store.write { writer in try objects.forEach(writer.insert) }
     let mapping = MappingModel(
       source: v1, destination: v2,
-      entityMappings: ["Item", "Special"].map { entity in
+      entityMappings: ["Item", "Special"].map { (entity: String) in
         EntityMapping(
           name: "\(entity)To\(entity)", kind: .copy, sourceEntity: entity, destinationEntity: entity,
           attributes: ["name": .property("name")])
