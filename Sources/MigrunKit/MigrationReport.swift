@@ -69,29 +69,3 @@ public struct MigrationReport: Sendable {
 
   package init() {}
 }
-
-extension StoreMigrator {
-  /// What a migration did (``MigrationReport``): the name the library has always used.
-  public typealias Report = MigrationReport
-}
-
-/// What one step runs: its mapping model, the policies of its entity mappings and its merge rules
-/// (a Lua mapping file gives all three).
-package struct StepMapping {
-  package var mapping: MappingModel
-  package var policies: [String: any EntityMigrationPolicy]
-  package var mergeRules: [any MigrationMergeRule]
-  /// The entity mappings the script did not name, filled in by inference (a Lua mapping file's
-  /// unmentioned entities): left out when the step runs several scripts in passes, where each maps
-  /// only what it names (``MappingPass``).
-  package var filledIn: Set<String> = []
-
-  package init(
-    mapping: MappingModel, policies: [String: any EntityMigrationPolicy] = [:],
-    mergeRules: [any MigrationMergeRule] = []
-  ) {
-    self.mapping = mapping
-    self.policies = policies
-    self.mergeRules = mergeRules
-  }
-}

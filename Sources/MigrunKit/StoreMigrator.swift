@@ -52,6 +52,9 @@ public final class StoreMigrator {
     }
   }
 
+  /// What a migration did (``MigrationReport``): the name the library has always used.
+  public typealias Report = MigrationReport
+
   public let store: URL
   public let plan: MigrationPlan
   public let options: Options

@@ -48,12 +48,20 @@ import Testing
     #expect(missing.isEmpty, "Sources folders the layout leaves out: \(missing.sorted())")
     let stray = named.subtracting(sources)
     #expect(stray.isEmpty, "folders the layout names that are not in Sources: \(stray.sorted())")
-    // MigrunStore's folders, one per concept: each line "  Name/" under it is a folder there.
-    let store = try FileManager.default.contentsOfDirectory(
-      atPath: Self.root.appendingPathComponent("Sources/MigrunStore").path)
-    let folders = development.matches(of: #/\n  ([A-Za-z]+)\/ /#).map { String($0.output.1) }
-    for folder in folders where !["Port"].contains(folder) {
-      #expect(store.contains(folder), "development.md names MigrunStore/\(folder)/, which is not there")
+    // A target's folders, one per concept: each line "  Name/" under a target's line is a folder of it.
+    var target: String?
+    for line in development.split(separator: "\n") {
+      if line.hasPrefix("Sources/") {
+        target = line.dropFirst("Sources/".count).components(separatedBy: "  ")[0]
+      } else if let target, let match = line.firstMatch(of: #/^  ([A-Za-z]+)\/ /#) {
+        let folder = Self.root.appendingPathComponent("Sources/\(target)/\(match.output.1)")
+        var isFolder: ObjCBool = false
+        #expect(
+          FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder) && isFolder.boolValue,
+          "development.md names \(target)/\(match.output.1)/, which is not there")
+      } else if !line.hasPrefix(" ") {
+        target = nil
+      }
     }
   }
 

@@ -109,7 +109,7 @@ import Testing
     for hook in StageHook.allCases { #expect(Self.types.contains("---@field \(hook.rawValue)? "), "stage \(hook)") }
     #expect(Self.types.contains("function migrate("))
     let testsSource = try String(
-      contentsOf: Fixtures.repositoryRoot.appendingPathComponent("Sources/MigrunTools/PolicyTests.swift"),
+      contentsOf: Fixtures.repositoryRoot.appendingPathComponent("Sources/MigrunTools/PolicyTests/PolicyTests.swift"),
       encoding: .utf8)
     for option in Set(try Self.names(#"options\["(\w+)"\]"#, in: testsSource)).sorted() {
       #expect(Self.types.contains("---@field \(option)? "), "migrate option \(option)")

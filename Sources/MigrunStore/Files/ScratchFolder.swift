@@ -25,9 +25,10 @@ package enum ScratchFolder {
     removeAbandoned()
     let temporary = FileManager.default.temporaryDirectory
     let name = "migrun-\(label)-\(UUID().uuidString)"
-    // Made under a name the sweep does not read, locked, then given its name: no other process can
-    // take it for abandoned between the folder's making and its lock.
-    let making = temporary.appendingPathComponent("." + name)
+    // Made under a name the sweep takes only from a process that is gone (`.NAME.PID`), locked,
+    // then given its name: no other process can take it for abandoned between the folder's making
+    // and its lock, and a process killed in between leaves nothing for good.
+    let making = temporary.appendingPathComponent(".\(name).\(getpid())")
     // Private (0700: the copies of the user's store in it are no one else's), and new: a name
     // already there is not taken over.
     try FileManager.default.createDirectory(
@@ -62,14 +63,21 @@ package enum ScratchFolder {
   private static let ownerName = ".owner"
   private static let owners = Mutex<[String: Int32]>([:])
 
-  /// Scratch folders of this user whose owning process is gone: their `.owner` lock is free.
+  /// Scratch folders of this user whose owning process is gone: their `.owner` lock is free — or,
+  /// for one killed while it was being made (`.migrun-LABEL-UUID.PID`), its maker is no process.
   private static func removeAbandoned() {
     let temporary = FileManager.default.temporaryDirectory
     let names = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
+    for name in names where name.hasPrefix(".migrun-") {
+      let folder = temporary.appendingPathComponent(name)
+      guard isOwnFolder(folder), let maker = name.split(separator: ".").last.flatMap({ pid_t($0) }), maker > 0,
+        kill(maker, 0) != 0, errno == ESRCH
+      else { continue }
+      try? FileManager.default.removeItem(at: folder)
+    }
     for name in names where name.hasPrefix("migrun-") {
       let folder = temporary.appendingPathComponent(name)
-      var info = stat()
-      guard lstat(folder.path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid() else { continue }
+      guard isOwnFolder(folder) else { continue }
       // Never waiting on what is planted there (a FIFO as `.owner`): only a plain file's lock is taken.
       let descriptor = open(
         folder.appendingPathComponent(ownerName).path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
@@ -80,5 +88,11 @@ package enum ScratchFolder {
       guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { continue }
       try? FileManager.default.removeItem(at: folder)
     }
+  }
+
+  /// A folder (not a link) of this user's.
+  private static func isOwnFolder(_ folder: URL) -> Bool {
+    var info = stat()
+    return lstat(folder.path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR && info.st_uid == getuid()
   }
 }
