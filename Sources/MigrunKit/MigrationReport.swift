@@ -62,7 +62,7 @@ public struct MigrationReport: Sendable {
 
   /// Each step that ran, in order.
   public package(set) var steps: [Step] = []
-  /// Where the original store was kept (`NAME~.EXT`), unless ``Options/keepBackup`` was off.
+  /// Where the original store was kept (`NAME~.EXT`), unless ``StoreMigrator/Options/keepBackup`` was off.
   public package(set) var backup: URL?
   /// Files of external binary data no value refers to after the migration, removed after the swap.
   public package(set) var externalFilesRemoved = 0

@@ -17,7 +17,7 @@ package enum StageHook: String, Sendable, Hashable, CaseIterable {
 }
 
 /// Objects a step's custom stage saved: inserted, changed and deleted (delete rules' cascades
-/// included), read from ``StoreMigrator/Report/Step/willMigrate`` and ``StoreMigrator/Report/Step/didMigrate``.
+/// included), read from ``MigrationReport/Step/willMigrate`` and ``MigrationReport/Step/didMigrate``.
 public struct StageChanges: Sendable, Hashable {
   public package(set) var inserted = 0
   public package(set) var updated = 0
@@ -39,7 +39,7 @@ public struct StageChanges: Sendable, Hashable {
   }
 }
 
-/// What a step's stage did (``StoreMigrator/Report/Step/stage``).
+/// What a step's stage did (``MigrationReport/Step/stage``).
 package struct StageReport: Sendable, Hashable {
   package var willMigrate: StageChanges?
   package var didMigrate: StageChanges?

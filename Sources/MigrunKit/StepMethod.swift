@@ -1,7 +1,7 @@
 import Foundation
 import MigrunStore
 
-/// How a step ran (``StoreMigrator/Report/Step/method``).
+/// How a step ran (``MigrationReport/Step/method``).
 public enum StepMethod: String, Sendable, Hashable, CaseIterable {
   /// DDL on a copy of the store: no row copied (`DDLStep`).
   case ddl = "DDL"

@@ -140,7 +140,7 @@ struct StepRun {
   }
 
   /// What the step's mapping leaves behind that holds values in `source`; refused here with
-  /// ``Options/refuseDrops``.
+  /// `StoreMigrator.Options.refuseDrops`.
   private func drops(of stepMapping: StepMapping, in source: SQLiteStore, step: MigrationStep) throws
     -> [DroppedProperty]
   {

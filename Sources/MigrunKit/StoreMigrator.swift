@@ -10,7 +10,7 @@ import MigrunStore
 public final class StoreMigrator {
   /// How a migration runs: the defaults are what `migrun migrate` does.
   public struct Options: Sendable {
-    /// Keep the original as `NAME~.EXT` after the swap (``Report/backup``).
+    /// Keep the original as `NAME~.EXT` after the swap (``MigrationReport/backup``).
     public var keepBackup = true
     /// Run every step on scratch files, report, and delete them.
     public var dryRun = false
