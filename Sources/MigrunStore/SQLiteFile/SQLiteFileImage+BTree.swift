@@ -204,12 +204,14 @@ extension SQLiteFileImage {
     var at = 0
     guard let headerSize = varint(payload, &at), headerSize >= 1, headerSize <= payload.count else { return nil }
     var types: [Int64] = []
+    types.reserveCapacity(Int(headerSize))
     while at < Int(headerSize) {
       guard let type = varint(payload, &at), type >= 0, type != 10, type != 11 else { return nil }
       types.append(type)
     }
     guard at == Int(headerSize) else { return nil }
     var values: [Value] = []
+    values.reserveCapacity(types.count)
     for type in types {
       let length: Int
       switch type {

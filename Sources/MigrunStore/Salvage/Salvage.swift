@@ -139,17 +139,46 @@ package struct SalvageRead: Sendable {
 
   /// Every row of `table`, in key order (the tree's leaves read again, then the adopted rows); a
   /// row shorter than the table has its missing columns' defaults, as SQLite reads it.
+  ///
+  /// A key is given once: in a sound tree the leaves' keys only rise, so none can repeat and none is
+  /// remembered (at a million rows the set of keys seen was most of the time and memory); the first
+  /// key that does not rise (a damaged tree) makes that set, from the leaves read until then.
   package func forEachRow(of table: Table, _ body: (Int64, [SQLiteFileImage.Value]) throws -> Void) rethrows {
     var overflow = Set<Int>()
-    var seen = Set<Int64>()
-    for page in table.leaves {
-      for row in image.leafRows(page, overflow: &overflow)?.rows ?? [] where seen.insert(row.rowid).inserted {
+    var last: Int64?
+    var seen: Set<Int64>?
+    for (leaf, page) in table.leaves.enumerated() {
+      let rows = image.leafRows(page, overflow: &overflow)?.rows ?? []
+      for (index, row) in rows.enumerated() {
+        if seen == nil, let previous = last, row.rowid <= previous {
+          seen = keys(on: table.leaves[..<leaf]).union(rows[..<index].map(\.rowid))
+        }
+        if var keys = seen {
+          seen = nil  // the set mutated in place, not copied
+          let new = keys.insert(row.rowid).inserted
+          seen = keys
+          guard new else { continue }
+        } else {
+          last = row.rowid
+        }
         try body(row.rowid, table.completed(row.values))
       }
     }
-    for (rowid, values) in table.adopted.sorted(by: { $0.key < $1.key }) where !seen.contains(rowid) {
+    guard !table.adopted.isEmpty else { return }
+    let known = seen ?? keys(on: table.leaves[...])
+    for (rowid, values) in table.adopted.sorted(by: { $0.key < $1.key }) where !known.contains(rowid) {
       try body(rowid, table.completed(values))
     }
+  }
+
+  /// The keys of the rows on table leaves `pages`.
+  private func keys(on pages: ArraySlice<Int>) -> Set<Int64> {
+    var overflow = Set<Int>()
+    var keys = Set<Int64>()
+    for page in pages {
+      for row in image.leafRows(page, overflow: &overflow)?.rows ?? [] { keys.insert(row.rowid) }
+    }
+    return keys
   }
 
   /// The rows of a small table (Core Data's own: metadata, model cache, primary keys), held.
