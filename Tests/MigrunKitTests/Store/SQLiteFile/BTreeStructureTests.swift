@@ -75,7 +75,7 @@ import Testing
       }
       // The log's transactions moved into the file (the watch reads a snapshot of such a store).
       let queue = try DatabaseQueue(path: copy.path)
-      try queue.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+      _ = try queue.writeWithoutTransaction { try $0.checkpoint(.truncate) }
       try queue.close()
       #expect(Self.sqliteFindings(copy) == [], "\(relative)")
       #expect(Self.isSound(copy), "\(relative)")
