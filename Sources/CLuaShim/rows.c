@@ -113,9 +113,12 @@ static int bind_cell(sqlite3_stmt *insert, int parameter, const slot *s, const c
   }
 }
 
-// Binds a row and inserts it; on failure leaves the insert unreset (its message stays readable).
+// Binds a row and inserts it; on failure — a binding SQLite refuses (it would keep the last row's
+// value), or the step — leaves the insert unreset (its message stays readable).
 static int write_slot(sqlite3_stmt *insert, const slot *s, int cells) {
-  for (int k = 0; k < cells; k++) bind_cell(insert, k + 1, s, &s->cells[k]);
+  for (int k = 0; k < cells; k++) {
+    if (bind_cell(insert, k + 1, s, &s->cells[k]) != SQLITE_OK) return 0;
+  }
   if (sqlite3_step(insert) != SQLITE_DONE) return 0;
   sqlite3_reset(insert);
   return 1;

@@ -134,7 +134,7 @@ private struct RowCopier {
   mutating func insertRow(_ computed: [StoreValue]) throws {
     var index = plainCount + 1
     for value in computed {
-      insert.bind(value, at: index)
+      try insert.bind(value, at: index)
       index += 1
     }
     do {
@@ -147,7 +147,7 @@ private struct RowCopier {
 
   /// The row the select is on, read, computed and inserted here.
   mutating func copyRow() throws {
-    for column in 0..<plainCount { insert.bind(columnOf: select, column, at: column + 1) }
+    for column in 0..<plainCount { try insert.bind(columnOf: select, column, at: column + 1) }
     inputs.removeAll(keepingCapacity: true)
     for (offset, type) in rows.inputTypes.enumerated() {
       inputs.append(select.value(plainCount + Int32(offset), type: type))

@@ -45,51 +45,56 @@ package struct RawStatement {
   }
 
   /// Binds column `column` of the row `row` is on, unchanged, as parameter `index` (1-based).
-  package func bind(columnOf row: RawStatement, _ column: Int32, at index: Int32) {
-    sqlite3_bind_value(handle, index, sqlite3_column_value(row.handle, column))
+  package func bind(columnOf row: RawStatement, _ column: Int32, at index: Int32) throws {
+    try check(sqlite3_bind_value(handle, index, sqlite3_column_value(row.handle, column)))
   }
 
-  package func bind(_ value: StoreValue, at index: Int32) {
+  /// Binds `value` as parameter `index` (1-based). A value SQLite refuses (longer than its limit,
+  /// no memory) is an error: a binding that failed keeps the last row's value, which the statement
+  /// would otherwise write again.
+  package func bind(_ value: StoreValue, at index: Int32) throws {
     switch value {
-    case .null: sqlite3_bind_null(handle, index)
-    case .integer(let number): sqlite3_bind_int64(handle, index, number)
-    case .boolean(let flag): sqlite3_bind_int64(handle, index, flag ? 1 : 0)
+    case .null: try check(sqlite3_bind_null(handle, index))
+    case .integer(let number): try check(sqlite3_bind_int64(handle, index, number))
+    case .boolean(let flag): try check(sqlite3_bind_int64(handle, index, flag ? 1 : 0))
     // SQLite would store a NaN REAL as NULL; Core Data writes the text NaN (as StoreValueCoding does).
-    case .double(let number) where number.isNaN: sqlite3_bind_text(handle, index, "NaN", 3, Self.transient)
-    case .double(let number), .date(let number): sqlite3_bind_double(handle, index, number)
+    case .double(let number) where number.isNaN: try check(sqlite3_bind_text(handle, index, "NaN", 3, Self.transient))
+    case .double(let number), .date(let number): try check(sqlite3_bind_double(handle, index, number))
     case .string(let text):
       // By length: a NUL inside the text is kept (a C string would end there).
       var text = text
-      text.withUTF8 { bytes in
-        if let base = bytes.baseAddress {
-          base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-            _ = sqlite3_bind_text(handle, index, $0, Int32(bytes.count), Self.transient)
+      try check(
+        text.withUTF8 { bytes in
+          guard let base = bytes.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, Self.transient) }
+          return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+            sqlite3_bind_text64(handle, index, $0, sqlite3_uint64(bytes.count), Self.transient, UInt8(SQLITE_UTF8))
           }
-        } else {
-          _ = sqlite3_bind_text(handle, index, "", 0, Self.transient)
-        }
-      }
+        })
     case .data(let bytes), .uuid(let bytes):
-      _ = bytes.withUnsafeBytes { buffer in
-        // An empty BLOB stays a BLOB (a nil base address would bind NULL).
-        if let base = buffer.baseAddress {
-          sqlite3_bind_blob(handle, index, base, Int32(buffer.count), Self.transient)
-        } else {
-          sqlite3_bind_zeroblob(handle, index, 0)
-        }
-      }
+      try check(
+        bytes.withUnsafeBytes { buffer in
+          // An empty BLOB stays a BLOB (a nil base address would bind NULL).
+          guard let base = buffer.baseAddress else { return sqlite3_bind_zeroblob(handle, index, 0) }
+          return sqlite3_bind_blob64(handle, index, base, sqlite3_uint64(buffer.count), Self.transient)
+        })
     }
   }
 
   /// Binds a GRDB value as it is (the object writer's values, already coded for their columns).
-  package func bind(_ value: DatabaseValue, at index: Int32) {
+  package func bind(_ value: DatabaseValue, at index: Int32) throws {
     switch value.storage {
-    case .null: sqlite3_bind_null(handle, index)
-    case .int64(let number): sqlite3_bind_int64(handle, index, number)
-    case .double(let number): sqlite3_bind_double(handle, index, number)
-    case .string(let text): bind(.string(text), at: index)
-    case .blob(let data): bind(.data(Array(data)), at: index)
+    case .null: try check(sqlite3_bind_null(handle, index))
+    case .int64(let number): try check(sqlite3_bind_int64(handle, index, number))
+    case .double(let number): try check(sqlite3_bind_double(handle, index, number))
+    case .string(let text): try bind(.string(text), at: index)
+    case .blob(let data): try bind(.data(Array(data)), at: index)
     }
+  }
+
+  /// A binding's result: anything but `SQLITE_OK` is SQLite's error, said as the statement's.
+  private func check(_ result: Int32) throws {
+    guard result != SQLITE_OK else { return }
+    throw failure()
   }
 
   /// Column `column` of the current row as a store value of `type`.

@@ -505,7 +505,7 @@ final class SQLiteObjectWriter: StoreWriter {
     guard let connection = db.sqliteConnection else { throw StoreError(.sqlite, reason: "the store is closed") }
     let raw = RawStatement(handle: statement.sqliteStatement, connection: connection)
     raw.reset()
-    for (index, value) in values.enumerated() { raw.bind(value, at: Int32(index + 1)) }
+    for (index, value) in values.enumerated() { try raw.bind(value, at: Int32(index + 1)) }
     let status = sqlite3_step(statement.sqliteStatement)
     defer { raw.reset() }
     guard status == SQLITE_DONE else {

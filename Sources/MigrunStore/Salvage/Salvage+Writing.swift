@@ -259,7 +259,7 @@ package enum Salvage {
         valuesLeft("\(table.name).\(column)", 1)
       }
       for (index, source) in sources.enumerated() {
-        _ = databaseValue(value(source)).bind(to: raw.handle, at: Int32(index + 1))
+        try raw.bind(databaseValue(value(source)), at: Int32(index + 1))
       }
       try raw.run()
       // A row a uniqueness constraint refuses (two rows claiming one value) is set aside too.

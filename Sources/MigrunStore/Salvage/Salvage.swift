@@ -153,11 +153,9 @@ package struct SalvageRead: Sendable {
         if seen == nil, let previous = last, row.rowid <= previous {
           seen = keys(on: table.leaves[..<leaf]).union(rows[..<index].map(\.rowid))
         }
-        if var keys = seen {
-          seen = nil  // the set mutated in place, not copied
-          let new = keys.insert(row.rowid).inserted
-          seen = keys
-          guard new else { continue }
+        if seen != nil {
+          // Mutated in place (optional chaining copies nothing).
+          guard seen?.insert(row.rowid).inserted == true else { continue }
         } else {
           last = row.rowid
         }
