@@ -28,16 +28,6 @@ package struct AttributeConversion: Sendable, Hashable, CustomStringConvertible 
 
   package var description: String { "\(from.xmlName) → \(to.xmlName)" }
 
-  /// The range an integer type holds, or nil (not an integer type of a bounded width below 64 bits).
-  static func range(of type: AttributeType) -> ClosedRange<Int64>? {
-    switch type {
-    case .integer16: Int64(Int16.min)...Int64(Int16.max)
-    case .integer32: Int64(Int32.min)...Int64(Int32.max)
-    case .integer64: Int64.min...Int64.max
-    default: nil
-    }
-  }
-
   /// Why a value cannot be converted.
   package struct Failure: Error, Sendable, Hashable {
     package let reason: String
@@ -60,7 +50,7 @@ package struct AttributeConversion: Sendable, Hashable, CustomStringConvertible 
     case .double, .float, .decimal:
       return .double(number)
     default:
-      guard let range = Self.range(of: to) else { throw Failure(reason: "cannot become \(to.xmlName)") }
+      guard let range = to.integerRange else { throw Failure(reason: "cannot become \(to.xmlName)") }
       if integer == nil {
         guard number.isFinite, number >= -9.223_372_036_854_775_808e18, number < 9.223_372_036_854_775_808e18 else {
           throw Failure(reason: "\(value) does not fit \(to.xmlName)")
@@ -81,9 +71,9 @@ package struct AttributeConversion: Sendable, Hashable, CustomStringConvertible 
     case .boolean: return "(CASE WHEN \(column) IS NULL THEN NULL WHEN \(column) <> 0 THEN 1 ELSE 0 END)"
     case .double, .float, .decimal: return "CAST(\(column) AS REAL)"
     default:
-      guard let wide = Self.range(of: to) else { return nil }
+      guard let wide = to.integerRange else { return nil }
       if from == .boolean { return column }
-      guard let narrow = Self.range(of: from), wide.lowerBound <= narrow.lowerBound,
+      guard let narrow = from.integerRange, wide.lowerBound <= narrow.lowerBound,
         narrow.upperBound <= wide.upperBound
       else { return nil }
       return column

@@ -111,12 +111,7 @@ package final class MigrationBridge {
 
   /// An integer attribute holds its width's numbers only, as Core Data's validation insists.
   static func integer(_ number: Int64, for attribute: Attribute, entity: String) throws -> StoreValue {
-    let range: ClosedRange<Int64> =
-      switch attribute.type {
-      case .integer16: Int64(Int16.min)...Int64(Int16.max)
-      case .integer32: Int64(Int32.min)...Int64(Int32.max)
-      default: Int64.min...Int64.max
-      }
+    let range = attribute.type.integerRange ?? Int64.min...Int64.max
     guard range.contains(number) else {
       throw HostError(
         "\(entity).\(attribute.name) is \(attribute.type.xmlName): \(number) is out of its range (\(range.lowerBound)…\(range.upperBound))"

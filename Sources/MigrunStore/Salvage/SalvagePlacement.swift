@@ -128,9 +128,8 @@ extension SalvagePlacement {
     guard let type = rule.attribute else { return SalvageRead.fits(value, rule.sqlType) }
     switch (type, value) {
     case (.boolean, .integer(let number)): return number == 0 || number == 1
-    case (.integer16, .integer(let number)): return Int64(Int16.min)...Int64(Int16.max) ~= number
-    case (.integer32, .integer(let number)): return Int64(Int32.min)...Int64(Int32.max) ~= number
-    case (.integer64, .integer): return true
+    case (.integer16, .integer(let number)), (.integer32, .integer(let number)), (.integer64, .integer(let number)):
+      return type.integerRange?.contains(number) == true
     case (.date, .integer), (.date, .real), (.double, .integer), (.double, .real), (.float, .integer),
       (.float, .real), (.decimal, .integer), (.decimal, .real):
       return true
